@@ -1,0 +1,22 @@
+//! TrainBench core: the domain every other crate shares.
+//!
+//! - [`spec`]: the run specification a worker receives, parsed and validated with
+//!   errors that name the field, the value and what is allowed.
+//! - [`models`]: the model catalogue (ViT, ResNet, BERT and small CPU variants) with
+//!   analytical parameter counts and FLOPs per training sample. Workers build the
+//!   real networks; their tensor-derived counts must equal these.
+//! - [`protocol`]: the JSON-lines events a worker prints (see `docs/protocol.md`).
+//! - [`stats`]: medians, confidence intervals and the warm-up rule behind every
+//!   throughput the studio shows.
+//!
+//! This crate is pure: no IO, no tauri, tch, nvml-wrapper or rusqlite (checked by
+//! `scripts/check-deps.sh` in CI).
+
+pub mod models;
+pub mod protocol;
+pub mod spec;
+pub mod stats;
+
+pub use models::{ModelConfig, ModelOptions};
+pub use protocol::{ErrorClass, Event, PROTOCOL_VERSION};
+pub use spec::{DataSource, Device, Precision, RunSpec, SpecError};

@@ -1,0 +1,199 @@
+//! The worker protocol, version 1: one JSON object per line on the worker's
+//! stdout, tagged by `"event"`. Anything else on stdout or stderr is log text.
+//! `docs/protocol.md` is the prose description; this module is the schema.
+//!
+//! Timestamps named `*_ns` are CLOCK_MONOTONIC nanoseconds, comparable between
+//! processes on one machine (so the runner can line them up with telemetry).
+
+use serde::{Deserialize, Serialize};
+
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Why a run ended in error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// The device ran out of memory.
+    Oom,
+    /// The combination asked for cannot run here (precision, device count, …).
+    Unsupported,
+    /// The spec or its data is wrong; `field` names what.
+    BadConfig,
+    /// The loss became NaN or infinite.
+    NanLoss,
+    /// Anything else: a bug or an unexpected framework error.
+    Internal,
+}
+
+impl ErrorClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Oom => "oom",
+            ErrorClass::Unsupported => "unsupported",
+            ErrorClass::BadConfig => "bad_config",
+            ErrorClass::NanLoss => "nan_loss",
+            ErrorClass::Internal => "internal",
+        }
+    }
+}
+
+/// One device a worker sees or uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// `cpu` or `cuda:N`.
+    pub id: String,
+    /// Human name where the framework gives one (CPU model, GPU name).
+    pub name: Option<String>,
+}
+
+/// Where a data set's samples come from and how they are split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataInfo {
+    pub source: String,
+    pub path: Option<String>,
+    pub train_samples: u64,
+    pub eval_samples: u64,
+    /// Samples per epoch as trained (whole batches only: the last partial batch
+    /// of an epoch is dropped so every step has the same batch size).
+    pub samples_per_epoch: u64,
+}
+
+/// Everything a worker says, one line each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// After model and data are built, before the first step.
+    Hello {
+        protocol: u32,
+        worker: String,
+        framework: String,
+        framework_version: String,
+        /// Other library versions worth recording (binding crate, CUDA, cuDNN …).
+        libraries: Vec<(String, String)>,
+        devices_visible: Vec<DeviceInfo>,
+        device: DeviceInfo,
+        model: String,
+        param_count: u64,
+        flops_per_sample: f64,
+        precision: String,
+        /// What the precision means in this framework, in words.
+        precision_in_effect: String,
+        batch_size: u64,
+        total_steps: u64,
+        threads: u32,
+        data: DataInfo,
+        /// When training starts (after model and data set-up): time-to-accuracy
+        /// is measured from here.
+        train_start_ns: u64,
+        t_ns: u64,
+    },
+    /// The first optimizer step has finished (after a device synchronisation).
+    FirstStep {
+        /// From the worker process's start (kernel start time, 10 ms resolution)
+        /// to the end of the first step: loading, set-up, graph capture, compile.
+        since_process_start_s: f64,
+        /// From the start of training to the end of the first step.
+        since_train_start_s: f64,
+        t_ns: u64,
+    },
+    /// A timing window: `steps` consecutive optimizer steps, timed between two
+    /// device synchronisations. Evaluation never falls inside a window.
+    Window {
+        index: u64,
+        first_step: u64,
+        steps: u64,
+        samples: u64,
+        start_ns: u64,
+        end_ns: u64,
+        loss_mean: f64,
+        lr: f64,
+    },
+    /// A periodic evaluation on the held-out split.
+    Eval {
+        step: u64,
+        epoch: f64,
+        /// Since `train_start_ns`, including first-step compile and earlier evals.
+        elapsed_s: f64,
+        accuracy: f64,
+        loss: f64,
+        samples: u64,
+        t_ns: u64,
+    },
+    /// Peak memory, with the measure named.
+    Memory {
+        device: String,
+        /// `allocator` (framework allocator peak on an accelerator) or
+        /// `process_rss` (the worker's peak resident set, VmHWM).
+        source: String,
+        peak_bytes: u64,
+        /// Allocator peak of reserved (cached) memory, where there is one.
+        reserved_peak_bytes: Option<u64>,
+    },
+    /// Terminal: the run finished.
+    Done {
+        steps: u64,
+        samples: u64,
+        /// `completed` or `target_reached`.
+        reason: String,
+        t_ns: u64,
+    },
+    /// Terminal: the run failed.
+    Error {
+        class: ErrorClass,
+        /// The spec field at fault, for `bad_config` and some `unsupported`.
+        field: Option<String>,
+        message: String,
+        t_ns: u64,
+    },
+}
+
+impl Event {
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(r#"{{"event":"error","class":"internal","field":null,"message":"event not serialisable: {e}","t_ns":0}}"#)
+        })
+    }
+
+    /// Parses one line of worker output; `None` for log text.
+    pub fn parse_line(line: &str) -> Option<Event> {
+        let trimmed = line.trim();
+        if !trimmed.starts_with('{') {
+            return None;
+        }
+        serde_json::from_str(trimmed).ok()
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Event::Done { .. } | Event::Error { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_as_lines() {
+        let e = Event::Window {
+            index: 3,
+            first_step: 31,
+            steps: 10,
+            samples: 640,
+            start_ns: 1,
+            end_ns: 2,
+            loss_mean: 0.5,
+            lr: 1e-3,
+        };
+        let line = e.to_line();
+        assert!(line.starts_with(r#"{"event":"window""#), "{line}");
+        assert_eq!(Event::parse_line(&line), Some(e));
+        assert_eq!(Event::parse_line("some log text"), None);
+        assert_eq!(Event::parse_line("{not json"), None);
+    }
+
+    #[test]
+    fn error_class_names_are_stable() {
+        let e = Event::Error { class: ErrorClass::BadConfig, field: Some("steps".into()), message: "m".into(), t_ns: 0 };
+        assert!(e.to_line().contains(r#""class":"bad_config""#));
+    }
+}

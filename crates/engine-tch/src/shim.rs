@@ -1,0 +1,90 @@
+//! Safe wrappers over `shim/trainbench_shim.cpp` (per-device autocast, TF32,
+//! bf16 capability, CUDA allocator peaks): libtorch calls tch does not expose.
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_int, CStr};
+
+use tch::Device;
+
+extern "C" {
+    fn tb_autocast_set(device: c_int, enabled: c_int, dtype: c_int, err: *mut c_char, len: usize) -> c_int;
+    fn tb_autocast_enabled(device: c_int) -> c_int;
+    fn tb_set_tf32(enabled: c_int, err: *mut c_char, len: usize) -> c_int;
+    fn tb_cuda_bf16_native() -> c_int;
+    fn tb_cuda_memory_peaks(device: c_int, allocated: *mut u64, reserved: *mut u64, err: *mut c_char, len: usize) -> c_int;
+    fn tb_cuda_reset_peaks(device: c_int, err: *mut c_char, len: usize) -> c_int;
+}
+
+/// A libtorch error message carried out of the shim.
+#[derive(Debug, thiserror::Error)]
+#[error("libtorch: {0}")]
+pub struct ShimError(pub String);
+
+fn call(f: impl FnOnce(*mut c_char, usize) -> c_int) -> Result<(), ShimError> {
+    let mut buf = [0 as c_char; 1024];
+    let rc = f(buf.as_mut_ptr(), buf.len());
+    if rc == 0 {
+        Ok(())
+    } else {
+        // SAFETY: the shim NUL-terminates within the buffer (strncpy + final NUL).
+        let msg = unsafe { CStr::from_ptr(buf.as_ptr()) };
+        Err(ShimError(msg.to_string_lossy().into_owned()))
+    }
+}
+
+fn device_code(device: Device) -> c_int {
+    if device.is_cuda() {
+        1
+    } else {
+        0
+    }
+}
+
+/// Autocast's lower precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutocastDtype {
+    BFloat16,
+    Float16,
+}
+
+/// Switches autocast for `device` on (with `dtype`) or off. Switching off also
+/// clears autocast's cast cache, as leaving a Python `autocast` block does.
+pub fn set_autocast(device: Device, enabled: bool, dtype: AutocastDtype) -> Result<(), ShimError> {
+    let dt = match dtype {
+        AutocastDtype::BFloat16 => 0,
+        AutocastDtype::Float16 => 1,
+    };
+    // SAFETY: plain values in, error buffer valid for its length.
+    call(|e, l| unsafe { tb_autocast_set(device_code(device), c_int::from(enabled), dt, e, l) })
+}
+
+pub fn autocast_enabled(device: Device) -> bool {
+    // SAFETY: plain value in, plain value out.
+    unsafe { tb_autocast_enabled(device_code(device)) == 1 }
+}
+
+pub fn set_tf32(enabled: bool) -> Result<(), ShimError> {
+    // SAFETY: plain value in, error buffer valid for its length.
+    call(|e, l| unsafe { tb_set_tf32(c_int::from(enabled), e, l) })
+}
+
+/// Whether the current CUDA device has native bf16 (compute capability ≥ 8.0).
+pub fn cuda_bf16_native() -> bool {
+    // SAFETY: no arguments; returns 0 without CUDA.
+    unsafe { tb_cuda_bf16_native() == 1 }
+}
+
+/// (allocated peak, reserved peak) of the CUDA caching allocator, in bytes.
+pub fn cuda_memory_peaks(index: usize) -> Result<(u64, u64), ShimError> {
+    let (mut allocated, mut reserved) = (0u64, 0u64);
+    let idx = c_int::try_from(index).map_err(|_| ShimError(format!("device index {index}")))?;
+    // SAFETY: the out-pointers are valid u64s on this stack frame.
+    call(|e, l| unsafe { tb_cuda_memory_peaks(idx, &mut allocated, &mut reserved, e, l) })?;
+    Ok((allocated, reserved))
+}
+
+pub fn cuda_reset_peaks(index: usize) -> Result<(), ShimError> {
+    let idx = c_int::try_from(index).map_err(|_| ShimError(format!("device index {index}")))?;
+    // SAFETY: plain value in, error buffer valid for its length.
+    call(|e, l| unsafe { tb_cuda_reset_peaks(idx, e, l) })
+}

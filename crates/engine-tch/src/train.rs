@@ -1,0 +1,424 @@
+//! The training loop: set-up, timed windows between device synchronisations,
+//! periodic evaluation, memory peaks, and the protocol events that report them.
+
+use tch::nn::{self, ModuleT, OptimizerConfig};
+use tch::{Device, Kind, Tensor};
+use trainbench_core::protocol::{DeviceInfo, Event, PROTOCOL_VERSION};
+use trainbench_core::spec::{self, DataSource, Length, Precision, RunSpec};
+
+use crate::clock::{monotonic_ns, peak_rss_bytes, since_process_start_s};
+use crate::data::{self, Batches, Dataset};
+use crate::error::WorkerError;
+use crate::models::{self, InitMode};
+use crate::shim::{self, AutocastDtype};
+
+/// Receives the worker's events (stdout JSON lines, or the human report).
+pub trait Sink {
+    fn emit(&mut self, event: &Event);
+}
+
+/// libtorch version and CUDA variant, read from the wheel at build time.
+pub const LIBTORCH_VERSION: &str = env!("TRAINBENCH_LIBTORCH_VERSION");
+pub const LIBTORCH_CUDA: &str = env!("TRAINBENCH_LIBTORCH_CUDA");
+
+const ADAMW_BETAS: (f64, f64) = (0.9, 0.999);
+const ADAMW_EPS: f64 = 1e-8;
+/// Evaluation batch size cap: evaluation is not timed, but must fit in memory.
+const EVAL_BATCH: i64 = 512;
+
+fn cpu_name() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("model name"))?;
+    Some(line.split_once(':')?.1.trim().to_owned())
+}
+
+/// Threads for libtorch's intra-op pool: the spec's, else `OMP_NUM_THREADS`,
+/// else every core.
+pub fn thread_count(spec: &RunSpec) -> u32 {
+    spec.threads
+        .or_else(|| std::env::var("OMP_NUM_THREADS").ok().and_then(|v| v.parse().ok()))
+        .or_else(|| std::thread::available_parallelism().ok().and_then(|n| u32::try_from(n.get()).ok()))
+        .unwrap_or(1)
+        .max(1)
+}
+
+fn resolve_device(spec: &RunSpec) -> Result<Device, WorkerError> {
+    if spec.devices > 1 {
+        return Err(WorkerError::unsupported(
+            "devices",
+            format!(
+                "devices = {}: the libtorch worker trains on one device per process; for several devices use framework pytorch (DDP through torchrun), tensorflow (MirroredStrategy) or jax (sharded data parallelism)",
+                spec.devices
+            ),
+        ));
+    }
+    match spec.device {
+        spec::Device::Cpu => Ok(Device::Cpu),
+        spec::Device::Cuda(i) => {
+            let visible = if tch::Cuda::is_available() { tch::Cuda::device_count() } else { 0 };
+            if i64::from(i) >= visible {
+                return Err(WorkerError::unsupported(
+                    "device",
+                    format!("device = cuda:{i}: libtorch sees {visible} CUDA device(s) on this machine; use cpu or an index below {visible}"),
+                ));
+            }
+            Ok(Device::Cuda(i as usize))
+        }
+    }
+}
+
+/// Checks the precision against the device and switches it on. Returns what it
+/// means here, in words, and autocast's dtype if autocast is used.
+fn apply_precision(precision: Precision, device: Device) -> Result<(String, Option<AutocastDtype>), WorkerError> {
+    let cuda = device.is_cuda();
+    let refuse = |why: &str| Err(WorkerError::unsupported("precision", format!("precision = {precision}: {why}")));
+    match precision {
+        Precision::Fp32 => {
+            if cuda {
+                shim::set_tf32(false)?;
+                Ok(("fp32 weights and math; TF32 off for cuBLAS and cuDNN".into(), None))
+            } else {
+                Ok(("fp32 weights and math".into(), None))
+            }
+        }
+        Precision::Tf32 => {
+            if !cuda {
+                return refuse("TF32 is a CUDA tensor-core mode; the CPU has none (use fp32 or amp-bf16)");
+            }
+            if !shim::cuda_bf16_native() {
+                return refuse("this GPU has no TF32 tensor cores (they need compute capability 8.0 or newer)");
+            }
+            shim::set_tf32(true)?;
+            Ok(("fp32 weights; TF32 matmuls and convolutions (cuBLAS and cuDNN)".into(), None))
+        }
+        Precision::AmpBf16 => {
+            if cuda && !shim::cuda_bf16_native() {
+                return refuse("this GPU has no native bfloat16 (compute capability 8.0 or newer); use amp-fp16");
+            }
+            if cuda {
+                shim::set_tf32(false)?;
+            }
+            Ok(("autocast to bfloat16 (fp32 master weights, no loss scaling)".into(), Some(AutocastDtype::BFloat16)))
+        }
+        Precision::AmpFp16 => {
+            if !cuda {
+                return refuse("float16 autocast with loss scaling is a CUDA mode in this worker (on the CPU use amp-bf16)");
+            }
+            shim::set_tf32(false)?;
+            Ok((
+                "autocast to float16 with dynamic loss scaling (initial scale 65536, growth ×2 every 2000 finite steps, backoff ×0.5)".into(),
+                Some(AutocastDtype::Float16),
+            ))
+        }
+    }
+}
+
+/// Dynamic loss scaling as torch.amp.GradScaler does it.
+#[derive(Debug)]
+pub struct LossScaler {
+    scale: Tensor,
+    growth_tracker: Tensor,
+    found_inf: Tensor,
+}
+
+impl LossScaler {
+    pub fn new(device: Device) -> Self {
+        LossScaler {
+            scale: Tensor::from_slice(&[65536.0f32]).to_device(device),
+            growth_tracker: Tensor::zeros([1], (Kind::Int, device)),
+            found_inf: Tensor::zeros([1], (Kind::Float, device)),
+        }
+    }
+
+    pub fn scale(&self) -> Result<f64, WorkerError> {
+        Ok(f64::try_from(&self.scale)?)
+    }
+
+    /// Backward of the scaled loss, unscale, step unless a gradient is not finite,
+    /// then update the scale. Returns whether the optimizer stepped.
+    pub fn backward_step(&mut self, loss: &Tensor, opt: &mut nn::Optimizer, params: &[Tensor]) -> Result<bool, WorkerError> {
+        (loss * &self.scale).f_backward()?;
+        let inv = self.scale.f_reciprocal()?;
+        let _ = self.found_inf.f_zero_()?;
+        for p in params {
+            let mut g = p.grad();
+            if g.defined() {
+                let bad = g.f_isfinite()?.f_logical_not()?.f_any()?.f_to_kind(Kind::Float)?;
+                self.found_inf = self.found_inf.f_maximum(&bad.f_reshape([1])?)?;
+                let _ = g.f_mul_(&inv)?;
+            }
+        }
+        let skip = f64::try_from(&self.found_inf)? > 0.0;
+        if !skip {
+            opt.step();
+        }
+        let _ = self.scale.f_internal_amp_update_scale_(&self.growth_tracker, &self.found_inf, 2.0, 0.5, 2000)?;
+        Ok(!skip)
+    }
+}
+
+struct Trainer<'a> {
+    spec: &'a RunSpec,
+    device: Device,
+    autocast: Option<AutocastDtype>,
+    net: Box<dyn ModuleT>,
+    opt: nn::Optimizer,
+    params: Vec<Tensor>,
+    scaler: Option<LossScaler>,
+    data: Dataset,
+}
+
+impl Trainer<'_> {
+    fn sync(&self) {
+        if let Device::Cuda(i) = self.device {
+            tch::Cuda::synchronize(i as i64);
+        }
+    }
+
+    fn autocast(&self, on: bool) -> Result<(), WorkerError> {
+        if let Some(dt) = self.autocast {
+            shim::set_autocast(self.device, on, dt)?;
+        }
+        Ok(())
+    }
+
+    /// One optimizer step; returns the (detached, unsynchronised) loss.
+    fn step(&mut self, x: &Tensor, y: &Tensor) -> Result<Tensor, WorkerError> {
+        self.autocast(true)?;
+        let logits = self.net.forward_t(x, true);
+        let loss = logits.f_to_kind(Kind::Float)?.cross_entropy_for_logits(y);
+        self.autocast(false)?;
+        self.opt.zero_grad();
+        match &mut self.scaler {
+            None => {
+                loss.f_backward()?;
+                self.opt.step();
+            }
+            Some(s) => {
+                s.backward_step(&loss, &mut self.opt, &self.params)?;
+            }
+        }
+        Ok(loss.detach())
+    }
+
+    /// Accuracy and mean loss on the held-out split.
+    fn evaluate(&self) -> Result<Option<(f64, f64, u64)>, WorkerError> {
+        let Some((ex, ey)) = &self.data.eval else { return Ok(None) };
+        let n = ey.size()[0];
+        let chunk = (self.spec.batch_size as i64).clamp(1, EVAL_BATCH);
+        self.autocast(true)?;
+        let result = tch::no_grad(|| -> Result<(f64, f64), WorkerError> {
+            let mut correct = Tensor::zeros([], (Kind::Int64, self.device));
+            let mut loss_sum = Tensor::zeros([], (Kind::Float, self.device));
+            let mut start = 0;
+            while start < n {
+                let len = chunk.min(n - start);
+                let x = ex.f_narrow(0, start, len)?;
+                let y = ey.f_narrow(0, start, len)?;
+                let logits = self.net.forward_t(&x, false).f_to_kind(Kind::Float)?;
+                loss_sum += logits.cross_entropy_for_logits(&y) * (len as f64);
+                correct += logits.f_argmax(-1, false)?.f_eq_tensor(&y)?.f_sum(Kind::Int64)?;
+                start += len;
+            }
+            Ok((f64::try_from(&correct)? / n as f64, f64::try_from(&loss_sum)? / n as f64))
+        });
+        self.autocast(false)?;
+        let (acc, loss) = result?;
+        Ok(Some((acc, loss, n as u64)))
+    }
+
+    fn emit_memory(&self, sink: &mut dyn Sink) -> Result<(), WorkerError> {
+        if let Device::Cuda(i) = self.device {
+            let (allocated, reserved) = shim::cuda_memory_peaks(i)?;
+            sink.emit(&Event::Memory {
+                device: format!("cuda:{i}"),
+                source: "allocator".into(),
+                peak_bytes: allocated,
+                reserved_peak_bytes: Some(reserved),
+            });
+        }
+        if let Some(rss) = peak_rss_bytes() {
+            sink.emit(&Event::Memory { device: "cpu".into(), source: "process_rss".into(), peak_bytes: rss, reserved_peak_bytes: None });
+        }
+        Ok(())
+    }
+}
+
+fn nan_loss(step: u64, value: f64) -> WorkerError {
+    WorkerError {
+        class: trainbench_core::ErrorClass::NanLoss,
+        field: None,
+        message: format!("the training loss became {value} by step {step}; lower lr or use another precision"),
+    }
+}
+
+/// Trains as `spec` says, reporting through `sink`. The terminal `done` event is
+/// emitted here; an `error` is left to the caller.
+pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
+    let device = resolve_device(spec)?;
+    let threads = thread_count(spec);
+    tch::set_num_threads(threads as i32);
+    tch::set_num_interop_threads(1);
+    let (precision_text, autocast) = apply_precision(spec.precision, device)?;
+    tch::manual_seed(spec.seed as i64);
+    if let Device::Cuda(i) = device {
+        tch::Cuda::manual_seed_all(spec.seed);
+        shim::cuda_reset_peaks(i)?;
+    }
+
+    let data = data::load(spec, device)?;
+    let vs = nn::VarStore::new(device);
+    let net = models::build(&spec.model_config, &vs, InitMode::Reference);
+    let param_count = models::trainable_params(&vs);
+    let analytical = spec.model_config.param_count();
+    if param_count != analytical {
+        return Err(WorkerError::internal(format!(
+            "model {} has {param_count} trainable parameters but the catalogue says {analytical}: the two definitions disagree",
+            spec.model
+        )));
+    }
+    let mut batches = Batches::new(&data, spec.batch_size, spec.data == DataSource::Synthetic);
+    let steps_per_epoch = batches.steps_per_epoch();
+    let total_steps = match spec.length {
+        Length::Steps(s) => s,
+        Length::Epochs(e) => e * steps_per_epoch,
+    };
+    let warmup = spec.warmup_steps.unwrap_or_else(|| spec::default_warmup(total_steps));
+    let opt = nn::AdamW { beta1: ADAMW_BETAS.0, beta2: ADAMW_BETAS.1, wd: spec.weight_decay, eps: ADAMW_EPS, amsgrad: false }
+        .build(&vs, spec.lr)?;
+    let params = vs.trainable_variables();
+    let scaler = (spec.precision == Precision::AmpFp16).then(|| LossScaler::new(device));
+    let has_eval = data.eval.is_some();
+    let info = data.info.clone();
+    let mut t = Trainer { spec, device, autocast, net, opt, params, scaler, data };
+
+    let mut devices_visible = vec![DeviceInfo { id: "cpu".into(), name: cpu_name() }];
+    if tch::Cuda::is_available() {
+        for i in 0..tch::Cuda::device_count() {
+            devices_visible.push(DeviceInfo { id: format!("cuda:{i}"), name: None });
+        }
+    }
+    let device_info = match device {
+        Device::Cuda(i) => DeviceInfo { id: format!("cuda:{i}"), name: None },
+        _ => DeviceInfo { id: "cpu".into(), name: cpu_name() },
+    };
+    let mut libraries = vec![("tch".to_owned(), "0.26.0".to_owned())];
+    if !LIBTORCH_CUDA.is_empty() {
+        libraries.push(("cuda (libtorch build)".to_owned(), LIBTORCH_CUDA.to_owned()));
+    }
+    if device.is_cuda() {
+        libraries.push(("cudnn available".to_owned(), tch::Cuda::cudnn_is_available().to_string()));
+    }
+    let train_start_ns = monotonic_ns();
+    sink.emit(&Event::Hello {
+        protocol: PROTOCOL_VERSION,
+        worker: "tch".into(),
+        framework: "libtorch".into(),
+        framework_version: LIBTORCH_VERSION.into(),
+        libraries,
+        devices_visible,
+        device: device_info,
+        model: spec.model.clone(),
+        param_count,
+        flops_per_sample: spec.model_config.flops_per_sample(),
+        precision: spec.precision.as_str().into(),
+        precision_in_effect: precision_text,
+        batch_size: spec.batch_size,
+        total_steps,
+        threads,
+        data: info,
+        train_start_ns,
+        t_ns: train_start_ns,
+    });
+
+    let eval_due = |step: u64| {
+        has_eval
+            && (step == total_steps
+                || match spec.eval_every_steps {
+                    Some(e) => step % e == 0,
+                    None => step % steps_per_epoch == 0,
+                })
+    };
+    let mut window_start = 0u64;
+    let mut window_first = 2u64;
+    let mut window_steps = 0u64;
+    let mut window_loss = Tensor::zeros([], (Kind::Float, device));
+    let mut window_index = 0u64;
+    let mut lr = spec.lr;
+    let mut reason = "completed";
+    let mut step = 0u64;
+    while step < total_steps {
+        step += 1;
+        lr = spec::learning_rate(spec.lr, step, warmup, total_steps);
+        t.opt.set_lr(lr);
+        let (x, y) = batches.next(&t.data);
+        let loss = t.step(&x, &y)?;
+        if step == 1 {
+            t.sync();
+            let now = monotonic_ns();
+            let first_loss = f64::try_from(&loss)?;
+            if !first_loss.is_finite() {
+                return Err(nan_loss(step, first_loss));
+            }
+            sink.emit(&Event::FirstStep {
+                since_process_start_s: since_process_start_s().unwrap_or(f64::NAN),
+                since_train_start_s: (now - train_start_ns) as f64 / 1e9,
+                t_ns: now,
+            });
+        } else {
+            window_loss += loss;
+            window_steps += 1;
+        }
+        let evaluate = eval_due(step);
+        let mut restart = step == 1;
+        if window_steps > 0 && (window_steps == spec.window_steps || evaluate || step == total_steps) {
+            t.sync();
+            let end = monotonic_ns();
+            let loss_mean = f64::try_from(&window_loss)? / window_steps as f64;
+            if !loss_mean.is_finite() {
+                return Err(nan_loss(step, loss_mean));
+            }
+            sink.emit(&Event::Window {
+                index: window_index,
+                first_step: window_first,
+                steps: window_steps,
+                samples: window_steps * spec.batch_size,
+                start_ns: window_start,
+                end_ns: end,
+                loss_mean,
+                lr,
+            });
+            window_index += 1;
+            window_steps = 0;
+            window_first = step + 1;
+            window_loss = Tensor::zeros([], (Kind::Float, device));
+            restart = true;
+        }
+        if evaluate {
+            if let Some((accuracy, loss, samples)) = t.evaluate()? {
+                let now = monotonic_ns();
+                sink.emit(&Event::Eval {
+                    step,
+                    epoch: step as f64 / steps_per_epoch as f64,
+                    elapsed_s: (now - train_start_ns) as f64 / 1e9,
+                    accuracy,
+                    loss,
+                    samples,
+                    t_ns: now,
+                });
+                if spec.stop_at_target && spec.target_accuracy.is_some_and(|target| accuracy >= target) {
+                    reason = "target_reached";
+                    break;
+                }
+            }
+            restart = true;
+        }
+        if restart {
+            window_start = monotonic_ns();
+        }
+    }
+    let _ = lr;
+    t.emit_memory(sink)?;
+    sink.emit(&Event::Done { steps: step, samples: step * spec.batch_size, reason: reason.into(), t_ns: monotonic_ns() });
+    Ok(())
+}

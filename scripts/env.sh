@@ -1,0 +1,10 @@
+# Sourced by the Makefile and scripts (and by developers: `source scripts/env.sh`):
+# where the studio keeps its framework environments, and how cargo finds libtorch.
+TRAINBENCH_HOME="${TRAINBENCH_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/trainbench}"
+TORCH_VERSION=2.13.0
+TORCH_ENV="$TRAINBENCH_HOME/envs/torch-$TORCH_VERSION"
+export TRAINBENCH_HOME
+# torch-sys finds libtorch through the Python environment that holds torch.
+export LIBTORCH_USE_PYTORCH=1
+export VIRTUAL_ENV="$TORCH_ENV"
+case ":$PATH:" in *":$TORCH_ENV/bin:"*) ;; *) export PATH="$TORCH_ENV/bin:$PATH" ;; esac
