@@ -9,7 +9,10 @@ fn main() {
     let lib = std::env::var("DEP_TCH_LIBTORCH_LIB")
         .map(PathBuf::from)
         .expect("torch-sys did not report its libtorch lib directory; build with LIBTORCH_USE_PYTORCH=1 (see README)");
-    let root = lib.parent().map(PathBuf::from).unwrap_or_else(|| lib.clone());
+    let root = lib
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| lib.clone());
     let cxx11_abi = std::env::var("LIBTORCH_CXX11_ABI").unwrap_or_else(|_| "1".to_owned());
     cc::Build::new()
         .cpp(true)
@@ -42,8 +45,15 @@ fn main() {
     let version = field("__version__");
     println!(
         "cargo:rustc-env=TRAINBENCH_LIBTORCH_VERSION={}",
-        if version.is_empty() { "unknown" } else { &version }
+        if version.is_empty() {
+            "unknown"
+        } else {
+            &version
+        }
     );
     println!("cargo:rustc-env=TRAINBENCH_LIBTORCH_CUDA={}", field("cuda"));
-    println!("cargo:rerun-if-changed={}", root.join("version.py").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("version.py").display()
+    );
 }

@@ -140,7 +140,15 @@ pub struct CatalogEntry {
     build: fn() -> ModelConfig,
 }
 
-fn vit(patch: i64, dim: i64, depth: i64, heads: i64, mlp: i64, img: i64, classes: i64) -> ModelConfig {
+fn vit(
+    patch: i64,
+    dim: i64,
+    depth: i64,
+    heads: i64,
+    mlp: i64,
+    img: i64,
+    classes: i64,
+) -> ModelConfig {
     ModelConfig::Vit(VitConfig {
         patch_size: patch,
         embed_dim: dim,
@@ -153,7 +161,14 @@ fn vit(patch: i64, dim: i64, depth: i64, heads: i64, mlp: i64, img: i64, classes
     })
 }
 
-fn resnet(block: ResBlock, stem: ResStem, layers: &[i64], planes: &[i64], img: i64, classes: i64) -> ModelConfig {
+fn resnet(
+    block: ResBlock,
+    stem: ResStem,
+    layers: &[i64],
+    planes: &[i64],
+    img: i64,
+    classes: i64,
+) -> ModelConfig {
     ModelConfig::Resnet(ResNetConfig {
         block,
         stem,
@@ -261,7 +276,16 @@ pub const CATALOG: &[CatalogEntry] = &[
         summary: "ResNet-18 (torchvision)",
         reference_params: Some(11_689_512),
         reference_includes_head: true,
-        build: || resnet(ResBlock::Basic, ResStem::Imagenet, &[2, 2, 2, 2], &[64, 128, 256, 512], 224, 1000),
+        build: || {
+            resnet(
+                ResBlock::Basic,
+                ResStem::Imagenet,
+                &[2, 2, 2, 2],
+                &[64, 128, 256, 512],
+                224,
+                1000,
+            )
+        },
     },
     CatalogEntry {
         name: "resnet50",
@@ -270,7 +294,16 @@ pub const CATALOG: &[CatalogEntry] = &[
         summary: "ResNet-50 v1.5 (torchvision)",
         reference_params: Some(25_557_032),
         reference_includes_head: true,
-        build: || resnet(ResBlock::Bottleneck, ResStem::Imagenet, &[3, 4, 6, 3], &[64, 128, 256, 512], 224, 1000),
+        build: || {
+            resnet(
+                ResBlock::Bottleneck,
+                ResStem::Imagenet,
+                &[3, 4, 6, 3],
+                &[64, 128, 256, 512],
+                224,
+                1000,
+            )
+        },
     },
     CatalogEntry {
         name: "resnet_mini",
@@ -279,7 +312,16 @@ pub const CATALOG: &[CatalogEntry] = &[
         summary: "small ResNet for 28–32 px images (basic blocks, widths 16/32/64)",
         reference_params: None,
         reference_includes_head: true,
-        build: || resnet(ResBlock::Basic, ResStem::Small, &[1, 1, 1], &[16, 32, 64], 32, 10),
+        build: || {
+            resnet(
+                ResBlock::Basic,
+                ResStem::Small,
+                &[1, 1, 1],
+                &[16, 32, 64],
+                32,
+                10,
+            )
+        },
     },
     CatalogEntry {
         name: "bert_base_uncased",
@@ -355,7 +397,10 @@ impl CatalogEntry {
                     return Err(SpecError::new(
                         "image_size",
                         v.image_size,
-                        &format!("a multiple of the patch size {} of {}", v.patch_size, self.name),
+                        &format!(
+                            "a multiple of the patch size {} of {}",
+                            v.patch_size, self.name
+                        ),
                     ));
                 }
                 if let Some(x) = opts.seq_len {
@@ -458,7 +503,10 @@ impl ModelConfig {
     pub fn head_param_count(&self) -> u64 {
         let (features, classes) = match self {
             ModelConfig::Vit(v) => (v.embed_dim, v.num_classes),
-            ModelConfig::Resnet(r) => (r.planes.last().copied().unwrap_or(0) * r.expansion(), r.num_classes),
+            ModelConfig::Resnet(r) => (
+                r.planes.last().copied().unwrap_or(0) * r.expansion(),
+                r.num_classes,
+            ),
             ModelConfig::Bert(b) => (b.hidden, b.num_classes),
         };
         u64::try_from(features * classes + classes).unwrap_or(0)
@@ -521,7 +569,11 @@ fn walk_resnet(r: &ResNetConfig, mut conv: impl FnMut(i64, i64, i64, i64)) -> i6
     let mut inp = r.stem_width;
     for (stage, (&blocks, &planes)) in r.layers.iter().zip(&r.planes).enumerate() {
         for b in 0..blocks {
-            let stride = if b == 0 { ResNetConfig::stage_stride(stage) } else { 1 };
+            let stride = if b == 0 {
+                ResNetConfig::stage_stride(stage)
+            } else {
+                1
+            };
             let out_size = conv_out(size, 3, stride, 1);
             match r.block {
                 ResBlock::Basic => {
@@ -599,7 +651,10 @@ mod tests {
     #[test]
     fn counts_follow_the_class_count() {
         let e = lookup("resnet50").unwrap();
-        let opts = ModelOptions { num_classes: Some(10), ..Default::default() };
+        let opts = ModelOptions {
+            num_classes: Some(10),
+            ..Default::default()
+        };
         let cfg = e.config(&opts).unwrap();
         assert_eq!(cfg.param_count(), 25_557_032 - 2048 * 990 - 990);
         let b = lookup("bert_base_uncased").unwrap().default_config();
@@ -621,14 +676,34 @@ mod tests {
     #[test]
     fn bad_options_name_the_field() {
         let e = lookup("vit_base_patch16_224").unwrap();
-        let err = e.config(&ModelOptions { image_size: Some(28), ..Default::default() }).unwrap_err();
+        let err = e
+            .config(&ModelOptions {
+                image_size: Some(28),
+                ..Default::default()
+            })
+            .unwrap_err();
         assert_eq!(err.field, "image_size");
-        let err = e.config(&ModelOptions { seq_len: Some(28), ..Default::default() }).unwrap_err();
+        let err = e
+            .config(&ModelOptions {
+                seq_len: Some(28),
+                ..Default::default()
+            })
+            .unwrap_err();
         assert_eq!(err.field, "seq_len");
         let b = lookup("bert_tiny").unwrap();
-        let err = b.config(&ModelOptions { seq_len: Some(513), ..Default::default() }).unwrap_err();
+        let err = b
+            .config(&ModelOptions {
+                seq_len: Some(513),
+                ..Default::default()
+            })
+            .unwrap_err();
         assert_eq!(err.field, "seq_len");
-        let err = b.config(&ModelOptions { num_classes: Some(0), ..Default::default() }).unwrap_err();
+        let err = b
+            .config(&ModelOptions {
+                num_classes: Some(0),
+                ..Default::default()
+            })
+            .unwrap_err();
         assert_eq!(err.field, "num_classes");
     }
 }

@@ -61,6 +61,10 @@ pub struct DataInfo {
 /// Everything a worker says, one line each.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one short-lived event per output line; boxing buys nothing"
+)]
 pub enum Event {
     /// After model and data are built, before the first step.
     Hello {
@@ -91,7 +95,8 @@ pub enum Event {
     FirstStep {
         /// From the worker process's start (kernel start time, 10 ms resolution)
         /// to the end of the first step: loading, set-up, graph capture, compile.
-        since_process_start_s: f64,
+        /// `null` where the process start time cannot be read.
+        since_process_start_s: Option<f64>,
         /// From the start of training to the end of the first step.
         since_train_start_s: f64,
         t_ns: u64,
@@ -193,7 +198,12 @@ mod tests {
 
     #[test]
     fn error_class_names_are_stable() {
-        let e = Event::Error { class: ErrorClass::BadConfig, field: Some("steps".into()), message: "m".into(), t_ns: 0 };
+        let e = Event::Error {
+            class: ErrorClass::BadConfig,
+            field: Some("steps".into()),
+            message: "m".into(),
+            t_ns: 0,
+        };
         assert!(e.to_line().contains(r#""class":"bad_config""#));
     }
 }

@@ -22,7 +22,11 @@ pub struct SpecError {
 
 impl SpecError {
     pub fn new(field: &str, value: impl fmt::Display, allowed: &str) -> Self {
-        SpecError { field: field.to_owned(), value: value.to_string(), allowed: allowed.to_owned() }
+        SpecError {
+            field: field.to_owned(),
+            value: value.to_string(),
+            allowed: allowed.to_owned(),
+        }
     }
 }
 
@@ -44,8 +48,12 @@ pub enum Precision {
 }
 
 impl Precision {
-    pub const ALL: [Precision; 4] =
-        [Precision::Fp32, Precision::Tf32, Precision::AmpBf16, Precision::AmpFp16];
+    pub const ALL: [Precision; 4] = [
+        Precision::Fp32,
+        Precision::Tf32,
+        Precision::AmpBf16,
+        Precision::AmpFp16,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -274,8 +282,13 @@ fn at_least_one(field: &str, v: i64) -> Result<u64, SpecError> {
 impl RunSpec {
     /// Parses and validates a JSON spec.
     pub fn from_json(text: &str) -> Result<RunSpec, SpecError> {
-        let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| SpecError::new("spec", "(the text given)", &format!("one JSON object ({e})")))?;
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            SpecError::new(
+                "spec",
+                "(the text given)",
+                &format!("one JSON object ({e})"),
+            )
+        })?;
         let raw: RawSpec = serde_path_to_error::deserialize(&value).map_err(|e| {
             let path = e.path().to_string();
             let field = if path == "." { "spec".to_owned() } else { path };
@@ -298,7 +311,11 @@ impl RunSpec {
             ));
         }
         let entry: &CatalogEntry = models::lookup(&raw.model).ok_or_else(|| {
-            SpecError::new("model", &raw.model, &format!("one of {}", models::model_names().join(", ")))
+            SpecError::new(
+                "model",
+                &raw.model,
+                &format!("one of {}", models::model_names().join(", ")),
+            )
         })?;
         let precision = Precision::parse(&raw.precision)?;
         let device = Device::parse(&raw.device)?;
@@ -316,7 +333,11 @@ impl RunSpec {
                 ))
             }
             (None, None) => {
-                return Err(SpecError::new("steps", "(missing)", "either steps or epochs"))
+                return Err(SpecError::new(
+                    "steps",
+                    "(missing)",
+                    "either steps or epochs",
+                ))
             }
         };
         let data = match raw.data.as_str() {
@@ -324,7 +345,11 @@ impl RunSpec {
             "mnist" => DataSource::Mnist,
             "cifar10" => DataSource::Cifar10,
             other => {
-                return Err(SpecError::new("data", other, "one of synthetic, mnist, cifar10"))
+                return Err(SpecError::new(
+                    "data",
+                    other,
+                    "one of synthetic, mnist, cifar10",
+                ))
             }
         };
         if data == DataSource::Cifar10 && raw.data_path.is_none() {
@@ -346,7 +371,10 @@ impl RunSpec {
                 return Err(SpecError::new(
                     "data",
                     data.as_str(),
-                    &format!("synthetic for the text model {} (image data sets need an image model)", raw.model),
+                    &format!(
+                        "synthetic for the text model {} (image data sets need an image model)",
+                        raw.model
+                    ),
                 ));
             }
             for (field, given, needed) in [
@@ -371,16 +399,24 @@ impl RunSpec {
             return Err(SpecError::new("lr", raw.lr, "a finite number > 0"));
         }
         if !(raw.weight_decay.is_finite() && raw.weight_decay >= 0.0) {
-            return Err(SpecError::new("weight_decay", raw.weight_decay, "a finite number ≥ 0"));
+            return Err(SpecError::new(
+                "weight_decay",
+                raw.weight_decay,
+                "a finite number ≥ 0",
+            ));
         }
         let warmup_steps = match raw.warmup_steps {
             None => None,
             Some(w) => Some(
-                u64::try_from(w).map_err(|_| SpecError::new("warmup_steps", w, "a whole number ≥ 0"))?,
+                u64::try_from(w)
+                    .map_err(|_| SpecError::new("warmup_steps", w, "a whole number ≥ 0"))?,
             ),
         };
         let window_steps = at_least_one("window_steps", raw.window_steps)?;
-        let eval_every_steps = raw.eval_every_steps.map(|v| at_least_one("eval_every_steps", v)).transpose()?;
+        let eval_every_steps = raw
+            .eval_every_steps
+            .map(|v| at_least_one("eval_every_steps", v))
+            .transpose()?;
         if let Some(t) = raw.target_accuracy {
             if !(t > 0.0 && t <= 1.0) {
                 return Err(SpecError::new("target_accuracy", t, "a number in (0, 1]"));
@@ -394,13 +430,18 @@ impl RunSpec {
             }
         }
         if raw.stop_at_target && raw.target_accuracy.is_none() {
-            return Err(SpecError::new("stop_at_target", true, "false unless target_accuracy is set"));
+            return Err(SpecError::new(
+                "stop_at_target",
+                true,
+                "false unless target_accuracy is set",
+            ));
         }
         let threads = raw
             .threads
             .map(|t| {
-                at_least_one("threads", t)
-                    .and_then(|x| u32::try_from(x).map_err(|_| SpecError::new("threads", t, "a whole number ≥ 1")))
+                at_least_one("threads", t).and_then(|x| {
+                    u32::try_from(x).map_err(|_| SpecError::new("threads", t, "a whole number ≥ 1"))
+                })
             })
             .transpose()?;
         let synthetic_samples = at_least_one("synthetic_samples", raw.synthetic_samples)?;
@@ -454,7 +495,9 @@ mod tests {
     use super::*;
 
     fn spec(extra: &str) -> Result<RunSpec, SpecError> {
-        RunSpec::from_json(&format!(r#"{{"model":"resnet_mini","batch_size":8,"steps":10{extra}}}"#))
+        RunSpec::from_json(&format!(
+            r#"{{"model":"resnet_mini","batch_size":8,"steps":10{extra}}}"#
+        ))
     }
 
     #[test]
@@ -469,21 +512,57 @@ mod tests {
     fn errors_name_the_field() {
         let cases = [
             (r#"{"model":"nope","batch_size":8,"steps":1}"#, "model"),
-            (r#"{"model":"resnet_mini","batch_size":0,"steps":1}"#, "batch_size"),
-            (r#"{"model":"resnet_mini","batch_size":8,"steps":-5}"#, "steps"),
+            (
+                r#"{"model":"resnet_mini","batch_size":0,"steps":1}"#,
+                "batch_size",
+            ),
+            (
+                r#"{"model":"resnet_mini","batch_size":8,"steps":-5}"#,
+                "steps",
+            ),
             (r#"{"model":"resnet_mini","batch_size":8}"#, "steps"),
-            (r#"{"model":"resnet_mini","batch_size":8,"steps":1,"epochs":1}"#, "steps"),
-            (r#"{"model":"resnet_mini","batch_size":8,"steps":1,"precision":"fp8"}"#, "precision"),
-            (r#"{"model":"resnet_mini","batch_size":8,"steps":1,"device":"tpu"}"#, "device"),
-            (r#"{"model":"resnet_mini","batch_size":"x","steps":1}"#, "batch_size"),
-            (r#"{"model":"resnet_mini","batch_size":8,"steps":1,"colour":1}"#, "colour"),
+            (
+                r#"{"model":"resnet_mini","batch_size":8,"steps":1,"epochs":1}"#,
+                "steps",
+            ),
+            (
+                r#"{"model":"resnet_mini","batch_size":8,"steps":1,"precision":"fp8"}"#,
+                "precision",
+            ),
+            (
+                r#"{"model":"resnet_mini","batch_size":8,"steps":1,"device":"tpu"}"#,
+                "device",
+            ),
+            (
+                r#"{"model":"resnet_mini","batch_size":"x","steps":1}"#,
+                "batch_size",
+            ),
+            (
+                r#"{"model":"resnet_mini","batch_size":8,"steps":1,"colour":1}"#,
+                "colour",
+            ),
             (r#"{"model":"resnet_mini","batch_size":8,"steps":1"#, "spec"),
             (r#"{"batch_size":8,"steps":1}"#, "spec"),
-            (r#"{"model":"resnet_mini","batch_size":8,"steps":1,"data":"cifar10"}"#, "data_path"),
-            (r#"{"model":"bert_tiny","batch_size":8,"steps":1,"data":"mnist"}"#, "data"),
-            (r#"{"model":"resnet_mini","batch_size":8,"steps":1,"data":"mnist","num_classes":5}"#, "num_classes"),
-            (r#"{"model":"resnet_mini","batch_size":8,"steps":1,"data":"mnist","target_accuracy":1.5}"#, "target_accuracy"),
-            (r#"{"model":"resnet_mini","batch_size":8,"steps":1,"target_accuracy":0.5}"#, "target_accuracy"),
+            (
+                r#"{"model":"resnet_mini","batch_size":8,"steps":1,"data":"cifar10"}"#,
+                "data_path",
+            ),
+            (
+                r#"{"model":"bert_tiny","batch_size":8,"steps":1,"data":"mnist"}"#,
+                "data",
+            ),
+            (
+                r#"{"model":"resnet_mini","batch_size":8,"steps":1,"data":"mnist","num_classes":5}"#,
+                "num_classes",
+            ),
+            (
+                r#"{"model":"resnet_mini","batch_size":8,"steps":1,"data":"mnist","target_accuracy":1.5}"#,
+                "target_accuracy",
+            ),
+            (
+                r#"{"model":"resnet_mini","batch_size":8,"steps":1,"target_accuracy":0.5}"#,
+                "target_accuracy",
+            ),
         ];
         for (json, field) in cases {
             let err = RunSpec::from_json(json).unwrap_err();
@@ -494,14 +573,19 @@ mod tests {
     #[test]
     fn message_says_value_and_what_is_allowed() {
         let err = spec(r#","window_steps":0"#).unwrap_err();
-        assert_eq!(err.to_string(), "window_steps = 0 is not allowed: expected a whole number ≥ 1");
+        assert_eq!(
+            err.to_string(),
+            "window_steps = 0 is not allowed: expected a whole number ≥ 1"
+        );
     }
 
     #[test]
     fn data_set_fixes_the_input_shape() {
         let s = spec(r#","data":"mnist""#).unwrap();
         match s.model_config {
-            ModelConfig::Resnet(r) => assert_eq!((r.in_channels, r.image_size, r.num_classes), (1, 28, 10)),
+            ModelConfig::Resnet(r) => {
+                assert_eq!((r.in_channels, r.image_size, r.num_classes), (1, 28, 10))
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -6,6 +6,8 @@
 //!   statistics (valid for any window distribution; needs ≥ 6 windows).
 //! - Across repeats: the mean of the repeats' medians with a Student-t 95 % CI.
 
+use std::cmp::Ordering;
+
 use serde::Serialize;
 
 /// One timing window as the worker reported it.
@@ -59,7 +61,11 @@ pub fn median(values: &[f64]) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) })
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    })
 }
 
 /// log of the binomial coefficient C(n, k).
@@ -71,7 +77,9 @@ fn ln_choose(n: usize, k: usize) -> f64 {
 /// P(X ≤ k) for X ~ Binomial(n, 1/2).
 fn binom_half_cdf(n: usize, k: usize) -> f64 {
     let ln_half_n = n as f64 * 0.5f64.ln();
-    (0..=k.min(n)).map(|i| (ln_choose(n, i) + ln_half_n).exp()).sum()
+    (0..=k.min(n))
+        .map(|i| (ln_choose(n, i) + ln_half_n).exp())
+        .sum()
 }
 
 /// Distribution-free 95 % CI of the median: order statistics x(k) and x(n+1-k)
@@ -92,7 +100,10 @@ pub fn median_ci95(values: &[f64]) -> Option<Interval> {
     if k == 0 {
         return None;
     }
-    Some(Interval { low: v[k - 1], high: v[n - k] })
+    Some(Interval {
+        low: v[k - 1],
+        high: v[n - k],
+    })
 }
 
 /// Two-sided 97.5 % quantile of Student's t with `df` degrees of freedom.
@@ -109,7 +120,8 @@ pub fn t_quantile_975(df: usize) -> f64 {
         _ => {
             let z: f64 = 1.959_964;
             let d = df as f64;
-            z + (z.powi(3) + z) / (4.0 * d) + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
+            z + (z.powi(3) + z) / (4.0 * d)
+                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
         }
     }
 }
@@ -124,7 +136,13 @@ pub fn mean_ci95(values: &[f64]) -> Option<(f64, Interval)> {
     let mean = v.iter().sum::<f64>() / n as f64;
     let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     let half = t_quantile_975(n - 1) * (var / n as f64).sqrt();
-    Some((mean, Interval { low: mean - half, high: mean + half }))
+    Some((
+        mean,
+        Interval {
+            low: mean - half,
+            high: mean + half,
+        },
+    ))
 }
 
 /// Number of leading warm-up windows under [`WARMUP_RULE`].
@@ -137,7 +155,14 @@ pub fn warmup_windows(throughputs: &[f64]) -> usize {
         return 0;
     };
     let mut excluded = 1;
-    while excluded < n / 2 && !(throughputs[excluded] >= 0.9 * reference) {
+    // A NaN window (no time measured) counts as warm-up too.
+    let steady = |x: f64| {
+        matches!(
+            x.partial_cmp(&(0.9 * reference)),
+            Some(Ordering::Greater | Ordering::Equal)
+        )
+    };
+    while excluded < n / 2 && !steady(throughputs[excluded]) {
         excluded += 1;
     }
     excluded
@@ -174,10 +199,22 @@ mod tests {
         // n = 10: P(Bin(10,.5) ≤ 1) = 11/1024 ≈ 1.1 % ≤ 2.5 %, P(≤ 2) = 56/1024 ≈ 5.5 %.
         // So k = 2: the CI is [x(2), x(9)].
         let v: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert_eq!(median_ci95(&v), Some(Interval { low: 2.0, high: 9.0 }));
+        assert_eq!(
+            median_ci95(&v),
+            Some(Interval {
+                low: 2.0,
+                high: 9.0
+            })
+        );
         // n = 6: P(≤ 0) = 1/64 ≈ 1.6 % → [x(1), x(6)].
         let v: Vec<f64> = (1..=6).map(f64::from).collect();
-        assert_eq!(median_ci95(&v), Some(Interval { low: 1.0, high: 6.0 }));
+        assert_eq!(
+            median_ci95(&v),
+            Some(Interval {
+                low: 1.0,
+                high: 6.0
+            })
+        );
         assert_eq!(median_ci95(&v[..5]), None);
     }
 
@@ -193,20 +230,45 @@ mod tests {
 
     #[test]
     fn warmup_excludes_slow_leading_windows() {
-        assert_eq!(warmup_windows(&[10.0, 50.0, 95.0, 100.0, 100.0, 101.0, 99.0, 100.0]), 2);
+        assert_eq!(
+            warmup_windows(&[10.0, 50.0, 95.0, 100.0, 100.0, 101.0, 99.0, 100.0]),
+            2
+        );
         assert_eq!(warmup_windows(&[100.0; 8]), 1);
         assert_eq!(warmup_windows(&[100.0, 100.0]), 0);
         // Never more than half.
-        assert_eq!(warmup_windows(&[1.0, 1.0, 1.0, 1.0, 100.0, 100.0, 100.0, 100.0]), 4);
+        assert_eq!(
+            warmup_windows(&[1.0, 1.0, 1.0, 1.0, 100.0, 100.0, 100.0, 100.0]),
+            4
+        );
     }
 
     #[test]
     fn steady_throughput_from_fixed_windows() {
-        let w = |samples, secs: f64| WindowTiming { samples, start_ns: 0, end_ns: (secs * 1e9) as u64 };
-        let windows = vec![w(100, 10.0), w(100, 1.0), w(100, 1.0), w(100, 0.5), w(100, 1.0), w(100, 2.0), w(100, 1.0), w(100, 1.0)];
+        let w = |samples, secs: f64| WindowTiming {
+            samples,
+            start_ns: 0,
+            end_ns: (secs * 1e9) as u64,
+        };
+        let windows = vec![
+            w(100, 10.0),
+            w(100, 1.0),
+            w(100, 1.0),
+            w(100, 0.5),
+            w(100, 1.0),
+            w(100, 2.0),
+            w(100, 1.0),
+            w(100, 1.0),
+        ];
         let s = steady_throughput(&windows).unwrap();
         assert_eq!(s.windows_warmup, 1);
         assert_eq!(s.median_samples_per_s, 100.0);
-        assert_eq!(s.ci95, Some(Interval { low: 50.0, high: 200.0 }));
+        assert_eq!(
+            s.ci95,
+            Some(Interval {
+                low: 50.0,
+                high: 200.0
+            })
+        );
     }
 }

@@ -6,7 +6,9 @@ use rustix::time::{clock_gettime, ClockId};
 /// CLOCK_MONOTONIC in nanoseconds: comparable across processes on one machine.
 pub fn monotonic_ns() -> u64 {
     let ts = clock_gettime(ClockId::Monotonic);
-    (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
 }
 
 /// Seconds since the kernel started this process (from `/proc/self/stat`,

@@ -21,6 +21,14 @@ const CIFAR_MEAN: [f64; 3] = [0.4914, 0.4822, 0.4465];
 const CIFAR_STD: [f64; 3] = [0.2470, 0.2435, 0.2616];
 const CIFAR_RECORD: usize = 1 + 3 * 32 * 32;
 
+/// A data set as flat arrays: (train pixels, train labels, eval pixels, eval labels).
+pub struct Arrays<P> {
+    pub train_x: Vec<P>,
+    pub train_y: Vec<i64>,
+    pub eval_x: Vec<P>,
+    pub eval_y: Vec<i64>,
+}
+
 #[derive(Debug)]
 pub struct Dataset {
     pub train_x: Tensor,
@@ -69,26 +77,46 @@ pub fn find_mnist() -> Option<PathBuf> {
 /// Parses the MNIST sample (CSV, 784 pixel columns then the label; 500 images
 /// per class, sorted by class). The held-out split is every tenth image of each
 /// class (50 per class), the same bytes for every framework.
-pub fn load_mnist_arrays(path: &Path) -> Result<(Vec<f32>, Vec<i64>, Vec<f32>, Vec<i64>), WorkerError> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| bad_path(format!("cannot open the MNIST sample {}: {e}", path.display())))?;
+pub fn load_mnist_arrays(path: &Path) -> Result<Arrays<f32>, WorkerError> {
+    let file = std::fs::File::open(path).map_err(|e| {
+        bad_path(format!(
+            "cannot open the MNIST sample {}: {e}",
+            path.display()
+        ))
+    })?;
     let mut text = String::new();
     flate2::read::GzDecoder::new(file)
         .read_to_string(&mut text)
-        .map_err(|e| bad_path(format!("{} is not a gzip-compressed CSV: {e}", path.display())))?;
+        .map_err(|e| {
+            bad_path(format!(
+                "{} is not a gzip-compressed CSV: {e}",
+                path.display()
+            ))
+        })?;
     let (mut tx, mut ty, mut ex, mut ey) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut per_class = [0usize; 10];
-    for (line_no, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (line_no, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let bad = |what: &str| bad_path(format!("{} line {}: {what}", path.display(), line_no + 1));
         let values: Vec<&str> = line.split(',').collect();
         if values.len() != 785 {
             return Err(bad(&format!("{} columns, expected 785", values.len())));
         }
-        let label: usize = values[784].trim().parse().map_err(|_| bad("label is not a digit"))?;
+        let label: usize = values[784]
+            .trim()
+            .parse()
+            .map_err(|_| bad("label is not a digit"))?;
         if label > 9 {
             return Err(bad("label outside 0–9"));
         }
-        let (xs, ys) = if per_class[label] % 10 == 9 { (&mut ex, &mut ey) } else { (&mut tx, &mut ty) };
+        let (xs, ys) = if per_class[label] % 10 == 9 {
+            (&mut ex, &mut ey)
+        } else {
+            (&mut tx, &mut ty)
+        };
         per_class[label] += 1;
         for v in &values[..784] {
             let px: f32 = v.trim().parse().map_err(|_| bad("pixel is not a number"))?;
@@ -99,12 +127,18 @@ pub fn load_mnist_arrays(path: &Path) -> Result<(Vec<f32>, Vec<i64>, Vec<f32>, V
     if ty.is_empty() || ey.is_empty() {
         return Err(bad_path(format!("{} holds too few images", path.display())));
     }
-    Ok((tx, ty, ex, ey))
+    Ok(Arrays {
+        train_x: tx,
+        train_y: ty,
+        eval_x: ex,
+        eval_y: ey,
+    })
 }
 
 /// Reads one CIFAR-10 binary batch: records of 1 label byte + 3,072 pixel bytes.
 fn read_cifar_file(path: &Path, xs: &mut Vec<u8>, ys: &mut Vec<i64>) -> Result<(), WorkerError> {
-    let bytes = std::fs::read(path).map_err(|e| bad_path(format!("cannot read {}: {e}", path.display())))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| bad_path(format!("cannot read {}: {e}", path.display())))?;
     if bytes.is_empty() || bytes.len() % CIFAR_RECORD != 0 {
         return Err(bad_path(format!(
             "{} is not a CIFAR-10 binary batch: {} bytes is not a whole number of {CIFAR_RECORD}-byte records",
@@ -128,7 +162,7 @@ fn read_cifar_file(path: &Path, xs: &mut Vec<u8>, ys: &mut Vec<i64>) -> Result<(
 
 /// Loads CIFAR-10 from `dir`: every `data_batch_N.bin` present for training (at
 /// least one), `test_batch.bin` for evaluation.
-pub fn load_cifar_arrays(dir: &Path) -> Result<(Vec<u8>, Vec<i64>, Vec<u8>, Vec<i64>), WorkerError> {
+pub fn load_cifar_arrays(dir: &Path) -> Result<Arrays<u8>, WorkerError> {
     if !dir.is_dir() {
         return Err(bad_path(format!("{} is not a directory", dir.display())));
     }
@@ -142,21 +176,39 @@ pub fn load_cifar_arrays(dir: &Path) -> Result<(Vec<u8>, Vec<i64>, Vec<u8>, Vec<
         }
     }
     if found == 0 {
-        return Err(bad_path(format!("{} holds no data_batch_N.bin file of CIFAR-10", dir.display())));
+        return Err(bad_path(format!(
+            "{} holds no data_batch_N.bin file of CIFAR-10",
+            dir.display()
+        )));
     }
     let test = dir.join("test_batch.bin");
     if !test.exists() {
-        return Err(bad_path(format!("{} has no test_batch.bin (needed for evaluation)", dir.display())));
+        return Err(bad_path(format!(
+            "{} has no test_batch.bin (needed for evaluation)",
+            dir.display()
+        )));
     }
     read_cifar_file(&test, &mut ex, &mut ey)?;
-    Ok((tx, ty, ex, ey))
+    Ok(Arrays {
+        train_x: tx,
+        train_y: ty,
+        eval_x: ex,
+        eval_y: ey,
+    })
 }
 
 fn normalise_cifar(raw: &[u8], device: Device) -> Tensor {
     let n = (raw.len() / (3 * 32 * 32)) as i64;
-    let x = Tensor::from_slice(raw).reshape([n, 3, 32, 32]).to_kind(Kind::Float) / 255.0;
-    let mean = Tensor::from_slice(&CIFAR_MEAN).to_kind(Kind::Float).reshape([1, 3, 1, 1]);
-    let std = Tensor::from_slice(&CIFAR_STD).to_kind(Kind::Float).reshape([1, 3, 1, 1]);
+    let x = Tensor::from_slice(raw)
+        .reshape([n, 3, 32, 32])
+        .to_kind(Kind::Float)
+        / 255.0;
+    let mean = Tensor::from_slice(&CIFAR_MEAN)
+        .to_kind(Kind::Float)
+        .reshape([1, 3, 1, 1]);
+    let std = Tensor::from_slice(&CIFAR_STD)
+        .to_kind(Kind::Float)
+        .reshape([1, 3, 1, 1]);
     ((x - mean) / std).to_device(device)
 }
 
@@ -174,9 +226,17 @@ pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
             let pool = (spec.synthetic_samples as i64).min(8 * batch).max(batch);
             let classes = spec.model_config.num_classes();
             let x = match &spec.model_config {
-                ModelConfig::Vit(c) => Tensor::randn([pool, c.in_channels, c.image_size, c.image_size], (Kind::Float, device)),
-                ModelConfig::Resnet(c) => Tensor::randn([pool, c.in_channels, c.image_size, c.image_size], (Kind::Float, device)),
-                ModelConfig::Bert(c) => Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device)),
+                ModelConfig::Vit(c) => Tensor::randn(
+                    [pool, c.in_channels, c.image_size, c.image_size],
+                    (Kind::Float, device),
+                ),
+                ModelConfig::Resnet(c) => Tensor::randn(
+                    [pool, c.in_channels, c.image_size, c.image_size],
+                    (Kind::Float, device),
+                ),
+                ModelConfig::Bert(c) => {
+                    Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device))
+                }
             };
             let y = Tensor::randint(classes, [pool], (Kind::Int64, device));
             (x, y, None, None)
@@ -193,16 +253,42 @@ pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
             if !path.is_file() {
                 return Err(bad_path(format!("{} does not exist", path.display())));
             }
-            let (tx, ty, ex, ey) = load_mnist_arrays(&path)?;
+            let Arrays {
+                train_x: tx,
+                train_y: ty,
+                eval_x: ex,
+                eval_y: ey,
+            } = load_mnist_arrays(&path)?;
             let (nt, ne) = (ty.len() as i64, ey.len() as i64);
-            let eval = (images(&ex, ne, device), Tensor::from_slice(&ey).to_device(device));
-            (images(&tx, nt, device), Tensor::from_slice(&ty).to_device(device), Some(eval), Some(path))
+            let eval = (
+                images(&ex, ne, device),
+                Tensor::from_slice(&ey).to_device(device),
+            );
+            (
+                images(&tx, nt, device),
+                Tensor::from_slice(&ty).to_device(device),
+                Some(eval),
+                Some(path),
+            )
         }
         DataSource::Cifar10 => {
             let dir = PathBuf::from(spec.data_path.as_deref().unwrap_or_default());
-            let (tx, ty, ex, ey) = load_cifar_arrays(&dir)?;
-            let eval = (normalise_cifar(&ex, device), Tensor::from_slice(&ey).to_device(device));
-            (normalise_cifar(&tx, device), Tensor::from_slice(&ty).to_device(device), Some(eval), Some(dir))
+            let Arrays {
+                train_x: tx,
+                train_y: ty,
+                eval_x: ex,
+                eval_y: ey,
+            } = load_cifar_arrays(&dir)?;
+            let eval = (
+                normalise_cifar(&ex, device),
+                Tensor::from_slice(&ey).to_device(device),
+            );
+            (
+                normalise_cifar(&tx, device),
+                Tensor::from_slice(&ty).to_device(device),
+                Some(eval),
+                Some(dir),
+            )
         }
     };
     let train_samples = train_y.size()[0] as u64;
@@ -217,9 +303,17 @@ pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
             format!(
                 "batch_size = {} is larger than the {} training samples of {}; expected at most {}",
                 spec.batch_size,
-                if spec.data == DataSource::Synthetic { spec.synthetic_samples } else { train_samples },
+                if spec.data == DataSource::Synthetic {
+                    spec.synthetic_samples
+                } else {
+                    train_samples
+                },
                 spec.data.as_str(),
-                if spec.data == DataSource::Synthetic { spec.synthetic_samples } else { train_samples },
+                if spec.data == DataSource::Synthetic {
+                    spec.synthetic_samples
+                } else {
+                    train_samples
+                },
             ),
         ));
     }
@@ -271,7 +365,10 @@ impl Batches {
     pub fn next(&mut self, data: &Dataset) -> (Tensor, Tensor) {
         if self.shuffle {
             if self.order.is_none() || self.position >= self.steps_per_epoch {
-                self.order = Some(Tensor::randperm(self.pool, (Kind::Int64, data.train_y.device())));
+                self.order = Some(Tensor::randperm(
+                    self.pool,
+                    (Kind::Int64, data.train_y.device()),
+                ));
                 self.position = 0;
             }
             let idx = match &self.order {
@@ -279,12 +376,18 @@ impl Batches {
                 None => Tensor::arange(self.batch, (Kind::Int64, data.train_y.device())),
             };
             self.position += 1;
-            (data.train_x.index_select(0, &idx), data.train_y.index_select(0, &idx))
+            (
+                data.train_x.index_select(0, &idx),
+                data.train_y.index_select(0, &idx),
+            )
         } else {
             let batches_in_pool = (self.pool / self.batch).max(1);
             let start = (self.position % batches_in_pool) * self.batch;
             self.position += 1;
-            (data.train_x.narrow(0, start, self.batch), data.train_y.narrow(0, start, self.batch))
+            (
+                data.train_x.narrow(0, start, self.batch),
+                data.train_y.narrow(0, start, self.batch),
+            )
         }
     }
 }

@@ -16,15 +16,27 @@ pub struct WorkerError {
 
 impl WorkerError {
     pub fn bad_config(field: &str, message: impl Into<String>) -> Self {
-        WorkerError { class: ErrorClass::BadConfig, field: Some(field.to_owned()), message: message.into() }
+        WorkerError {
+            class: ErrorClass::BadConfig,
+            field: Some(field.to_owned()),
+            message: message.into(),
+        }
     }
 
     pub fn unsupported(field: &str, message: impl Into<String>) -> Self {
-        WorkerError { class: ErrorClass::Unsupported, field: Some(field.to_owned()), message: message.into() }
+        WorkerError {
+            class: ErrorClass::Unsupported,
+            field: Some(field.to_owned()),
+            message: message.into(),
+        }
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
-        WorkerError { class: ErrorClass::Internal, field: None, message: message.into() }
+        WorkerError {
+            class: ErrorClass::Internal,
+            field: None,
+            message: message.into(),
+        }
     }
 
     /// Classifies a libtorch error by its message (libtorch has no error codes):
@@ -36,7 +48,11 @@ impl WorkerError {
             || lower.contains("cannot allocate memory");
         let first_line = message.lines().next().unwrap_or(message).trim().to_owned();
         if oom {
-            WorkerError { class: ErrorClass::Oom, field: None, message: format!("out of memory: {first_line}") }
+            WorkerError {
+                class: ErrorClass::Oom,
+                field: None,
+                message: format!("out of memory: {first_line}"),
+            }
         } else {
             WorkerError::internal(format!("libtorch error: {first_line}"))
         }
@@ -74,7 +90,10 @@ pub fn guarded<T>(f: impl FnOnce() -> Result<T, WorkerError>) -> Result<T, Worke
         } else {
             "unknown panic".to_owned()
         };
-        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         if let Ok(mut slot) = LAST_PANIC.lock() {
             *slot = Some(format!("{msg}{location}"));
         }
@@ -84,9 +103,12 @@ pub fn guarded<T>(f: impl FnOnce() -> Result<T, WorkerError>) -> Result<T, Worke
     match result {
         Ok(r) => r,
         Err(_) => {
-            let msg = LAST_PANIC.lock().ok().and_then(|mut s| s.take()).unwrap_or_else(|| "unknown panic".into());
+            let msg = LAST_PANIC
+                .lock()
+                .ok()
+                .and_then(|mut s| s.take())
+                .unwrap_or_else(|| "unknown panic".into());
             Err(WorkerError::from_torch(&msg.replace("\\n", "\n")))
         }
     }
 }
-

@@ -13,7 +13,10 @@ const TARGET: f64 = 0.95;
 
 fn thousands(n: f64) -> String {
     let s = format!("{:.0}", n.round());
-    let (sign, digits) = s.strip_prefix('-').map(|d| ("-", d)).unwrap_or(("", s.as_str()));
+    let (sign, digits) = s
+        .strip_prefix('-')
+        .map(|d| ("-", d))
+        .unwrap_or(("", s.as_str()));
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {
@@ -41,7 +44,20 @@ struct Report {
 impl Sink for Report {
     fn emit(&mut self, event: &Event) {
         match event {
-            Event::Hello { framework_version, device, threads, model, param_count, flops_per_sample, precision, precision_in_effect, data, batch_size, total_steps, .. } => {
+            Event::Hello {
+                framework_version,
+                device,
+                threads,
+                model,
+                param_count,
+                flops_per_sample,
+                precision,
+                precision_in_effect,
+                data,
+                batch_size,
+                total_steps,
+                ..
+            } => {
                 self.total_steps = *total_steps;
                 println!("TrainBench quick run: libtorch {framework_version} (tch 0.26) on {}{}, {threads} thread(s)",
                     device.id, device.name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default());
@@ -51,21 +67,59 @@ impl Sink for Report {
                     data.source, thousands(data.train_samples as f64), thousands(data.eval_samples as f64),
                     data.path.as_deref().map(|p| format!(" from {p}")).unwrap_or_default());
             }
-            Event::FirstStep { since_process_start_s, since_train_start_s, .. } => {
-                self.first_step_s = Some(*since_process_start_s);
-                println!("first step finished {since_process_start_s:.2} s after the process started ({since_train_start_s:.2} s after training set-up)");
+            Event::FirstStep {
+                since_process_start_s,
+                since_train_start_s,
+                ..
+            } => {
+                self.first_step_s = *since_process_start_s;
+                match since_process_start_s {
+                    Some(s) => println!("first step finished {s:.2} s after the process started ({since_train_start_s:.2} s after training set-up)"),
+                    None => println!("first step finished {since_train_start_s:.2} s after training set-up (process start time not readable)"),
+                }
             }
-            Event::Window { first_step, steps, samples, start_ns, end_ns, loss_mean, .. } => {
-                let w = WindowTiming { samples: *samples, start_ns: *start_ns, end_ns: *end_ns };
+            Event::Window {
+                first_step,
+                steps,
+                samples,
+                start_ns,
+                end_ns,
+                loss_mean,
+                ..
+            } => {
+                let w = WindowTiming {
+                    samples: *samples,
+                    start_ns: *start_ns,
+                    end_ns: *end_ns,
+                };
                 self.windows.push(w);
-                println!("  steps {:>4}–{:<4} of {}  loss {loss_mean:.4}  {:>8} samples/s",
-                    first_step, first_step + steps - 1, self.total_steps, thousands(w.throughput()));
+                println!(
+                    "  steps {:>4}–{:<4} of {}  loss {loss_mean:.4}  {:>8} samples/s",
+                    first_step,
+                    first_step + steps - 1,
+                    self.total_steps,
+                    thousands(w.throughput())
+                );
             }
-            Event::Eval { step, epoch, elapsed_s, accuracy, loss, .. } => {
+            Event::Eval {
+                step,
+                epoch,
+                elapsed_s,
+                accuracy,
+                loss,
+                ..
+            } => {
                 self.evals.push((*step, *elapsed_s, *accuracy));
                 println!("  evaluation at step {step} (epoch {epoch:.1}): accuracy {:.2} %, loss {loss:.4}, {elapsed_s:.1} s into training", accuracy * 100.0);
             }
-            Event::Memory { device, source, peak_bytes, .. } => self.memory.push((device.clone(), source.clone(), *peak_bytes)),
+            Event::Memory {
+                device,
+                source,
+                peak_bytes,
+                ..
+            } => self
+                .memory
+                .push((device.clone(), source.clone(), *peak_bytes)),
             Event::Done { steps, reason, .. } => self.done = Some((*steps, reason.clone())),
             Event::Error { .. } => {}
         }
@@ -78,7 +132,9 @@ impl Report {
         println!("Measured");
         match steady_throughput(&self.windows) {
             Some(s) => {
-                let ci = s.ci95.map(|c| format!("95 % CI {}–{}", thousands(c.low), thousands(c.high)))
+                let ci = s
+                    .ci95
+                    .map(|c| format!("95 % CI {}–{}", thousands(c.low), thousands(c.high)))
                     .unwrap_or_else(|| "CI not measured: fewer than 6 steady windows".into());
                 println!("  steady throughput   {} samples/s (median of {} windows; {} warm-up window(s) excluded; {ci})",
                     thousands(s.median_samples_per_s), s.windows_total - s.windows_warmup, s.windows_warmup);
@@ -86,7 +142,9 @@ impl Report {
             None => println!("  steady throughput   not measured (no timed windows)"),
         }
         match self.first_step_s {
-            Some(s) if s.is_finite() => println!("  time to first step  {s:.2} s from process start"),
+            Some(s) if s.is_finite() => {
+                println!("  time to first step  {s:.2} s from process start")
+            }
             _ => println!("  time to first step  not measured"),
         }
         for (device, source, bytes) in &self.memory {
@@ -98,7 +156,10 @@ impl Report {
             println!("  peak memory         {} on {device}: {what}", mib(*bytes));
         }
         match self.evals.last() {
-            Some((step, _, acc)) => println!("  final accuracy      {:.2} % (held-out split, step {step})", acc * 100.0),
+            Some((step, _, acc)) => println!(
+                "  final accuracy      {:.2} % (held-out split, step {step})",
+                acc * 100.0
+            ),
             None => println!("  final accuracy      not measured"),
         }
         match self.evals.iter().find(|(_, _, acc)| *acc >= TARGET) {
@@ -109,7 +170,13 @@ impl Report {
 }
 
 pub fn quick(device: Option<String>, epochs: i64) -> ExitCode {
-    let device = device.unwrap_or_else(|| if tch::Cuda::is_available() { "cuda".into() } else { "cpu".into() });
+    let device = device.unwrap_or_else(|| {
+        if tch::Cuda::is_available() {
+            "cuda".into()
+        } else {
+            "cpu".into()
+        }
+    });
     let json = serde_json::json!({
         "model": "resnet_mini", "data": "mnist", "batch_size": 64, "epochs": epochs,
         "device": device, "lr": 2e-3, "target_accuracy": TARGET, "window_steps": 10,

@@ -24,13 +24,18 @@ use tch::nn;
 use trainbench_core::models::{lookup, ModelOptions, CATALOG};
 use trainbench_core::protocol::{ErrorClass, Event};
 use trainbench_core::spec::RunSpec;
+use trainbench_core::stats::{steady_throughput, WindowTiming};
 
 use crate::clock::monotonic_ns;
 use crate::error::{guarded, WorkerError};
 use crate::train::Sink;
 
 #[derive(Parser)]
-#[command(name = "trainbench-worker-tch", version, about = "TrainBench's libtorch training worker")]
+#[command(
+    name = "trainbench-worker-tch",
+    version,
+    about = "TrainBench's libtorch training worker"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -67,6 +72,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Read protocol events (JSON lines) on stdin and print the run's steady-state
+    /// throughput and time to first step as JSON (used by the benchmarks).
+    Summarize,
     /// Train a small model on this machine's device (the GPU if libtorch sees
     /// one, else the CPU) and print what was measured.
     Quick {
@@ -100,20 +108,29 @@ pub(crate) fn exit_code(class: ErrorClass) -> ExitCode {
 }
 
 fn error_event(e: &WorkerError) -> Event {
-    Event::Error { class: e.class, field: e.field.clone(), message: e.message.clone(), t_ns: monotonic_ns() }
+    Event::Error {
+        class: e.class,
+        field: e.field.clone(),
+        message: e.message.clone(),
+        t_ns: monotonic_ns(),
+    }
 }
 
 fn read_spec(path: Option<&str>) -> Result<RunSpec, WorkerError> {
     let mut text = String::new();
     match path {
         None | Some("-") => {
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| WorkerError::bad_config("spec", format!("cannot read the spec from standard input: {e}")))?;
+            std::io::stdin().read_to_string(&mut text).map_err(|e| {
+                WorkerError::bad_config(
+                    "spec",
+                    format!("cannot read the spec from standard input: {e}"),
+                )
+            })?;
         }
         Some(p) => {
-            text = std::fs::read_to_string(p)
-                .map_err(|e| WorkerError::bad_config("spec", format!("cannot read spec file {p}: {e}")))?;
+            text = std::fs::read_to_string(p).map_err(|e| {
+                WorkerError::bad_config("spec", format!("cannot read spec file {p}: {e}"))
+            })?;
         }
     }
     Ok(RunSpec::from_json(&text)?)
@@ -126,7 +143,11 @@ fn train(spec_path: Option<&str>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             sink.emit(&error_event(&e));
-            eprintln!("trainbench-worker-tch: {} error: {}", e.class.as_str(), e.message);
+            eprintln!(
+                "trainbench-worker-tch: {} error: {}",
+                e.class.as_str(),
+                e.message
+            );
             exit_code(e.class)
         }
     }
@@ -137,7 +158,10 @@ fn describe(model: &str, opts: ModelOptions, json: bool) -> ExitCode {
         let entry = lookup(model).ok_or_else(|| {
             WorkerError::bad_config(
                 "model",
-                format!("model = {model} is not allowed: expected one of {}", trainbench_core::models::model_names().join(", ")),
+                format!(
+                    "model = {model} is not allowed: expected one of {}",
+                    trainbench_core::models::model_names().join(", ")
+                ),
             )
         })?;
         let cfg = entry.config(&opts)?;
@@ -170,13 +194,19 @@ fn describe(model: &str, opts: ModelOptions, json: bool) -> ExitCode {
             } else {
                 println!("{model}");
                 println!("  parameters (counted from tensors): {}", v["param_count"]);
-                println!("  FLOPs per training sample:         {:.4e}", v["flops_per_sample"].as_f64().unwrap_or(f64::NAN));
+                println!(
+                    "  FLOPs per training sample:         {:.4e}",
+                    v["flops_per_sample"].as_f64().unwrap_or(f64::NAN)
+                );
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
             if json {
-                println!("{}", serde_json::json!({"error": {"class": e.class, "field": e.field, "message": e.message}}));
+                println!(
+                    "{}",
+                    serde_json::json!({"error": {"class": e.class, "field": e.field, "message": e.message}})
+                );
             }
             eprintln!("trainbench-worker-tch: {}", e.message);
             exit_code(e.class)
@@ -201,9 +231,58 @@ fn list_models(json: bool) -> ExitCode {
     } else {
         for e in CATALOG {
             let cfg = e.default_config();
-            println!("{:<26} {:>14} params  {:>10.3e} FLOPs/sample  {}", e.name, cfg.param_count(), cfg.flops_per_sample(), e.summary);
+            println!(
+                "{:<26} {:>14} params  {:>10.3e} FLOPs/sample  {}",
+                e.name,
+                cfg.param_count(),
+                cfg.flops_per_sample(),
+                e.summary
+            );
         }
     }
+    ExitCode::SUCCESS
+}
+
+fn summarize() -> ExitCode {
+    let mut text = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+        eprintln!("trainbench-worker-tch: cannot read events: {e}");
+        return ExitCode::from(2);
+    }
+    let events: Vec<Event> = text.lines().filter_map(Event::parse_line).collect();
+    let windows: Vec<WindowTiming> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Window {
+                samples,
+                start_ns,
+                end_ns,
+                ..
+            } => Some(WindowTiming {
+                samples: *samples,
+                start_ns: *start_ns,
+                end_ns: *end_ns,
+            }),
+            _ => None,
+        })
+        .collect();
+    let first_step_s = events.iter().find_map(|e| match e {
+        Event::FirstStep {
+            since_process_start_s,
+            ..
+        } => *since_process_start_s,
+        _ => None,
+    });
+    let done = events.iter().any(|e| matches!(e, Event::Done { .. }));
+    println!(
+        "{}",
+        serde_json::json!({
+            "steady": steady_throughput(&windows),
+            "first_step_s": first_step_s,
+            "windows": windows.len(),
+            "done": done,
+        })
+    );
     ExitCode::SUCCESS
 }
 
@@ -211,12 +290,27 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Train { spec } => train(spec.as_deref()),
-        Command::Describe { model, num_classes, image_size, in_channels, seq_len, vocab_size, json } => describe(
+        Command::Describe {
+            model,
+            num_classes,
+            image_size,
+            in_channels,
+            seq_len,
+            vocab_size,
+            json,
+        } => describe(
             &model,
-            ModelOptions { num_classes, image_size, in_channels, seq_len, vocab_size },
+            ModelOptions {
+                num_classes,
+                image_size,
+                in_channels,
+                seq_len,
+                vocab_size,
+            },
             json,
         ),
         Command::Models { json } => list_models(json),
         Command::Quick { device, epochs } => human::quick(device, epochs),
+        Command::Summarize => summarize(),
     }
 }

@@ -7,11 +7,24 @@ use std::ffi::{c_char, c_int, CStr};
 use tch::Device;
 
 extern "C" {
-    fn tb_autocast_set(device: c_int, enabled: c_int, dtype: c_int, err: *mut c_char, len: usize) -> c_int;
+    fn tb_autocast_set(
+        device: c_int,
+        enabled: c_int,
+        dtype: c_int,
+        err: *mut c_char,
+        len: usize,
+    ) -> c_int;
+    #[cfg(test)]
     fn tb_autocast_enabled(device: c_int) -> c_int;
     fn tb_set_tf32(enabled: c_int, err: *mut c_char, len: usize) -> c_int;
     fn tb_cuda_bf16_native() -> c_int;
-    fn tb_cuda_memory_peaks(device: c_int, allocated: *mut u64, reserved: *mut u64, err: *mut c_char, len: usize) -> c_int;
+    fn tb_cuda_memory_peaks(
+        device: c_int,
+        allocated: *mut u64,
+        reserved: *mut u64,
+        err: *mut c_char,
+        len: usize,
+    ) -> c_int;
     fn tb_cuda_reset_peaks(device: c_int, err: *mut c_char, len: usize) -> c_int;
 }
 
@@ -58,6 +71,7 @@ pub fn set_autocast(device: Device, enabled: bool, dtype: AutocastDtype) -> Resu
     call(|e, l| unsafe { tb_autocast_set(device_code(device), c_int::from(enabled), dt, e, l) })
 }
 
+#[cfg(test)]
 pub fn autocast_enabled(device: Device) -> bool {
     // SAFETY: plain value in, plain value out.
     unsafe { tb_autocast_enabled(device_code(device)) == 1 }

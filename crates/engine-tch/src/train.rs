@@ -36,8 +36,16 @@ fn cpu_name() -> Option<String> {
 /// else every core.
 pub fn thread_count(spec: &RunSpec) -> u32 {
     spec.threads
-        .or_else(|| std::env::var("OMP_NUM_THREADS").ok().and_then(|v| v.parse().ok()))
-        .or_else(|| std::thread::available_parallelism().ok().and_then(|n| u32::try_from(n.get()).ok()))
+        .or_else(|| {
+            std::env::var("OMP_NUM_THREADS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+        })
+        .or_else(|| {
+            std::thread::available_parallelism()
+                .ok()
+                .and_then(|n| u32::try_from(n.get()).ok())
+        })
         .unwrap_or(1)
         .max(1)
 }
@@ -55,7 +63,11 @@ fn resolve_device(spec: &RunSpec) -> Result<Device, WorkerError> {
     match spec.device {
         spec::Device::Cpu => Ok(Device::Cpu),
         spec::Device::Cuda(i) => {
-            let visible = if tch::Cuda::is_available() { tch::Cuda::device_count() } else { 0 };
+            let visible = if tch::Cuda::is_available() {
+                tch::Cuda::device_count()
+            } else {
+                0
+            };
             if i64::from(i) >= visible {
                 return Err(WorkerError::unsupported(
                     "device",
@@ -69,27 +81,45 @@ fn resolve_device(spec: &RunSpec) -> Result<Device, WorkerError> {
 
 /// Checks the precision against the device and switches it on. Returns what it
 /// means here, in words, and autocast's dtype if autocast is used.
-fn apply_precision(precision: Precision, device: Device) -> Result<(String, Option<AutocastDtype>), WorkerError> {
+fn apply_precision(
+    precision: Precision,
+    device: Device,
+) -> Result<(String, Option<AutocastDtype>), WorkerError> {
     let cuda = device.is_cuda();
-    let refuse = |why: &str| Err(WorkerError::unsupported("precision", format!("precision = {precision}: {why}")));
+    let refuse = |why: &str| {
+        Err(WorkerError::unsupported(
+            "precision",
+            format!("precision = {precision}: {why}"),
+        ))
+    };
     match precision {
         Precision::Fp32 => {
             if cuda {
                 shim::set_tf32(false)?;
-                Ok(("fp32 weights and math; TF32 off for cuBLAS and cuDNN".into(), None))
+                Ok((
+                    "fp32 weights and math; TF32 off for cuBLAS and cuDNN".into(),
+                    None,
+                ))
             } else {
                 Ok(("fp32 weights and math".into(), None))
             }
         }
         Precision::Tf32 => {
             if !cuda {
-                return refuse("TF32 is a CUDA tensor-core mode; the CPU has none (use fp32 or amp-bf16)");
+                return refuse(
+                    "TF32 is a CUDA tensor-core mode; the CPU has none (use fp32 or amp-bf16)",
+                );
             }
             if !shim::cuda_bf16_native() {
-                return refuse("this GPU has no TF32 tensor cores (they need compute capability 8.0 or newer)");
+                return refuse(
+                    "this GPU has no TF32 tensor cores (they need compute capability 8.0 or newer)",
+                );
             }
             shim::set_tf32(true)?;
-            Ok(("fp32 weights; TF32 matmuls and convolutions (cuBLAS and cuDNN)".into(), None))
+            Ok((
+                "fp32 weights; TF32 matmuls and convolutions (cuBLAS and cuDNN)".into(),
+                None,
+            ))
         }
         Precision::AmpBf16 => {
             if cuda && !shim::cuda_bf16_native() {
@@ -98,7 +128,10 @@ fn apply_precision(precision: Precision, device: Device) -> Result<(String, Opti
             if cuda {
                 shim::set_tf32(false)?;
             }
-            Ok(("autocast to bfloat16 (fp32 master weights, no loss scaling)".into(), Some(AutocastDtype::BFloat16)))
+            Ok((
+                "autocast to bfloat16 (fp32 master weights, no loss scaling)".into(),
+                Some(AutocastDtype::BFloat16),
+            ))
         }
         Precision::AmpFp16 => {
             if !cuda {
@@ -130,20 +163,30 @@ impl LossScaler {
         }
     }
 
+    #[cfg(test)]
     pub fn scale(&self) -> Result<f64, WorkerError> {
         Ok(f64::try_from(&self.scale)?)
     }
 
     /// Backward of the scaled loss, unscale, step unless a gradient is not finite,
     /// then update the scale. Returns whether the optimizer stepped.
-    pub fn backward_step(&mut self, loss: &Tensor, opt: &mut nn::Optimizer, params: &[Tensor]) -> Result<bool, WorkerError> {
+    pub fn backward_step(
+        &mut self,
+        loss: &Tensor,
+        opt: &mut nn::Optimizer,
+        params: &[Tensor],
+    ) -> Result<bool, WorkerError> {
         (loss * &self.scale).f_backward()?;
         let inv = self.scale.f_reciprocal()?;
         let _ = self.found_inf.f_zero_()?;
         for p in params {
             let mut g = p.grad();
             if g.defined() {
-                let bad = g.f_isfinite()?.f_logical_not()?.f_any()?.f_to_kind(Kind::Float)?;
+                let bad = g
+                    .f_isfinite()?
+                    .f_logical_not()?
+                    .f_any()?
+                    .f_to_kind(Kind::Float)?;
                 self.found_inf = self.found_inf.f_maximum(&bad.f_reshape([1])?)?;
                 let _ = g.f_mul_(&inv)?;
             }
@@ -152,7 +195,13 @@ impl LossScaler {
         if !skip {
             opt.step();
         }
-        let _ = self.scale.f_internal_amp_update_scale_(&self.growth_tracker, &self.found_inf, 2.0, 0.5, 2000)?;
+        let _ = self.scale.f_internal_amp_update_scale_(
+            &self.growth_tracker,
+            &self.found_inf,
+            2.0,
+            0.5,
+            2000,
+        )?;
         Ok(!skip)
     }
 }
@@ -203,7 +252,9 @@ impl Trainer<'_> {
 
     /// Accuracy and mean loss on the held-out split.
     fn evaluate(&self) -> Result<Option<(f64, f64, u64)>, WorkerError> {
-        let Some((ex, ey)) = &self.data.eval else { return Ok(None) };
+        let Some((ex, ey)) = &self.data.eval else {
+            return Ok(None);
+        };
         let n = ey.size()[0];
         let chunk = (self.spec.batch_size as i64).clamp(1, EVAL_BATCH);
         self.autocast(true)?;
@@ -217,10 +268,16 @@ impl Trainer<'_> {
                 let y = ey.f_narrow(0, start, len)?;
                 let logits = self.net.forward_t(&x, false).f_to_kind(Kind::Float)?;
                 loss_sum += logits.cross_entropy_for_logits(&y) * (len as f64);
-                correct += logits.f_argmax(-1, false)?.f_eq_tensor(&y)?.f_sum(Kind::Int64)?;
+                correct += logits
+                    .f_argmax(-1, false)?
+                    .f_eq_tensor(&y)?
+                    .f_sum(Kind::Int64)?;
                 start += len;
             }
-            Ok((f64::try_from(&correct)? / n as f64, f64::try_from(&loss_sum)? / n as f64))
+            Ok((
+                f64::try_from(&correct)? / n as f64,
+                f64::try_from(&loss_sum)? / n as f64,
+            ))
         });
         self.autocast(false)?;
         let (acc, loss) = result?;
@@ -238,7 +295,12 @@ impl Trainer<'_> {
             });
         }
         if let Some(rss) = peak_rss_bytes() {
-            sink.emit(&Event::Memory { device: "cpu".into(), source: "process_rss".into(), peak_bytes: rss, reserved_peak_bytes: None });
+            sink.emit(&Event::Memory {
+                device: "cpu".into(),
+                source: "process_rss".into(),
+                peak_bytes: rss,
+                reserved_peak_bytes: None,
+            });
         }
         Ok(())
     }
@@ -248,7 +310,9 @@ fn nan_loss(step: u64, value: f64) -> WorkerError {
     WorkerError {
         class: trainbench_core::ErrorClass::NanLoss,
         field: None,
-        message: format!("the training loss became {value} by step {step}; lower lr or use another precision"),
+        message: format!(
+            "the training loss became {value} by step {step}; lower lr or use another precision"
+        ),
     }
 }
 
@@ -283,31 +347,63 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         Length::Steps(s) => s,
         Length::Epochs(e) => e * steps_per_epoch,
     };
-    let warmup = spec.warmup_steps.unwrap_or_else(|| spec::default_warmup(total_steps));
-    let opt = nn::AdamW { beta1: ADAMW_BETAS.0, beta2: ADAMW_BETAS.1, wd: spec.weight_decay, eps: ADAMW_EPS, amsgrad: false }
-        .build(&vs, spec.lr)?;
+    let warmup = spec
+        .warmup_steps
+        .unwrap_or_else(|| spec::default_warmup(total_steps));
+    let opt = nn::AdamW {
+        beta1: ADAMW_BETAS.0,
+        beta2: ADAMW_BETAS.1,
+        wd: spec.weight_decay,
+        eps: ADAMW_EPS,
+        amsgrad: false,
+    }
+    .build(&vs, spec.lr)?;
     let params = vs.trainable_variables();
     let scaler = (spec.precision == Precision::AmpFp16).then(|| LossScaler::new(device));
     let has_eval = data.eval.is_some();
     let info = data.info.clone();
-    let mut t = Trainer { spec, device, autocast, net, opt, params, scaler, data };
+    let mut t = Trainer {
+        spec,
+        device,
+        autocast,
+        net,
+        opt,
+        params,
+        scaler,
+        data,
+    };
 
-    let mut devices_visible = vec![DeviceInfo { id: "cpu".into(), name: cpu_name() }];
+    let mut devices_visible = vec![DeviceInfo {
+        id: "cpu".into(),
+        name: cpu_name(),
+    }];
     if tch::Cuda::is_available() {
         for i in 0..tch::Cuda::device_count() {
-            devices_visible.push(DeviceInfo { id: format!("cuda:{i}"), name: None });
+            devices_visible.push(DeviceInfo {
+                id: format!("cuda:{i}"),
+                name: None,
+            });
         }
     }
     let device_info = match device {
-        Device::Cuda(i) => DeviceInfo { id: format!("cuda:{i}"), name: None },
-        _ => DeviceInfo { id: "cpu".into(), name: cpu_name() },
+        Device::Cuda(i) => DeviceInfo {
+            id: format!("cuda:{i}"),
+            name: None,
+        },
+        _ => DeviceInfo {
+            id: "cpu".into(),
+            name: cpu_name(),
+        },
     };
     let mut libraries = vec![("tch".to_owned(), "0.26.0".to_owned())];
     if !LIBTORCH_CUDA.is_empty() {
         libraries.push(("cuda (libtorch build)".to_owned(), LIBTORCH_CUDA.to_owned()));
     }
     if device.is_cuda() {
-        libraries.push(("cudnn available".to_owned(), tch::Cuda::cudnn_is_available().to_string()));
+        libraries.push((
+            "cudnn available".to_owned(),
+            tch::Cuda::cudnn_is_available().to_string(),
+        ));
     }
     let train_start_ns = monotonic_ns();
     sink.emit(&Event::Hello {
@@ -335,8 +431,8 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         has_eval
             && (step == total_steps
                 || match spec.eval_every_steps {
-                    Some(e) => step % e == 0,
-                    None => step % steps_per_epoch == 0,
+                    Some(e) => step.is_multiple_of(e),
+                    None => step.is_multiple_of(steps_per_epoch),
                 })
     };
     let mut window_start = 0u64;
@@ -361,7 +457,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
                 return Err(nan_loss(step, first_loss));
             }
             sink.emit(&Event::FirstStep {
-                since_process_start_s: since_process_start_s().unwrap_or(f64::NAN),
+                since_process_start_s: since_process_start_s(),
                 since_train_start_s: (now - train_start_ns) as f64 / 1e9,
                 t_ns: now,
             });
@@ -371,7 +467,9 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         }
         let evaluate = eval_due(step);
         let mut restart = step == 1;
-        if window_steps > 0 && (window_steps == spec.window_steps || evaluate || step == total_steps) {
+        if window_steps > 0
+            && (window_steps == spec.window_steps || evaluate || step == total_steps)
+        {
             t.sync();
             let end = monotonic_ns();
             let loss_mean = f64::try_from(&window_loss)? / window_steps as f64;
@@ -396,6 +494,9 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         }
         if evaluate {
             if let Some((accuracy, loss, samples)) = t.evaluate()? {
+                if !loss.is_finite() {
+                    return Err(nan_loss(step, loss));
+                }
                 let now = monotonic_ns();
                 sink.emit(&Event::Eval {
                     step,
@@ -406,7 +507,11 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
                     samples,
                     t_ns: now,
                 });
-                if spec.stop_at_target && spec.target_accuracy.is_some_and(|target| accuracy >= target) {
+                if spec.stop_at_target
+                    && spec
+                        .target_accuracy
+                        .is_some_and(|target| accuracy >= target)
+                {
                     reason = "target_reached";
                     break;
                 }
@@ -419,6 +524,55 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
     }
     let _ = lr;
     t.emit_memory(sink)?;
-    sink.emit(&Event::Done { steps: step, samples: step * spec.batch_size, reason: reason.into(), t_ns: monotonic_ns() });
+    sink.emit(&Event::Done {
+        steps: step,
+        samples: step * spec.batch_size,
+        reason: reason.into(),
+        t_ns: monotonic_ns(),
+    });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loss_scaler_unscales_steps_and_backs_off_on_overflow() {
+        let vs = nn::VarStore::new(Device::Cpu);
+        let w = vs.root().var("w", &[3], nn::Init::Const(1.0));
+        let mut opt = nn::Sgd::default().build(&vs, 0.1).unwrap();
+        let params = vs.trainable_variables();
+        let mut scaler = LossScaler::new(Device::Cpu);
+
+        opt.zero_grad();
+        let loss = (&w * 2.0).sum(Kind::Float);
+        assert!(scaler.backward_step(&loss, &mut opt, &params).unwrap());
+        // The gradient reached the optimizer unscaled: 1 - 0.1 × 2 = 0.8.
+        let after: Vec<f32> = Vec::try_from(&w).unwrap();
+        assert!(after.iter().all(|x| (x - 0.8).abs() < 1e-6), "{after:?}");
+        assert_eq!(scaler.scale().unwrap(), 65536.0);
+
+        opt.zero_grad();
+        let loss = (&w * f64::INFINITY).sum(Kind::Float);
+        assert!(!scaler.backward_step(&loss, &mut opt, &params).unwrap());
+        let skipped: Vec<f32> = Vec::try_from(&w).unwrap();
+        assert_eq!(
+            after, skipped,
+            "a step with a non-finite gradient is skipped"
+        );
+        assert_eq!(scaler.scale().unwrap(), 32768.0);
+    }
+
+    #[test]
+    fn the_shim_switches_cpu_autocast_to_bfloat16() {
+        let a = Tensor::ones([4, 4], (Kind::Float, Device::Cpu));
+        shim::set_autocast(Device::Cpu, true, AutocastDtype::BFloat16).unwrap();
+        assert!(shim::autocast_enabled(Device::Cpu));
+        let inside = a.matmul(&a).kind();
+        shim::set_autocast(Device::Cpu, false, AutocastDtype::BFloat16).unwrap();
+        assert!(!shim::autocast_enabled(Device::Cpu));
+        let outside = a.matmul(&a).kind();
+        assert_eq!((inside, outside), (Kind::BFloat16, Kind::Float));
+    }
 }

@@ -14,7 +14,15 @@ const DROPOUT: f64 = 0.1;
 const EPS: f64 = 1e-12;
 
 fn embedding(p: nn::Path, n: i64, d: i64, init: InitMode) -> nn::Embedding {
-    nn::embedding(p, n, d, nn::EmbeddingConfig { ws_init: init.normal(0.02), ..Default::default() })
+    nn::embedding(
+        p,
+        n,
+        d,
+        nn::EmbeddingConfig {
+            ws_init: init.normal(0.02),
+            ..Default::default()
+        },
+    )
 }
 
 #[derive(Debug)]
@@ -50,7 +58,11 @@ impl Layer {
     fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
         let size = x.size();
         let (b, t, d) = (size[0], size[1], size[2]);
-        let split = |l: &nn::Linear| x.apply(l).reshape([b, t, self.heads, d / self.heads]).transpose(1, 2);
+        let split = |l: &nn::Linear| {
+            x.apply(l)
+                .reshape([b, t, self.heads, d / self.heads])
+                .transpose(1, 2)
+        };
         let dropout = if train { DROPOUT } else { 0.0 };
         let ctx = Tensor::scaled_dot_product_attention(
             &split(&self.query),
@@ -62,9 +74,17 @@ impl Layer {
             None,
             false,
         );
-        let attn = ctx.transpose(1, 2).reshape([b, t, d]).apply(&self.attn_out).dropout(DROPOUT, train);
+        let attn = ctx
+            .transpose(1, 2)
+            .reshape([b, t, d])
+            .apply(&self.attn_out)
+            .dropout(DROPOUT, train);
         let x = (attn + x).apply(&self.attn_norm);
-        let ff = x.apply(&self.intermediate).gelu("none").apply(&self.output).dropout(DROPOUT, train);
+        let ff = x
+            .apply(&self.intermediate)
+            .gelu("none")
+            .apply(&self.output)
+            .dropout(DROPOUT, train);
         (ff + x).apply(&self.out_norm)
     }
 }
@@ -90,7 +110,9 @@ impl BertClassifier {
             position: embedding(&e / "position_embeddings", c.max_position, d, init),
             token_type: embedding(&e / "token_type_embeddings", c.type_vocab, d, init),
             emb_norm: layer_norm(&e / "LayerNorm", d, EPS, init),
-            layers: (0..c.layers).map(|i| Layer::new(&(&bert / "encoder" / "layer" / i), c, init)).collect(),
+            layers: (0..c.layers)
+                .map(|i| Layer::new(&(&bert / "encoder" / "layer" / i), c, init))
+                .collect(),
             pooler: linear(&bert / "pooler" / "dense", d, d, init, 0.02),
             classifier: linear(p / "classifier", d, c.num_classes, init, 0.02),
         }
@@ -102,9 +124,11 @@ impl ModuleT for BertClassifier {
         let t = ids.size()[1];
         let positions = Tensor::arange(t, (Kind::Int64, ids.device())).unsqueeze(0);
         let types = ids.zeros_like();
-        let mut x = (ids.apply(&self.word) + positions.apply(&self.position) + types.apply(&self.token_type))
-            .apply(&self.emb_norm)
-            .dropout(DROPOUT, train);
+        let mut x = (ids.apply(&self.word)
+            + positions.apply(&self.position)
+            + types.apply(&self.token_type))
+        .apply(&self.emb_norm)
+        .dropout(DROPOUT, train);
         for layer in &self.layers {
             x = layer.forward_t(&x, train);
         }

@@ -22,7 +22,10 @@ impl InitMode {
     /// Normal(0, std) under `Reference`.
     fn normal(self, std: f64) -> Init {
         match self {
-            InitMode::Reference => Init::Randn { mean: 0.0, stdev: std },
+            InitMode::Reference => Init::Randn {
+                mean: 0.0,
+                stdev: std,
+            },
             InitMode::Zeros => Init::Const(0.0),
         }
     }
@@ -51,7 +54,11 @@ fn linear(p: nn::Path, i: i64, o: i64, init: InitMode, std: f64) -> nn::Linear {
         p,
         i,
         o,
-        nn::LinearConfig { ws_init: init.normal(std), bs_init: Some(Init::Const(0.0)), bias: true },
+        nn::LinearConfig {
+            ws_init: init.normal(std),
+            bs_init: Some(Init::Const(0.0)),
+            bias: true,
+        },
     )
 }
 
@@ -59,7 +66,12 @@ fn layer_norm(p: nn::Path, d: i64, eps: f64, init: InitMode) -> nn::LayerNorm {
     nn::layer_norm(
         p,
         vec![d],
-        nn::LayerNormConfig { eps, ws_init: init.ones(), bs_init: Init::Const(0.0), ..Default::default() },
+        nn::LayerNormConfig {
+            eps,
+            ws_init: init.ones(),
+            bs_init: Init::Const(0.0),
+            ..Default::default()
+        },
     )
 }
 
@@ -75,5 +87,8 @@ pub fn build(cfg: &ModelConfig, vs: &nn::VarStore, init: InitMode) -> Box<dyn nn
 
 /// Trainable parameters, counted from the VarStore's own tensors.
 pub fn trainable_params(vs: &nn::VarStore) -> u64 {
-    vs.trainable_variables().iter().map(|t| t.numel() as u64).sum()
+    vs.trainable_variables()
+        .iter()
+        .map(|t| t.numel() as u64)
+        .sum()
 }

@@ -14,12 +14,25 @@ fn conv(p: nn::Path, i: i64, o: i64, k: i64, stride: i64, init: InitMode) -> nn:
         i,
         o,
         k,
-        nn::ConvConfig { stride, padding: k / 2, bias: false, ws_init: init.kaiming(), ..Default::default() },
+        nn::ConvConfig {
+            stride,
+            padding: k / 2,
+            bias: false,
+            ws_init: init.kaiming(),
+            ..Default::default()
+        },
     )
 }
 
 fn bn(p: nn::Path, c: i64, init: InitMode) -> nn::BatchNorm {
-    nn::batch_norm2d(p, c, nn::BatchNormConfig { ws_init: init.ones(), ..Default::default() })
+    nn::batch_norm2d(
+        p,
+        c,
+        nn::BatchNormConfig {
+            ws_init: init.ones(),
+            ..Default::default()
+        },
+    )
 }
 
 #[derive(Debug)]
@@ -35,7 +48,10 @@ impl ConvBn {
             "downsample" => (p / "downsample" / 0, p / "downsample" / 1),
             n => (p / format!("conv{n}"), p / format!("bn{n}")),
         };
-        ConvBn { conv: conv(cp, i, o, k, stride, init), bn: bn(bp, o, init) }
+        ConvBn {
+            conv: conv(cp, i, o, k, stride, init),
+            bn: bn(bp, o, init),
+        }
     }
 
     fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
@@ -50,7 +66,14 @@ struct Block {
 }
 
 impl Block {
-    fn new(p: &nn::Path, kind: ResBlock, inp: i64, planes: i64, stride: i64, init: InitMode) -> Self {
+    fn new(
+        p: &nn::Path,
+        kind: ResBlock,
+        inp: i64,
+        planes: i64,
+        stride: i64,
+        init: InitMode,
+    ) -> Self {
         let convs = match kind {
             ResBlock::Basic => vec![
                 ConvBn::new(p, "1", inp, planes, 3, stride, init),
@@ -66,8 +89,8 @@ impl Block {
             ResBlock::Basic => planes,
             ResBlock::Bottleneck => planes * 4,
         };
-        let downsample =
-            (stride != 1 || inp != out).then(|| ConvBn::new(p, "downsample", inp, out, 1, stride, init));
+        let downsample = (stride != 1 || inp != out)
+            .then(|| ConvBn::new(p, "downsample", inp, out, 1, stride, init));
         Block { convs, downsample }
     }
 
@@ -108,7 +131,11 @@ impl ResNet {
         for (stage, (&n, &planes)) in c.layers.iter().zip(&c.planes).enumerate() {
             let lp = p / format!("layer{}", stage + 1).as_str();
             for b in 0..n {
-                let stride = if b == 0 { ResNetConfig::stage_stride(stage) } else { 1 };
+                let stride = if b == 0 {
+                    ResNetConfig::stage_stride(stage)
+                } else {
+                    1
+                };
                 blocks.push(Block::new(&(&lp / b), c.block, inp, planes, stride, init));
                 inp = planes * c.expansion();
             }
@@ -116,16 +143,28 @@ impl ResNet {
         // torchvision's fc keeps nn.Linear's default init (uniform ±1/√fan_in).
         let bound = 1.0 / (inp as f64).sqrt();
         let fc_init = match init {
-            InitMode::Reference => nn::Init::Uniform { lo: -bound, up: bound },
+            InitMode::Reference => nn::Init::Uniform {
+                lo: -bound,
+                up: bound,
+            },
             InitMode::Zeros => nn::Init::Const(0.0),
         };
         let fc = nn::linear(
             p / "fc",
             inp,
             c.num_classes,
-            nn::LinearConfig { ws_init: fc_init, bs_init: Some(fc_init), bias: true },
+            nn::LinearConfig {
+                ws_init: fc_init,
+                bs_init: Some(fc_init),
+                bias: true,
+            },
         );
-        ResNet { stem, stem_pool, blocks, fc }
+        ResNet {
+            stem,
+            stem_pool,
+            blocks,
+            fc,
+        }
     }
 }
 

@@ -53,7 +53,11 @@ impl Block {
             false,
         );
         let x = x + attn.transpose(1, 2).reshape([b, t, d]).apply(&self.proj);
-        let mlp = x.apply(&self.norm2).apply(&self.fc1).gelu("none").apply(&self.fc2);
+        let mlp = x
+            .apply(&self.norm2)
+            .apply(&self.fc1)
+            .gelu("none")
+            .apply(&self.fc2);
         x + mlp
     }
 }
@@ -86,7 +90,9 @@ impl Vit {
         );
         let cls_token = p.var("cls_token", &[1, 1, d], init.normal(1e-6));
         let pos_embed = p.var("pos_embed", &[1, tokens, d], init.normal(0.02));
-        let blocks = (0..c.depth).map(|i| Block::new(&(p / "blocks" / i), c, init)).collect();
+        let blocks = (0..c.depth)
+            .map(|i| Block::new(&(p / "blocks" / i), c, init))
+            .collect();
         Vit {
             patch,
             cls_token,

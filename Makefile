@@ -1,0 +1,22 @@
+# The README's two commands: `make run` and `make test`. Both set up what is
+# missing first (scripts/setup.sh) and skip what is already there.
+SHELL := /bin/bash
+.PHONY: run test setup build bench
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	@source scripts/env.sh && cargo build --release --locked -p trainbench-engine-tch
+
+## Train a small model on this machine's device and print what was measured.
+run: build
+	@source scripts/env.sh && ./target/release/trainbench-worker-tch quick
+
+## Set up, then run every check and test (what CI runs).
+test:
+	@bash scripts/test.sh
+
+## The libtorch worker against a plain PyTorch loop (see bench/README.md).
+bench: build
+	@source scripts/env.sh && python bench/tch_vs_python.py

@@ -1,0 +1,541 @@
+//! The real worker binary, training real tiny models on the CPU.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use trainbench_core::protocol::{ErrorClass, Event};
+
+const WORKER: &str = env!("CARGO_BIN_EXE_trainbench-worker-tch");
+
+struct Outcome {
+    code: i32,
+    events: Vec<Event>,
+    stdout: String,
+    stderr: String,
+}
+
+fn worker() -> Command {
+    let mut c = Command::new(WORKER);
+    // The binary must find libtorch through its rpath alone.
+    c.env_remove("LD_LIBRARY_PATH").env("OMP_NUM_THREADS", "1");
+    c
+}
+
+fn train(spec: &serde_json::Value) -> Outcome {
+    let mut child = worker()
+        .args(["train", "--spec", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("worker starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(spec.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let events = stdout.lines().filter_map(Event::parse_line).collect();
+    Outcome {
+        code: out.status.code().unwrap_or(-1),
+        events,
+        stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn windows(o: &Outcome) -> Vec<(u64, u64, u64, f64)> {
+    o.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Window {
+                steps,
+                start_ns,
+                end_ns,
+                loss_mean,
+                ..
+            } => Some((*steps, *start_ns, *end_ns, *loss_mean)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn error_of(o: &Outcome) -> (ErrorClass, Option<String>, String) {
+    match o.events.last() {
+        Some(Event::Error {
+            class,
+            field,
+            message,
+            ..
+        }) => (*class, field.clone(), message.clone()),
+        other => panic!(
+            "expected an error event last, got {other:?}\nstdout: {}\nstderr: {}",
+            o.stdout, o.stderr
+        ),
+    }
+}
+
+fn assert_clean_failure(o: &Outcome, class: ErrorClass, field: &str, code: i32) {
+    let (c, f, message) = error_of(o);
+    assert_eq!(c, class, "{message}");
+    assert_eq!(f.as_deref(), Some(field), "{message}");
+    assert_eq!(o.code, code, "{message}");
+    assert!(
+        !o.stderr.contains("panicked"),
+        "panic trace leaked: {}",
+        o.stderr
+    );
+    assert!(
+        !o.stderr.contains("stack backtrace"),
+        "backtrace leaked: {}",
+        o.stderr
+    );
+}
+
+/// Trains on synthetic data and checks the event stream's shape.
+fn check_synthetic_training(model: &str, batch: u64, steps: u64) {
+    let window = 5;
+    let o = train(&serde_json::json!({
+        "model": model, "batch_size": batch, "steps": steps, "window_steps": window,
+        "synthetic_samples": 2 * batch, "lr": 3e-3, "warmup_steps": 2, "seed": 7,
+    }));
+    assert_eq!(o.code, 0, "{model}: {}\n{}", o.stdout, o.stderr);
+    let kinds: Vec<&str> = o
+        .events
+        .iter()
+        .map(|e| match e {
+            Event::Hello { .. } => "hello",
+            Event::FirstStep { .. } => "first_step",
+            Event::Window { .. } => "window",
+            Event::Eval { .. } => "eval",
+            Event::Memory { .. } => "memory",
+            Event::Done { .. } => "done",
+            Event::Error { .. } => "error",
+        })
+        .collect();
+    assert_eq!(kinds[0], "hello", "{model}");
+    assert_eq!(kinds[1], "first_step", "{model}");
+    assert_eq!(kinds.last(), Some(&"done"), "{model}");
+    assert!(kinds.contains(&"memory"), "{model}");
+    let Event::Hello {
+        param_count,
+        flops_per_sample,
+        total_steps,
+        protocol,
+        ..
+    } = &o.events[0]
+    else {
+        unreachable!()
+    };
+    assert_eq!(*protocol, 1);
+    assert_eq!(*total_steps, steps);
+    assert!(*param_count > 0 && *flops_per_sample > 0.0);
+    // Step 1 is reported by first_step; windows cover steps 2..=steps.
+    let w = windows(&o);
+    assert_eq!(w.len() as u64, (steps - 1).div_ceil(window), "{model}");
+    assert_eq!(w.iter().map(|x| x.0).sum::<u64>(), steps - 1, "{model}");
+    let mut previous_end = match &o.events[1] {
+        Event::FirstStep { t_ns, .. } => *t_ns,
+        _ => unreachable!(),
+    };
+    for (_, start, end, _) in &w {
+        assert!(
+            *start >= previous_end && end > start,
+            "{model}: windows must be ordered and non-empty"
+        );
+        previous_end = *end;
+    }
+    let first = w.first().unwrap().3;
+    let last = w.last().unwrap().3;
+    assert!(
+        last < 0.7 * first,
+        "{model}: loss did not go down enough ({first} → {last})"
+    );
+    match o.events.last() {
+        Some(Event::Done {
+            steps: s,
+            samples,
+            reason,
+            ..
+        }) => {
+            assert_eq!(
+                (*s, *samples, reason.as_str()),
+                (steps, steps * batch, "completed")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn small_cnn_trains_on_synthetic_data() {
+    check_synthetic_training("resnet_mini", 16, 41);
+}
+
+#[test]
+fn small_vit_trains_on_synthetic_data() {
+    check_synthetic_training("vit_mini_patch4_32", 16, 41);
+}
+
+#[test]
+fn small_bert_trains_on_synthetic_data() {
+    check_synthetic_training("bert_tiny", 8, 41);
+}
+
+#[test]
+fn small_cnn_reaches_95_percent_on_mnist_within_two_minutes() {
+    let o = train(&serde_json::json!({
+        "model": "resnet_mini", "data": "mnist", "batch_size": 64, "epochs": 6, "lr": 2e-3,
+        "target_accuracy": 0.95, "stop_at_target": true,
+    }));
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let Event::Hello { data, .. } = &o.events[0] else {
+        panic!("no hello")
+    };
+    assert_eq!((data.train_samples, data.eval_samples), (4500, 500));
+    let evals: Vec<(f64, f64)> = o
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Eval {
+                accuracy,
+                elapsed_s,
+                ..
+            } => Some((*accuracy, *elapsed_s)),
+            _ => None,
+        })
+        .collect();
+    let (acc, elapsed) = *evals.last().expect("evaluations");
+    assert!(acc >= 0.95, "accuracy {acc}");
+    assert!(elapsed < 120.0, "took {elapsed} s");
+    assert!(
+        evals.windows(2).all(|p| p[1].1 > p[0].1),
+        "eval times must increase"
+    );
+    match o.events.last() {
+        Some(Event::Done { reason, .. }) => assert_eq!(reason, "target_reached"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn amp_bf16_autocast_runs_on_the_cpu() {
+    let o = train(&serde_json::json!({
+        "model": "vit_mini_patch4_32", "batch_size": 8, "steps": 6, "window_steps": 5, "precision": "amp-bf16",
+    }));
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let Event::Hello {
+        precision_in_effect,
+        ..
+    } = &o.events[0]
+    else {
+        panic!()
+    };
+    assert!(
+        precision_in_effect.contains("bfloat16"),
+        "{precision_in_effect}"
+    );
+}
+
+#[test]
+fn precisions_the_cpu_cannot_do_are_unsupported() {
+    for precision in ["tf32", "amp-fp16"] {
+        let o = train(
+            &serde_json::json!({"model": "resnet_mini", "batch_size": 4, "steps": 2, "precision": precision}),
+        );
+        assert_clean_failure(&o, ErrorClass::Unsupported, "precision", 3);
+        assert!(error_of(&o).2.contains(precision));
+    }
+}
+
+#[test]
+fn an_allocation_the_machine_cannot_hold_is_an_oom_error() {
+    // 10 million 32×32×3 fp32 images (123 GB) cannot be allocated on any test machine.
+    let o = train(&serde_json::json!({
+        "model": "resnet_mini", "batch_size": 10_000_000, "synthetic_samples": 10_000_000, "steps": 1,
+    }));
+    let (class, field, message) = error_of(&o);
+    assert_eq!(class, ErrorClass::Oom, "{message}");
+    assert_eq!(field, None);
+    assert_eq!(o.code, 1);
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+}
+
+#[test]
+fn more_than_one_device_is_unsupported_and_names_the_frameworks_that_can() {
+    let o = train(
+        &serde_json::json!({"model": "resnet_mini", "batch_size": 4, "steps": 2, "devices": 2}),
+    );
+    assert_clean_failure(&o, ErrorClass::Unsupported, "devices", 3);
+    let msg = error_of(&o).2;
+    for fw in ["pytorch", "tensorflow", "jax"] {
+        assert!(msg.contains(fw), "{msg}");
+    }
+}
+
+#[test]
+fn a_gpu_that_is_not_there_is_unsupported() {
+    if tch::Cuda::is_available() {
+        return;
+    }
+    let o = train(
+        &serde_json::json!({"model": "resnet_mini", "batch_size": 4, "steps": 2, "device": "cuda:0"}),
+    );
+    assert_clean_failure(&o, ErrorClass::Unsupported, "device", 3);
+}
+
+#[test]
+fn bad_specs_name_the_field() {
+    let missing = std::env::temp_dir().join("trainbench-no-such-dir");
+    let cases = [
+        (
+            serde_json::json!({"model": "resnet_9000", "batch_size": 4, "steps": 2}),
+            "model",
+        ),
+        (
+            serde_json::json!({"model": "resnet_mini", "batch_size": 0, "steps": 2}),
+            "batch_size",
+        ),
+        (
+            serde_json::json!({"model": "resnet_mini", "batch_size": 4, "steps": -3}),
+            "steps",
+        ),
+        (
+            serde_json::json!({"model": "resnet_mini", "batch_size": 4}),
+            "steps",
+        ),
+        (
+            serde_json::json!({"model": "resnet_mini", "batch_size": 4, "steps": 2, "data": "cifar10", "data_path": missing}),
+            "data_path",
+        ),
+        (
+            serde_json::json!({"model": "resnet_mini", "batch_size": 5000, "steps": 2, "data": "mnist"}),
+            "batch_size",
+        ),
+    ];
+    for (spec, field) in cases {
+        let o = train(&spec);
+        assert_clean_failure(&o, ErrorClass::BadConfig, field, 2);
+    }
+    // Not JSON at all.
+    let mut child = worker()
+        .args(["train"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"model: resnet")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let events: Vec<Event> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(Event::parse_line)
+        .collect();
+    assert!(
+        matches!(events.last(), Some(Event::Error { class: ErrorClass::BadConfig, field: Some(f), .. }) if f == "spec")
+    );
+}
+
+/// Writes a CIFAR-10 directory in the standard binary format with random pixels.
+fn write_cifar(dir: &Path, train_records: usize, test_records: usize) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut state = 12345u64;
+    let mut record = |label: u8| {
+        let mut r = vec![label];
+        for _ in 0..3072 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            r.push((state >> 56) as u8);
+        }
+        r
+    };
+    let mut batch = |n: usize| {
+        (0..n)
+            .flat_map(|i| record((i % 10) as u8))
+            .collect::<Vec<u8>>()
+    };
+    std::fs::write(dir.join("data_batch_1.bin"), batch(train_records)).unwrap();
+    std::fs::write(dir.join("test_batch.bin"), batch(test_records)).unwrap();
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("trainbench-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn cifar10_binary_trains_and_evaluates() {
+    let dir = temp_dir("cifar-ok");
+    write_cifar(&dir, 64, 20);
+    let o = train(&serde_json::json!({
+        "model": "resnet_mini", "batch_size": 16, "epochs": 2, "data": "cifar10", "data_path": dir,
+    }));
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let evals = o
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::Eval { samples: 20, .. }))
+        .count();
+    assert_eq!(evals, 2, "one evaluation per epoch");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_corrupt_cifar10_file_is_a_bad_config() {
+    let dir = temp_dir("cifar-corrupt");
+    write_cifar(&dir, 10, 10);
+    // Truncate one record.
+    let p = dir.join("data_batch_1.bin");
+    let bytes = std::fs::read(&p).unwrap();
+    std::fs::write(&p, &bytes[..bytes.len() - 100]).unwrap();
+    let o = train(
+        &serde_json::json!({"model": "resnet_mini", "batch_size": 4, "steps": 2, "data": "cifar10", "data_path": dir}),
+    );
+    assert_clean_failure(&o, ErrorClass::BadConfig, "data_path", 2);
+    assert!(error_of(&o).2.contains("data_batch_1.bin"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn describe(args: &[&str]) -> serde_json::Value {
+    let out = worker()
+        .arg("describe")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn check_reference_count(model: &str) {
+    let d = describe(&["--model", model]);
+    let reference = d["reference_params"].as_u64().unwrap();
+    let counted = d["param_count"].as_u64().unwrap();
+    let in_scope = if d["reference_includes_head"].as_bool().unwrap() {
+        counted
+    } else {
+        d["backbone_param_count"].as_u64().unwrap()
+    };
+    assert_eq!(in_scope, reference, "{model}");
+    assert_eq!(
+        counted,
+        d["param_count_analytical"].as_u64().unwrap(),
+        "{model}"
+    );
+}
+
+#[test]
+fn parameter_counts_equal_the_references() {
+    for model in [
+        "vit_tiny_patch16_224",
+        "vit_small_patch16_224",
+        "vit_base_patch16_224",
+        "resnet18",
+        "resnet50",
+        "bert_base_uncased",
+    ] {
+        check_reference_count(model);
+    }
+}
+
+/// ViT-L and larger need several GiB; run with TRAINBENCH_TEST_LARGE=1.
+#[test]
+fn parameter_counts_of_the_large_models() {
+    if std::env::var_os("TRAINBENCH_TEST_LARGE").is_none() {
+        eprintln!("skipped: set TRAINBENCH_TEST_LARGE=1 to build ViT-L/H/g/G and BERT-large");
+        return;
+    }
+    for model in [
+        "vit_large_patch16_224",
+        "bert_large_uncased",
+        "vit_huge_patch14_224",
+        "vit_giant_patch14_224",
+        "vit_gigantic_patch14_224",
+    ] {
+        check_reference_count(model);
+    }
+}
+
+#[test]
+fn parameter_counts_follow_the_options() {
+    let d = describe(&["--model", "resnet50", "--num-classes", "10"]);
+    assert_eq!(d["param_count"], 25_557_032 - 2048 * 990 - 990);
+    let d = describe(&[
+        "--model",
+        "vit_base_patch16_224",
+        "--num-classes",
+        "37",
+        "--image-size",
+        "384",
+    ]);
+    // 577 tokens instead of 197: 380 more position embeddings; head 768×37+37.
+    assert_eq!(d["param_count"], 86_567_656 + 380 * 768 - 768 * 963 - 963);
+    let d = describe(&[
+        "--model",
+        "bert_base_uncased",
+        "--num-classes",
+        "5",
+        "--vocab-size",
+        "1000",
+    ]);
+    assert_eq!(d["param_count"], 109_482_240 - 29_522 * 768 + 768 * 5 + 5);
+}
+
+#[test]
+fn describe_rejects_bad_options_with_the_field() {
+    let out = worker()
+        .args([
+            "describe",
+            "--model",
+            "vit_base_patch16_224",
+            "--image-size",
+            "100",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["field"], "image_size");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+#[test]
+fn quick_prints_a_report_for_a_person() {
+    let out = worker().args(["quick", "--epochs", "1"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "steady throughput",
+        "samples/s",
+        "time to first step",
+        "peak memory",
+        "process peak RSS",
+        "final accuracy",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}
