@@ -84,15 +84,4 @@ int tb_cuda_memory_peaks(int device, uint64_t* allocated_peak, uint64_t* reserve
   }
 }
 
-int tb_cuda_reset_peaks(int device, char* err, size_t err_len) {
-  try {
-    c10::getDeviceAllocator(c10::DeviceType::CUDA)
-        ->resetPeakStats(static_cast<c10::DeviceIndex>(device));
-    return 0;
-  } catch (const std::exception& e) {
-    copy_error(e.what(), err, err_len);
-    return 1;
-  }
-}
-
 }  // extern "C"

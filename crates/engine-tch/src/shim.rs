@@ -25,7 +25,6 @@ extern "C" {
         err: *mut c_char,
         len: usize,
     ) -> c_int;
-    fn tb_cuda_reset_peaks(device: c_int, err: *mut c_char, len: usize) -> c_int;
 }
 
 /// A libtorch error message carried out of the shim.
@@ -95,10 +94,4 @@ pub fn cuda_memory_peaks(index: usize) -> Result<(u64, u64), ShimError> {
     // SAFETY: the out-pointers are valid u64s on this stack frame.
     call(|e, l| unsafe { tb_cuda_memory_peaks(idx, &mut allocated, &mut reserved, e, l) })?;
     Ok((allocated, reserved))
-}
-
-pub fn cuda_reset_peaks(index: usize) -> Result<(), ShimError> {
-    let idx = c_int::try_from(index).map_err(|_| ShimError(format!("device index {index}")))?;
-    // SAFETY: plain value in, error buffer valid for its length.
-    call(|e, l| unsafe { tb_cuda_reset_peaks(idx, e, l) })
 }

@@ -284,15 +284,19 @@ impl Trainer<'_> {
         Ok(Some((acc, loss, n as u64)))
     }
 
-    fn emit_memory(&self, sink: &mut dyn Sink) -> Result<(), WorkerError> {
+    /// Emits the peaks that can be read; one that cannot is left out (the
+    /// studio then shows it as not measured) rather than failing a finished run.
+    fn emit_memory(&self, sink: &mut dyn Sink) {
         if let Device::Cuda(i) = self.device {
-            let (allocated, reserved) = shim::cuda_memory_peaks(i)?;
-            sink.emit(&Event::Memory {
-                device: format!("cuda:{i}"),
-                source: "allocator".into(),
-                peak_bytes: allocated,
-                reserved_peak_bytes: Some(reserved),
-            });
+            match shim::cuda_memory_peaks(i) {
+                Ok((allocated, reserved)) => sink.emit(&Event::Memory {
+                    device: format!("cuda:{i}"),
+                    source: "allocator".into(),
+                    peak_bytes: allocated,
+                    reserved_peak_bytes: Some(reserved),
+                }),
+                Err(e) => eprintln!("trainbench-worker-tch: allocator peak not measured: {e}"),
+            }
         }
         if let Some(rss) = peak_rss_bytes() {
             sink.emit(&Event::Memory {
@@ -302,7 +306,6 @@ impl Trainer<'_> {
                 reserved_peak_bytes: None,
             });
         }
-        Ok(())
     }
 }
 
@@ -325,9 +328,10 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
     tch::set_num_interop_threads(1);
     let (precision_text, autocast) = apply_precision(spec.precision, device)?;
     tch::manual_seed(spec.seed as i64);
-    if let Device::Cuda(i) = device {
+    if device.is_cuda() {
+        // The allocator's peak counts from process start, which is what a run's
+        // peak means here: nothing else ran in this process before.
         tch::Cuda::manual_seed_all(spec.seed);
-        shim::cuda_reset_peaks(i)?;
     }
 
     let data = data::load(spec, device)?;
@@ -523,7 +527,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         }
     }
     let _ = lr;
-    t.emit_memory(sink)?;
+    t.emit_memory(sink);
     sink.emit(&Event::Done {
         steps: step,
         samples: step * spec.batch_size,
