@@ -46,7 +46,7 @@ impl WorkerError {
         let oom = lower.contains("out of memory")
             || lower.contains("can't allocate memory")
             || lower.contains("cannot allocate memory");
-        let first_line = message.lines().next().unwrap_or(message).trim().to_owned();
+        let first_line = clean_torch_message(message);
         if oom {
             WorkerError {
                 class: ErrorClass::Oom,
@@ -57,6 +57,31 @@ impl WorkerError {
             WorkerError::internal(format!("libtorch error: {first_line}"))
         }
     }
+}
+
+/// The first line of a libtorch error, without tch's `unwrap` wrapper and
+/// libtorch's `[enforce fail at file:line] cond.` prefix.
+fn clean_torch_message(raw: &str) -> String {
+    let mut m = raw.trim();
+    if let Some(i) = m.find("Torch(\"") {
+        m = &m[i + 7..];
+    }
+    let mut line = m
+        .lines()
+        .next()
+        .unwrap_or(m)
+        .trim()
+        .trim_end_matches("\")")
+        .to_owned();
+    if line.starts_with("[enforce fail at") {
+        if let Some(i) = line.find("] ") {
+            line = line[i + 2..].to_owned();
+        }
+        if let Some(rest) = line.strip_prefix("err == 0. ") {
+            line = rest.to_owned();
+        }
+    }
+    line
 }
 
 impl From<SpecError> for WorkerError {
@@ -94,8 +119,10 @@ pub fn guarded<T>(f: impl FnOnce() -> Result<T, WorkerError>) -> Result<T, Worke
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
+        // Where it panicked is for developers: stderr (log text), not the event.
+        eprintln!("trainbench-worker-tch: libtorch call failed{location}");
         if let Ok(mut slot) = LAST_PANIC.lock() {
-            *slot = Some(format!("{msg}{location}"));
+            *slot = Some(msg);
         }
     }));
     let result = panic::catch_unwind(AssertUnwindSafe(f));
@@ -110,5 +137,23 @@ pub fn guarded<T>(f: impl FnOnce() -> Result<T, WorkerError>) -> Result<T, Worke
                 .unwrap_or_else(|| "unknown panic".into());
             Err(WorkerError::from_torch(&msg.replace("\\n", "\n")))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torch_messages_are_cleaned_and_classified() {
+        let raw = "called `Result::unwrap()` on an `Err` value: Torch(\"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate 12 bytes.\\nException raised from x\")";
+        let e = WorkerError::from_torch(&raw.replace("\\n", "\n"));
+        assert_eq!(e.class, ErrorClass::Oom);
+        assert_eq!(e.message, "out of memory: DefaultCPUAllocator: can't allocate memory: you tried to allocate 12 bytes.");
+        let e = WorkerError::from_torch("Torch(\"shape mismatch\")");
+        assert_eq!(
+            (e.class, e.message.as_str()),
+            (ErrorClass::Internal, "libtorch error: shape mismatch")
+        );
     }
 }

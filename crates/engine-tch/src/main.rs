@@ -82,7 +82,7 @@ enum Command {
         #[arg(long)]
         device: Option<String>,
         /// Epochs over the MNIST sample.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 5)]
         epochs: i64,
     },
 }
