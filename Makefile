@@ -7,16 +7,17 @@ setup:
 	@bash scripts/setup.sh
 
 build: setup
-	@source scripts/env.sh && cargo build --release --locked -p trainbench-engine-tch
+	@source scripts/env.sh && cargo build --release --locked -p trainbench-engine-tch -p trainbench-cli
 
-## Train a small model on this machine's device and print what was measured.
+## Benchmark a small model on this machine's device (the GPU if there is one),
+## store the run and print its summary.
 run: build
-	@source scripts/env.sh && ./target/release/trainbench-worker-tch quick
+	@source scripts/env.sh && ./target/release/trainbench run
 
 ## Set up, then run every check and test (what CI runs).
 test:
 	@bash scripts/test.sh
 
-## The libtorch worker against a plain PyTorch loop (see bench/README.md).
+## Benchmarks (see bench/README.md).
 bench: build
-	@source scripts/env.sh && python bench/tch_vs_python.py
+	@source scripts/env.sh && python bench/tch_vs_python.py && python bench/harness_overhead.py

@@ -1,7 +1,7 @@
 """Benchmark: the libtorch worker (Rust, tch) against a plain PyTorch loop.
 
-For each model, alternates the two (tch, python, tch, python, …) `--repeats`
-times with the same batch, precision (fp32), thread count, synthetic data and
+For each model, alternates the two in ABBA order (tch, python, python, tch, …)
+`--repeats` times with the same batch, precision (fp32), thread count, synthetic data and
 step count, and reports each run's steady-state throughput (median of the
 steady windows, warm-up excluded by the studio's rule) and the ratio of the
 medians across repeats. Run through `make bench`.
@@ -65,7 +65,9 @@ def main():
             sys.exit(f"{model}: python has {py_params} parameters, the worker {described['param_count']}")
         runs = {"tch": [], "python": []}
         for r in range(args.repeats):
-            for name, fn in (("tch", run_tch), ("python", run_python)):
+            # ABBA order, so a drift of the machine favours neither side.
+            order = (("tch", run_tch), ("python", run_python))
+            for name, fn in (order if r % 2 == 0 else order[::-1]):
                 s = fn(model, args.batch_size, args.steps, args.threads, args.window_steps)
                 st = s["steady"]
                 runs[name].append({"median": st["median_samples_per_s"], "ci95": st["ci95"],

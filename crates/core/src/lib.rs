@@ -8,14 +8,19 @@
 //! - [`protocol`]: the JSON-lines events a worker prints (see `docs/protocol.md`).
 //! - [`stats`]: medians, confidence intervals and the warm-up rule behind every
 //!   throughput the studio shows.
+//! - [`summary`]: a run's summary (throughput, memory, time-to-accuracy, cost,
+//!   energy, MFU) exactly as `docs/metrics.md` defines it.
+//! - [`reference`]: GPU peaks and default prices shipped in `data/`.
 //!
 //! This crate is pure: no IO, no tauri, tch, nvml-wrapper or rusqlite (checked by
 //! `scripts/check-deps.sh` in CI).
 
 pub mod models;
 pub mod protocol;
+pub mod reference;
 pub mod spec;
 pub mod stats;
+pub mod summary;
 
 pub use models::{ModelConfig, ModelOptions};
 pub use protocol::{ErrorClass, Event, PROTOCOL_VERSION};

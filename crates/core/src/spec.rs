@@ -473,6 +473,99 @@ impl RunSpec {
     }
 }
 
+/// Every framework the studio knows of, and the ones this build can run.
+pub const FRAMEWORKS: [&str; 4] = ["tch", "pytorch", "tensorflow", "jax"];
+
+/// What the machine offers, as the probe saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine {
+    pub gpus: u32,
+    pub cpu_cores: u32,
+}
+
+/// Checks, before anything starts, that `spec` can run on `framework` here:
+/// the framework exists and is installed, the device and device count exist,
+/// and the precision is one the device can do.
+pub fn check_runnable(
+    spec: &RunSpec,
+    framework: &str,
+    installed: &[&str],
+    machine: Machine,
+) -> Result<(), SpecError> {
+    if !FRAMEWORKS.contains(&framework) {
+        return Err(SpecError::new(
+            "framework",
+            framework,
+            &format!("one of {}", FRAMEWORKS.join(", ")),
+        ));
+    }
+    if !installed.contains(&framework) {
+        return Err(SpecError::new(
+            "framework",
+            framework,
+            &format!(
+                "an installed framework ({}); {framework} is not installed here",
+                installed.join(", ")
+            ),
+        ));
+    }
+    match spec.device {
+        Device::Cuda(i) if i >= machine.gpus => {
+            return Err(SpecError::new(
+                "device",
+                spec.device,
+                &format!(
+                    "cpu, or a GPU index below {} (this machine has {} NVIDIA GPU(s))",
+                    machine.gpus, machine.gpus
+                ),
+            ))
+        }
+        Device::Cuda(i) if i + spec.devices > machine.gpus => {
+            return Err(SpecError::new(
+                "devices",
+                spec.devices,
+                &format!(
+                    "at most {} GPU(s) from cuda:{i} on this machine",
+                    machine.gpus - i
+                ),
+            ))
+        }
+        Device::Cpu if spec.devices > machine.cpu_cores => {
+            return Err(SpecError::new(
+                "devices",
+                spec.devices,
+                &format!("at most {} CPU processes (one per core)", machine.cpu_cores),
+            ))
+        }
+        _ => {}
+    }
+    if framework == "tch" && spec.devices > 1 {
+        return Err(SpecError::new(
+            "devices",
+            spec.devices,
+            "1 for framework tch (one device per process); pytorch, tensorflow and jax run several",
+        ));
+    }
+    if spec.device == Device::Cpu && matches!(spec.precision, Precision::Tf32 | Precision::AmpFp16)
+    {
+        return Err(SpecError::new(
+            "precision",
+            spec.precision,
+            "fp32 or amp-bf16 on the CPU (tf32 and amp-fp16 need an NVIDIA GPU)",
+        ));
+    }
+    Ok(())
+}
+
+/// The order a sweep runs in: repeats interleaved (A B C A B C …), never
+/// back-to-back, so slow drift of the machine spreads over every configuration.
+/// Returns (configuration index, repeat index) pairs.
+pub fn interleaved_plan(configurations: usize, repeats: usize) -> Vec<(usize, usize)> {
+    (0..repeats)
+        .flat_map(|r| (0..configurations).map(move |c| (c, r)))
+        .collect()
+}
+
 /// The learning-rate schedule every worker uses: linear warm-up from 0 to the
 /// peak over `warmup` steps, then cosine decay to 0 at `total` steps. Steps count
 /// from 1; the value is the rate used by that step.
@@ -588,6 +681,68 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn repeats_are_interleaved() {
+        assert_eq!(interleaved_plan(2, 2), vec![(0, 0), (1, 0), (0, 1), (1, 1)]);
+        assert!(interleaved_plan(3, 0).is_empty());
+    }
+
+    #[test]
+    fn runnable_checks_name_the_field() {
+        let cpu = Machine {
+            gpus: 0,
+            cpu_cores: 2,
+        };
+        let s = spec("").unwrap();
+        assert!(check_runnable(&s, "tch", &["tch"], cpu).is_ok());
+        assert_eq!(
+            check_runnable(&s, "mxnet", &["tch"], cpu)
+                .unwrap_err()
+                .field,
+            "framework"
+        );
+        assert_eq!(
+            check_runnable(&s, "jax", &["tch"], cpu).unwrap_err().field,
+            "framework"
+        );
+        let gpu = spec(r#","device":"cuda:0""#).unwrap();
+        assert_eq!(
+            check_runnable(&gpu, "tch", &["tch"], cpu)
+                .unwrap_err()
+                .field,
+            "device"
+        );
+        let many = spec(r#","devices":3"#).unwrap();
+        assert_eq!(
+            check_runnable(&many, "tch", &["tch"], cpu)
+                .unwrap_err()
+                .field,
+            "devices"
+        );
+        let tf32 = spec(r#","precision":"tf32""#).unwrap();
+        assert_eq!(
+            check_runnable(&tf32, "tch", &["tch"], cpu)
+                .unwrap_err()
+                .field,
+            "precision"
+        );
+        let two = spec(r#","device":"cuda:0","devices":2"#).unwrap();
+        assert_eq!(
+            check_runnable(
+                &two,
+                "tch",
+                &["tch"],
+                Machine {
+                    gpus: 1,
+                    cpu_cores: 2
+                }
+            )
+            .unwrap_err()
+            .field,
+            "devices"
+        );
     }
 
     #[test]

@@ -93,9 +93,13 @@ struct JsonLines;
 impl Sink for JsonLines {
     fn emit(&mut self, event: &Event) {
         let mut out = std::io::stdout().lock();
-        // A closed stdout means the runner is gone; nothing useful is left to do.
-        let _ = writeln!(out, "{}", event.to_line());
-        let _ = out.flush();
+        let written = writeln!(out, "{}", event.to_line()).and_then(|()| out.flush());
+        if let Err(e) = written {
+            // The runner is gone (the studio was killed): nobody reads the
+            // results, so stop training instead of running on as an orphan.
+            eprintln!("trainbench-worker-tch: cannot write events ({e}); stopping");
+            std::process::exit(1);
+        }
     }
 }
 

@@ -1,0 +1,62 @@
+"""Benchmark: harness overhead of the studio.
+
+Alternates, `--repeats` times, the same configuration run
+  (a) through `trainbench run` (runner, 10 Hz telemetry, SQLite writes), and
+  (b) bare: `trainbench-worker-tch train` with no runner and no telemetry,
+and compares the steady throughput the studio reports with the bare worker's
+(summarised by the same code). Also reports the runner's own CPU use (the
+`trainbench` process itself, not its worker) while it samples at 10 Hz.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="resnet_mini")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    spec = {"model": args.model, "batch_size": args.batch_size, "steps": args.steps, "threads": args.threads}
+    studio, bare, cpu = [], [], []
+    with tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, "bench.sqlite")
+        for r in range(args.repeats):
+            out = subprocess.run([os.path.join(BIN, "trainbench"), "--db", db, "run", "--model", args.model,
+                                  "--batch-size", str(args.batch_size), "--steps", str(args.steps),
+                                  "--threads", str(args.threads), "--json"],
+                                 capture_output=True, text=True, env=env)
+            if out.returncode != 0:
+                sys.exit(f"trainbench run failed: {out.stdout}\n{out.stderr}")
+            doc = json.loads(out.stdout)
+            tp_studio = doc["runs"][0]["throughput_samples_per_s"]
+            studio.append(tp_studio)
+            cpu.append(100.0 * doc["studio"]["cpu_s"] / doc["studio"]["wall_s"])
+            w = subprocess.run([os.path.join(BIN, "trainbench-worker-tch"), "train"], input=json.dumps(spec),
+                               capture_output=True, text=True, env=env, check=True)
+            s = subprocess.run([os.path.join(BIN, "trainbench-worker-tch"), "summarize"], input=w.stdout,
+                               capture_output=True, text=True, check=True)
+            tp_bare = json.loads(s.stdout)["steady"]["median_samples_per_s"]
+            bare.append(tp_bare)
+            print(f"repeat {r + 1}: studio {tp_studio:.1f} samples/s, bare worker {tp_bare:.1f} samples/s, "
+                  f"runner CPU {cpu[-1]:.2f} % of one core", flush=True)
+    ms, mb = statistics.median(studio), statistics.median(bare)
+    print(f"\n{args.model}, batch {args.batch_size}, {args.steps} steps, {args.threads} thread(s), {args.repeats} alternations")
+    print(f"median studio {ms:.1f} samples/s vs bare {mb:.1f} samples/s: difference {100 * (ms - mb) / mb:+.2f} %")
+    print(f"runner CPU while sampling at 10 Hz: median {statistics.median(cpu):.2f} % of one core "
+          f"(max {max(cpu):.2f} %)")
+
+
+if __name__ == "__main__":
+    main()

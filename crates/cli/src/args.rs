@@ -1,0 +1,369 @@
+//! Command-line and TOML arguments. Several comma-separated values for one
+//! flag (or a TOML array) make a sweep: the cross product of every list.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use trainbench_core::reference::PriceRow;
+
+use crate::{bad, CliError};
+
+#[derive(Parser)]
+#[command(
+    name = "trainbench",
+    version,
+    about = "TrainBench Studio, headless: measured training benchmarks"
+)]
+pub struct Cli {
+    /// SQLite database (default: $TRAINBENCH_DB, else ~/.local/share/trainbench/trainbench.sqlite).
+    #[arg(long, global = true)]
+    pub db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run a benchmark (a sweep when a flag has several comma-separated values).
+    Run(RunArgs),
+    /// Parameter count and FLOPs per training sample of a model.
+    Describe {
+        #[arg(long)]
+        model: String,
+        #[arg(long)]
+        num_classes: Option<i64>,
+        #[arg(long)]
+        image_size: Option<i64>,
+        #[arg(long)]
+        in_channels: Option<i64>,
+        #[arg(long)]
+        seq_len: Option<i64>,
+        #[arg(long)]
+        vocab_size: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every stored run with its headline numbers.
+    Runs {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run in full: configuration, summary, provenance, errors.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Runs side by side, with deltas against the first.
+    Compare {
+        ids: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The price table used for cost per epoch (list, add, edit).
+    Prices {
+        #[command(subcommand)]
+        command: Option<PriceCommand>,
+        #[arg(long, global = true)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum PriceCommand {
+    List,
+    Add(PriceArgs),
+    Edit(PriceArgs),
+}
+
+#[derive(Args, Clone)]
+#[command(allow_negative_numbers = true)]
+pub struct PriceArgs {
+    pub offering: String,
+    #[arg(long)]
+    pub devices: Option<i64>,
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Price of the whole offering per hour.
+    #[arg(long)]
+    pub usd_per_hour: Option<f64>,
+    /// Price per device-hour (default: usd-per-hour ÷ devices).
+    #[arg(long)]
+    pub usd_per_device_hour: Option<f64>,
+    /// When the price was true (e.g. 2026-11).
+    #[arg(long)]
+    pub as_of: Option<String>,
+    #[arg(long)]
+    pub source: Option<String>,
+}
+
+#[derive(Args, Clone, Default)]
+#[command(allow_negative_numbers = true)]
+pub struct RunArgs {
+    /// TOML file with the same keys as the flags (lists make a sweep); flags win.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long)]
+    pub framework: Option<String>,
+    #[arg(long)]
+    pub precision: Option<String>,
+    /// cpu or cuda:N (default: the first GPU NVML sees, else cpu).
+    #[arg(long)]
+    pub device: Option<String>,
+    #[arg(long)]
+    pub devices: Option<String>,
+    #[arg(long)]
+    pub batch_size: Option<String>,
+    #[arg(long)]
+    pub steps: Option<i64>,
+    #[arg(long)]
+    pub epochs: Option<i64>,
+    /// synthetic, mnist or cifar10:DIR.
+    #[arg(long)]
+    pub data: Option<String>,
+    #[arg(long)]
+    pub num_classes: Option<i64>,
+    #[arg(long)]
+    pub target_accuracy: Option<f64>,
+    /// Keep training after the target is reached (default: stop there).
+    #[arg(long)]
+    pub no_stop_at_target: bool,
+    #[arg(long)]
+    pub window_steps: Option<i64>,
+    #[arg(long)]
+    pub threads: Option<i64>,
+    #[arg(long)]
+    pub repeats: Option<u32>,
+    /// Price-table offering for cost per epoch.
+    #[arg(long)]
+    pub price: Option<String>,
+    /// Seconds a worker may stay silent before the run is stopped as `timeout`.
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags and config file merged, lists split, defaults filled.
+#[derive(Debug)]
+pub struct Merged {
+    pub model: Vec<String>,
+    pub framework: Vec<String>,
+    pub precision: Vec<String>,
+    pub devices: Vec<i64>,
+    pub batch_size: Vec<i64>,
+    pub device: Option<String>,
+    pub steps: Option<i64>,
+    pub epochs: Option<i64>,
+    pub data: String,
+    pub num_classes: Option<i64>,
+    pub target_accuracy: Option<f64>,
+    pub stop_at_target: bool,
+    pub window_steps: Option<i64>,
+    pub threads: Option<i64>,
+}
+
+fn list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|x| x.trim().to_owned())
+        .filter(|x| !x.is_empty())
+        .collect()
+}
+
+fn ints(field: &str, s: &str) -> Result<Vec<i64>, CliError> {
+    list(s)
+        .iter()
+        .map(|x| {
+            x.parse::<i64>().map_err(|_| {
+                bad(
+                    field,
+                    format!(
+                        "{field} = {x} is not allowed: expected whole numbers, comma-separated"
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// A TOML value as a comma-separated string (arrays join).
+fn toml_str(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Array(a) => a.iter().map(toml_str).collect::<Vec<_>>().join(","),
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub fn merge_config(a: &RunArgs) -> Result<Merged, CliError> {
+    let mut a = a.clone();
+    if let Some(path) = &a.config {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            bad(
+                "config",
+                format!("config = {} cannot be read: {e}", path.display()),
+            )
+        })?;
+        let table: toml::Table = text.parse().map_err(|e| {
+            bad(
+                "config",
+                format!("config = {} is not valid TOML: {e}", path.display()),
+            )
+        })?;
+        for (key, value) in &table {
+            let s = toml_str(value);
+            let num = |field: &str| {
+                s.parse::<i64>().map_err(|_| {
+                    bad(
+                        field,
+                        format!(
+                            "{field} = {s} (in {}) is not allowed: expected a whole number",
+                            path.display()
+                        ),
+                    )
+                })
+            };
+            match key.as_str() {
+                "model" => a.model = a.model.or(Some(s)),
+                "framework" => a.framework = a.framework.or(Some(s)),
+                "precision" => a.precision = a.precision.or(Some(s)),
+                "device" => a.device = a.device.or(Some(s)),
+                "devices" => a.devices = a.devices.or(Some(s)),
+                "batch_size" => a.batch_size = a.batch_size.or(Some(s)),
+                "data" => a.data = a.data.or(Some(s)),
+                "steps" => a.steps = a.steps.or(Some(num("steps")?)),
+                "epochs" => a.epochs = a.epochs.or(Some(num("epochs")?)),
+                "num_classes" => a.num_classes = a.num_classes.or(Some(num("num_classes")?)),
+                "window_steps" => a.window_steps = a.window_steps.or(Some(num("window_steps")?)),
+                "threads" => a.threads = a.threads.or(Some(num("threads")?)),
+                "repeats" => a.repeats = a.repeats.or(Some(u32::try_from(num("repeats")?).map_err(|_| bad("repeats", format!("repeats = {s} is not allowed: expected a whole number ≥ 1")))?)),
+                "target_accuracy" => {
+                    a.target_accuracy = a.target_accuracy.or(Some(s.parse().map_err(|_| {
+                        bad("target_accuracy", format!("target_accuracy = {s} is not allowed: expected a number in (0, 1]"))
+                    })?))
+                }
+                "price" => a.price = a.price.or(Some(s)),
+                other => {
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, device, devices, batch_size, steps, epochs, data, num_classes, target_accuracy, window_steps, threads, repeats, price", path.display())))
+                }
+            }
+        }
+    }
+    // The quick default: a small model on the MNIST sample, to 95 %.
+    let quick = a.model.is_none() && a.steps.is_none() && a.epochs.is_none() && a.data.is_none();
+    let (steps, epochs) = match (a.steps, a.epochs) {
+        (None, None) if quick => (None, Some(3)),
+        (None, None) => (Some(100), None),
+        other => other,
+    };
+    Ok(Merged {
+        model: list(a.model.as_deref().unwrap_or("resnet_mini")),
+        framework: list(a.framework.as_deref().unwrap_or("tch")),
+        precision: list(a.precision.as_deref().unwrap_or("fp32")),
+        devices: ints("devices", a.devices.as_deref().unwrap_or("1"))?,
+        batch_size: ints("batch_size", a.batch_size.as_deref().unwrap_or("64"))?,
+        device: a.device.clone(),
+        steps,
+        epochs,
+        data: a.data.clone().unwrap_or_else(|| {
+            if quick {
+                "mnist".into()
+            } else {
+                "synthetic".into()
+            }
+        }),
+        num_classes: a.num_classes,
+        target_accuracy: a.target_accuracy.or(if quick { Some(0.95) } else { None }),
+        stop_at_target: !a.no_stop_at_target,
+        window_steps: a.window_steps,
+        threads: a.threads,
+    })
+}
+
+/// `synthetic`, `mnist` or `cifar10:DIR` → (data, data_path).
+pub fn parse_data(s: &str) -> Result<(String, Option<String>), CliError> {
+    match s {
+        "synthetic" | "mnist" => Ok((s.to_owned(), None)),
+        other => match other.strip_prefix("cifar10:") {
+            Some(dir) if !dir.is_empty() => Ok(("cifar10".into(), Some(dir.to_owned()))),
+            _ => Err(bad(
+                "data",
+                format!("data = {other} is not allowed: expected synthetic, mnist or cifar10:DIR"),
+            )),
+        },
+    }
+}
+
+/// A price row from `prices add|edit` flags, over `existing` for an edit.
+pub fn price_row(p: &PriceArgs, existing: Option<PriceRow>) -> Result<PriceRow, CliError> {
+    let need = |field: &str| {
+        bad(
+            field,
+            format!(
+                "{field} is missing: expected --{} for a new offering",
+                field.replace('_', "-")
+            ),
+        )
+    };
+    let devices = match (p.devices, &existing) {
+        (Some(d), _) => u32::try_from(d).ok().filter(|&d| d >= 1).ok_or_else(|| {
+            bad(
+                "devices",
+                format!("devices = {d} is not allowed: expected a whole number ≥ 1"),
+            )
+        })?,
+        (None, Some(e)) => e.devices,
+        (None, None) => return Err(need("devices")),
+    };
+    let check = |field: &str, v: f64| {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(bad(
+                field,
+                format!("{field} = {v} is not allowed: expected a price ≥ 0 in US dollars"),
+            ))
+        }
+    };
+    let per_hour = match (p.usd_per_hour, &existing) {
+        (Some(v), _) => check("usd_per_hour", v)?,
+        (None, Some(e)) if p.usd_per_device_hour.is_none() || p.devices.is_some() => e.usd_per_hour,
+        (None, Some(e)) => e.usd_per_hour,
+        (None, None) => return Err(need("usd_per_hour")),
+    };
+    let per_device = match p.usd_per_device_hour {
+        Some(v) => check("usd_per_device_hour", v)?,
+        None if p.usd_per_hour.is_some() || p.devices.is_some() || existing.is_none() => {
+            per_hour / f64::from(devices)
+        }
+        None => existing
+            .as_ref()
+            .map_or(per_hour / f64::from(devices), |e| e.usd_per_device_hour),
+    };
+    let as_of = p
+        .as_of
+        .clone()
+        .or_else(|| existing.as_ref().map(|e| e.as_of.clone()))
+        .ok_or_else(|| need("as_of"))?;
+    let source = p
+        .source
+        .clone()
+        .or_else(|| existing.as_ref().map(|e| e.source.clone()))
+        .ok_or_else(|| need("source"))?;
+    let device = p
+        .device
+        .clone()
+        .or_else(|| existing.as_ref().map(|e| e.device.clone()))
+        .ok_or_else(|| need("device"))?;
+    Ok(PriceRow {
+        offering: p.offering.clone(),
+        devices,
+        device,
+        usd_per_hour: per_hour,
+        usd_per_device_hour: per_device,
+        as_of,
+        source,
+    })
+}

@@ -1,0 +1,573 @@
+//! `trainbench`: the headless studio. Runs benchmarks (sweeps and interleaved
+//! repeats) through the runner, keeps them in the SQLite store and shows,
+//! compares and prices them. Every command takes `--json` and then prints one
+//! JSON document. Exit codes: 0 success, 1 a run failed, 2 bad input.
+
+mod args;
+mod output;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use serde_json::json;
+use trainbench_core::models::{lookup, model_names, ModelOptions};
+use trainbench_core::spec::{check_runnable, interleaved_plan, Machine, RunSpec, SpecError};
+use trainbench_core::summary::{aggregate_repeats, RunStatus};
+use trainbench_probe::GpuProbe;
+use trainbench_runner::{Runner, RunnerOptions, WorkerCommand};
+use trainbench_store::{NewRun, Store};
+
+use crate::args::{Cli, Command, PriceCommand, RunArgs};
+use crate::output::{print_compare, print_runs_table, print_show, run_json, Bar};
+
+/// Frameworks whose worker this build can start.
+const INSTALLED_FRAMEWORKS: [&str; 1] = ["tch"];
+
+/// Errors a person fixes (exit 2) versus failures (exit 1).
+#[derive(Debug)]
+enum CliError {
+    BadInput { field: String, message: String },
+    Failed(String),
+}
+
+impl From<SpecError> for CliError {
+    fn from(e: SpecError) -> Self {
+        CliError::BadInput {
+            field: e.field.clone(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<trainbench_store::StoreError> for CliError {
+    fn from(e: trainbench_store::StoreError) -> Self {
+        match e {
+            trainbench_store::StoreError::NotFound { what, id } => CliError::BadInput {
+                field: what.to_owned(),
+                message: format!("{what} {id} does not exist"),
+            },
+            other => CliError::Failed(other.to_string()),
+        }
+    }
+}
+
+fn bad(field: &str, message: String) -> CliError {
+    CliError::BadInput {
+        field: field.to_owned(),
+        message,
+    }
+}
+
+/// The database: `--db`, else `$TRAINBENCH_DB`, else the XDG data directory.
+fn db_path(flag: Option<PathBuf>) -> PathBuf {
+    flag.or_else(|| std::env::var_os("TRAINBENCH_DB").map(PathBuf::from))
+        .unwrap_or_else(|| {
+            let data = std::env::var_os("XDG_DATA_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+                .unwrap_or_else(|| PathBuf::from("."));
+            data.join("trainbench").join("trainbench.sqlite")
+        })
+}
+
+fn open_store(path: &std::path::Path) -> Result<Store, CliError> {
+    let store = Store::open(path)?;
+    let n = store.mark_interrupted()?;
+    if n > 0 {
+        eprintln!("trainbench: {n} run(s) left running by a studio that stopped are now marked interrupted");
+    }
+    Ok(store)
+}
+
+/// One configuration of a sweep: the framework and the worker spec.
+struct Config {
+    framework: String,
+    spec: serde_json::Map<String, serde_json::Value>,
+    label: String,
+}
+
+fn build_configs(a: &RunArgs, gpu: &GpuProbe) -> Result<Vec<Config>, CliError> {
+    let merged = args::merge_config(a)?;
+    let gpus = u32::try_from(gpu.gpus().len()).unwrap_or(0);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    let machine = Machine {
+        gpus,
+        cpu_cores: cores,
+    };
+    let device = merged.device.clone().unwrap_or_else(|| {
+        if gpus > 0 {
+            "cuda:0".into()
+        } else {
+            "cpu".into()
+        }
+    });
+    let mut configs = Vec::new();
+    for framework in &merged.framework {
+        for model in &merged.model {
+            for precision in &merged.precision {
+                for devices in &merged.devices {
+                    for batch in &merged.batch_size {
+                        let mut spec = serde_json::Map::new();
+                        spec.insert("model".into(), json!(model));
+                        spec.insert("precision".into(), json!(precision));
+                        spec.insert("device".into(), json!(device));
+                        spec.insert("devices".into(), json!(devices));
+                        spec.insert("batch_size".into(), json!(batch));
+                        match (merged.steps, merged.epochs) {
+                            (Some(s), None) => {
+                                spec.insert("steps".into(), json!(s));
+                            }
+                            (None, Some(e)) => {
+                                spec.insert("epochs".into(), json!(e));
+                            }
+                            (Some(_), Some(_)) => {
+                                return Err(bad(
+                                    "steps",
+                                    "give either --steps or --epochs, not both".into(),
+                                ))
+                            }
+                            (None, None) => {
+                                return Err(bad("steps", "give --steps or --epochs".into()))
+                            }
+                        }
+                        let (data, path) = args::parse_data(&merged.data)?;
+                        if let Some(p) = &path {
+                            if !std::path::Path::new(p).is_dir() {
+                                return Err(bad(
+                                    "data",
+                                    format!("data = cifar10:{p} is not allowed: expected an existing directory with CIFAR-10's binary batches"),
+                                ));
+                            }
+                            spec.insert("data_path".into(), json!(p));
+                        }
+                        spec.insert("data".into(), json!(data));
+                        for (k, v) in [
+                            ("num_classes", merged.num_classes.map(|x| json!(x))),
+                            ("target_accuracy", merged.target_accuracy.map(|x| json!(x))),
+                        ] {
+                            if let Some(v) = v {
+                                spec.insert(k.into(), v);
+                            }
+                        }
+                        if merged.target_accuracy.is_some() && merged.stop_at_target {
+                            spec.insert("stop_at_target".into(), json!(true));
+                        }
+                        if let Some(ws) = merged.window_steps {
+                            spec.insert("window_steps".into(), json!(ws));
+                        }
+                        if let Some(t) = merged.threads {
+                            spec.insert("threads".into(), json!(t));
+                        }
+                        let parsed = RunSpec::from_json(
+                            &serde_json::Value::Object(spec.clone()).to_string(),
+                        )?;
+                        check_runnable(&parsed, framework, &INSTALLED_FRAMEWORKS, machine)?;
+                        let label = format!("{framework} {model} {precision} ×{devices} b{batch}");
+                        configs.push(Config {
+                            framework: framework.clone(),
+                            spec,
+                            label,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(configs)
+}
+
+fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
+    let gpu = GpuProbe::open();
+    if let Some(why) = &gpu.unavailable {
+        eprintln!("trainbench: {why}; runs use the CPU");
+    }
+    let configs = build_configs(&a, &gpu)?;
+    let repeats = a.repeats.unwrap_or(1);
+    if repeats == 0 {
+        return Err(bad(
+            "repeats",
+            "repeats = 0 is not allowed: expected a whole number ≥ 1".into(),
+        ));
+    }
+    if let Some(p) = &a.price {
+        let store = Store::open(db)?;
+        if store.price(p)?.is_none() {
+            let names: Vec<String> = store.prices()?.into_iter().map(|r| r.0.offering).collect();
+            return Err(bad(
+                "price",
+                format!(
+                    "price = {p} is not allowed: expected one of the price table's offerings: {}",
+                    names.join("; ")
+                ),
+            ));
+        }
+    }
+    let timeout = match a.timeout.unwrap_or(600.0) {
+        t if t.is_finite() && t > 0.0 => std::time::Duration::from_secs_f64(t),
+        t => {
+            return Err(bad(
+                "timeout",
+                format!("timeout = {t} is not allowed: expected seconds > 0"),
+            ))
+        }
+    };
+    let sweep_started = std::time::Instant::now();
+    let mut store = open_store(db)?;
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let sweep = store.create_sweep(&command, configs.len() as u32, repeats)?;
+    let plan = interleaved_plan(configs.len(), repeats as usize);
+    let mut queued = Vec::new();
+    for (c, r) in &plan {
+        let cfg = &configs[*c];
+        let spec_json = serde_json::Value::Object(cfg.spec.clone()).to_string();
+        let key = json!({"framework": cfg.framework, "spec": cfg.spec}).to_string();
+        let id = store.insert_run(&NewRun {
+            sweep_id: Some(sweep),
+            config_key: key,
+            repeat_index: *r as u32,
+            framework: cfg.framework.clone(),
+            model: cfg.spec["model"].as_str().unwrap_or_default().to_owned(),
+            precision: cfg.spec["precision"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            device: cfg.spec["device"].as_str().unwrap_or_default().to_owned(),
+            devices: cfg.spec["devices"].as_u64().unwrap_or(1) as u32,
+            batch_size: cfg.spec["batch_size"].as_u64().unwrap_or(0),
+            data: cfg.spec["data"].as_str().unwrap_or_default().to_owned(),
+            spec_json: spec_json.clone(),
+            price_offering: a.price.clone(),
+        })?;
+        queued.push((id, spec_json, cfg.label.clone()));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Failed(format!("cannot start the runtime: {e}")))?;
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let opts = RunnerOptions {
+        silence_timeout: timeout,
+        ..RunnerOptions::default()
+    };
+    let runner = Runner {
+        worker: WorkerCommand::tch(),
+        gpu: &gpu,
+        opts,
+    };
+    let mut outcomes = Vec::new();
+    let total = queued.len();
+    let interactive = std::io::stderr().is_terminal() && !a.json;
+    runtime.block_on(async {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ntrainbench: cancelling (Ctrl-C)");
+                let _ = cancel_tx.send(true);
+            }
+        });
+        for (n, (id, spec_json, label)) in queued.iter().enumerate() {
+            if *cancel_rx.borrow() {
+                store.finish_run(
+                    *id,
+                    RunStatus::Cancelled,
+                    Some("the sweep was cancelled before this run started"),
+                    None,
+                    None,
+                    "",
+                )?;
+                continue;
+            }
+            let mut bar = Bar::new(
+                interactive,
+                format!("run {}/{} #{id} {label}", n + 1, total),
+            );
+            let outcome = runner
+                .run(&mut store, *id, spec_json, &mut bar, cancel_rx.clone())
+                .await;
+            bar.finish();
+            match outcome {
+                Ok(o) => outcomes.push(o),
+                Err(e) => return Err(CliError::Failed(e.to_string())),
+            }
+        }
+        Ok::<(), CliError>(())
+    })?;
+    drop(runtime);
+    let rows: Vec<_> = queued
+        .iter()
+        .map(|(id, _, _)| store.run_row(*id))
+        .collect::<Result<_, _>>()?;
+    let mut groups = Vec::new();
+    for (c, cfg) in configs.iter().enumerate() {
+        let members: Vec<_> = plan
+            .iter()
+            .zip(&rows)
+            .filter(|((ci, _), _)| *ci == c)
+            .map(|(_, r)| r)
+            .collect();
+        let summaries: Vec<_> = members
+            .iter()
+            .filter(|r| r.status == RunStatus::Completed)
+            .filter_map(|r| r.summary.clone())
+            .collect();
+        groups.push(json!({
+            "configuration": cfg.label,
+            "framework": cfg.framework,
+            "spec": cfg.spec,
+            "run_ids": members.iter().map(|r| r.id).collect::<Vec<_>>(),
+            "repeats": aggregate_repeats(&summaries),
+        }));
+    }
+    let failed = rows.iter().any(|r| r.status != RunStatus::Completed);
+    // The studio's own cost: CPU time of this process (not its workers).
+    let studio = json!({
+        "wall_s": sweep_started.elapsed().as_secs_f64(),
+        "cpu_s": trainbench_probe::self_cpu_seconds(),
+        "telemetry_hz": 1.0 / opts.telemetry_interval.as_secs_f64(),
+    });
+    if a.json {
+        println!(
+            "{}",
+            json!({"sweep_id": sweep, "database": db, "runs": rows.iter().map(run_json).collect::<Vec<_>>(), "configurations": groups, "studio": studio})
+        );
+    } else {
+        print_runs_table(&rows);
+        if repeats > 1 {
+            output::print_groups(&groups);
+        }
+        for r in rows.iter().filter(|r| r.status != RunStatus::Completed) {
+            println!(
+                "run {} {}: {}",
+                r.id,
+                r.status.as_str(),
+                r.status_reason.as_deref().unwrap_or("no reason recorded")
+            );
+        }
+        println!("stored in {}", db.display());
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn cmd_describe(model: &str, opts: ModelOptions, json_out: bool) -> Result<ExitCode, CliError> {
+    let entry = lookup(model).ok_or_else(|| {
+        bad(
+            "model",
+            format!(
+                "model = {model} is not allowed: expected one of {}",
+                model_names().join(", ")
+            ),
+        )
+    })?;
+    let cfg = entry.config(&opts)?;
+    let v = json!({
+        "model": model,
+        "family": entry.family,
+        "param_count": cfg.param_count(),
+        "param_count_source": "analytical (the worker's describe counts the built tensors and must agree)",
+        "head_param_count": cfg.head_param_count(),
+        "reference_params": entry.reference_params,
+        "forward_macs": cfg.forward_macs(),
+        "flops_per_sample": cfg.flops_per_sample(),
+        "config": cfg,
+    });
+    if json_out {
+        println!("{v}");
+    } else {
+        println!(
+            "{model}: {} parameters, {:.4e} training FLOPs per sample ({})",
+            cfg.param_count(),
+            cfg.flops_per_sample(),
+            entry.summary
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_ids(ids: &[String]) -> Result<Vec<i64>, CliError> {
+    ids.iter()
+        .map(|s| {
+            s.parse::<i64>().map_err(|_| {
+                bad(
+                    "id",
+                    format!(
+                        "id = {s} is not allowed: expected a run number (see `trainbench runs`)"
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+fn cmd_prices(
+    db: &std::path::Path,
+    cmd: Option<PriceCommand>,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    let store = open_store(db)?;
+    match cmd {
+        None | Some(PriceCommand::List) => {}
+        Some(PriceCommand::Add(p)) | Some(PriceCommand::Edit(p))
+            if p.offering.trim().is_empty() =>
+        {
+            return Err(bad(
+                "offering",
+                "offering = \"\" is not allowed: expected a name".into(),
+            ))
+        }
+        Some(PriceCommand::Add(p)) => {
+            if store.price(&p.offering)?.is_some() {
+                return Err(bad(
+                    "offering",
+                    format!(
+                        "offering = {} already exists: use `trainbench prices edit`",
+                        p.offering
+                    ),
+                ));
+            }
+            let row = args::price_row(&p, None)?;
+            store.upsert_price(&row, true)?;
+        }
+        Some(PriceCommand::Edit(p)) => {
+            let existing = store.price(&p.offering)?.ok_or_else(|| {
+                bad(
+                    "offering",
+                    format!(
+                        "offering = {} is not in the price table: use `trainbench prices add`",
+                        p.offering
+                    ),
+                )
+            })?;
+            let row = args::price_row(&p, Some(existing))?;
+            store.upsert_price(&row, true)?;
+        }
+    }
+    let rows = store.prices()?;
+    if json_out {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(p, edited)| json!({"row": p, "edited_by_user": edited}))
+            .collect();
+        println!("{}", json!({ "prices": v }));
+    } else {
+        output::print_prices(&rows);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn real_main() -> Result<ExitCode, CliError> {
+    let cli = Cli::parse();
+    let db = db_path(cli.db.clone());
+    match cli.command {
+        Command::Run(a) => cmd_run(&db, a),
+        Command::Describe {
+            model,
+            num_classes,
+            image_size,
+            in_channels,
+            seq_len,
+            vocab_size,
+            json,
+        } => cmd_describe(
+            &model,
+            ModelOptions {
+                num_classes,
+                image_size,
+                in_channels,
+                seq_len,
+                vocab_size,
+            },
+            json,
+        ),
+        Command::Runs { json } => {
+            let store = open_store(&db)?;
+            let rows = store.list_runs()?;
+            if json {
+                println!(
+                    "{}",
+                    json!({"runs": rows.iter().map(run_json).collect::<Vec<_>>()})
+                );
+            } else {
+                print_runs_table(&rows);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Show { id, json } => {
+            let store = open_store(&db)?;
+            let id = parse_ids(&[id])?[0];
+            let detail = store.run_detail(id)?;
+            if json {
+                let mut v =
+                    serde_json::to_value(&detail).map_err(|e| CliError::Failed(e.to_string()))?;
+                if let (Some(obj), serde_json::Value::Object(flat)) =
+                    (v.as_object_mut(), run_json(&detail.row))
+                {
+                    for (k, val) in flat {
+                        obj.insert(k, val);
+                    }
+                }
+                println!("{v}");
+            } else {
+                print_show(&detail);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare { ids, json } => {
+            if ids.len() < 2 {
+                return Err(bad(
+                    "ids",
+                    format!(
+                        "{} run id(s) given: expected at least 2 to compare",
+                        ids.len()
+                    ),
+                ));
+            }
+            let store = open_store(&db)?;
+            let rows = parse_ids(&ids)?
+                .into_iter()
+                .map(|id| store.run_row(id))
+                .collect::<Result<Vec<_>, _>>()?;
+            let report = output::compare_report(&rows);
+            if json {
+                println!("{report}");
+            } else {
+                print_compare(&rows, &report);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Prices { command, json } => cmd_prices(&db, command, json),
+    }
+}
+
+fn main() -> ExitCode {
+    let json_mode = std::env::args().any(|a| a == "--json");
+    match real_main() {
+        Ok(code) => code,
+        Err(CliError::BadInput { field, message }) => {
+            if json_mode {
+                println!(
+                    "{}",
+                    json!({"error": {"code": "bad_input", "field": field, "message": message}})
+                );
+            }
+            eprintln!("trainbench: {message}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Failed(message)) => {
+            if json_mode {
+                println!(
+                    "{}",
+                    json!({"error": {"code": "failed", "message": message}})
+                );
+            }
+            eprintln!("trainbench: {message}");
+            ExitCode::from(1)
+        }
+    }
+}

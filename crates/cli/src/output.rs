@@ -1,0 +1,466 @@
+//! What the CLI prints: progress, tables, run details, comparisons.
+
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value};
+use trainbench_core::protocol::Event;
+use trainbench_core::reference::PriceRow;
+use trainbench_core::summary::RunStatus;
+use trainbench_runner::Progress;
+use trainbench_store::{RunDetail, RunRow};
+
+/// Progress of one run: a bar on a terminal, plain lines (at most every 2 s)
+/// otherwise. Both go to stderr; stdout is for results.
+pub struct Bar {
+    bar: Option<ProgressBar>,
+    label: String,
+    total_steps: u64,
+    done_steps: u64,
+    last_line: Option<Instant>,
+    started: Instant,
+}
+
+impl Bar {
+    pub fn new(interactive: bool, label: String) -> Bar {
+        let bar = interactive.then(|| {
+            let b = ProgressBar::new(1);
+            let style = ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} steps {msg} ETA {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+            b.set_style(style);
+            b.set_prefix(label.clone());
+            b.enable_steady_tick(Duration::from_millis(200));
+            b
+        });
+        if bar.is_none() {
+            eprintln!("{label}: starting");
+        }
+        Bar {
+            bar,
+            label,
+            total_steps: 0,
+            done_steps: 0,
+            last_line: None,
+            started: Instant::now(),
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+
+    fn line(&mut self, text: String, force: bool) {
+        match &self.bar {
+            Some(b) => b.set_message(text),
+            None => {
+                if force
+                    || self
+                        .last_line
+                        .is_none_or(|t| t.elapsed() >= Duration::from_secs(2))
+                {
+                    eprintln!("{}: {text}", self.label);
+                    self.last_line = Some(Instant::now());
+                }
+            }
+        }
+    }
+}
+
+impl Progress for Bar {
+    fn event(&mut self, _run_id: i64, event: &Event) {
+        match event {
+            Event::Hello {
+                total_steps,
+                param_count,
+                device,
+                ..
+            } => {
+                self.total_steps = *total_steps;
+                if let Some(b) = &self.bar {
+                    b.set_length(*total_steps);
+                }
+                self.line(format!("{} parameters on {}", param_count, device.id), true);
+            }
+            Event::FirstStep {
+                since_process_start_s,
+                ..
+            } => {
+                self.done_steps = 1;
+                let t = since_process_start_s.map_or("?".into(), |s| format!("{s:.2} s"));
+                self.line(format!("first step after {t}"), true);
+            }
+            Event::Window {
+                first_step,
+                steps,
+                samples,
+                start_ns,
+                end_ns,
+                loss_mean,
+                ..
+            } => {
+                self.done_steps = first_step + steps - 1;
+                if let Some(b) = &self.bar {
+                    b.set_position(self.done_steps);
+                }
+                let secs = end_ns.saturating_sub(*start_ns) as f64 / 1e9;
+                let tp = if secs > 0.0 {
+                    *samples as f64 / secs
+                } else {
+                    f64::NAN
+                };
+                let elapsed = self.started.elapsed().as_secs_f64();
+                let eta = if self.done_steps > 0 {
+                    elapsed / self.done_steps as f64
+                        * self.total_steps.saturating_sub(self.done_steps) as f64
+                } else {
+                    f64::NAN
+                };
+                self.line(
+                    format!(
+                        "step {}/{}  {tp:.1} samples/s  loss {loss_mean:.4}  ETA {eta:.0} s",
+                        self.done_steps, self.total_steps
+                    ),
+                    false,
+                );
+            }
+            Event::Eval { step, accuracy, .. } => self.line(
+                format!(
+                    "evaluation at step {step}: accuracy {:.2} %",
+                    accuracy * 100.0
+                ),
+                true,
+            ),
+            Event::Done { reason, .. } => self.line(format!("done ({reason})"), true),
+            Event::Error { class, message, .. } => {
+                self.line(format!("error ({}): {message}", class.as_str()), true)
+            }
+            Event::Memory { .. } => {}
+        }
+    }
+}
+
+/// A run as one flat JSON object: its row, with the summary's fields at the top
+/// level (`status`, `throughput_samples_per_s`, `throughput_ci95`, …).
+pub fn run_json(r: &RunRow) -> Value {
+    let mut v = json!({
+        "id": r.id, "sweep_id": r.sweep_id, "repeat_index": r.repeat_index, "framework": r.framework,
+        "model": r.model, "precision": r.precision, "device": r.device, "devices": r.devices,
+        "batch_size": r.batch_size, "data": r.data, "status": r.status, "status_reason": r.status_reason,
+        "error_class": r.error_class, "exit_code": r.exit_code, "created_unix_ms": r.created_unix_ms,
+        "started_unix_ms": r.started_unix_ms, "ended_unix_ms": r.ended_unix_ms,
+        "param_count": r.param_count, "price_offering": r.price_offering,
+    });
+    let summary = r
+        .summary
+        .as_ref()
+        .and_then(|s| serde_json::to_value(s).ok());
+    if let (Some(obj), Some(Value::Object(fields))) = (v.as_object_mut(), summary) {
+        for (k, val) in fields {
+            if !(k == "param_count" && val.is_null()) {
+                obj.insert(k, val);
+            }
+        }
+    }
+    v
+}
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.map_or("not measured".into(), |x| format!("{x:.digits$}"))
+}
+
+fn mib(b: Option<u64>) -> String {
+    b.map_or("not measured".into(), |x| {
+        format!("{:.0} MiB", x as f64 / 1048576.0)
+    })
+}
+
+pub fn throughput_text(r: &RunRow) -> String {
+    match r.summary.as_ref().and_then(|s| s.throughput_samples_per_s) {
+        None => "not measured".into(),
+        Some(t) => match r.summary.as_ref().and_then(|s| s.throughput_ci95) {
+            Some(ci) => format!("{t:.1} [{:.1}, {:.1}]", ci.low, ci.high),
+            None => format!("{t:.1} (CI not measured)"),
+        },
+    }
+}
+
+fn tta_text(r: &RunRow) -> String {
+    match r.summary.as_ref() {
+        Some(s) => match (s.target_accuracy, s.time_to_accuracy_s, s.target_reached) {
+            (Some(t), Some(x), _) => format!("{:.0} % in {x:.1} s", t * 100.0),
+            (Some(t), None, Some(false)) => format!("{:.0} % not reached", t * 100.0),
+            _ => "—".into(),
+        },
+        None => "—".into(),
+    }
+}
+
+fn cost_text(r: &RunRow) -> String {
+    match r.summary.as_ref() {
+        Some(s) => match (s.cost_per_epoch_usd, s.cost_is_projected) {
+            (Some(c), Some(true)) => format!("${c:.2} projected"),
+            (Some(c), _) => format!("${c:.2}"),
+            _ if r.price_offering.is_none() => "no price chosen".into(),
+            _ => "not measured".into(),
+        },
+        None => "not measured".into(),
+    }
+}
+
+pub fn print_runs_table(rows: &[RunRow]) {
+    println!(
+        "{:>5}  {:<11} {:<34} {:>26}  {:>10}  {:>18}  {:>20}  {:>16}",
+        "run",
+        "status",
+        "configuration",
+        "samples/s [95% CI]",
+        "1st step",
+        "peak memory",
+        "time to accuracy",
+        "cost/epoch"
+    );
+    for r in rows {
+        let config = format!(
+            "{} {} {} ×{} b{} {}",
+            r.framework, r.model, r.precision, r.devices, r.batch_size, r.data
+        );
+        let s = r.summary.as_ref();
+        let mem = match s {
+            Some(s) => format!(
+                "{} {}",
+                mib(s.peak_memory_bytes),
+                s.peak_memory_source.as_deref().unwrap_or("")
+            ),
+            None => "not measured".into(),
+        };
+        println!(
+            "{:>5}  {:<11} {:<34} {:>26}  {:>10}  {:>18}  {:>20}  {:>16}",
+            r.id,
+            r.status.as_str(),
+            config,
+            throughput_text(r),
+            s.and_then(|s| s.time_to_first_step_s)
+                .map_or("—".into(), |t| format!("{t:.2} s")),
+            mem,
+            tta_text(r),
+            cost_text(r)
+        );
+    }
+}
+
+pub fn print_groups(groups: &[Value]) {
+    println!("\nrepeats (mean of run medians, Student-t 95 % CI):");
+    for g in groups {
+        let r = &g["repeats"];
+        let mean = r["throughput_mean_samples_per_s"].as_f64();
+        let ci = match (
+            r["throughput_ci95"]["low"].as_f64(),
+            r["throughput_ci95"]["high"].as_f64(),
+        ) {
+            (Some(l), Some(h)) => format!("[{l:.1}, {h:.1}]"),
+            _ => "CI not measured".into(),
+        };
+        println!(
+            "  {:<40} {} samples/s {ci} over {} completed run(s)",
+            g["configuration"].as_str().unwrap_or(""),
+            num(mean, 1),
+            r["runs"]
+        );
+    }
+}
+
+pub fn print_show(d: &RunDetail) {
+    let r = &d.row;
+    println!(
+        "run {}: {} — {} {} {} ×{} batch {} data {}",
+        r.id,
+        r.status.as_str(),
+        r.framework,
+        r.model,
+        r.precision,
+        r.devices,
+        r.batch_size,
+        r.data
+    );
+    if let Some(reason) = &r.status_reason {
+        println!("reason: {reason}");
+    }
+    if let Some(s) = &r.summary {
+        println!(
+            "throughput:        {} samples/s ({} windows, {} warm-up excluded)",
+            throughput_text(r),
+            s.windows_total,
+            s.windows_warmup
+        );
+        println!("warm-up rule:      {}", s.warmup_rule);
+        println!(
+            "time to 1st step:  {}",
+            s.time_to_first_step_s
+                .map_or("not measured".into(), |t| format!("{t:.2} s"))
+        );
+        println!(
+            "peak memory:       {} ({} on {})",
+            mib(s.peak_memory_bytes),
+            s.peak_memory_source.as_deref().unwrap_or("-"),
+            s.peak_memory_device.as_deref().unwrap_or("-")
+        );
+        println!("time to accuracy:  {}", tta_text(r));
+        println!(
+            "epoch time:        {} ({})",
+            num(s.epoch_time_s, 1),
+            s.epoch_basis.as_deref().unwrap_or("not measured")
+        );
+        println!(
+            "cost per epoch:    {}{}",
+            cost_text(r),
+            s.price_as_of
+                .as_deref()
+                .map(|d| format!(" (price as of {d})"))
+                .unwrap_or_default()
+        );
+        println!(
+            "energy per sample: {}",
+            s.energy_j_per_sample
+                .map_or("not available (no GPU energy counter)".into(), |j| format!(
+                    "{j:.4} J"
+                ))
+        );
+        println!(
+            "MFU:               {} ({})",
+            s.mfu
+                .map_or("not measured".into(), |m| format!("{:.2} %", m * 100.0)),
+            s.mfu_note
+        );
+        println!(
+            "parameters:        {}",
+            s.param_count
+                .map_or("not measured".into(), |p| p.to_string())
+        );
+    }
+    println!(
+        "windows: {}, evaluations: {}, telemetry samples: {}",
+        d.windows.len(),
+        d.evals.len(),
+        d.telemetry_samples
+    );
+    if let Some(p) = &d.provenance {
+        println!("provenance: {p}");
+    }
+    if r.status != RunStatus::Completed {
+        if let Some(t) = d.stderr_tail.as_deref().filter(|t| !t.is_empty()) {
+            println!("last lines of the worker's output:\n{t}");
+        }
+    }
+}
+
+/// Side by side with deltas against the first run, and warnings where the runs
+/// are not comparable.
+pub fn compare_report(rows: &[RunRow]) -> Value {
+    let base = &rows[0];
+    let metric = |r: &RunRow, f: &dyn Fn(&trainbench_core::summary::RunSummary) -> Option<f64>| {
+        r.summary.as_ref().and_then(f)
+    };
+    let delta = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b != 0.0 => Some((a - b) / b),
+        _ => None,
+    };
+    let mut warnings = Vec::new();
+    for r in &rows[1..] {
+        if r.param_count != base.param_count {
+            warnings.push(format!(
+                "run {} has {:?} parameters, run {} has {:?}: different models are being compared",
+                r.id, r.param_count, base.id, base.param_count
+            ));
+        }
+        let gb = |x: &RunRow| x.batch_size * u64::from(x.devices);
+        if gb(r) != gb(base) {
+            warnings.push(format!(
+                "run {} has global batch {}, run {} has {}",
+                r.id,
+                gb(r),
+                base.id,
+                gb(base)
+            ));
+        }
+        if r.data != base.data {
+            warnings.push(format!(
+                "run {} trains on {}, run {} on {}",
+                r.id, r.data, base.id, base.data
+            ));
+        }
+    }
+    for r in rows.iter().filter(|r| r.status != RunStatus::Completed) {
+        warnings.push(format!(
+            "run {} is {}: its numbers are partial",
+            r.id,
+            r.status.as_str()
+        ));
+    }
+    let entries: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let tp = metric(r, &|s| s.throughput_samples_per_s);
+            let mem = metric(r, &|s| s.peak_memory_bytes.map(|b| b as f64));
+            let tta = metric(r, &|s| s.time_to_accuracy_s);
+            let cost = metric(r, &|s| s.cost_per_epoch_usd);
+            let mut v = run_json(r);
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert(
+                    "delta_vs_baseline".into(),
+                    json!({
+                        "throughput": delta(tp, metric(base, &|s| s.throughput_samples_per_s)),
+                        "peak_memory": delta(mem, metric(base, &|s| s.peak_memory_bytes.map(|b| b as f64))),
+                        "time_to_accuracy": delta(tta, metric(base, &|s| s.time_to_accuracy_s)),
+                        "cost_per_epoch": delta(cost, metric(base, &|s| s.cost_per_epoch_usd)),
+                    }),
+                );
+            }
+            v
+        })
+        .collect();
+    json!({"baseline": base.id, "runs": entries, "warnings": warnings})
+}
+
+pub fn print_compare(rows: &[RunRow], report: &Value) {
+    print_runs_table(rows);
+    println!("\ndeltas against run {} (the first):", rows[0].id);
+    let pct = |v: &Value| {
+        v.as_f64()
+            .map_or("—".into(), |x| format!("{:+.1} %", x * 100.0))
+    };
+    for e in report["runs"].as_array().into_iter().flatten().skip(1) {
+        let d = &e["delta_vs_baseline"];
+        println!(
+            "  run {:>4}: throughput {:>9}  peak memory {:>9}  time to accuracy {:>9}  cost/epoch {:>9}",
+            e["id"], pct(&d["throughput"]), pct(&d["peak_memory"]), pct(&d["time_to_accuracy"]), pct(&d["cost_per_epoch"])
+        );
+    }
+    for w in report["warnings"].as_array().into_iter().flatten() {
+        println!("warning: {}", w.as_str().unwrap_or(""));
+    }
+}
+
+pub fn print_prices(rows: &[(PriceRow, bool)]) {
+    println!(
+        "{:<32} {:>3} {:<16} {:>10} {:>12}  {:<20} source",
+        "offering", "n", "device", "$/hour", "$/dev-hour", "as of"
+    );
+    for (p, edited) in rows {
+        println!(
+            "{:<32} {:>3} {:<16} {:>10.2} {:>12.2}  {:<20} {}{}",
+            p.offering,
+            p.devices,
+            p.device,
+            p.usd_per_hour,
+            p.usd_per_device_hour,
+            p.as_of,
+            p.source,
+            if *edited { " (edited)" } else { "" }
+        );
+    }
+}

@@ -1,0 +1,613 @@
+//! The real `trainbench` binary, the real worker training tiny models on the
+//! CPU, a real SQLite file on disk. Fault cases use the scripts in
+//! `tests/fake-workers/`, which wrap or replace the worker.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const TRAINBENCH: &str = env!("CARGO_BIN_EXE_trainbench");
+
+fn real_worker() -> PathBuf {
+    let w = Path::new(TRAINBENCH).with_file_name("trainbench-worker-tch");
+    assert!(
+        w.exists(),
+        "{} is missing: build the workspace (cargo test --workspace builds it)",
+        w.display()
+    );
+    w
+}
+
+fn fake(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fake-workers")
+        .join(name)
+}
+
+struct Db {
+    dir: PathBuf,
+}
+
+impl Db {
+    fn new(name: &str) -> Db {
+        let dir =
+            std::env::temp_dir().join(format!("trainbench-cli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Db { dir }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.join("studio.sqlite")
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(TRAINBENCH);
+        c.arg("--db")
+            .arg(self.path())
+            .env("OMP_NUM_THREADS", "1")
+            .env("TRAINBENCH_NO_NVML", "1")
+            .env("REAL_WORKER", real_worker());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> (Output, Value) {
+        let out = self.cmd().args(args).output().unwrap();
+        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out, v)
+    }
+
+    fn with_worker(&self, worker: &Path, args: &[&str]) -> (Output, Value) {
+        let out = self
+            .cmd()
+            .env("TRAINBENCH_WORKER_TCH", worker)
+            .args(args)
+            .output()
+            .unwrap();
+        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out, v)
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+const SMALL: [&str; 8] = [
+    "--model",
+    "resnet_mini",
+    "--steps",
+    "40",
+    "--batch-size",
+    "8",
+    "--window-steps",
+    "3",
+];
+
+#[test]
+fn a_run_is_stored_and_read_back() {
+    let db = Db::new("one");
+    let (out, v) = db.run(&[&["run"], &SMALL[..], &["--json"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = &v["runs"][0];
+    assert_eq!(run["status"], "completed");
+    for field in [
+        "throughput_samples_per_s",
+        "time_to_first_step_s",
+        "peak_memory_bytes",
+        "param_count",
+    ] {
+        assert!(run[field].as_f64().unwrap() > 0.0, "{field}: {run}");
+    }
+    assert!(
+        run["throughput_ci95"]["low"].as_f64().unwrap()
+            <= run["throughput_samples_per_s"].as_f64().unwrap()
+    );
+    assert_eq!(run["peak_memory_source"], "process_rss");
+    assert_eq!(run["param_count"], 78_042);
+    assert!(
+        run["mfu"].is_null()
+            && run["mfu_note"]
+                .as_str()
+                .unwrap()
+                .starts_with("unknown device")
+    );
+    assert!(run["cost_per_epoch_usd"].is_null(), "no price was chosen");
+    for field in ["time_to_accuracy_s", "cost_is_projected"] {
+        assert!(run.get(field).is_some(), "{field} is part of the contract");
+    }
+
+    let id = run["id"].to_string();
+    let (out, detail) = db.run(&["show", &id, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        detail["windows"].as_array().unwrap().len(),
+        13,
+        "39 timed steps in windows of 3 (≥ 7 steady windows, so a CI exists)"
+    );
+    assert!(detail["telemetry_samples"].as_u64().unwrap() > 0);
+    assert!(detail["provenance"]["cpu_cores"].as_u64().unwrap() >= 1);
+    assert!(detail["provenance"]["gpu_probe"]
+        .as_str()
+        .unwrap()
+        .starts_with("no NVIDIA GPU"));
+    assert_eq!(
+        detail["hello"]["framework_version"]
+            .as_str()
+            .unwrap()
+            .split('+')
+            .next(),
+        Some("2.13.0")
+    );
+
+    let (out, listed) = db.run(&["runs", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(listed["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        listed["runs"][0]["throughput_samples_per_s"],
+        run["throughput_samples_per_s"]
+    );
+}
+
+#[test]
+fn a_sweep_with_repeats_is_interleaved_and_aggregated() {
+    let db = Db::new("sweep");
+    let (out, v) = db.run(&[
+        "run",
+        "--model",
+        "resnet_mini,vit_mini_patch4_32",
+        "--steps",
+        "8",
+        "--batch-size",
+        "4",
+        "--window-steps",
+        "1",
+        "--repeats",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let models: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        models,
+        [
+            "resnet_mini",
+            "vit_mini_patch4_32",
+            "resnet_mini",
+            "vit_mini_patch4_32"
+        ]
+    );
+    let configs = v["configurations"].as_array().unwrap();
+    assert_eq!(configs.len(), 2);
+    for c in configs {
+        assert_eq!(c["repeats"]["runs"], 2);
+        let ci = &c["repeats"]["throughput_ci95"];
+        assert!(
+            ci["low"].as_f64().unwrap()
+                <= c["repeats"]["throughput_mean_samples_per_s"]
+                    .as_f64()
+                    .unwrap()
+        );
+    }
+    let ids: Vec<String> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].to_string())
+        .collect();
+    let (out, cmp) = db.run(&["compare", &ids[0], &ids[1], "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(cmp["baseline"].to_string(), ids[0]);
+    assert!(cmp["runs"][1]["delta_vs_baseline"]["throughput"].is_number());
+    let warnings = cmp["warnings"].to_string();
+    assert!(warnings.contains("parameters"), "{warnings}");
+    let (out, _) = db.run(&["compare", &ids[0], &ids[2]]);
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        human.contains("deltas against run") && !human.contains("warning:"),
+        "{human}"
+    );
+}
+
+#[test]
+fn time_to_accuracy_and_measured_cost_on_the_mnist_sample() {
+    let db = Db::new("mnist");
+    let (out, v) = db.run(&[
+        "run",
+        "--data",
+        "mnist",
+        "--epochs",
+        "3",
+        "--target-accuracy",
+        "0.9",
+        "--price",
+        "Lambda Cloud 1x H100 SXM",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = &v["runs"][0];
+    assert!(run["time_to_accuracy_s"].as_f64().unwrap() > 0.0, "{run}");
+    assert_eq!(run["target_reached"], true);
+    assert_eq!(
+        run["cost_is_projected"], false,
+        "a full epoch of the MNIST sample ran: {run}"
+    );
+    assert!(run["cost_per_epoch_usd"].as_f64().unwrap() > 0.0);
+    assert_eq!(run["price_as_of"], "undated");
+}
+
+#[test]
+fn bad_input_exits_2_and_names_the_field() {
+    let db = Db::new("bad");
+    let missing = db.dir.join("no-cifar-here");
+    let missing_arg = format!("cifar10:{}", missing.display());
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--model", "resnet_9000", "--steps", "2"], "model"),
+        (vec!["--framework", "mxnet", "--steps", "2"], "framework"),
+        (vec!["--batch-size", "0", "--steps", "2"], "batch_size"),
+        (vec!["--steps", "2", "--epochs", "1"], "steps"),
+        (vec!["--steps", "-2"], "steps"),
+        (
+            vec![
+                "--data",
+                "mnist",
+                "--epochs",
+                "1",
+                "--target-accuracy",
+                "1.5",
+            ],
+            "target_accuracy",
+        ),
+        (vec!["--devices", "64", "--steps", "2"], "devices"),
+        (vec!["--precision", "tf32", "--steps", "2"], "precision"),
+        (vec!["--precision", "amp-fp16", "--steps", "2"], "precision"),
+        (vec!["--device", "cuda:0", "--steps", "2"], "device"),
+        (vec!["--data", &missing_arg, "--steps", "2"], "data"),
+        (vec!["--price", "Free GPUs Inc", "--steps", "2"], "price"),
+        (vec!["--repeats", "0", "--steps", "2"], "repeats"),
+    ];
+    for (args, field) in cases {
+        let (out, v) = db.run(&[&["run"], &args[..], &["--json"]].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert_eq!(v["error"]["field"], field, "{args:?}: {v}");
+        let message = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            message.contains(field),
+            "{args:?}: the message names the field: {message}"
+        );
+    }
+    let (_, runs) = db.run(&["runs", "--json"]);
+    assert_eq!(
+        runs["runs"].as_array().unwrap().len(),
+        0,
+        "nothing ran, nothing was stored"
+    );
+    let (out, v) = db.run(&["show", "999", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(v["error"]["field"], "run");
+}
+
+fn failed_run(out: &Output, v: &Value) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failed run exits 1: {}",
+        text(out)
+    );
+    v["runs"][0].clone()
+}
+
+#[test]
+fn a_worker_printing_garbage_is_tolerated() {
+    let db = Db::new("garbage");
+    let (out, v) = db.with_worker(
+        &fake("garbage-then-real.sh"),
+        &[&["run"], &SMALL[..], &["--json"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["runs"][0]["status"], "completed");
+}
+
+#[test]
+fn a_silent_worker_times_out() {
+    let db = Db::new("hang");
+    let started = Instant::now();
+    let (out, v) = db.with_worker(
+        &fake("hang.sh"),
+        &[&["run"], &SMALL[..], &["--timeout", "2", "--json"]].concat(),
+    );
+    let run = failed_run(&out, &v);
+    assert_eq!(run["status"], "timeout", "{run}");
+    assert!(run["status_reason"]
+        .as_str()
+        .unwrap()
+        .contains("printed nothing for 2 s"));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let (_, detail) = db.run(&["show", &run["id"].to_string(), "--json"]);
+    assert!(
+        detail["stderr_tail"]
+            .as_str()
+            .unwrap()
+            .contains("loading..."),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_worker_exiting_without_done_fails() {
+    let db = Db::new("exit0");
+    let (out, v) = db.with_worker(
+        &fake("exit0-without-done.sh"),
+        &[&["run"], &SMALL[..], &["--json"]].concat(),
+    );
+    let run = failed_run(&out, &v);
+    assert_eq!(run["status"], "failed");
+    assert!(
+        run["status_reason"]
+            .as_str()
+            .unwrap()
+            .contains("exited with code 0 without a done"),
+        "{run}"
+    );
+    assert_eq!(
+        run["time_to_first_step_s"], 0.5,
+        "what arrived before the failure is kept"
+    );
+}
+
+#[test]
+fn a_worker_killed_with_sigkill_keeps_its_data() {
+    let db = Db::new("sigkill");
+    let out = db
+        .cmd()
+        .env("TRAINBENCH_WORKER_TCH", fake("sigkill-mid-run.sh"))
+        .env("KILL_AFTER", "4")
+        .args([
+            "run",
+            "--model",
+            "vit_mini_patch4_32",
+            "--steps",
+            "100000",
+            "--batch-size",
+            "8",
+            "--window-steps",
+            "2",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = failed_run(&out, &v);
+    assert_eq!(run["status"], "failed");
+    assert!(
+        run["status_reason"].as_str().unwrap().contains("signal 9"),
+        "{run}"
+    );
+    let (_, detail) = db.run(&["show", &run["id"].to_string(), "--json"]);
+    assert!(
+        !detail["windows"].as_array().unwrap().is_empty(),
+        "windows before the kill are kept"
+    );
+    assert!(detail["throughput_samples_per_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_killed_studio_leaves_an_interrupted_run_and_a_sound_database() {
+    let db = Db::new("studio-killed");
+    let (out, _) = db.run(&[&["run"], &SMALL[..], &["--json"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let mut studio = db
+        .cmd()
+        .args([
+            "run",
+            "--model",
+            "vit_mini_patch4_32",
+            "--steps",
+            "100000",
+            "--batch-size",
+            "8",
+            "--window-steps",
+            "2",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the second run has stored windows, then kill the studio.
+    wait_for_windows(&db, 2, 2);
+    studio.kill().unwrap();
+    studio.wait().unwrap();
+    let (out, v) = db.run(&["runs", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["status"], "completed", "the earlier run is intact");
+    assert_eq!(runs[1]["status"], "interrupted");
+    let conn = rusqlite::Connection::open(db.path()).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+}
+
+#[test]
+fn prices_can_be_listed_added_and_edited() {
+    let db = Db::new("prices");
+    let (out, v) = db.run(&["prices", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["prices"].as_array().unwrap().len(), 5);
+    let (out, v) = db.run(&[
+        "prices",
+        "add",
+        "My lab 4x L40S",
+        "--devices",
+        "4",
+        "--device",
+        "L40S",
+        "--usd-per-hour",
+        "6",
+        "--as-of",
+        "2026-11",
+        "--source",
+        "our invoice",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let row = v["prices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["row"]["offering"] == "My lab 4x L40S")
+        .unwrap()
+        .clone();
+    assert_eq!(row["row"]["usd_per_device_hour"], 1.5);
+    let (out, v) = db.run(&[
+        "prices",
+        "edit",
+        "My lab 4x L40S",
+        "--usd-per-hour",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let row = v["prices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["row"]["offering"] == "My lab 4x L40S")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            row["row"]["usd_per_device_hour"].as_f64(),
+            row["edited_by_user"].as_bool()
+        ),
+        (Some(2.0), Some(true))
+    );
+    let (out, v) = db.run(&[
+        "prices",
+        "add",
+        "Broken",
+        "--devices",
+        "1",
+        "--device",
+        "X",
+        "--usd-per-hour",
+        "-3",
+        "--as-of",
+        "x",
+        "--source",
+        "y",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(v["error"]["field"], "usd_per_hour");
+}
+
+#[test]
+fn describe_reports_parameters_and_flops() {
+    let db = Db::new("describe");
+    let (out, v) = db.run(&["describe", "--model", "vit_base_patch16_224", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(v["param_count"], 86_567_656);
+    assert!((v["flops_per_sample"].as_f64().unwrap() / 105.5e9 - 1.0).abs() < 0.01);
+    let (out, v) = db.run(&[
+        "describe",
+        "--model",
+        "bert_base_uncased",
+        "--seq-len",
+        "1000",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(v["error"]["field"], "seq_len");
+}
+
+/// Waits until run `id` has stored at least `n` windows.
+fn wait_for_windows(db: &Db, id: i64, n: i64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(conn) = rusqlite::Connection::open(db.path()) {
+            let got: i64 = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM windows WHERE run_id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .unwrap_or(0);
+            if got >= n {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "run {id} never stored {n} windows"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn ctrl_c_cancels_the_run_and_keeps_its_data() {
+    let db = Db::new("cancel");
+    let studio = db
+        .cmd()
+        .args([
+            "run",
+            "--model",
+            "vit_mini_patch4_32",
+            "--steps",
+            "100000",
+            "--batch-size",
+            "8",
+            "--window-steps",
+            "2",
+            "--repeats",
+            "2",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_windows(&db, 1, 2);
+    let status = Command::new("kill")
+        .args(["-INT", &studio.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = studio.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["status"], "cancelled");
+    assert!(
+        runs[0]["throughput_samples_per_s"].as_f64().unwrap() > 0.0,
+        "data up to the cancel is kept"
+    );
+    assert_eq!(runs[1]["status"], "cancelled");
+    assert!(runs[1]["status_reason"]
+        .as_str()
+        .unwrap()
+        .contains("before this run started"));
+}

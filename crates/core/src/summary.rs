@@ -1,0 +1,393 @@
+//! A run's summary, exactly as `docs/metrics.md` defines each number. Inputs
+//! are what was measured and stored; anything that was not measured stays
+//! `None` and is shown as *not measured* — nothing here estimates.
+
+use serde::{Deserialize, Serialize};
+
+use crate::reference::{GpuPeak, PriceRow};
+use crate::spec::Precision;
+use crate::stats::{mean_ci95, steady_throughput, Interval, WindowTiming};
+
+/// Data-set size used to project an epoch when none was fully trained.
+pub const IMAGENET_1K_TRAIN: (&str, u64) = ("ImageNet-1k train (1,281,167 images)", 1_281_167);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    Completed,
+    Failed,
+    Timeout,
+    Cancelled,
+    Interrupted,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 7] = [
+        RunStatus::Queued,
+        RunStatus::Running,
+        RunStatus::Completed,
+        RunStatus::Failed,
+        RunStatus::Timeout,
+        RunStatus::Cancelled,
+        RunStatus::Interrupted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Queued => "queued",
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Timeout => "timeout",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// A peak memory figure with its source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryPeak {
+    pub device: String,
+    /// `allocator`, `nvml_process`, `process_rss` (the worker's VmHWM) or
+    /// `process_rss_sampled` (the runner's 10 Hz samples of VmRSS).
+    pub source: String,
+    pub peak_bytes: u64,
+}
+
+/// Everything measured about one run that its summary needs. Window samples
+/// are global: every device of the run together (protocol v1).
+#[derive(Debug, Clone, Default)]
+pub struct RunMeasurements {
+    pub param_count: Option<u64>,
+    pub flops_per_sample: Option<f64>,
+    pub batch_size: u64,
+    pub devices: u32,
+    pub precision: Option<Precision>,
+    /// Samples in one epoch of the run's data set, when it is a real one.
+    pub real_epoch_samples: Option<u64>,
+    pub windows: Vec<WindowTiming>,
+    pub first_step_s: Option<f64>,
+    /// (elapsed seconds since training start, accuracy) per evaluation.
+    pub evals: Vec<(f64, f64)>,
+    pub target_accuracy: Option<f64>,
+    pub memory: Vec<MemoryPeak>,
+    /// NVML energy over the steady windows, joules (summed over devices).
+    pub steady_energy_j: Option<f64>,
+    /// Name of the accelerator, when there is one (for MFU).
+    pub device_name: Option<String>,
+    pub device_peak: Option<GpuPeak>,
+    pub price: Option<PriceRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub throughput_samples_per_s: Option<f64>,
+    pub throughput_ci95: Option<Interval>,
+    pub windows_total: usize,
+    pub windows_warmup: usize,
+    pub warmup_rule: String,
+    pub time_to_first_step_s: Option<f64>,
+    pub peak_memory_bytes: Option<u64>,
+    pub peak_memory_source: Option<String>,
+    pub peak_memory_device: Option<String>,
+    pub target_accuracy: Option<f64>,
+    pub best_accuracy: Option<f64>,
+    /// `None` with `target_reached == Some(false)` means "not reached".
+    pub time_to_accuracy_s: Option<f64>,
+    pub target_reached: Option<bool>,
+    pub epoch_time_s: Option<f64>,
+    /// How the epoch time was obtained, in words.
+    pub epoch_basis: Option<String>,
+    pub cost_per_epoch_usd: Option<f64>,
+    pub cost_is_projected: Option<bool>,
+    pub price_offering: Option<String>,
+    pub price_as_of: Option<String>,
+    pub energy_j_per_sample: Option<f64>,
+    pub mfu: Option<f64>,
+    /// Why MFU is missing, or the peak it divides by.
+    pub mfu_note: String,
+    pub param_count: Option<u64>,
+    pub global_batch: u64,
+}
+
+/// Prefers the accelerator allocator's peak, then NVML's process view, then the
+/// worker's own peak RSS, then the runner's sampled RSS.
+fn headline_memory(memory: &[MemoryPeak]) -> Option<&MemoryPeak> {
+    [
+        "allocator",
+        "nvml_process",
+        "process_rss",
+        "process_rss_sampled",
+    ]
+    .iter()
+    .find_map(|src| {
+        memory
+            .iter()
+            .filter(|m| m.source == *src)
+            .max_by_key(|m| m.peak_bytes)
+    })
+}
+
+pub fn summarize(m: &RunMeasurements) -> RunSummary {
+    let steady = steady_throughput(&m.windows);
+    let throughput = steady.as_ref().map(|s| s.median_samples_per_s);
+    let devices = m.devices.max(1);
+    let global_batch = m.batch_size * u64::from(devices);
+
+    let memory = headline_memory(&m.memory);
+
+    let best_accuracy = m
+        .evals
+        .iter()
+        .map(|e| e.1)
+        .fold(None, |acc: Option<f64>, a| {
+            Some(acc.map_or(a, |b| b.max(a)))
+        });
+    let (time_to_accuracy_s, target_reached) = match m.target_accuracy {
+        Some(t) if !m.evals.is_empty() => {
+            let hit = m.evals.iter().find(|e| e.1 >= t).map(|e| e.0);
+            (hit, Some(hit.is_some()))
+        }
+        _ => (None, None),
+    };
+
+    // Epoch time: measured when the run trained at least one full epoch of a real
+    // data set (timed windows only, i.e. without evaluation and without step 1's
+    // compilation), else projected from steady throughput for ImageNet-1k.
+    let timed_samples: u64 = m.windows.iter().map(|w| w.samples).sum();
+    let timed_seconds: f64 = m.windows.iter().map(WindowTiming::seconds).sum();
+    let (epoch_time_s, epoch_basis, projected) = match (m.real_epoch_samples, throughput) {
+        (Some(epoch), _) if timed_samples >= epoch && timed_seconds > 0.0 => (
+            Some(timed_seconds / timed_samples as f64 * epoch as f64),
+            Some(format!("measured: {epoch} samples per epoch at the run's timed rate over {timed_samples} trained samples")),
+            Some(false),
+        ),
+        (_, Some(tp)) if tp > 0.0 => (
+            Some(IMAGENET_1K_TRAIN.1 as f64 / tp),
+            Some(format!("projected: {} at the steady throughput", IMAGENET_1K_TRAIN.0)),
+            Some(true),
+        ),
+        _ => (None, None, None),
+    };
+    let cost_per_epoch_usd = match (&m.price, epoch_time_s) {
+        (Some(p), Some(t)) => Some(t / 3600.0 * p.usd_per_device_hour * f64::from(devices)),
+        _ => None,
+    };
+
+    let energy_j_per_sample = match (m.steady_energy_j, &steady) {
+        (Some(j), Some(s)) => {
+            let steady_samples: u64 = m.windows[s.windows_warmup..]
+                .iter()
+                .map(|w| w.samples)
+                .sum();
+            (steady_samples > 0).then(|| j / steady_samples as f64)
+        }
+        _ => None,
+    };
+
+    let (mfu, mfu_note) = match (&m.device_peak, m.precision, m.flops_per_sample, throughput) {
+        (Some(peak), Some(p), Some(f), Some(tp)) => {
+            let peak_flops = peak.tflops(p) * 1e12 * f64::from(devices);
+            (
+                Some(f * tp / peak_flops),
+                format!(
+                    "dense {p} peak of {} ({} TFLOP/s per device)",
+                    peak.device,
+                    peak.tflops(p)
+                ),
+            )
+        }
+        (None, _, _, _) => (
+            None,
+            match &m.device_name {
+                Some(n) => format!("unknown device: no dense peak on record for {n}"),
+                None => "unknown device: no accelerator (CPU run)".into(),
+            },
+        ),
+        _ => (None, "not measured: no steady throughput".into()),
+    };
+
+    RunSummary {
+        throughput_samples_per_s: throughput,
+        throughput_ci95: steady.as_ref().and_then(|s| s.ci95),
+        windows_total: steady.as_ref().map_or(m.windows.len(), |s| s.windows_total),
+        windows_warmup: steady.as_ref().map_or(0, |s| s.windows_warmup),
+        warmup_rule: crate::stats::WARMUP_RULE.into(),
+        time_to_first_step_s: m.first_step_s,
+        peak_memory_bytes: memory.map(|x| x.peak_bytes),
+        peak_memory_source: memory.map(|x| x.source.clone()),
+        peak_memory_device: memory.map(|x| x.device.clone()),
+        target_accuracy: m.target_accuracy,
+        best_accuracy,
+        time_to_accuracy_s,
+        target_reached,
+        epoch_time_s,
+        epoch_basis,
+        cost_per_epoch_usd,
+        cost_is_projected: cost_per_epoch_usd.and(projected),
+        price_offering: m.price.as_ref().map(|p| p.offering.clone()),
+        price_as_of: m.price.as_ref().map(|p| p.as_of.clone()),
+        energy_j_per_sample,
+        mfu,
+        mfu_note,
+        param_count: m.param_count,
+        global_batch,
+    }
+}
+
+/// Repeats of one configuration, aggregated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatSummary {
+    pub runs: usize,
+    pub runs_with_throughput: usize,
+    /// Mean of the repeats' median throughputs.
+    pub throughput_mean_samples_per_s: Option<f64>,
+    /// Student-t 95 % CI of that mean (needs ≥ 2 repeats).
+    pub throughput_ci95: Option<Interval>,
+}
+
+pub fn aggregate_repeats(summaries: &[RunSummary]) -> RepeatSummary {
+    let tps: Vec<f64> = summaries
+        .iter()
+        .filter_map(|s| s.throughput_samples_per_s)
+        .collect();
+    let (mean, ci) = match mean_ci95(&tps) {
+        Some((m, ci)) => (Some(m), Some(ci)),
+        None => (tps.first().copied(), None),
+    };
+    RepeatSummary {
+        runs: summaries.len(),
+        runs_with_throughput: tps.len(),
+        throughput_mean_samples_per_s: mean,
+        throughput_ci95: ci,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::gpu_peak_for;
+
+    fn w(samples: u64, secs: f64) -> WindowTiming {
+        WindowTiming {
+            samples,
+            start_ns: 0,
+            end_ns: (secs * 1e9) as u64,
+        }
+    }
+
+    #[test]
+    fn summary_from_fixed_windows_matches_hand_computation() {
+        let m = RunMeasurements {
+            param_count: Some(1000),
+            flops_per_sample: Some(1e12),
+            batch_size: 100,
+            devices: 1,
+            precision: Some(Precision::AmpBf16),
+            windows: vec![
+                w(100, 10.0),
+                w(100, 1.0),
+                w(100, 1.0),
+                w(100, 0.5),
+                w(100, 1.0),
+                w(100, 2.0),
+                w(100, 1.0),
+                w(100, 1.0),
+            ],
+            first_step_s: Some(3.5),
+            evals: vec![(5.0, 0.5), (9.0, 0.8), (12.0, 0.9)],
+            target_accuracy: Some(0.8),
+            memory: vec![
+                MemoryPeak {
+                    device: "cpu".into(),
+                    source: "process_rss".into(),
+                    peak_bytes: 9,
+                },
+                MemoryPeak {
+                    device: "cuda:0".into(),
+                    source: "allocator".into(),
+                    peak_bytes: 7,
+                },
+            ],
+            steady_energy_j: Some(700.0),
+            device_name: Some("NVIDIA H100 80GB HBM3".into()),
+            device_peak: gpu_peak_for("NVIDIA H100 80GB HBM3"),
+            price: Some(crate::reference::default_prices()[3].clone()),
+            real_epoch_samples: None,
+        };
+        let s = summarize(&m);
+        assert_eq!(s.throughput_samples_per_s, Some(100.0));
+        assert_eq!(
+            s.throughput_ci95,
+            Some(Interval {
+                low: 50.0,
+                high: 200.0
+            })
+        );
+        assert_eq!((s.windows_total, s.windows_warmup), (8, 1));
+        assert_eq!(s.peak_memory_source.as_deref(), Some("allocator"));
+        assert_eq!(s.time_to_accuracy_s, Some(9.0));
+        assert_eq!(s.target_reached, Some(true));
+        // Projected: 1,281,167 / 100 s = 12,811.67 s; × $4.29/h = $15.267.
+        assert_eq!(s.cost_is_projected, Some(true));
+        assert!((s.cost_per_epoch_usd.unwrap() - 12_811.67 / 3600.0 * 4.29).abs() < 1e-9);
+        // 700 J over the 7 steady windows' 700 samples.
+        assert_eq!(s.energy_j_per_sample, Some(1.0));
+        // 1e12 FLOPs × 100 /s ÷ 989e12.
+        assert!((s.mfu.unwrap() - 100.0 / 989.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn what_was_not_measured_stays_empty() {
+        let m = RunMeasurements {
+            batch_size: 8,
+            devices: 1,
+            target_accuracy: Some(0.99),
+            evals: vec![(1.0, 0.5)],
+            ..Default::default()
+        };
+        let s = summarize(&m);
+        assert_eq!(s.throughput_samples_per_s, None);
+        assert_eq!(s.cost_per_epoch_usd, None);
+        assert_eq!(s.mfu, None);
+        assert!(s.mfu_note.starts_with("unknown device"));
+        assert_eq!(
+            (s.time_to_accuracy_s, s.target_reached),
+            (None, Some(false))
+        );
+        assert_eq!(s.energy_j_per_sample, None);
+    }
+
+    #[test]
+    fn a_full_real_epoch_is_measured_not_projected() {
+        let m = RunMeasurements {
+            batch_size: 10,
+            devices: 1,
+            real_epoch_samples: Some(40),
+            windows: vec![w(20, 2.0), w(20, 2.0), w(20, 2.0)],
+            price: Some(crate::reference::default_prices()[3].clone()),
+            ..Default::default()
+        };
+        let s = summarize(&m);
+        assert_eq!(s.epoch_time_s, Some(4.0));
+        assert_eq!(s.cost_is_projected, Some(false));
+    }
+
+    #[test]
+    fn repeats_aggregate_with_a_t_interval() {
+        let mk = |t| RunSummary {
+            throughput_samples_per_s: Some(t),
+            ..summarize(&RunMeasurements::default())
+        };
+        let r = aggregate_repeats(&[mk(1.0), mk(2.0), mk(3.0)]);
+        assert_eq!(r.throughput_mean_samples_per_s, Some(2.0));
+        assert!((r.throughput_ci95.unwrap().high - 4.4843).abs() < 1e-3);
+    }
+}

@@ -1,0 +1,440 @@
+//! The runner: starts one worker process per run, reads its protocol events,
+//! samples telemetry while it trains, stores everything (batched, one
+//! transaction per flush) and ends every run with a status and a reason —
+//! whether the worker finished, failed, crashed, hung, printed garbage or was
+//! cancelled. Everything received before a failure is kept.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::{mpsc, watch};
+use tokio::time::{interval, sleep_until, Instant, MissedTickBehavior};
+use trainbench_core::protocol::Event;
+use trainbench_core::reference::gpu_peak_for;
+use trainbench_core::summary::{summarize, RunStatus, RunSummary};
+use trainbench_probe::{GpuProbe, HostSampler};
+use trainbench_store::{Store, StoreError, TelemetrySample};
+
+/// Lines of the worker's stderr (and non-protocol stdout) kept with a run.
+const STDERR_TAIL_LINES: usize = 40;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot start worker {program}: {source}")]
+    Spawn {
+        program: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// How to start the worker of one framework.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+impl WorkerCommand {
+    /// The libtorch worker: `$TRAINBENCH_WORKER_TCH`, else `trainbench-worker-tch`
+    /// beside the running executable (cargo puts both in one target directory).
+    pub fn tch() -> WorkerCommand {
+        let program = std::env::var_os("TRAINBENCH_WORKER_TCH")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                std::env::current_exe()
+                    .ok()
+                    .and_then(|exe| exe.parent().map(|d| d.join("trainbench-worker-tch")))
+                    .filter(|p| p.exists())
+                    .unwrap_or_else(|| PathBuf::from("trainbench-worker-tch"))
+            });
+        WorkerCommand {
+            program,
+            args: vec!["train".into(), "--spec".into(), "-".into()],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct RunnerOptions {
+    /// A worker silent for this long is stopped and the run stored as `timeout`.
+    pub silence_timeout: Duration,
+    /// Telemetry sampling period (10 Hz by default).
+    pub telemetry_interval: Duration,
+    /// How often buffered events and samples are written.
+    pub flush_interval: Duration,
+}
+
+impl Default for RunnerOptions {
+    fn default() -> Self {
+        RunnerOptions {
+            silence_timeout: Duration::from_secs(600),
+            telemetry_interval: Duration::from_millis(100),
+            flush_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Receives progress; the CLI draws a bar, the desktop app forwards to a channel.
+pub trait Progress {
+    fn event(&mut self, run_id: i64, event: &Event);
+    /// Lines that are not protocol events (log text).
+    fn log(&mut self, _run_id: i64, _line: &str) {}
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub run_id: i64,
+    pub status: RunStatus,
+    pub reason: Option<String>,
+    pub error_class: Option<String>,
+    pub summary: RunSummary,
+}
+
+enum Line {
+    Stdout(String),
+    StdoutClosed,
+}
+
+fn describe_exit(status: &ExitStatus) -> (Option<i32>, String) {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(sig) = status.signal() {
+        let name = match sig {
+            9 => "SIGKILL; the kernel's OOM killer sends this too",
+            15 => "SIGTERM",
+            11 => "SIGSEGV",
+            6 => "SIGABRT",
+            _ => "signal",
+        };
+        (
+            None,
+            format!("the worker was killed by signal {sig} ({name})"),
+        )
+    } else {
+        let code = status.code();
+        (
+            code,
+            format!(
+                "the worker exited with code {}",
+                code.map_or("?".into(), |c| c.to_string())
+            ),
+        )
+    }
+}
+
+/// Runs queued runs, one worker process at a time.
+#[derive(Debug)]
+pub struct Runner<'a> {
+    pub worker: WorkerCommand,
+    pub gpu: &'a GpuProbe,
+    pub opts: RunnerOptions,
+}
+
+impl Runner<'_> {
+    /// Runs one queued run to its end and stores the outcome.
+    pub async fn run(
+        &self,
+        store: &mut Store,
+        run_id: i64,
+        spec_json: &str,
+        progress: &mut dyn Progress,
+        cancel: watch::Receiver<bool>,
+    ) -> Result<Outcome, RunnerError> {
+        run_one(store, run_id, spec_json, self, progress, cancel).await
+    }
+}
+
+async fn run_one(
+    store: &mut Store,
+    run_id: i64,
+    spec_json: &str,
+    runner: &Runner<'_>,
+    progress: &mut dyn Progress,
+    mut cancel: watch::Receiver<bool>,
+) -> Result<Outcome, RunnerError> {
+    let (worker, gpu, opts) = (&runner.worker, runner.gpu, runner.opts);
+    store.start_run(run_id, &trainbench_probe::provenance(gpu))?;
+    let spawned = Command::new(&worker.program)
+        .args(&worker.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        // Its own process group: a terminal's Ctrl-C reaches the studio, which
+        // cancels the run and records it, instead of killing the worker first.
+        .process_group(0)
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            let reason = format!("cannot start worker {}: {e}", worker.program.display());
+            store.finish_run(
+                run_id,
+                RunStatus::Failed,
+                Some(&reason),
+                Some("internal"),
+                None,
+                "",
+            )?;
+            let summary = finish_summary(store, run_id, gpu)?;
+            return Ok(Outcome {
+                run_id,
+                status: RunStatus::Failed,
+                reason: Some(reason),
+                error_class: Some("internal".into()),
+                summary,
+            });
+        }
+    };
+    let pid = child.id().unwrap_or(0);
+    if let Some(mut stdin) = child.stdin.take() {
+        // A worker that dies before reading its spec shows up as an exit below.
+        let _ = stdin.write_all(spec_json.as_bytes()).await;
+        let _ = stdin.shutdown().await;
+    }
+
+    let tail: Arc<Mutex<VecDeque<String>>> = Arc::new(Mutex::new(VecDeque::new()));
+    let push_tail = |tail: &Arc<Mutex<VecDeque<String>>>, line: String| {
+        if let Ok(mut t) = tail.lock() {
+            if t.len() == STDERR_TAIL_LINES {
+                t.pop_front();
+            }
+            t.push_back(line);
+        }
+    };
+    if let Some(stderr) = child.stderr.take() {
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                push_tail(&tail, line);
+            }
+        });
+    }
+    let (tx, mut rx) = mpsc::channel::<Line>(4096);
+    if let Some(stdout) = child.stdout.take() {
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stdout);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                // Bytes, not str: a worker printing invalid UTF-8 is log text too.
+                match reader.read_until(b'\n', &mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
+                        if tx.send(Line::Stdout(line)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+            let _ = tx.send(Line::StdoutClosed).await;
+        });
+    }
+
+    let mut host = HostSampler::new(pid);
+    let mut telemetry_tick = interval(opts.telemetry_interval);
+    telemetry_tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut flush_tick = interval(opts.flush_interval);
+    flush_tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut deadline = Instant::now() + opts.silence_timeout;
+    let mut events: Vec<Event> = Vec::new();
+    let mut samples: Vec<TelemetrySample> = Vec::new();
+    let mut terminal: Option<Event> = None;
+    let mut stopped: Option<(RunStatus, String)> = None;
+    // Once the cancel sender is gone, nobody can cancel any more.
+    let mut cancellable = true;
+
+    loop {
+        if *cancel.borrow_and_update() {
+            let _ = child.start_kill();
+            stopped = Some((RunStatus::Cancelled, "cancelled by the user".into()));
+            break;
+        }
+        tokio::select! {
+            line = rx.recv() => match line {
+                Some(Line::Stdout(text)) => {
+                    deadline = Instant::now() + opts.silence_timeout;
+                    match Event::parse_line(&text) {
+                        Some(e) => {
+                            progress.event(run_id, &e);
+                            if e.is_terminal() {
+                                terminal = Some(e.clone());
+                            }
+                            events.push(e);
+                        }
+                        None => {
+                            progress.log(run_id, &text);
+                            push_tail(&tail, format!("[stdout] {text}"));
+                        }
+                    }
+                }
+                Some(Line::StdoutClosed) | None => break,
+            },
+            _ = telemetry_tick.tick() => {
+                let t_ns = trainbench_core_clock();
+                let s = host.sample();
+                samples.push(to_row(t_ns, s));
+                for g in gpu.sample() {
+                    samples.push(to_row(t_ns, g));
+                }
+            },
+            _ = flush_tick.tick() => {
+                store.record(run_id, &events, &samples)?;
+                events.clear();
+                samples.clear();
+            },
+            _ = sleep_until(deadline) => {
+                let _ = child.start_kill();
+                stopped = Some((RunStatus::Timeout, format!(
+                    "the worker printed nothing for {} s and was stopped", opts.silence_timeout.as_secs())));
+                break;
+            },
+            changed = cancel.changed(), if cancellable => {
+                // A change is acted on at the top of the loop.
+                cancellable = changed.is_ok();
+            },
+        }
+    }
+    // Whatever the worker said after a stop still counts (it may have finished).
+    while let Ok(Line::Stdout(text)) = rx.try_recv() {
+        if let Some(e) = Event::parse_line(&text) {
+            if e.is_terminal() {
+                terminal = Some(e.clone());
+            }
+            events.push(e);
+        }
+    }
+    let exit = match tokio::time::timeout(Duration::from_secs(10), child.wait()).await {
+        Ok(r) => r.ok(),
+        Err(_) => {
+            let _ = child.start_kill();
+            child.wait().await.ok()
+        }
+    };
+    store.record(run_id, &events, &samples)?;
+    // Let the stderr reader drain what the worker wrote last.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let stderr_tail = tail
+        .lock()
+        .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default();
+    let (exit_code, exit_text) = exit
+        .as_ref()
+        .map(describe_exit)
+        .unwrap_or((None, "the worker's exit status is unknown".into()));
+
+    let (status, reason, class) = match (stopped, &terminal) {
+        (Some((status, reason)), _) => (status, Some(reason), None),
+        (None, Some(Event::Done { .. })) if exit.is_some_and(|e| e.success()) => {
+            (RunStatus::Completed, None, None)
+        }
+        (None, Some(Event::Done { .. })) => (
+            RunStatus::Failed,
+            Some(format!("{exit_text} after reporting done")),
+            Some("internal".to_owned()),
+        ),
+        (None, Some(Event::Error { class, message, .. })) => (
+            RunStatus::Failed,
+            Some(message.clone()),
+            Some(class.as_str().to_owned()),
+        ),
+        (None, _) => (
+            RunStatus::Failed,
+            Some(format!("{exit_text} without a done or error event")),
+            Some(
+                if exit_code.is_none() {
+                    "crashed"
+                } else {
+                    "internal"
+                }
+                .to_owned(),
+            ),
+        ),
+    };
+    store.finish_run(
+        run_id,
+        status,
+        reason.as_deref(),
+        class.as_deref(),
+        exit_code,
+        &stderr_tail,
+    )?;
+    let summary = finish_summary(store, run_id, gpu)?;
+    Ok(Outcome {
+        run_id,
+        status,
+        reason,
+        error_class: class,
+        summary,
+    })
+}
+
+fn to_row(t_ns: u64, s: trainbench_probe::Sample) -> TelemetrySample {
+    TelemetrySample {
+        t_ns,
+        source: s.source,
+        cpu_percent: s.cpu_percent,
+        rss_bytes: s.rss_bytes,
+        host_cpu_percent: s.host_cpu_percent,
+        mem_used_bytes: s.mem_used_bytes,
+        util_percent: s.util_percent,
+        power_w: s.power_w,
+        energy_mj: s.energy_mj,
+        sm_clock_mhz: s.sm_clock_mhz,
+        mem_clock_mhz: s.mem_clock_mhz,
+        throttle_reasons: s.throttle_reasons,
+    }
+}
+
+/// CLOCK_MONOTONIC nanoseconds, the clock the workers stamp events with.
+fn trainbench_core_clock() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
+/// Computes and stores a run's summary from what was stored.
+pub fn finish_summary(
+    store: &Store,
+    run_id: i64,
+    gpu: &GpuProbe,
+) -> Result<RunSummary, StoreError> {
+    let mut m = store.measurements(run_id)?;
+    let row = store.run_row(run_id)?;
+    if row.device.starts_with("cuda") {
+        let index: u32 = row
+            .device
+            .strip_prefix("cuda:")
+            .and_then(|i| i.parse().ok())
+            .unwrap_or(0);
+        let name = gpu
+            .gpus()
+            .into_iter()
+            .find(|g| g.index == index)
+            .map(|g| g.name);
+        m.device_peak = name.as_deref().and_then(gpu_peak_for);
+        m.device_name = name.or_else(|| Some(row.device.clone()));
+        let steady = trainbench_core::stats::warmup_windows(
+            &m.windows
+                .iter()
+                .map(trainbench_core::stats::WindowTiming::throughput)
+                .collect::<Vec<_>>(),
+        );
+        if let (Some(first), Some(last)) = (m.windows.get(steady), m.windows.last()) {
+            m.steady_energy_j = store.energy_between(run_id, first.start_ns, last.end_ns)?;
+        }
+    }
+    let summary = summarize(&m);
+    store.save_summary(run_id, &summary)?;
+    Ok(summary)
+}
