@@ -1,6 +1,6 @@
 """Benchmark: harness overhead of the studio.
 
-Alternates, `--repeats` times, the same configuration run
+Alternates in ABBA order, `--repeats` times, the same configuration run
   (a) through `trainbench run` (runner, 10 Hz telemetry, SQLite writes), and
   (b) bare: `trainbench-worker-tch train` with no runner and no telemetry,
 and compares the steady throughput the studio reports with the bare worker's
@@ -32,7 +32,7 @@ def main():
     studio, bare, cpu = [], [], []
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "bench.sqlite")
-        for r in range(args.repeats):
+        def run_studio():
             out = subprocess.run([os.path.join(BIN, "trainbench"), "--db", db, "run", "--model", args.model,
                                   "--batch-size", str(args.batch_size), "--steps", str(args.steps),
                                   "--threads", str(args.threads), "--json"],
@@ -40,20 +40,36 @@ def main():
             if out.returncode != 0:
                 sys.exit(f"trainbench run failed: {out.stdout}\n{out.stderr}")
             doc = json.loads(out.stdout)
-            tp_studio = doc["runs"][0]["throughput_samples_per_s"]
-            studio.append(tp_studio)
             cpu.append(100.0 * doc["studio"]["cpu_s"] / doc["studio"]["wall_s"])
+            return doc["runs"][0]["throughput_samples_per_s"]
+
+        def run_bare():
             w = subprocess.run([os.path.join(BIN, "trainbench-worker-tch"), "train"], input=json.dumps(spec),
                                capture_output=True, text=True, env=env, check=True)
             s = subprocess.run([os.path.join(BIN, "trainbench-worker-tch"), "summarize"], input=w.stdout,
                                capture_output=True, text=True, check=True)
-            tp_bare = json.loads(s.stdout)["steady"]["median_samples_per_s"]
+            return json.loads(s.stdout)["steady"]["median_samples_per_s"]
+
+        for r in range(args.repeats):
+            # ABBA order, so a drift of the machine favours neither side.
+            if r % 2 == 0:
+                tp_studio, tp_bare = run_studio(), run_bare()
+            else:
+                tp_bare, tp_studio = run_bare(), run_studio()
+            studio.append(tp_studio)
             bare.append(tp_bare)
             print(f"repeat {r + 1}: studio {tp_studio:.1f} samples/s, bare worker {tp_bare:.1f} samples/s, "
                   f"runner CPU {cpu[-1]:.2f} % of one core", flush=True)
     ms, mb = statistics.median(studio), statistics.median(bare)
-    print(f"\n{args.model}, batch {args.batch_size}, {args.steps} steps, {args.threads} thread(s), {args.repeats} alternations")
+    ratios = [a / b for a, b in zip(studio, bare)]
+    print(f"\n{args.model}, batch {args.batch_size}, {args.steps} steps, {args.threads} thread(s), "
+          f"{args.repeats} alternations (ABBA)")
     print(f"median studio {ms:.1f} samples/s vs bare {mb:.1f} samples/s: difference {100 * (ms - mb) / mb:+.2f} %")
+    if len(ratios) >= 2:
+        m = statistics.mean(ratios)
+        half = 1.96 * statistics.stdev(ratios) / len(ratios) ** 0.5
+        print(f"paired ratio studio/bare: mean {m:.3f} (≈95 % CI {m - half:.3f}–{m + half:.3f}); "
+              f"run-to-run spread of the bare worker: {100 * statistics.pstdev(bare) / mb:.1f} % (sd)")
     print(f"runner CPU while sampling at 10 Hz: median {statistics.median(cpu):.2f} % of one core "
           f"(max {max(cpu):.2f} %)")
 

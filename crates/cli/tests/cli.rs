@@ -611,3 +611,32 @@ fn ctrl_c_cancels_the_run_and_keeps_its_data() {
         .unwrap()
         .contains("before this run started"));
 }
+
+#[test]
+fn a_toml_config_makes_a_sweep_and_flags_win() {
+    let db = Db::new("toml");
+    let config = db.dir.join("sweep.toml");
+    std::fs::write(
+        &config,
+        "model = [\"resnet_mini\", \"bert_tiny\"]\nsteps = 500\nbatch_size = 4\nwindow_steps = 2\n",
+    )
+    .unwrap();
+    let (out, v) = db.run(&[
+        "run",
+        "--config",
+        config.to_str().unwrap(),
+        "--steps",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1]["model"], "bert_tiny");
+    let (_, detail) = db.run(&["show", &runs[0]["id"].to_string(), "--json"]);
+    assert_eq!(detail["spec"]["steps"], 5, "the flag wins over the file");
+    std::fs::write(&config, "modle = \"resnet_mini\"\n").unwrap();
+    let (out, v) = db.run(&["run", "--config", config.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(v["error"]["field"], "modle");
+}

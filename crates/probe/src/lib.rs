@@ -210,6 +210,31 @@ impl GpuProbe {
         Some(format!("{}.{}", v / 1000, (v % 1000) / 10))
     }
 
+    /// GPU memory NVML attributes to process `pid` (and its children, for
+    /// workers that launch several processes), per GPU index, in bytes.
+    pub fn process_memory(&self, pids: &[u32]) -> Vec<(u32, u64)> {
+        let Some(nvml) = &self.nvml else {
+            return Vec::new();
+        };
+        let count = nvml.device_count().unwrap_or(0);
+        (0..count)
+            .filter_map(|i| {
+                let d = nvml.device_by_index(i).ok()?;
+                let used: u64 = d
+                    .running_compute_processes()
+                    .ok()?
+                    .iter()
+                    .filter(|p| pids.contains(&p.pid))
+                    .filter_map(|p| match p.used_gpu_memory {
+                        nvml_wrapper::enums::device::UsedGpuMemory::Used(b) => Some(b),
+                        nvml_wrapper::enums::device::UsedGpuMemory::Unavailable => None,
+                    })
+                    .sum();
+                (used > 0).then_some((i, used))
+            })
+            .collect()
+    }
+
     /// One sample per GPU.
     pub fn sample(&self) -> Vec<Sample> {
         let Some(nvml) = &self.nvml else {

@@ -241,6 +241,8 @@ async fn run_one(
     }
 
     let mut host = HostSampler::new(pid);
+    // NVML's view of the worker's GPU memory: peak per GPU index.
+    let mut nvml_peaks: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
     let mut telemetry_tick = interval(opts.telemetry_interval);
     telemetry_tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut flush_tick = interval(opts.flush_interval);
@@ -286,6 +288,10 @@ async fn run_one(
                 for g in gpu.sample() {
                     samples.push(to_row(t_ns, g));
                 }
+                for (index, bytes) in gpu.process_memory(&[pid]) {
+                    let peak = nvml_peaks.entry(index).or_insert(0);
+                    *peak = (*peak).max(bytes);
+                }
             },
             _ = flush_tick.tick() => {
                 store.record(run_id, &events, &samples)?;
@@ -320,6 +326,14 @@ async fn run_one(
             child.wait().await.ok()
         }
     };
+    for (index, peak) in nvml_peaks {
+        events.push(Event::Memory {
+            device: format!("cuda:{index}"),
+            source: "nvml_process".into(),
+            peak_bytes: peak,
+            reserved_peak_bytes: None,
+        });
+    }
     store.record(run_id, &events, &samples)?;
     // Let the stderr reader drain what the worker wrote last.
     tokio::time::sleep(Duration::from_millis(50)).await;
