@@ -159,6 +159,9 @@ fn build_configs(a: &RunArgs, gpu: &GpuProbe) -> Result<Vec<Config>, CliError> {
                         if let Some(ws) = merged.window_steps {
                             spec.insert("window_steps".into(), json!(ws));
                         }
+                        if let Some(lr) = merged.lr {
+                            spec.insert("lr".into(), json!(lr));
+                        }
                         if let Some(t) = merged.threads {
                             spec.insert("threads".into(), json!(t));
                         }
@@ -465,7 +468,7 @@ fn real_main() -> Result<ExitCode, CliError> {
     let cli = Cli::parse();
     let db = db_path(cli.db.clone());
     match cli.command {
-        Command::Run(a) => cmd_run(&db, a),
+        Command::Run(a) => cmd_run(&db, *a),
         Command::Describe {
             model,
             num_classes,

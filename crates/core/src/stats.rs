@@ -68,20 +68,6 @@ pub fn median(values: &[f64]) -> Option<f64> {
     })
 }
 
-/// log of the binomial coefficient C(n, k).
-fn ln_choose(n: usize, k: usize) -> f64 {
-    let ln_fact = |m: usize| (1..=m).map(|i| (i as f64).ln()).sum::<f64>();
-    ln_fact(n) - ln_fact(k) - ln_fact(n - k)
-}
-
-/// P(X ≤ k) for X ~ Binomial(n, 1/2).
-fn binom_half_cdf(n: usize, k: usize) -> f64 {
-    let ln_half_n = n as f64 * 0.5f64.ln();
-    (0..=k.min(n))
-        .map(|i| (ln_choose(n, i) + ln_half_n).exp())
-        .sum()
-}
-
 /// Distribution-free 95 % CI of the median: order statistics x(k) and x(n+1-k)
 /// (1-based) with the largest k such that P(Bin(n, ½) ≤ k-1) ≤ 2.5 %, so the
 /// coverage is at least 95 %. `None` for fewer than 6 values.
@@ -92,9 +78,16 @@ pub fn median_ci95(values: &[f64]) -> Option<Interval> {
         return None;
     }
     v.sort_by(f64::total_cmp);
+    // P(Bin(n, ½) ≤ k), accumulated term by term in log space: O(n) overall
+    // (runs can have tens of thousands of windows).
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let mut ln_choose = 0.0; // ln C(n, 0)
+    let mut cdf = (ln_choose + ln_half_n).exp();
     let mut k = 0;
-    while k < n / 2 && binom_half_cdf(n, k) <= 0.025 {
+    while k < n / 2 && cdf <= 0.025 {
         k += 1;
+        ln_choose += ((n - k + 1) as f64).ln() - (k as f64).ln();
+        cdf += (ln_choose + ln_half_n).exp();
     }
     // k is now the count of order statistics we may drop from each side.
     if k == 0 {
