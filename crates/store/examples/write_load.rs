@@ -36,7 +36,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     store.start_run(run, &serde_json::json!({}))?;
 
     // One hour at one flush per 500 ms (WRITE_LOAD_FLUSHES to shorten).
-    let flushes: usize = std::env::var("WRITE_LOAD_FLUSHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3600 * 2);
+    let flushes: usize = std::env::var("WRITE_LOAD_FLUSHES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3600 * 2);
     let windows_total = 10_000u64; // 100,000 steps, windows of 10
     let mut window = 0u64;
     let mut flush_ms = Vec::with_capacity(flushes);
