@@ -21,6 +21,7 @@ pub mod reference;
 pub mod spec;
 pub mod stats;
 pub mod summary;
+pub mod telemetry;
 
 pub use models::{ModelConfig, ModelOptions};
 pub use protocol::{ErrorClass, Event, PROTOCOL_VERSION};

@@ -13,23 +13,7 @@ use std::time::Instant;
 use nvml_wrapper::enum_wrappers::device::Clock;
 use nvml_wrapper::Nvml;
 use serde::Serialize;
-
-/// One sample of one source.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Sample {
-    /// `host` (worker process + machine) or `gpu:N`.
-    pub source: String,
-    pub cpu_percent: Option<f64>,
-    pub rss_bytes: Option<u64>,
-    pub host_cpu_percent: Option<f64>,
-    pub mem_used_bytes: Option<u64>,
-    pub util_percent: Option<f64>,
-    pub power_w: Option<f64>,
-    pub energy_mj: Option<u64>,
-    pub sm_clock_mhz: Option<u32>,
-    pub mem_clock_mhz: Option<u32>,
-    pub throttle_reasons: Option<u64>,
-}
+pub use trainbench_core::telemetry::TelemetrySample;
 
 fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
@@ -96,7 +80,7 @@ impl HostSampler {
 
     /// One sample; CPU percentages need two samples, so the first has none.
     /// `cpu_percent` is of one core (200 % = two cores busy).
-    pub fn sample(&mut self) -> Sample {
+    pub fn sample(&mut self, t_ns: u64) -> TelemetrySample {
         let now = Instant::now();
         let ticks = process_ticks(self.pid);
         let cpu_percent = match (self.last, ticks) {
@@ -117,7 +101,8 @@ impl HostSampler {
             _ => None,
         };
         self.last_host = host;
-        Sample {
+        TelemetrySample {
+            t_ns,
             source: "host".into(),
             cpu_percent,
             rss_bytes: process_rss(self.pid),
@@ -236,7 +221,7 @@ impl GpuProbe {
     }
 
     /// One sample per GPU.
-    pub fn sample(&self) -> Vec<Sample> {
+    pub fn sample(&self, t_ns: u64) -> Vec<TelemetrySample> {
         let Some(nvml) = &self.nvml else {
             return Vec::new();
         };
@@ -244,7 +229,8 @@ impl GpuProbe {
         (0..count)
             .filter_map(|i| {
                 let d = nvml.device_by_index(i).ok()?;
-                Some(Sample {
+                Some(TelemetrySample {
+                    t_ns,
                     source: format!("gpu:{i}"),
                     mem_used_bytes: d.memory_info().ok().map(|m| m.used),
                     util_percent: d.utilization_rates().ok().map(|u| f64::from(u.gpu)),
@@ -299,7 +285,7 @@ mod tests {
     #[test]
     fn host_sampler_reads_this_process() {
         let mut s = HostSampler::new(std::process::id());
-        let first = s.sample();
+        let first = s.sample(1);
         assert!(first.rss_bytes.unwrap() > 0);
         assert_eq!(first.cpu_percent, None);
         let mut x = 0u64;
@@ -307,7 +293,7 @@ mod tests {
             x = x.wrapping_add(i * i);
         }
         assert!(x > 0);
-        let second = s.sample();
+        let second = s.sample(2);
         assert!(second.cpu_percent.is_some());
     }
 

@@ -283,11 +283,8 @@ async fn run_one(
             },
             _ = telemetry_tick.tick() => {
                 let t_ns = trainbench_core_clock();
-                let s = host.sample();
-                samples.push(to_row(t_ns, s));
-                for g in gpu.sample() {
-                    samples.push(to_row(t_ns, g));
-                }
+                samples.push(host.sample(t_ns));
+                samples.extend(gpu.sample(t_ns));
                 for (index, bytes) in gpu.process_memory(&[pid]) {
                     let peak = nvml_peaks.entry(index).or_insert(0);
                     *peak = (*peak).max(bytes);
@@ -390,23 +387,6 @@ async fn run_one(
         error_class: class,
         summary,
     })
-}
-
-fn to_row(t_ns: u64, s: trainbench_probe::Sample) -> TelemetrySample {
-    TelemetrySample {
-        t_ns,
-        source: s.source,
-        cpu_percent: s.cpu_percent,
-        rss_bytes: s.rss_bytes,
-        host_cpu_percent: s.host_cpu_percent,
-        mem_used_bytes: s.mem_used_bytes,
-        util_percent: s.util_percent,
-        power_w: s.power_w,
-        energy_mj: s.energy_mj,
-        sm_clock_mhz: s.sm_clock_mhz,
-        mem_clock_mhz: s.mem_clock_mhz,
-        throttle_reasons: s.throttle_reasons,
-    }
 }
 
 /// CLOCK_MONOTONIC nanoseconds, the clock the workers stamp events with.

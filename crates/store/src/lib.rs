@@ -17,6 +17,7 @@ use trainbench_core::reference::{default_prices, PriceRow};
 use trainbench_core::spec::Precision;
 use trainbench_core::stats::WindowTiming;
 use trainbench_core::summary::{MemoryPeak, RunMeasurements, RunStatus, RunSummary};
+pub use trainbench_core::telemetry::TelemetrySample;
 
 /// The embedded migrations: (version, file name, SQL).
 pub const MIGRATIONS: &[(u32, &str, &str)] = &[(
@@ -70,23 +71,6 @@ pub struct NewRun {
     pub data: String,
     pub spec_json: String,
     pub price_offering: Option<String>,
-}
-
-/// One telemetry sample.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct TelemetrySample {
-    pub t_ns: u64,
-    pub source: String,
-    pub cpu_percent: Option<f64>,
-    pub rss_bytes: Option<u64>,
-    pub host_cpu_percent: Option<f64>,
-    pub mem_used_bytes: Option<u64>,
-    pub util_percent: Option<f64>,
-    pub power_w: Option<f64>,
-    pub energy_mj: Option<u64>,
-    pub sm_clock_mhz: Option<u32>,
-    pub mem_clock_mhz: Option<u32>,
-    pub throttle_reasons: Option<u64>,
 }
 
 /// A run as listed.
