@@ -45,18 +45,32 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 say "$(cargo --version)"
 
-# 3. The PyTorch environment, rebuilt only when envs/torch.txt changes.
-want="$(sha256sum envs/torch.txt | cut -d' ' -f1)"
-marker="$TORCH_ENV/.trainbench-ready"
-if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ] && [ -x "$TORCH_ENV/bin/python" ]; then
-  say "PyTorch environment ready at $TORCH_ENV"
-else
-  say "creating the PyTorch environment at $TORCH_ENV (torch $TORCH_VERSION from PyPI, several GB the first time)"
-  mkdir -p "$(dirname "$TORCH_ENV")"
-  python3 -m venv "$TORCH_ENV"
-  "$TORCH_ENV/bin/python" -m pip install -q --upgrade pip
-  "$TORCH_ENV/bin/python" -m pip install --progress-bar off -r envs/torch.txt
-  "$TORCH_ENV/bin/python" -c "import torch, mlxtend; assert torch.__version__.split('+')[0] == '$TORCH_VERSION', torch.__version__"
-  echo "$want" > "$marker"
-  say "PyTorch environment ready"
+# 3. The framework environments, each rebuilt only when its requirements file
+#    changes (the marker holds the file's SHA-256, as `trainbench env install`
+#    writes it). PyTorch first: the tch worker links its libtorch.
+#    On a machine with an NVIDIA driver, TensorFlow and JAX get their CUDA builds.
+gpu=""
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then gpu="-cuda"; fi
+make_env() {  # NAME REQUIREMENTS IMPORT
+  local dir="$TRAINBENCH_HOME/envs/$1" req="$2" import="$3"
+  local want; want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [ -f "$dir/.trainbench-ready" ] && [ "$(cat "$dir/.trainbench-ready")" = "$want" ] && [ -x "$dir/bin/python" ]; then
+    say "environment $1 ready"
+    return
+  fi
+  say "creating environment $1 from $req (PyPI; large the first time)"
+  rm -f "$dir/.trainbench-ready"
+  mkdir -p "$(dirname "$dir")"
+  [ -x "$dir/bin/python" ] || python3 -m venv "$dir"
+  "$dir/bin/python" -m pip install -q --upgrade pip
+  "$dir/bin/python" -m pip install --progress-bar off -r "$req"
+  "$dir/bin/python" -c "import $import, mlxtend"
+  echo "$want" > "$dir/.trainbench-ready"
+  say "environment $1 ready"
+}
+make_env "torch-$TORCH_VERSION" envs/torch.txt torch
+"$TORCH_ENV/bin/python" -c "import torch; assert torch.__version__.split('+')[0] == '$TORCH_VERSION', torch.__version__"
+if [ "${TRAINBENCH_SKIP_ENVS:-}" != "1" ]; then
+  make_env tensorflow-2.21.0 "envs/tensorflow$gpu.txt" tensorflow
+  make_env jax-0.10.2 "envs/jax$gpu.txt" jax
 fi

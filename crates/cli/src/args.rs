@@ -60,6 +60,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Framework environments: list, check, install, register another version.
+    Env {
+        #[command(subcommand)]
+        command: Option<EnvCommand>,
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// The price table used for cost per epoch (list, add, edit).
     Prices {
         #[command(subcommand)]
@@ -67,6 +74,34 @@ pub enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+pub enum EnvCommand {
+    /// Every environment, whether it is ready, and its framework version.
+    List,
+    /// Starts each ready environment's worker: version and the GPUs it sees.
+    Check,
+    /// Creates the studio's environment for a framework (pytorch, tensorflow, jax) from PyPI.
+    Install {
+        framework: String,
+        /// Install the CUDA build even when no NVIDIA GPU is seen (or the CPU build with --cpu).
+        #[arg(long)]
+        gpu: bool,
+        #[arg(long, conflicts_with = "gpu")]
+        cpu: bool,
+    },
+    /// Registers another environment of a framework (e.g. an older PyTorch) as FRAMEWORK@NAME.
+    Register {
+        name: String,
+        #[arg(long)]
+        framework: String,
+        /// Its python executable.
+        #[arg(long)]
+        python: PathBuf,
+    },
+    /// Forgets a registered environment (its files stay).
+    Remove { name: String },
 }
 
 #[derive(Subcommand)]
@@ -109,6 +144,9 @@ pub struct RunArgs {
     pub framework: Option<String>,
     #[arg(long)]
     pub precision: Option<String>,
+    /// off (the framework's default), on or max-autotune (pytorch's torch.compile), xla (tensorflow).
+    #[arg(long)]
+    pub compile: Option<String>,
     /// cpu or cuda:N (default: the first GPU NVML sees, else cpu).
     #[arg(long)]
     pub device: Option<String>,
@@ -155,6 +193,7 @@ pub struct Merged {
     pub model: Vec<String>,
     pub framework: Vec<String>,
     pub precision: Vec<String>,
+    pub compile: Vec<String>,
     pub devices: Vec<i64>,
     pub batch_size: Vec<i64>,
     pub device: Option<String>,
@@ -233,6 +272,7 @@ pub fn merge_config(a: &RunArgs) -> Result<Merged, CliError> {
                 "model" => a.model = a.model.or(Some(s)),
                 "framework" => a.framework = a.framework.or(Some(s)),
                 "precision" => a.precision = a.precision.or(Some(s)),
+                "compile" => a.compile = a.compile.or(Some(s)),
                 "device" => a.device = a.device.or(Some(s)),
                 "devices" => a.devices = a.devices.or(Some(s)),
                 "batch_size" => a.batch_size = a.batch_size.or(Some(s)),
@@ -255,7 +295,7 @@ pub fn merge_config(a: &RunArgs) -> Result<Merged, CliError> {
                     })?))
                 }
                 other => {
-                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, device, devices, batch_size, steps, epochs, data, num_classes, target_accuracy, lr, window_steps, threads, repeats, price", path.display())))
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, batch_size, steps, epochs, data, num_classes, target_accuracy, lr, window_steps, threads, repeats, price", path.display())))
                 }
             }
         }
@@ -272,6 +312,7 @@ pub fn merge_config(a: &RunArgs) -> Result<Merged, CliError> {
         model: list(a.model.as_deref().unwrap_or("resnet_mini")),
         framework: list(a.framework.as_deref().unwrap_or("tch")),
         precision: list(a.precision.as_deref().unwrap_or("fp32")),
+        compile: list(a.compile.as_deref().unwrap_or("off")),
         devices: ints("devices", a.devices.as_deref().unwrap_or("1"))?,
         batch_size: ints("batch_size", a.batch_size.as_deref().unwrap_or("64"))?,
         device: a.device.clone(),

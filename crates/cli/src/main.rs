@@ -4,6 +4,7 @@
 //! JSON document. Exit codes: 0 success, 1 a run failed, 2 bad input.
 
 mod args;
+mod env_cmd;
 mod output;
 
 use std::io::IsTerminal;
@@ -16,14 +17,12 @@ use trainbench_core::models::{lookup, model_names, ModelOptions};
 use trainbench_core::spec::{check_runnable, interleaved_plan, Machine, RunSpec, SpecError};
 use trainbench_core::summary::{aggregate_repeats, RunStatus};
 use trainbench_probe::GpuProbe;
+use trainbench_runner::envs::{self, EnvError};
 use trainbench_runner::{Runner, RunnerOptions, WorkerCommand};
 use trainbench_store::{NewRun, Store};
 
 use crate::args::{Cli, Command, PriceCommand, RunArgs};
 use crate::output::{print_compare, print_runs_table, print_show, run_json, Bar};
-
-/// Frameworks whose worker this build can start.
-const INSTALLED_FRAMEWORKS: [&str; 1] = ["tch"];
 
 /// Errors a person fixes (exit 2) versus failures (exit 1).
 #[derive(Debug)]
@@ -37,6 +36,18 @@ impl From<SpecError> for CliError {
         CliError::BadInput {
             field: e.field.clone(),
             message: e.to_string(),
+        }
+    }
+}
+
+impl From<EnvError> for CliError {
+    fn from(e: EnvError) -> Self {
+        match &e {
+            EnvError::Bad { field, .. } => CliError::BadInput {
+                field: (*field).to_owned(),
+                message: e.to_string(),
+            },
+            _ => CliError::Failed(e.to_string()),
         }
     }
 }
@@ -81,11 +92,43 @@ fn open_store(path: &std::path::Path) -> Result<Store, CliError> {
     Ok(store)
 }
 
-/// One configuration of a sweep: the framework and the worker spec.
+/// One configuration of a sweep: the framework, its environment, the worker
+/// spec and how to start the worker.
 struct Config {
     framework: String,
+    /// A registered environment (`framework@name`); None for the framework's own.
+    env: Option<String>,
     spec: serde_json::Map<String, serde_json::Value>,
     label: String,
+    worker: WorkerCommand,
+}
+
+/// `tch`, `pytorch`, `pytorch@NAME` … → (framework, environment name, worker).
+fn resolve_framework(given: &str) -> Result<(String, Option<String>, WorkerCommand), CliError> {
+    let (framework, env) = match given.split_once('@') {
+        Some((f, e)) => (f, Some(e.to_owned())),
+        None => (given, None),
+    };
+    if framework == "tch" {
+        if env.is_some() {
+            return Err(bad(
+                "framework",
+                format!("framework = {given} is not allowed: expected tch without an environment (it links libtorch)"),
+            ));
+        }
+        return Ok(("tch".into(), None, WorkerCommand::tch()));
+    }
+    if !trainbench_core::spec::FRAMEWORKS.contains(&framework) {
+        return Err(bad(
+            "framework",
+            format!(
+                "framework = {framework} is not allowed: expected one of {} (optionally FRAMEWORK@ENVIRONMENT)",
+                trainbench_core::spec::FRAMEWORKS.join(", ")
+            ),
+        ));
+    }
+    let e = envs::resolve(framework, env.as_deref())?;
+    Ok((framework.to_owned(), env, envs::worker_command(&e)))
 }
 
 fn build_configs(a: &RunArgs, gpu: &GpuProbe) -> Result<Vec<Config>, CliError> {
@@ -106,75 +149,89 @@ fn build_configs(a: &RunArgs, gpu: &GpuProbe) -> Result<Vec<Config>, CliError> {
         }
     });
     let mut configs = Vec::new();
-    for framework in &merged.framework {
+    for given in &merged.framework {
+        let (framework, env, worker) = resolve_framework(given)?;
+        let framework = &framework;
         for model in &merged.model {
             for precision in &merged.precision {
-                for devices in &merged.devices {
-                    for batch in &merged.batch_size {
-                        let mut spec = serde_json::Map::new();
-                        spec.insert("model".into(), json!(model));
-                        spec.insert("precision".into(), json!(precision));
-                        spec.insert("device".into(), json!(device));
-                        spec.insert("devices".into(), json!(devices));
-                        spec.insert("batch_size".into(), json!(batch));
-                        match (merged.steps, merged.epochs) {
-                            (Some(s), None) => {
-                                spec.insert("steps".into(), json!(s));
+                for compile in &merged.compile {
+                    for devices in &merged.devices {
+                        for batch in &merged.batch_size {
+                            let mut spec = serde_json::Map::new();
+                            spec.insert("model".into(), json!(model));
+                            spec.insert("precision".into(), json!(precision));
+                            spec.insert("compile".into(), json!(compile));
+                            spec.insert("device".into(), json!(device));
+                            spec.insert("devices".into(), json!(devices));
+                            spec.insert("batch_size".into(), json!(batch));
+                            match (merged.steps, merged.epochs) {
+                                (Some(s), None) => {
+                                    spec.insert("steps".into(), json!(s));
+                                }
+                                (None, Some(e)) => {
+                                    spec.insert("epochs".into(), json!(e));
+                                }
+                                (Some(_), Some(_)) => {
+                                    return Err(bad(
+                                        "steps",
+                                        "give either --steps or --epochs, not both".into(),
+                                    ))
+                                }
+                                (None, None) => {
+                                    return Err(bad("steps", "give --steps or --epochs".into()))
+                                }
                             }
-                            (None, Some(e)) => {
-                                spec.insert("epochs".into(), json!(e));
-                            }
-                            (Some(_), Some(_)) => {
-                                return Err(bad(
-                                    "steps",
-                                    "give either --steps or --epochs, not both".into(),
-                                ))
-                            }
-                            (None, None) => {
-                                return Err(bad("steps", "give --steps or --epochs".into()))
-                            }
-                        }
-                        let (data, path) = args::parse_data(&merged.data)?;
-                        if let Some(p) = &path {
-                            if !std::path::Path::new(p).is_dir() {
-                                return Err(bad(
+                            let (data, path) = args::parse_data(&merged.data)?;
+                            if let Some(p) = &path {
+                                if !std::path::Path::new(p).is_dir() {
+                                    return Err(bad(
                                     "data",
                                     format!("data = cifar10:{p} is not allowed: expected an existing directory with CIFAR-10's binary batches"),
                                 ));
+                                }
+                                spec.insert("data_path".into(), json!(p));
                             }
-                            spec.insert("data_path".into(), json!(p));
-                        }
-                        spec.insert("data".into(), json!(data));
-                        for (k, v) in [
-                            ("num_classes", merged.num_classes.map(|x| json!(x))),
-                            ("target_accuracy", merged.target_accuracy.map(|x| json!(x))),
-                        ] {
-                            if let Some(v) = v {
-                                spec.insert(k.into(), v);
+                            spec.insert("data".into(), json!(data));
+                            for (k, v) in [
+                                ("num_classes", merged.num_classes.map(|x| json!(x))),
+                                ("target_accuracy", merged.target_accuracy.map(|x| json!(x))),
+                            ] {
+                                if let Some(v) = v {
+                                    spec.insert(k.into(), v);
+                                }
                             }
+                            if merged.target_accuracy.is_some() && merged.stop_at_target {
+                                spec.insert("stop_at_target".into(), json!(true));
+                            }
+                            if let Some(ws) = merged.window_steps {
+                                spec.insert("window_steps".into(), json!(ws));
+                            }
+                            if let Some(lr) = merged.lr {
+                                spec.insert("lr".into(), json!(lr));
+                            }
+                            if let Some(t) = merged.threads {
+                                spec.insert("threads".into(), json!(t));
+                            }
+                            let parsed = RunSpec::from_json(
+                                &serde_json::Value::Object(spec.clone()).to_string(),
+                            )?;
+                            check_runnable(&parsed, framework, &[framework.as_str()], machine)?;
+                            let compiled = if compile == "off" {
+                                String::new()
+                            } else {
+                                format!(" compile={compile}")
+                            };
+                            let label = format!(
+                                "{given} {model} {precision}{compiled} ×{devices} b{batch}"
+                            );
+                            configs.push(Config {
+                                framework: framework.clone(),
+                                env: env.clone(),
+                                spec,
+                                label,
+                                worker: worker.clone(),
+                            });
                         }
-                        if merged.target_accuracy.is_some() && merged.stop_at_target {
-                            spec.insert("stop_at_target".into(), json!(true));
-                        }
-                        if let Some(ws) = merged.window_steps {
-                            spec.insert("window_steps".into(), json!(ws));
-                        }
-                        if let Some(lr) = merged.lr {
-                            spec.insert("lr".into(), json!(lr));
-                        }
-                        if let Some(t) = merged.threads {
-                            spec.insert("threads".into(), json!(t));
-                        }
-                        let parsed = RunSpec::from_json(
-                            &serde_json::Value::Object(spec.clone()).to_string(),
-                        )?;
-                        check_runnable(&parsed, framework, &INSTALLED_FRAMEWORKS, machine)?;
-                        let label = format!("{framework} {model} {precision} ×{devices} b{batch}");
-                        configs.push(Config {
-                            framework: framework.clone(),
-                            spec,
-                            label,
-                        });
                     }
                 }
             }
@@ -227,7 +284,8 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
     for (c, r) in &plan {
         let cfg = &configs[*c];
         let spec_json = serde_json::Value::Object(cfg.spec.clone()).to_string();
-        let key = json!({"framework": cfg.framework, "spec": cfg.spec}).to_string();
+        let key = json!({"framework": cfg.framework, "environment": cfg.env, "spec": cfg.spec})
+            .to_string();
         let id = store.insert_run(&NewRun {
             sweep_id: Some(sweep),
             config_key: key,
@@ -245,7 +303,7 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
             spec_json: spec_json.clone(),
             price_offering: a.price.clone(),
         })?;
-        queued.push((id, spec_json, cfg.label.clone()));
+        queued.push((id, spec_json, cfg.label.clone(), *c));
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -255,11 +313,6 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
     let opts = RunnerOptions {
         silence_timeout: timeout,
         ..RunnerOptions::default()
-    };
-    let runner = Runner {
-        worker: WorkerCommand::tch(),
-        gpu: &gpu,
-        opts,
     };
     let mut outcomes = Vec::new();
     let total = queued.len();
@@ -271,7 +324,7 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
                 let _ = cancel_tx.send(true);
             }
         });
-        for (n, (id, spec_json, label)) in queued.iter().enumerate() {
+        for (n, (id, spec_json, label, c)) in queued.iter().enumerate() {
             if *cancel_rx.borrow() {
                 store.finish_run(
                     *id,
@@ -287,6 +340,11 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
                 interactive,
                 format!("run {}/{} #{id} {label}", n + 1, total),
             );
+            let runner = Runner {
+                worker: configs[*c].worker.clone(),
+                gpu: &gpu,
+                opts,
+            };
             let outcome = runner
                 .run(&mut store, *id, spec_json, &mut bar, cancel_rx.clone())
                 .await;
@@ -301,7 +359,7 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
     drop(runtime);
     let rows: Vec<_> = queued
         .iter()
-        .map(|(id, _, _)| store.run_row(*id))
+        .map(|(id, _, _, _)| store.run_row(*id))
         .collect::<Result<_, _>>()?;
     let mut groups = Vec::new();
     for (c, cfg) in configs.iter().enumerate() {
@@ -319,9 +377,35 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
         groups.push(json!({
             "configuration": cfg.label,
             "framework": cfg.framework,
+            "environment": cfg.env,
             "spec": cfg.spec,
             "run_ids": members.iter().map(|r| r.id).collect::<Vec<_>>(),
             "repeats": aggregate_repeats(&summaries),
+        }));
+    }
+    // Scaling: each multi-device configuration against the same one on one device.
+    let mut scaling = Vec::new();
+    for (c, cfg) in configs.iter().enumerate() {
+        let n = cfg.spec["devices"].as_u64().unwrap_or(1) as u32;
+        if n < 2 {
+            continue;
+        }
+        let mut single = cfg.spec.clone();
+        single.insert("devices".into(), json!(1));
+        let Some(one) = configs
+            .iter()
+            .position(|o| o.framework == cfg.framework && o.env == cfg.env && o.spec == single)
+        else {
+            continue;
+        };
+        let tp = |i: usize| groups[i]["repeats"]["throughput_mean_samples_per_s"].as_f64();
+        scaling.push(json!({
+            "configuration": cfg.label,
+            "devices": n,
+            "single_device_configuration": configs[one].label,
+            "throughput_samples_per_s": tp(c),
+            "single_device_throughput_samples_per_s": tp(one),
+            "scaling_efficiency": trainbench_core::summary::scaling_efficiency(tp(c), n, tp(one)),
         }));
     }
     let failed = rows.iter().any(|r| r.status != RunStatus::Completed);
@@ -334,13 +418,14 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
     if a.json {
         println!(
             "{}",
-            json!({"sweep_id": sweep, "database": db, "runs": rows.iter().map(run_json).collect::<Vec<_>>(), "configurations": groups, "studio": studio})
+            json!({"sweep_id": sweep, "database": db, "runs": rows.iter().map(run_json).collect::<Vec<_>>(), "configurations": groups, "scaling": scaling, "studio": studio})
         );
     } else {
         print_runs_table(&rows);
         if repeats > 1 {
             output::print_groups(&groups);
         }
+        output::print_scaling(&scaling);
         for r in rows.iter().filter(|r| r.status != RunStatus::Completed) {
             println!(
                 "run {} {}: {}",
@@ -545,6 +630,7 @@ fn real_main() -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Prices { command, json } => cmd_prices(&db, command, json),
+        Command::Env { command, json } => env_cmd::run(command, json),
     }
 }
 

@@ -225,10 +225,7 @@ pub fn print_runs_table(rows: &[RunRow]) {
         "cost/epoch"
     );
     for r in rows {
-        let config = format!(
-            "{} {} {} ×{} b{} {}",
-            r.framework, r.model, r.precision, r.devices, r.batch_size, r.data
-        );
+        let config = config_label(r);
         let s = r.summary.as_ref();
         let mem = match s {
             Some(s) => format!(
@@ -251,6 +248,42 @@ pub fn print_runs_table(rows: &[RunRow]) {
             cost_text(r)
         );
     }
+}
+
+pub fn print_scaling(rows: &[Value]) {
+    if rows.is_empty() {
+        return;
+    }
+    println!("\nscaling efficiency = throughput(N) ÷ (N × throughput(1)):");
+    for r in rows {
+        let eff = r["scaling_efficiency"]
+            .as_f64()
+            .map_or("not measured".into(), |e| format!("{:.1} %", e * 100.0));
+        println!(
+            "  {:<44} {eff}  ({} vs {} samples/s on one device)",
+            r["configuration"].as_str().unwrap_or(""),
+            num(r["throughput_samples_per_s"].as_f64(), 1),
+            num(r["single_device_throughput_samples_per_s"].as_f64(), 1),
+        );
+    }
+}
+
+/// The configuration as a person reads it: framework (with its environment),
+/// model, precision, compile mode, devices, batch, data.
+pub fn config_label(r: &RunRow) -> String {
+    let key: Value = serde_json::from_str(&r.config_key).unwrap_or(Value::Null);
+    let framework = match key["environment"].as_str() {
+        Some(env) => format!("{}@{env}", r.framework),
+        None => r.framework.clone(),
+    };
+    let compile = match key["spec"]["compile"].as_str() {
+        Some(c) if c != "off" => format!(" compile={c}"),
+        _ => String::new(),
+    };
+    format!(
+        "{framework} {} {}{compile} ×{} b{} {}",
+        r.model, r.precision, r.devices, r.batch_size, r.data
+    )
 }
 
 pub fn print_groups(groups: &[Value]) {

@@ -82,6 +82,13 @@ pub enum Event {
         precision: String,
         /// What the precision means in this framework, in words.
         precision_in_effect: String,
+        /// How the step runs: eager, `torch.compile`, a `tf.function` graph,
+        /// XLA, `jax.jit` (absent from workers that predate the field).
+        #[serde(default)]
+        execution: Option<String>,
+        /// Processes or devices training together (data parallel); 1 if absent.
+        #[serde(default)]
+        world_size: Option<u32>,
         batch_size: u64,
         total_steps: u64,
         threads: u32,
@@ -99,6 +106,11 @@ pub enum Event {
         since_process_start_s: Option<f64>,
         /// From the start of training to the end of the first step.
         since_train_start_s: f64,
+        /// Compilation alone, where the framework compiles ahead of the step
+        /// and it can be timed on its own (JAX's lower + compile, a traced
+        /// `tf.function`); otherwise null and inside `since_train_start_s`.
+        #[serde(default)]
+        compile_s: Option<f64>,
         t_ns: u64,
     },
     /// A timing window: `steps` consecutive optimizer steps, timed between two

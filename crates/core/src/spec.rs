@@ -125,6 +125,70 @@ impl<'de> Deserialize<'de> for Device {
     }
 }
 
+/// How a framework turns the training step into code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Compile {
+    /// The framework's default: libtorch and PyTorch eager, a TensorFlow
+    /// `tf.function` graph, JAX `jax.jit`.
+    #[serde(rename = "off")]
+    Off,
+    /// `torch.compile` (inductor, default mode).
+    #[serde(rename = "on")]
+    On,
+    /// `torch.compile(mode="max-autotune")`.
+    #[serde(rename = "max-autotune")]
+    MaxAutotune,
+    /// TensorFlow `tf.function(jit_compile=True)`.
+    #[serde(rename = "xla")]
+    Xla,
+}
+
+impl Compile {
+    pub const ALL: [Compile; 4] = [
+        Compile::Off,
+        Compile::On,
+        Compile::MaxAutotune,
+        Compile::Xla,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Compile::Off => "off",
+            Compile::On => "on",
+            Compile::MaxAutotune => "max-autotune",
+            Compile::Xla => "xla",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self, SpecError> {
+        Compile::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| {
+                SpecError::new(
+                    "compile",
+                    s,
+                    "one of off, on, max-autotune (pytorch), xla (tensorflow)",
+                )
+            })
+    }
+
+    /// The values `framework` accepts.
+    pub fn allowed_for(framework: &str) -> &'static [Compile] {
+        match framework {
+            "pytorch" => &[Compile::Off, Compile::On, Compile::MaxAutotune],
+            "tensorflow" => &[Compile::Off, Compile::Xla],
+            _ => &[Compile::Off],
+        }
+    }
+}
+
+impl fmt::Display for Compile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Where training samples come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -162,6 +226,9 @@ fn default_protocol() -> u32 {
 fn default_precision() -> String {
     "fp32".into()
 }
+fn default_compile() -> String {
+    "off".into()
+}
 fn default_device() -> String {
     "cpu".into()
 }
@@ -194,6 +261,8 @@ pub struct RawSpec {
     pub model: String,
     #[serde(default = "default_precision")]
     pub precision: String,
+    #[serde(default = "default_compile")]
+    pub compile: String,
     #[serde(default = "default_device")]
     pub device: String,
     #[serde(default = "default_one")]
@@ -253,8 +322,10 @@ pub struct RunSpec {
     pub model: String,
     pub model_config: ModelConfig,
     pub precision: Precision,
+    pub compile: Compile,
     pub device: Device,
     pub devices: u32,
+    /// Per device: the global batch is `batch_size × devices`.
     pub batch_size: u64,
     pub length: Length,
     pub data: DataSource,
@@ -318,6 +389,7 @@ impl RunSpec {
             )
         })?;
         let precision = Precision::parse(&raw.precision)?;
+        let compile = Compile::parse(&raw.compile)?;
         let device = Device::parse(&raw.device)?;
         let devices = u32::try_from(at_least_one("devices", raw.devices)?)
             .map_err(|_| SpecError::new("devices", raw.devices, "a whole number ≥ 1"))?;
@@ -449,6 +521,7 @@ impl RunSpec {
             model: raw.model,
             model_config,
             precision,
+            compile,
             device,
             devices,
             batch_size,
@@ -470,6 +543,33 @@ impl RunSpec {
 
     pub fn family(&self) -> Family {
         self.model_config.family()
+    }
+}
+
+/// What a Python worker reads on stdin: the validated spec with every value
+/// resolved by this crate (so the catalogue, defaults and validation live in
+/// one place), plus the analytical numbers its model must match.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkerPlan<'a> {
+    pub protocol: u32,
+    pub framework: &'a str,
+    pub spec: &'a RunSpec,
+    /// Trainable parameters the model must have (the worker refuses to train otherwise).
+    pub param_count: u64,
+    pub flops_per_sample: f64,
+}
+
+impl RunSpec {
+    /// The plan for a Python worker of `framework`, as one JSON line.
+    pub fn worker_plan_json(&self, framework: &str) -> String {
+        let plan = WorkerPlan {
+            protocol: PROTOCOL_VERSION,
+            framework,
+            spec: self,
+            param_count: self.model_config.param_count(),
+            flops_per_sample: self.model_config.flops_per_sample(),
+        };
+        serde_json::to_string(&plan).unwrap_or_default()
     }
 }
 
@@ -538,6 +638,22 @@ pub fn check_runnable(
             ))
         }
         _ => {}
+    }
+    if !Compile::allowed_for(framework).contains(&spec.compile) {
+        let names: Vec<&str> = Compile::allowed_for(framework)
+            .iter()
+            .map(|c| c.as_str())
+            .collect();
+        let why = match framework {
+            "jax" => " (JAX always compiles the step with jax.jit)",
+            "tch" => " (the libtorch worker runs eagerly; torch.compile is framework pytorch)",
+            _ => "",
+        };
+        return Err(SpecError::new(
+            "compile",
+            spec.compile,
+            &format!("{} for framework {framework}{why}", names.join(" or ")),
+        ));
     }
     if framework == "tch" && spec.devices > 1 {
         return Err(SpecError::new(
@@ -751,5 +867,27 @@ mod tests {
         assert_eq!(learning_rate(1.0, 4, 4, 100), 1.0);
         assert!((learning_rate(1.0, 52, 4, 100) - 0.5).abs() < 1e-12);
         assert!(learning_rate(1.0, 100, 4, 100).abs() < 1e-12);
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_plan_carries_the_resolved_spec_and_the_analytical_counts() {
+        let spec = RunSpec::from_json(
+            r#"{"model":"vit_mini_patch4_32","batch_size":8,"epochs":2,"data":"mnist","compile":"on","devices":2}"#,
+        )
+        .unwrap();
+        let plan: serde_json::Value =
+            serde_json::from_str(&spec.worker_plan_json("pytorch")).unwrap();
+        println!("{plan}");
+        assert_eq!(plan["framework"], "pytorch");
+        assert_eq!(plan["spec"]["compile"], "on");
+        assert_eq!(plan["spec"]["length"]["epochs"], 2);
+        assert_eq!(plan["spec"]["model_config"]["family"], "vit");
+        assert_eq!(plan["spec"]["model_config"]["in_channels"], 1);
+        assert_eq!(plan["param_count"], spec.model_config.param_count());
     }
 }

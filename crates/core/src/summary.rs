@@ -270,10 +270,34 @@ pub fn aggregate_repeats(summaries: &[RunSummary]) -> RepeatSummary {
     }
 }
 
+/// Scaling efficiency of a data-parallel run: throughput(N) ÷ (N × throughput(1)),
+/// both global samples per second of the same configuration. `None` when
+/// either is missing or the single-device figure is not positive.
+pub fn scaling_efficiency(
+    throughput_n: Option<f64>,
+    devices: u32,
+    throughput_1: Option<f64>,
+) -> Option<f64> {
+    match (throughput_n, throughput_1) {
+        (Some(n), Some(one)) if one > 0.0 && devices >= 1 && n.is_finite() => {
+            Some(n / (f64::from(devices) * one))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::reference::gpu_peak_for;
+
+    #[test]
+    fn scaling_efficiency_is_throughput_n_over_n_times_throughput_1() {
+        assert_eq!(scaling_efficiency(Some(180.0), 2, Some(100.0)), Some(0.9));
+        assert_eq!(scaling_efficiency(Some(100.0), 1, Some(100.0)), Some(1.0));
+        assert_eq!(scaling_efficiency(None, 2, Some(100.0)), None);
+        assert_eq!(scaling_efficiency(Some(100.0), 2, Some(0.0)), None);
+    }
 
     fn w(samples: u64, secs: f64) -> WindowTiming {
         WindowTiming {

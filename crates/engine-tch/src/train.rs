@@ -423,6 +423,8 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         flops_per_sample: spec.model_config.flops_per_sample(),
         precision: spec.precision.as_str().into(),
         precision_in_effect: precision_text,
+        execution: Some("eager (libtorch through tch)".into()),
+        world_size: Some(1),
         batch_size: spec.batch_size,
         total_steps,
         threads,
@@ -463,6 +465,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
             sink.emit(&Event::FirstStep {
                 since_process_start_s: since_process_start_s(),
                 since_train_start_s: (now - train_start_ns) as f64 / 1e9,
+                compile_s: None,
                 t_ns: now,
             });
         } else {

@@ -56,11 +56,51 @@ fn process_rss(pid: u32) -> Option<u64> {
 /// Clock ticks per second (USER_HZ): 100 on every Linux this runs on.
 const TICKS_PER_S: f64 = 100.0;
 
-/// Samples a worker process and the host from procfs.
+/// Parent pid of a process.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = read(&format!("/proc/{pid}/stat"))?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `root` and every process descended from it (a launcher such as torchrun
+/// and its ranks), read from procfs.
+pub fn process_tree(root: u32) -> Vec<u32> {
+    let mut parents = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            if let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            {
+                if let Some(ppid) = parent_of(pid) {
+                    parents.push((pid, ppid));
+                }
+            }
+        }
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        tree.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    tree
+}
+
+/// How often the set of worker processes is re-read (a scan of /proc).
+const TREE_RESCAN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Samples a worker's processes (the worker and its descendants, so that a
+/// multi-process run counts every rank) and the host from procfs.
 #[derive(Debug)]
 pub struct HostSampler {
-    pid: u32,
-    last: Option<(Instant, u64)>,
+    root: u32,
+    pids: Vec<u32>,
+    scanned: Option<Instant>,
+    last: Option<(Instant, std::collections::HashMap<u32, u64>)>,
     last_host: Option<(u64, u64)>,
     cores: f64,
 }
@@ -71,27 +111,53 @@ impl HostSampler {
             .map(|n| n.get() as f64)
             .unwrap_or(1.0);
         HostSampler {
-            pid,
+            root: pid,
+            pids: vec![pid],
+            scanned: None,
             last: None,
             last_host: None,
             cores,
         }
     }
 
+    /// The worker's processes as last scanned.
+    pub fn pids(&self) -> &[u32] {
+        &self.pids
+    }
+
     /// One sample; CPU percentages need two samples, so the first has none.
-    /// `cpu_percent` is of one core (200 % = two cores busy).
+    /// `cpu_percent` is of one core (200 % = two cores busy), summed over the
+    /// worker's processes, as is `rss_bytes`.
     pub fn sample(&mut self, t_ns: u64) -> TelemetrySample {
         let now = Instant::now();
-        let ticks = process_ticks(self.pid);
-        let cpu_percent = match (self.last, ticks) {
-            (Some((t0, k0)), Some(k1)) => {
-                let dt = now.duration_since(t0).as_secs_f64();
-                (dt > 0.0).then(|| (k1.saturating_sub(k0)) as f64 / TICKS_PER_S / dt * 100.0)
+        if self
+            .scanned
+            .is_none_or(|t| now.duration_since(t) >= TREE_RESCAN)
+        {
+            self.pids = process_tree(self.root);
+            self.scanned = Some(now);
+        }
+        let ticks: std::collections::HashMap<u32, u64> = self
+            .pids
+            .iter()
+            .filter_map(|&p| Some((p, process_ticks(p)?)))
+            .collect();
+        let cpu_percent = match &self.last {
+            Some((t0, before)) if !ticks.is_empty() => {
+                let dt = now.duration_since(*t0).as_secs_f64();
+                // Only processes seen both times: one that just started or
+                // ended has no interval to measure.
+                let used: u64 = ticks
+                    .iter()
+                    .filter_map(|(p, k1)| before.get(p).map(|k0| k1.saturating_sub(*k0)))
+                    .sum();
+                (dt > 0.0).then(|| used as f64 / TICKS_PER_S / dt * 100.0)
             }
             _ => None,
         };
-        if let Some(k) = ticks {
-            self.last = Some((now, k));
+        let rss: Vec<u64> = self.pids.iter().filter_map(|&p| process_rss(p)).collect();
+        if !ticks.is_empty() {
+            self.last = Some((now, ticks));
         }
         let host = host_ticks();
         let host_cpu_percent = match (self.last_host, host) {
@@ -105,7 +171,7 @@ impl HostSampler {
             t_ns,
             source: "host".into(),
             cpu_percent,
-            rss_bytes: process_rss(self.pid),
+            rss_bytes: (!rss.is_empty()).then(|| rss.iter().sum()),
             host_cpu_percent,
             ..Default::default()
         }

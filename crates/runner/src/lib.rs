@@ -4,6 +4,8 @@
 //! whether the worker finished, failed, crashed, hung, printed garbage or was
 //! cancelled. Everything received before a failure is kept.
 
+pub mod envs;
+
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -39,6 +41,11 @@ pub enum RunnerError {
 pub struct WorkerCommand {
     pub program: PathBuf,
     pub args: Vec<String>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+    /// `Some(framework)`: the worker reads a resolved plan
+    /// (`RunSpec::worker_plan_json`) instead of the spec as written.
+    pub plan_for: Option<String>,
 }
 
 impl WorkerCommand {
@@ -57,8 +64,42 @@ impl WorkerCommand {
         WorkerCommand {
             program,
             args: vec!["train".into(), "--spec".into(), "-".into()],
+            env: Vec::new(),
+            plan_for: None,
         }
     }
+
+    /// A Python worker: `python -m trainbench_worker FRAMEWORK train` in the
+    /// framework's environment, with the worker package on `PYTHONPATH`.
+    pub fn python(framework: &str, python: PathBuf, package_dir: PathBuf) -> WorkerCommand {
+        let mut path = package_dir.display().to_string();
+        if let Some(old) = std::env::var_os("PYTHONPATH") {
+            path = format!("{path}:{}", old.to_string_lossy());
+        }
+        WorkerCommand {
+            program: python,
+            args: vec![
+                "-m".into(),
+                "trainbench_worker".into(),
+                framework.into(),
+                "train".into(),
+            ],
+            env: vec![
+                ("PYTHONPATH".into(), path),
+                ("PYTHONUNBUFFERED".into(), "1".into()),
+            ],
+            plan_for: Some(framework.into()),
+        }
+    }
+}
+
+/// Stops a worker and everything it started (a launcher's ranks share its
+/// process group, which the runner gave the worker).
+fn kill_worker(child: &mut tokio::process::Child, pid: u32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.start_kill();
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -161,8 +202,34 @@ async fn run_one(
 ) -> Result<Outcome, RunnerError> {
     let (worker, gpu, opts) = (&runner.worker, runner.gpu, runner.opts);
     store.start_run(run_id, &trainbench_probe::provenance(gpu))?;
+    let input = match &worker.plan_for {
+        None => spec_json.to_owned(),
+        Some(framework) => match trainbench_core::spec::RunSpec::from_json(spec_json) {
+            Ok(spec) => spec.worker_plan_json(framework),
+            Err(e) => {
+                let reason = e.to_string();
+                store.finish_run(
+                    run_id,
+                    RunStatus::Failed,
+                    Some(&reason),
+                    Some("bad_config"),
+                    None,
+                    "",
+                )?;
+                let summary = finish_summary(store, run_id, gpu)?;
+                return Ok(Outcome {
+                    run_id,
+                    status: RunStatus::Failed,
+                    reason: Some(reason),
+                    error_class: Some("bad_config".into()),
+                    summary,
+                });
+            }
+        },
+    };
     let spawned = Command::new(&worker.program)
         .args(&worker.args)
+        .envs(worker.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -196,7 +263,7 @@ async fn run_one(
     let pid = child.id().unwrap_or(0);
     if let Some(mut stdin) = child.stdin.take() {
         // A worker that dies before reading its spec shows up as an exit below.
-        let _ = stdin.write_all(spec_json.as_bytes()).await;
+        let _ = stdin.write_all(input.as_bytes()).await;
         let _ = stdin.shutdown().await;
     }
 
@@ -257,7 +324,7 @@ async fn run_one(
 
     loop {
         if *cancel.borrow_and_update() {
-            let _ = child.start_kill();
+            kill_worker(&mut child, pid);
             stopped = Some((RunStatus::Cancelled, "cancelled by the user".into()));
             break;
         }
@@ -285,7 +352,7 @@ async fn run_one(
                 let t_ns = trainbench_core_clock();
                 samples.push(host.sample(t_ns));
                 samples.extend(gpu.sample(t_ns));
-                for (index, bytes) in gpu.process_memory(&[pid]) {
+                for (index, bytes) in gpu.process_memory(host.pids()) {
                     let peak = nvml_peaks.entry(index).or_insert(0);
                     *peak = (*peak).max(bytes);
                 }
@@ -296,7 +363,7 @@ async fn run_one(
                 samples.clear();
             },
             _ = sleep_until(deadline) => {
-                let _ = child.start_kill();
+                kill_worker(&mut child, pid);
                 stopped = Some((RunStatus::Timeout, format!(
                     "the worker printed nothing for {} s and was stopped", opts.silence_timeout.as_secs())));
                 break;
@@ -319,7 +386,7 @@ async fn run_one(
     let exit = match tokio::time::timeout(Duration::from_secs(10), child.wait()).await {
         Ok(r) => r.ok(),
         Err(_) => {
-            let _ = child.start_kill();
+            kill_worker(&mut child, pid);
             child.wait().await.ok()
         }
     };

@@ -1,0 +1,137 @@
+"""Entry point of the Python workers.
+
+    python -m trainbench_worker FRAMEWORK train [--plan FILE|-]   # the plan on stdin by default
+    python -m trainbench_worker FRAMEWORK count                   # model configs (JSON list) on stdin → counts
+    python -m trainbench_worker FRAMEWORK info                    # version and devices, one JSON object
+
+FRAMEWORK is pytorch, tensorflow or jax. ``train`` speaks the worker protocol
+(docs/protocol.md) on stdout and exits 0 (done), 1 (failed), 2 (bad_config) or
+3 (unsupported).
+"""
+import argparse
+import json
+import os
+import sys
+import traceback
+
+from . import protocol
+from .protocol import WorkerError, emit, monotonic_ns
+
+FRAMEWORKS = {
+    "pytorch": ("torch", "torch_worker", "torch==2.13.0"),
+    "tensorflow": ("tensorflow", "tf_worker", "tensorflow-cpu"),
+    "jax": ("jax", "jax_worker", "jax[cpu] flax optax"),
+}
+
+
+def _import(framework):
+    """The framework's module, or an `unsupported` error that says how to install it."""
+    package, module, _ = FRAMEWORKS[framework]
+    try:
+        return __import__(f"trainbench_worker.{module}", fromlist=[module])
+    except ImportError as e:
+        raise WorkerError(
+            "unsupported",
+            f"framework = {framework}: cannot import {package} in the environment {sys.prefix} ({e}); "
+            f"install it with `trainbench env install {framework}`",
+            "framework") from e
+
+
+def _launch_processes(plan_text, plan, argv):
+    """Several CPU processes or GPUs for PyTorch: replace this process with
+    torchrun, which starts one rank per device; rank 0 speaks for the run."""
+    env = dict(os.environ)
+    start = protocol.process_start_ns()
+    if start is not None:
+        env[protocol.LAUNCH_ENV] = str(start)
+    env["TRAINBENCH_PLAN"] = plan_text
+    env.setdefault("OMP_NUM_THREADS", str(plan.threads()))
+    # torchrun's rendezvous and each rank need this package on their path.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={plan.devices}",
+           "-m", "trainbench_worker", "pytorch", "train", "--plan", "env:TRAINBENCH_PLAN"]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, cmd, env)
+
+
+def cmd_train(framework, plan_arg):
+    from .harness import Data, Plan, train
+
+    protocol.take_stdout()
+    if plan_arg == "env:TRAINBENCH_PLAN":
+        text = os.environ.get("TRAINBENCH_PLAN", "")
+        plan = Plan(json.loads(text))
+    else:
+        text = sys.stdin.read() if plan_arg in (None, "-") else open(plan_arg).read()
+        try:
+            plan = Plan(json.loads(text))
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            raise WorkerError("bad_config", f"spec = (the text given) is not allowed: expected the studio's worker plan ({e})",
+                              "spec") from e
+    if plan.framework != framework:
+        raise WorkerError("bad_config", f"framework = {plan.framework} is not allowed: this is the {framework} worker",
+                          "framework")
+    if framework == "pytorch" and plan.devices > 1 and "WORLD_SIZE" not in os.environ:
+        _import(framework)
+        _launch_processes(text, plan, sys.argv)
+    if int(os.environ.get("RANK", "0")) != 0:
+        protocol.silence()
+    mod = _import(framework)
+    try:
+        backend = mod.Backend(plan)
+        data = Data(plan)
+        train(plan, backend, data)
+    except WorkerError:
+        raise
+    except MemoryError as e:
+        raise WorkerError("oom", f"out of host memory: {e}") from e
+    except Exception as e:  # a framework error becomes an `internal` or `oom` event
+        mapped = mod.map_error(e)
+        if mapped is not None:
+            raise mapped from e
+        traceback.print_exc(file=sys.stderr)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise WorkerError("internal", f"{type(e).__name__}: {first}"[:2000]) from e
+
+
+def cmd_count(framework):
+    mod = _import(framework)
+    configs = json.load(sys.stdin)
+    print(json.dumps([int(mod.count_params(c)) for c in configs]))
+
+
+def cmd_info(framework):
+    mod = _import(framework)
+    out = {"framework": framework, "python": sys.version.split()[0], "prefix": sys.prefix, **mod.info()}
+    print(json.dumps(out))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="trainbench_worker")
+    ap.add_argument("framework", choices=sorted(FRAMEWORKS))
+    ap.add_argument("command", choices=["train", "count", "info"])
+    ap.add_argument("--plan", default="-")
+    args = ap.parse_args(argv)
+    try:
+        if args.command == "train":
+            cmd_train(args.framework, args.plan)
+        elif args.command == "count":
+            cmd_count(args.framework)
+        else:
+            cmd_info(args.framework)
+    except WorkerError as e:
+        if args.command == "train":
+            e.emit()
+        else:
+            print(f"trainbench_worker: {e.message}", file=sys.stderr)
+        sys.stdout.flush()
+        os._exit(e.exit_code) if os.environ.get("WORLD_SIZE") else sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

