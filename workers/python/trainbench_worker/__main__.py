@@ -51,8 +51,8 @@ def _launch_processes(plan_text, plan, argv):
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={plan.devices}",
            "-m", "trainbench_worker", "pytorch", "train", "--plan", "env:TRAINBENCH_PLAN"]
-    sys.stdout.flush()
     sys.stderr.flush()
+    protocol.give_back_stdout()
     os.execve(sys.executable, cmd, env)
 
 

@@ -34,6 +34,12 @@ def take_stdout():
     sys.stdout = sys.stderr
 
 
+def give_back_stdout():
+    """Puts the real stdout back on fd 1 (before exec'ing a launcher whose ranks speak)."""
+    _OUT.flush()
+    os.dup2(_OUT.fileno(), 1)
+
+
 def silence():
     global _SILENT
     _SILENT = True
