@@ -20,4 +20,5 @@ test:
 
 ## Benchmarks (see bench/README.md).
 bench: build
-	@source scripts/env.sh && python bench/tch_vs_python.py && python bench/harness_overhead.py
+	@source scripts/env.sh && python bench/frameworks.py --repeats 3 && python bench/tch_vs_python.py \
+		&& python bench/harness_overhead.py && python bench/harness_overhead.py --framework pytorch

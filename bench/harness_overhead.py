@@ -2,7 +2,9 @@
 
 Alternates in ABBA order, `--repeats` times, the same configuration run
   (a) through `trainbench run` (runner, 10 Hz telemetry, SQLite writes), and
-  (b) bare: `trainbench-worker-tch train` with no runner and no telemetry,
+  (b) bare: the same worker started directly (`trainbench-worker-tch train`,
+      or `python -m trainbench_worker FRAMEWORK train` with the plan the studio
+      would send, from `trainbench run --print-plan`), no runner, no telemetry,
 and compares the steady throughput the studio reports with the bare worker's
 (summarised by the same code). Also reports the runner's own CPU use (the
 `trainbench` process itself, not its worker) while it samples at 10 Hz.
@@ -21,6 +23,7 @@ BIN = os.path.join(ROOT, "target", "release")
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--framework", default="tch", help="tch, pytorch, tensorflow or jax")
     ap.add_argument("--model", default="resnet_mini")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--steps", type=int, default=300)
@@ -28,14 +31,16 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    spec = {"model": args.model, "batch_size": args.batch_size, "steps": args.steps, "threads": args.threads}
     studio, bare, cpu = [], [], []
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "bench.sqlite")
+        flags = ["--framework", args.framework, "--model", args.model, "--batch-size", str(args.batch_size),
+                 "--steps", str(args.steps), "--threads", str(args.threads)]
+        plan = json.loads(subprocess.run([os.path.join(BIN, "trainbench"), "run", *flags, "--print-plan"],
+                                         capture_output=True, text=True, env=env, check=True).stdout)
+
         def run_studio():
-            out = subprocess.run([os.path.join(BIN, "trainbench"), "--db", db, "run", "--model", args.model,
-                                  "--batch-size", str(args.batch_size), "--steps", str(args.steps),
-                                  "--threads", str(args.threads), "--json"],
+            out = subprocess.run([os.path.join(BIN, "trainbench"), "--db", db, "run", *flags, "--json"],
                                  capture_output=True, text=True, env=env)
             if out.returncode != 0:
                 sys.exit(f"trainbench run failed: {out.stdout}\n{out.stderr}")
@@ -44,8 +49,9 @@ def main():
             return doc["runs"][0]["throughput_samples_per_s"]
 
         def run_bare():
-            w = subprocess.run([os.path.join(BIN, "trainbench-worker-tch"), "train"], input=json.dumps(spec),
-                               capture_output=True, text=True, env=env, check=True)
+            worker_env = dict(env, **{k: v for k, v in plan["env"]})
+            w = subprocess.run([plan["program"], *plan["args"]], input=plan["stdin"],
+                               capture_output=True, text=True, env=worker_env, check=True)
             s = subprocess.run([os.path.join(BIN, "trainbench-worker-tch"), "summarize"], input=w.stdout,
                                capture_output=True, text=True, check=True)
             return json.loads(s.stdout)["steady"]["median_samples_per_s"]
@@ -62,7 +68,7 @@ def main():
                   f"runner CPU {cpu[-1]:.2f} % of one core", flush=True)
     ms, mb = statistics.median(studio), statistics.median(bare)
     ratios = [a / b for a, b in zip(studio, bare)]
-    print(f"\n{args.model}, batch {args.batch_size}, {args.steps} steps, {args.threads} thread(s), "
+    print(f"\n{args.framework} {args.model}, batch {args.batch_size}, {args.steps} steps, {args.threads} thread(s), "
           f"{args.repeats} alternations (ABBA)")
     print(f"median studio {ms:.1f} samples/s vs bare {mb:.1f} samples/s: difference {100 * (ms - mb) / mb:+.2f} %")
     if len(ratios) >= 2:

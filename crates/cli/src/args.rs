@@ -180,6 +180,10 @@ pub struct RunArgs {
     /// Price-table offering for cost per epoch.
     #[arg(long)]
     pub price: Option<String>,
+    /// Print what each configuration's worker would be started with (command
+    /// and stdin, one JSON line each) and run nothing.
+    #[arg(long)]
+    pub print_plan: bool,
     /// Seconds a worker may stay silent before the run is stopped as `timeout`.
     #[arg(long)]
     pub timeout: Option<f64>,

@@ -246,6 +246,26 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
         eprintln!("trainbench: {why}; runs use the CPU");
     }
     let configs = build_configs(&a, &gpu)?;
+    if a.print_plan {
+        for cfg in &configs {
+            let spec_json = serde_json::Value::Object(cfg.spec.clone()).to_string();
+            let input = match &cfg.worker.plan_for {
+                Some(f) => RunSpec::from_json(&spec_json)?.worker_plan_json(f),
+                None => spec_json,
+            };
+            println!(
+                "{}",
+                json!({
+                    "configuration": cfg.label,
+                    "program": cfg.worker.program,
+                    "args": cfg.worker.args,
+                    "env": cfg.worker.env.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
+                    "stdin": input,
+                })
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let repeats = a.repeats.unwrap_or(1);
     if repeats == 0 {
         return Err(bad(

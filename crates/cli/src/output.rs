@@ -332,9 +332,12 @@ pub fn print_show(d: &RunDetail) {
         );
         println!("warm-up rule:      {}", s.warmup_rule);
         println!(
-            "time to 1st step:  {}",
+            "time to 1st step:  {} from process start; {} from the start of training; compile alone: {}",
             s.time_to_first_step_s
-                .map_or("not measured".into(), |t| format!("{t:.2} s"))
+                .map_or("not measured".into(), |t| format!("{t:.2} s")),
+            d.first_step_train_s
+                .map_or("not measured".into(), |t| format!("{t:.2} s")),
+            d.compile_s.map_or("not measured apart (inside the first step)".into(), |t| format!("{t:.2} s"))
         );
         println!(
             "peak memory:       {} ({} on {})",

@@ -20,11 +20,18 @@ use trainbench_core::summary::{MemoryPeak, RunMeasurements, RunStatus, RunSummar
 pub use trainbench_core::telemetry::TelemetrySample;
 
 /// The embedded migrations: (version, file name, SQL).
-pub const MIGRATIONS: &[(u32, &str, &str)] = &[(
-    1,
-    "0001_init.sql",
-    include_str!("../../../migrations/0001_init.sql"),
-)];
+pub const MIGRATIONS: &[(u32, &str, &str)] = &[
+    (
+        1,
+        "0001_init.sql",
+        include_str!("../../../migrations/0001_init.sql"),
+    ),
+    (
+        2,
+        "0002_first_step_parts.sql",
+        include_str!("../../../migrations/0002_first_step_parts.sql"),
+    ),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -108,6 +115,10 @@ pub struct RunDetail {
     pub hello: Option<serde_json::Value>,
     pub provenance: Option<serde_json::Value>,
     pub stderr_tail: Option<String>,
+    /// Start of training → end of step 1 (compilation included), seconds.
+    pub first_step_train_s: Option<f64>,
+    /// Compilation alone, where the framework measured it apart.
+    pub compile_s: Option<f64>,
     pub windows: Vec<StoredWindow>,
     pub evals: Vec<StoredEval>,
     pub memory: Vec<MemoryPeak>,
@@ -437,15 +448,17 @@ impl Store {
 
     pub fn run_detail(&self, id: i64) -> Result<RunDetail> {
         let row = self.run_row(id)?;
-        let (spec, hello, provenance, stderr_tail): (
+        let (spec, hello, provenance, stderr_tail, first_step_train_s, compile_s): (
             String,
             Option<String>,
             Option<String>,
             Option<String>,
+            Option<f64>,
+            Option<f64>,
         ) = self.conn.query_row(
-            "SELECT spec_json, hello_json, provenance_json, stderr_tail FROM runs WHERE id = ?1",
+            "SELECT spec_json, hello_json, provenance_json, stderr_tail, first_step_train_s, compile_s FROM runs WHERE id = ?1",
             params![id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
         )?;
         let telemetry_samples: u64 = self.conn.query_row(
             "SELECT COUNT(*) FROM telemetry WHERE run_id = ?1",
@@ -458,6 +471,8 @@ impl Store {
             hello: hello.map(|h| serde_json::from_str(&h)).transpose()?,
             provenance: provenance.map(|p| serde_json::from_str(&p)).transpose()?,
             stderr_tail,
+            first_step_train_s,
+            compile_s,
             windows: self.windows(id)?,
             evals: self.evals(id)?,
             memory: self.memory(id)?,
@@ -670,11 +685,13 @@ fn record_event(tx: &Transaction<'_>, id: i64, e: &Event) -> Result<()> {
         }
         Event::FirstStep {
             since_process_start_s,
+            since_train_start_s,
+            compile_s,
             ..
         } => {
             tx.execute(
-                "UPDATE runs SET first_step_s = ?2 WHERE id = ?1",
-                params![id, since_process_start_s],
+                "UPDATE runs SET first_step_s = ?2, first_step_train_s = ?3, compile_s = ?4 WHERE id = ?1",
+                params![id, since_process_start_s, since_train_start_s, compile_s],
             )?;
         }
         Event::Window {
