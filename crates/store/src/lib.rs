@@ -448,17 +448,21 @@ impl Store {
 
     pub fn run_detail(&self, id: i64) -> Result<RunDetail> {
         let row = self.run_row(id)?;
-        let (spec, hello, provenance, stderr_tail, first_step_train_s, compile_s): (
-            String,
-            Option<String>,
-            Option<String>,
-            Option<String>,
+        type Texts = (String, Option<String>, Option<String>, Option<String>);
+        let ((spec, hello, provenance, stderr_tail), first_step_train_s, compile_s): (
+            Texts,
             Option<f64>,
             Option<f64>,
         ) = self.conn.query_row(
             "SELECT spec_json, hello_json, provenance_json, stderr_tail, first_step_train_s, compile_s FROM runs WHERE id = ?1",
             params![id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+            |r| {
+                Ok((
+                    (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?),
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            },
         )?;
         let telemetry_samples: u64 = self.conn.query_row(
             "SELECT COUNT(*) FROM telemetry WHERE run_id = ?1",
