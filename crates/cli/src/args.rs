@@ -152,6 +152,9 @@ pub struct RunArgs {
     pub device: Option<String>,
     #[arg(long)]
     pub devices: Option<String>,
+    /// With --devices ≥ 2: ddp (a replica per device; default) or fsdp (PyTorch, sharded).
+    #[arg(long)]
+    pub parallel: Option<String>,
     #[arg(long)]
     pub batch_size: Option<String>,
     #[arg(long)]
@@ -199,6 +202,7 @@ pub struct Merged {
     pub precision: Vec<String>,
     pub compile: Vec<String>,
     pub devices: Vec<i64>,
+    pub parallel: Option<String>,
     pub batch_size: Vec<i64>,
     pub device: Option<String>,
     pub steps: Option<i64>,
@@ -279,6 +283,7 @@ pub fn merge_config(a: &RunArgs) -> Result<Merged, CliError> {
                 "compile" => a.compile = a.compile.or(Some(s)),
                 "device" => a.device = a.device.or(Some(s)),
                 "devices" => a.devices = a.devices.or(Some(s)),
+                "parallel" => a.parallel = a.parallel.or(Some(s)),
                 "batch_size" => a.batch_size = a.batch_size.or(Some(s)),
                 "data" => a.data = a.data.or(Some(s)),
                 "steps" => a.steps = a.steps.or(Some(num("steps")?)),
@@ -299,7 +304,7 @@ pub fn merge_config(a: &RunArgs) -> Result<Merged, CliError> {
                     })?))
                 }
                 other => {
-                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, batch_size, steps, epochs, data, num_classes, target_accuracy, lr, window_steps, threads, repeats, price", path.display())))
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, steps, epochs, data, num_classes, target_accuracy, lr, window_steps, threads, repeats, price", path.display())))
                 }
             }
         }
@@ -318,6 +323,7 @@ pub fn merge_config(a: &RunArgs) -> Result<Merged, CliError> {
         precision: list(a.precision.as_deref().unwrap_or("fp32")),
         compile: list(a.compile.as_deref().unwrap_or("off")),
         devices: ints("devices", a.devices.as_deref().unwrap_or("1"))?,
+        parallel: a.parallel.clone(),
         batch_size: ints("batch_size", a.batch_size.as_deref().unwrap_or("64"))?,
         device: a.device.clone(),
         steps,

@@ -163,6 +163,9 @@ fn build_configs(a: &RunArgs, gpu: &GpuProbe) -> Result<Vec<Config>, CliError> {
                             spec.insert("compile".into(), json!(compile));
                             spec.insert("device".into(), json!(device));
                             spec.insert("devices".into(), json!(devices));
+                            if let Some(p) = merged.parallel.as_ref().filter(|_| *devices > 1) {
+                                spec.insert("parallel".into(), json!(p));
+                            }
                             spec.insert("batch_size".into(), json!(batch));
                             match (merged.steps, merged.epochs) {
                                 (Some(s), None) => {
@@ -412,6 +415,7 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
         }
         let mut single = cfg.spec.clone();
         single.insert("devices".into(), json!(1));
+        single.remove("parallel");
         let Some(one) = configs
             .iter()
             .position(|o| o.framework == cfg.framework && o.env == cfg.env && o.spec == single)

@@ -280,8 +280,13 @@ pub fn config_label(r: &RunRow) -> String {
         Some(c) if c != "off" => format!(" compile={c}"),
         _ => String::new(),
     };
+    let sharded = if key["spec"]["parallel"] == "fsdp" {
+        " fsdp"
+    } else {
+        ""
+    };
     format!(
-        "{framework} {} {}{compile} ×{} b{} {}",
+        "{framework} {} {}{compile} ×{}{sharded} b{} {}",
         r.model, r.precision, r.devices, r.batch_size, r.data
     )
 }

@@ -143,6 +143,62 @@ fn pytorch_trains_tiny_models_on_one_and_two_processes() {
     tiny_models_train_on_one_and_two_devices("pytorch");
 }
 
+/// FSDP shards the model over two gloo processes; elsewhere it is refused
+/// before anything runs.
+#[test]
+fn pytorch_fsdp_trains_over_two_processes() {
+    ready("pytorch");
+    let home = Home::new("fsdp");
+    let (out, v) = home.run(&[
+        "run",
+        "--framework",
+        "pytorch",
+        "--model",
+        "vit_mini_patch4_32",
+        "--devices",
+        "2",
+        "--parallel",
+        "fsdp",
+        "--batch-size",
+        "8",
+        "--steps",
+        "24",
+        "--window-steps",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = &v["runs"][0];
+    assert_eq!(run["status"], "completed", "{run}");
+    let (_, d) = home.run(&["show", &run["id"].to_string(), "--json"]);
+    assert!(
+        d["hello"]["execution"].as_str().unwrap().contains("FSDP"),
+        "{}",
+        d["hello"]
+    );
+    assert_eq!(
+        d["hello"]["param_count"], 459_562,
+        "counted before sharding"
+    );
+    let (out, _) = home.run(&[
+        "run",
+        "--framework",
+        "jax",
+        "--devices",
+        "2",
+        "--parallel",
+        "fsdp",
+        "--steps",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("parallel = fsdp is not allowed"),
+        "{}",
+        text(&out)
+    );
+}
+
 #[test]
 fn tensorflow_trains_tiny_models_on_one_and_two_logical_devices() {
     tiny_models_train_on_one_and_two_devices("tensorflow");

@@ -189,6 +189,27 @@ impl fmt::Display for Compile {
     }
 }
 
+/// How several devices share the training (with `devices` ≥ 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Parallel {
+    /// Data parallel with a full replica per device (PyTorch DDP, TensorFlow
+    /// MirroredStrategy, JAX with replicated parameters).
+    Ddp,
+    /// PyTorch FSDP: parameters, gradients and optimizer state sharded over
+    /// the devices, for models that do not fit one.
+    Fsdp,
+}
+
+impl Parallel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Parallel::Ddp => "ddp",
+            Parallel::Fsdp => "fsdp",
+        }
+    }
+}
+
 /// Where training samples come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -225,6 +246,9 @@ fn default_protocol() -> u32 {
 }
 fn default_precision() -> String {
     "fp32".into()
+}
+fn default_parallel() -> String {
+    "ddp".into()
 }
 fn default_compile() -> String {
     "off".into()
@@ -263,6 +287,8 @@ pub struct RawSpec {
     pub precision: String,
     #[serde(default = "default_compile")]
     pub compile: String,
+    #[serde(default = "default_parallel")]
+    pub parallel: String,
     #[serde(default = "default_device")]
     pub device: String,
     #[serde(default = "default_one")]
@@ -325,6 +351,7 @@ pub struct RunSpec {
     pub compile: Compile,
     pub device: Device,
     pub devices: u32,
+    pub parallel: Parallel,
     /// Per device: the global batch is `batch_size × devices`.
     pub batch_size: u64,
     pub length: Length,
@@ -393,6 +420,18 @@ impl RunSpec {
         let device = Device::parse(&raw.device)?;
         let devices = u32::try_from(at_least_one("devices", raw.devices)?)
             .map_err(|_| SpecError::new("devices", raw.devices, "a whole number ≥ 1"))?;
+        let parallel = match raw.parallel.as_str() {
+            "ddp" => Parallel::Ddp,
+            "fsdp" if devices >= 2 => Parallel::Fsdp,
+            "fsdp" => {
+                return Err(SpecError::new(
+                    "parallel",
+                    "fsdp",
+                    &format!("ddp with devices = {devices} (fsdp shards over 2 or more devices)"),
+                ))
+            }
+            other => return Err(SpecError::new("parallel", other, "ddp or fsdp")),
+        };
         let batch_size = at_least_one("batch_size", raw.batch_size)?;
         let length = match (raw.steps, raw.epochs) {
             (Some(s), None) => Length::Steps(at_least_one("steps", s)?),
@@ -524,6 +563,7 @@ impl RunSpec {
             compile,
             device,
             devices,
+            parallel,
             batch_size,
             length,
             data,
@@ -653,6 +693,13 @@ pub fn check_runnable(
             "compile",
             spec.compile,
             &format!("{} for framework {framework}{why}", names.join(" or ")),
+        ));
+    }
+    if spec.parallel == Parallel::Fsdp && framework != "pytorch" {
+        return Err(SpecError::new(
+            "parallel",
+            "fsdp",
+            &format!("ddp for framework {framework} (FSDP is PyTorch's)"),
         ));
     }
     if framework == "tch" && spec.devices > 1 {

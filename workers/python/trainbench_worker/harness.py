@@ -55,6 +55,7 @@ class Plan:
         self.compile = s["compile"]
         self.device = s["device"]
         self.devices = int(s["devices"])
+        self.parallel = s.get("parallel", "ddp")
         self.batch_size = int(s["batch_size"])
         self.length = s["length"]
         self.data = s["data"]

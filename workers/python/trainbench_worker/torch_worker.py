@@ -234,7 +234,16 @@ class TorchBackend(Backend):
             raise
         self.params = sum(p.numel() for p in self.raw.parameters() if p.requires_grad)
         model = self.raw
-        if self.dist is not None:
+        if self.dist is not None and plan.parallel == "fsdp":
+            # FSDP2: each block, then the root, shards its parameters, gradients
+            # and optimizer state over the ranks (all-gathered for compute).
+            from torch.distributed.fsdp import fully_shard
+
+            blocks = self.raw.layers if plan.family == "bert" else self.raw.blocks
+            for block in blocks:
+                fully_shard(block)
+            fully_shard(self.raw)
+        elif self.dist is not None:
             from torch.nn.parallel import DistributedDataParallel as DDP
 
             model = DDP(model, device_ids=[self.device.index] if plan.is_cuda else None)
@@ -302,7 +311,8 @@ class TorchBackend(Backend):
         mode = {"off": "eager", "on": "torch.compile (inductor, default mode)",
                 "max-autotune": "torch.compile (inductor, max-autotune)"}[self.plan.compile]
         if self.dist is not None:
-            mode += f"; DDP over {self.world_size} {'GPUs (NCCL)' if self.plan.is_cuda else 'CPU processes (gloo)'}"
+            scheme = "FSDP (fully_shard per block)" if self.plan.parallel == "fsdp" else "DDP"
+            mode += f"; {scheme} over {self.world_size} {'GPUs (NCCL)' if self.plan.is_cuda else 'CPU processes (gloo)'}"
         return mode
 
     def set_data(self, data):
