@@ -57,9 +57,12 @@ def _launch_processes(plan_text, plan, argv):
 
 
 def cmd_train(framework, plan_arg):
+    protocol.take_stdout()
+    # The framework first: an environment without it (or without numpy) is
+    # reported as not installed, with the command that installs it.
+    mod = _import(framework)
     from .harness import Data, Plan, train
 
-    protocol.take_stdout()
     if plan_arg == "env:TRAINBENCH_PLAN":
         text = os.environ.get("TRAINBENCH_PLAN", "")
         plan = Plan(json.loads(text))
@@ -74,11 +77,9 @@ def cmd_train(framework, plan_arg):
         raise WorkerError("bad_config", f"framework = {plan.framework} is not allowed: this is the {framework} worker",
                           "framework")
     if framework == "pytorch" and plan.devices > 1 and "WORLD_SIZE" not in os.environ:
-        _import(framework)
         _launch_processes(text, plan, sys.argv)
     if int(os.environ.get("RANK", "0")) != 0:
         protocol.silence()
-    mod = _import(framework)
     try:
         backend = mod.Backend(plan)
         data = Data(plan)

@@ -1,0 +1,565 @@
+"""The JAX worker: Flax (linen) models, an optax AdamW step compiled ahead of time
+with ``jax.jit``, fp32 / tf32 / bf16 / fp16-with-loss-scaling, and data
+parallelism inside one process by sharding the batch over a device mesh.
+
+The models are the PyTorch worker's (torch_worker.py) written for Flax: the same
+layers, shapes and parameter counts, with images in NHWC. Parameter counts must
+equal the catalogue's; :func:`count_params` traces the initialisation with
+``jax.eval_shape``, so even ViT-G is counted without allocating it.
+
+``jax`` is imported at the top: how many CPU devices there are and which
+platforms start are set through ``jax.config`` in :class:`JaxBackend`, which
+works as long as no backend has started yet (nothing here starts one earlier).
+"""
+import math
+import os
+import sys
+import time
+
+import flax
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import jaxlib
+import numpy as np
+import optax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, cpu_name
+from .protocol import WorkerError, unsupported
+
+# torch.cuda.amp.GradScaler's defaults, for amp-fp16.
+LOSS_SCALE_INIT = 2.0 ** 16
+LOSS_SCALE_GROWTH_INTERVAL = 2000
+
+
+# --- models -----------------------------------------------------------------
+#
+# Every module takes ``dtype``, the compute dtype of its matmuls and
+# convolutions (bfloat16 or float16 under AMP); parameters stay float32. As
+# under torch.autocast, layer norms, softmax, the residual stream of the
+# transformers and the loss stay float32; batch norms compute their statistics
+# in float32 and return the compute dtype, as cuDNN's do.
+
+_normal = nn.initializers.normal
+# torch's default for nn.Linear / nn.Conv2d weights: kaiming_uniform(a=√5),
+# which is U(±1/√fan_in).
+_torch_default_kernel = nn.initializers.variance_scaling(1 / 3, "fan_in", "uniform")
+# torchvision's ResNet convolutions: kaiming_normal(mode="fan_out", relu).
+_he_fan_out = nn.initializers.variance_scaling(2.0, "fan_out", "normal")
+
+
+def _torch_default_bias(fan_in):
+    """torch's default bias init, U(±1/√fan_in)."""
+    bound = 1 / math.sqrt(fan_in)
+
+    def init(key, shape, dtype=jnp.float32):
+        return jax.random.uniform(key, shape, dtype, -bound, bound)
+
+    return init
+
+
+def _dense(features, dtype, name):
+    return nn.Dense(features, dtype=dtype, kernel_init=_normal(0.02), bias_init=nn.initializers.zeros, name=name)
+
+
+def _layer_norm(eps, name):
+    # Two-pass variance, as torch computes it.
+    return nn.LayerNorm(epsilon=eps, use_fast_variance=False, name=name)
+
+
+def _attention(q, k, v, dtype, dropout=None):
+    """softmax(QKᵀ/√d_head)·V on (batch, tokens, heads, d_head); the softmax in
+    float32, the two matmuls in the compute dtype."""
+    q = q / math.sqrt(q.shape[-1])
+    probs = jax.nn.softmax(jnp.einsum("bqhd,bkhd->bhqk", q, k).astype(jnp.float32), axis=-1).astype(dtype)
+    if dropout is not None:
+        probs = dropout(probs)
+    return jnp.einsum("bhqk,bkhd->bqhd", probs, v)
+
+
+class VitBlock(nn.Module):
+    heads: int
+    mlp: int
+    dtype: jnp.dtype
+
+    @nn.compact
+    def __call__(self, x):
+        b, t, d = x.shape
+        qkv = _dense(3 * d, self.dtype, "qkv")(_layer_norm(1e-6, "norm1")(x))
+        qkv = qkv.reshape(b, t, 3, self.heads, d // self.heads)
+        a = _attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], self.dtype)
+        x = x + _dense(d, self.dtype, "proj")(a.reshape(b, t, d))
+        h = nn.gelu(_dense(self.mlp, self.dtype, "fc1")(_layer_norm(1e-6, "norm2")(x)), approximate=False)
+        return x + _dense(d, self.dtype, "fc2")(h)
+
+
+class Vit(nn.Module):
+    """timm's VisionTransformer at its defaults (class token, learned positions,
+    pre-norm blocks, LayerNorm eps 1e-6, exact GELU, head on the class token)."""
+
+    c: dict
+    dtype: jnp.dtype = jnp.float32
+
+    @nn.compact
+    def __call__(self, x, train):
+        c = self.c
+        d, p = c["embed_dim"], c["patch_size"]
+        x = nn.Conv(d, (p, p), strides=(p, p), padding="VALID", dtype=self.dtype, kernel_init=_torch_default_kernel,
+                    bias_init=_torch_default_bias(c["in_channels"] * p * p), name="patch")(x)
+        x = x.reshape(x.shape[0], -1, d)  # row-major patches, as torch's flatten(2)
+        tokens = (c["image_size"] // p) ** 2 + 1
+        cls = self.param("cls_token", _normal(1e-6), (1, 1, d))
+        pos = self.param("pos_embed", _normal(0.02), (1, tokens, d))
+        x = jnp.concatenate([jnp.broadcast_to(cls, (x.shape[0], 1, d)), x.astype(jnp.float32)], 1) + pos
+        for i in range(c["depth"]):
+            x = VitBlock(c["num_heads"], c["mlp_hidden"], self.dtype, name=f"blocks_{i}")(x)
+        return _dense(c["num_classes"], self.dtype, "head")(_layer_norm(1e-6, "norm")(x)[:, 0])
+
+
+class ConvBN(nn.Module):
+    """A bias-free convolution with torch's padding (k // 2) and a batch norm
+    (torch's momentum 0.1 is Flax's 0.9)."""
+
+    features: int
+    kernel: int
+    stride: int
+    dtype: jnp.dtype
+
+    @nn.compact
+    def __call__(self, x, train):
+        k, pad = self.kernel, self.kernel // 2
+        x = nn.Conv(self.features, (k, k), strides=(self.stride, self.stride), padding=((pad, pad), (pad, pad)),
+                    use_bias=False, dtype=self.dtype, kernel_init=_he_fan_out, name="conv")(x)
+        return nn.BatchNorm(use_running_average=not train, momentum=0.9, epsilon=1e-5, dtype=self.dtype,
+                            use_fast_variance=False, name="bn")(x)
+
+
+class ResBlock(nn.Module):
+    kind: str
+    planes: int
+    stride: int
+    dtype: jnp.dtype
+
+    @nn.compact
+    def __call__(self, x, train):
+        if self.kind == "basic":
+            convs = [(self.planes, 3, self.stride), (self.planes, 3, 1)]
+            out = self.planes
+        else:  # torchvision v1.5 bottleneck: the stride on the 3×3
+            convs = [(self.planes, 1, 1), (self.planes, 3, self.stride), (self.planes * 4, 1, 1)]
+            out = self.planes * 4
+        y = x
+        for i, (features, k, s) in enumerate(convs):
+            y = ConvBN(features, k, s, self.dtype, name=f"convs_{i}")(y, train)
+            if i != len(convs) - 1:
+                y = nn.relu(y)
+        if self.stride != 1 or x.shape[-1] != out:
+            x = ConvBN(out, 1, self.stride, self.dtype, name="downsample")(x, train)
+        return nn.relu(y + x)
+
+
+class ResNet(nn.Module):
+    """torchvision's ResNet (v1.5), or its small-image stem for CPU variants."""
+
+    c: dict
+    dtype: jnp.dtype = jnp.float32
+
+    @nn.compact
+    def __call__(self, x, train):
+        c = self.c
+        imagenet = c["stem"] == "imagenet"
+        x = nn.relu(ConvBN(c["stem_width"], 7 if imagenet else 3, 2 if imagenet else 1, self.dtype,
+                           name="stem")(x, train))
+        if imagenet:
+            x = nn.max_pool(x, (3, 3), strides=(2, 2), padding=((1, 1), (1, 1)))
+        b = 0
+        for stage, (n, planes) in enumerate(zip(c["layers"], c["planes"])):
+            for i in range(n):
+                stride = (1 if stage == 0 else 2) if i == 0 else 1
+                x = ResBlock(c["block"], planes, stride, self.dtype, name=f"blocks_{b}")(x, train)
+                b += 1
+        x = jnp.mean(x, axis=(1, 2))
+        # nn.Linear's default init, as torchvision.
+        return nn.Dense(c["num_classes"], dtype=self.dtype, kernel_init=_torch_default_kernel,
+                        bias_init=_torch_default_bias(x.shape[-1]), name="fc")(x)
+
+
+class BertLayer(nn.Module):
+    c: dict
+    dtype: jnp.dtype
+
+    @nn.compact
+    def __call__(self, x, train):
+        b, t, d = x.shape
+        heads = self.c["heads"]
+        drop = nn.Dropout(0.1, deterministic=not train)  # a fresh mask at every call
+
+        def split(name):
+            return _dense(d, self.dtype, name)(x).reshape(b, t, heads, d // heads)
+
+        ctx = _attention(split("query"), split("key"), split("value"), self.dtype, drop)
+        x = _layer_norm(1e-12, "attn_norm")(x + drop(_dense(d, self.dtype, "attn_out")(ctx.reshape(b, t, d))))
+        ff = nn.gelu(_dense(self.c["intermediate"], self.dtype, "intermediate")(x), approximate=False)
+        return _layer_norm(1e-12, "out_norm")(x + drop(_dense(d, self.dtype, "output")(ff)))
+
+
+class Bert(nn.Module):
+    """Hugging Face's BertModel (post-norm, eps 1e-12, exact GELU, dropout 0.1,
+    tanh pooler) plus BertForSequenceClassification's head."""
+
+    c: dict
+    dtype: jnp.dtype = jnp.float32
+
+    @nn.compact
+    def __call__(self, ids, train):
+        c = self.c
+        d = c["hidden"]
+        drop = nn.Dropout(0.1, deterministic=not train)
+        pos = jnp.arange(ids.shape[1])[None, :]
+        x = nn.Embed(c["vocab_size"], d, embedding_init=_normal(0.02), name="word")(ids) \
+            + nn.Embed(c["max_position"], d, embedding_init=_normal(0.02), name="position")(pos) \
+            + nn.Embed(c["type_vocab"], d, embedding_init=_normal(0.02), name="token_type")(jnp.zeros_like(ids))
+        x = drop(_layer_norm(1e-12, "emb_norm")(x))
+        for i in range(c["layers"]):
+            x = BertLayer(c, self.dtype, name=f"layers_{i}")(x, train)
+        pooled = jnp.tanh(_dense(d, self.dtype, "pooler")(x[:, 0]))
+        return _dense(c["num_classes"], self.dtype, "classifier")(drop(pooled))
+
+
+def build(config, dtype=jnp.float32):
+    return {"vit": Vit, "resnet": ResNet, "bert": Bert}[config["family"]](config, dtype)
+
+
+def _init_variables(model, config, key):
+    """The model's variables, from a one-sample input of the run's shape."""
+    if config["family"] == "bert":
+        x = jnp.zeros((1, config["seq_len"]), jnp.int32)
+    else:
+        x = jnp.zeros((1, config["image_size"], config["image_size"], config["in_channels"]), jnp.float32)
+    return model.init(key, x, train=False)
+
+
+def _size(tree):
+    return sum(math.prod(leaf.shape) for leaf in jax.tree.leaves(tree))
+
+
+def count_params(config):
+    """Trainable parameters (the ``params`` collection; batch-norm statistics are
+    not trained), from shapes alone."""
+    model = build(config)
+    shapes = jax.eval_shape(lambda: _init_variables(model, config, jax.random.PRNGKey(0)))
+    return _size(shapes["params"])
+
+
+# --- the backend --------------------------------------------------------------
+
+def _is_oom(e):
+    text = str(e)
+    return isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()
+
+
+def _first_line(e):
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def _cross_entropy(logits, y):
+    return optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), y)
+
+
+def _start_cpu_backend(devices, cores):
+    """Starts XLA's CPU backend with ``devices`` devices and ``cores`` compute threads.
+
+    XLA's CPU client has no thread-count option: it sizes its intra-op pool
+    from the cores the process may run on when the backend starts, and
+    ``--xla_cpu_multi_thread_eigen=false`` no longer changes anything under
+    jax 0.10's thunk runtime (measured: a jitted matmul still keeps two cores
+    busy). So the affinity mask is narrowed while the backend starts, which
+    sizes the pool, then widened again for every thread, so that the pool's
+    threads may run on any core as PyTorch's do.
+    """
+    jax.config.update("jax_platforms", "cpu")
+    jax.config.update("jax_num_cpu_devices", devices)
+    allowed = sorted(os.sched_getaffinity(0))
+    if cores >= len(allowed):
+        return jax.devices("cpu")
+    os.sched_setaffinity(0, allowed[:cores])
+    try:
+        return jax.devices("cpu")
+    finally:
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(tid), allowed)
+            except OSError:  # a thread that has ended since the listing
+                pass
+
+
+class JaxBackend(Backend):
+    worker = "jax"
+    framework = "jax"
+    framework_version = jax.__version__
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.world_size = plan.devices
+        if plan.is_cuda:
+            # On a GPU, XLA's host threads only launch work: they are left as JAX starts them.
+            try:
+                gpus = jax.devices("gpu")
+            except RuntimeError as e:
+                raise unsupported(f"device = {plan.device}: this JAX ({jax.__version__}) sees no CUDA device ({e})",
+                                  "device") from e
+            self.devices = gpus[plan.cuda_index:plan.cuda_index + plan.devices]
+            if len(self.devices) < plan.devices:
+                raise unsupported(f"devices = {plan.devices} from {plan.device}: JAX sees {len(gpus)} CUDA device(s)",
+                                  "devices")
+        else:
+            # One process drives every CPU device: it gets the cores that as many
+            # PyTorch processes of `threads` threads each would use.
+            self.devices = _start_cpu_backend(plan.devices, plan.threads() * plan.devices)[:plan.devices]
+        self.mesh = Mesh(np.array(self.devices), ("data",))
+        self.replicated = NamedSharding(self.mesh, P())
+        self.batch_sharding = NamedSharding(self.mesh, P("data"))
+        self._precision(plan)
+        self.model = build(plan.config, self.dtype)
+        self.tx = optax.inject_hyperparams(optax.adamw)(learning_rate=plan.lr, b1=ADAMW_BETAS[0], b2=ADAMW_BETAS[1],
+                                                        eps=ADAMW_EPS, weight_decay=plan.weight_decay)
+        try:
+            self.state = jax.jit(self._init_state, out_shardings=self.replicated)()
+            jax.block_until_ready(self.state)
+        except Exception as e:
+            if _is_oom(e):
+                raise WorkerError("oom", f"out of memory building {plan.model}: {_first_line(e)}") from e
+            raise
+        self.params = _size(self.state["params"])
+        # The step is compiled at the first call, on the real arguments (see step()).
+        self.jitted = jax.jit(self._train_step,
+                              in_shardings=(self.replicated, self.replicated, self.replicated, self.batch_sharding,
+                                            self.replicated),
+                              out_shardings=(self.replicated, self.replicated), donate_argnums=0)
+        self.compiled = None
+        self.compile_time = None
+        self.loss = None
+
+    def _precision(self, plan):
+        p = plan.precision
+        cuda = plan.is_cuda
+        if p in ("tf32", "amp-fp16") and not cuda:
+            raise unsupported(f"precision = {p} needs an NVIDIA GPU; on the CPU use fp32 or amp-bf16", "precision")
+        major = int(self.devices[0].compute_capability.split(".")[0]) if cuda else None
+        # JAX's default precision lets XLA use TF32 for float32 matmuls and
+        # convolutions on Ampere and newer GPUs: fp32 asks for full float32,
+        # tf32 for TF32. The setting is for 32-bit inputs only, and under AMP
+        # every matmul and convolution takes 16-bit inputs.
+        if cuda and p in ("fp32", "tf32"):
+            jax.config.update("jax_default_matmul_precision", "highest" if p == "fp32" else "tensorfloat32")
+        self.dtype = {"amp-bf16": jnp.bfloat16, "amp-fp16": jnp.float16}.get(p, jnp.float32)
+        self.loss_scaling = p == "amp-fp16"
+        if p == "fp32":
+            self.text = "fp32 everywhere" + ("; TF32 tensor cores off (matmul precision highest)" if cuda else "")
+        elif p == "tf32":
+            if major < 8:
+                raise unsupported(f"precision = tf32 needs an Ampere or newer GPU (compute capability {major}.x here)",
+                                  "precision")
+            self.text = "fp32 storage; TF32 matmuls and convolutions (jax_default_matmul_precision=tensorfloat32)"
+        elif p == "amp-bf16":
+            if cuda and major < 8:
+                raise unsupported("precision = amp-bf16: this GPU has no bfloat16 support", "precision")
+            self.text = ("Flax modules with dtype bfloat16 (matmuls, convolutions); fp32 master weights, "
+                         "normalisation statistics, softmax and loss; no loss scaling")
+        else:
+            self.text = ("Flax modules with dtype float16 (matmuls, convolutions); fp32 master weights, "
+                         "normalisation statistics, softmax and loss; dynamic loss scaling as torch's GradScaler")
+
+    def _init_state(self):
+        """Everything the step carries: parameters, batch-norm statistics,
+        optimizer state, the step number (for dropout) and the fp16 loss scale."""
+        variables = _init_variables(self.model, self.plan.config, jax.random.PRNGKey(self.plan.seed))
+        params = variables.pop("params")
+        state = {"params": params, "model_state": variables, "opt": self.tx.init(params),
+                 "step": jnp.zeros((), jnp.int32)}
+        if self.loss_scaling:
+            state["scale"] = jnp.asarray(LOSS_SCALE_INIT, jnp.float32)
+            state["good_steps"] = jnp.zeros((), jnp.int32)
+        return state
+
+    def _train_step(self, state, x_all, y_all, idx, lr):
+        """One AdamW step on the global batch ``idx``, gathered from the
+        device-resident training set and sharded over the mesh. Batch norms see
+        the whole global batch (as SyncBatchNorm would, where DDP's see each
+        process's share), since a mean over the sharded axis is a mean over
+        every device's samples."""
+        x = jax.lax.with_sharding_constraint(jnp.take(x_all, idx, axis=0), self.batch_sharding)
+        y = jax.lax.with_sharding_constraint(jnp.take(y_all, idx, axis=0), self.batch_sharding)
+        step = state["step"] + 1
+        rngs = {"dropout": jax.random.fold_in(jax.random.PRNGKey(self.plan.seed), step)}
+        scale = state["scale"] if self.loss_scaling else 1.0
+
+        def loss_fn(params):
+            logits, updated = self.model.apply({"params": params, **state["model_state"]}, x, train=True, rngs=rngs,
+                                               mutable=["batch_stats"])
+            loss = _cross_entropy(logits, y).mean()
+            return loss * scale, (loss, updated)
+
+        grads, (loss, model_state) = jax.grad(loss_fn, has_aux=True)(state["params"])
+        opt = state["opt"]
+        opt = opt._replace(hyperparams={**opt.hyperparams, "learning_rate": lr})
+
+        def apply(grads):
+            updates, new_opt = self.tx.update(grads, opt, state["params"])
+            return optax.apply_updates(state["params"], updates), new_opt
+
+        new = {**state, "model_state": model_state, "step": step}
+        if self.loss_scaling:
+            # torch's GradScaler: unscale, skip the update on inf/nan and halve
+            # the scale; double it after LOSS_SCALE_GROWTH_INTERVAL finite steps.
+            grads = jax.tree.map(lambda g: g / scale, grads)
+            finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in jax.tree.leaves(grads)]))
+            new["params"], new["opt"] = jax.lax.cond(finite, apply, lambda _: (state["params"], opt), grads)
+            good = jnp.where(finite, state["good_steps"] + 1, 0)
+            grow = good == LOSS_SCALE_GROWTH_INTERVAL
+            new["scale"] = jnp.where(finite, jnp.where(grow, scale * 2.0, scale), scale * 0.5)
+            new["good_steps"] = jnp.where(grow, 0, good)
+        else:
+            new["params"], new["opt"] = apply(grads)
+        return new, loss
+
+    def _evaluate(self, variables, xs, ys, weights):
+        """(correct, summed loss) over batches xs[i] (padding weighted 0)."""
+
+        def batch(totals, b):
+            x, y, w = (jax.lax.with_sharding_constraint(a, self.batch_sharding) for a in b)
+            logits = self.model.apply(variables, x, train=False).astype(jnp.float32)
+            correct = jnp.sum((jnp.argmax(logits, -1) == y) * w)
+            return (totals[0] + correct, totals[1] + jnp.sum(_cross_entropy(logits, y) * w)), None
+
+        zero = jnp.zeros((), jnp.float32)
+        return jax.lax.scan(batch, (zero, zero), (xs, ys, weights))[0]
+
+    def libraries(self):
+        libs = [("python", sys.version.split()[0]), ("jaxlib", jaxlib.__version__), ("flax", flax.__version__),
+                ("optax", optax.__version__)]
+        if self.plan.is_cuda:
+            libs.append(("xla platform", self.devices[0].client.platform_version))
+        return libs
+
+    def devices_visible(self):
+        # A CPU run starts only the CPU backend (the GPU one would reserve most
+        # of every GPU's memory), so it lists no GPUs.
+        seen = [{"id": "cpu", "name": cpu_name()}]
+        if self.plan.is_cuda:
+            seen += [{"id": f"cuda:{d.id}", "name": d.device_kind} for d in jax.devices("gpu")]
+        return seen
+
+    def device_info(self):
+        if self.plan.is_cuda:
+            d = self.devices[0]
+            return {"id": f"cuda:{d.id}", "name": d.device_kind}
+        return {"id": "cpu", "name": cpu_name()}
+
+    def param_count(self):
+        return self.params
+
+    def precision_in_effect(self):
+        return self.text
+
+    def execution(self):
+        mode = "jax.jit (XLA)"
+        if self.plan.devices > 1:
+            mode += f"; data parallel over {self.plan.devices} devices (NamedSharding)"
+        return mode
+
+    def set_data(self, data):
+        x, y = data.train
+        if self.plan.family == "bert":
+            x = x.astype(np.int32)
+        else:
+            x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))  # NCHW → NHWC
+        # Replicated: every device gathers its share of each batch locally.
+        self.x = jax.device_put(x, self.replicated)
+        self.y = jax.device_put(y.astype(np.int32), self.replicated)
+        if data.eval is not None:
+            self._set_eval(*data.eval)
+
+    def _set_eval(self, x, y):
+        """The held-out split in batches of EVAL_BATCH (fewer if the split is
+        smaller; a multiple of the devices), padded with weight-0 samples and
+        sharded over the mesh, so one compiled scan evaluates it all."""
+        n = len(y)
+        devices = self.plan.devices
+        b = -(-min(EVAL_BATCH, n) // devices) * devices
+        batches = -(-n // b)
+        pad = batches * b - n
+        if self.plan.family != "bert":
+            x = x.transpose(0, 2, 3, 1)
+        x = np.concatenate([x, np.zeros((pad,) + x.shape[1:], x.dtype)])
+        y = np.concatenate([y.astype(np.int32), np.zeros(pad, np.int32)])
+        w = np.concatenate([np.ones(n, np.float32), np.zeros(pad, np.float32)])
+        sharding = NamedSharding(self.mesh, P(None, "data"))
+        self.eval_n = n
+        self.ex, self.ey, self.ew = (jax.device_put(a.reshape((batches, b) + a.shape[1:]), sharding) for a in (x, y, w))
+        self.eval_fn = jax.jit(self._evaluate, in_shardings=(self.replicated, sharding, sharding, sharding),
+                               out_shardings=self.replicated)
+
+    def step(self, idx, lr):
+        idx = idx.astype(np.int32)
+        lr = np.float32(lr)
+        try:
+            if self.compiled is None:
+                start = time.perf_counter()
+                self.compiled = self.jitted.lower(self.state, self.x, self.y, idx, lr).compile()
+                self.compile_time = time.perf_counter() - start
+            self.state, self.loss = self.compiled(self.state, self.x, self.y, idx, lr)
+        except Exception as e:
+            if _is_oom(e):
+                raise WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
+                                         f"(batch {self.plan.batch_size} per device): {_first_line(e)}") from e
+            raise
+        return self.loss
+
+    def sync(self):
+        jax.block_until_ready((self.state, self.loss))
+
+    def loss_values(self, handles):
+        return [float(v) for v in jax.device_get(handles)]
+
+    def evaluate(self):
+        variables = {"params": self.state["params"], **self.state["model_state"]}
+        correct, total_loss = jax.device_get(self.eval_fn(variables, self.ex, self.ey, self.ew))
+        return float(correct) / self.eval_n, float(total_loss) / self.eval_n, self.eval_n
+
+    def compile_s(self):
+        return self.compile_time
+
+    def memory_events(self):
+        # XLA's BFC allocator: the peak in use, and the peak of the pool it holds
+        # (torch's "reserved"; JAX preallocates 75 % of the GPU's memory by default).
+        events = []
+        for d in self.devices if self.plan.is_cuda else []:
+            stats = d.memory_stats() or {}
+            if "peak_bytes_in_use" in stats:
+                events.append({"device": f"cuda:{d.id}", "source": "allocator", "peak_bytes": stats["peak_bytes_in_use"],
+                               "reserved_peak_bytes": stats.get("peak_pool_bytes")})
+        return events + super().memory_events()
+
+
+def map_error(e):
+    """A framework exception as a WorkerError, or None."""
+    if _is_oom(e):
+        return WorkerError("oom", f"out of memory: {_first_line(e)}")
+    return None
+
+
+def info():
+    # Listing GPUs starts the GPU backend: without preallocation it takes no
+    # more than a CUDA context from a run going on beside it.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    try:
+        gpus = [d.device_kind for d in jax.devices("gpu")]
+    except RuntimeError:
+        gpus = []
+    return {"version": jax.__version__, "gpus": gpus,
+            "libraries": {"jaxlib": jaxlib.__version__, "flax": flax.__version__, "optax": optax.__version__}}
+
+
+Backend = JaxBackend

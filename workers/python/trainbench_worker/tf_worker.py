@@ -1,0 +1,552 @@
+"""The TensorFlow worker: Keras 3 models trained in a ``tf.function`` graph or
+``tf.function(jit_compile=True)`` (XLA), fp32 / tf32 / Keras mixed precision,
+and data parallelism with ``tf.distribute.MirroredStrategy`` in one process
+(logical CPU devices on the CPU, NCCL between GPUs).
+
+The models are the PyTorch worker's (torch_worker.py), written as Keras layers
+and laid out channels-last (NHWC): timm's VisionTransformer, torchvision's ResNet
+v1.5, Hugging Face's BertModel with the sequence-classification head. Parameter
+counts must equal the catalogue's; :func:`count_params` builds them in a
+``keras.StatelessScope`` and leaves their variables uninitialised, so even
+ViT-G is counted without allocating it.
+"""
+import math
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from keras import layers  # noqa: E402
+
+from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, cpu_name  # noqa: E402
+from .protocol import WorkerError, unsupported  # noqa: E402
+
+
+# --- models -----------------------------------------------------------------
+
+def _normal(std):
+    return keras.initializers.RandomNormal(stddev=std)
+
+
+def _torch_default(fan_in):
+    """nn.Linear's and nn.Conv2d's default initialisation of weight and bias."""
+    bound = 1.0 / math.sqrt(fan_in)
+    return keras.initializers.RandomUniform(-bound, bound)
+
+
+def _dense(units, std=0.02):
+    return layers.Dense(units, kernel_initializer=_normal(std), bias_initializer="zeros")
+
+
+def _attention(q, k, v, dropout=None):
+    """softmax(q kᵀ / √d) v over (batch, heads, tokens, head_dim), with optional
+    dropout on the attention probabilities."""
+    q = q * (1.0 / math.sqrt(q.shape[-1]))
+    probs = tf.nn.softmax(tf.matmul(q, k, transpose_b=True), axis=-1)
+    if dropout is not None:
+        probs = dropout(probs)
+    return tf.matmul(probs, v)
+
+
+def _gelu(x):
+    return tf.nn.gelu(x, approximate=False)
+
+
+class VitBlock(layers.Layer):
+    def __init__(self, d, heads, mlp, **kwargs):
+        super().__init__(**kwargs)
+        self.d, self.heads, self.mlp = d, heads, mlp
+        self.norm1 = layers.LayerNormalization(epsilon=1e-6)
+        self.qkv = _dense(3 * d)
+        self.proj = _dense(d)
+        self.norm2 = layers.LayerNormalization(epsilon=1e-6)
+        self.fc1 = _dense(mlp)
+        self.fc2 = _dense(d)
+
+    def build(self, input_shape):
+        for layer in (self.norm1, self.qkv, self.proj, self.norm2, self.fc1):
+            layer.build((None, self.d))
+        self.fc2.build((None, self.mlp))
+
+    def call(self, x):
+        t, d = x.shape[1], self.d
+        qkv = tf.reshape(self.qkv(self.norm1(x)), (-1, t, 3, self.heads, d // self.heads))
+        qkv = tf.transpose(qkv, (2, 0, 3, 1, 4))
+        a = _attention(qkv[0], qkv[1], qkv[2])
+        x = x + self.proj(tf.reshape(tf.transpose(a, (0, 2, 1, 3)), (-1, t, d)))
+        return x + self.fc2(_gelu(self.fc1(self.norm2(x))))
+
+
+class Vit(keras.Model):
+    """timm's VisionTransformer at its defaults (class token, learned positions,
+    pre-norm blocks, LayerNorm eps 1e-6, exact GELU, head on the class token)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        d, p = c["embed_dim"], c["patch_size"]
+        fan_in = c["in_channels"] * p * p
+        self.patch = layers.Conv2D(d, p, strides=p, padding="valid", kernel_initializer=_torch_default(fan_in),
+                                   bias_initializer=_torch_default(fan_in))
+        self.tokens = (c["image_size"] // p) ** 2 + 1
+        self.blocks = [VitBlock(d, c["num_heads"], c["mlp_hidden"]) for _ in range(c["depth"])]
+        self.norm = layers.LayerNormalization(epsilon=1e-6)
+        self.head = _dense(c["num_classes"])
+
+    def build(self, input_shape):
+        d = self.c["embed_dim"]
+        self.patch.build((None, None, None, self.c["in_channels"]))
+        self.cls_token = self.add_weight(shape=(1, 1, d), initializer=_normal(1e-6), name="cls_token")
+        self.pos_embed = self.add_weight(shape=(1, self.tokens, d), initializer=_normal(0.02), name="pos_embed")
+        for b in self.blocks:
+            b.build((None, self.tokens, d))
+        self.norm.build((None, d))
+        self.head.build((None, d))
+
+    def call(self, x):
+        d = self.c["embed_dim"]
+        x = tf.reshape(self.patch(x), (-1, self.tokens - 1, d))  # row-major patches, as torch's flatten(2)
+        cls = tf.broadcast_to(self.cls_token, (tf.shape(x)[0], 1, d))
+        x = tf.concat([cls, x], 1) + self.pos_embed
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.norm(x)[:, 0])
+
+
+class ConvBn(layers.Layer):
+    """torch's Conv2d(k, stride, padding k // 2, bias=False) + BatchNorm2d. A
+    strided convolution pads explicitly: TensorFlow's "same" would pad
+    asymmetrically and shift the output grid against torch's."""
+
+    def __init__(self, out, k, stride, **kwargs):
+        super().__init__(**kwargs)
+        self.out = out
+        self.pad = layers.ZeroPadding2D(k // 2) if stride > 1 and k > 1 else None
+        self.conv = layers.Conv2D(
+            out, k, strides=stride, padding="same" if self.pad is None else "valid", use_bias=False,
+            kernel_initializer=keras.initializers.VarianceScaling(2.0, "fan_out", "untruncated_normal"))
+        self.bn = layers.BatchNormalization(momentum=0.9, epsilon=1e-5)  # torch's momentum 0.1
+
+    def build(self, input_shape):
+        self.conv.build(input_shape)
+        self.bn.build((None, None, None, self.out))
+
+    def call(self, x):
+        if self.pad is not None:
+            x = self.pad(x)
+        return self.bn(self.conv(x))
+
+
+class ResBlock(layers.Layer):
+    def __init__(self, kind, inp, planes, stride, **kwargs):
+        super().__init__(**kwargs)
+        if kind == "basic":
+            self.convs = [ConvBn(planes, 3, stride), ConvBn(planes, 3, 1)]
+            out = planes
+        else:  # torchvision v1.5 bottleneck: the stride on the 3×3
+            self.convs = [ConvBn(planes, 1, 1), ConvBn(planes, 3, stride), ConvBn(planes * 4, 1, 1)]
+            out = planes * 4
+        self.inp = inp
+        self.downsample = ConvBn(out, 1, stride) if stride != 1 or inp != out else None
+
+    def build(self, input_shape):
+        width = self.inp
+        for c in self.convs:
+            c.build((None, None, None, width))
+            width = c.out
+        if self.downsample is not None:
+            self.downsample.build((None, None, None, self.inp))
+
+    def call(self, x):
+        y = x
+        for i, c in enumerate(self.convs):
+            y = c(y)
+            if i != len(self.convs) - 1:
+                y = tf.nn.relu(y)
+        return tf.nn.relu(y + (x if self.downsample is None else self.downsample(x)))
+
+
+class ResNet(keras.Model):
+    """torchvision's ResNet (v1.5), or its small-image stem for CPU variants."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        imagenet = c["stem"] == "imagenet"
+        self.stem = ConvBn(c["stem_width"], 7 if imagenet else 3, 2 if imagenet else 1)
+        # Max pool 3/2 with padding 1: zeros pad as torch's -inf would, since the
+        # input is a ReLU output.
+        self.pool = [layers.ZeroPadding2D(1), layers.MaxPooling2D(3, 2)] if imagenet else []
+        self.blocks, inp = [], c["stem_width"]
+        expansion = 1 if c["block"] == "basic" else 4
+        for stage, (n, planes) in enumerate(zip(c["layers"], c["planes"])):
+            for b in range(n):
+                self.blocks.append(ResBlock(c["block"], inp, planes, (1 if stage == 0 else 2) if b == 0 else 1))
+                inp = planes * expansion
+        self.width = inp
+        self.fc = layers.Dense(c["num_classes"], kernel_initializer=_torch_default(inp),
+                               bias_initializer=_torch_default(inp))  # nn.Linear's default init, as torchvision
+
+    def build(self, input_shape):
+        self.stem.build((None, None, None, self.c["in_channels"]))
+        for b in self.blocks:
+            b.build((None, None, None, b.inp))
+        self.fc.build((None, self.width))
+
+    def call(self, x):
+        x = tf.nn.relu(self.stem(x))
+        for layer in self.pool:
+            x = layer(x)
+        for b in self.blocks:
+            x = b(x)
+        return self.fc(tf.reduce_mean(x, axis=(1, 2)))
+
+
+class BertLayer(layers.Layer):
+    def __init__(self, c, **kwargs):
+        super().__init__(**kwargs)
+        d = c["hidden"]
+        self.d, self.heads, self.inter = d, c["heads"], c["intermediate"]
+        self.query, self.key, self.value = _dense(d), _dense(d), _dense(d)
+        self.attn_out = _dense(d)
+        self.attn_norm = layers.LayerNormalization(epsilon=1e-12)
+        self.intermediate = _dense(c["intermediate"])
+        self.output_dense = _dense(d)
+        self.out_norm = layers.LayerNormalization(epsilon=1e-12)
+        self.dropout = layers.Dropout(0.1)
+
+    def build(self, input_shape):
+        for layer in (self.query, self.key, self.value, self.attn_out, self.attn_norm, self.intermediate,
+                      self.out_norm):
+            layer.build((None, self.d))
+        self.output_dense.build((None, self.inter))
+
+    def call(self, x):
+        t, d = x.shape[1], self.d
+
+        def split(layer):
+            return tf.transpose(tf.reshape(layer(x), (-1, t, self.heads, d // self.heads)), (0, 2, 1, 3))
+
+        ctx = _attention(split(self.query), split(self.key), split(self.value), self.dropout)
+        ctx = tf.reshape(tf.transpose(ctx, (0, 2, 1, 3)), (-1, t, d))
+        x = self.attn_norm(x + self.dropout(self.attn_out(ctx)))
+        ff = self.dropout(self.output_dense(_gelu(self.intermediate(x))))
+        return self.out_norm(x + ff)
+
+
+class Bert(keras.Model):
+    """Hugging Face's BertModel (post-norm, eps 1e-12, exact GELU, dropout 0.1,
+    tanh pooler) plus BertForSequenceClassification's head."""
+
+    def __init__(self, c):
+        super().__init__()
+        d = c["hidden"]
+        self.d = d
+        self.word = layers.Embedding(c["vocab_size"], d, embeddings_initializer=_normal(0.02))
+        self.position = layers.Embedding(c["max_position"], d, embeddings_initializer=_normal(0.02))
+        self.token_type = layers.Embedding(c["type_vocab"], d, embeddings_initializer=_normal(0.02))
+        self.emb_norm = layers.LayerNormalization(epsilon=1e-12)
+        self.encoder = [BertLayer(c) for _ in range(c["layers"])]
+        self.pooler = _dense(d)
+        self.classifier = _dense(c["num_classes"])
+        self.dropout = layers.Dropout(0.1)
+
+    def build(self, input_shape):
+        for e in (self.word, self.position, self.token_type):
+            e.build()
+        for layer in (self.emb_norm, self.pooler, self.classifier):
+            layer.build((None, self.d))
+        for layer in self.encoder:
+            layer.build((None, None, self.d))
+
+    def call(self, ids):
+        t = ids.shape[1]
+        x = self.word(ids) + self.position(tf.range(t)) + self.token_type(tf.zeros_like(ids))
+        x = self.dropout(self.emb_norm(x))
+        for layer in self.encoder:
+            x = layer(x)
+        pooled = tf.tanh(self.pooler(x[:, 0]))
+        return self.classifier(self.dropout(pooled))
+
+
+def input_shape(config):
+    """The model's input, batch first: NHWC images or token ids."""
+    if config["family"] == "bert":
+        return (None, config["seq_len"])
+    return (None, config["image_size"], config["image_size"], config["in_channels"])
+
+
+def build(config):
+    """The model with its variables created. Dropout and batch norm follow the
+    ``training`` argument of the outer call, which Keras hands to every layer."""
+    model = {"vit": Vit, "resnet": ResNet, "bert": Bert}[config["family"]](config)
+    model.build(input_shape(config))
+    return model
+
+
+def _count(model):
+    return sum(math.prod(w.shape) for w in model.trainable_weights)
+
+
+def count_params(config):
+    # Variables created in a stateless scope keep only their shapes; leaving it
+    # without initialising them allocates nothing.
+    with keras.StatelessScope(initialize_variables=False):
+        model = build(config)
+    return _count(model)
+
+
+# --- the backend --------------------------------------------------------------
+
+def _is_oom(e):
+    return isinstance(e, (tf.errors.ResourceExhaustedError, MemoryError))
+
+
+def _first_line(e):
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _gpu_name(gpu):
+    return tf.config.experimental.get_device_details(gpu).get("device_name", gpu.name)
+
+
+def _compute_capability(gpu):
+    return tf.config.experimental.get_device_details(gpu).get("compute_capability", (0, 0))
+
+
+class TFBackend(Backend):
+    worker = "tensorflow"
+    framework = "tensorflow"
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.framework_version = tf.__version__
+        self.world_size = plan.devices
+        self._devices(plan)
+        keras.utils.set_random_seed(plan.seed)
+        self._precision(plan)
+        n = plan.devices
+        if n > 1:
+            # One process, one replica per device; gradients all-reduced inside
+            # the optimizer's update.
+            self.cross_device = tf.distribute.NcclAllReduce() if plan.is_cuda else tf.distribute.ReductionToOneDevice()
+            self.strategy = tf.distribute.MirroredStrategy(self.replicas, cross_device_ops=self.cross_device)
+        else:
+            self.strategy = tf.distribute.get_strategy()
+        try:
+            with self.strategy.scope():
+                self.model = build(plan.config)
+                opt = keras.optimizers.AdamW(learning_rate=plan.lr, weight_decay=plan.weight_decay,
+                                             beta_1=ADAMW_BETAS[0], beta_2=ADAMW_BETAS[1], epsilon=ADAMW_EPS)
+                self.opt = keras.optimizers.LossScaleOptimizer(opt) if plan.precision == "amp-fp16" else opt
+                self.opt.build(self.model.trainable_variables)
+        except tf.errors.ResourceExhaustedError as e:
+            raise WorkerError("oom", f"out of memory building {plan.model}: {_first_line(e)}") from e
+        self.params = _count(self.model)
+        xla = plan.compile == "xla"
+        # XLA compiles one device's program: with several replicas only the
+        # forward and backward pass of each replica is compiled, and the
+        # all-reduce and optimizer update run in the graph around it.
+        self.grads = tf.function(self._loss_and_grads, jit_compile=True) if xla and n > 1 else self._loss_and_grads
+        self.step_fn = tf.function(self._step, jit_compile=xla and n == 1)
+        self.eval_fn = tf.function(self._eval_batch, jit_compile=xla)
+        self.traced_s = None
+
+    def _devices(self, plan):
+        """Threads, visible GPUs and logical CPUs: all before TensorFlow's
+        runtime starts. ``plan.threads()`` is per replica (per process in the
+        PyTorch worker); replicas in this process share one pool, so on the CPU
+        it holds that many threads per replica, and replicas run side by side."""
+        n = plan.devices
+        cpu_replicas = 1 if plan.is_cuda else n
+        tf.config.threading.set_intra_op_parallelism_threads(plan.threads() * cpu_replicas)
+        tf.config.threading.set_inter_op_parallelism_threads(n)
+        gpus = tf.config.list_physical_devices("GPU")
+        if plan.is_cuda:
+            if not gpus:
+                raise unsupported(f"device = {plan.device}: this TensorFlow ({tf.__version__}) sees no CUDA device",
+                                  "device")
+            if plan.cuda_index + n > len(gpus):
+                raise unsupported(
+                    f"devices = {n}: TensorFlow sees {len(gpus)} GPU(s), too few from {plan.device} on", "devices")
+            self.gpus = gpus[plan.cuda_index:plan.cuda_index + n]
+            tf.config.set_visible_devices(self.gpus, "GPU")
+            for g in self.gpus:
+                tf.config.experimental.set_memory_growth(g, True)
+            self.replicas = [f"/gpu:{i}" for i in range(n)]
+        else:
+            self.gpus = []
+            tf.config.set_visible_devices([], "GPU")  # a CPU run keeps TensorFlow off the GPUs
+            if n > 1:
+                cpu = tf.config.list_physical_devices("CPU")[0]
+                tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * n)
+            self.replicas = [f"/cpu:{i}" for i in range(n)]
+        self.home = self.replicas[0]
+
+    def _precision(self, plan):
+        p = plan.precision
+        cuda = plan.is_cuda
+        if p in ("tf32", "amp-fp16") and not cuda:
+            raise unsupported(f"precision = {p} needs an NVIDIA GPU; on the CPU use fp32 or amp-bf16", "precision")
+        major = min(_compute_capability(g)[0] for g in self.gpus) if cuda else None
+        # TensorFlow turns TF32 on by default on Ampere and newer: fp32 means off.
+        tf.config.experimental.enable_tensor_float_32_execution(p == "tf32")
+        policy = "float32"
+        if p == "fp32":
+            self.text = "fp32 everywhere" + ("; TF32 tensor cores off" if cuda else "")
+        elif p == "tf32":
+            if major < 8:
+                raise unsupported(f"precision = tf32 needs an Ampere or newer GPU (compute capability {major}.x here)",
+                                  "precision")
+            self.text = "fp32 storage; TF32 matmuls and convolutions"
+        elif p == "amp-bf16":
+            if cuda and major < 8:
+                raise unsupported("precision = amp-bf16: this GPU has no bfloat16 support", "precision")
+            policy = "mixed_bfloat16"
+            self.text = "Keras mixed_bfloat16 policy (bfloat16 compute); fp32 variables and loss; no loss scaling"
+        else:
+            policy = "mixed_float16"
+            self.text = "Keras mixed_float16 policy with LossScaleOptimizer (dynamic loss scaling); fp32 variables"
+        keras.mixed_precision.set_global_policy(policy)
+
+    def libraries(self):
+        libs = [("python", sys.version.split()[0]), ("keras", keras.__version__)]
+        build_info = tf.sysconfig.get_build_info()
+        if build_info.get("cuda_version"):
+            libs.append(("cuda (tf build)", build_info["cuda_version"]))
+        if self.plan.is_cuda and build_info.get("cudnn_version"):
+            libs.append(("cudnn (tf build)", build_info["cudnn_version"]))
+        if self.plan.devices > 1:
+            libs.append(("tf.distribute cross-device ops", type(self.cross_device).__name__))
+        return libs
+
+    def devices_visible(self):
+        gpus = tf.config.list_physical_devices("GPU")
+        return [{"id": "cpu", "name": cpu_name()}] + [
+            {"id": f"cuda:{i}", "name": _gpu_name(g)} for i, g in enumerate(gpus)]
+
+    def device_info(self):
+        if self.plan.is_cuda:
+            return {"id": f"cuda:{self.plan.cuda_index}", "name": _gpu_name(self.gpus[0])}
+        return {"id": "cpu", "name": cpu_name()}
+
+    def param_count(self):
+        return self.params
+
+    def precision_in_effect(self):
+        return self.text
+
+    def execution(self):
+        n = self.plan.devices
+        if self.plan.compile == "off":
+            mode = "tf.function graph"
+        elif n == 1:
+            mode = "tf.function(jit_compile=True) (XLA)"
+        else:
+            mode = "tf.function graph; each replica's forward and backward in tf.function(jit_compile=True) (XLA)"
+        if n > 1:
+            mode += f"; MirroredStrategy over {n} {'GPUs (NCCL)' if self.plan.is_cuda else 'logical CPU devices'}"
+        return mode
+
+    def set_data(self, data):
+        def images(x):  # NCHW → NHWC, once (tf.constant copies the view)
+            return x if self.plan.family == "bert" else x.transpose(0, 2, 3, 1)
+
+        with tf.device(self.home):
+            x, y = data.train
+            self.x, self.y = tf.constant(images(x)), tf.constant(y.astype("int32"))
+            if data.eval is not None:
+                self.ex, self.ey = tf.constant(images(data.eval[0])), tf.constant(data.eval[1].astype("int32"))
+
+    def _loss_and_grads(self, x, y):
+        """One replica's share of the global batch: its loss (the sum over its
+        samples divided by the global batch, so that the all-reduced sum of
+        gradients is the gradient of the global mean) and its gradients."""
+        with tf.GradientTape() as tape:
+            logits = tf.cast(self.model(x, training=True), tf.float32)
+            ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+            loss = tf.reduce_sum(ce) / self.plan.global_batch
+            scaled = self.opt.scale_loss(loss)  # times the dynamic loss scale under amp-fp16
+        return loss, tape.gradient(scaled, self.model.trainable_variables)
+
+    def _replica_step(self, x, y):
+        loss, grads = self.grads(x, y)
+        self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+
+    def _step(self, idx, lr):
+        self.opt.learning_rate.assign(lr)
+        n = self.plan.devices
+        with tf.device(self.home):
+            xs = tf.split(tf.gather(self.x, idx), n)
+            ys = tf.split(tf.gather(self.y, idx), n)
+        x = self.strategy.experimental_distribute_values_from_function(lambda ctx: xs[ctx.replica_id_in_sync_group])
+        y = self.strategy.experimental_distribute_values_from_function(lambda ctx: ys[ctx.replica_id_in_sync_group])
+        losses = self.strategy.run(self._replica_step, args=(x, y))
+        return self.strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+
+    def step(self, idx, lr):
+        args = (tf.constant(idx), tf.constant(lr, tf.float32))
+        try:
+            if self.traced_s is None:
+                # Tracing the step into a graph, timed on its own; graph
+                # optimisation and XLA compilation happen in step 1's run.
+                start = time.perf_counter()
+                self.step_fn.get_concrete_function(*args)
+                self.traced_s = time.perf_counter() - start
+            return self.step_fn(*args)
+        except tf.errors.ResourceExhaustedError as e:
+            raise WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
+                                     f"(batch {self.plan.batch_size} per device): {_first_line(e)}") from e
+
+    def compile_s(self):
+        return self.traced_s
+
+    def sync(self):
+        tf.test.experimental.sync_devices()
+
+    def loss_values(self, handles):
+        return tf.stack(handles).numpy().astype(float).tolist()
+
+    def _eval_batch(self, x, y):
+        with tf.device(self.home):
+            logits = tf.cast(self.model(x, training=False), tf.float32)
+            loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+            correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(logits, 1, output_type=tf.int32), y), tf.int32))
+        return loss, correct
+
+    def evaluate(self):
+        """On the first device only, as the PyTorch worker's rank 0."""
+        correct, total_loss, n = 0, 0.0, int(self.ey.shape[0])
+        for s in range(0, n, EVAL_BATCH):
+            loss, right = self.eval_fn(self.ex[s:s + EVAL_BATCH], self.ey[s:s + EVAL_BATCH])
+            total_loss += float(loss)
+            correct += int(right)
+        return correct / n, total_loss / n, n
+
+    def memory_events(self):
+        events = [{"device": f"cuda:{self.plan.cuda_index + i}", "source": "allocator",
+                   "peak_bytes": tf.config.experimental.get_memory_info(f"GPU:{i}")["peak"],
+                   "reserved_peak_bytes": None} for i in range(len(self.gpus))]
+        return events + super().memory_events()
+
+
+def map_error(e):
+    """A framework exception as a WorkerError, or None."""
+    if _is_oom(e):
+        return WorkerError("oom", f"out of memory: {_first_line(e)}")
+    return None
+
+
+def info():
+    build_info = tf.sysconfig.get_build_info()
+    return {"version": tf.__version__, "gpus": [_gpu_name(g) for g in tf.config.list_physical_devices("GPU")],
+            "libraries": {"keras": keras.__version__, "cuda (tf build)": build_info.get("cuda_version"),
+                          "cudnn (tf build)": build_info.get("cudnn_version")}}
+
+
+Backend = TFBackend
