@@ -1,6 +1,7 @@
 """A plain PyTorch training loop: the baseline the libtorch worker is measured against.
 
-Same models as the worker's catalogue (the parameter count is checked against
+The same model definitions as the PyTorch worker (workers/python, built from the
+catalogue's configuration; the parameter count is checked against
 `trainbench-worker-tch describe`), same synthetic data pool, AdamW, learning-rate
 schedule, thread count and timing windows. It prints the worker protocol's
 `first_step` and `window` events, so both runs are summarised by the same code.
@@ -11,13 +12,13 @@ import argparse
 import json
 import math
 import os
+import subprocess
 import sys
 import time
 
 _T0 = time.monotonic_ns()
 
 import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 
@@ -31,84 +32,20 @@ def since_process_start_s():
     return time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / ticks
 
 
-class BasicBlock(nn.Module):
-    def __init__(self, inp, planes, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(inp, planes, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(planes)
-        self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(planes)
-        self.downsample = None
-        if stride != 1 or inp != planes:
-            self.downsample = nn.Sequential(nn.Conv2d(inp, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+# The models are the PyTorch worker's (workers/python), built from the core
+# crate's configuration as `trainbench describe --json` prints it; only the
+# training loop below is this baseline's own.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "workers", "python"))
+from trainbench_worker.torch_worker import build  # noqa: E402
 
-    def forward(self, x):
-        y = F.relu(self.bn1(self.conv1(x)))
-        y = self.bn2(self.conv2(y))
-        identity = x if self.downsample is None else self.downsample(x)
-        return F.relu(y + identity)
+MODELS = ("resnet_mini", "vit_mini_patch4_32")
 
 
-class ResNetMini(nn.Module):
-    """The catalogue's resnet_mini: 3×3 stem, basic blocks 16/32/64, one per stage."""
-
-    def __init__(self, in_channels=3, classes=10, planes=(16, 32, 64)):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, planes[0], 3, 1, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(planes[0])
-        blocks, inp = [], planes[0]
-        for i, p in enumerate(planes):
-            blocks.append(BasicBlock(inp, p, 1 if i == 0 else 2))
-            inp = p
-        self.blocks = nn.Sequential(*blocks)
-        self.fc = nn.Linear(inp, classes)
-
-    def forward(self, x):
-        x = F.relu(self.bn1(self.conv1(x)))
-        x = self.blocks(x)
-        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
-
-
-class Block(nn.Module):
-    def __init__(self, d, heads, mlp):
-        super().__init__()
-        self.heads = heads
-        self.norm1 = nn.LayerNorm(d, eps=1e-6)
-        self.qkv = nn.Linear(d, 3 * d)
-        self.proj = nn.Linear(d, d)
-        self.norm2 = nn.LayerNorm(d, eps=1e-6)
-        self.fc1 = nn.Linear(d, mlp)
-        self.fc2 = nn.Linear(mlp, d)
-
-    def forward(self, x):
-        b, t, d = x.shape
-        qkv = self.qkv(self.norm1(x)).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        a = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
-        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
-        return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
-
-
-class ViTMini(nn.Module):
-    """The catalogue's vit_mini_patch4_32: timm-style ViT, patch 4, width 96, depth 4."""
-
-    def __init__(self, image=32, patch=4, d=96, depth=4, heads=3, mlp=384, in_channels=3, classes=10):
-        super().__init__()
-        self.patch = nn.Conv2d(in_channels, d, patch, patch)
-        tokens = (image // patch) ** 2 + 1
-        self.cls_token = nn.Parameter(torch.randn(1, 1, d) * 1e-6)
-        self.pos_embed = nn.Parameter(torch.randn(1, tokens, d) * 0.02)
-        self.blocks = nn.Sequential(*[Block(d, heads, mlp) for _ in range(depth)])
-        self.norm = nn.LayerNorm(d, eps=1e-6)
-        self.head = nn.Linear(d, classes)
-
-    def forward(self, x):
-        x = self.patch(x).flatten(2).transpose(1, 2)
-        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1) + self.pos_embed
-        x = self.blocks(x)
-        return self.head(self.norm(x)[:, 0])
-
-
-MODELS = {"resnet_mini": ResNetMini, "vit_mini_patch4_32": ViTMini}
+def model_config(name):
+    out = subprocess.run([os.path.join(ROOT, "target", "release", "trainbench"), "describe", "--model", name,
+                          "--json"], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["config"]
 
 
 def learning_rate(peak, step, warmup, total):
@@ -139,7 +76,7 @@ def main():
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
     torch.manual_seed(args.seed)
-    model = MODELS[args.model]()
+    model = build(model_config(args.model))
     params = sum(p.numel() for p in model.parameters() if p.requires_grad)
     if args.param_count:
         print(params)

@@ -401,6 +401,25 @@ pub fn print_show(d: &RunDetail) {
 
 /// Side by side with deltas against the first run, and warnings where the runs
 /// are not comparable.
+/// Among `rows`, the run of the same configuration as `r` on one device (for
+/// scaling efficiency), when `r` ran on several.
+fn single_device_twin<'a>(r: &RunRow, rows: &'a [RunRow]) -> Option<&'a RunRow> {
+    if r.devices < 2 {
+        return None;
+    }
+    let strip = |x: &RunRow| {
+        let mut key: Value = serde_json::from_str(&x.config_key).ok()?;
+        let spec = key.get_mut("spec")?.as_object_mut()?;
+        spec.remove("devices");
+        spec.remove("parallel");
+        Some(key)
+    };
+    let want = strip(r)?;
+    rows.iter().find(|o| {
+        o.devices == 1 && o.status == RunStatus::Completed && strip(o).as_ref() == Some(&want)
+    })
+}
+
 pub fn compare_report(rows: &[RunRow]) -> Value {
     let base = &rows[0];
     let metric = |r: &RunRow, f: &dyn Fn(&trainbench_core::summary::RunSummary) -> Option<f64>| {
@@ -450,7 +469,18 @@ pub fn compare_report(rows: &[RunRow]) -> Value {
             let tta = metric(r, &|s| s.time_to_accuracy_s);
             let cost = metric(r, &|s| s.cost_per_epoch_usd);
             let mut v = run_json(r);
+            let scaling = single_device_twin(r, rows).map(|one| {
+                json!({
+                    "single_device_run": one.id,
+                    "scaling_efficiency": trainbench_core::summary::scaling_efficiency(
+                        tp,
+                        r.devices,
+                        metric(one, &|s| s.throughput_samples_per_s),
+                    ),
+                })
+            });
             if let Some(obj) = v.as_object_mut() {
+                obj.insert("scaling".into(), scaling.unwrap_or(Value::Null));
                 obj.insert(
                     "delta_vs_baseline".into(),
                     json!({
@@ -480,6 +510,17 @@ pub fn print_compare(rows: &[RunRow], report: &Value) {
             "  run {:>4}: throughput {:>9}  peak memory {:>9}  time to accuracy {:>9}  cost/epoch {:>9}",
             e["id"], pct(&d["throughput"]), pct(&d["peak_memory"]), pct(&d["time_to_accuracy"]), pct(&d["cost_per_epoch"])
         );
+    }
+    for e in report["runs"].as_array().into_iter().flatten() {
+        if let Some(eff) = e["scaling"]["scaling_efficiency"].as_f64() {
+            println!(
+                "  run {:>4} on {} devices: scaling efficiency {:.1} % against run {} on one device",
+                e["id"],
+                e["devices"],
+                eff * 100.0,
+                e["scaling"]["single_device_run"]
+            );
+        }
     }
     for w in report["warnings"].as_array().into_iter().flatten() {
         println!("warning: {}", w.as_str().unwrap_or(""));

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const TRAINBENCH: &str = env!("CARGO_BIN_EXE_trainbench");
+mod common;
+
+use common::{output_json, text, trainbench, Scratch, TRAINBENCH};
 
 fn real_worker() -> PathBuf {
     let w = Path::new(TRAINBENCH).with_file_name("trainbench-worker-tch");
@@ -31,62 +33,37 @@ fn fake(name: &str) -> PathBuf {
 }
 
 struct Db {
-    dir: PathBuf,
+    scratch: Scratch,
 }
 
 impl Db {
     fn new(name: &str) -> Db {
-        let dir =
-            std::env::temp_dir().join(format!("trainbench-cli-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Db { dir }
+        Db {
+            scratch: Scratch::new(&format!("cli-{name}")),
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        &self.scratch.0
     }
 
     fn path(&self) -> PathBuf {
-        self.dir.join("studio.sqlite")
+        self.dir().join("studio.sqlite")
     }
 
     fn cmd(&self) -> Command {
-        let mut c = Command::new(TRAINBENCH);
-        c.arg("--db")
-            .arg(self.path())
-            .env("OMP_NUM_THREADS", "1")
-            .env("TRAINBENCH_NO_NVML", "1")
-            .env("REAL_WORKER", real_worker());
+        let mut c = trainbench(self.dir());
+        c.env("REAL_WORKER", real_worker());
         c
     }
 
     fn run(&self, args: &[&str]) -> (Output, Value) {
-        let out = self.cmd().args(args).output().unwrap();
-        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        (out, v)
+        output_json(self.cmd().args(args))
     }
 
     fn with_worker(&self, worker: &Path, args: &[&str]) -> (Output, Value) {
-        let out = self
-            .cmd()
-            .env("TRAINBENCH_WORKER_TCH", worker)
-            .args(args)
-            .output()
-            .unwrap();
-        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        (out, v)
+        output_json(self.cmd().env("TRAINBENCH_WORKER_TCH", worker).args(args))
     }
-}
-
-impl Drop for Db {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 const SMALL: [&str; 8] = [
@@ -260,7 +237,7 @@ fn time_to_accuracy_and_measured_cost_on_the_mnist_sample() {
 #[test]
 fn bad_input_exits_2_and_names_the_field() {
     let db = Db::new("bad");
-    let missing = db.dir.join("no-cifar-here");
+    let missing = db.dir().join("no-cifar-here");
     let missing_arg = format!("cifar10:{}", missing.display());
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--model", "resnet_9000", "--steps", "2"], "model"),
@@ -615,7 +592,7 @@ fn ctrl_c_cancels_the_run_and_keeps_its_data() {
 #[test]
 fn a_toml_config_makes_a_sweep_and_flags_win() {
     let db = Db::new("toml");
-    let config = db.dir.join("sweep.toml");
+    let config = db.dir().join("sweep.toml");
     std::fs::write(
         &config,
         "model = [\"resnet_mini\", \"bert_tiny\"]\nsteps = 500\nbatch_size = 4\nwindow_steps = 2\n",

@@ -12,57 +12,42 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 use trainbench_core::models::{lookup, model_names};
 use trainbench_runner::envs;
 
-const TRAINBENCH: &str = env!("CARGO_BIN_EXE_trainbench");
+mod common;
+
+use common::{output_json, text, trainbench, Scratch};
+
 const FRAMEWORKS: [&str; 3] = ["pytorch", "tensorflow", "jax"];
 
 struct Home {
-    dir: PathBuf,
+    scratch: Scratch,
 }
 
 impl Home {
     fn new(name: &str) -> Home {
-        let dir = std::env::temp_dir().join(format!("trainbench-fw-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Home { dir }
+        Home {
+            scratch: Scratch::new(&format!("fw-{name}")),
+        }
+    }
+
+    fn dir(&self) -> &std::path::Path {
+        &self.scratch.0
     }
 
     fn cmd(&self) -> Command {
-        let mut c = Command::new(TRAINBENCH);
-        c.arg("--db")
-            .arg(self.dir.join("studio.sqlite"))
-            .env("OMP_NUM_THREADS", "1")
-            .env("TRAINBENCH_NO_NVML", "1")
-            .env("TF_CPP_MIN_LOG_LEVEL", "2");
+        let mut c = trainbench(self.dir());
+        c.env("TF_CPP_MIN_LOG_LEVEL", "2");
         c
     }
 
     fn run(&self, args: &[&str]) -> (Output, Value) {
-        let out = self.cmd().args(args).output().unwrap();
-        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        (out, v)
+        output_json(self.cmd().args(args))
     }
-}
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn ready(framework: &str) -> envs::FrameworkEnv {
@@ -136,6 +121,27 @@ fn tiny_models_train_on_one_and_two_devices(framework: &str) {
         let e = s["scaling_efficiency"].as_f64().unwrap();
         assert!(e > 0.0 && e.is_finite(), "{s}");
     }
+    // `compare` finds the single-device twin of a 2-device run itself.
+    let one = runs.iter().find(|r| r["devices"] == 1).unwrap();
+    let two = runs
+        .iter()
+        .find(|r| r["devices"] == 2 && r["model"] == one["model"])
+        .unwrap();
+    let (out, c) = home.run(&[
+        "compare",
+        &one["id"].to_string(),
+        &two["id"].to_string(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(c["runs"][1]["scaling"]["single_device_run"], one["id"]);
+    assert!(
+        c["runs"][1]["scaling"]["scaling_efficiency"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(c["runs"][0]["scaling"].is_null());
 }
 
 #[test]
@@ -347,9 +353,9 @@ fn every_framework_builds_every_model_with_the_catalogue_count() {
 fn a_framework_that_does_not_import_is_a_stored_failure_with_a_fix() {
     let home = Home::new("noimport");
     // A studio home whose registered environment is a bare venv (no torch).
-    let studio = home.dir.join("studio-home");
+    let studio = home.dir().join("studio-home");
     std::fs::create_dir_all(studio.join("envs")).unwrap();
-    let bare = home.dir.join("bare-venv");
+    let bare = home.dir().join("bare-venv");
     let made = Command::new("python3")
         .args(["-m", "venv", "--without-pip"])
         .arg(&bare)

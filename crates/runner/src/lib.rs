@@ -206,25 +206,7 @@ async fn run_one(
         None => spec_json.to_owned(),
         Some(framework) => match trainbench_core::spec::RunSpec::from_json(spec_json) {
             Ok(spec) => spec.worker_plan_json(framework),
-            Err(e) => {
-                let reason = e.to_string();
-                store.finish_run(
-                    run_id,
-                    RunStatus::Failed,
-                    Some(&reason),
-                    Some("bad_config"),
-                    None,
-                    "",
-                )?;
-                let summary = finish_summary(store, run_id, gpu)?;
-                return Ok(Outcome {
-                    run_id,
-                    status: RunStatus::Failed,
-                    reason: Some(reason),
-                    error_class: Some("bad_config".into()),
-                    summary,
-                });
-            }
+            Err(e) => return failed_before_start(store, run_id, gpu, e.to_string(), "bad_config"),
         },
     };
     let spawned = Command::new(&worker.program)
@@ -242,22 +224,7 @@ async fn run_one(
         Ok(c) => c,
         Err(e) => {
             let reason = format!("cannot start worker {}: {e}", worker.program.display());
-            store.finish_run(
-                run_id,
-                RunStatus::Failed,
-                Some(&reason),
-                Some("internal"),
-                None,
-                "",
-            )?;
-            let summary = finish_summary(store, run_id, gpu)?;
-            return Ok(Outcome {
-                run_id,
-                status: RunStatus::Failed,
-                reason: Some(reason),
-                error_class: Some("internal".into()),
-                summary,
-            });
+            return failed_before_start(store, run_id, gpu, reason, "internal");
         }
     };
     let pid = child.id().unwrap_or(0);
@@ -452,6 +419,32 @@ async fn run_one(
         status,
         reason,
         error_class: class,
+        summary,
+    })
+}
+
+/// Ends a run whose worker never started, with the reason.
+fn failed_before_start(
+    store: &mut Store,
+    run_id: i64,
+    gpu: &GpuProbe,
+    reason: String,
+    class: &str,
+) -> Result<Outcome, RunnerError> {
+    store.finish_run(
+        run_id,
+        RunStatus::Failed,
+        Some(&reason),
+        Some(class),
+        None,
+        "",
+    )?;
+    let summary = finish_summary(store, run_id, gpu)?;
+    Ok(Outcome {
+        run_id,
+        status: RunStatus::Failed,
+        reason: Some(reason),
+        error_class: Some(class.to_owned()),
         summary,
     })
 }
