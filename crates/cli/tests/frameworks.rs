@@ -298,6 +298,42 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
     );
 }
 
+/// bfloat16 autocast / mixed precision on the CPU in every Python framework.
+#[test]
+fn every_python_framework_trains_in_amp_bf16_on_the_cpu() {
+    for framework in FRAMEWORKS {
+        ready(framework);
+    }
+    let home = Home::new("bf16");
+    let (out, v) = home.run(&[
+        "run",
+        "--framework",
+        "pytorch,tensorflow,jax",
+        "--precision",
+        "amp-bf16",
+        "--model",
+        "vit_mini_patch4_32",
+        "--batch-size",
+        "8",
+        "--steps",
+        "12",
+        "--window-steps",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for run in v["runs"].as_array().unwrap() {
+        assert_eq!(run["status"], "completed", "{run}");
+        assert_eq!(run["precision"], "amp-bf16");
+        let (_, d) = home.run(&["show", &run["id"].to_string(), "--json"]);
+        let words = d["hello"]["precision_in_effect"]
+            .as_str()
+            .unwrap()
+            .to_lowercase();
+        assert!(words.contains("bfloat16"), "{}: {words}", run["framework"]);
+    }
+}
+
 fn counts(env: &envs::FrameworkEnv, configs: &[Value]) -> Vec<u64> {
     let mut child = Command::new(&env.python)
         .args(["-m", "trainbench_worker", &env.framework, "count"])
