@@ -254,6 +254,7 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
     let home = Home::new("compile");
     for (framework, compile, words) in [
         ("pytorch", "on", "torch.compile"),
+        ("pytorch", "max-autotune", "max-autotune"),
         ("tensorflow", "xla", "XLA"),
     ] {
         let (out, v) = home.run(&[
