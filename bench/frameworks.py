@@ -88,7 +88,7 @@ def main():
     print(f"\nbatch {args.batch_size}, fp32, {args.threads} thread(s), synthetic data, {args.steps} steps, "
           f"{args.repeats} interleaved repeats; throughput = median over repeats of each run's steady median; "
           f"CI = Student-t 95 % of the mean of run medians")
-    print(f"| model | framework | version | samples/s (median) | 95 % CI | first step, s (median) |")
+    print("| model | framework | version | samples/s (median) | 95 % CI | first step, s (median) |")
     print("|---|---|---|---:|---|---:|")
     for (model, fw, comp), rows in results.items():
         tps = [x["throughput"] for x in rows if x["throughput"]]

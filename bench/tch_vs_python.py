@@ -85,8 +85,8 @@ def main():
         print(f"{model:<20} tch {tch:.1f} vs python {py:.1f} samples/s -> ratio {tch / py:.3f}", flush=True)
 
     print()
-    print(f"| model | params | tch samples/s | PyTorch loop samples/s | tch ÷ PyTorch |")
-    print(f"|---|---:|---:|---:|---:|")
+    print("| model | params | tch samples/s | PyTorch loop samples/s | tch ÷ PyTorch |")
+    print("|---|---:|---:|---:|---:|")
     for model, r in results.items():
         print(f"| {model} | {r['params']:,} | {r['tch_median']:.1f} | {r['python_median']:.1f} | {r['ratio']:.3f} |")
     print(f"\nbatch {args.batch_size}, fp32, {args.threads} thread(s), {args.steps} steps, windows of "

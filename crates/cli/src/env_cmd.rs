@@ -128,9 +128,7 @@ pub fn run(cmd: Option<EnvCommand>, json_out: bool) -> Result<ExitCode, CliError
                 "trainbench: installing {framework} ({} build) from PyPI; pip's output follows",
                 if with_gpu { "CUDA" } else { "CPU" }
             );
-            let mut lines = 0u64;
             let e = envs::install(&framework, with_gpu, |line| {
-                lines += 1;
                 // Progress for a person: pip's own lines, as they come.
                 eprintln!("  {line}");
             })?;

@@ -15,7 +15,7 @@ import sys
 import traceback
 
 from . import protocol
-from .protocol import WorkerError, emit, monotonic_ns
+from .protocol import WorkerError
 
 FRAMEWORKS = {
     "pytorch": ("torch", "torch_worker", "torch==2.13.0"),
@@ -37,7 +37,7 @@ def _import(framework):
             "framework") from e
 
 
-def _launch_processes(plan_text, plan, argv):
+def _launch_processes(plan_text, plan):
     """Several CPU processes or GPUs for PyTorch: replace this process with
     torchrun, which starts one rank per device; rank 0 speaks for the run."""
     env = dict(os.environ)
@@ -77,7 +77,7 @@ def cmd_train(framework, plan_arg):
         raise WorkerError("bad_config", f"framework = {plan.framework} is not allowed: this is the {framework} worker",
                           "framework")
     if framework == "pytorch" and plan.devices > 1 and "WORLD_SIZE" not in os.environ:
-        _launch_processes(text, plan, sys.argv)
+        _launch_processes(text, plan)
     if int(os.environ.get("RANK", "0")) != 0:
         protocol.silence()
     try:
@@ -128,7 +128,10 @@ def main(argv=None):
         else:
             print(f"trainbench_worker: {e.message}", file=sys.stderr)
         sys.stdout.flush()
-        os._exit(e.exit_code) if os.environ.get("WORLD_SIZE") else sys.exit(e.exit_code)
+        if os.environ.get("WORLD_SIZE"):
+            # A failed rank leaves at once: its peers' collectives must not hold it.
+            os._exit(e.exit_code)
+        sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
     sys.stdout.flush()

@@ -88,7 +88,7 @@ class Plan:
         cores shared out among the processes of the run."""
         if self.threads_given:
             return int(self.threads_given)
-        env = os.environ.get("TRAINBENCH_THREADS") or os.environ.get("OMP_NUM_THREADS")
+        env = os.environ.get("OMP_NUM_THREADS")
         if env and env.isdigit() and int(env) >= 1:
             return int(env)
         return max(1, (os.cpu_count() or 1) // max(1, self.devices))
