@@ -50,6 +50,25 @@ impl Home {
     }
 }
 
+/// The CLI's streams, plus the stored output tail of every run that did not
+/// complete (what the worker and its ranks printed last).
+fn explain(home: &Home, out: &Output, v: &Value) -> String {
+    let mut msg = text(out);
+    for run in v["runs"].as_array().into_iter().flatten() {
+        if run["status"] != "completed" {
+            let (_, d) = home.run(&["show", &run["id"].to_string(), "--json"]);
+            msg += &format!(
+                "\nrun {} {}: {}\n{}",
+                run["id"],
+                run["status"],
+                run["status_reason"],
+                d["stderr_tail"].as_str().unwrap_or("")
+            );
+        }
+    }
+    msg
+}
+
 fn ready(framework: &str) -> envs::FrameworkEnv {
     let e = envs::resolve(framework, None).unwrap_or_else(|e| {
         panic!("{framework}: {e} — run `make setup` (scripts/setup.sh installs every framework)")
@@ -82,14 +101,14 @@ fn tiny_models_train_on_one_and_two_devices(framework: &str) {
         "2e-3",
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 4);
     for run in runs {
         assert_eq!(run["status"], "completed", "{run}");
-        assert_eq!(run["framework"], framework);
         let id = run["id"].to_string();
         let (_, d) = home.run(&["show", &id, "--json"]);
+        assert_eq!(run["framework"], framework);
         let windows = d["windows"].as_array().unwrap();
         assert_eq!(windows.len(), 10, "39 timed steps in windows of 4: {d}");
         let devices = run["devices"].as_u64().unwrap();
@@ -133,7 +152,7 @@ fn tiny_models_train_on_one_and_two_devices(framework: &str) {
         &two["id"].to_string(),
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
     assert_eq!(c["runs"][1]["scaling"]["single_device_run"], one["id"]);
     assert!(
         c["runs"][1]["scaling"]["scaling_efficiency"]
@@ -173,7 +192,7 @@ fn pytorch_fsdp_trains_over_two_processes() {
         "4",
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
     let run = &v["runs"][0];
     assert_eq!(run["status"], "completed", "{run}");
     let (_, d) = home.run(&["show", &run["id"].to_string(), "--json"]);
@@ -238,7 +257,7 @@ fn every_framework_reaches_90_percent_on_the_mnist_sample() {
         "0.9",
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
     for run in v["runs"].as_array().unwrap() {
         assert_eq!(run["target_reached"], true, "{run}");
         assert!(run["time_to_accuracy_s"].as_f64().unwrap() > 0.0, "{run}");
@@ -271,7 +290,7 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
             "30",
             "--json",
         ]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
         let run = &v["runs"][0];
         assert_eq!(run["status"], "completed");
         let (_, d) = home.run(&["show", &run["id"].to_string(), "--json"]);
@@ -322,7 +341,7 @@ fn every_python_framework_trains_in_amp_bf16_on_the_cpu() {
         "3",
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
     for run in v["runs"].as_array().unwrap() {
         assert_eq!(run["status"], "completed", "{run}");
         assert_eq!(run["precision"], "amp-bf16");
@@ -460,7 +479,7 @@ fn an_impossible_allocation_is_a_stored_oom_in_every_framework() {
 fn env_list_and_check_show_every_framework() {
     let home = Home::new("envs");
     let (out, v) = home.run(&["env", "list", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
     for framework in FRAMEWORKS {
         let e = v
             .as_array()
@@ -472,7 +491,7 @@ fn env_list_and_check_show_every_framework() {
         assert!(e["version"].as_str().is_some(), "{e}");
     }
     let (out, v) = home.run(&["env", "check", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
     for e in v.as_array().unwrap() {
         assert_eq!(
             e["check"]["gpus"],

@@ -135,6 +135,13 @@ def main(argv=None):
     except KeyboardInterrupt:
         sys.exit(130)
     sys.stdout.flush()
+    if os.environ.get("WORLD_SIZE") and args.command == "train":
+        # A rank that finished leaves without the interpreter's teardown of
+        # torch.distributed's threads, which can fail after `done` was said
+        # and turn a finished run into a failed launcher exit.
+        protocol.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,10 @@ def give_back_stdout():
     os.dup2(_OUT.fileno(), 1)
 
 
+def flush():
+    _OUT.flush()
+
+
 def silence():
     global _SILENT
     _SILENT = True
