@@ -19,11 +19,17 @@ fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
+/// The fields of `/proc/PID/stat` after the command name (field 3, `state`,
+/// is index 0), so that a name with spaces or parentheses cannot shift them.
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = read(&format!("/proc/{pid}/stat"))?;
+    let after = stat.get(stat.rfind(')')? + 2..)?;
+    Some(after.split_whitespace().map(str::to_owned).collect())
+}
+
 /// utime + stime of a process, in clock ticks.
 fn process_ticks(pid: u32) -> Option<u64> {
-    let stat = read(&format!("/proc/{pid}/stat"))?;
-    let after = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = after.split_whitespace().collect();
+    let f = stat_fields(pid)?;
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
@@ -58,9 +64,7 @@ const TICKS_PER_S: f64 = 100.0;
 
 /// Parent pid of a process.
 fn parent_of(pid: u32) -> Option<u32> {
-    let stat = read(&format!("/proc/{pid}/stat"))?;
-    let after = &stat[stat.rfind(')')? + 2..];
-    after.split_whitespace().nth(1)?.parse().ok()
+    stat_fields(pid)?.get(1)?.parse().ok()
 }
 
 /// `root` and every process descended from it (a launcher such as torchrun
@@ -230,24 +234,28 @@ impl GpuProbe {
         }
     }
 
-    pub fn gpus(&self) -> Vec<GpuInfo> {
+    /// Every GPU NVML can open, with its index; none without NVML.
+    fn devices(&self) -> Vec<(u32, nvml_wrapper::Device<'_>)> {
         let Some(nvml) = &self.nvml else {
             return Vec::new();
         };
-        let count = nvml.device_count().unwrap_or(0);
-        (0..count)
-            .filter_map(|i| {
-                let d = nvml.device_by_index(i).ok()?;
-                Some(GpuInfo {
-                    index: i,
-                    name: d.name().unwrap_or_else(|_| "unknown NVIDIA GPU".into()),
-                    memory_total_bytes: d.memory_info().ok().map(|m| m.total),
-                    power_limit_w: d
-                        .enforced_power_limit()
-                        .ok()
-                        .map(|mw| f64::from(mw) / 1000.0),
-                    sm_clock_max_mhz: d.max_clock_info(Clock::SM).ok(),
-                })
+        (0..nvml.device_count().unwrap_or(0))
+            .filter_map(|i| Some((i, nvml.device_by_index(i).ok()?)))
+            .collect()
+    }
+
+    pub fn gpus(&self) -> Vec<GpuInfo> {
+        self.devices()
+            .into_iter()
+            .map(|(i, d)| GpuInfo {
+                index: i,
+                name: d.name().unwrap_or_else(|_| "unknown NVIDIA GPU".into()),
+                memory_total_bytes: d.memory_info().ok().map(|m| m.total),
+                power_limit_w: d
+                    .enforced_power_limit()
+                    .ok()
+                    .map(|mw| f64::from(mw) / 1000.0),
+                sm_clock_max_mhz: d.max_clock_info(Clock::SM).ok(),
             })
             .collect()
     }
@@ -264,13 +272,9 @@ impl GpuProbe {
     /// GPU memory NVML attributes to process `pid` (and its children, for
     /// workers that launch several processes), per GPU index, in bytes.
     pub fn process_memory(&self, pids: &[u32]) -> Vec<(u32, u64)> {
-        let Some(nvml) = &self.nvml else {
-            return Vec::new();
-        };
-        let count = nvml.device_count().unwrap_or(0);
-        (0..count)
-            .filter_map(|i| {
-                let d = nvml.device_by_index(i).ok()?;
+        self.devices()
+            .into_iter()
+            .filter_map(|(i, d)| {
                 let used: u64 = d
                     .running_compute_processes()
                     .ok()?
@@ -288,25 +292,19 @@ impl GpuProbe {
 
     /// One sample per GPU.
     pub fn sample(&self, t_ns: u64) -> Vec<TelemetrySample> {
-        let Some(nvml) = &self.nvml else {
-            return Vec::new();
-        };
-        let count = nvml.device_count().unwrap_or(0);
-        (0..count)
-            .filter_map(|i| {
-                let d = nvml.device_by_index(i).ok()?;
-                Some(TelemetrySample {
-                    t_ns,
-                    source: format!("gpu:{i}"),
-                    mem_used_bytes: d.memory_info().ok().map(|m| m.used),
-                    util_percent: d.utilization_rates().ok().map(|u| f64::from(u.gpu)),
-                    power_w: d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0),
-                    energy_mj: d.total_energy_consumption().ok(),
-                    sm_clock_mhz: d.clock_info(Clock::SM).ok(),
-                    mem_clock_mhz: d.clock_info(Clock::Memory).ok(),
-                    throttle_reasons: d.current_throttle_reasons().ok().map(|r| r.bits()),
-                    ..Default::default()
-                })
+        self.devices()
+            .into_iter()
+            .map(|(i, d)| TelemetrySample {
+                t_ns,
+                source: format!("gpu:{i}"),
+                mem_used_bytes: d.memory_info().ok().map(|m| m.used),
+                util_percent: d.utilization_rates().ok().map(|u| f64::from(u.gpu)),
+                power_w: d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0),
+                energy_mj: d.total_energy_consumption().ok(),
+                sm_clock_mhz: d.clock_info(Clock::SM).ok(),
+                mem_clock_mhz: d.clock_info(Clock::Memory).ok(),
+                throttle_reasons: d.current_throttle_reasons().ok().map(|r| r.bits()),
+                ..Default::default()
             })
             .collect()
     }
