@@ -15,7 +15,7 @@ import sys
 import traceback
 
 from . import protocol
-from .protocol import WorkerError
+from .protocol import WorkerError, first_line
 
 FRAMEWORKS = {
     "pytorch": ("torch", "torch_worker", "torch==2.13.0"),
@@ -89,11 +89,10 @@ def cmd_train(framework, plan_arg):
     except MemoryError as e:
         raise WorkerError("oom", f"out of host memory: {e}") from e
     except Exception as e:  # a framework error becomes an `internal` or `oom` event
-        mapped = mod.map_error(e)
-        if mapped is not None:
-            raise mapped from e
+        if mod.is_oom(e):
+            raise WorkerError("oom", f"out of memory: {first_line(e)}") from e
         traceback.print_exc(file=sys.stderr)
-        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        first = first_line(e) if str(e).strip() else ""
         raise WorkerError("internal", f"{type(e).__name__}: {first}"[:2000]) from e
 
 

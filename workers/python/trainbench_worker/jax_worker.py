@@ -26,7 +26,7 @@ import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, cpu_name
-from .protocol import WorkerError, unsupported
+from .protocol import WorkerError, first_line, unsupported
 
 # torch.cuda.amp.GradScaler's defaults, for amp-fp16.
 LOSS_SCALE_INIT = 2.0 ** 16
@@ -254,13 +254,10 @@ def count_params(config):
 
 # --- the backend --------------------------------------------------------------
 
-def _is_oom(e):
+def is_oom(e):
+    """Whether a framework exception means out of memory."""
     text = str(e)
     return isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()
-
-
-def _first_line(e):
-    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
 
 
 def _cross_entropy(logits, y):
@@ -328,8 +325,8 @@ class JaxBackend(Backend):
             self.state = jax.jit(self._init_state, out_shardings=self.replicated)()
             jax.block_until_ready(self.state)
         except Exception as e:
-            if _is_oom(e):
-                raise WorkerError("oom", f"out of memory building {plan.model}: {_first_line(e)}") from e
+            if is_oom(e):
+                raise WorkerError("oom", f"out of memory building {plan.model}: {first_line(e)}") from e
             raise
         self.params = _size(self.state["params"])
         # The step is compiled at the first call, on the real arguments (see step()).
@@ -511,9 +508,9 @@ class JaxBackend(Backend):
                 self.compile_time = time.perf_counter() - start
             self.state, self.loss = self.compiled(self.state, self.x, self.y, idx, lr)
         except Exception as e:
-            if _is_oom(e):
+            if is_oom(e):
                 raise WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
-                                         f"(batch {self.plan.batch_size} per device): {_first_line(e)}") from e
+                                         f"(batch {self.plan.batch_size} per device): {first_line(e)}") from e
             raise
         return self.loss
 
@@ -541,13 +538,6 @@ class JaxBackend(Backend):
                 events.append({"device": f"cuda:{d.id}", "source": "allocator", "peak_bytes": stats["peak_bytes_in_use"],
                                "reserved_peak_bytes": stats.get("peak_pool_bytes")})
         return events + super().memory_events()
-
-
-def map_error(e):
-    """A framework exception as a WorkerError, or None."""
-    if _is_oom(e):
-        return WorkerError("oom", f"out of memory: {_first_line(e)}")
-    return None
 
 
 def info():

@@ -100,6 +100,12 @@ def emit(event, **fields):
     _OUT.flush()
 
 
+def first_line(e):
+    """The first line of an exception's message, or its type's name."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
 class WorkerError(Exception):
     """A failure that ends the run with an ``error`` event of ``cls``."""
 

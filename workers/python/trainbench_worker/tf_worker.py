@@ -22,7 +22,7 @@ import tensorflow as tf  # noqa: E402
 from keras import layers  # noqa: E402
 
 from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, cpu_name  # noqa: E402
-from .protocol import WorkerError, unsupported  # noqa: E402
+from .protocol import WorkerError, first_line, unsupported  # noqa: E402
 
 
 # --- models -----------------------------------------------------------------
@@ -301,13 +301,9 @@ def count_params(config):
 
 # --- the backend --------------------------------------------------------------
 
-def _is_oom(e):
+def is_oom(e):
+    """Whether a framework exception means out of memory."""
     return isinstance(e, (tf.errors.ResourceExhaustedError, MemoryError))
-
-
-def _first_line(e):
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
 
 
 def _gpu_name(gpu):
@@ -345,7 +341,7 @@ class TFBackend(Backend):
                 self.opt = keras.optimizers.LossScaleOptimizer(opt) if plan.precision == "amp-fp16" else opt
                 self.opt.build(self.model.trainable_variables)
         except tf.errors.ResourceExhaustedError as e:
-            raise WorkerError("oom", f"out of memory building {plan.model}: {_first_line(e)}") from e
+            raise WorkerError("oom", f"out of memory building {plan.model}: {first_line(e)}") from e
         self.params = _count(self.model)
         xla = plan.compile == "xla"
         # XLA compiles one device's program: with several replicas only the
@@ -501,7 +497,7 @@ class TFBackend(Backend):
             return self.step_fn(*args)
         except tf.errors.ResourceExhaustedError as e:
             raise WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
-                                     f"(batch {self.plan.batch_size} per device): {_first_line(e)}") from e
+                                     f"(batch {self.plan.batch_size} per device): {first_line(e)}") from e
 
     def compile_s(self):
         return self.traced_s
@@ -533,13 +529,6 @@ class TFBackend(Backend):
                    "peak_bytes": tf.config.experimental.get_memory_info(f"GPU:{i}")["peak"],
                    "reserved_peak_bytes": None} for i in range(len(self.gpus))]
         return events + super().memory_events()
-
-
-def map_error(e):
-    """A framework exception as a WorkerError, or None."""
-    if _is_oom(e):
-        return WorkerError("oom", f"out of memory: {_first_line(e)}")
-    return None
 
 
 def info():

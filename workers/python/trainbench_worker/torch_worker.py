@@ -15,7 +15,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, cpu_name
-from .protocol import WorkerError, peak_rss_bytes, unsupported
+from .protocol import WorkerError, first_line, peak_rss_bytes, unsupported
 
 
 # --- models -----------------------------------------------------------------
@@ -187,7 +187,8 @@ def count_params(config):
 
 # --- the backend --------------------------------------------------------------
 
-def _is_oom(e):
+def is_oom(e):
+    """Whether a framework exception means out of memory."""
     text = str(e)
     return isinstance(e, (torch.OutOfMemoryError, MemoryError)) or "out of memory" in text.lower() \
         or "can't allocate memory" in text
@@ -229,7 +230,7 @@ class TorchBackend(Backend):
         try:
             self.raw = build(plan.config).to(self.device)
         except RuntimeError as e:
-            if _is_oom(e):
+            if is_oom(e):
                 raise WorkerError("oom", f"out of memory building {plan.model}: {e}") from e
             raise
         self.params = sum(p.numel() for p in self.raw.parameters() if p.requires_grad)
@@ -347,9 +348,9 @@ class TorchBackend(Backend):
                 loss.backward()
                 self.opt.step()
         except RuntimeError as e:
-            if _is_oom(e):
+            if is_oom(e):
                 raise WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
-                                         f"(batch {b} per device): {str(e).splitlines()[0]}") from e
+                                         f"(batch {b} per device): {first_line(e)}") from e
             raise
         return loss.detach()
 
@@ -412,15 +413,10 @@ class TorchBackend(Backend):
             self.dist.destroy_process_group()
 
 
-def map_error(e):
-    """A framework exception as a WorkerError, or None."""
-    if _is_oom(e):
-        return WorkerError("oom", f"out of memory: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
-    return None
-
-
 def info():
     gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
     return {"version": torch.__version__, "gpus": gpus,
             "libraries": {"cuda (torch build)": torch.version.cuda}}
+
+
 Backend = TorchBackend
