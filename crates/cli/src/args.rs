@@ -54,9 +54,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Runs side by side, with deltas against the first.
+    /// Runs side by side: intervals, deltas against a baseline, the winner of
+    /// each metric, scaling, warnings.
     Compare {
         ids: Vec<String>,
+        /// The run to compute deltas against (default: the first).
+        #[arg(long)]
+        baseline: Option<i64>,
+        /// One entry per configuration (its repeats together) instead of per run.
+        #[arg(long)]
+        by_config: bool,
         #[arg(long)]
         json: bool,
     },

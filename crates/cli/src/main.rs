@@ -23,6 +23,7 @@ use trainbench_store::{NewRun, Store};
 
 use crate::args::{Cli, Command, PriceCommand, RunArgs};
 use crate::output::{print_compare, print_runs_table, print_show, run_json, Bar};
+use trainbench_core::compare::{compare, CompareError, Grouping};
 
 /// Errors a person fixes (exit 2) versus failures (exit 1).
 #[derive(Debug)]
@@ -59,8 +60,30 @@ impl From<trainbench_store::StoreError> for CliError {
                 field: what.to_owned(),
                 message: format!("{what} {id} does not exist"),
             },
+            trainbench_store::StoreError::Invalid { field, .. } => CliError::BadInput {
+                field: field.to_owned(),
+                message: e.to_string(),
+            },
+            trainbench_store::StoreError::SessionFile(ref f) => CliError::BadInput {
+                field: "file".to_owned(),
+                message: f.to_string(),
+            },
+            trainbench_store::StoreError::RunActive { .. } => CliError::BadInput {
+                field: "runs".to_owned(),
+                message: e.to_string(),
+            },
             other => CliError::Failed(other.to_string()),
         }
+    }
+}
+
+impl From<CompareError> for CliError {
+    fn from(e: CompareError) -> Self {
+        let field = match e {
+            CompareError::TooFew { .. } => "ids",
+            CompareError::BaselineNotCompared(_) => "baseline",
+        };
+        bad(field, e.to_string())
     }
 }
 
@@ -630,26 +653,28 @@ fn real_main() -> Result<ExitCode, CliError> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Compare { ids, json } => {
-            if ids.len() < 2 {
-                return Err(bad(
-                    "ids",
-                    format!(
-                        "{} run id(s) given: expected at least 2 to compare",
-                        ids.len()
-                    ),
-                ));
-            }
+        Command::Compare {
+            ids,
+            baseline,
+            by_config,
+            json,
+        } => {
             let store = open_store(&db)?;
             let rows = parse_ids(&ids)?
                 .into_iter()
                 .map(|id| store.run_row(id))
                 .collect::<Result<Vec<_>, _>>()?;
-            let report = output::compare_report(&rows);
-            if json {
-                println!("{report}");
+            let grouping = if by_config {
+                Grouping::Configurations
             } else {
-                print_compare(&rows, &report);
+                Grouping::Runs
+            };
+            let c = compare(&rows, grouping, baseline)?;
+            if json {
+                println!("{}", output::compare_report(&rows, &c));
+            } else {
+                print_runs_table(&rows);
+                print_compare(&c);
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
+use trainbench_core::compare::{config_label, Comparison, Confidence, Metric, MetricValue};
 use trainbench_core::protocol::Event;
 use trainbench_core::reference::PriceRow;
 use trainbench_core::summary::RunStatus;
@@ -268,29 +269,6 @@ pub fn print_scaling(rows: &[Value]) {
     }
 }
 
-/// The configuration as a person reads it: framework (with its environment),
-/// model, precision, compile mode, devices, batch, data.
-pub fn config_label(r: &RunRow) -> String {
-    let key: Value = serde_json::from_str(&r.config_key).unwrap_or(Value::Null);
-    let framework = match key["environment"].as_str() {
-        Some(env) => format!("{}@{env}", r.framework),
-        None => r.framework.clone(),
-    };
-    let compile = match key["spec"]["compile"].as_str() {
-        Some(c) if c != "off" => format!(" compile={c}"),
-        _ => String::new(),
-    };
-    let sharded = if key["spec"]["parallel"] == "fsdp" {
-        " fsdp"
-    } else {
-        ""
-    };
-    format!(
-        "{framework} {} {}{compile} ×{}{sharded} b{} {}",
-        r.model, r.precision, r.devices, r.batch_size, r.data
-    )
-}
-
 pub fn print_groups(groups: &[Value]) {
     println!("\nrepeats (mean of run medians, Student-t 95 % CI):");
     for g in groups {
@@ -399,131 +377,114 @@ pub fn print_show(d: &RunDetail) {
     }
 }
 
-/// Side by side with deltas against the first run, and warnings where the runs
-/// are not comparable.
-/// Among `rows`, the run of the same configuration as `r` on one device (for
-/// scaling efficiency), when `r` ran on several.
-fn single_device_twin<'a>(r: &RunRow, rows: &'a [RunRow]) -> Option<&'a RunRow> {
-    if r.devices < 2 {
-        return None;
-    }
-    let strip = |x: &RunRow| {
-        let mut key: Value = serde_json::from_str(&x.config_key).ok()?;
-        let spec = key.get_mut("spec")?.as_object_mut()?;
-        spec.remove("devices");
-        spec.remove("parallel");
-        Some(key)
-    };
-    let want = strip(r)?;
-    rows.iter().find(|o| {
-        o.devices == 1 && o.status == RunStatus::Completed && strip(o).as_ref() == Some(&want)
+/// The comparison as JSON: each run's row and summary with its deltas against
+/// the baseline and its scaling efficiency, the warnings, and the full
+/// comparison model (`comparison`: entries, decision matrix, scaling series).
+pub fn compare_report(rows: &[RunRow], c: &Comparison) -> Value {
+    let entries: Vec<Value> = c
+        .entries
+        .iter()
+        .filter_map(|e| {
+            let r = rows.iter().find(|r| Some(&r.id) == e.run_ids.first())?;
+            let mut v = run_json(r);
+            let obj = v.as_object_mut()?;
+            let delta: serde_json::Map<String, Value> = e
+                .metrics
+                .iter()
+                .map(|(m, x)| (m.key().to_string(), json!(x.delta_vs_baseline)))
+                .collect();
+            obj.insert("delta_vs_baseline".into(), Value::Object(delta));
+            obj.insert(
+                "scaling".into(),
+                match &e.single_device_entry {
+                    Some(one) => json!({
+                        "single_device_run": one.parse::<i64>().ok(),
+                        "scaling_efficiency": e.scaling_efficiency,
+                    }),
+                    None => Value::Null,
+                },
+            );
+            Some(v)
+        })
+        .collect();
+    json!({
+        "baseline": c.entries[c.baseline].run_ids.first(),
+        "runs": entries,
+        "warnings": c.warnings,
+        "comparison": c,
     })
 }
 
-pub fn compare_report(rows: &[RunRow]) -> Value {
-    let base = &rows[0];
-    let metric = |r: &RunRow, f: &dyn Fn(&trainbench_core::summary::RunSummary) -> Option<f64>| {
-        r.summary.as_ref().and_then(f)
-    };
-    let delta = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) if b != 0.0 => Some((a - b) / b),
-        _ => None,
-    };
-    let mut warnings = Vec::new();
-    for r in &rows[1..] {
-        if r.param_count != base.param_count {
-            warnings.push(format!(
-                "run {} has {:?} parameters, run {} has {:?}: different models are being compared",
-                r.id, r.param_count, base.id, base.param_count
-            ));
-        }
-        let gb = |x: &RunRow| x.batch_size * u64::from(x.devices);
-        if gb(r) != gb(base) {
-            warnings.push(format!(
-                "run {} has global batch {}, run {} has {}",
-                r.id,
-                gb(r),
-                base.id,
-                gb(base)
-            ));
-        }
-        if r.data != base.data {
-            warnings.push(format!(
-                "run {} trains on {}, run {} on {}",
-                r.id, r.data, base.id, base.data
-            ));
-        }
-    }
-    for r in rows.iter().filter(|r| r.status != RunStatus::Completed) {
-        warnings.push(format!(
-            "run {} is {}: its numbers are partial",
-            r.id,
-            r.status.as_str()
-        ));
-    }
-    let entries: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            let tp = metric(r, &|s| s.throughput_samples_per_s);
-            let mem = metric(r, &|s| s.peak_memory_bytes.map(|b| b as f64));
-            let tta = metric(r, &|s| s.time_to_accuracy_s);
-            let cost = metric(r, &|s| s.cost_per_epoch_usd);
-            let mut v = run_json(r);
-            let scaling = single_device_twin(r, rows).map(|one| {
-                json!({
-                    "single_device_run": one.id,
-                    "scaling_efficiency": trainbench_core::summary::scaling_efficiency(
-                        tp,
-                        r.devices,
-                        metric(one, &|s| s.throughput_samples_per_s),
-                    ),
-                })
-            });
-            if let Some(obj) = v.as_object_mut() {
-                obj.insert("scaling".into(), scaling.unwrap_or(Value::Null));
-                obj.insert(
-                    "delta_vs_baseline".into(),
-                    json!({
-                        "throughput": delta(tp, metric(base, &|s| s.throughput_samples_per_s)),
-                        "peak_memory": delta(mem, metric(base, &|s| s.peak_memory_bytes.map(|b| b as f64))),
-                        "time_to_accuracy": delta(tta, metric(base, &|s| s.time_to_accuracy_s)),
-                        "cost_per_epoch": delta(cost, metric(base, &|s| s.cost_per_epoch_usd)),
-                    }),
-                );
+fn metric_text(m: Metric, v: &MetricValue) -> String {
+    match v.value {
+        None => v.note.clone().unwrap_or_else(|| "not measured".into()),
+        Some(x) => {
+            let digits = if m == Metric::CostPerEpoch { 2 } else { 1 };
+            let mut s = format!("{x:.digits$}");
+            if let Some(ci) = v.ci95 {
+                s.push_str(&format!(" [{:.digits$}, {:.digits$}]", ci.low, ci.high));
             }
-            v
-        })
-        .collect();
-    json!({"baseline": base.id, "runs": entries, "warnings": warnings})
+            s
+        }
+    }
 }
 
-pub fn print_compare(rows: &[RunRow], report: &Value) {
-    print_runs_table(rows);
-    println!("\ndeltas against run {} (the first):", rows[0].id);
-    let pct = |v: &Value| {
-        v.as_f64()
-            .map_or("—".into(), |x| format!("{:+.1} %", x * 100.0))
-    };
-    for e in report["runs"].as_array().into_iter().flatten().skip(1) {
-        let d = &e["delta_vs_baseline"];
+pub fn print_compare(c: &Comparison) {
+    let base = &c.entries[c.baseline];
+    for m in Metric::ALL {
         println!(
-            "  run {:>4}: throughput {:>9}  peak memory {:>9}  time to accuracy {:>9}  cost/epoch {:>9}",
-            e["id"], pct(&d["throughput"]), pct(&d["peak_memory"]), pct(&d["time_to_accuracy"]), pct(&d["cost_per_epoch"])
+            "\n{} ({}, {} is better):",
+            m.title(),
+            m.unit(),
+            if m.higher_is_better() {
+                "higher"
+            } else {
+                "lower"
+            }
         );
+        for e in &c.entries {
+            let v = &e.metrics[&m];
+            let delta = v
+                .delta_vs_baseline
+                .filter(|_| e.key != base.key)
+                .map_or(String::new(), |d| {
+                    format!("  {:+.1} % vs baseline", d * 100.0)
+                });
+            let marker = if e.key == base.key { " (baseline)" } else { "" };
+            println!("  {:<64} {}{delta}{marker}", e.label, metric_text(m, v));
+        }
     }
-    for e in report["runs"].as_array().into_iter().flatten() {
-        if let Some(eff) = e["scaling"]["scaling_efficiency"].as_f64() {
+    println!("\ndecision matrix:");
+    for d in &c.decisions {
+        let text = match (d.winner, d.confidence) {
+            (Some(w), Some(conf)) => {
+                let margin = d
+                    .margin
+                    .map_or(String::new(), |x| format!(" by {:.1} %", x * 100.0));
+                let how = match conf {
+                    Confidence::Clear => "95 % intervals do not overlap",
+                    Confidence::Overlapping => "95 % intervals overlap: not a clear win",
+                    Confidence::PointValues => "point values, no interval",
+                    Confidence::Alone => "the only one measured",
+                };
+                format!("{}{margin} ({how})", c.entries[w].label)
+            }
+            _ => "nobody: not measured".into(),
+        };
+        println!("  {:<18} {text}", d.metric.title());
+    }
+    for e in &c.entries {
+        if let (Some(eff), Some(one)) = (e.scaling_efficiency, &e.single_device_entry) {
             println!(
-                "  run {:>4} on {} devices: scaling efficiency {:.1} % against run {} on one device",
-                e["id"],
-                e["devices"],
-                eff * 100.0,
-                e["scaling"]["single_device_run"]
+                "  {} on {} devices: scaling efficiency {:.1} % against {one} on one device",
+                e.label,
+                e.devices,
+                eff * 100.0
             );
         }
     }
-    for w in report["warnings"].as_array().into_iter().flatten() {
-        println!("warning: {}", w.as_str().unwrap_or(""));
+    for w in &c.warnings {
+        println!("warning: {w}");
     }
 }
 

@@ -202,7 +202,9 @@ fn a_sweep_with_repeats_is_interleaved_and_aggregated() {
     let (out, _) = db.run(&["compare", &ids[0], &ids[2]]);
     let human = String::from_utf8_lossy(&out.stdout);
     assert!(
-        human.contains("deltas against run") && !human.contains("warning:"),
+        human.contains("decision matrix")
+            && human.contains("vs baseline")
+            && !human.contains("warning:"),
         "{human}"
     );
 }

@@ -11,13 +11,20 @@
 //! - [`summary`]: a run's summary (throughput, memory, time-to-accuracy, cost,
 //!   energy, MFU) exactly as `docs/metrics.md` defines it.
 //! - [`reference`]: GPU peaks and default prices shipped in `data/`.
+//! - [`record`]: a stored run as plain data (row, detail, windows, evaluations).
+//! - [`compare`]: a comparison of runs — intervals, deltas, the winner per
+//!   metric, scaling and warnings — shared by the CLI, the app and reports.
+//! - [`session`]: saved comparison sessions and the portable session file.
 //!
 //! This crate is pure: no IO, no tauri, tch, nvml-wrapper or rusqlite (checked by
 //! `scripts/check-deps.sh` in CI).
 
+pub mod compare;
 pub mod models;
 pub mod protocol;
+pub mod record;
 pub mod reference;
+pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod summary;

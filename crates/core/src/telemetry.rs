@@ -1,9 +1,10 @@
 //! One telemetry sample, as the probe takes it and the store keeps it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One sample of one source at one instant.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TelemetrySample {
     /// CLOCK_MONOTONIC nanoseconds (the clock worker events use).
     pub t_ns: u64,

@@ -11,12 +11,16 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
-use serde::Serialize;
 use trainbench_core::protocol::Event;
 use trainbench_core::reference::{default_prices, PriceRow};
 use trainbench_core::spec::Precision;
 use trainbench_core::stats::WindowTiming;
 use trainbench_core::summary::{MemoryPeak, RunMeasurements, RunStatus, RunSummary};
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
+mod sessions;
+pub use sessions::{hostname, ImportOutcome};
+pub use trainbench_core::record::{RunDetail, RunRow, StoredEval, StoredWindow};
 pub use trainbench_core::telemetry::TelemetrySample;
 
 /// The embedded migrations: (version, file name, SQL).
@@ -30,6 +34,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         2,
         "0002_first_step_parts.sql",
         include_str!("../../../migrations/0002_first_step_parts.sql"),
+    ),
+    (
+        3,
+        "0003_sessions.sql",
+        include_str!("../../../migrations/0003_sessions.sql"),
     ),
 ];
 
@@ -52,6 +61,16 @@ pub enum StoreError {
     NotFound { what: &'static str, id: String },
     #[error("stored JSON is unreadable: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("{field} = {value:?} is not allowed: {allowed}")]
+    Invalid {
+        field: &'static str,
+        value: String,
+        allowed: String,
+    },
+    #[error(transparent)]
+    SessionFile(#[from] trainbench_core::session::SessionFileError),
+    #[error("run {id} is {status}: finish or cancel it before deleting")]
+    RunActive { id: i64, status: &'static str },
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -78,72 +97,6 @@ pub struct NewRun {
     pub data: String,
     pub spec_json: String,
     pub price_offering: Option<String>,
-}
-
-/// A run as listed.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunRow {
-    pub id: i64,
-    pub sweep_id: Option<i64>,
-    pub config_key: String,
-    pub repeat_index: u32,
-    pub framework: String,
-    pub model: String,
-    pub precision: String,
-    pub device: String,
-    pub devices: u32,
-    pub batch_size: u64,
-    pub data: String,
-    pub status: RunStatus,
-    pub status_reason: Option<String>,
-    pub error_class: Option<String>,
-    pub exit_code: Option<i32>,
-    pub created_unix_ms: i64,
-    pub started_unix_ms: Option<i64>,
-    pub ended_unix_ms: Option<i64>,
-    pub param_count: Option<u64>,
-    pub price_offering: Option<String>,
-    pub summary: Option<RunSummary>,
-}
-
-/// Everything stored about one run.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunDetail {
-    #[serde(flatten)]
-    pub row: RunRow,
-    pub spec: serde_json::Value,
-    pub hello: Option<serde_json::Value>,
-    pub provenance: Option<serde_json::Value>,
-    pub stderr_tail: Option<String>,
-    /// Start of training → end of step 1 (compilation included), seconds.
-    pub first_step_train_s: Option<f64>,
-    /// Compilation alone, where the framework measured it apart.
-    pub compile_s: Option<f64>,
-    pub windows: Vec<StoredWindow>,
-    pub evals: Vec<StoredEval>,
-    pub memory: Vec<MemoryPeak>,
-    pub telemetry_samples: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StoredWindow {
-    pub index: u64,
-    pub first_step: u64,
-    pub steps: u64,
-    pub samples: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub loss_mean: f64,
-    pub lr: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StoredEval {
-    pub step: u64,
-    pub epoch: f64,
-    pub elapsed_s: f64,
-    pub accuracy: f64,
-    pub loss: f64,
 }
 
 #[derive(Debug)]
@@ -194,11 +147,12 @@ fn status_of(s: &str) -> rusqlite::Result<RunStatus> {
 
 const RUN_COLUMNS: &str = "r.id, r.sweep_id, r.config_key, r.repeat_index, r.framework, r.model, r.precision, r.device,
     r.devices, r.batch_size, r.data, r.status, r.status_reason, r.error_class, r.exit_code, r.created_unix_ms,
-    r.started_unix_ms, r.ended_unix_ms, r.param_count, r.price_offering, s.summary_json";
+    r.started_unix_ms, r.ended_unix_ms, r.param_count, r.price_offering, s.summary_json, r.origin_json";
 
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     let status: String = r.get(11)?;
     let summary: Option<String> = r.get(20)?;
+    let origin: Option<String> = r.get(21)?;
     Ok(RunRow {
         id: r.get(0)?,
         sweep_id: r.get(1)?,
@@ -220,6 +174,7 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         ended_unix_ms: r.get(17)?,
         param_count: r.get(18)?,
         price_offering: r.get(19)?,
+        origin: origin.and_then(|o| serde_json::from_str(&o).ok()),
         summary: summary.and_then(|s| serde_json::from_str(&s).ok()),
     })
 }
@@ -324,8 +279,8 @@ impl Store {
     pub fn insert_run(&self, r: &NewRun) -> Result<i64> {
         self.conn.execute(
             "INSERT INTO runs (sweep_id, config_key, repeat_index, framework, model, precision, device, devices,
-                 batch_size, data, spec_json, price_offering, status, created_unix_ms, runner_pid)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'queued', ?13, ?14)",
+                 batch_size, data, spec_json, price_offering, status, created_unix_ms, runner_pid, uid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'queued', ?13, ?14, lower(hex(randomblob(16))))",
             params![
                 r.sweep_id,
                 r.config_key,
@@ -566,16 +521,22 @@ impl Store {
 
     /// What a summary needs, read back from the stored run.
     pub fn measurements(&self, id: i64) -> Result<RunMeasurements> {
-        let (spec, hello, first_step_s, price): (
+        let (spec, hello, first_step_s, price, price_json): (
             String,
             Option<String>,
             Option<f64>,
             Option<String>,
+            Option<String>,
         ) = self.conn.query_row(
-            "SELECT spec_json, hello_json, first_step_s, price_offering FROM runs WHERE id = ?1",
+            "SELECT spec_json, hello_json, first_step_s, price_offering, price_json FROM runs WHERE id = ?1",
             params![id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )?;
+        // An imported run keeps the price row it was costed with.
+        let price = match price_json {
+            Some(p) => Some(serde_json::from_str::<PriceRow>(&p)?),
+            None => price.map(|p| self.price(&p)).transpose()?.flatten(),
+        };
         let spec: serde_json::Value = serde_json::from_str(&spec)?;
         let hello: Option<serde_json::Value> =
             hello.map(|h| serde_json::from_str(&h)).transpose()?;
@@ -626,7 +587,7 @@ impl Store {
             steady_energy_j: None,
             device_name: None,
             device_peak: None,
-            price: price.map(|p| self.price(&p)).transpose()?.flatten(),
+            price,
         })
     }
 

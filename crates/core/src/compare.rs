@@ -1,0 +1,714 @@
+//! A comparison of stored runs: the numbers side by side with their intervals,
+//! deltas against a baseline, the winner of each metric (the "decision
+//! matrix"), scaling over device count, and warnings where the runs are not
+//! comparable. The CLI, the desktop app and the PDF report all show this one
+//! model, so they cannot disagree.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::RunRow;
+use crate::stats::{mean_ci95, Interval};
+use crate::summary::{aggregate_repeats, scaling_efficiency, RunStatus, RunSummary};
+
+/// The four headline metrics of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Throughput,
+    PeakMemory,
+    CostPerEpoch,
+    TimeToAccuracy,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 4] = [
+        Metric::Throughput,
+        Metric::PeakMemory,
+        Metric::CostPerEpoch,
+        Metric::TimeToAccuracy,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Throughput => "throughput",
+            Metric::PeakMemory => "peak_memory",
+            Metric::CostPerEpoch => "cost_per_epoch",
+            Metric::TimeToAccuracy => "time_to_accuracy",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.key() == s)
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Metric::Throughput => "Throughput",
+            Metric::PeakMemory => "Peak memory",
+            Metric::CostPerEpoch => "Cost per epoch",
+            Metric::TimeToAccuracy => "Time to accuracy",
+        }
+    }
+
+    /// The unit values are expressed in (memory in MiB, not bytes).
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Throughput => "samples/s",
+            Metric::PeakMemory => "MiB",
+            Metric::CostPerEpoch => "USD",
+            Metric::TimeToAccuracy => "s",
+        }
+    }
+
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Throughput)
+    }
+
+    fn of(self, s: &RunSummary) -> Option<f64> {
+        match self {
+            Metric::Throughput => s.throughput_samples_per_s,
+            Metric::PeakMemory => s.peak_memory_bytes.map(|b| b as f64 / MIB),
+            Metric::CostPerEpoch => s.cost_per_epoch_usd,
+            Metric::TimeToAccuracy => s.time_to_accuracy_s,
+        }
+    }
+}
+
+const MIB: f64 = 1_048_576.0;
+
+/// Whether each entry is one run or all repeats of one configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grouping {
+    #[default]
+    Runs,
+    Configurations,
+}
+
+impl Grouping {
+    pub fn parse(s: &str) -> Option<Grouping> {
+        match s {
+            "runs" => Some(Grouping::Runs),
+            "configurations" => Some(Grouping::Configurations),
+            _ => None,
+        }
+    }
+}
+
+/// One metric of one entry. `value` is `None` when it was not measured (or the
+/// target was not reached); `note` then says which.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricValue {
+    pub value: Option<f64>,
+    pub ci95: Option<Interval>,
+    /// How the value came about or why it is missing: "projected",
+    /// "mean of 3 repeats", "not reached", "not measured", "no price chosen".
+    pub note: Option<String>,
+    /// Relative difference against the baseline entry, (value − base) ÷ base.
+    pub delta_vs_baseline: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareEntry {
+    /// Stable key of the entry: the run id (runs) or the configuration key.
+    pub key: String,
+    /// The configuration as a person reads it.
+    pub label: String,
+    pub run_ids: Vec<i64>,
+    pub runs_completed: usize,
+    pub framework: String,
+    pub model: String,
+    pub precision: String,
+    pub devices: u32,
+    pub batch_size: u64,
+    pub global_batch: u64,
+    pub data: String,
+    pub param_count: Option<u64>,
+    pub metrics: BTreeMap<Metric, MetricValue>,
+    /// Throughput(N) ÷ (N × throughput(1)) against the entry of the same
+    /// configuration on one device, when the comparison holds one.
+    pub scaling_efficiency: Option<f64>,
+    pub single_device_entry: Option<String>,
+}
+
+/// How sure a winner is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// The winner's 95 % interval does not overlap the runner-up's.
+    Clear,
+    /// The intervals overlap: the data do not separate the two.
+    Overlapping,
+    /// At least one of the two has no interval (one run, or a single figure
+    /// such as peak memory), so the ranking rests on point values.
+    PointValues,
+    /// Only one entry has the metric.
+    Alone,
+}
+
+/// One row of the decision matrix: which entry wins a metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    pub metric: Metric,
+    /// Index into `entries`; `None` when no entry has the metric.
+    pub winner: Option<usize>,
+    pub runner_up: Option<usize>,
+    /// How much better the winner is than the runner-up, relative (0.12 = 12 %).
+    pub margin: Option<f64>,
+    pub confidence: Option<Confidence>,
+}
+
+/// Throughput over device count for entries that differ only in devices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScalingSeries {
+    /// The shared configuration without its device count.
+    pub label: String,
+    /// (devices, entry index) in increasing device order.
+    pub points: Vec<(u32, usize)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub grouping: Grouping,
+    /// Index into `entries`.
+    pub baseline: usize,
+    pub entries: Vec<CompareEntry>,
+    pub decisions: Vec<Decision>,
+    pub scaling: Vec<ScalingSeries>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CompareError {
+    #[error("runs = {given} run(s): expected at least 2 to compare")]
+    TooFew { given: usize },
+    #[error("baseline = {0}: not among the compared runs")]
+    BaselineNotCompared(i64),
+}
+
+/// The configuration as a person reads it: framework (with its environment),
+/// model, precision, compile mode, devices, batch, data.
+pub fn config_label(r: &RunRow) -> String {
+    let key: serde_json::Value = serde_json::from_str(&r.config_key).unwrap_or_default();
+    let framework = match key["environment"].as_str() {
+        Some(env) => format!("{}@{env}", r.framework),
+        None => r.framework.clone(),
+    };
+    let compile = match key["spec"]["compile"].as_str() {
+        Some(c) if c != "off" => format!(" compile={c}"),
+        _ => String::new(),
+    };
+    let sharded = if key["spec"]["parallel"] == "fsdp" {
+        " fsdp"
+    } else {
+        ""
+    };
+    format!(
+        "{framework} {} {}{compile} ×{}{sharded} b{} {}",
+        r.model, r.precision, r.devices, r.batch_size, r.data
+    )
+}
+
+/// The configuration key without its device count (and the parallel mode that
+/// goes with it): entries equal under it differ only in devices.
+fn without_devices(config_key: &str) -> Option<serde_json::Value> {
+    let mut key: serde_json::Value = serde_json::from_str(config_key).ok()?;
+    let spec = key.get_mut("spec")?.as_object_mut()?;
+    spec.remove("devices");
+    spec.remove("parallel");
+    Some(key)
+}
+
+fn metric_value(metric: Metric, runs: &[&RunRow]) -> MetricValue {
+    let summaries: Vec<&RunSummary> = runs.iter().filter_map(|r| r.summary.as_ref()).collect();
+    let values: Vec<f64> = summaries
+        .iter()
+        .filter_map(|s| metric.of(s))
+        .filter(|v| v.is_finite())
+        .collect();
+    let missing_note = || -> Option<String> {
+        match metric {
+            Metric::TimeToAccuracy => {
+                if summaries.iter().any(|s| s.target_reached == Some(false)) {
+                    let not = summaries
+                        .iter()
+                        .filter(|s| s.target_reached == Some(false))
+                        .count();
+                    Some(format!("not reached in {not} of {} runs", runs.len()))
+                } else if summaries.iter().all(|s| s.target_accuracy.is_none()) {
+                    Some("no target set".into())
+                } else {
+                    Some("not measured".into())
+                }
+            }
+            Metric::CostPerEpoch if runs.iter().all(|r| r.price_offering.is_none()) => {
+                Some("no price chosen".into())
+            }
+            _ => Some("not measured".into()),
+        }
+    };
+    // An entry has a value only when every run of it has one: a mean over the
+    // repeats that happened to reach a target would flatter the configuration.
+    if values.is_empty() || values.len() < runs.len() {
+        let mut note = missing_note();
+        if !values.is_empty() {
+            note =
+                note.map(|n| format!("{n} (measured in {} of {} runs)", values.len(), runs.len()));
+        }
+        return MetricValue {
+            value: None,
+            ci95: None,
+            note,
+            delta_vs_baseline: None,
+        };
+    }
+    if runs.len() == 1 {
+        let s = summaries[0];
+        let value = values[0];
+        let (ci95, note) = match metric {
+            Metric::Throughput => (s.throughput_ci95, None),
+            // A projected epoch is samples ÷ throughput, so its cost has the
+            // throughput's interval, inverted.
+            Metric::CostPerEpoch if s.cost_is_projected == Some(true) => (
+                match (s.throughput_samples_per_s, s.throughput_ci95) {
+                    (Some(tp), Some(ci)) if ci.low > 0.0 => Some(Interval {
+                        low: value * tp / ci.high,
+                        high: value * tp / ci.low,
+                    }),
+                    _ => None,
+                },
+                Some("projected".to_string()),
+            ),
+            _ => (None, None),
+        };
+        return MetricValue {
+            value: Some(value),
+            ci95,
+            note,
+            delta_vs_baseline: None,
+        };
+    }
+    let projected = metric == Metric::CostPerEpoch
+        && summaries.iter().any(|s| s.cost_is_projected == Some(true));
+    let (value, ci95) = if metric == Metric::Throughput {
+        let owned: Vec<RunSummary> = summaries.iter().map(|s| (*s).clone()).collect();
+        let agg = aggregate_repeats(&owned);
+        (agg.throughput_mean_samples_per_s, agg.throughput_ci95)
+    } else {
+        match mean_ci95(&values) {
+            Some((m, ci)) => (Some(m), Some(ci)),
+            None => (values.first().copied(), None),
+        }
+    };
+    let mut note = format!("mean of {} runs", values.len());
+    if projected {
+        note.push_str(", projected");
+    }
+    MetricValue {
+        value,
+        ci95,
+        note: Some(note),
+        delta_vs_baseline: None,
+    }
+}
+
+fn decide(metric: Metric, entries: &[CompareEntry]) -> Decision {
+    let mut ranked: Vec<(usize, f64, Option<Interval>)> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let m = e.metrics.get(&metric)?;
+            Some((i, m.value?, m.ci95))
+        })
+        .collect();
+    ranked.sort_by(|a, b| {
+        let ord = a.1.total_cmp(&b.1);
+        if metric.higher_is_better() {
+            ord.reverse()
+        } else {
+            ord
+        }
+    });
+    let winner = ranked.first().copied();
+    let runner = ranked.get(1).copied();
+    let margin = match (winner, runner) {
+        (Some(w), Some(r)) if r.1 != 0.0 => Some(((w.1 - r.1) / r.1).abs()),
+        _ => None,
+    };
+    let confidence = match (winner, runner) {
+        (None, _) => None,
+        (Some(_), None) => Some(Confidence::Alone),
+        (Some((_, _, Some(a))), Some((_, _, Some(b)))) => {
+            if a.low > b.high || b.low > a.high {
+                Some(Confidence::Clear)
+            } else {
+                Some(Confidence::Overlapping)
+            }
+        }
+        _ => Some(Confidence::PointValues),
+    };
+    Decision {
+        metric,
+        winner: winner.map(|w| w.0),
+        runner_up: runner.map(|r| r.0),
+        margin,
+        confidence,
+    }
+}
+
+/// Builds the comparison of `rows` (in the order given), each run an entry or
+/// the repeats of each configuration one entry. The baseline is the entry that
+/// holds `baseline_run` (the first entry when `None`).
+pub fn compare(
+    rows: &[RunRow],
+    grouping: Grouping,
+    baseline_run: Option<i64>,
+) -> Result<Comparison, CompareError> {
+    let mut groups: Vec<(String, Vec<&RunRow>)> = Vec::new();
+    for r in rows {
+        let key = match grouping {
+            Grouping::Runs => r.id.to_string(),
+            Grouping::Configurations => r.config_key.clone(),
+        };
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    if groups.len() < 2 {
+        return Err(CompareError::TooFew {
+            given: groups.len(),
+        });
+    }
+    let baseline = match baseline_run {
+        None => 0,
+        Some(id) => groups
+            .iter()
+            .position(|g| g.1.iter().any(|r| r.id == id))
+            .ok_or(CompareError::BaselineNotCompared(id))?,
+    };
+    let mut entries: Vec<CompareEntry> = groups
+        .iter()
+        .map(|(key, runs)| {
+            let first = runs[0];
+            let mut label = config_label(first);
+            if grouping == Grouping::Runs {
+                label = format!("#{} {label}", first.id);
+            } else if runs.len() > 1 {
+                label = format!("{label} ({} runs)", runs.len());
+            }
+            CompareEntry {
+                key: key.clone(),
+                label,
+                run_ids: runs.iter().map(|r| r.id).collect(),
+                runs_completed: runs
+                    .iter()
+                    .filter(|r| r.status == RunStatus::Completed)
+                    .count(),
+                framework: first.framework.clone(),
+                model: first.model.clone(),
+                precision: first.precision.clone(),
+                devices: first.devices,
+                batch_size: first.batch_size,
+                global_batch: first.batch_size * u64::from(first.devices),
+                data: first.data.clone(),
+                param_count: first.param_count,
+                metrics: Metric::ALL
+                    .into_iter()
+                    .map(|m| (m, metric_value(m, runs)))
+                    .collect(),
+                scaling_efficiency: None,
+                single_device_entry: None,
+            }
+        })
+        .collect();
+
+    let base_values: BTreeMap<Metric, Option<f64>> = entries[baseline]
+        .metrics
+        .iter()
+        .map(|(m, v)| (*m, v.value))
+        .collect();
+    for e in &mut entries {
+        for (m, v) in e.metrics.iter_mut() {
+            v.delta_vs_baseline = match (v.value, base_values.get(m).copied().flatten()) {
+                (Some(a), Some(b)) if b != 0.0 => Some((a - b) / b),
+                _ => None,
+            };
+        }
+    }
+
+    // Scaling: entries equal but for their device count.
+    let stripped: Vec<Option<serde_json::Value>> = groups
+        .iter()
+        .map(|(_, runs)| without_devices(&runs[0].config_key))
+        .collect();
+    let mut scaling: Vec<ScalingSeries> = Vec::new();
+    let mut seen: Vec<&serde_json::Value> = Vec::new();
+    for (i, key) in stripped.iter().enumerate() {
+        let Some(key) = key else { continue };
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let mut points: Vec<(u32, usize)> = stripped
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.as_ref() == Some(key))
+            .map(|(j, _)| (entries[j].devices, j))
+            .collect();
+        points.sort_unstable();
+        points.dedup_by_key(|p| p.0);
+        if points.len() < 2 {
+            continue;
+        }
+        let one = points
+            .iter()
+            .find(|p| p.0 == 1)
+            .map(|p| p.1)
+            .filter(|&j| entries[j].runs_completed > 0);
+        if let Some(one) = one {
+            let tp1 = entries[one].metrics[&Metric::Throughput].value;
+            let one_key = entries[one].key.clone();
+            for &(devices, j) in points.iter().filter(|p| p.0 > 1) {
+                let tp = entries[j].metrics[&Metric::Throughput].value;
+                entries[j].scaling_efficiency = scaling_efficiency(tp, devices, tp1);
+                entries[j].single_device_entry = Some(one_key.clone());
+            }
+        }
+        let e = &entries[i];
+        scaling.push(ScalingSeries {
+            label: format!(
+                "{} {} {} b{}/device {}",
+                e.framework, e.model, e.precision, e.batch_size, e.data
+            ),
+            points,
+        });
+    }
+
+    let mut warnings = Vec::new();
+    let base = &entries[baseline];
+    for e in entries.iter().filter(|e| e.key != base.key) {
+        if e.param_count != base.param_count {
+            warnings.push(format!(
+                "{} has {} parameters, the baseline {} has {}: different models are being compared",
+                e.label,
+                count_text(e.param_count),
+                base.label,
+                count_text(base.param_count)
+            ));
+        }
+        if e.global_batch != base.global_batch {
+            warnings.push(format!(
+                "{} has global batch {}, the baseline has {}",
+                e.label, e.global_batch, base.global_batch
+            ));
+        }
+        if e.data != base.data {
+            warnings.push(format!(
+                "{} trains on {}, the baseline on {}",
+                e.label, e.data, base.data
+            ));
+        }
+    }
+    for r in rows.iter().filter(|r| r.status != RunStatus::Completed) {
+        warnings.push(format!(
+            "run {} is {}{}: its numbers are partial",
+            r.id,
+            r.status.as_str(),
+            r.status_reason
+                .as_deref()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default()
+        ));
+    }
+    let mut machines: Vec<String> = rows
+        .iter()
+        .map(|r| match &r.origin {
+            Some(o) => format!("{} (imported)", o.hostname),
+            None => "this machine".to_string(),
+        })
+        .collect();
+    machines.sort();
+    machines.dedup();
+    if machines.len() > 1 {
+        warnings.push(format!(
+            "the runs were measured on different machines: {}",
+            machines.join(", ")
+        ));
+    }
+
+    let decisions = Metric::ALL
+        .into_iter()
+        .map(|m| decide(m, &entries))
+        .collect();
+    Ok(Comparison {
+        grouping,
+        baseline,
+        entries,
+        decisions,
+        scaling,
+        warnings,
+    })
+}
+
+fn count_text(n: Option<u64>) -> String {
+    n.map_or("an unknown number of".into(), |n| n.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64, config: &str, devices: u32, tp: Option<f64>, ci: Option<(f64, f64)>) -> RunRow {
+        RunRow {
+            id,
+            sweep_id: None,
+            config_key: format!(
+                r#"{{"framework":"tch","spec":{{"model":"m","devices":{devices},"batch_size":8,"c":"{config}"}}}}"#
+            ),
+            repeat_index: 0,
+            framework: "tch".into(),
+            model: "m".into(),
+            precision: "fp32".into(),
+            device: "cpu".into(),
+            devices,
+            batch_size: 8,
+            data: "synthetic".into(),
+            status: RunStatus::Completed,
+            status_reason: None,
+            error_class: None,
+            exit_code: Some(0),
+            created_unix_ms: 0,
+            started_unix_ms: None,
+            ended_unix_ms: None,
+            param_count: Some(100),
+            price_offering: None,
+            origin: None,
+            summary: Some(RunSummary {
+                throughput_samples_per_s: tp,
+                throughput_ci95: ci.map(|(low, high)| Interval { low, high }),
+                windows_total: 10,
+                windows_warmup: 1,
+                warmup_rule: String::new(),
+                time_to_first_step_s: None,
+                peak_memory_bytes: Some(1_048_576 * id as u64),
+                peak_memory_source: None,
+                peak_memory_device: None,
+                target_accuracy: None,
+                best_accuracy: None,
+                time_to_accuracy_s: None,
+                target_reached: None,
+                epoch_time_s: None,
+                epoch_basis: None,
+                cost_per_epoch_usd: None,
+                cost_is_projected: None,
+                price_offering: None,
+                price_as_of: None,
+                energy_j_per_sample: None,
+                mfu: None,
+                mfu_note: String::new(),
+                param_count: Some(100),
+                global_batch: 8 * u64::from(devices),
+            }),
+        }
+    }
+
+    #[test]
+    fn deltas_winners_and_confidence() {
+        let rows = vec![
+            row(1, "a", 1, Some(100.0), Some((95.0, 105.0))),
+            row(2, "b", 1, Some(150.0), Some((140.0, 160.0))),
+            row(3, "c", 1, Some(104.0), Some((99.0, 110.0))),
+        ];
+        let c = compare(&rows, Grouping::Runs, Some(1)).expect("compare");
+        let tp = |i: usize| c.entries[i].metrics[&Metric::Throughput].clone();
+        assert_eq!(tp(1).delta_vs_baseline, Some(0.5));
+        assert_eq!(tp(0).delta_vs_baseline, Some(0.0));
+        let d = &c.decisions[0];
+        assert_eq!(
+            (d.metric, d.winner, d.runner_up),
+            (Metric::Throughput, Some(1), Some(2))
+        );
+        assert_eq!(d.confidence, Some(Confidence::Clear));
+        // Memory: lowest wins, no intervals.
+        let m = &c.decisions[1];
+        assert_eq!(
+            (m.winner, m.confidence),
+            (Some(0), Some(Confidence::PointValues))
+        );
+        // Nothing measured: no winner, and the note says why.
+        assert_eq!(c.decisions[2].winner, None);
+        assert_eq!(
+            c.entries[0].metrics[&Metric::CostPerEpoch].note.as_deref(),
+            Some("no price chosen")
+        );
+    }
+
+    #[test]
+    fn overlapping_intervals_are_not_a_clear_win() {
+        let rows = vec![
+            row(1, "a", 1, Some(100.0), Some((90.0, 110.0))),
+            row(2, "b", 1, Some(105.0), Some((95.0, 115.0))),
+        ];
+        let c = compare(&rows, Grouping::Runs, None).expect("compare");
+        assert_eq!(c.decisions[0].winner, Some(1));
+        assert_eq!(c.decisions[0].confidence, Some(Confidence::Overlapping));
+    }
+
+    #[test]
+    fn repeats_group_into_one_entry_with_a_t_interval() {
+        let rows = vec![
+            row(1, "a", 1, Some(100.0), None),
+            row(2, "a", 1, Some(110.0), None),
+            row(3, "b", 1, Some(50.0), None),
+        ];
+        let c = compare(&rows, Grouping::Configurations, None).expect("compare");
+        assert_eq!(c.entries.len(), 2);
+        let tp = &c.entries[0].metrics[&Metric::Throughput];
+        assert_eq!(tp.value, Some(105.0));
+        let ci = tp.ci95.expect("t interval from 2 repeats");
+        assert!(ci.low < 105.0 && ci.high > 105.0);
+        assert_eq!(c.entries[0].run_ids, vec![1, 2]);
+    }
+
+    #[test]
+    fn scaling_and_warnings_for_runs_differing_in_devices() {
+        let rows = vec![
+            row(1, "a", 1, Some(100.0), None),
+            row(2, "a", 2, Some(180.0), None),
+        ];
+        let c = compare(&rows, Grouping::Runs, None).expect("compare");
+        assert_eq!(c.entries[1].scaling_efficiency, Some(0.9));
+        assert_eq!(c.scaling.len(), 1);
+        assert_eq!(c.scaling[0].points, vec![(1, 0), (2, 1)]);
+        assert!(c.warnings.iter().any(|w| w.contains("global batch 16")));
+    }
+
+    #[test]
+    fn a_missing_value_in_one_repeat_is_not_averaged_away() {
+        let mut rows = vec![
+            row(1, "a", 1, Some(100.0), None),
+            row(2, "a", 1, None, None),
+        ];
+        rows[1].status = RunStatus::Failed;
+        rows.push(row(3, "b", 1, Some(90.0), None));
+        let c = compare(&rows, Grouping::Configurations, None).expect("compare");
+        let tp = &c.entries[0].metrics[&Metric::Throughput];
+        assert_eq!(tp.value, None);
+        assert_eq!(
+            tp.note.as_deref(),
+            Some("not measured (measured in 1 of 2 runs)")
+        );
+        assert!(c.warnings.iter().any(|w| w.contains("run 2 is failed")));
+        assert!(matches!(
+            compare(&rows[..1], Grouping::Runs, None),
+            Err(CompareError::TooFew { given: 1 })
+        ));
+        assert!(matches!(
+            compare(&rows, Grouping::Runs, Some(9)),
+            Err(CompareError::BaselineNotCompared(9))
+        ));
+    }
+}

@@ -1,0 +1,87 @@
+//! What the store holds about a run, as plain data: the listed row, the full
+//! detail, timing windows and evaluations. The store fills these; the CLI, the
+//! desktop shell, comparisons and reports read them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::summary::{MemoryPeak, RunStatus, RunSummary};
+
+/// A run as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub sweep_id: Option<i64>,
+    pub config_key: String,
+    pub repeat_index: u32,
+    pub framework: String,
+    pub model: String,
+    pub precision: String,
+    pub device: String,
+    pub devices: u32,
+    pub batch_size: u64,
+    pub data: String,
+    pub status: RunStatus,
+    pub status_reason: Option<String>,
+    pub error_class: Option<String>,
+    pub exit_code: Option<i32>,
+    pub created_unix_ms: i64,
+    pub started_unix_ms: Option<i64>,
+    pub ended_unix_ms: Option<i64>,
+    pub param_count: Option<u64>,
+    pub price_offering: Option<String>,
+    /// Where an imported run was measured; `None` for runs measured here.
+    pub origin: Option<RunOrigin>,
+    pub summary: Option<RunSummary>,
+}
+
+/// The machine an imported run came from, and when it arrived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOrigin {
+    pub machine_id: String,
+    pub hostname: String,
+    /// The run's id in the database it was exported from.
+    pub source_run_id: i64,
+    pub imported_unix_ms: i64,
+    /// The session file it was imported from (its file name).
+    pub file: Option<String>,
+}
+
+/// Everything stored about one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDetail {
+    #[serde(flatten)]
+    pub row: RunRow,
+    pub spec: serde_json::Value,
+    pub hello: Option<serde_json::Value>,
+    pub provenance: Option<serde_json::Value>,
+    pub stderr_tail: Option<String>,
+    /// Start of training → end of step 1 (compilation included), seconds.
+    pub first_step_train_s: Option<f64>,
+    /// Compilation alone, where the framework measured it apart.
+    pub compile_s: Option<f64>,
+    pub windows: Vec<StoredWindow>,
+    pub evals: Vec<StoredEval>,
+    pub memory: Vec<MemoryPeak>,
+    pub telemetry_samples: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredWindow {
+    pub index: u64,
+    pub first_step: u64,
+    pub steps: u64,
+    pub samples: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub loss_mean: f64,
+    pub lr: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredEval {
+    pub step: u64,
+    pub epoch: f64,
+    pub elapsed_s: f64,
+    pub accuracy: f64,
+    pub loss: f64,
+}

@@ -1,0 +1,598 @@
+//! Saved comparison sessions and the portable session file.
+//!
+//! A session is a named comparison: its runs, baseline and chart choices. A
+//! session file carries one session with everything measured about its runs
+//! (rows, raw windows, evaluations, memory peaks, telemetry, provenance), so
+//! another machine's studio can show the same comparison. The file is JSON,
+//! versioned; [`SessionFile::parse`] refuses anything truncated, malformed, of
+//! another version or outside sane bounds before the store touches it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::compare::{Grouping, Metric};
+use crate::record::{RunOrigin, StoredWindow};
+use crate::reference::PriceRow;
+use crate::stats::WindowTiming;
+use crate::summary::{RunStatus, RunSummary};
+use crate::telemetry::TelemetrySample;
+
+/// A chart a comparison can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChartKind {
+    Throughput,
+    PeakMemory,
+    CostPerEpoch,
+    TimeToAccuracy,
+    ThroughputOverTime,
+    LossOverTime,
+    AccuracyOverTime,
+    Scaling,
+}
+
+impl ChartKind {
+    pub const ALL: [ChartKind; 8] = [
+        ChartKind::Throughput,
+        ChartKind::PeakMemory,
+        ChartKind::CostPerEpoch,
+        ChartKind::TimeToAccuracy,
+        ChartKind::ThroughputOverTime,
+        ChartKind::LossOverTime,
+        ChartKind::AccuracyOverTime,
+        ChartKind::Scaling,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            ChartKind::Throughput => "throughput",
+            ChartKind::PeakMemory => "peak_memory",
+            ChartKind::CostPerEpoch => "cost_per_epoch",
+            ChartKind::TimeToAccuracy => "time_to_accuracy",
+            ChartKind::ThroughputOverTime => "throughput_over_time",
+            ChartKind::LossOverTime => "loss_over_time",
+            ChartKind::AccuracyOverTime => "accuracy_over_time",
+            ChartKind::Scaling => "scaling",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ChartKind> {
+        ChartKind::ALL.into_iter().find(|c| c.key() == s)
+    }
+
+    /// The bar chart of a headline metric, when this is one.
+    pub fn metric(self) -> Option<Metric> {
+        Metric::parse(self.key())
+    }
+}
+
+/// What a saved comparison shows besides its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSettings {
+    pub grouping: Grouping,
+    /// Charts in the order shown.
+    pub charts: Vec<ChartKind>,
+    /// Entry keys (run ids or configuration keys) whose series are hidden.
+    #[serde(default)]
+    pub hidden_series: Vec<String>,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            grouping: Grouping::Runs,
+            charts: ChartKind::ALL.to_vec(),
+            hidden_series: Vec::new(),
+        }
+    }
+}
+
+/// A saved session as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedSession {
+    pub id: i64,
+    pub uid: String,
+    pub name: String,
+    pub run_ids: Vec<i64>,
+    pub baseline_run_id: Option<i64>,
+    pub settings: SessionSettings,
+    pub created_unix_ms: i64,
+    pub updated_unix_ms: i64,
+    /// The machine a session came from, when it was imported.
+    pub imported_from: Option<String>,
+}
+
+/// Session names: 1–200 characters, no control characters, not blank.
+pub fn check_session_name(name: &str) -> Result<(), SessionFileError> {
+    let bad = |why: &str| SessionFileError::Invalid {
+        field: "name".into(),
+        message: format!("{name:?} is not allowed: {why}"),
+    };
+    if name.trim().is_empty() {
+        return Err(bad("expected a non-blank name"));
+    }
+    if name.chars().count() > 200 {
+        return Err(bad("expected at most 200 characters"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(bad("expected no control characters"));
+    }
+    Ok(())
+}
+
+pub const SESSION_FORMAT: &str = "trainbench-session";
+pub const SESSION_VERSION: u32 = 1;
+/// Files larger than this are refused before parsing.
+pub const MAX_SESSION_FILE_BYTES: usize = 512 * 1024 * 1024;
+pub const MAX_RUNS: usize = 10_000;
+pub const MAX_ROWS_PER_RUN: usize = 2_000_000;
+const MAX_TEXT: usize = 1 << 20;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineInfo {
+    /// Random id of the exporting database, created once.
+    pub machine_id: String,
+    pub hostname: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortableSession {
+    pub uid: String,
+    pub name: String,
+    /// Uid of the baseline run.
+    pub baseline_run_uid: Option<String>,
+    pub settings: SessionSettings,
+    pub created_unix_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortableEval {
+    pub step: u64,
+    pub epoch: f64,
+    pub elapsed_s: f64,
+    pub accuracy: f64,
+    pub loss: f64,
+    pub samples: u64,
+    pub t_ns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortableMemory {
+    pub device: String,
+    pub source: String,
+    pub peak_bytes: u64,
+    pub reserved_peak_bytes: Option<u64>,
+}
+
+/// One run with everything measured about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortableRun {
+    /// Globally unique id of the run (stays with it across machines).
+    pub uid: String,
+    /// Its id in the exporting database.
+    pub id: i64,
+    /// Where it was measured, when the exporting studio had imported it.
+    pub origin: Option<RunOrigin>,
+    pub config_key: String,
+    pub repeat_index: u32,
+    pub framework: String,
+    pub model: String,
+    pub precision: String,
+    pub device: String,
+    pub devices: u32,
+    pub batch_size: u64,
+    pub data: String,
+    pub spec: serde_json::Value,
+    pub price_offering: Option<String>,
+    /// The price row the cost was computed with, as it stood at export.
+    pub price: Option<PriceRow>,
+    pub status: RunStatus,
+    pub status_reason: Option<String>,
+    pub error_class: Option<String>,
+    pub exit_code: Option<i32>,
+    pub stderr_tail: Option<String>,
+    pub created_unix_ms: i64,
+    pub started_unix_ms: Option<i64>,
+    pub ended_unix_ms: Option<i64>,
+    pub hello: Option<serde_json::Value>,
+    pub param_count: Option<u64>,
+    pub flops_per_sample: Option<f64>,
+    pub first_step_s: Option<f64>,
+    pub first_step_train_s: Option<f64>,
+    pub compile_s: Option<f64>,
+    pub train_start_ns: Option<u64>,
+    pub done_reason: Option<String>,
+    pub provenance: Option<serde_json::Value>,
+    pub windows: Vec<StoredWindow>,
+    pub evals: Vec<PortableEval>,
+    pub memory: Vec<PortableMemory>,
+    pub telemetry: Vec<TelemetrySample>,
+    pub summary: Option<RunSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionFile {
+    pub format: String,
+    pub version: u32,
+    pub exported_unix_ms: i64,
+    /// The studio version that wrote the file.
+    pub exported_by: String,
+    pub machine: MachineInfo,
+    pub session: PortableSession,
+    pub runs: Vec<PortableRun>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SessionFileError {
+    #[error("session file is {size} bytes: files over {max} bytes are refused")]
+    TooLarge { size: usize, max: usize },
+    #[error("session file is not a TrainBench session: {0}")]
+    NotASession(String),
+    #[error(
+        "session file version = {found} is not supported: this studio reads version {supported}"
+    )]
+    Version { found: u64, supported: u32 },
+    #[error("session file is malformed at {path}: {message}")]
+    Malformed { path: String, message: String },
+    #[error("session file: {field} {message}")]
+    Invalid { field: String, message: String },
+}
+
+fn invalid(field: impl Into<String>, message: impl Into<String>) -> SessionFileError {
+    SessionFileError::Invalid {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// Uids are 32 lower-case hex digits (128 random bits).
+pub fn is_uid(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn check_text(field: &str, s: &str) -> Result<(), SessionFileError> {
+    if s.len() > MAX_TEXT {
+        return Err(invalid(
+            field,
+            format!("is {} bytes long: at most {MAX_TEXT} allowed", s.len()),
+        ));
+    }
+    Ok(())
+}
+
+fn check_number(field: &str, v: f64) -> Result<(), SessionFileError> {
+    if !v.is_finite() || !(-1e15..=1e15).contains(&v) {
+        return Err(invalid(
+            field,
+            format!("= {v} is not allowed: expected a finite number within ±1e15"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_i64(field: &str, v: u64) -> Result<(), SessionFileError> {
+    if i64::try_from(v).is_err() {
+        return Err(invalid(
+            field,
+            format!("= {v} is not allowed: expected at most {}", i64::MAX),
+        ));
+    }
+    Ok(())
+}
+
+impl SessionFile {
+    /// Parses and validates a session file's bytes.
+    pub fn parse(bytes: &[u8]) -> Result<SessionFile, SessionFileError> {
+        if bytes.len() > MAX_SESSION_FILE_BYTES {
+            return Err(SessionFileError::TooLarge {
+                size: bytes.len(),
+                max: MAX_SESSION_FILE_BYTES,
+            });
+        }
+        // The header first, so a wrong format or version is named as such
+        // rather than as whatever field differs.
+        #[derive(Deserialize)]
+        struct Header {
+            format: Option<serde_json::Value>,
+            version: Option<serde_json::Value>,
+        }
+        let header: Header = serde_json::from_slice(bytes)
+            .map_err(|e| SessionFileError::NotASession(format!("not valid JSON ({e})")))?;
+        if header.format.as_ref().and_then(|f| f.as_str()) != Some(SESSION_FORMAT) {
+            return Err(SessionFileError::NotASession(format!(
+                "format = {} (expected \"{SESSION_FORMAT}\")",
+                header.format.map_or("missing".into(), |f| f.to_string())
+            )));
+        }
+        match header.version.as_ref().and_then(serde_json::Value::as_u64) {
+            Some(v) if v == u64::from(SESSION_VERSION) => {}
+            Some(v) => {
+                return Err(SessionFileError::Version {
+                    found: v,
+                    supported: SESSION_VERSION,
+                })
+            }
+            None => {
+                return Err(SessionFileError::NotASession(
+                    "version is missing or not a whole number".into(),
+                ))
+            }
+        }
+        let de = &mut serde_json::Deserializer::from_slice(bytes);
+        let file: SessionFile =
+            serde_path_to_error::deserialize(de).map_err(|e| SessionFileError::Malformed {
+                path: e.path().to_string(),
+                message: e.inner().to_string(),
+            })?;
+        file.validate()?;
+        Ok(file)
+    }
+
+    /// Bounds and consistency a file must meet before it is imported.
+    pub fn validate(&self) -> Result<(), SessionFileError> {
+        check_session_name(&self.session.name)?;
+        if !is_uid(&self.session.uid) {
+            return Err(invalid(
+                "session.uid",
+                format!(
+                    "= {:?} is not allowed: expected 32 hex digits",
+                    self.session.uid
+                ),
+            ));
+        }
+        check_text("machine.hostname", &self.machine.hostname)?;
+        check_text("machine.machine_id", &self.machine.machine_id)?;
+        if self.runs.is_empty() || self.runs.len() > MAX_RUNS {
+            return Err(invalid(
+                "runs",
+                format!("has {} runs: expected 1 to {MAX_RUNS}", self.runs.len()),
+            ));
+        }
+        let mut uids = std::collections::HashSet::new();
+        let mut ids = std::collections::HashSet::new();
+        for (i, r) in self.runs.iter().enumerate() {
+            let f = |name: &str| format!("runs[{i}].{name}");
+            if !is_uid(&r.uid) {
+                return Err(invalid(
+                    f("uid"),
+                    format!("= {:?} is not allowed: expected 32 hex digits", r.uid),
+                ));
+            }
+            if !uids.insert(r.uid.as_str()) {
+                return Err(invalid(
+                    f("uid"),
+                    format!("= {} appears twice in the file", r.uid),
+                ));
+            }
+            if !ids.insert(r.id) {
+                return Err(invalid(
+                    f("id"),
+                    format!("= {} appears twice in the file", r.id),
+                ));
+            }
+            for (name, text) in [
+                ("config_key", r.config_key.as_str()),
+                ("framework", &r.framework),
+                ("model", &r.model),
+                ("precision", &r.precision),
+                ("device", &r.device),
+                ("data", &r.data),
+            ] {
+                check_text(&f(name), text)?;
+            }
+            if let Some(t) = &r.stderr_tail {
+                check_text(&f("stderr_tail"), t)?;
+            }
+            if matches!(r.status, RunStatus::Queued | RunStatus::Running) {
+                return Err(invalid(
+                    f("status"),
+                    format!(
+                        "= {} is not allowed: only finished runs travel in session files",
+                        r.status.as_str()
+                    ),
+                ));
+            }
+            if r.devices == 0 || r.devices > 4096 {
+                return Err(invalid(
+                    f("devices"),
+                    format!("= {} is not allowed: expected 1 to 4096", r.devices),
+                ));
+            }
+            check_i64(&f("batch_size"), r.batch_size)?;
+            for (name, v) in [
+                ("flops_per_sample", r.flops_per_sample),
+                ("first_step_s", r.first_step_s),
+                ("first_step_train_s", r.first_step_train_s),
+                ("compile_s", r.compile_s),
+            ] {
+                if let Some(v) = v {
+                    check_number(&f(name), v)?;
+                }
+            }
+            for (name, v) in [
+                ("param_count", r.param_count),
+                ("train_start_ns", r.train_start_ns),
+            ] {
+                if let Some(v) = v {
+                    check_i64(&f(name), v)?;
+                }
+            }
+            let rows = r.windows.len() + r.evals.len() + r.memory.len() + r.telemetry.len();
+            if rows > MAX_ROWS_PER_RUN {
+                return Err(invalid(
+                    f("windows"),
+                    format!(
+                        "the run has {rows} rows of raw data: at most {MAX_ROWS_PER_RUN} allowed"
+                    ),
+                ));
+            }
+            let mut last_index = None;
+            for (j, w) in r.windows.iter().enumerate() {
+                let wf = |n: &str| format!("runs[{i}].windows[{j}].{n}");
+                if last_index.is_some_and(|l| w.index <= l) {
+                    return Err(invalid(
+                        wf("index"),
+                        format!("= {} repeats or goes backwards", w.index),
+                    ));
+                }
+                last_index = Some(w.index);
+                for (n, v) in [
+                    ("index", w.index),
+                    ("first_step", w.first_step),
+                    ("steps", w.steps),
+                    ("samples", w.samples),
+                    ("start_ns", w.start_ns),
+                    ("end_ns", w.end_ns),
+                ] {
+                    check_i64(&wf(n), v)?;
+                }
+                if w.end_ns < w.start_ns {
+                    return Err(invalid(wf("end_ns"), "is before start_ns"));
+                }
+                check_number(&wf("loss_mean"), w.loss_mean)?;
+                check_number(&wf("lr"), w.lr)?;
+            }
+            let mut steps = std::collections::HashSet::new();
+            for (j, e) in r.evals.iter().enumerate() {
+                let ef = |n: &str| format!("runs[{i}].evals[{j}].{n}");
+                if !steps.insert(e.step) {
+                    return Err(invalid(ef("step"), format!("= {} appears twice", e.step)));
+                }
+                for (n, v) in [("step", e.step), ("samples", e.samples), ("t_ns", e.t_ns)] {
+                    check_i64(&ef(n), v)?;
+                }
+                for (n, v) in [
+                    ("epoch", e.epoch),
+                    ("elapsed_s", e.elapsed_s),
+                    ("accuracy", e.accuracy),
+                    ("loss", e.loss),
+                ] {
+                    check_number(&ef(n), v)?;
+                }
+            }
+            let mut peaks = std::collections::HashSet::new();
+            for (j, m) in r.memory.iter().enumerate() {
+                let mf = |n: &str| format!("runs[{i}].memory[{j}].{n}");
+                if !peaks.insert((m.device.as_str(), m.source.as_str())) {
+                    return Err(invalid(mf("device"), "repeats a device and source"));
+                }
+                check_i64(&mf("peak_bytes"), m.peak_bytes)?;
+                if let Some(v) = m.reserved_peak_bytes {
+                    check_i64(&mf("reserved_peak_bytes"), v)?;
+                }
+            }
+            let mut samples = std::collections::HashSet::new();
+            for (j, t) in r.telemetry.iter().enumerate() {
+                let tf = |n: &str| format!("runs[{i}].telemetry[{j}].{n}");
+                if !samples.insert((t.source.as_str(), t.t_ns)) {
+                    return Err(invalid(tf("t_ns"), "repeats a source and instant"));
+                }
+                check_i64(&tf("t_ns"), t.t_ns)?;
+                for (n, v) in [
+                    ("rss_bytes", t.rss_bytes),
+                    ("mem_used_bytes", t.mem_used_bytes),
+                    ("energy_mj", t.energy_mj),
+                    ("throttle_reasons", t.throttle_reasons),
+                ] {
+                    if let Some(v) = v {
+                        check_i64(&tf(n), v)?;
+                    }
+                }
+                for (n, v) in [
+                    ("cpu_percent", t.cpu_percent),
+                    ("host_cpu_percent", t.host_cpu_percent),
+                    ("util_percent", t.util_percent),
+                    ("power_w", t.power_w),
+                ] {
+                    if let Some(v) = v {
+                        check_number(&tf(n), v)?;
+                    }
+                }
+            }
+            if let Some(p) = &r.price {
+                check_number(&f("price.usd_per_hour"), p.usd_per_hour)?;
+                check_number(&f("price.usd_per_device_hour"), p.usd_per_device_hour)?;
+                if p.usd_per_hour < 0.0 || p.usd_per_device_hour < 0.0 || p.devices == 0 {
+                    return Err(invalid(f("price"), "has a negative price or no devices"));
+                }
+            }
+            if let Some(s) = &r.summary {
+                self.check_summary(i, r, s)?;
+            }
+        }
+        if let Some(b) = &self.session.baseline_run_uid {
+            if !uids.contains(b.as_str()) {
+                return Err(invalid(
+                    "session.baseline_run_uid",
+                    format!("= {b} is not one of the file's runs"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A summary must agree with the raw windows it summarises: the headline
+    /// throughput is recomputed from them, so a file cannot carry a number
+    /// its own measurements do not support.
+    fn check_summary(
+        &self,
+        i: usize,
+        r: &PortableRun,
+        s: &RunSummary,
+    ) -> Result<(), SessionFileError> {
+        let f = |n: &str| format!("runs[{i}].summary.{n}");
+        for (n, v) in [
+            ("throughput_samples_per_s", s.throughput_samples_per_s),
+            ("time_to_first_step_s", s.time_to_first_step_s),
+            ("time_to_accuracy_s", s.time_to_accuracy_s),
+            ("epoch_time_s", s.epoch_time_s),
+            ("cost_per_epoch_usd", s.cost_per_epoch_usd),
+            ("energy_j_per_sample", s.energy_j_per_sample),
+            ("mfu", s.mfu),
+            ("best_accuracy", s.best_accuracy),
+            ("target_accuracy", s.target_accuracy),
+        ] {
+            if let Some(v) = v {
+                check_number(&f(n), v)?;
+            }
+        }
+        if let Some(ci) = s.throughput_ci95 {
+            check_number(&f("throughput_ci95.low"), ci.low)?;
+            check_number(&f("throughput_ci95.high"), ci.high)?;
+        }
+        if let Some(b) = s.peak_memory_bytes {
+            check_i64(&f("peak_memory_bytes"), b)?;
+        }
+        let windows: Vec<WindowTiming> = r
+            .windows
+            .iter()
+            .map(|w| WindowTiming {
+                samples: w.samples,
+                start_ns: w.start_ns,
+                end_ns: w.end_ns,
+            })
+            .collect();
+        let recomputed = crate::stats::steady_throughput(&windows).map(|t| t.median_samples_per_s);
+        let agrees = match (s.throughput_samples_per_s, recomputed) {
+            (None, None) => true,
+            (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0),
+            _ => false,
+        };
+        if !agrees {
+            return Err(invalid(
+                f("throughput_samples_per_s"),
+                format!(
+                    "= {:?} does not match the run's own windows ({:?})",
+                    s.throughput_samples_per_s, recomputed
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,183 @@
+//! Generated runs for tests and benchmarks (feature `fixtures`): written
+//! through the same calls the runner makes (insert, start, events, telemetry,
+//! finish, summary), with deterministic values from a seed. They are labelled
+//! `generated` in their provenance and never mixed into a user's database by
+//! the studio itself.
+
+use trainbench_core::protocol::{DataInfo, DeviceInfo, Event};
+use trainbench_core::summary::{summarize, RunStatus};
+
+use crate::{NewRun, Result, Store, TelemetrySample};
+
+/// What to generate.
+#[derive(Debug, Clone)]
+pub struct FixtureRun {
+    pub framework: String,
+    pub model: String,
+    pub precision: String,
+    pub devices: u32,
+    pub batch_size: u64,
+    /// Steady throughput the windows are built around, samples/s.
+    pub samples_per_s: f64,
+    pub windows: u64,
+    pub target_accuracy: Option<f64>,
+    pub price_offering: Option<String>,
+    pub status: RunStatus,
+    pub seed: u64,
+}
+
+impl Default for FixtureRun {
+    fn default() -> Self {
+        FixtureRun {
+            framework: "tch".into(),
+            model: "resnet_mini".into(),
+            precision: "fp32".into(),
+            devices: 1,
+            batch_size: 32,
+            samples_per_s: 400.0,
+            windows: 12,
+            target_accuracy: Some(0.9),
+            price_offering: Some("AWS p4d.24xlarge on-demand".into()),
+            status: RunStatus::Completed,
+            seed: 1,
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64).
+fn next(state: &mut u64) -> f64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Writes one generated run and returns its id.
+pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
+    let spec = serde_json::json!({
+        "model": f.model, "precision": f.precision, "devices": f.devices, "batch_size": f.batch_size,
+        "data": "synthetic", "target_accuracy": f.target_accuracy,
+    });
+    let config_key = serde_json::json!({"framework": f.framework, "spec": spec}).to_string();
+    let id = store.insert_run(&NewRun {
+        sweep_id: None,
+        config_key,
+        repeat_index: 0,
+        framework: f.framework.clone(),
+        model: f.model.clone(),
+        precision: f.precision.clone(),
+        device: "cpu".into(),
+        devices: f.devices,
+        batch_size: f.batch_size,
+        data: "synthetic".into(),
+        spec_json: spec.to_string(),
+        price_offering: f.price_offering.clone(),
+    })?;
+    store.start_run(
+        id,
+        &serde_json::json!({"generated": true, "host": {"cpu": "generated fixture"}}),
+    )?;
+    let mut rng = f.seed.wrapping_mul(7919).wrapping_add(17);
+    let global = f.batch_size * u64::from(f.devices);
+    let steps_per_window = 10u64;
+    let cpu = DeviceInfo {
+        id: "cpu".into(),
+        name: Some("generated fixture".into()),
+    };
+    let mut events = vec![
+        Event::Hello {
+            protocol: 1,
+            worker: "fixture".into(),
+            framework: f.framework.clone(),
+            framework_version: "generated".into(),
+            libraries: Vec::new(),
+            devices_visible: vec![cpu.clone()],
+            device: cpu,
+            model: f.model.clone(),
+            param_count: 77_834,
+            flops_per_sample: 1.2e7,
+            precision: f.precision.clone(),
+            precision_in_effect: f.precision.clone(),
+            execution: None,
+            world_size: Some(f.devices),
+            batch_size: f.batch_size,
+            total_steps: 1 + f.windows * 10,
+            threads: 1,
+            data: DataInfo {
+                source: "synthetic".into(),
+                path: None,
+                train_samples: 4096,
+                eval_samples: 1000,
+                samples_per_epoch: 4096,
+            },
+            train_start_ns: 1_000_000_000,
+            t_ns: 1_000_000_000,
+        },
+        Event::FirstStep {
+            since_process_start_s: Some(0.8),
+            since_train_start_s: 0.3,
+            compile_s: None,
+            t_ns: 1_300_000_000,
+        },
+    ];
+    let mut t = 1_000_000_000u64;
+    let mut telemetry = Vec::new();
+    for w in 0..f.windows {
+        let warm = if w == 0 { 0.5 } else { 1.0 };
+        let tp = f.samples_per_s * warm * (0.95 + 0.1 * next(&mut rng));
+        let samples = global * steps_per_window;
+        let dur = (samples as f64 / tp * 1e9) as u64;
+        events.push(Event::Window {
+            index: w,
+            first_step: 2 + w * steps_per_window,
+            steps: steps_per_window,
+            samples,
+            start_ns: t,
+            end_ns: t + dur,
+            loss_mean: 2.3 * (-(w as f64) / 8.0).exp() + 0.05 * next(&mut rng),
+            lr: 1e-3,
+        });
+        telemetry.push(TelemetrySample {
+            t_ns: t,
+            source: "host".into(),
+            cpu_percent: Some(95.0 + 5.0 * next(&mut rng)),
+            rss_bytes: Some(300_000_000 + (next(&mut rng) * 1e7) as u64),
+            host_cpu_percent: Some(110.0),
+            ..Default::default()
+        });
+        t += dur;
+        if f.target_accuracy.is_some() && w % 4 == 3 {
+            let step = 1 + (w + 1) * steps_per_window;
+            events.push(Event::Eval {
+                step,
+                epoch: (w + 1) as f64 / f.windows as f64,
+                elapsed_s: (t - 1_000_000_000) as f64 / 1e9,
+                accuracy: (0.5 + 0.5 * (w + 1) as f64 / f.windows as f64).min(0.99),
+                loss: 0.3,
+                samples: 1000,
+                t_ns: t,
+            });
+        }
+    }
+    events.push(Event::Memory {
+        device: "cpu".into(),
+        source: "process_rss".into(),
+        peak_bytes: 310_000_000 + u64::from(f.devices) * 50_000_000,
+        reserved_peak_bytes: None,
+    });
+    store.record(id, &events, &telemetry)?;
+    let reason = (f.status != RunStatus::Completed).then_some("generated failure");
+    store.finish_run(
+        id,
+        f.status,
+        reason,
+        reason.map(|_| "internal"),
+        Some(i32::from(f.status != RunStatus::Completed)),
+        "",
+    )?;
+    let m = store.measurements(id)?;
+    store.save_summary(id, &summarize(&m))?;
+    Ok(id)
+}
