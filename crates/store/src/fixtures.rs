@@ -77,7 +77,12 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
     })?;
     store.start_run(
         id,
-        &serde_json::json!({"generated": true, "host": {"cpu": "generated fixture"}}),
+        &serde_json::json!({
+            "generated": true, "cpu_model": "generated fixture", "cpu_cores": 2,
+            "hostname": "fixture-host", "os": "generated", "kernel": "generated",
+            "gpus": [], "gpu_probe": "no NVIDIA GPU (generated fixture)",
+            "studio_version": "fixture", "studio_git_revision": "none",
+        }),
     )?;
     let mut rng = f.seed.wrapping_mul(7919).wrapping_add(17);
     let global = f.batch_size * u64::from(f.devices);

@@ -1,0 +1,314 @@
+//! Charts, CSV and the PDF report from runs stored in a real SQLite file,
+//! checked with real readers: usvg and png for the charts, a CSV parser, and
+//! poppler's pdftoppm / pdftotext for the PDF.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use trainbench_core::compare::{compare, Grouping};
+use trainbench_core::record::RunDetail;
+use trainbench_core::session::ChartKind;
+use trainbench_core::summary::RunStatus;
+use trainbench_report::{charts, csv, pdf};
+use trainbench_store::fixtures::{write_run, FixtureRun};
+use trainbench_store::Store;
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/test-output/report")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("output dir");
+    dir
+}
+
+/// Three frameworks × 2 repeats, one 2-device run, and one failed run.
+fn stored(dir: &std::path::Path) -> (Store, Vec<i64>) {
+    let mut store = Store::open(&dir.join("runs.sqlite")).expect("open");
+    let mut ids = Vec::new();
+    for (k, fw) in ["tch", "pytorch", "jax"].iter().enumerate() {
+        for rep in 0..2 {
+            ids.push(
+                write_run(
+                    &mut store,
+                    &FixtureRun {
+                        framework: (*fw).into(),
+                        samples_per_s: 400.0 + 60.0 * k as f64,
+                        seed: (k * 10 + rep) as u64,
+                        ..Default::default()
+                    },
+                )
+                .expect("fixture"),
+            );
+        }
+    }
+    ids.push(
+        write_run(
+            &mut store,
+            &FixtureRun {
+                devices: 2,
+                samples_per_s: 700.0,
+                seed: 99,
+                ..Default::default()
+            },
+        )
+        .expect("fixture"),
+    );
+    let failed = write_run(
+        &mut store,
+        &FixtureRun {
+            framework: "tensorflow".into(),
+            status: RunStatus::Failed,
+            windows: 0,
+            seed: 7,
+            ..Default::default()
+        },
+    )
+    .expect("fixture");
+    store
+        .finish_run(
+            failed,
+            RunStatus::Failed,
+            Some("=HYPERLINK(\"http://x\"), with \"quotes\"\nand a line break"),
+            Some("oom"),
+            Some(1),
+            "Traceback (most recent call last):\nResourceExhaustedError: OOM when allocating tensor",
+        )
+        .expect("finish");
+    ids.push(failed);
+    (store, ids)
+}
+
+fn details(store: &Store, ids: &[i64]) -> Vec<RunDetail> {
+    ids.iter()
+        .map(|id| store.run_detail(*id).expect("detail"))
+        .collect()
+}
+
+#[test]
+fn every_chart_renders_as_svg_and_png() {
+    let dir = out_dir("charts");
+    let (store, ids) = stored(&dir);
+    let runs = details(&store, &ids);
+    let rows: Vec<_> = runs.iter().map(|r| r.row.clone()).collect();
+    let c = compare(&rows, Grouping::Configurations, None).expect("compare");
+    assert_eq!(
+        c.entries.len(),
+        5,
+        "3 frameworks, the 2-device run, the failed run"
+    );
+    let data = charts::ChartData {
+        comparison: &c,
+        runs: &runs,
+        hidden: &[],
+    };
+    for kind in ChartKind::ALL {
+        let svg = charts::svg(&data, kind).expect("svg");
+        let tree = usvg::Tree::from_str(&svg, &trainbench_report::fonts::svg_options())
+            .unwrap_or_else(|e| panic!("{kind:?}: SVG does not parse: {e}"));
+        assert!(tree.size().width() > 100.0);
+        let (title, x_axis, _) = charts::titles(kind);
+        assert!(svg.contains(x_axis), "{kind:?}: axis named with its unit");
+        assert!(
+            svg.contains(title.split(' ').next().unwrap_or("")),
+            "{kind:?}: title"
+        );
+        std::fs::write(dir.join(format!("{}.svg", kind.key())), &svg).expect("write");
+        let png = charts::png(&data, kind, 1).expect("png");
+        let decoder = png::Decoder::new(std::io::Cursor::new(&png));
+        let reader = decoder.read_info().expect("PNG decodes");
+        assert_eq!(reader.info().width, 960);
+        assert_eq!(reader.info().height, charts::height(&data, kind));
+        std::fs::write(dir.join(format!("{}.png", kind.key())), &png).expect("write");
+    }
+    // Labels readable: every entry's label is in the bar chart, and values too.
+    let svg = charts::svg(&data, ChartKind::Throughput).expect("svg");
+    for e in &c.entries {
+        let escaped = e.label.replace('&', "&amp;");
+        assert!(svg.contains(&escaped), "label {} in the chart", e.label);
+    }
+    assert!(svg.contains("not measured"), "the failed run's bar says so");
+    // The scaling chart has the 1- and 2-device tch runs and their efficiency.
+    let svg = charts::svg(&data, ChartKind::Scaling).expect("svg");
+    assert!(svg.contains("efficiency"), "scaling efficiency labelled");
+    // A hidden series is not drawn.
+    let hidden = vec![c.entries[1].key.clone()];
+    let data_hidden = charts::ChartData {
+        hidden: &hidden,
+        ..data
+    };
+    let svg = charts::svg(&data_hidden, ChartKind::LossOverTime).expect("svg");
+    assert!(!svg.contains(&c.entries[1].label.replace('&', "&amp;")));
+}
+
+#[test]
+fn runs_csv_round_trips_through_a_csv_parser_and_neutralises_formulas() {
+    let dir = out_dir("csv");
+    let (store, ids) = stored(&dir);
+    let rows = store.list_runs().expect("rows");
+    let mut bytes = Vec::new();
+    csv::runs(&rows, &mut bytes).expect("csv");
+    std::fs::write(dir.join("runs.csv"), &bytes).expect("write");
+    assert!(bytes.windows(2).any(|w| w == b"\r\n"), "CRLF line ends");
+    let mut reader = ::csv::ReaderBuilder::new().from_reader(bytes.as_slice());
+    let headers = reader.headers().expect("headers").clone();
+    assert_eq!(headers.len(), csv::RUN_COLUMNS.len());
+    let records: Vec<::csv::StringRecord> = reader.records().map(|r| r.expect("record")).collect();
+    assert_eq!(records.len(), ids.len());
+    let col = |name: &str| headers.iter().position(|h| h == name).expect(name);
+    for (r, rec) in rows.iter().zip(&records) {
+        assert_eq!(rec[col("run_id")], r.id.to_string());
+        let tp = r.summary.as_ref().and_then(|s| s.throughput_samples_per_s);
+        match tp {
+            Some(tp) => assert_eq!(
+                rec[col("throughput_samples_per_s")]
+                    .parse::<f64>()
+                    .expect("number"),
+                tp
+            ),
+            None => assert_eq!(
+                &rec[col("throughput_samples_per_s")],
+                "",
+                "not measured is empty"
+            ),
+        }
+    }
+    let failed = records.last().expect("failed run");
+    assert_eq!(
+        &failed[col("status_reason")],
+        "'=HYPERLINK(\"http://x\"), with \"quotes\"\nand a line break",
+        "a formula is neutralised; commas, quotes and line breaks survive quoting"
+    );
+
+    // Raw windows of one run, with throughput and the warm-up flag.
+    let run = store.run_detail(ids[0]).expect("detail");
+    let mut raw = Vec::new();
+    csv::raw(&run, &[], csv::Raw::Windows, &mut raw).expect("raw");
+    let mut reader = ::csv::Reader::from_reader(raw.as_slice());
+    let recs: Vec<_> = reader.records().map(|r| r.expect("record")).collect();
+    assert_eq!(recs.len(), run.windows.len());
+    assert_eq!(&recs[0][11], "true", "first window is warm-up");
+    let telemetry = store.telemetry(ids[0]).expect("telemetry");
+    let mut raw = Vec::new();
+    csv::raw(&run, &telemetry, csv::Raw::Telemetry, &mut raw).expect("raw");
+    assert_eq!(
+        ::csv::Reader::from_reader(raw.as_slice()).records().count(),
+        telemetry.len()
+    );
+}
+
+fn tool(cmd: &str, args: &[&str]) -> std::process::Output {
+    Command::new(cmd).args(args).output().unwrap_or_else(|e| {
+        panic!("{cmd} (Debian poppler-utils, installed by scripts/setup.sh): {e}")
+    })
+}
+
+#[test]
+fn pdf_report_renders_with_poppler_and_its_text_is_extractable() {
+    let dir = out_dir("pdf");
+    let (store, ids) = stored(&dir);
+    let runs = details(&store, &ids);
+    let rows: Vec<_> = runs.iter().map(|r| r.row.clone()).collect();
+    let c = compare(&rows, Grouping::Configurations, Some(ids[2])).expect("compare");
+    let prices: Vec<_> = store
+        .prices()
+        .expect("prices")
+        .into_iter()
+        .map(|p| p.0)
+        .filter(|p| {
+            rows.iter()
+                .any(|r| r.price_offering.as_ref() == Some(&p.offering))
+        })
+        .collect();
+    let bytes = pdf::report(&pdf::ReportInput {
+        title: "tch vs PyTorch vs JAX".into(),
+        comparison: &c,
+        runs: &runs,
+        charts: &ChartKind::ALL,
+        hidden_series: &[],
+        prices: &prices,
+        generated_unix_ms: 1_795_348_257_707,
+        studio_version: "test",
+    })
+    .expect("pdf");
+    let path = dir.join("report.pdf");
+    std::fs::write(&path, &bytes).expect("write");
+    assert!(bytes.starts_with(b"%PDF-"));
+
+    let info = tool("pdfinfo", &[path.to_str().expect("utf-8")]);
+    assert!(
+        info.status.success(),
+        "{}",
+        String::from_utf8_lossy(&info.stderr)
+    );
+    let info = String::from_utf8_lossy(&info.stdout).to_string();
+    let pages: usize = info
+        .lines()
+        .find_map(|l| l.strip_prefix("Pages:"))
+        .and_then(|p| p.trim().parse().ok())
+        .expect("page count");
+    assert!((4..=12).contains(&pages), "{pages} pages\n{info}");
+
+    let ppm = tool(
+        "pdftoppm",
+        &[
+            "-r",
+            "60",
+            "-png",
+            path.to_str().expect("utf-8"),
+            dir.join("page").to_str().expect("utf-8"),
+        ],
+    );
+    assert!(
+        ppm.status.success(),
+        "pdftoppm: {}",
+        String::from_utf8_lossy(&ppm.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&ppm.stderr).trim().is_empty(),
+        "poppler complains: {}",
+        String::from_utf8_lossy(&ppm.stderr)
+    );
+    let pngs = std::fs::read_dir(&dir)
+        .expect("dir")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("page"))
+        })
+        .count();
+    assert_eq!(pngs, pages, "one image per page");
+
+    let text = tool(
+        "pdftotext",
+        &["-layout", path.to_str().expect("utf-8"), "-"],
+    );
+    assert!(text.status.success());
+    let text = String::from_utf8_lossy(&text.stdout);
+    for expected in [
+        "TrainBench report: tch vs PyTorch vs JAX",
+        "2026-11-22 11:50 UTC",
+        "The question",
+        "Compared: framework (tch, pytorch, jax, tensorflow)",
+        "Decision matrix",
+        "Summary with deltas against the baseline",
+        "baseline",
+        "Scaling efficiency",
+        "Warnings",
+        "run ", // a failed-run warning
+        "ResourceExhaustedError",
+        "Charts",
+        "Throughput (steady state, 95 % CI)", // chart text is text too
+        "samples per second",
+        "Provenance",
+        "generated fixture",
+        "Method",
+        "Warm-up: the first window is warm-up",
+        "AWS p4d.24xlarge", // the price row (its name wraps in the table)
+        "not measured",
+    ] {
+        assert!(
+            text.contains(expected),
+            "{expected:?} not in the PDF text:\n{text}"
+        );
+    }
+}
