@@ -67,6 +67,31 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Saved comparison sessions: save, list, show, rename, delete.
+    Session {
+        #[command(subcommand)]
+        command: SessionCommand,
+        #[arg(long, global = true)]
+        json: bool,
+    },
+    /// Write a PDF report, CSV, a chart image or a session file.
+    Export {
+        #[command(subcommand)]
+        command: ExportCommand,
+    },
+    /// Import a session file exported by another studio (all or nothing).
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete finished runs with everything stored about them.
+    Delete {
+        ids: Vec<String>,
+        /// Confirm: without it nothing is deleted.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Framework environments: list, check, install, register another version.
     Env {
         #[command(subcommand)]
@@ -80,6 +105,97 @@ pub enum Command {
         command: Option<PriceCommand>,
         #[arg(long, global = true)]
         json: bool,
+    },
+}
+
+/// Which runs a comparison holds: a saved session, or run ids.
+#[derive(Args, Debug, Clone)]
+pub struct Selection {
+    /// Run ids (at least 2), when no session is named.
+    pub ids: Vec<String>,
+    /// A saved session, by name or id.
+    #[arg(long, conflicts_with = "ids")]
+    pub session: Option<String>,
+    /// The run to compute deltas against (default: the session's, else the first).
+    #[arg(long)]
+    pub baseline: Option<i64>,
+    /// One entry per configuration (repeats together) instead of per run.
+    #[arg(long)]
+    pub by_config: bool,
+}
+
+#[derive(Subcommand)]
+pub enum SessionCommand {
+    /// Save runs as a named comparison.
+    Save {
+        name: String,
+        ids: Vec<String>,
+        #[arg(long)]
+        baseline: Option<i64>,
+        /// One entry per configuration (repeats together).
+        #[arg(long)]
+        by_config: bool,
+        /// Charts to show, comma separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        charts: Vec<String>,
+    },
+    /// Every saved session.
+    List,
+    /// A session's comparison.
+    Show {
+        name: String,
+    },
+    Rename {
+        name: String,
+        new_name: String,
+    },
+    Delete {
+        name: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ExportCommand {
+    /// The PDF report of a session or of runs.
+    Pdf {
+        #[command(flatten)]
+        selection: Selection,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Report title (default: the session's name).
+        #[arg(long)]
+        title: Option<String>,
+    },
+    /// Runs as CSV (all runs, a session's or the ids given), or one run's raw
+    /// windows, evaluations or telemetry with --raw and --run.
+    Csv {
+        ids: Vec<String>,
+        #[arg(long, conflicts_with = "ids")]
+        session: Option<String>,
+        /// windows, evals or telemetry (needs --run).
+        #[arg(long, requires = "run")]
+        raw: Option<String>,
+        #[arg(long)]
+        run: Option<i64>,
+        /// File to write (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// One chart of a session or of runs, as SVG or PNG (by the file's extension).
+    Chart {
+        /// throughput, peak_memory, cost_per_epoch, time_to_accuracy,
+        /// throughput_over_time, loss_over_time, accuracy_over_time, scaling.
+        kind: String,
+        #[command(flatten)]
+        selection: Selection,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// A saved session with its runs' raw data, as one portable JSON file.
+    Session {
+        name: String,
+        #[arg(short, long)]
+        output: PathBuf,
     },
 }
 

@@ -6,6 +6,7 @@
 mod args;
 mod env_cmd;
 mod output;
+mod report_cmd;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -67,6 +68,13 @@ impl From<trainbench_store::StoreError> for CliError {
             trainbench_store::StoreError::SessionFile(ref f) => CliError::BadInput {
                 field: "file".to_owned(),
                 message: f.to_string(),
+            },
+            trainbench_store::StoreError::Compare(ref c) => CliError::BadInput {
+                field: match c {
+                    CompareError::TooFew { .. } => "ids".to_owned(),
+                    CompareError::BaselineNotCompared(_) => "baseline".to_owned(),
+                },
+                message: e.to_string(),
             },
             trainbench_store::StoreError::RunActive { .. } => CliError::BadInput {
                 field: "runs".to_owned(),
@@ -678,6 +686,10 @@ fn real_main() -> Result<ExitCode, CliError> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Session { command, json } => report_cmd::session(&db, command, json),
+        Command::Export { command } => report_cmd::export(&db, command),
+        Command::Import { file, json } => report_cmd::import(&db, &file, json),
+        Command::Delete { ids, yes } => report_cmd::delete(&db, &ids, yes),
         Command::Prices { command, json } => cmd_prices(&db, command, json),
         Command::Env { command, json } => env_cmd::run(command, json),
     }

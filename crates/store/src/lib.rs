@@ -19,7 +19,7 @@ use trainbench_core::summary::{MemoryPeak, RunMeasurements, RunStatus, RunSummar
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 mod sessions;
-pub use sessions::{hostname, ImportOutcome};
+pub use sessions::{hostname, ImportOutcome, LoadedComparison};
 pub use trainbench_core::record::{RunDetail, RunRow, StoredEval, StoredWindow};
 pub use trainbench_core::telemetry::TelemetrySample;
 
@@ -69,6 +69,8 @@ pub enum StoreError {
     },
     #[error(transparent)]
     SessionFile(#[from] trainbench_core::session::SessionFileError),
+    #[error(transparent)]
+    Compare(#[from] trainbench_core::compare::CompareError),
     #[error("run {id} is {status}: finish or cancel it before deleting")]
     RunActive { id: i64, status: &'static str },
 }

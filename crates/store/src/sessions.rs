@@ -2,7 +2,8 @@
 //! session with its runs' raw data, and all-or-nothing import.
 
 use rusqlite::{params, OptionalExtension, Transaction};
-use trainbench_core::record::RunOrigin;
+use trainbench_core::compare::{compare, Comparison, Grouping};
+use trainbench_core::record::{RunDetail, RunOrigin};
 use trainbench_core::reference::PriceRow;
 use trainbench_core::session::{
     check_session_name, MachineInfo, PortableEval, PortableMemory, PortableRun, PortableSession,
@@ -120,7 +121,54 @@ fn name_taken(tx: &Transaction<'_>, name: &str, except: Option<i64>) -> Result<b
         .is_some_and(|id| Some(id) != except))
 }
 
+/// A comparison with everything needed to show or report it.
+#[derive(Debug, Clone)]
+pub struct LoadedComparison {
+    pub comparison: Comparison,
+    /// Every compared run in full, in the order given.
+    pub runs: Vec<RunDetail>,
+    /// The price rows the runs' costs used (each once).
+    pub prices: Vec<PriceRow>,
+}
+
 impl Store {
+    /// Loads runs and compares them (see [`trainbench_core::compare::compare`]).
+    pub fn load_comparison(
+        &self,
+        run_ids: &[i64],
+        grouping: Grouping,
+        baseline: Option<i64>,
+    ) -> Result<LoadedComparison> {
+        let runs = run_ids
+            .iter()
+            .map(|id| self.run_detail(*id))
+            .collect::<Result<Vec<_>>>()?;
+        let rows: Vec<_> = runs.iter().map(|r| r.row.clone()).collect();
+        let comparison = compare(&rows, grouping, baseline)?;
+        let mut prices: Vec<PriceRow> = Vec::new();
+        for id in run_ids {
+            let price_json: Option<String> = self.conn.query_row(
+                "SELECT COALESCE(r.price_json, (SELECT json_object('offering', p.offering, 'devices', p.devices,
+                     'device', p.device, 'usd_per_hour', p.usd_per_hour, 'usd_per_device_hour', p.usd_per_device_hour,
+                     'as_of', p.as_of, 'source', p.source) FROM prices p WHERE p.offering = r.price_offering))
+                 FROM runs r WHERE r.id = ?1",
+                params![id],
+                |r| r.get(0),
+            )?;
+            if let Some(p) = price_json {
+                let p: PriceRow = serde_json::from_str(&p)?;
+                if !prices.contains(&p) {
+                    prices.push(p);
+                }
+            }
+        }
+        Ok(LoadedComparison {
+            comparison,
+            runs,
+            prices,
+        })
+    }
+
     /// This database's random machine id (created by migration 3).
     pub fn machine_id(&self) -> Result<String> {
         Ok(self
