@@ -18,6 +18,8 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v curl >/dev/null 2>&1 || missing+=(curl ca-certificates)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# poppler-utils: the report tests render PDFs with pdftoppm and read them with pdftotext.
+command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
 if [ ${#missing[@]} -gt 0 ]; then

@@ -21,4 +21,14 @@ set -e
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1); if ($i ~ /^ignored/) s += $(i-1) } }
      END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
 if [ "$status" -ne 0 ]; then exit "$status"; fi
+# The session importer under libFuzzer for a bounded time (cargo-fuzz needs a
+# nightly toolchain; both are installed here when missing).
+fuzz_seconds="${FUZZ_SECONDS:-60}"
+echo "== fuzz: session importer, ${fuzz_seconds} s"
+rustup toolchain list 2>/dev/null | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+corpus="$(mktemp -d)"
+cp fuzz/corpus/session_import/* "$corpus/"
+(cd fuzz && cargo +nightly fuzz run session_import "$corpus" -- -max_total_time="$fuzz_seconds" 2>&1 | tail -n 40)
+rm -rf "$corpus"
 echo "== all checks passed in $((SECONDS - start)) s"
