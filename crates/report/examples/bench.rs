@@ -69,7 +69,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ids: Vec<i64> = (0..10_000)
         .map(|i| write_run(&mut store, &fixture(i)))
         .collect::<Result<_, _>>()?;
-    println!("generated 10,000 runs in {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "generated 10,000 runs in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
 
     let mut list_ms = Vec::new();
     let mut csv_ms = Vec::new();
