@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use trainbench_core::reference::PriceRow;
+use trainbench_runner::sweep::SweepRequest;
 
 use crate::{bad, CliError};
 
@@ -317,28 +318,6 @@ pub struct RunArgs {
     pub json: bool,
 }
 
-/// Flags and config file merged, lists split, defaults filled.
-#[derive(Debug)]
-pub struct Merged {
-    pub model: Vec<String>,
-    pub framework: Vec<String>,
-    pub precision: Vec<String>,
-    pub compile: Vec<String>,
-    pub devices: Vec<i64>,
-    pub parallel: Option<String>,
-    pub batch_size: Vec<i64>,
-    pub device: Option<String>,
-    pub steps: Option<i64>,
-    pub epochs: Option<i64>,
-    pub data: String,
-    pub num_classes: Option<i64>,
-    pub target_accuracy: Option<f64>,
-    pub stop_at_target: bool,
-    pub window_steps: Option<i64>,
-    pub threads: Option<i64>,
-    pub lr: Option<f64>,
-}
-
 fn list(s: &str) -> Vec<String> {
     s.split(',')
         .map(|x| x.trim().to_owned())
@@ -371,7 +350,8 @@ fn toml_str(v: &toml::Value) -> String {
     }
 }
 
-pub fn merge_config(a: &RunArgs) -> Result<Merged, CliError> {
+/// Flags and config file merged, lists split, defaults filled.
+pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
     let mut a = a.clone();
     if let Some(path) = &a.config {
         let text = std::fs::read_to_string(path).map_err(|e| {
@@ -440,7 +420,7 @@ pub fn merge_config(a: &RunArgs) -> Result<Merged, CliError> {
         (None, None) => (Some(100), None),
         other => other,
     };
-    Ok(Merged {
+    Ok(SweepRequest {
         model: list(a.model.as_deref().unwrap_or("resnet_mini")),
         framework: list(a.framework.as_deref().unwrap_or("tch")),
         precision: list(a.precision.as_deref().unwrap_or("fp32")),
@@ -464,23 +444,12 @@ pub fn merge_config(a: &RunArgs) -> Result<Merged, CliError> {
         window_steps: a.window_steps,
         threads: a.threads,
         lr: a.lr.or(if quick { Some(2e-3) } else { None }),
+        repeats: i64::from(a.repeats.unwrap_or(1)),
+        price: a.price.clone(),
     })
 }
 
 /// `synthetic`, `mnist` or `cifar10:DIR` → (data, data_path).
-pub fn parse_data(s: &str) -> Result<(String, Option<String>), CliError> {
-    match s {
-        "synthetic" | "mnist" => Ok((s.to_owned(), None)),
-        other => match other.strip_prefix("cifar10:") {
-            Some(dir) if !dir.is_empty() => Ok(("cifar10".into(), Some(dir.to_owned()))),
-            _ => Err(bad(
-                "data",
-                format!("data = {other} is not allowed: expected synthetic, mnist or cifar10:DIR"),
-            )),
-        },
-    }
-}
-
 /// A price row from `prices add|edit` flags, over `existing` for an edit.
 pub fn price_row(p: &PriceArgs, existing: Option<PriceRow>) -> Result<PriceRow, CliError> {
     let need = |field: &str| {

@@ -15,12 +15,15 @@ use std::process::ExitCode;
 use clap::Parser;
 use serde_json::json;
 use trainbench_core::models::{lookup, model_names, ModelOptions};
-use trainbench_core::spec::{check_runnable, interleaved_plan, Machine, RunSpec, SpecError};
+use trainbench_core::spec::{interleaved_plan, Machine, RunSpec, SpecError};
 use trainbench_core::summary::{aggregate_repeats, RunStatus};
 use trainbench_probe::GpuProbe;
-use trainbench_runner::envs::{self, EnvError};
-use trainbench_runner::{Runner, RunnerOptions, WorkerCommand};
-use trainbench_store::{NewRun, Store};
+use trainbench_runner::envs::EnvError;
+use trainbench_runner::sweep::{
+    check_price, plan_sweep, queue_sweep, QueuedRun, Rejected, SweepPlan,
+};
+use trainbench_runner::{Runner, RunnerOptions};
+use trainbench_store::Store;
 
 use crate::args::{Cli, Command, PriceCommand, RunArgs};
 use crate::output::{print_compare, print_runs_table, print_show, run_json, Bar};
@@ -123,155 +126,34 @@ fn open_store(path: &std::path::Path) -> Result<Store, CliError> {
     Ok(store)
 }
 
-/// One configuration of a sweep: the framework, its environment, the worker
-/// spec and how to start the worker.
-struct Config {
-    framework: String,
-    /// A registered environment (`framework@name`); None for the framework's own.
-    env: Option<String>,
-    spec: serde_json::Map<String, serde_json::Value>,
-    label: String,
-    worker: WorkerCommand,
-}
-
-/// `tch`, `pytorch`, `pytorch@NAME` … → (framework, environment name, worker).
-fn resolve_framework(given: &str) -> Result<(String, Option<String>, WorkerCommand), CliError> {
-    let (framework, env) = match given.split_once('@') {
-        Some((f, e)) => (f, Some(e.to_owned())),
-        None => (given, None),
-    };
-    if framework == "tch" {
-        if env.is_some() {
-            return Err(bad(
-                "framework",
-                format!("framework = {given} is not allowed: expected tch without an environment (it links libtorch)"),
-            ));
+impl From<Rejected> for CliError {
+    fn from(r: Rejected) -> Self {
+        CliError::BadInput {
+            field: r.field,
+            message: r.message,
         }
-        return Ok(("tch".into(), None, WorkerCommand::tch()));
     }
-    if !trainbench_core::spec::FRAMEWORKS.contains(&framework) {
-        return Err(bad(
-            "framework",
-            format!(
-                "framework = {framework} is not allowed: expected one of {} (optionally FRAMEWORK@ENVIRONMENT)",
-                trainbench_core::spec::FRAMEWORKS.join(", ")
-            ),
-        ));
-    }
-    let e = envs::resolve(framework, env.as_deref())?;
-    Ok((framework.to_owned(), env, envs::worker_command(&e)))
 }
 
-fn build_configs(a: &RunArgs, gpu: &GpuProbe) -> Result<Vec<Config>, CliError> {
-    let merged = args::merge_config(a)?;
+/// The sweep's configurations, or the first reason one of them cannot run.
+fn build_configs(a: &RunArgs, gpu: &GpuProbe) -> Result<SweepPlan, CliError> {
+    let request = args::merge_config(a)?;
     let gpus = u32::try_from(gpu.gpus().len()).unwrap_or(0);
     let cores = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1);
-    let machine = Machine {
-        gpus,
-        cpu_cores: cores,
-    };
-    let device = merged.device.clone().unwrap_or_else(|| {
-        if gpus > 0 {
-            "cuda:0".into()
-        } else {
-            "cpu".into()
-        }
-    });
-    let mut configs = Vec::new();
-    for given in &merged.framework {
-        let (framework, env, worker) = resolve_framework(given)?;
-        let framework = &framework;
-        for model in &merged.model {
-            for precision in &merged.precision {
-                for compile in &merged.compile {
-                    for devices in &merged.devices {
-                        for batch in &merged.batch_size {
-                            let mut spec = serde_json::Map::new();
-                            spec.insert("model".into(), json!(model));
-                            spec.insert("precision".into(), json!(precision));
-                            spec.insert("compile".into(), json!(compile));
-                            spec.insert("device".into(), json!(device));
-                            spec.insert("devices".into(), json!(devices));
-                            if let Some(p) = merged.parallel.as_ref().filter(|_| *devices > 1) {
-                                spec.insert("parallel".into(), json!(p));
-                            }
-                            spec.insert("batch_size".into(), json!(batch));
-                            match (merged.steps, merged.epochs) {
-                                (Some(s), None) => {
-                                    spec.insert("steps".into(), json!(s));
-                                }
-                                (None, Some(e)) => {
-                                    spec.insert("epochs".into(), json!(e));
-                                }
-                                (Some(_), Some(_)) => {
-                                    return Err(bad(
-                                        "steps",
-                                        "give either --steps or --epochs, not both".into(),
-                                    ))
-                                }
-                                (None, None) => {
-                                    return Err(bad("steps", "give --steps or --epochs".into()))
-                                }
-                            }
-                            let (data, path) = args::parse_data(&merged.data)?;
-                            if let Some(p) = &path {
-                                if !std::path::Path::new(p).is_dir() {
-                                    return Err(bad(
-                                    "data",
-                                    format!("data = cifar10:{p} is not allowed: expected an existing directory with CIFAR-10's binary batches"),
-                                ));
-                                }
-                                spec.insert("data_path".into(), json!(p));
-                            }
-                            spec.insert("data".into(), json!(data));
-                            for (k, v) in [
-                                ("num_classes", merged.num_classes.map(|x| json!(x))),
-                                ("target_accuracy", merged.target_accuracy.map(|x| json!(x))),
-                            ] {
-                                if let Some(v) = v {
-                                    spec.insert(k.into(), v);
-                                }
-                            }
-                            if merged.target_accuracy.is_some() && merged.stop_at_target {
-                                spec.insert("stop_at_target".into(), json!(true));
-                            }
-                            if let Some(ws) = merged.window_steps {
-                                spec.insert("window_steps".into(), json!(ws));
-                            }
-                            if let Some(lr) = merged.lr {
-                                spec.insert("lr".into(), json!(lr));
-                            }
-                            if let Some(t) = merged.threads {
-                                spec.insert("threads".into(), json!(t));
-                            }
-                            let parsed = RunSpec::from_json(
-                                &serde_json::Value::Object(spec.clone()).to_string(),
-                            )?;
-                            check_runnable(&parsed, framework, &[framework.as_str()], machine)?;
-                            let compiled = if compile == "off" {
-                                String::new()
-                            } else {
-                                format!(" compile={compile}")
-                            };
-                            let label = format!(
-                                "{given} {model} {precision}{compiled} ×{devices} b{batch}"
-                            );
-                            configs.push(Config {
-                                framework: framework.clone(),
-                                env: env.clone(),
-                                spec,
-                                label,
-                                worker: worker.clone(),
-                            });
-                        }
-                    }
-                }
-            }
-        }
+    let plan = plan_sweep(
+        &request,
+        Machine {
+            gpus,
+            cpu_cores: cores,
+        },
+        gpus > 0,
+    );
+    match plan.rejected.first() {
+        Some(r) => Err(r.clone().into()),
+        None => Ok(plan),
     }
-    Ok(configs)
 }
 
 fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
@@ -279,9 +161,10 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
     if let Some(why) = &gpu.unavailable {
         eprintln!("trainbench: {why}; runs use the CPU");
     }
-    let configs = build_configs(&a, &gpu)?;
+    let plan = build_configs(&a, &gpu)?;
+    let configs = &plan.configs;
     if a.print_plan {
-        for cfg in &configs {
+        for cfg in configs {
             let spec_json = serde_json::Value::Object(cfg.spec.clone()).to_string();
             let input = match &cfg.worker.plan_for {
                 Some(f) => RunSpec::from_json(&spec_json)?.worker_plan_json(f),
@@ -300,24 +183,11 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let repeats = a.repeats.unwrap_or(1);
-    if repeats == 0 {
-        return Err(bad(
-            "repeats",
-            "repeats = 0 is not allowed: expected a whole number ≥ 1".into(),
-        ));
-    }
-    if let Some(p) = &a.price {
+    let repeats = plan.repeats;
+    {
         let store = Store::open(db)?;
-        if store.price(p)?.is_none() {
-            let names: Vec<String> = store.prices()?.into_iter().map(|r| r.0.offering).collect();
-            return Err(bad(
-                "price",
-                format!(
-                    "price = {p} is not allowed: expected one of the price table's offerings: {}",
-                    names.join("; ")
-                ),
-            ));
+        if let Some(r) = check_price(&store, a.price.as_deref())? {
+            return Err(r.into());
         }
     }
     let timeout = match a.timeout.unwrap_or(600.0) {
@@ -332,33 +202,8 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
     let sweep_started = std::time::Instant::now();
     let mut store = open_store(db)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let sweep = store.create_sweep(&command, configs.len() as u32, repeats)?;
-    let plan = interleaved_plan(configs.len(), repeats as usize);
-    let mut queued = Vec::new();
-    for (c, r) in &plan {
-        let cfg = &configs[*c];
-        let spec_json = serde_json::Value::Object(cfg.spec.clone()).to_string();
-        let key = json!({"framework": cfg.framework, "environment": cfg.env, "spec": cfg.spec})
-            .to_string();
-        let id = store.insert_run(&NewRun {
-            sweep_id: Some(sweep),
-            config_key: key,
-            repeat_index: *r as u32,
-            framework: cfg.framework.clone(),
-            model: cfg.spec["model"].as_str().unwrap_or_default().to_owned(),
-            precision: cfg.spec["precision"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            device: cfg.spec["device"].as_str().unwrap_or_default().to_owned(),
-            devices: cfg.spec["devices"].as_u64().unwrap_or(1) as u32,
-            batch_size: cfg.spec["batch_size"].as_u64().unwrap_or(0),
-            data: cfg.spec["data"].as_str().unwrap_or_default().to_owned(),
-            spec_json: spec_json.clone(),
-            price_offering: a.price.clone(),
-        })?;
-        queued.push((id, spec_json, cfg.label.clone(), *c));
-    }
+    let (sweep, queued) = queue_sweep(&store, &plan, a.price.as_deref(), &command)?;
+    let order: Vec<(usize, usize)> = interleaved_plan(configs.len(), repeats as usize);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -378,7 +223,16 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
                 let _ = cancel_tx.send(true);
             }
         });
-        for (n, (id, spec_json, label, c)) in queued.iter().enumerate() {
+        for (
+            n,
+            QueuedRun {
+                id,
+                spec_json,
+                label,
+                config: c,
+            },
+        ) in queued.iter().enumerate()
+        {
             if *cancel_rx.borrow() {
                 store.finish_run(
                     *id,
@@ -413,11 +267,11 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
     drop(runtime);
     let rows: Vec<_> = queued
         .iter()
-        .map(|(id, _, _, _)| store.run_row(*id))
+        .map(|q| store.run_row(q.id))
         .collect::<Result<_, _>>()?;
     let mut groups = Vec::new();
     for (c, cfg) in configs.iter().enumerate() {
-        let members: Vec<_> = plan
+        let members: Vec<_> = order
             .iter()
             .zip(&rows)
             .filter(|((ci, _), _)| *ci == c)
