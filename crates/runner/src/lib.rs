@@ -128,6 +128,8 @@ pub trait Progress {
     fn event(&mut self, run_id: i64, event: &Event);
     /// Lines that are not protocol events (log text).
     fn log(&mut self, _run_id: i64, _line: &str) {}
+    /// Telemetry samples as they are stored (every flush, 2 Hz by default).
+    fn telemetry(&mut self, _run_id: i64, _samples: &[TelemetrySample]) {}
 }
 
 /// How a run ended.
@@ -326,6 +328,7 @@ async fn run_one(
                 }
             },
             _ = flush_tick.tick() => {
+                progress.telemetry(run_id, &samples);
                 store.record(run_id, &events, &samples)?;
                 events.clear();
                 samples.clear();
