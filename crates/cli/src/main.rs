@@ -105,16 +105,9 @@ fn bad(field: &str, message: String) -> CliError {
     }
 }
 
-/// The database: `--db`, else `$TRAINBENCH_DB`, else the XDG data directory.
+/// The database: `--db`, else the studio's default (`$TRAINBENCH_DB`, else the XDG data directory).
 fn db_path(flag: Option<PathBuf>) -> PathBuf {
-    flag.or_else(|| std::env::var_os("TRAINBENCH_DB").map(PathBuf::from))
-        .unwrap_or_else(|| {
-            let data = std::env::var_os("XDG_DATA_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-                .unwrap_or_else(|| PathBuf::from("."));
-            data.join("trainbench").join("trainbench.sqlite")
-        })
+    flag.unwrap_or_else(trainbench_store::default_path)
 }
 
 fn open_store(path: &std::path::Path) -> Result<Store, CliError> {

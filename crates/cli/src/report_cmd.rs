@@ -17,42 +17,12 @@ use crate::{bad, open_store, parse_ids, CliError};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Writes a file whole or not at all: a temporary file beside it, renamed.
+/// Writes a file whole or not at all (a temporary file beside it, renamed).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    if !dir.is_dir() {
-        return Err(bad(
-            "output",
-            format!(
-                "output = {} is not allowed: its folder {} does not exist",
-                path.display(),
-                dir.display()
-            ),
-        ));
-    }
-    let name = path.file_name().ok_or_else(|| {
-        bad(
-            "output",
-            format!(
-                "output = {} is not allowed: expected a file name",
-                path.display()
-            ),
-        )
-    })?;
-    let tmp = dir.join(format!(
-        ".{}.partial-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            CliError::Failed(format!("writing {}: {e}", path.display()))
-        })
+    trainbench_report::write_atomic(path, bytes).map_err(|e| match e {
+        trainbench_report::ReportError::Invalid { field, .. } => bad(field, e.to_string()),
+        e => CliError::Failed(e.to_string()),
+    })
 }
 
 fn parse_charts(names: &[String]) -> Result<Vec<ChartKind>, CliError> {

@@ -14,6 +14,7 @@ use crate::summary::{aggregate_repeats, scaling_efficiency, RunStatus, RunSummar
 
 /// The four headline metrics of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     Throughput,
@@ -80,6 +81,7 @@ const MIB: f64 = 1_048_576.0;
 
 /// Whether each entry is one run or all repeats of one configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Grouping {
     #[default]
@@ -100,6 +102,7 @@ impl Grouping {
 /// One metric of one entry. `value` is `None` when it was not measured (or the
 /// target was not reached); `note` then says which.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct MetricValue {
     pub value: Option<f64>,
     pub ci95: Option<Interval>,
@@ -111,6 +114,7 @@ pub struct MetricValue {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct CompareEntry {
     /// Stable key of the entry: the run id (runs) or the configuration key.
     pub key: String,
@@ -135,6 +139,7 @@ pub struct CompareEntry {
 
 /// How sure a winner is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
     /// The winner's 95 % interval does not overlap the runner-up's.
@@ -150,6 +155,7 @@ pub enum Confidence {
 
 /// One row of the decision matrix: which entry wins a metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Decision {
     pub metric: Metric,
     /// Index into `entries`; `None` when no entry has the metric.
@@ -162,6 +168,7 @@ pub struct Decision {
 
 /// Throughput over device count for entries that differ only in devices.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ScalingSeries {
     /// The shared configuration without its device count.
     pub label: String,
@@ -170,6 +177,7 @@ pub struct ScalingSeries {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Comparison {
     pub grouping: Grouping,
     /// Index into `entries`.

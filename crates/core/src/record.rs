@@ -8,6 +8,7 @@ use crate::summary::{MemoryPeak, RunStatus, RunSummary};
 
 /// A run as listed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RunRow {
     pub id: i64,
     pub sweep_id: Option<i64>,
@@ -36,6 +37,7 @@ pub struct RunRow {
 
 /// The machine an imported run came from, and when it arrived.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RunOrigin {
     pub machine_id: String,
     pub hostname: String,
@@ -48,6 +50,7 @@ pub struct RunOrigin {
 
 /// Everything stored about one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RunDetail {
     #[serde(flatten)]
     pub row: RunRow,
@@ -66,6 +69,7 @@ pub struct RunDetail {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct StoredWindow {
     pub index: u64,
     pub first_step: u64,
@@ -78,6 +82,7 @@ pub struct StoredWindow {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct StoredEval {
     pub step: u64,
     pub epoch: f64,

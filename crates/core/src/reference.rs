@@ -34,6 +34,7 @@ pub fn split_csv_line(line: &str) -> Vec<String> {
 
 /// Dense peak throughput of one GPU model, TFLOP/s.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct GpuPeak {
     pub device: String,
     pub fp32_tflops: f64,
@@ -113,6 +114,7 @@ pub fn gpu_peak_for(name: &str) -> Option<GpuPeak> {
 
 /// A price row for cost per epoch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PriceRow {
     pub offering: String,
     pub devices: u32,

@@ -18,6 +18,7 @@ use crate::telemetry::TelemetrySample;
 
 /// A chart a comparison can show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum ChartKind {
     Throughput,
@@ -67,6 +68,7 @@ impl ChartKind {
 
 /// What a saved comparison shows besides its runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct SessionSettings {
     pub grouping: Grouping,
@@ -89,6 +91,7 @@ impl Default for SessionSettings {
 
 /// A saved session as listed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SavedSession {
     pub id: i64,
     pub uid: String,
@@ -129,6 +132,7 @@ pub const MAX_ROWS_PER_RUN: usize = 2_000_000;
 const MAX_TEXT: usize = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct MachineInfo {
     /// Random id of the exporting database, created once.
@@ -137,6 +141,7 @@ pub struct MachineInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct PortableSession {
     pub uid: String,
@@ -148,6 +153,7 @@ pub struct PortableSession {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct PortableEval {
     pub step: u64,
@@ -160,6 +166,7 @@ pub struct PortableEval {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct PortableMemory {
     pub device: String,
@@ -170,6 +177,7 @@ pub struct PortableMemory {
 
 /// One run with everything measured about it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct PortableRun {
     /// Globally unique id of the run (stays with it across machines).
@@ -216,6 +224,7 @@ pub struct PortableRun {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct SessionFile {
     pub format: String,

@@ -35,6 +35,7 @@ impl WindowTiming {
 
 /// A 95 % confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Interval {
     pub low: f64,
     pub high: f64,
@@ -45,6 +46,7 @@ pub const WARMUP_RULE: &str = "the first window is warm-up when there are at lea
 
 /// Steady-state throughput of one run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SteadyThroughput {
     pub windows_total: usize,
     pub windows_warmup: usize,

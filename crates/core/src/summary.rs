@@ -12,6 +12,7 @@ use crate::stats::{mean_ci95, steady_throughput, Interval, WindowTiming};
 pub const IMAGENET_1K_TRAIN: (&str, u64) = ("ImageNet-1k train (1,281,167 images)", 1_281_167);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Queued,
@@ -53,6 +54,7 @@ impl RunStatus {
 
 /// A peak memory figure with its source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct MemoryPeak {
     pub device: String,
     /// `allocator`, `nvml_process`, `process_rss` (the worker's VmHWM) or
@@ -87,6 +89,7 @@ pub struct RunMeasurements {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RunSummary {
     pub throughput_samples_per_s: Option<f64>,
     pub throughput_ci95: Option<Interval>,
@@ -244,6 +247,7 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
 
 /// Repeats of one configuration, aggregated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RepeatSummary {
     pub runs: usize,
     pub runs_with_throughput: usize,

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// One sample of one source at one instant.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct TelemetrySample {
     /// CLOCK_MONOTONIC nanoseconds (the clock worker events use).

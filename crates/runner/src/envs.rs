@@ -98,6 +98,7 @@ pub fn home() -> PathBuf {
 
 /// One environment a framework can run in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct FrameworkEnv {
     /// `torch-2.13.0` for the studio's own, the person's name for a registered one.
     pub name: String,
@@ -111,11 +112,13 @@ pub struct FrameworkEnv {
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 struct Registry {
     environments: BTreeMap<String, Registered>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 struct Registered {
     framework: String,
     python: PathBuf,

@@ -14,6 +14,7 @@ use crate::WorkerCommand;
 /// Every setting of a sweep; several values in a list make several
 /// configurations.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SweepRequest {
     pub model: Vec<String>,
     /// `tch`, `pytorch`, `tensorflow`, `jax`, or `FRAMEWORK@ENVIRONMENT`.
@@ -79,6 +80,7 @@ pub struct PlannedConfig {
 
 /// A combination that cannot run, and why (the field, the value, what is allowed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Rejected {
     /// The combination, or `all` for a setting every combination shares.
     pub label: String,

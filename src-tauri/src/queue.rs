@@ -1,0 +1,595 @@
+//! The run queue: one configuration at a time, on its own thread with its own
+//! database connection, so the window stays responsive while a worker trains.
+//!
+//! Each run keeps a live view ([`LiveRun`]) that any number of UI channels
+//! can watch; updates go out as deltas, at most every [`SEND_EVERY`], plus one
+//! at once when the run ends.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tauri::ipc::Channel;
+use tokio::sync::watch;
+use trainbench_core::protocol::Event;
+use trainbench_core::stats::{steady_throughput, WindowTiming};
+use trainbench_core::summary::RunStatus;
+use trainbench_core::telemetry::TelemetrySample;
+use trainbench_probe::GpuProbe;
+use trainbench_runner::{Progress, Runner, RunnerOptions, WorkerCommand};
+use trainbench_store::Store;
+
+/// How often a watched run's progress is sent to the UI at most.
+pub const SEND_EVERY: Duration = Duration::from_millis(250);
+/// Log lines kept per live run.
+const LOG_TAIL: usize = 200;
+/// Finished runs whose live view is kept (for a UI that reopens it).
+const KEEP_FINISHED: usize = 20;
+
+/// A queued run, as the queue thread receives it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub run_id: i64,
+    pub spec_json: String,
+    pub label: String,
+    pub worker: WorkerCommand,
+    pub db: PathBuf,
+}
+
+/// One point of a live run's curves; times in seconds since the worker started.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct LivePoint {
+    pub t_s: f64,
+    pub step: u64,
+    pub samples_per_s: f64,
+    pub loss: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct LiveEval {
+    pub t_s: f64,
+    pub step: u64,
+    pub accuracy: f64,
+}
+
+/// Device or host use at one instant.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct LiveTelemetry {
+    pub t_s: f64,
+    /// `host` or `gpu:N`.
+    pub source: String,
+    /// Device memory in use (GPU) or the worker's resident memory (host).
+    pub memory_bytes: Option<u64>,
+    pub util_percent: Option<f64>,
+    pub power_w: Option<f64>,
+    pub cpu_percent: Option<f64>,
+}
+
+/// Where a run is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Queued,
+    Starting,
+    Training,
+    Finished,
+}
+
+/// Everything the live view of one run shows.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct LiveRun {
+    pub run_id: i64,
+    pub label: String,
+    pub phase: Phase,
+    /// The stored status once finished (`completed`, `failed`, …).
+    pub status: Option<RunStatus>,
+    pub reason: Option<String>,
+    pub step: u64,
+    pub total_steps: Option<u64>,
+    /// The last window's throughput, samples/s.
+    pub current_samples_per_s: Option<f64>,
+    /// Median of the windows after warm-up so far (the summary's rule), samples/s.
+    pub steady_samples_per_s: Option<f64>,
+    pub points: Vec<LivePoint>,
+    pub evals: Vec<LiveEval>,
+    pub telemetry: Vec<LiveTelemetry>,
+    pub log: Vec<String>,
+    /// Log lines dropped from the front (the tail is kept).
+    #[serde(skip)]
+    #[specta(skip)]
+    log_dropped: usize,
+}
+
+/// What changed since the last update (the UI appends the lists).
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct LiveUpdate {
+    pub run_id: i64,
+    pub phase: Phase,
+    pub status: Option<RunStatus>,
+    pub reason: Option<String>,
+    pub step: u64,
+    pub total_steps: Option<u64>,
+    pub current_samples_per_s: Option<f64>,
+    pub steady_samples_per_s: Option<f64>,
+    pub points: Vec<LivePoint>,
+    pub evals: Vec<LiveEval>,
+    pub telemetry: Vec<LiveTelemetry>,
+    pub log: Vec<String>,
+}
+
+/// One entry of the queue as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct QueueEntry {
+    pub run_id: i64,
+    pub label: String,
+    pub phase: Phase,
+    pub status: Option<RunStatus>,
+    pub step: u64,
+    pub total_steps: Option<u64>,
+}
+
+impl LiveRun {
+    fn new(run_id: i64, label: String) -> LiveRun {
+        LiveRun {
+            run_id,
+            label,
+            phase: Phase::Queued,
+            status: None,
+            reason: None,
+            step: 0,
+            total_steps: None,
+            current_samples_per_s: None,
+            steady_samples_per_s: None,
+            points: Vec::new(),
+            evals: Vec::new(),
+            telemetry: Vec::new(),
+            log: Vec::new(),
+            log_dropped: 0,
+        }
+    }
+
+    fn update_from(&self, sent: &Sent) -> LiveUpdate {
+        LiveUpdate {
+            run_id: self.run_id,
+            phase: self.phase,
+            status: self.status,
+            reason: self.reason.clone(),
+            step: self.step,
+            total_steps: self.total_steps,
+            current_samples_per_s: self.current_samples_per_s,
+            steady_samples_per_s: self.steady_samples_per_s,
+            points: self.points[sent.points.min(self.points.len())..].to_vec(),
+            evals: self.evals[sent.evals.min(self.evals.len())..].to_vec(),
+            telemetry: self.telemetry[sent.telemetry.min(self.telemetry.len())..].to_vec(),
+            log: self.log[sent
+                .log
+                .saturating_sub(self.log_dropped)
+                .min(self.log.len())..]
+                .to_vec(),
+        }
+    }
+
+    fn entry(&self) -> QueueEntry {
+        QueueEntry {
+            run_id: self.run_id,
+            label: self.label.clone(),
+            phase: self.phase,
+            status: self.status,
+            step: self.step,
+            total_steps: self.total_steps,
+        }
+    }
+}
+
+/// How much of a live run its watchers have been sent (log lines counted
+/// from the first ever, dropped ones included).
+#[derive(Debug, Default, Clone, Copy)]
+struct Sent {
+    points: usize,
+    evals: usize,
+    telemetry: usize,
+    log: usize,
+}
+
+#[derive(Default)]
+struct State {
+    /// Runs in queue order, the running one first; finished ones at the end.
+    order: VecDeque<i64>,
+    live: HashMap<i64, LiveRun>,
+    watchers: HashMap<i64, Vec<Channel<LiveUpdate>>>,
+    sent: HashMap<i64, Sent>,
+    last_sent: HashMap<i64, Instant>,
+    /// The running run and the switch that cancels it.
+    running: Option<(i64, watch::Sender<bool>)>,
+    /// Queued runs cancelled before they started.
+    cancelled: Vec<i64>,
+    /// Window timings of the running run (for the steady throughput so far).
+    windows: Vec<WindowTiming>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("order", &self.order)
+            .field("running", &self.running.as_ref().map(|r| r.0))
+            .finish()
+    }
+}
+
+/// The queue: a sender to its thread and the shared live state.
+#[derive(Debug, Clone)]
+pub struct Queue {
+    tx: mpsc::Sender<Job>,
+    state: Arc<Mutex<State>>,
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    // A panic elsewhere must not stop the queue from being read.
+    state
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Queue {
+    /// Starts the queue thread.
+    pub fn start(opts: RunnerOptions) -> Queue {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let state = Arc::new(Mutex::new(State::default()));
+        let shared = state.clone();
+        std::thread::Builder::new()
+            .name("trainbench-queue".into())
+            .spawn(move || queue_thread(rx, shared, opts))
+            .map(drop)
+            .unwrap_or_else(|e| eprintln!("trainbench-studio: cannot start the queue: {e}"));
+        Queue { tx, state }
+    }
+
+    /// Adds runs (already stored as `queued`) to the end of the queue.
+    pub fn push(&self, jobs: Vec<Job>) -> Result<(), String> {
+        {
+            let mut s = lock(&self.state);
+            for j in &jobs {
+                s.live
+                    .insert(j.run_id, LiveRun::new(j.run_id, j.label.clone()));
+                let pos = s
+                    .order
+                    .iter()
+                    .position(|id| s.live.get(id).is_some_and(|l| l.phase == Phase::Finished))
+                    .unwrap_or(s.order.len());
+                s.order.insert(pos, j.run_id);
+            }
+        }
+        for j in jobs {
+            self.tx
+                .send(j)
+                .map_err(|_| "the run queue has stopped".to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Cancels a queued or running run; false when the queue does not hold it
+    /// unfinished.
+    pub fn cancel(&self, run_id: i64) -> bool {
+        let mut s = lock(&self.state);
+        if let Some((id, switch)) = &s.running {
+            if *id == run_id {
+                let _ = switch.send(true);
+                return true;
+            }
+        }
+        let queued = s
+            .live
+            .get(&run_id)
+            .is_some_and(|l| l.phase == Phase::Queued);
+        if queued && !s.cancelled.contains(&run_id) {
+            s.cancelled.push(run_id);
+        }
+        queued
+    }
+
+    /// Cancels everything unfinished; returns how many runs that was.
+    pub fn cancel_all(&self) -> usize {
+        let ids: Vec<i64> = lock(&self.state)
+            .live
+            .values()
+            .filter(|l| l.phase != Phase::Finished)
+            .map(|l| l.run_id)
+            .collect();
+        ids.into_iter().filter(|id| self.cancel(*id)).count()
+    }
+
+    /// Runs not finished yet (queued or running).
+    pub fn unfinished(&self) -> usize {
+        lock(&self.state)
+            .live
+            .values()
+            .filter(|l| l.phase != Phase::Finished)
+            .count()
+    }
+
+    pub fn entries(&self) -> Vec<QueueEntry> {
+        let s = lock(&self.state);
+        s.order
+            .iter()
+            .filter_map(|id| s.live.get(id).map(LiveRun::entry))
+            .collect()
+    }
+
+    /// Sends the run's progress to `channel` from now on; returns what there is
+    /// so far (`None` when the queue does not know the run).
+    pub fn watch(&self, run_id: i64, channel: Channel<LiveUpdate>) -> Option<LiveRun> {
+        let mut s = lock(&self.state);
+        let live = s.live.get(&run_id)?.clone();
+        if live.phase != Phase::Finished {
+            s.watchers.entry(run_id).or_default().push(channel);
+        }
+        Some(live)
+    }
+}
+
+fn queue_thread(rx: mpsc::Receiver<Job>, state: Arc<Mutex<State>>, opts: RunnerOptions) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("trainbench-studio: cannot start the queue's runtime: {e}");
+            return;
+        }
+    };
+    let gpu = GpuProbe::open();
+    let mut store: Option<(PathBuf, Store)> = None;
+    while let Ok(job) = rx.recv() {
+        if store.as_ref().is_none_or(|(p, _)| *p != job.db) {
+            match Store::open(&job.db) {
+                Ok(s) => store = Some((job.db.clone(), s)),
+                Err(e) => {
+                    finish_live(&state, job.run_id, RunStatus::Failed, Some(e.to_string()));
+                    continue;
+                }
+            }
+        }
+        let Some((_, db)) = store.as_mut() else {
+            continue;
+        };
+        let cancelled_before = {
+            let mut s = lock(&state);
+            let was = s.cancelled.contains(&job.run_id);
+            s.cancelled.retain(|id| *id != job.run_id);
+            was
+        };
+        if cancelled_before {
+            let reason = "cancelled before it started";
+            let stored = db.finish_run(
+                job.run_id,
+                RunStatus::Cancelled,
+                Some(reason),
+                None,
+                None,
+                "",
+            );
+            let reason = stored.err().map_or(reason.to_string(), |e| e.to_string());
+            finish_live(&state, job.run_id, RunStatus::Cancelled, Some(reason));
+            continue;
+        }
+        let (switch, cancel) = watch::channel(false);
+        {
+            let mut s = lock(&state);
+            s.running = Some((job.run_id, switch));
+            s.windows.clear();
+            if let Some(l) = s.live.get_mut(&job.run_id) {
+                l.phase = Phase::Starting;
+            }
+        }
+        let mut progress = LiveProgress {
+            state: state.clone(),
+            origin_ns: None,
+        };
+        let runner = Runner {
+            worker: job.worker.clone(),
+            gpu: &gpu,
+            opts,
+        };
+        let outcome =
+            runtime.block_on(runner.run(db, job.run_id, &job.spec_json, &mut progress, cancel));
+        lock(&state).running = None;
+        match outcome {
+            Ok(o) => finish_live(&state, job.run_id, o.status, o.reason),
+            Err(e) => {
+                let reason = e.to_string();
+                let _ = db.finish_run(
+                    job.run_id,
+                    RunStatus::Failed,
+                    Some(&reason),
+                    Some("internal"),
+                    None,
+                    "",
+                );
+                finish_live(&state, job.run_id, RunStatus::Failed, Some(reason));
+            }
+        }
+    }
+}
+
+/// Marks a run finished, sends the last update and drops its watchers.
+fn finish_live(state: &Mutex<State>, run_id: i64, status: RunStatus, reason: Option<String>) {
+    let mut s = lock(state);
+    if let Some(l) = s.live.get_mut(&run_id) {
+        l.phase = Phase::Finished;
+        l.status = Some(status);
+        l.reason = reason;
+    }
+    send(&mut s, run_id);
+    s.watchers.remove(&run_id);
+    s.sent.remove(&run_id);
+    s.last_sent.remove(&run_id);
+    if let Some(pos) = s.order.iter().position(|id| *id == run_id) {
+        s.order.remove(pos);
+        s.order.push_back(run_id);
+    }
+    // Forget the oldest finished runs beyond the ones kept.
+    let finished: Vec<i64> = s
+        .order
+        .iter()
+        .copied()
+        .filter(|id| s.live.get(id).is_some_and(|l| l.phase == Phase::Finished))
+        .collect();
+    for id in finished
+        .iter()
+        .take(finished.len().saturating_sub(KEEP_FINISHED))
+    {
+        s.live.remove(id);
+        s.order.retain(|x| x != id);
+    }
+}
+
+/// Sends what changed to the run's watchers (dropping closed channels).
+fn send(s: &mut State, run_id: i64) {
+    let Some(live) = s.live.get(&run_id) else {
+        return;
+    };
+    let sent = s.sent.get(&run_id).copied().unwrap_or_default();
+    let update = live.update_from(&sent);
+    let now_sent = Sent {
+        points: live.points.len(),
+        evals: live.evals.len(),
+        telemetry: live.telemetry.len(),
+        log: live.log_dropped + live.log.len(),
+    };
+    if let Some(ws) = s.watchers.get_mut(&run_id) {
+        ws.retain(|c| c.send(update.clone()).is_ok());
+    }
+    s.sent.insert(run_id, now_sent);
+    s.last_sent.insert(run_id, Instant::now());
+}
+
+fn maybe_send(s: &mut State, run_id: i64) {
+    let due = s
+        .last_sent
+        .get(&run_id)
+        .is_none_or(|t| t.elapsed() >= SEND_EVERY);
+    if due {
+        send(s, run_id);
+    }
+}
+
+/// The runner's progress, written into the live view.
+struct LiveProgress {
+    state: Arc<Mutex<State>>,
+    /// The first instant seen (telemetry or an event): time zero of the curves.
+    origin_ns: Option<u64>,
+}
+
+impl LiveProgress {
+    fn t_s(&mut self, t_ns: u64) -> f64 {
+        let origin = *self.origin_ns.get_or_insert(t_ns);
+        (t_ns as f64 - origin as f64) / 1e9
+    }
+}
+
+impl Progress for LiveProgress {
+    fn event(&mut self, run_id: i64, event: &Event) {
+        let t = match event {
+            Event::Hello { t_ns, .. }
+            | Event::FirstStep { t_ns, .. }
+            | Event::Done { t_ns, .. } => Some(self.t_s(*t_ns)),
+            Event::Window { end_ns, .. } | Event::Eval { t_ns: end_ns, .. } => {
+                Some(self.t_s(*end_ns))
+            }
+            _ => None,
+        };
+        let mut s = lock(&self.state);
+        let mut windows = std::mem::take(&mut s.windows);
+        if let Some(l) = s.live.get_mut(&run_id) {
+            match event {
+                Event::Hello { total_steps, .. } => {
+                    l.total_steps = Some(*total_steps);
+                    l.phase = Phase::Training;
+                }
+                Event::Window {
+                    first_step,
+                    steps,
+                    samples,
+                    start_ns,
+                    end_ns,
+                    loss_mean,
+                    ..
+                } => {
+                    let w = WindowTiming {
+                        samples: *samples,
+                        start_ns: *start_ns,
+                        end_ns: *end_ns,
+                    };
+                    windows.push(w);
+                    l.step = first_step + steps;
+                    let tp = w.throughput();
+                    l.current_samples_per_s = tp.is_finite().then_some(tp);
+                    l.steady_samples_per_s =
+                        steady_throughput(&windows).map(|st| st.median_samples_per_s);
+                    l.points.push(LivePoint {
+                        t_s: t.unwrap_or(0.0),
+                        step: l.step,
+                        samples_per_s: tp,
+                        loss: *loss_mean,
+                    });
+                }
+                Event::Eval { step, accuracy, .. } => l.evals.push(LiveEval {
+                    t_s: t.unwrap_or(0.0),
+                    step: *step,
+                    accuracy: *accuracy,
+                }),
+                Event::Done { steps, .. } => l.step = *steps,
+                Event::Error { message, .. } => {
+                    push_log(l, format!("error: {message}"));
+                }
+                _ => {}
+            }
+        }
+        s.windows = windows;
+        maybe_send(&mut s, run_id);
+    }
+
+    fn log(&mut self, run_id: i64, line: &str) {
+        let mut s = lock(&self.state);
+        if let Some(l) = s.live.get_mut(&run_id) {
+            push_log(l, line.to_owned());
+        }
+        maybe_send(&mut s, run_id);
+    }
+
+    fn telemetry(&mut self, run_id: i64, samples: &[TelemetrySample]) {
+        let points: Vec<LiveTelemetry> = samples
+            .iter()
+            .map(|x| LiveTelemetry {
+                t_s: self.t_s(x.t_ns),
+                source: x.source.clone(),
+                memory_bytes: if x.source == "host" {
+                    x.rss_bytes
+                } else {
+                    x.mem_used_bytes
+                },
+                util_percent: x.util_percent,
+                power_w: x.power_w,
+                cpu_percent: x.cpu_percent,
+            })
+            .collect();
+        let mut s = lock(&self.state);
+        if let Some(l) = s.live.get_mut(&run_id) {
+            l.telemetry.extend(points);
+        }
+        maybe_send(&mut s, run_id);
+    }
+}
+
+fn push_log(l: &mut LiveRun, line: String) {
+    l.log.push(line);
+    if l.log.len() > LOG_TAIL * 2 {
+        let drop = l.log.len() - LOG_TAIL;
+        l.log.drain(..drop);
+        l.log_dropped += drop;
+    }
+}

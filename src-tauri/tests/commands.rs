@@ -1,0 +1,482 @@
+//! The desktop app's commands through Tauri's mock runtime and real IPC
+//! requests: a real SQLite file, real tch workers training a tiny model on the
+//! CPU, the real queue thread. Only the window is mocked (no webview here; the
+//! real window is driven over WebDriver in `ui/e2e`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, Channel, InvokeBody, InvokeResponseBody};
+use tauri::test::{
+    get_ipc_response, mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY,
+};
+use tauri::webview::InvokeRequest;
+use tauri::{Manager, WebviewWindow};
+use trainbench_studio::queue::LiveUpdate;
+use trainbench_studio::settings::{Settings, Theme};
+use trainbench_studio::{configure, Studio};
+
+struct App {
+    _app: tauri::App<MockRuntime>,
+    window: WebviewWindow<MockRuntime>,
+    dir: PathBuf,
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("studio-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn setup_env() {
+    // The libtorch worker lives beside the test binary's folder (target/debug).
+    let exe = std::env::current_exe().expect("test binary");
+    let worker = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("trainbench-worker-tch"))
+        .expect("target dir");
+    assert!(
+        worker.is_file(),
+        "{} is missing: run `cargo build -p trainbench-engine-tch` first (cargo test --workspace builds it)",
+        worker.display()
+    );
+    std::env::set_var("TRAINBENCH_WORKER_TCH", worker);
+    std::env::set_var("TRAINBENCH_NO_NVML", "1");
+    std::env::set_var("OMP_NUM_THREADS", "1");
+}
+
+fn open_app(dir: &Path) -> App {
+    setup_env();
+    let settings = Settings {
+        database: dir.join("studio.sqlite").display().to_string(),
+        theme: Theme::System,
+        file: dir.join("studio.json").display().to_string(),
+    };
+    let studio = Studio::new(settings).expect("studio opens its database");
+    let app = configure(mock_builder(), studio)
+        .build(mock_context(noop_assets()))
+        .expect("mock app builds");
+    let window = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .expect("mock window");
+    App {
+        _app: app,
+        window,
+        dir: dir.to_path_buf(),
+    }
+}
+
+impl App {
+    /// Invokes a command the way the UI does; `Err` holds the `{code, message}` error.
+    fn call(&self, cmd: &str, args: Value) -> Result<Value, Value> {
+        let res = get_ipc_response(
+            &self.window,
+            InvokeRequest {
+                cmd: cmd.into(),
+                callback: CallbackFn(0),
+                error: CallbackFn(1),
+                url: "tauri://localhost".parse().expect("url"),
+                body: InvokeBody::Json(args),
+                headers: Default::default(),
+                invoke_key: INVOKE_KEY.to_string(),
+            },
+        );
+        res.map(|b| b.deserialize::<Value>().expect("JSON response"))
+    }
+
+    fn ok(&self, cmd: &str, args: Value) -> Value {
+        self.call(cmd, args)
+            .unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
+    }
+
+    fn err(&self, cmd: &str, args: Value) -> Value {
+        match self.call(cmd, args) {
+            Ok(v) => panic!("{cmd} should have failed, returned {v}"),
+            Err(e) => e,
+        }
+    }
+
+    fn studio(&self) -> tauri::State<'_, Studio> {
+        self.window.state::<Studio>()
+    }
+
+    /// Waits until the queue has nothing unfinished.
+    fn wait_idle(&self, limit: Duration) {
+        let start = Instant::now();
+        while self.ok("unfinished_runs", json!({})).as_u64() != Some(0) {
+            assert!(
+                start.elapsed() < limit,
+                "runs still unfinished after {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn request(extra: Value) -> Value {
+    let mut r = json!({
+        "model": ["resnet_mini"], "framework": ["tch"], "precision": ["fp32"], "compile": ["off"],
+        "devices": [1], "parallel": null, "batch_size": [16], "device": null, "steps": 24,
+        "epochs": null, "data": "synthetic", "num_classes": null, "target_accuracy": null,
+        "stop_at_target": true, "window_steps": 4, "threads": 1, "lr": null, "repeats": 1, "price": null
+    });
+    if let (Some(r), Some(e)) = (r.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            r.insert(k.clone(), v.clone());
+        }
+    }
+    r
+}
+
+fn assert_error(e: &Value, code: &str, needles: &[&str]) {
+    assert_eq!(e["code"], code, "error {e}");
+    let m = e["message"].as_str().unwrap_or_default();
+    for n in needles {
+        assert!(m.contains(n), "message {m:?} should mention {n:?}");
+    }
+}
+
+#[test]
+fn wizard_choices_and_plans_use_the_runners_rules() {
+    let dir = scratch("plan");
+    let app = open_app(&dir);
+    let info = app.ok("app_info", json!({}));
+    assert_eq!(info["machine"]["gpus"], json!([]));
+    assert!(info["machine"]["gpu_unavailable"]
+        .as_str()
+        .is_some_and(|s| s.contains("no NVIDIA GPU")));
+    assert!(info["machine"]["cpu_cores"].as_u64().unwrap_or(0) >= 1);
+    let vit = info["models"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["name"] == "vit_base_patch16_224"))
+        .expect("ViT-B/16 in the catalogue")
+        .clone();
+    // timm's ViT-B/16 has 86.6 M parameters; FLOPs are forward + backward.
+    let params = vit["param_count"].as_f64().unwrap_or(0.0);
+    assert!((86.0e6..87.0e6).contains(&params), "{params}");
+    assert!(vit["flops_per_sample"].as_f64().unwrap_or(0.0) > 3.0 * 17.0e9);
+    let tch = &info["frameworks"][0];
+    assert_eq!(tch["key"], "tch");
+    assert_eq!(tch["installed"], true, "{tch}");
+
+    // 2 models × 2 precisions × 2 repeats, one combination refused on the CPU.
+    let plan = app.ok(
+        "plan",
+        json!({"request": request(json!({
+            "model": ["resnet_mini", "vit_mini_patch4_32"],
+            "precision": ["fp32", "amp-fp16"],
+            "repeats": 2
+        }))}),
+    );
+    assert_eq!(plan["repeats"], 2);
+    let rejected = plan["rejected"].as_array().expect("rejected");
+    assert!(!rejected.is_empty(), "{plan}");
+    assert!(rejected.iter().all(|r| r["field"] == "precision"), "{plan}");
+    assert_eq!(
+        plan["runs"].as_u64(),
+        Some(2 * plan["configurations"].as_array().map_or(0, Vec::len) as u64)
+    );
+
+    // A bad value in a field every combination shares.
+    let plan = app.ok(
+        "plan",
+        json!({"request": request(json!({"batch_size": [0]}))}),
+    );
+    assert_eq!(plan["rejected"][0]["field"], "batch_size", "{plan}");
+    let plan = app.ok(
+        "plan",
+        json!({"request": request(json!({"price": "No Such Cloud"}))}),
+    );
+    assert_eq!(plan["rejected"][0]["field"], "price");
+    assert_eq!(plan["rejected"][0]["label"], "all");
+
+    // Starting a sweep that cannot run stores nothing.
+    let e = app.err(
+        "start_sweep",
+        json!({"request": request(json!({"precision": ["amp-fp16"]})), "skipRejected": false}),
+    );
+    assert_error(&e, "bad_input", &["precision"]);
+    let e = app.err(
+        "start_sweep",
+        json!({"request": request(json!({"price": "No Such Cloud"})), "skipRejected": true}),
+    );
+    assert_error(&e, "bad_input", &["price = No Such Cloud", "expected"]);
+    assert_eq!(app.ok("list_runs", json!({})), json!([]));
+
+    // A malformed request names what is wrong (serde's error, as a string).
+    assert!(app
+        .call("plan", json!({"request": {"model": "x"}}))
+        .is_err());
+}
+
+#[test]
+fn a_sweep_runs_streams_progress_compares_and_is_saved() {
+    let dir = scratch("sweep");
+    let app = open_app(&dir);
+    let started = app.ok(
+        "start_sweep",
+        json!({"request": request(json!({"precision": ["fp32", "amp-bf16"]})), "skipRejected": false}),
+    );
+    let ids: Vec<i64> = started["run_ids"]
+        .as_array()
+        .expect("run ids")
+        .iter()
+        .filter_map(Value::as_i64)
+        .collect();
+    assert_eq!(ids.len(), 2);
+
+    // Watch the first run through a channel, as the live view does.
+    let raw: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let raw_sink = raw.clone();
+    let channel = Channel::<LiveUpdate>::new(move |body| {
+        if let InvokeResponseBody::Json(s) = body {
+            if let Ok(v) = serde_json::from_str::<Value>(&s) {
+                raw_sink.lock().expect("lock").push(v);
+            }
+        }
+        Ok(())
+    });
+    let snapshot = app
+        .studio()
+        .queue
+        .watch(ids[0], channel)
+        .expect("the queue knows the run");
+    assert_eq!(snapshot.run_id, ids[0]);
+    app.wait_idle(Duration::from_secs(300));
+
+    let raw = raw.lock().expect("lock").clone();
+    assert!(!raw.is_empty(), "no progress reached the channel");
+    let last = raw.last().expect("last update");
+    assert_eq!(last["phase"], "finished", "{last}");
+    assert_eq!(last["status"], "completed", "{last}");
+    let points: usize = raw
+        .iter()
+        .map(|u| u["points"].as_array().map_or(0, Vec::len))
+        .sum();
+    // 24 steps in windows of 4 → 6 windows, each sent exactly once.
+    assert_eq!(points, 6, "{raw:?}");
+    let telemetry: usize = raw
+        .iter()
+        .map(|u| u["telemetry"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert!(telemetry > 0, "CPU telemetry (RSS) expected without a GPU");
+    assert!(raw
+        .iter()
+        .any(|u| u["steady_samples_per_s"].as_f64().is_some_and(|t| t > 0.0)));
+
+    // Runs table: both completed, with headline numbers.
+    let runs = app.ok("list_runs", json!({}));
+    let runs = runs.as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        assert_eq!(r["status"], "completed", "{r}");
+        assert!(r["throughput"].as_f64().is_some_and(|t| t > 0.0), "{r}");
+        assert!(
+            r["peak_memory_bytes"].as_u64().is_some_and(|m| m > 0),
+            "{r}"
+        );
+    }
+    let detail = app.ok("run_detail", json!({"runId": ids[1]}));
+    assert_eq!(detail["detail"]["precision"], "amp-bf16");
+    assert!(detail["detail"]["provenance"]["cpu_cores"]
+        .as_u64()
+        .is_some());
+    assert_eq!(
+        detail["detail"]["windows"].as_array().map(Vec::len),
+        Some(6)
+    );
+
+    // Compare the two against the first.
+    let view = app.ok(
+        "compare",
+        json!({"runIds": ids, "grouping": "runs", "baseline": ids[0]}),
+    );
+    let entries = view["comparison"]["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 2);
+    assert_eq!(view["colours"].as_array().map(Vec::len), Some(2));
+    assert_eq!(view["comparison"]["baseline"], 0);
+    assert!(entries[1]["metrics"]["throughput"]["delta_vs_baseline"]
+        .as_f64()
+        .is_some());
+    assert_eq!(view["throughput_curves"].as_array().map(Vec::len), Some(2));
+    let decisions = view["comparison"]["decisions"]
+        .as_array()
+        .expect("decisions");
+    assert_eq!(decisions.len(), 4);
+    let e = app.err(
+        "compare",
+        json!({"runIds": [ids[0]], "grouping": "runs", "baseline": null}),
+    );
+    assert_error(&e, "bad_input", &["at least 2"]);
+
+    // Save, rename, reopen; then export and import into a second studio.
+    let settings = json!({"grouping": "runs", "charts": ["throughput", "loss_over_time"], "hidden_series": []});
+    let e = app.err(
+        "save_session",
+        json!({"name": "  ", "runIds": ids, "baseline": ids[0], "settings": settings}),
+    );
+    assert_error(&e, "bad_input", &["name"]);
+    let saved = app.ok(
+        "save_session",
+        json!({"name": "fp32 vs bf16", "runIds": ids, "baseline": ids[0], "settings": settings}),
+    );
+    let sid = saved["id"].as_i64().expect("session id");
+    app.ok(
+        "rename_session",
+        json!({"id": sid, "name": "CPU precisions"}),
+    );
+    let opened = app.ok("open_session", json!({"id": sid}));
+    assert_eq!(opened["name"], "CPU precisions");
+    assert_eq!(
+        opened["settings"]["charts"],
+        json!(["throughput", "loss_over_time"])
+    );
+    let e = app.err("open_session", json!({"id": 9999}));
+    assert_error(&e, "not_found", &["9999"]);
+
+    let pdf = dir.join("report.pdf");
+    let w = app.ok(
+        "export_pdf",
+        json!({"selection": {"session_id": sid, "run_ids": [], "grouping": "runs", "baseline": null, "settings": null}, "path": pdf}),
+    );
+    assert!(w["bytes"].as_u64().unwrap_or(0) > 10_000, "{w}");
+    assert!(std::fs::read(&pdf).expect("pdf").starts_with(b"%PDF-"));
+    let csv = dir.join("runs.csv");
+    app.ok("export_csv", json!({"runIds": [], "path": csv}));
+    assert_eq!(
+        std::fs::read_to_string(&csv).expect("csv").lines().count(),
+        3
+    );
+    let e = app.err(
+        "export_csv",
+        json!({"runIds": [], "path": dir.join("missing/runs.csv")}),
+    );
+    assert_error(&e, "report", &["output", "does not exist"]);
+    let file = dir.join("session.json");
+    app.ok("export_session", json!({"id": sid, "path": file}));
+
+    let other = open_app(&scratch("import"));
+    let broken = other.dir.join("broken.json");
+    let text = std::fs::read_to_string(&file).expect("session file");
+    std::fs::write(&broken, &text[..text.len() / 2]).expect("write");
+    let e = other.err("import_session", json!({"path": broken}));
+    assert_error(&e, "bad_input", &["broken.json"]);
+    assert_eq!(other.ok("list_sessions", json!({})), json!([]));
+    assert_eq!(other.ok("list_runs", json!({})), json!([]));
+    let imported = other.ok("import_session", json!({"path": file}));
+    assert_eq!(imported["session_created"], true);
+    assert_eq!(imported["runs_imported"], 2);
+    let again = other.ok("import_session", json!({"path": file}));
+    assert_eq!(again["session_created"], false);
+    let runs = other.ok("list_runs", json!({}));
+    assert_eq!(runs.as_array().map(Vec::len), Some(2));
+    assert!(runs[0]["imported_from"].is_string(), "{runs}");
+
+    // Deleting asks in the UI; here: a session, then runs.
+    app.ok("delete_session", json!({"id": sid}));
+    assert_eq!(app.ok("list_sessions", json!({})), json!([]));
+    assert_eq!(app.ok("delete_runs", json!({"runIds": [ids[0]]})), 1);
+    assert_eq!(
+        app.ok("list_runs", json!({})).as_array().map(Vec::len),
+        Some(1)
+    );
+}
+
+#[test]
+fn runs_can_be_cancelled_queued_or_running() {
+    let dir = scratch("cancel");
+    let app = open_app(&dir);
+    let started = app.ok(
+        "start_sweep",
+        json!({"request": request(json!({"steps": 100000, "repeats": 2})), "skipRejected": false}),
+    );
+    let ids: Vec<i64> = started["run_ids"]
+        .as_array()
+        .expect("ids")
+        .iter()
+        .filter_map(Value::as_i64)
+        .collect();
+    assert_eq!(ids.len(), 2);
+    // The second is still queued: cancelling it now means it never starts.
+    app.ok("cancel_run", json!({"runId": ids[1]}));
+    // Wait until the first trains, then cancel it.
+    let start = Instant::now();
+    loop {
+        let q = app.ok("queue_entries", json!({}));
+        let first = q
+            .as_array()
+            .and_then(|q| q.iter().find(|e| e["run_id"] == ids[0]).cloned())
+            .expect("queued");
+        if first["phase"] == "training" && first["step"].as_u64().unwrap_or(0) > 0 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "never started training: {q}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    app.ok("cancel_run", json!({"runId": ids[0]}));
+    app.wait_idle(Duration::from_secs(60));
+    let runs = app.ok("list_runs", json!({}));
+    for r in runs.as_array().expect("runs") {
+        assert_eq!(r["status"], "cancelled", "{r}");
+    }
+    let e = app.err("cancel_run", json!({"runId": ids[0]}));
+    assert_error(&e, "not_found", &["not queued or running"]);
+}
+
+#[test]
+fn settings_refuse_bad_values_and_keep_what_was_there() {
+    let dir = scratch("settings");
+    let app = open_app(&dir);
+    let before = app.ok("settings", json!({}));
+    let e = app.err("set_database", json!({"path": dir}));
+    assert_error(&e, "bad_input", &["database", "not a folder"]);
+    assert_eq!(app.ok("settings", json!({})), before);
+    let e = app.err(
+        "set_database",
+        json!({"path": "/proc/no-such-dir/x.sqlite"}),
+    );
+    assert_eq!(e["code"], "store", "{e}");
+    assert_eq!(app.ok("settings", json!({})), before);
+
+    let other = dir.join("other.sqlite");
+    let after = app.ok("set_database", json!({"path": other}));
+    assert_eq!(after["database"], other.display().to_string());
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("studio.json")).expect("settings file"))
+            .expect("settings JSON");
+    assert_eq!(saved["database"], other.display().to_string());
+    assert_eq!(
+        app.ok("set_theme", json!({"theme": "dark"}))["theme"],
+        "dark"
+    );
+    assert!(app.call("set_theme", json!({"theme": "purple"})).is_err());
+
+    let row = json!({"offering": "Test Cloud 1x L4", "devices": 1, "device": "NVIDIA L4",
+        "usd_per_hour": 0.8, "usd_per_device_hour": 0.8, "as_of": "2026-11-01", "source": "https://example.com/pricing"});
+    let prices = app.ok("save_price", json!({"row": row}));
+    assert!(prices.as_array().is_some_and(|p| p
+        .iter()
+        .any(|p| p["row"]["offering"] == "Test Cloud 1x L4" && p["by_user"] == true)));
+    let mut bad = row.clone();
+    bad["usd_per_hour"] = json!(-1.0);
+    assert_error(
+        &app.err("save_price", json!({"row": bad})),
+        "bad_input",
+        &["usd_per_hour = -1", "above 0"],
+    );
+    let mut bad = row.clone();
+    bad["as_of"] = json!("last week");
+    assert_error(
+        &app.err("save_price", json!({"row": bad})),
+        "bad_input",
+        &["as_of", "YYYY-MM-DD"],
+    );
+}

@@ -1,0 +1,137 @@
+// The studio's window: a sidebar of views and the view itself. Errors are
+// shown where they happen; a failing view never blanks the window.
+import { useEffect, useState } from "preact/hooks";
+import { listen } from "@tauri-apps/api/event";
+import { getCurrentWindow } from "@tauri-apps/api/window";
+import { api, call, type AppInfo, type SavedSession } from "./api";
+import { Boundary, Confirm, ErrorBox } from "./views/common";
+import { Compare, type CompareState } from "./views/Compare";
+import { Queue } from "./views/Queue";
+import { Runs } from "./views/Runs";
+import { Sessions } from "./views/Sessions";
+import { Settings } from "./views/Settings";
+import { Wizard } from "./views/Wizard";
+
+type ViewName = "wizard" | "queue" | "runs" | "compare" | "sessions" | "settings";
+
+const NAV: [ViewName, string][] = [
+  ["wizard", "New benchmark"],
+  ["queue", "Queue"],
+  ["runs", "Runs"],
+  ["compare", "Compare"],
+  ["sessions", "Sessions"],
+  ["settings", "Settings"],
+];
+
+function applyTheme(theme: string) {
+  document.documentElement.dataset.theme = theme;
+}
+
+export function App() {
+  const [info, setInfo] = useState<AppInfo | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [view, setView] = useState<ViewName>("wizard");
+  const [liveRun, setLiveRun] = useState<number | null>(null);
+  const [openRun, setOpenRun] = useState<number | null>(null);
+  const [compare, setCompare] = useState<CompareState | null>(null);
+  const [closing, setClosing] = useState<number | null>(null);
+
+  const loadInfo = () =>
+    call(api.appInfo())
+      .then((i) => {
+        setInfo(i);
+        applyTheme(i.settings.theme ?? "system");
+      })
+      .catch(setError);
+
+  useEffect(() => {
+    loadInfo();
+    const un = listen("close-requested", async () => setClosing(await api.unfinishedRuns()));
+    return () => {
+      un.then((f) => f());
+    };
+  }, []);
+
+  async function quit() {
+    setClosing(null);
+    await call(api.quit()).catch(setError);
+    await getCurrentWindow().destroy();
+  }
+
+  const defaultCharts = info?.charts ?? [];
+  const openCompare = (ids: number[]) => {
+    setCompare({ runIds: ids, grouping: "runs", baseline: ids[0] ?? null, charts: defaultCharts, hidden: [], session: null });
+    setView("compare");
+  };
+  const openSession = (s: SavedSession) => {
+    setCompare({ runIds: s.run_ids, grouping: s.settings.grouping, baseline: s.baseline_run_id, charts: s.settings.charts, hidden: s.settings.hidden_series ?? [], session: s });
+    setView("compare");
+  };
+
+  return (
+    <div class="app" data-ready={info ? "yes" : "no"}>
+      <nav>
+        <h1>TrainBench Studio</h1>
+        {NAV.map(([v, label]) => (
+          <button type="button" key={v} id={`nav-${v}`} class={view === v ? "active" : ""} onClick={() => setView(v)}>
+            {label}
+          </button>
+        ))}
+        {info && (
+          <p class="machine hint">
+            {info.machine.hostname}
+            <br />
+            {info.machine.gpus.length > 0 ? `${info.machine.gpus.length} GPU(s)` : `CPU only, ${info.machine.cpu_cores} cores`}
+            <br />v{info.version}
+          </p>
+        )}
+      </nav>
+      <main>
+        <ErrorBox error={error} onClose={() => setError(null)} />
+        {closing !== null && (
+          <Confirm
+            text={`${closing} run(s) are queued or running. Close the studio and cancel them? Cancelled runs are stored as cancelled.`}
+            yes="Cancel runs and close"
+            onYes={quit}
+            onNo={() => setClosing(null)}
+          />
+        )}
+        {!info && !error && <p>Starting…</p>}
+        {info && (
+          <Boundary name={view} key={view}>
+            {view === "wizard" && (
+              <Wizard
+                info={info}
+                onInfoChanged={loadInfo}
+                onStarted={(ids) => {
+                  setLiveRun(ids[0] ?? null);
+                  setView("queue");
+                }}
+              />
+            )}
+            {view === "queue" && (
+              <Queue
+                selected={liveRun}
+                onSelect={setLiveRun}
+                onOpenRun={(id) => {
+                  setOpenRun(id);
+                  setView("runs");
+                }}
+              />
+            )}
+            {view === "runs" && <Runs openRun={openRun} onOpenRun={setOpenRun} onCompare={openCompare} />}
+            {view === "compare" && (
+              <Compare
+                state={compare ?? { runIds: [], grouping: "runs", baseline: null, charts: defaultCharts, hidden: [], session: null }}
+                allCharts={defaultCharts}
+                onChange={setCompare}
+              />
+            )}
+            {view === "sessions" && <Sessions onOpen={openSession} />}
+            {view === "settings" && <Settings info={info} onChanged={loadInfo} />}
+          </Boundary>
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,152 @@
+// The wizard's form, turned into the backend's SweepRequest. Text fields take
+// several values separated by commas ("32, 64"); every list with more than one
+// value multiplies the sweep. Whether a combination can run is decided by the
+// backend (`plan`), with the same rules as `trainbench run`; this file only
+// parses what was typed and shows the verdict next to the field at fault.
+import type { PlanDto, Rejected, SweepRequest } from "../bindings";
+
+export interface WizardForm {
+  models: string[];
+  frameworks: string[];
+  precisions: string[];
+  compile: string[];
+  devices: number[];
+  batchSizes: string;
+  data: string;
+  length: "steps" | "epochs";
+  steps: string;
+  epochs: string;
+  targetAccuracy: string;
+  repeats: string;
+  price: string;
+}
+
+export const defaultForm = (): WizardForm => ({
+  models: ["resnet_mini"],
+  frameworks: ["tch"],
+  precisions: ["fp32"],
+  compile: ["off"],
+  devices: [1],
+  batchSizes: "64",
+  data: "synthetic",
+  length: "steps",
+  steps: "100",
+  epochs: "1",
+  targetAccuracy: "",
+  repeats: "1",
+  price: "",
+});
+
+/** A field's problem found while parsing, before the backend is asked. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export function parseIntList(field: string, text: string, min: number, max: number): number[] | FieldError {
+  const parts = text.split(/[,\s]+/).filter((p) => p.length > 0);
+  if (parts.length === 0) return { field, message: `${field} is empty: expected one or more whole numbers from ${min} to ${max}, separated by commas` };
+  const out: number[] = [];
+  for (const p of parts) {
+    if (!/^\d+$/.test(p)) return { field, message: `${field} = ${p} is not allowed: expected whole numbers from ${min} to ${max}, separated by commas` };
+    const v = Number(p);
+    if (v < min || v > max) return { field, message: `${field} = ${p} is not allowed: expected ${min} to ${max}` };
+    if (!out.includes(v)) out.push(v);
+  }
+  return out;
+}
+
+function parseOne(field: string, text: string, min: number, max: number): number | FieldError {
+  const r = parseIntList(field, text, min, max);
+  if (!Array.isArray(r)) return r;
+  if (r.length !== 1) return { field, message: `${field} = ${text} is not allowed: expected one number` };
+  return r[0];
+}
+
+/** The request, or the first field that cannot be parsed. */
+export function toRequest(f: WizardForm): SweepRequest | FieldError {
+  const batch = parseIntList("batch_size", f.batchSizes, 1, 65536);
+  if (!Array.isArray(batch)) return batch;
+  const repeats = parseOne("repeats", f.repeats, 1, 50);
+  if (typeof repeats !== "number") return repeats;
+  let steps: number | null = null;
+  let epochs: number | null = null;
+  if (f.length === "steps") {
+    const s = parseOne("steps", f.steps, 1, 10_000_000);
+    if (typeof s !== "number") return s;
+    steps = s;
+  } else {
+    const e = parseOne("epochs", f.epochs, 1, 10_000);
+    if (typeof e !== "number") return e;
+    epochs = e;
+  }
+  let target: number | null = null;
+  if (f.targetAccuracy.trim() !== "") {
+    const t = Number(f.targetAccuracy.trim().replace(/%$/, ""));
+    const v = f.targetAccuracy.trim().endsWith("%") || t > 1 ? t / 100 : t;
+    if (!Number.isFinite(t) || v <= 0 || v >= 1) {
+      return { field: "target_accuracy", message: `target_accuracy = ${f.targetAccuracy} is not allowed: expected a fraction between 0 and 1 (0.95) or a percentage (95 %)` };
+    }
+    target = v;
+  }
+  for (const [field, list] of [["model", f.models], ["framework", f.frameworks], ["precision", f.precisions], ["compile", f.compile]] as const) {
+    if (list.length === 0) return { field, message: `${field}: choose at least one` };
+  }
+  if (f.devices.length === 0) return { field: "devices", message: "devices: choose at least one device count" };
+  return {
+    model: f.models,
+    framework: f.frameworks,
+    precision: f.precisions,
+    compile: f.compile,
+    devices: f.devices,
+    parallel: null,
+    batch_size: batch,
+    device: null,
+    steps,
+    epochs,
+    data: f.data,
+    num_classes: null,
+    target_accuracy: target,
+    stop_at_target: true,
+    window_steps: null,
+    threads: null,
+    lr: null,
+    repeats,
+    price: f.price === "" ? null : f.price,
+  };
+}
+
+/** Which wizard field a backend verdict belongs to. */
+export function fieldOf(r: Rejected): string {
+  const f = r.field;
+  if (f === "batch_size" || f === "global_batch") return "batch_size";
+  if (f === "devices" || f === "device" || f === "parallel") return "devices";
+  if (f === "epochs" || f === "steps" || f === "data") return f;
+  return f;
+}
+
+/** Messages per field, each naming the combination when it is not all of them. */
+export function messagesByField(rejected: Rejected[]): Map<string, string[]> {
+  const m = new Map<string, string[]>();
+  for (const r of rejected) {
+    const key = fieldOf(r);
+    const text = r.label === "all" ? r.message : `${r.label}: ${r.message}`;
+    const list = m.get(key) ?? [];
+    if (!list.includes(text)) list.push(text);
+    m.set(key, list);
+  }
+  return m;
+}
+
+/** "3 configurations × 2 repeats = 6 runs (1 combination cannot run)". */
+export function planText(p: PlanDto): string {
+  const c = p.configurations.length;
+  const runs = `${c} configuration${c === 1 ? "" : "s"} × ${p.repeats} repeat${p.repeats === 1 ? "" : "s"} = ${p.runs} run${p.runs === 1 ? "" : "s"}`;
+  const bad = p.rejected.length;
+  return bad === 0 ? runs : `${runs} (${bad} combination${bad === 1 ? "" : "s"} cannot run)`;
+}
+
+/** Whether the sweep can start: something to run and no verdict against all combinations. */
+export function canStart(p: PlanDto | null): boolean {
+  return p !== null && p.runs > 0 && !p.rejected.some((r) => r.label === "all");
+}

@@ -1,0 +1,58 @@
+// The runs table: search, filter and sort over every stored run (pure, tested).
+import type { RunListItem } from "../bindings";
+
+export type SortKey = "id" | "status" | "label" | "throughput" | "peak_memory_bytes" | "time_to_accuracy_s" | "cost_per_epoch_usd" | "created_unix_ms";
+
+export interface TableQuery {
+  search: string;
+  status: string; // "" = any
+  framework: string; // "" = any
+  sort: SortKey;
+  descending: boolean;
+}
+
+export const defaultQuery = (): TableQuery => ({ search: "", status: "", framework: "", sort: "id", descending: true });
+
+function sortValue(r: RunListItem, k: SortKey): number | string | null {
+  switch (k) {
+    case "id":
+      return r.id;
+    case "status":
+      return r.status;
+    case "label":
+      return r.label;
+    case "throughput":
+      return r.throughput;
+    case "peak_memory_bytes":
+      return r.peak_memory_bytes;
+    case "time_to_accuracy_s":
+      return r.time_to_accuracy_s;
+    case "cost_per_epoch_usd":
+      return r.cost_per_epoch_usd;
+    case "created_unix_ms":
+      return r.created_unix_ms;
+  }
+}
+
+/** Rows matching the query, sorted; runs without the sorted figure go last. */
+export function queryRuns(rows: RunListItem[], q: TableQuery): RunListItem[] {
+  const terms = q.search.toLowerCase().split(/\s+/).filter(Boolean);
+  const out = rows.filter((r) => {
+    if (q.status && r.status !== q.status) return false;
+    if (q.framework && r.framework !== q.framework) return false;
+    if (terms.length === 0) return true;
+    const hay = `#${r.id} ${r.label} ${r.status} ${r.status_reason ?? ""} ${r.imported_from ?? ""}`.toLowerCase();
+    return terms.every((t) => hay.includes(t));
+  });
+  const dir = q.descending ? -1 : 1;
+  out.sort((a, b) => {
+    const va = sortValue(a, q.sort);
+    const vb = sortValue(b, q.sort);
+    if (va === null && vb === null) return b.id - a.id;
+    if (va === null) return 1;
+    if (vb === null) return -1;
+    const c = typeof va === "number" && typeof vb === "number" ? va - vb : String(va).localeCompare(String(vb));
+    return c !== 0 ? c * dir : b.id - a.id;
+  });
+  return out;
+}

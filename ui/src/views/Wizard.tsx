@@ -1,0 +1,324 @@
+// New benchmark: choose models, frameworks, precisions, devices … Several
+// values make a sweep; the backend's verdict (the same rules as the CLI's)
+// shows the run count and flags combinations that cannot run, per field.
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { Channel } from "@tauri-apps/api/core";
+import { api, call, type AppInfo, type PlanDto } from "../api";
+import { count, flops } from "../lib/format";
+import { canStart, defaultForm, messagesByField, planText, toRequest, type FieldError, type WizardForm } from "../lib/sweep";
+import { ErrorBox } from "./common";
+
+interface Props {
+  info: AppInfo;
+  onStarted: (runIds: number[]) => void;
+  onInfoChanged: () => void;
+}
+
+function toggle<T>(list: T[], v: T): T[] {
+  return list.includes(v) ? list.filter((x) => x !== v) : [...list, v];
+}
+
+export function FieldMessages({ field, messages }: { field: string; messages: Map<string, string[]> }) {
+  const list = messages.get(field);
+  if (!list || list.length === 0) return null;
+  return (
+    <ul class="field-errors" data-field={field}>
+      {list.map((m) => (
+        <li key={m}>{m}</li>
+      ))}
+    </ul>
+  );
+}
+
+const SHOWN = ["model", "framework", "precision", "compile", "devices", "batch_size", "data", "steps", "epochs", "target_accuracy", "repeats", "price"];
+
+/** Verdicts on settings the wizard has no field for. */
+function OtherMessages({ messages }: { messages: Map<string, string[]> }) {
+  const rest = [...messages.entries()].filter(([f]) => !SHOWN.includes(f));
+  if (rest.length === 0) return null;
+  return (
+    <ul class="field-errors">
+      {rest.flatMap(([f, list]) => list.map((m) => <li key={f + m}>{m}</li>))}
+    </ul>
+  );
+}
+
+export function PlanSummary({ plan, parseError }: { plan: PlanDto | null; parseError: FieldError | null }) {
+  if (parseError) return <p class="plan bad" data-plan="invalid">{parseError.message}</p>;
+  if (!plan) return <p class="plan">Checking…</p>;
+  return (
+    <div class="plan" data-plan={plan.runs}>
+      <p>
+        <strong>{planText(plan)}</strong>
+      </p>
+      {plan.configurations.length > 0 && (
+        <details>
+          <summary>Configurations</summary>
+          <ul>
+            {plan.configurations.map((c) => (
+              <li key={c}>{c}</li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </div>
+  );
+}
+
+export function Wizard({ info, onStarted, onInfoChanged }: Props) {
+  const [form, setForm] = useState<WizardForm>(defaultForm);
+  const [plan, setPlan] = useState<PlanDto | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [installing, setInstalling] = useState<{ framework: string; lines: string[] } | null>(null);
+  const set = (patch: Partial<WizardForm>) => setForm((f) => ({ ...f, ...patch }));
+
+  const parsed = useMemo(() => toRequest(form), [form]);
+  const parseError = "field" in parsed && "message" in parsed && !("model" in parsed) ? (parsed as FieldError) : null;
+
+  useEffect(() => {
+    if (parseError) {
+      setPlan(null);
+      return;
+    }
+    let stale = false;
+    const t = setTimeout(() => {
+      call(api.plan(parsed as Parameters<typeof api.plan>[0]))
+        .then((p) => !stale && (setPlan(p), setError(null)))
+        .catch((e) => !stale && setError(e));
+    }, 150);
+    return () => {
+      stale = true;
+      clearTimeout(t);
+    };
+  }, [JSON.stringify(parsed)]);
+
+  const messages = useMemo(() => messagesByField(plan?.rejected ?? []), [plan]);
+  const gpus = info.machine.gpus;
+  const maxDevices = gpus.length > 0 ? gpus.length : Math.max(1, info.machine.cpu_cores);
+
+  async function start() {
+    if (parseError) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const started = await call(api.startSweep(parsed as Parameters<typeof api.startSweep>[0], true));
+      onStarted(started.run_ids);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function install(framework: string) {
+    const lines: string[] = [];
+    setInstalling({ framework, lines });
+    const ch = new Channel<string>();
+    ch.onmessage = (line) => {
+      lines.push(line);
+      setInstalling({ framework, lines: lines.slice(-30) });
+    };
+    try {
+      await call(api.installFramework(framework, ch));
+      setInstalling(null);
+      onInfoChanged();
+    } catch (e) {
+      setError(e);
+    }
+  }
+
+  return (
+    <div class="view wizard">
+      <h2>New benchmark</h2>
+      <section>
+        <h3>Model</h3>
+        <table class="choices" data-field="model">
+          <thead>
+            <tr>
+              <th />
+              <th>Model</th>
+              <th>Parameters</th>
+              <th>Training FLOPs / sample</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {info.models.map((m) => (
+              <tr key={m.name}>
+                <td>
+                  <input
+                    type="checkbox"
+                    id={`model-${m.name}`}
+                    checked={form.models.includes(m.name)}
+                    onChange={() => set({ models: toggle(form.models, m.name) })}
+                  />
+                </td>
+                <td>
+                  <label for={`model-${m.name}`} title={m.summary}>
+                    {m.name}
+                  </label>
+                </td>
+                <td class="num">{count(m.param_count)}</td>
+                <td class="num">{m.flops_per_sample === null ? "not known" : flops(m.flops_per_sample)}</td>
+                <td class="hint">{m.cpu_friendly ? "trains on a CPU" : "needs a GPU"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <FieldMessages field="model" messages={messages} />
+      </section>
+
+      <section>
+        <h3>Framework</h3>
+        <ul class="choices" data-field="framework">
+          {info.frameworks.map((f) => (
+            <li key={f.key}>
+              <label>
+                <input
+                  type="checkbox"
+                  name="framework"
+                  value={f.key}
+                  disabled={!f.installed}
+                  checked={form.frameworks.includes(f.key)}
+                  onChange={() => set({ frameworks: toggle(form.frameworks, f.key) })}
+                />
+                {f.title} {f.version ? <span class="hint">{f.version}</span> : null}
+              </label>
+              {f.problem && <span class="hint warn"> — {f.problem}</span>}
+              {!f.installed && f.installable && (
+                <button type="button" class="small" disabled={installing !== null} onClick={() => install(f.framework)}>
+                  Install
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+        {installing && (
+          <div class="install-log">
+            <p>Installing {installing.framework} from PyPI…</p>
+            <pre>{installing.lines.join("\n")}</pre>
+          </div>
+        )}
+        <FieldMessages field="framework" messages={messages} />
+      </section>
+
+      <div class="row">
+        <section>
+          <h3>Precision</h3>
+          {info.precisions.map((p) => (
+            <label key={p} class="inline">
+              <input type="checkbox" name="precision" value={p} checked={form.precisions.includes(p)} onChange={() => set({ precisions: toggle(form.precisions, p) })} />
+              {p}
+            </label>
+          ))}
+          <FieldMessages field="precision" messages={messages} />
+        </section>
+        <section>
+          <h3>Compile</h3>
+          {info.compile_modes.map((c) => (
+            <label key={c} class="inline">
+              <input type="checkbox" name="compile" value={c} checked={form.compile.includes(c)} onChange={() => set({ compile: toggle(form.compile, c) })} />
+              {c}
+            </label>
+          ))}
+          <FieldMessages field="compile" messages={messages} />
+        </section>
+        <section>
+          <h3>Devices</h3>
+          <p class="hint">
+            {gpus.length > 0
+              ? gpus.map((g) => `GPU ${g.index}: ${g.name}${g.memory_total_bytes ? `, ${(g.memory_total_bytes / 2 ** 30).toFixed(0)} GiB` : ""}`).join("; ")
+              : `CPU, ${info.machine.cpu_cores} cores${info.machine.gpu_unavailable ? ` (${info.machine.gpu_unavailable})` : ""}`}
+          </p>
+          {Array.from({ length: Math.min(8, maxDevices) }, (_, i) => i + 1).map((n) => (
+            <label key={n} class="inline">
+              <input type="checkbox" name="devices" value={n} checked={form.devices.includes(n)} onChange={() => set({ devices: toggle(form.devices, n).sort((a, b) => a - b) })} />
+              {n}
+            </label>
+          ))}
+          <FieldMessages field="devices" messages={messages} />
+        </section>
+      </div>
+
+      <div class="row">
+        <section>
+          <h3>
+            <label for="batch">Batch size</label>
+          </h3>
+          <input id="batch" name="batch_size" value={form.batchSizes} onInput={(e) => set({ batchSizes: e.currentTarget.value })} placeholder="64 or 32, 64, 128" />
+          <FieldMessages field="batch_size" messages={messages} />
+        </section>
+        <section>
+          <h3>
+            <label for="data">Data</label>
+          </h3>
+          <select id="data" name="data" value={form.data} onChange={(e) => set({ data: e.currentTarget.value })}>
+            {info.data_sources.map((d) => (
+              <option key={d} value={d}>
+                {d === "mnist" ? "MNIST sample (5,000 real images)" : "synthetic (random tensors)"}
+              </option>
+            ))}
+          </select>
+          <FieldMessages field="data" messages={messages} />
+        </section>
+        <section>
+          <h3>Length</h3>
+          <label class="inline">
+            <input type="radio" name="length" checked={form.length === "steps"} onChange={() => set({ length: "steps" })} /> steps
+          </label>
+          <label class="inline">
+            <input type="radio" name="length" checked={form.length === "epochs"} onChange={() => set({ length: "epochs" })} /> epochs
+          </label>
+          {form.length === "steps" ? (
+            <input name="steps" value={form.steps} onInput={(e) => set({ steps: e.currentTarget.value })} />
+          ) : (
+            <input name="epochs" value={form.epochs} onInput={(e) => set({ epochs: e.currentTarget.value })} />
+          )}
+          <FieldMessages field="steps" messages={messages} />
+          <FieldMessages field="epochs" messages={messages} />
+        </section>
+      </div>
+
+      <div class="row">
+        <section>
+          <h3>
+            <label for="target">Target accuracy</label>
+          </h3>
+          <input id="target" name="target_accuracy" value={form.targetAccuracy} placeholder="none, or 0.95" onInput={(e) => set({ targetAccuracy: e.currentTarget.value })} />
+          <FieldMessages field="target_accuracy" messages={messages} />
+        </section>
+        <section>
+          <h3>
+            <label for="repeats">Repeats</label>
+          </h3>
+          <input id="repeats" name="repeats" value={form.repeats} onInput={(e) => set({ repeats: e.currentTarget.value })} />
+          <FieldMessages field="repeats" messages={messages} />
+        </section>
+        <section>
+          <h3>
+            <label for="price">Price</label>
+          </h3>
+          <select id="price" name="price" value={form.price} onChange={(e) => set({ price: e.currentTarget.value })}>
+            <option value="">none (no cost per epoch)</option>
+            {info.prices.map((p) => (
+              <option key={p.offering} value={p.offering}>
+                {p.offering} — ${(p.usd_per_hour ?? 0).toFixed(2)}/h ({p.as_of})
+              </option>
+            ))}
+          </select>
+          <FieldMessages field="price" messages={messages} />
+        </section>
+      </div>
+
+      <footer class="start">
+        <PlanSummary plan={plan} parseError={parseError} />
+        <OtherMessages messages={messages} />
+        <ErrorBox error={error} onClose={() => setError(null)} />
+        <button type="button" class="primary" id="start" disabled={busy || parseError !== null || !canStart(plan)} onClick={start}>
+          {plan && plan.rejected.length > 0 && plan.runs > 0 ? `Start ${plan.runs} run(s), skip the rest` : `Start ${plan?.runs ?? 0} run(s)`}
+        </button>
+      </footer>
+    </div>
+  );
+}

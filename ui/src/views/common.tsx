@@ -1,0 +1,71 @@
+import { Component, type ComponentChildren } from "preact";
+import { errorText } from "../api";
+
+/** An error shown where it happened, with its code. */
+export function ErrorBox({ error, onClose }: { error: unknown; onClose?: () => void }) {
+  if (error === null || error === undefined) return null;
+  const e = errorText(error);
+  return (
+    <div class="error" role="alert" data-code={e.code}>
+      <strong>{e.code}</strong> {e.message}
+      {onClose && (
+        <button type="button" class="link" onClick={onClose} aria-label="Dismiss">
+          ×
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** Keeps a failing view from blanking the window: shows the error instead. */
+export class Boundary extends Component<{ children: ComponentChildren; name: string }, { error: unknown }> {
+  state = { error: null as unknown };
+  static getDerivedStateFromError(error: unknown) {
+    return { error };
+  }
+  render() {
+    if (this.state.error) {
+      return (
+        <div class="view">
+          <ErrorBox error={this.state.error} />
+          <p>
+            The {this.props.name} view failed to draw.{" "}
+            <button type="button" onClick={() => this.setState({ error: null })}>
+              Try again
+            </button>
+          </p>
+        </div>
+      );
+    }
+    return this.props.children;
+  }
+}
+
+/** A confirmation dialog inside the window (native-looking, testable over WebDriver). */
+export function Confirm({
+  text,
+  yes,
+  onYes,
+  onNo,
+}: {
+  text: string;
+  yes: string;
+  onYes: () => void;
+  onNo: () => void;
+}) {
+  return (
+    <div class="modal-backdrop">
+      <div class="modal" role="dialog" aria-modal="true">
+        <p>{text}</p>
+        <div class="buttons">
+          <button type="button" onClick={onNo}>
+            Cancel
+          </button>
+          <button type="button" class="danger" onClick={onYes} data-confirm="yes">
+            {yes}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}

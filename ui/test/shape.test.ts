@@ -1,0 +1,96 @@
+// Chart data shaping and the compare table.
+import { describe, expect, it } from "vitest";
+import type { LiveRun } from "../src/bindings";
+import { alignCurves, applyUpdate, barScale, bars, compareTable, decisionRows, liveCurves, liveTelemetry, scalingLines } from "../src/lib/shape";
+import { tooltip } from "../src/charts/BarChart";
+import { view } from "./fixtures";
+
+describe("bars", () => {
+  it("one bar per entry, with interval, colour and the reason a value is missing", () => {
+    const b = bars(view(), "throughput", new Set());
+    expect(b.map((x) => [x.key, x.value, x.low, x.high, x.colour])).toEqual([
+      ["1", 100, 95, 104, "#0072b2"],
+      ["2", 150, 140, 161, "#e69f00"],
+    ]);
+    const cost = bars(view(), "cost_per_epoch", new Set());
+    expect(cost.every((x) => x.value === null && x.note === "no price chosen")).toBe(true);
+    expect(tooltip(cost[0], "USD")).toBe("tch resnet_mini fp32: no price chosen");
+    expect(tooltip(b[1], "samples/s")).toBe("tch resnet_mini amp-bf16: 150 samples/s, 95 % CI 140 – 161");
+  });
+
+  it("scales to the visible bars and their whiskers", () => {
+    expect(barScale(bars(view(), "throughput", new Set()))).toBeCloseTo(161 * 1.1);
+    expect(barScale(bars(view(), "throughput", new Set(["2"])))).toBeCloseTo(104 * 1.1);
+    expect(barScale(bars(view(), "cost_per_epoch", new Set()))).toBe(1);
+  });
+});
+
+describe("curves", () => {
+  it("aligns runs on the union of their times, gaps left empty", () => {
+    const { data, series } = alignCurves(view().throughput_curves, view(), new Set());
+    expect(data[0]).toEqual([1, 1.5, 2]);
+    expect(data[1]).toEqual([90, null, 100]);
+    expect(data[2]).toEqual([null, 140, 150]);
+    expect(series.map((s) => s.colour)).toEqual(["#0072b2", "#e69f00"]);
+  });
+
+  it("drops hidden series", () => {
+    const { data, series } = alignCurves(view().throughput_curves, view(), new Set(["1"]));
+    expect(data).toEqual([[1.5, 2], [140, 150]]);
+    expect(series).toHaveLength(1);
+  });
+
+  it("has no scaling line without entries that differ only in devices", () => {
+    expect(scalingLines(view())).toEqual([]);
+    const v = view();
+    v.comparison.scaling = [{ label: "tch resnet_mini fp32 b64", points: [[1, 0], [2, 1]] }];
+    expect(scalingLines(v)[0].points.map((p) => [p.devices, p.value])).toEqual([[1, 100], [2, 150]]);
+  });
+});
+
+describe("compare table", () => {
+  it("shows values, intervals, deltas against the baseline and winners", () => {
+    const t = compareTable(view());
+    expect(t[0].baseline).toBe(true);
+    expect(t[0].cells[0]).toEqual({ text: "100", ci: "95 – 104", delta: "baseline", winner: false });
+    expect(t[1].cells[0]).toEqual({ text: "150", ci: "140 – 161", delta: "+50.0 %", winner: true });
+    expect(t[1].cells[1].delta).toBe("−21.9 %");
+    expect(t[1].cells[2].text).toBe("no price chosen");
+    expect(t[1].cells[3].text).toBe("not reached");
+  });
+
+  it("states the decision and how sure it is", () => {
+    const d = decisionRows(view());
+    expect(d[0]).toEqual({ metric: "Throughput", winner: "tch resnet_mini amp-bf16", margin: "50.0 % better than the runner-up", confidence: "clear (95 % intervals do not overlap)" });
+    expect(d[1].confidence).toBe("on point values (no interval)");
+    expect(d[2]).toMatchObject({ winner: "—", confidence: "not measured" });
+  });
+});
+
+describe("live view", () => {
+  const base: LiveRun = {
+    run_id: 7, label: "x", phase: "training", status: null, reason: null, step: 4, total_steps: 8,
+    current_samples_per_s: 10, steady_samples_per_s: null,
+    points: [{ t_s: 1, step: 4, samples_per_s: 10, loss: 2 }], evals: [],
+    telemetry: [{ t_s: 0.5, source: "host", memory_bytes: 2097152, util_percent: null, power_w: null, cpu_percent: 99 }], log: ["a"],
+  };
+
+  it("appends updates and replaces figures", () => {
+    const next = applyUpdate(base, {
+      run_id: 7, phase: "finished", status: "completed", reason: null, step: 8, total_steps: 8,
+      current_samples_per_s: 12, steady_samples_per_s: 11,
+      points: [{ t_s: 2, step: 8, samples_per_s: 12, loss: 1.5 }], evals: [{ t_s: 2, step: 8, accuracy: 0.5 }], telemetry: [], log: ["b"],
+    });
+    expect(next.points).toHaveLength(2);
+    expect(next.status).toBe("completed");
+    expect(next.log).toEqual(["a", "b"]);
+    expect(liveCurves(next).throughput).toEqual([[1, 2], [10, 12]]);
+    expect(liveCurves(next).accuracy).toEqual([[2], [0.5]]);
+  });
+
+  it("shows CPU memory in MiB when there is no GPU", () => {
+    const t = liveTelemetry(base).get("host");
+    expect(t?.[1]).toEqual([2]);
+    expect(t?.[4]).toEqual([99]);
+  });
+});

@@ -1,0 +1,95 @@
+// The wizard's validation display: parsing what was typed, and showing the
+// backend's verdict next to the field at fault, with the run count.
+import { describe, expect, it } from "vitest";
+import { render } from "preact";
+import type { PlanDto } from "../src/bindings";
+import { canStart, defaultForm, messagesByField, parseIntList, planText, toRequest } from "../src/lib/sweep";
+import { FieldMessages, PlanSummary } from "../src/views/Wizard";
+
+function mount(node: preact.ComponentChild): HTMLElement {
+  const el = document.createElement("div");
+  render(node, el);
+  return el;
+}
+
+describe("toRequest", () => {
+  it("turns several values into lists (a sweep)", () => {
+    const r = toRequest({ ...defaultForm(), batchSizes: "32, 64 128", models: ["resnet_mini", "vit_mini_patch4_32"], repeats: "3" });
+    expect("model" in r).toBe(true);
+    if (!("model" in r)) return;
+    expect(r.batch_size).toEqual([32, 64, 128]);
+    expect(r.model).toEqual(["resnet_mini", "vit_mini_patch4_32"]);
+    expect(r.repeats).toBe(3);
+    expect(r.steps).toBe(100);
+    expect(r.epochs).toBeNull();
+    expect(r.price).toBeNull();
+  });
+
+  it("names the field, the value and what is allowed", () => {
+    expect(toRequest({ ...defaultForm(), batchSizes: "32, x" })).toEqual({
+      field: "batch_size",
+      message: "batch_size = x is not allowed: expected whole numbers from 1 to 65536, separated by commas",
+    });
+    expect(toRequest({ ...defaultForm(), repeats: "0" })).toMatchObject({ field: "repeats", message: expect.stringContaining("repeats = 0 is not allowed") });
+    expect(toRequest({ ...defaultForm(), repeats: "2, 3" })).toMatchObject({ field: "repeats", message: expect.stringContaining("expected one number") });
+    expect(toRequest({ ...defaultForm(), targetAccuracy: "150%" })).toMatchObject({ field: "target_accuracy" });
+    expect(toRequest({ ...defaultForm(), frameworks: [] })).toMatchObject({ field: "framework" });
+    expect(parseIntList("batch_size", "", 1, 8)).toMatchObject({ message: expect.stringContaining("is empty") });
+  });
+
+  it("reads a target as a fraction or a percentage", () => {
+    const a = toRequest({ ...defaultForm(), targetAccuracy: "0.95" });
+    const b = toRequest({ ...defaultForm(), targetAccuracy: "95 %".replace(" ", "") });
+    expect("model" in a && a.target_accuracy).toBeCloseTo(0.95);
+    expect("model" in b && b.target_accuracy).toBeCloseTo(0.95);
+  });
+});
+
+const plan: PlanDto = {
+  configurations: ["tch resnet_mini fp32 ×1 b64", "tch vit_mini_patch4_32 fp32 ×1 b64"],
+  repeats: 2,
+  runs: 4,
+  rejected: [
+    { label: "tch resnet_mini amp-fp16 ×1 b64", field: "precision", message: "precision = amp-fp16 is not allowed on the CPU: expected fp32 or amp-bf16" },
+    { label: "tch vit_mini_patch4_32 amp-fp16 ×1 b64", field: "precision", message: "precision = amp-fp16 is not allowed on the CPU: expected fp32 or amp-bf16" },
+  ],
+};
+
+describe("the verdict", () => {
+  it("counts runs and the combinations that cannot run", () => {
+    expect(planText(plan)).toBe("2 configurations × 2 repeats = 4 runs (2 combinations cannot run)");
+    expect(planText({ ...plan, rejected: [], configurations: ["a"], repeats: 1, runs: 1 })).toBe("1 configuration × 1 repeat = 1 run");
+  });
+
+  it("puts each message under its field, naming the combination", () => {
+    const m = messagesByField(plan.rejected);
+    expect([...m.keys()]).toEqual(["precision"]);
+    expect(m.get("precision")).toHaveLength(2);
+    expect(m.get("precision")?.[0]).toMatch(/^tch resnet_mini amp-fp16 ×1 b64: precision = amp-fp16/);
+    const all = messagesByField([{ label: "all", field: "price", message: "price = X is not allowed" }]);
+    expect(all.get("price")).toEqual(["price = X is not allowed"]);
+  });
+
+  it("allows starting what can run, never a sweep refused as a whole", () => {
+    expect(canStart(plan)).toBe(true);
+    expect(canStart({ ...plan, configurations: [], runs: 0 })).toBe(false);
+    expect(canStart({ ...plan, rejected: [{ label: "all", field: "steps", message: "give steps or epochs" }] })).toBe(false);
+    expect(canStart(null)).toBe(false);
+  });
+
+  it("renders the messages next to the field and the count in the footer", () => {
+    const el = mount(<FieldMessages field="precision" messages={messagesByField(plan.rejected)} />);
+    const items = el.querySelectorAll("ul.field-errors[data-field=precision] li");
+    expect(items).toHaveLength(2);
+    expect(items[1].textContent).toContain("vit_mini_patch4_32 amp-fp16");
+    expect(mount(<FieldMessages field="model" messages={messagesByField(plan.rejected)} />).innerHTML).toBe("");
+
+    const summary = mount(<PlanSummary plan={plan} parseError={null} />);
+    expect(summary.querySelector("[data-plan]")?.getAttribute("data-plan")).toBe("4");
+    expect(summary.textContent).toContain("= 4 runs (2 combinations cannot run)");
+    expect(summary.querySelectorAll("details li")).toHaveLength(2);
+
+    const bad = mount(<PlanSummary plan={null} parseError={{ field: "batch_size", message: "batch_size = x is not allowed" }} />);
+    expect(bad.querySelector("[data-plan=invalid]")?.textContent).toBe("batch_size = x is not allowed");
+  });
+});
