@@ -22,6 +22,15 @@ command -v git >/dev/null 2>&1 || missing+=(git)
 command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
+# The desktop app: WebKitGTK to build and run the Tauri window; for its
+# end-to-end test, WebKitWebDriver (webkit2gtk-driver) and a virtual display.
+dpkg -s libwebkit2gtk-4.1-dev >/dev/null 2>&1 || missing+=(libwebkit2gtk-4.1-dev)
+command -v WebKitWebDriver >/dev/null 2>&1 || missing+=(webkit2gtk-driver)
+command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb xauth)
+# Node.js builds the UI (Debian 12's nodejs 18 is enough: vite 6, vitest 3).
+if ! command -v npm >/dev/null 2>&1 || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' 2>/dev/null; then
+  missing+=(nodejs npm)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   $SUDO apt-get update -qq
@@ -75,4 +84,14 @@ make_env "torch-$TORCH_VERSION" envs/torch.txt torch
 if [ "${TRAINBENCH_SKIP_ENVS:-}" != "1" ]; then
   make_env tensorflow-2.21.0 "envs/tensorflow$gpu.txt" tensorflow
   make_env jax-0.10.2 "envs/jax$gpu.txt" jax
+fi
+
+# 4. The UI's packages (npm registry), reinstalled when the lock file changes.
+want="$(sha256sum ui/package-lock.json | cut -d' ' -f1)"
+if [ "$(cat ui/node_modules/.trainbench-lock 2>/dev/null)" != "$want" ]; then
+  say "installing the UI's packages (npm ci)"
+  (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want" > ui/node_modules/.trainbench-lock
+else
+  say "UI packages present"
 fi

@@ -1,3 +1,4 @@
+import "./locale-guard";
 import { render } from "preact";
 import { App } from "./App";
 import "./styles.css";

@@ -51,7 +51,7 @@ export function BarChart({ title, unit, bars, onToggle }: Props) {
             >
               <title>{tooltip(b, unit)}</title>
               <text x={LABEL_W - 6} y={y + ROW / 2 + 2} class="label" text-anchor="end">
-                {b.label.length > 40 ? `${b.label.slice(0, 39)}…` : b.label}
+                {b.label.length > 34 ? `${b.label.slice(0, 33)}…` : b.label}
               </text>
               {b.value === null ? (
                 <text x={LABEL_W + 6} y={y + ROW / 2 + 2} class="missing">

@@ -160,13 +160,20 @@ export function LiveView({ runId, onOpenRun }: { runId: number; onOpenRun: (id: 
             { label: "loss", colour: "#d55e00", right: true },
           ]}
         />
-        <LineChart
-          title="Accuracy (held-out)"
-          xLabel="s since start"
-          yLabel="accuracy"
-          data={curves.accuracy}
-          series={[{ label: "accuracy", colour: "#009e73", points: true }]}
-        />
+        {live.evals.length > 0 ? (
+          <LineChart
+            title="Accuracy (held-out)"
+            xLabel="s since start"
+            yLabel="accuracy"
+            data={curves.accuracy}
+            series={[{ label: "accuracy", colour: "#009e73", points: true }]}
+          />
+        ) : (
+          <figure class="chart">
+            <figcaption>Accuracy (held-out)</figcaption>
+            <p class="missing">No evaluation yet{finished ? " — this run had none (evaluations come with real data and a target accuracy)" : ""}.</p>
+          </figure>
+        )}
         {[...telemetry.entries()].map(([source, d]) => (
           <LineChart
             key={source}

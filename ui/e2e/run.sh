@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs the end-to-end test in the real window: Xvfb, tauri-driver (with
+# WebKitWebDriver), the debug studio and tch worker from target/debug, a fresh
+# database and settings folder. Screenshots: test-output/e2e/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+app="$PWD/target/debug/trainbench-studio"
+out="$PWD/test-output/e2e"
+[ -x "$app" ] || { echo "e2e: $app is not built" >&2; exit 1; }
+[ -x target/debug/trainbench-worker-tch ] || { echo "e2e: target/debug/trainbench-worker-tch is not built" >&2; exit 1; }
+command -v tauri-driver >/dev/null || { echo "e2e: tauri-driver is not installed (cargo install tauri-driver --locked)" >&2; exit 1; }
+rm -rf "$out"; mkdir -p "$out"
+work="$(mktemp -d)"
+display=":$((90 + RANDOM % 9))"
+pids=()
+cleanup() {
+  # tauri-driver stops its WebKitWebDriver on SIGTERM (not on SIGKILL).
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+Xvfb "$display" -screen 0 1400x900x24 -nolisten tcp >"$out/xvfb.log" 2>&1 &
+pids+=($!)
+export DISPLAY="$display"
+# The app under test: a database and settings of its own, one BLAS thread.
+export TRAINBENCH_DB="$work/studio.sqlite" TRAINBENCH_CONFIG_DIR="$work/config"
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TRAINBENCH_NO_NVML=1
+export WEBKIT_DISABLE_DMABUF_RENDERER=1 WEBKIT_DISABLE_COMPOSITING_MODE=1
+port=$((4400 + RANDOM % 500))
+tauri-driver --port "$port" >"$out/tauri-driver.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do
+  curl -sf "http://127.0.0.1:$port/status" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+TAURI_DRIVER_URL="http://127.0.0.1:$port" node ui/e2e/studio.e2e.mjs "$app" "$out"

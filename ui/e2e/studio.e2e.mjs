@@ -1,0 +1,138 @@
+// End to end in the real application window (tauri-driver + WebKitWebDriver
+// under Xvfb), against the real backend and a fresh SQLite file: a person's
+// path from an empty database to a reopened saved session. No mocked IPC.
+//
+//   node ui/e2e/studio.e2e.mjs APP OUT_DIR
+//
+// Screenshots go to OUT_DIR; figures (cold start, frame rate during a run) to
+// OUT_DIR/figures.json.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { WebDriver } from "./webdriver.mjs";
+
+const [app, out] = process.argv.slice(2);
+if (!app || !out) {
+  console.error("usage: studio.e2e.mjs APP OUT_DIR");
+  process.exit(2);
+}
+mkdirSync(out, { recursive: true });
+const wd = new WebDriver(process.env.TAURI_DRIVER_URL ?? "http://127.0.0.1:4444");
+const figures = {};
+let shot = 0;
+
+async function screenshot(name) {
+  shot += 1;
+  const file = join(out, `${String(shot).padStart(2, "0")}-${name}.png`);
+  writeFileSync(file, await wd.screenshot());
+  console.log(`  screenshot ${file}`);
+}
+
+function step(text) {
+  console.log(`e2e: ${text}`);
+}
+
+/** Opens the studio and waits for its first interactive screen; returns the milliseconds it took. */
+async function open() {
+  const t0 = Date.now();
+  await wd.start(app);
+  await wd.waitFor(".app[data-ready=yes]", { timeout: 60000, what: "the studio's first screen" });
+  return Date.now() - t0;
+}
+
+/** Counts animation frames for `ms` milliseconds in the window: the UI's frame rate. */
+async function frameRate(ms) {
+  return wd.execAsync(
+    `const done = arguments[arguments.length - 1];
+     let n = 0; const t0 = performance.now(); let worst = 0; let last = t0;
+     function tick(t) { n++; worst = Math.max(worst, t - last); last = t;
+       if (t - t0 < ${ms}) requestAnimationFrame(tick); else done({ fps: n * 1000 / (t - t0), worst_frame_ms: worst }); }
+     requestAnimationFrame(tick);`,
+  );
+}
+
+async function runFromWizard({ precision, label }) {
+  await wd.click("#nav-wizard");
+  await wd.waitFor("input[name=steps]");
+  if (precision !== "fp32") {
+    await wd.click("input[name=precision][value=fp32]");
+    await wd.click(`input[name=precision][value=${precision}]`);
+  }
+  await wd.type("#batch", "32");
+  await wd.type("input[name=steps]", "60");
+  await wd.waitFor("[data-plan='1']", { what: "the plan to say 1 run" });
+  const plan = await wd.text(".plan");
+  if (!plan.includes("1 configuration × 1 repeat = 1 run")) throw new Error(`unexpected plan text: ${plan}`);
+  await screenshot(`wizard-${label}`);
+  await wd.click("#start");
+  await wd.waitFor("section.live[data-phase=training]", { timeout: 90000, what: "the run to start training" });
+}
+
+async function waitFinished() {
+  await wd.waitFor("section.live[data-status=completed]", { timeout: 180000, what: "the run to complete" });
+}
+
+try {
+  step("open the studio on an empty database");
+  figures.cold_start_ms = await open();
+  figures.mounted_ms = await wd.exec("return window.__trainbenchMounted");
+  await wd.click("#nav-runs");
+  await wd.waitFor(".runs .hint", { check: (t) => t.includes("0 of 0 runs"), what: "an empty runs table" });
+  await screenshot("empty");
+
+  step("run a tiny CPU benchmark from the wizard and watch it");
+  await runFromWizard({ precision: "fp32", label: "fp32" });
+  figures.frame_rate_during_run = await frameRate(3000);
+  await wd.waitFor("#tp-now", { check: (t) => /samples\/s/.test(t), what: "a throughput figure" });
+  await screenshot("live-fp32");
+  await waitFinished();
+  await wd.waitFor("#tp-steady", { check: (t) => /samples\/s/.test(t), what: "the steady throughput" });
+  await screenshot("finished-fp32");
+
+  step("run a second configuration (bf16 autocast)");
+  await runFromWizard({ precision: "amp-bf16", label: "bf16" });
+  await waitFinished();
+
+  step("compare the two");
+  await wd.click("#nav-runs");
+  await wd.waitFor(".runs .hint", { check: (t) => t.includes("2 of 2 runs"), what: "two runs in the table" });
+  for (const id of await wd.findAll("input[aria-label^='Select run']")) {
+    await wd.request("POST", wd.s(`/element/${id}/click`), {});
+  }
+  await screenshot("runs");
+  await wd.click("#compare-selected");
+  await wd.waitFor("#decision-matrix", { timeout: 30000 });
+  const table = await wd.text("#compare-table");
+  if (!table.includes("amp-bf16") || !table.includes("baseline")) throw new Error(`compare table lacks the runs: ${table}`);
+  await screenshot("compare");
+
+  step("save the session");
+  await wd.type("#session-name", "e2e fp32 vs bf16");
+  await wd.click("#save-session");
+  await wd.waitFor("#compare-notice", { check: (t) => t.includes("Saved session"), what: "the saved notice" });
+
+  step("restart the studio and reopen the session");
+  await wd.quit();
+  figures.warm_start_ms = await open();
+  await wd.click("#nav-sessions");
+  await wd.waitFor("tr[data-session='e2e fp32 vs bf16'] .open-session");
+  await screenshot("sessions");
+  await wd.click("tr[data-session='e2e fp32 vs bf16'] .open-session");
+  await wd.waitFor("#decision-matrix", { timeout: 30000 });
+  const title = await wd.text(".compare h2");
+  if (!title.includes("e2e fp32 vs bf16")) throw new Error(`reopened compare view has title ${title}`);
+  await screenshot("reopened");
+  writeFileSync(join(out, "figures.json"), JSON.stringify(figures, null, 2));
+  console.log(`e2e: passed ${JSON.stringify(figures)}`);
+} catch (e) {
+  console.error(`e2e: FAILED: ${e.stack ?? e}`);
+  try {
+    await screenshot("failure");
+    const html = await wd.exec("return document.body.innerText");
+    writeFileSync(join(out, "failure.txt"), String(html));
+  } catch {
+    // The window may be gone.
+  }
+  process.exitCode = 1;
+} finally {
+  await wd.quit();
+}

@@ -1,0 +1,98 @@
+// A minimal W3C WebDriver client over fetch (Node 18+): enough to drive the
+// studio's real window through tauri-driver and WebKitWebDriver.
+const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
+
+export class WebDriver {
+  constructor(base = "http://127.0.0.1:4444") {
+    this.base = base;
+    this.session = null;
+  }
+
+  async request(method, path, body) {
+    const res = await fetch(`${this.base}${path}`, {
+      method,
+      headers: { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      const v = json.value ?? {};
+      throw new Error(`${method} ${path}: ${res.status} ${v.error ?? ""} ${v.message ?? JSON.stringify(json)}`);
+    }
+    return json.value;
+  }
+
+  s(path) {
+    return `/session/${this.session}${path}`;
+  }
+
+  async start(application, env = {}) {
+    const v = await this.request("POST", "/session", {
+      capabilities: { alwaysMatch: { "tauri:options": { application, env } } },
+    });
+    this.session = v.sessionId;
+    return v;
+  }
+
+  async quit() {
+    if (!this.session) return;
+    await this.request("DELETE", `/session/${this.session}`).catch(() => {});
+    this.session = null;
+  }
+
+  async find(css) {
+    const v = await this.request("POST", this.s("/element"), { using: "css selector", value: css });
+    return v[ELEMENT];
+  }
+
+  async findAll(css) {
+    const v = await this.request("POST", this.s("/elements"), { using: "css selector", value: css });
+    return v.map((e) => e[ELEMENT]);
+  }
+
+  async click(css) {
+    const id = await this.waitFor(css);
+    await this.request("POST", this.s(`/element/${id}/click`), {});
+  }
+
+  async type(css, text, { clear = true } = {}) {
+    const id = await this.waitFor(css);
+    if (clear) await this.request("POST", this.s(`/element/${id}/clear`), {});
+    await this.request("POST", this.s(`/element/${id}/value`), { text });
+  }
+
+  async text(css) {
+    const id = await this.waitFor(css);
+    return this.request("GET", this.s(`/element/${id}/text`));
+  }
+
+  async exec(script, ...args) {
+    return this.request("POST", this.s("/execute/sync"), { script, args });
+  }
+
+  async execAsync(script, ...args) {
+    return this.request("POST", this.s("/execute/async"), { script, args });
+  }
+
+  async screenshot() {
+    return Buffer.from(await this.request("GET", this.s("/screenshot")), "base64");
+  }
+
+  /** Polls until `css` matches (and `check(element text)` holds, if given). */
+  async waitFor(css, { timeout = 30000, check = null, what = css } = {}) {
+    const end = Date.now() + timeout;
+    let last = "";
+    for (;;) {
+      try {
+        const id = await this.find(css);
+        if (!check) return id;
+        last = await this.request("GET", this.s(`/element/${id}/text`));
+        if (check(last)) return id;
+      } catch (e) {
+        last = String(e.message ?? e);
+      }
+      if (Date.now() > end) throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${last.slice(0, 300)})`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
