@@ -1,18 +1,32 @@
 # The README's two commands: `make run` and `make test`. Both set up what is
 # missing first (scripts/setup.sh) and skip what is already there.
 SHELL := /bin/bash
-.PHONY: run test setup build bench
+.PHONY: run test setup build bench deb cli-demo
 
 setup:
 	@bash scripts/setup.sh
 
 build: setup
-	@source scripts/env.sh && cargo build --release --locked -p trainbench-engine-tch -p trainbench-cli
+	@npm --prefix ui run build --silent
+	@source scripts/env.sh && cargo build --release --locked -p trainbench-engine-tch -p trainbench-cli -p trainbench-studio
 
-## Benchmark a small model on this machine's device (the GPU if there is one),
-## store the run and print its summary.
+## Open the desktop studio (without a display: the headless quick benchmark).
 run: build
+	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
+		source scripts/env.sh && ./target/release/trainbench-studio; \
+	else \
+		echo "make run: no display (DISPLAY/WAYLAND_DISPLAY unset): running the headless quick benchmark instead"; \
+		$(MAKE) --no-print-directory cli-demo; \
+	fi
+
+## Benchmark a small model on this machine's device (the GPU if there is one)
+## with the CLI, store the run and print its summary.
+cli-demo: build
 	@source scripts/env.sh && ./target/release/trainbench run
+
+## A Debian package of the studio (Tauri's bundler, offline): target/release/bundle/deb/.
+deb: build
+	@source scripts/env.sh && cd src-tauri && TAURI_FRONTEND_PATH=../ui ../ui/node_modules/.bin/tauri build --bundles deb
 
 ## Set up, then run every check and test (what CI runs).
 test:

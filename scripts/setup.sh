@@ -89,8 +89,10 @@ fi
 # 4. The UI's packages (npm registry), reinstalled when the lock file changes.
 want="$(sha256sum ui/package-lock.json | cut -d' ' -f1)"
 if [ "$(cat ui/node_modules/.trainbench-lock 2>/dev/null)" != "$want" ]; then
-  say "installing the UI's packages (npm ci)"
-  (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+  say "installing the UI's packages (npm install, versions from ui/package-lock.json)"
+  # Not `npm ci`: npm 11 writes lock files without the other platforms'
+  # optional binaries (Tauri CLI, rollup), which `npm ci` then refuses.
+  (cd ui && npm install --no-audit --no-fund --loglevel=error)
   echo "$want" > ui/node_modules/.trainbench-lock
 else
   say "UI packages present"

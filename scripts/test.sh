@@ -9,6 +9,9 @@ export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 start=$SECONDS
 echo "== rustfmt"; cargo fmt --all -- --check
 echo "== layering"; bash scripts/check-deps.sh
+# The UI first: the desktop crate embeds ui/dist when it compiles.
+echo "== ui: typecheck, unit tests (vitest), build"
+(cd ui && npm run --silent typecheck && npx vitest run && npm run --silent build)
 echo "== clippy"; cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== tests"
 log="$(mktemp)"
@@ -21,6 +24,12 @@ set -e
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1); if ($i ~ /^ignored/) s += $(i-1) } }
      END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
 if [ "$status" -ne 0 ]; then exit "$status"; fi
+# The real window under Xvfb through tauri-driver + WebKitWebDriver (the
+# studio and the tch worker were built by cargo test above).
+echo "== end-to-end: the desktop studio's window"
+command -v tauri-driver >/dev/null 2>&1 || cargo install tauri-driver --version 2.1.0 --locked
+cargo build --locked -p trainbench-studio -p trainbench-engine-tch
+bash ui/e2e/run.sh
 # The session importer under libFuzzer for a bounded time (cargo-fuzz needs a
 # nightly toolchain; both are installed here when missing).
 fuzz_seconds="${FUZZ_SECONDS:-60}"

@@ -218,6 +218,6 @@ pub fn run() -> Result<(), String> {
     let settings = Settings::load(&settings::config_dir());
     let studio = Studio::new(settings).map_err(|e| e.to_string())?;
     configure(tauri::Builder::default(), studio)
-        .run(tauri::generate_context!("../tauri.conf.json"))
+        .run(tauri::generate_context!())
         .map_err(|e| e.to_string())
 }

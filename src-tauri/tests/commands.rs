@@ -429,6 +429,20 @@ fn runs_can_be_cancelled_queued_or_running() {
     }
     let e = app.err("cancel_run", json!({"runId": ids[0]}));
     assert_error(&e, "not_found", &["not queued or running"]);
+
+    // Closing the window with runs unfinished: the UI asks, then `quit`
+    // cancels everything and returns once each run is stored.
+    let started = app.ok(
+        "start_sweep",
+        json!({"request": request(json!({"steps": 100000, "repeats": 2})), "skipRejected": false}),
+    );
+    assert_eq!(app.ok("unfinished_runs", json!({})), 2);
+    app.ok("quit", json!({}));
+    assert_eq!(app.ok("unfinished_runs", json!({})), 0);
+    for id in started["run_ids"].as_array().expect("ids") {
+        let d = app.ok("run_detail", json!({"runId": id}));
+        assert_eq!(d["detail"]["status"], "cancelled", "{d}");
+    }
 }
 
 #[test]
