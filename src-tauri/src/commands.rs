@@ -387,8 +387,12 @@ pub struct RunListItem {
     pub throughput_high: Option<f64>,
     pub peak_memory_bytes: Option<u64>,
     pub time_to_accuracy_s: Option<f64>,
+    /// The target the run trained towards; `None`: no target was set.
+    pub target_accuracy: Option<f64>,
     pub target_reached: Option<bool>,
     pub cost_per_epoch_usd: Option<f64>,
+    /// The price offering chosen; `None`: no cost is computed.
+    pub price_offering: Option<String>,
     /// The host an imported run was measured on.
     pub imported_from: Option<String>,
 }
@@ -416,8 +420,10 @@ pub fn list_item(r: &RunRow) -> RunListItem {
         throughput_high: s.and_then(|s| s.throughput_ci95).map(|c| c.high),
         peak_memory_bytes: s.and_then(|s| s.peak_memory_bytes),
         time_to_accuracy_s: s.and_then(|s| s.time_to_accuracy_s),
+        target_accuracy: s.and_then(|s| s.target_accuracy),
         target_reached: s.and_then(|s| s.target_reached),
         cost_per_epoch_usd: s.and_then(|s| s.cost_per_epoch_usd),
+        price_offering: r.price_offering.clone(),
         imported_from: r.origin.as_ref().map(|o| o.hostname.clone()),
     }
 }

@@ -78,11 +78,9 @@ pub enum Phase {
     Finished,
 }
 
-/// Everything the live view of one run shows.
+/// A live run's figures, replaced (not appended) by each update.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
-pub struct LiveRun {
-    pub run_id: i64,
-    pub label: String,
+pub struct LiveFigures {
     pub phase: Phase,
     /// The stored status once finished (`completed`, `failed`, …).
     pub status: Option<RunStatus>,
@@ -93,6 +91,15 @@ pub struct LiveRun {
     pub current_samples_per_s: Option<f64>,
     /// Median of the windows after warm-up so far (the summary's rule), samples/s.
     pub steady_samples_per_s: Option<f64>,
+}
+
+/// Everything the live view of one run shows.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct LiveRun {
+    pub run_id: i64,
+    pub label: String,
+    #[serde(flatten)]
+    pub figures: LiveFigures,
     pub points: Vec<LivePoint>,
     pub evals: Vec<LiveEval>,
     pub telemetry: Vec<LiveTelemetry>,
@@ -103,17 +110,13 @@ pub struct LiveRun {
     log_dropped: usize,
 }
 
-/// What changed since the last update (the UI appends the lists).
+/// What changed since the last update: the figures, and the points, evaluations,
+/// samples and log lines that are new (the UI appends them).
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct LiveUpdate {
     pub run_id: i64,
-    pub phase: Phase,
-    pub status: Option<RunStatus>,
-    pub reason: Option<String>,
-    pub step: u64,
-    pub total_steps: Option<u64>,
-    pub current_samples_per_s: Option<f64>,
-    pub steady_samples_per_s: Option<f64>,
+    #[serde(flatten)]
+    pub figures: LiveFigures,
     pub points: Vec<LivePoint>,
     pub evals: Vec<LiveEval>,
     pub telemetry: Vec<LiveTelemetry>,
@@ -136,13 +139,15 @@ impl LiveRun {
         LiveRun {
             run_id,
             label,
-            phase: Phase::Queued,
-            status: None,
-            reason: None,
-            step: 0,
-            total_steps: None,
-            current_samples_per_s: None,
-            steady_samples_per_s: None,
+            figures: LiveFigures {
+                phase: Phase::Queued,
+                status: None,
+                reason: None,
+                step: 0,
+                total_steps: None,
+                current_samples_per_s: None,
+                steady_samples_per_s: None,
+            },
             points: Vec::new(),
             evals: Vec::new(),
             telemetry: Vec::new(),
@@ -154,13 +159,7 @@ impl LiveRun {
     fn update_from(&self, sent: &Sent) -> LiveUpdate {
         LiveUpdate {
             run_id: self.run_id,
-            phase: self.phase,
-            status: self.status,
-            reason: self.reason.clone(),
-            step: self.step,
-            total_steps: self.total_steps,
-            current_samples_per_s: self.current_samples_per_s,
-            steady_samples_per_s: self.steady_samples_per_s,
+            figures: self.figures.clone(),
             points: self.points[sent.points.min(self.points.len())..].to_vec(),
             evals: self.evals[sent.evals.min(self.evals.len())..].to_vec(),
             telemetry: self.telemetry[sent.telemetry.min(self.telemetry.len())..].to_vec(),
@@ -176,10 +175,10 @@ impl LiveRun {
         QueueEntry {
             run_id: self.run_id,
             label: self.label.clone(),
-            phase: self.phase,
-            status: self.status,
-            step: self.step,
-            total_steps: self.total_steps,
+            phase: self.figures.phase,
+            status: self.figures.status,
+            step: self.figures.step,
+            total_steps: self.figures.total_steps,
         }
     }
 }
@@ -257,7 +256,11 @@ impl Queue {
                 let pos = s
                     .order
                     .iter()
-                    .position(|id| s.live.get(id).is_some_and(|l| l.phase == Phase::Finished))
+                    .position(|id| {
+                        s.live
+                            .get(id)
+                            .is_some_and(|l| l.figures.phase == Phase::Finished)
+                    })
                     .unwrap_or(s.order.len());
                 s.order.insert(pos, j.run_id);
             }
@@ -283,7 +286,7 @@ impl Queue {
         let queued = s
             .live
             .get(&run_id)
-            .is_some_and(|l| l.phase == Phase::Queued);
+            .is_some_and(|l| l.figures.phase == Phase::Queued);
         if queued && !s.cancelled.contains(&run_id) {
             s.cancelled.push(run_id);
         }
@@ -295,7 +298,7 @@ impl Queue {
         let ids: Vec<i64> = lock(&self.state)
             .live
             .values()
-            .filter(|l| l.phase != Phase::Finished)
+            .filter(|l| l.figures.phase != Phase::Finished)
             .map(|l| l.run_id)
             .collect();
         ids.into_iter().filter(|id| self.cancel(*id)).count()
@@ -306,7 +309,7 @@ impl Queue {
         lock(&self.state)
             .live
             .values()
-            .filter(|l| l.phase != Phase::Finished)
+            .filter(|l| l.figures.phase != Phase::Finished)
             .count()
     }
 
@@ -323,7 +326,7 @@ impl Queue {
     pub fn watch(&self, run_id: i64, channel: Channel<LiveUpdate>) -> Option<LiveRun> {
         let mut s = lock(&self.state);
         let live = s.live.get(&run_id)?.clone();
-        if live.phase != Phase::Finished {
+        if live.figures.phase != Phase::Finished {
             s.watchers.entry(run_id).or_default().push(channel);
         }
         Some(live)
@@ -382,7 +385,7 @@ fn queue_thread(rx: mpsc::Receiver<Job>, state: Arc<Mutex<State>>, opts: RunnerO
             s.running = Some((job.run_id, switch));
             s.windows.clear();
             if let Some(l) = s.live.get_mut(&job.run_id) {
-                l.phase = Phase::Starting;
+                l.figures.phase = Phase::Starting;
             }
         }
         let mut progress = LiveProgress {
@@ -419,9 +422,9 @@ fn queue_thread(rx: mpsc::Receiver<Job>, state: Arc<Mutex<State>>, opts: RunnerO
 fn finish_live(state: &Mutex<State>, run_id: i64, status: RunStatus, reason: Option<String>) {
     let mut s = lock(state);
     if let Some(l) = s.live.get_mut(&run_id) {
-        l.phase = Phase::Finished;
-        l.status = Some(status);
-        l.reason = reason;
+        l.figures.phase = Phase::Finished;
+        l.figures.status = Some(status);
+        l.figures.reason = reason;
     }
     send(&mut s, run_id);
     s.watchers.remove(&run_id);
@@ -436,7 +439,11 @@ fn finish_live(state: &Mutex<State>, run_id: i64, status: RunStatus, reason: Opt
         .order
         .iter()
         .copied()
-        .filter(|id| s.live.get(id).is_some_and(|l| l.phase == Phase::Finished))
+        .filter(|id| {
+            s.live
+                .get(id)
+                .is_some_and(|l| l.figures.phase == Phase::Finished)
+        })
         .collect();
     for id in finished
         .iter()
@@ -507,8 +514,8 @@ impl Progress for LiveProgress {
         if let Some(l) = s.live.get_mut(&run_id) {
             match event {
                 Event::Hello { total_steps, .. } => {
-                    l.total_steps = Some(*total_steps);
-                    l.phase = Phase::Training;
+                    l.figures.total_steps = Some(*total_steps);
+                    l.figures.phase = Phase::Training;
                 }
                 Event::Window {
                     first_step,
@@ -525,14 +532,14 @@ impl Progress for LiveProgress {
                         end_ns: *end_ns,
                     };
                     windows.push(w);
-                    l.step = first_step + steps;
+                    l.figures.step = first_step + steps;
                     let tp = w.throughput();
-                    l.current_samples_per_s = tp.is_finite().then_some(tp);
-                    l.steady_samples_per_s =
+                    l.figures.current_samples_per_s = tp.is_finite().then_some(tp);
+                    l.figures.steady_samples_per_s =
                         steady_throughput(&windows).map(|st| st.median_samples_per_s);
                     l.points.push(LivePoint {
                         t_s: t.unwrap_or(0.0),
-                        step: l.step,
+                        step: l.figures.step,
                         samples_per_s: tp,
                         loss: *loss_mean,
                     });
@@ -542,7 +549,7 @@ impl Progress for LiveProgress {
                     step: *step,
                     accuracy: *accuracy,
                 }),
-                Event::Done { steps, .. } => l.step = *steps,
+                Event::Done { steps, .. } => l.figures.step = *steps,
                 Event::Error { message, .. } => {
                     push_log(l, format!("error: {message}"));
                 }

@@ -244,6 +244,20 @@ export type LiveEval = {
 	accuracy: number | null,
 };
 
+/**  A live run's figures, replaced (not appended) by each update. */
+export type LiveFigures = {
+	phase: Phase,
+	/**  The stored status once finished (`completed`, `failed`, …). */
+	status: RunStatus | null,
+	reason: string | null,
+	step: number,
+	total_steps: number | null,
+	/**  The last window's throughput, samples/s. */
+	current_samples_per_s: number | null,
+	/**  Median of the windows after warm-up so far (the summary's rule), samples/s. */
+	steady_samples_per_s: number | null,
+};
+
 /**  One point of a live run's curves; times in seconds since the worker started. */
 export type LivePoint = {
 	t_s: number | null,
@@ -256,21 +270,11 @@ export type LivePoint = {
 export type LiveRun = {
 	run_id: number,
 	label: string,
-	phase: Phase,
-	/**  The stored status once finished (`completed`, `failed`, …). */
-	status: RunStatus | null,
-	reason: string | null,
-	step: number,
-	total_steps: number | null,
-	/**  The last window's throughput, samples/s. */
-	current_samples_per_s: number | null,
-	/**  Median of the windows after warm-up so far (the summary's rule), samples/s. */
-	steady_samples_per_s: number | null,
 	points: LivePoint[],
 	evals: LiveEval[],
 	telemetry: LiveTelemetry[],
 	log: string[],
-};
+} & LiveFigures;
 
 /**  Device or host use at one instant. */
 export type LiveTelemetry = {
@@ -284,21 +288,17 @@ export type LiveTelemetry = {
 	cpu_percent: number | null,
 };
 
-/**  What changed since the last update (the UI appends the lists). */
+/**
+ *  What changed since the last update: the figures, and the points, evaluations,
+ *  samples and log lines that are new (the UI appends them).
+ */
 export type LiveUpdate = {
 	run_id: number,
-	phase: Phase,
-	status: RunStatus | null,
-	reason: string | null,
-	step: number,
-	total_steps: number | null,
-	current_samples_per_s: number | null,
-	steady_samples_per_s: number | null,
 	points: LivePoint[],
 	evals: LiveEval[],
 	telemetry: LiveTelemetry[],
 	log: string[],
-};
+} & LiveFigures;
 
 /**  What this machine offers, as the probe sees it. */
 export type MachineDto = {
@@ -445,8 +445,12 @@ export type RunListItem = {
 	throughput_high: number | null,
 	peak_memory_bytes: number | null,
 	time_to_accuracy_s: number | null,
+	/**  The target the run trained towards; `None`: no target was set. */
+	target_accuracy: number | null,
 	target_reached: boolean | null,
 	cost_per_epoch_usd: number | null,
+	/**  The price offering chosen; `None`: no cost is computed. */
+	price_offering: string | null,
 	/**  The host an imported run was measured on. */
 	imported_from: string | null,
 };

@@ -83,8 +83,10 @@ export function run(id: number, patch: Partial<RunListItem> = {}): RunListItem {
     throughput_high: null,
     peak_memory_bytes: 1 << 20,
     time_to_accuracy_s: null,
+    target_accuracy: null,
     target_reached: null,
     cost_per_epoch_usd: null,
+    price_offering: null,
     imported_from: null,
     ...patch,
   };

@@ -147,7 +147,7 @@ fn session_save_export_import_round_trip() {
         "-o",
         "/nonexistent/dir/r.pdf",
     ]);
-    refused(&out, "output = /nonexistent/dir/r.pdf");
+    refused(&out, "output = \"/nonexistent/dir/r.pdf\"");
 
     // Charts.
     for name in ["throughput.svg", "loss_over_time.png"] {

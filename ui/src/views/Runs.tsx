@@ -159,8 +159,10 @@ export function Runs({ openRun, onOpenRun, onCompare }: Props) {
                     {r.throughput_low !== null && r.throughput_high !== null && <span class="ci"> [{num(r.throughput_low, 3)}–{num(r.throughput_high, 3)}]</span>}
                   </td>
                   <td class="num">{bytes(r.peak_memory_bytes)}</td>
-                  <td class="num">{r.target_reached === false ? "not reached" : seconds(r.time_to_accuracy_s)}</td>
-                  <td class="num">{usd(r.cost_per_epoch_usd)}</td>
+                  <td class="num">
+                    {r.target_accuracy === null ? <span class="missing">no target</span> : r.target_reached === false ? "not reached" : seconds(r.time_to_accuracy_s)}
+                  </td>
+                  <td class="num">{r.price_offering === null ? <span class="missing">no price</span> : usd(r.cost_per_epoch_usd)}</td>
                   <td>{date(r.created_unix_ms)}</td>
                 </tr>
               ))}
