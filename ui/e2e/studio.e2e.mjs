@@ -6,6 +6,7 @@
 //
 // Screenshots go to OUT_DIR; figures (cold start, frame rate during a run) to
 // OUT_DIR/figures.json.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WebDriver } from "./webdriver.mjs";
@@ -23,7 +24,11 @@ let shot = 0;
 async function screenshot(name) {
   shot += 1;
   const file = join(out, `${String(shot).padStart(2, "0")}-${name}.png`);
-  writeFileSync(file, await wd.screenshot());
+  // The X display's pixels (ImageMagick's `import`), i.e. what a person
+  // sees. WebKitWebDriver's own screenshot hangs here on some pages after
+  // several runs have streamed (its snapshot never completes), while the
+  // window itself keeps painting and answering.
+  execFileSync("import", ["-window", "root", file], { timeout: 20000 });
   console.log(`  screenshot ${file}`);
 }
 

@@ -13,6 +13,7 @@ export class WebDriver {
       method,
       headers: { "content-type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(method === "POST" && path.endsWith("/execute/async") ? 60000 : 30000),
     });
     const json = await res.json().catch(() => ({}));
     if (!res.ok) {
