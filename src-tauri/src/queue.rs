@@ -156,6 +156,10 @@ impl LiveRun {
         }
     }
 
+    fn finished(&self) -> bool {
+        self.figures.phase == Phase::Finished
+    }
+
     fn update_from(&self, sent: &Sent) -> LiveUpdate {
         LiveUpdate {
             run_id: self.run_id,
@@ -256,11 +260,7 @@ impl Queue {
                 let pos = s
                     .order
                     .iter()
-                    .position(|id| {
-                        s.live
-                            .get(id)
-                            .is_some_and(|l| l.figures.phase == Phase::Finished)
-                    })
+                    .position(|id| s.live.get(id).is_some_and(LiveRun::finished))
                     .unwrap_or(s.order.len());
                 s.order.insert(pos, j.run_id);
             }
@@ -298,7 +298,7 @@ impl Queue {
         let ids: Vec<i64> = lock(&self.state)
             .live
             .values()
-            .filter(|l| l.figures.phase != Phase::Finished)
+            .filter(|l| !l.finished())
             .map(|l| l.run_id)
             .collect();
         ids.into_iter().filter(|id| self.cancel(*id)).count()
@@ -309,7 +309,7 @@ impl Queue {
         lock(&self.state)
             .live
             .values()
-            .filter(|l| l.figures.phase != Phase::Finished)
+            .filter(|l| !l.finished())
             .count()
     }
 
@@ -326,7 +326,7 @@ impl Queue {
     pub fn watch(&self, run_id: i64, channel: Channel<LiveUpdate>) -> Option<LiveRun> {
         let mut s = lock(&self.state);
         let live = s.live.get(&run_id)?.clone();
-        if live.figures.phase != Phase::Finished {
+        if !live.finished() {
             s.watchers.entry(run_id).or_default().push(channel);
         }
         Some(live)
@@ -439,11 +439,7 @@ fn finish_live(state: &Mutex<State>, run_id: i64, status: RunStatus, reason: Opt
         .order
         .iter()
         .copied()
-        .filter(|id| {
-            s.live
-                .get(id)
-                .is_some_and(|l| l.figures.phase == Phase::Finished)
-        })
+        .filter(|id| s.live.get(id).is_some_and(LiveRun::finished))
         .collect();
     for id in finished
         .iter()

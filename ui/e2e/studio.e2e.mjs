@@ -103,6 +103,7 @@ try {
   for (const id of await wd.findAll("input[aria-label^='Select run']")) {
     await wd.request("POST", wd.s(`/element/${id}/click`), {});
   }
+  await wd.waitFor(".runs .hint", { check: (t) => t.includes("2 selected"), what: "both runs selected" });
   await screenshot("runs");
   await wd.click("#compare-selected");
   await wd.waitFor("#decision-matrix", { timeout: 30000 });

@@ -75,10 +75,6 @@ export class WebDriver {
     return this.request("POST", this.s("/execute/async"), { script, args });
   }
 
-  async screenshot() {
-    return Buffer.from(await this.request("GET", this.s("/screenshot")), "base64");
-  }
-
   /** Polls until `css` matches (and `check(element text)` holds, if given). */
   async waitFor(css, { timeout = 30000, check = null, what = css } = {}) {
     const end = Date.now() + timeout;
