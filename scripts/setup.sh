@@ -28,6 +28,8 @@ dpkg -s libwebkit2gtk-4.1-dev >/dev/null 2>&1 || missing+=(libwebkit2gtk-4.1-dev
 command -v WebKitWebDriver >/dev/null 2>&1 || missing+=(webkit2gtk-driver)
 command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb xauth)
 command -v import >/dev/null 2>&1 || missing+=(imagemagick)
+# The fake libnvidia-ml.so the tests build reads its JSON script with cJSON.
+dpkg -s libcjson-dev >/dev/null 2>&1 || missing+=(libcjson-dev)
 # Node.js builds the UI (Debian 12's nodejs 18 is enough: vite 6, vitest 3).
 if ! command -v npm >/dev/null 2>&1 || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' 2>/dev/null; then
   missing+=(nodejs npm)

@@ -711,6 +711,7 @@ pub fn export_pdf(
         prices: &loaded.prices,
         generated_unix_ms: now_unix_ms(),
         studio_version: VERSION,
+        extra: &[],
     })?;
     trainbench_report::write_atomic(&path, &bytes)?;
     Ok(written(path, bytes.len()))

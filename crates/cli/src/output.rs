@@ -343,12 +343,32 @@ pub fn print_show(d: &RunDetail) {
                 .unwrap_or_default()
         );
         println!(
-            "energy per sample: {}",
+            "energy per sample: {} ({})",
             s.energy_j_per_sample
-                .map_or("not available (no GPU energy counter)".into(), |j| format!(
-                    "{j:.4} J"
-                ))
+                .map_or("not measured".into(), |j| format!("{j:.4} J")),
+            if s.energy_note.is_empty() {
+                "no note stored"
+            } else {
+                &s.energy_note
+            }
         );
+        if let Some(g) = &s.gpu {
+            println!(
+                "GPU (steady):      {} mean power, {} mean utilisation, {} NVML samples on {}",
+                g.mean_power_w
+                    .map_or("not measured".into(), |p| format!("{p:.0} W")),
+                g.mean_util_percent
+                    .map_or("not measured".into(), |u| format!("{u:.0} %")),
+                g.samples,
+                g.sources.join(", ")
+            );
+        }
+        if let Some(scale) = d.loss_scale {
+            println!("loss scale at end: {scale}");
+        }
+        for w in &s.warnings {
+            println!("warning:           {} ({})", w.message, w.code);
+        }
         println!(
             "MFU:               {} ({})",
             s.mfu

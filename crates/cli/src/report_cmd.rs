@@ -216,6 +216,7 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
                 prices: &sel.loaded.prices,
                 generated_unix_ms: now_unix_ms(),
                 studio_version: VERSION,
+                extra: &[],
             })
             .map_err(|e| CliError::Failed(e.to_string()))?;
             write_atomic(&output, &bytes)?;

@@ -531,6 +531,11 @@ pub fn compare(
                 .unwrap_or_default()
         ));
     }
+    for r in rows {
+        for w in r.summary.iter().flat_map(|s| &s.warnings) {
+            warnings.push(format!("run {}: {}", r.id, w.message));
+        }
+    }
     let mut machines: Vec<String> = rows
         .iter()
         .map(|r| match &r.origin {
@@ -619,6 +624,9 @@ mod tests {
                 mfu_note: String::new(),
                 param_count: Some(100),
                 global_batch: 8 * u64::from(devices),
+                energy_note: String::new(),
+                gpu: None,
+                warnings: Vec::new(),
             }),
         }
     }

@@ -152,6 +152,10 @@ pub enum Event {
         samples: u64,
         /// `completed` or `target_reached`.
         reason: String,
+        /// The dynamic loss scale at the end, where loss scaling ran
+        /// (amp-fp16); absent otherwise and from workers that predate it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        loss_scale: Option<f64>,
         t_ns: u64,
     },
     /// Terminal: the run failed.

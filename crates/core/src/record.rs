@@ -62,6 +62,10 @@ pub struct RunDetail {
     pub first_step_train_s: Option<f64>,
     /// Compilation alone, where the framework measured it apart.
     pub compile_s: Option<f64>,
+    /// The dynamic loss scale when the run finished (amp-fp16); `None` where
+    /// no loss scaling ran or the worker did not report it.
+    #[serde(default)]
+    pub loss_scale: Option<f64>,
     pub windows: Vec<StoredWindow>,
     pub evals: Vec<StoredEval>,
     pub memory: Vec<MemoryPeak>,

@@ -215,6 +215,9 @@ pub struct PortableRun {
     pub compile_s: Option<f64>,
     pub train_start_ns: Option<u64>,
     pub done_reason: Option<String>,
+    /// The dynamic loss scale at the end (amp-fp16 runs).
+    #[serde(default)]
+    pub loss_scale: Option<f64>,
     pub provenance: Option<serde_json::Value>,
     pub windows: Vec<StoredWindow>,
     pub evals: Vec<PortableEval>,

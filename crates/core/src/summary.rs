@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::reference::{GpuPeak, PriceRow};
 use crate::spec::Precision;
 use crate::stats::{mean_ci95, steady_throughput, Interval, WindowTiming};
+use crate::telemetry::{slowdown_names, GpuDigest};
 
 /// Data-set size used to project an epoch when none was fully trained.
 pub const IMAGENET_1K_TRAIN: (&str, u64) = ("ImageNet-1k train (1,281,167 images)", 1_281_167);
@@ -80,8 +81,9 @@ pub struct RunMeasurements {
     pub evals: Vec<(f64, f64)>,
     pub target_accuracy: Option<f64>,
     pub memory: Vec<MemoryPeak>,
-    /// NVML energy over the steady windows, joules (summed over devices).
-    pub steady_energy_j: Option<f64>,
+    /// What NVML saw on the run's GPUs during the steady windows (GPU runs
+    /// with NVML samples only).
+    pub gpu: Option<GpuDigest>,
     /// Name of the accelerator, when there is one (for MFU).
     pub device_name: Option<String>,
     pub device_peak: Option<GpuPeak>,
@@ -118,6 +120,51 @@ pub struct RunSummary {
     pub mfu_note: String,
     pub param_count: Option<u64>,
     pub global_batch: u64,
+    /// How energy per sample was measured, or why it was not.
+    #[serde(default)]
+    pub energy_note: String,
+    /// NVML during the steady windows, for GPU runs.
+    #[serde(default)]
+    pub gpu: Option<GpuDigest>,
+    /// What makes this run's numbers less trustworthy, with the evidence.
+    #[serde(default)]
+    pub warnings: Vec<RunWarning>,
+}
+
+/// A reason to doubt a run's numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RunWarning {
+    /// Stable: `gpu_slowdown`, `other_gpu_processes`.
+    pub code: String,
+    pub message: String,
+}
+
+/// Warnings from what NVML saw during the steady windows.
+fn gpu_warnings(d: &GpuDigest) -> Vec<RunWarning> {
+    let mut out = Vec::new();
+    if d.slowdown_samples > 0 {
+        out.push(RunWarning {
+            code: "gpu_slowdown".into(),
+            message: format!(
+                "the GPU clocks were held back ({}) in {} of {} NVML samples during the steady windows",
+                slowdown_names(d.slowdown_bits).join(", "),
+                d.slowdown_samples,
+                d.samples
+            ),
+        });
+    }
+    if d.max_other_processes > 0 {
+        out.push(RunWarning {
+            code: "other_gpu_processes".into(),
+            message: format!(
+                "{} other process(es) used {} during the steady windows: they share the GPU with the run",
+                d.max_other_processes,
+                d.sources.join(", ")
+            ),
+        });
+    }
+    out
 }
 
 /// Prefers the accelerator allocator's peak, then NVML's process view, then the
@@ -184,7 +231,8 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
         _ => None,
     };
 
-    let energy_j_per_sample = match (m.steady_energy_j, &steady) {
+    let energy_j = m.gpu.as_ref().and_then(|g| g.energy_j);
+    let energy_j_per_sample = match (energy_j, &steady) {
         (Some(j), Some(s)) => {
             let steady_samples: u64 = m.windows[s.windows_warmup..]
                 .iter()
@@ -242,6 +290,15 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
         mfu_note,
         param_count: m.param_count,
         global_batch,
+        energy_note: match (&m.gpu, m.device_name.is_some()) {
+            (Some(g), _) => g.energy_note.clone(),
+            (None, true) => {
+                "not measured: no NVML sample of the GPU during the steady windows".into()
+            }
+            (None, false) => "not measured: no GPU (NVML energy counters only)".into(),
+        },
+        gpu: m.gpu.clone(),
+        warnings: m.gpu.as_ref().map(gpu_warnings).unwrap_or_default(),
     }
 }
 
@@ -344,7 +401,19 @@ mod tests {
                     peak_bytes: 7,
                 },
             ],
-            steady_energy_j: Some(700.0),
+            gpu: Some(GpuDigest {
+                sources: vec!["gpu:0".into()],
+                samples: 70,
+                steady_s: 7.5,
+                energy_j: Some(700.0),
+                energy_note: "counter".into(),
+                mean_power_w: Some(93.3),
+                mean_util_percent: None,
+                peak_mem_used_bytes: None,
+                slowdown_bits: 0x4,
+                slowdown_samples: 3,
+                max_other_processes: 1,
+            }),
             device_name: Some("NVIDIA H100 80GB HBM3".into()),
             device_peak: gpu_peak_for("NVIDIA H100 80GB HBM3"),
             price: Some(crate::reference::default_prices()[3].clone()),
@@ -370,6 +439,15 @@ mod tests {
         assert_eq!(s.energy_j_per_sample, Some(1.0));
         // 1e12 FLOPs × 100 /s ÷ 989e12.
         assert!((s.mfu.unwrap() - 100.0 / 989.0).abs() < 1e-12);
+        let codes: Vec<&str> = s.warnings.iter().map(|w| w.code.as_str()).collect();
+        assert_eq!(codes, ["gpu_slowdown", "other_gpu_processes"]);
+        assert!(
+            s.warnings[0]
+                .message
+                .contains("(software power cap) in 3 of 70"),
+            "{:?}",
+            s.warnings
+        );
     }
 
     #[test]

@@ -163,7 +163,7 @@ impl LossScaler {
         }
     }
 
-    #[cfg(test)]
+    /// The current loss scale (reported in `done`: proof the scaler ran).
     pub fn scale(&self) -> Result<f64, WorkerError> {
         Ok(f64::try_from(&self.scale)?)
     }
@@ -531,10 +531,12 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
     }
     let _ = lr;
     t.emit_memory(sink);
+    let loss_scale = t.scaler.as_ref().map(LossScaler::scale).transpose()?;
     sink.emit(&Event::Done {
         steps: step,
         samples: step * spec.batch_size,
         reason: reason.into(),
+        loss_scale,
         t_ns: monotonic_ns(),
     });
     Ok(())

@@ -222,7 +222,13 @@ impl GpuProbe {
                 unavailable: Some("no NVIDIA GPU: NVML disabled by TRAINBENCH_NO_NVML".into()),
             };
         }
-        match Nvml::init() {
+        // The driver's library, or another one (a test's fake NVML) by path.
+        let lib = std::env::var_os("TRAINBENCH_NVML_LIB");
+        let opened = match &lib {
+            Some(path) => Nvml::builder().lib_path(path).init(),
+            None => Nvml::init(),
+        };
+        match opened {
             Ok(nvml) => GpuProbe {
                 nvml: Some(nvml),
                 unavailable: None,
@@ -269,32 +275,33 @@ impl GpuProbe {
         Some(format!("{}.{}", v / 1000, (v % 1000) / 10))
     }
 
-    /// GPU memory NVML attributes to process `pid` (and its children, for
-    /// workers that launch several processes), per GPU index, in bytes.
-    pub fn process_memory(&self, pids: &[u32]) -> Vec<(u32, u64)> {
-        self.devices()
-            .into_iter()
-            .filter_map(|(i, d)| {
-                let used: u64 = d
-                    .running_compute_processes()
-                    .ok()?
-                    .iter()
-                    .filter(|p| pids.contains(&p.pid))
-                    .filter_map(|p| match p.used_gpu_memory {
-                        nvml_wrapper::enums::device::UsedGpuMemory::Used(b) => Some(b),
-                        nvml_wrapper::enums::device::UsedGpuMemory::Unavailable => None,
-                    })
-                    .sum();
-                (used > 0).then_some((i, used))
-            })
-            .collect()
-    }
-
-    /// One sample per GPU.
-    pub fn sample(&self, t_ns: u64) -> Vec<TelemetrySample> {
-        self.devices()
-            .into_iter()
-            .map(|(i, d)| TelemetrySample {
+    /// One sample per GPU, with the compute processes NVML lists on it:
+    /// GPU memory of the worker's processes (`worker_pids`: the worker and its
+    /// descendants) per GPU index, and how many processes that are not the
+    /// worker's use each GPU (another job skews what the run measures).
+    pub fn sample(&self, t_ns: u64, worker_pids: &[u32]) -> GpuSample {
+        let me = std::process::id();
+        let mut out = GpuSample::default();
+        for (i, d) in self.devices() {
+            let processes = d.running_compute_processes().ok();
+            let other = processes.as_ref().map(|ps| {
+                ps.iter()
+                    .filter(|p| p.pid != me && !worker_pids.contains(&p.pid))
+                    .count() as u32
+            });
+            let worker_bytes: u64 = processes
+                .iter()
+                .flatten()
+                .filter(|p| worker_pids.contains(&p.pid))
+                .filter_map(|p| match p.used_gpu_memory {
+                    nvml_wrapper::enums::device::UsedGpuMemory::Used(b) => Some(b),
+                    nvml_wrapper::enums::device::UsedGpuMemory::Unavailable => None,
+                })
+                .sum();
+            if worker_bytes > 0 {
+                out.worker_memory.push((i, worker_bytes));
+            }
+            out.samples.push(TelemetrySample {
                 t_ns,
                 source: format!("gpu:{i}"),
                 mem_used_bytes: d.memory_info().ok().map(|m| m.used),
@@ -304,10 +311,20 @@ impl GpuProbe {
                 sm_clock_mhz: d.clock_info(Clock::SM).ok(),
                 mem_clock_mhz: d.clock_info(Clock::Memory).ok(),
                 throttle_reasons: d.current_throttle_reasons().ok().map(|r| r.bits()),
+                other_processes: other,
                 ..Default::default()
-            })
-            .collect()
+            });
+        }
+        out
     }
+}
+
+/// What one NVML sample of every GPU found.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct GpuSample {
+    pub samples: Vec<TelemetrySample>,
+    /// (GPU index, bytes) NVML attributes to the worker's processes.
+    pub worker_memory: Vec<(u32, u64)>,
 }
 
 fn first_line_after(path: &str, key: &str) -> Option<String> {

@@ -111,6 +111,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             prices: &loaded.prices,
             generated_unix_ms: 0,
             studio_version: "bench",
+            extra: &[],
         })?;
         pdf_ms.push(t.elapsed().as_secs_f64() * 1e3);
         pages_bytes = bytes.len();

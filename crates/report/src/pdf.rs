@@ -46,6 +46,20 @@ pub struct ReportInput<'a> {
     pub prices: &'a [PriceRow],
     pub generated_unix_ms: i64,
     pub studio_version: &'a str,
+    /// Sections a caller adds after the question (a check suite's verdicts).
+    pub extra: &'a [Section],
+}
+
+/// A section of the report supplied by its caller: a heading, a paragraph and
+/// a table.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    pub heading: String,
+    pub text: String,
+    pub headers: Vec<String>,
+    /// Column widths in points (the page's text column is about 500 wide).
+    pub widths: Vec<f32>,
+    pub rows: Vec<Vec<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -464,6 +478,16 @@ pub fn report(input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError> {
     );
     l.heading("The question", 12.0);
     l.paragraph(&question(c, input.runs), 9.5, false);
+    for s in input.extra {
+        l.heading(&s.heading, 12.0);
+        if !s.text.is_empty() {
+            l.paragraph(&s.text, 9.0, false);
+        }
+        if !s.rows.is_empty() {
+            let headers: Vec<&str> = s.headers.iter().map(String::as_str).collect();
+            l.table(&headers, &s.widths, &s.rows, 7.0);
+        }
+    }
 
     l.heading("Configurations", 12.0);
     let base = c.baseline;
@@ -719,6 +743,72 @@ pub fn report(input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError> {
             "First step, s",
         ],
         &[30.0, 30.0, 50.0, 60.0, 55.0, 70.0, 45.0, 45.0, 45.0, 55.0],
+        &rows,
+        7.0,
+    );
+
+    l.heading("Energy and utilisation", 12.0);
+    l.paragraph(
+        "MFU: FLOPs per sample × steady throughput ÷ (the detected device's dense peak at the precision in effect × devices). \
+         Energy: NVML's total-energy counter over the steady windows ÷ the samples trained in them. \
+         Power and utilisation: NVML's 10 Hz samples over the same span. What could not be measured says why.",
+        9.0,
+        false,
+    );
+    let rows: Vec<Vec<String>> = input
+        .runs
+        .iter()
+        .map(|r| {
+            let s = r.row.summary.as_ref();
+            let g = s.and_then(|s| s.gpu.as_ref());
+            vec![
+                format!("#{}", r.row.id),
+                match s.and_then(|s| s.mfu) {
+                    Some(m) => format!(
+                        "{:.1} % of the {}",
+                        m * 100.0,
+                        s.map_or("", |s| s.mfu_note.as_str())
+                    ),
+                    None => s.map_or("not measured".into(), |s| s.mfu_note.clone()),
+                },
+                match s.and_then(|s| s.energy_j_per_sample) {
+                    Some(j) => format!("{j:.4} J"),
+                    None => s.map_or("not measured".into(), |s| {
+                        if s.energy_note.is_empty() {
+                            "not measured".into()
+                        } else {
+                            s.energy_note.clone()
+                        }
+                    }),
+                },
+                g.and_then(|g| g.mean_power_w)
+                    .map_or("not measured".into(), |p| format!("{p:.0} W")),
+                g.and_then(|g| g.mean_util_percent)
+                    .map_or("not measured".into(), |u| format!("{u:.0} %")),
+                s.map_or("—".into(), |s| {
+                    if s.warnings.is_empty() {
+                        "none".into()
+                    } else {
+                        s.warnings
+                            .iter()
+                            .map(|w| w.code.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                }),
+            ]
+        })
+        .collect();
+    l.table(
+        &[
+            "Run",
+            "MFU",
+            "Energy per sample",
+            "GPU power",
+            "GPU util.",
+            "Run warnings",
+        ],
+        &[30.0, 135.0, 140.0, 45.0, 40.0, 110.0],
         &rows,
         7.0,
     );

@@ -321,8 +321,9 @@ async fn run_one(
             _ = telemetry_tick.tick() => {
                 let t_ns = trainbench_core_clock();
                 samples.push(host.sample(t_ns));
-                samples.extend(gpu.sample(t_ns));
-                for (index, bytes) in gpu.process_memory(host.pids()) {
+                let on_gpus = gpu.sample(t_ns, host.pids());
+                samples.extend(on_gpus.samples);
+                for (index, bytes) in on_gpus.worker_memory {
                     let peak = nvml_peaks.entry(index).or_insert(0);
                     *peak = (*peak).max(bytes);
                 }
@@ -461,6 +462,16 @@ fn trainbench_core_clock() -> u64 {
         .saturating_add(ts.tv_nsec as u64)
 }
 
+/// The name of GPU `index` in a run's stored provenance.
+fn gpu_name_in(provenance: &serde_json::Value, index: u32) -> Option<String> {
+    provenance["gpus"]
+        .as_array()?
+        .iter()
+        .find(|g| g["index"].as_u64() == Some(u64::from(index)))?["name"]
+        .as_str()
+        .map(str::to_owned)
+}
+
 /// Computes and stores a run's summary from what was stored.
 pub fn finish_summary(
     store: &Store,
@@ -475,11 +486,18 @@ pub fn finish_summary(
             .strip_prefix("cuda:")
             .and_then(|i| i.parse().ok())
             .unwrap_or(0);
-        let name = gpu
-            .gpus()
-            .into_iter()
-            .find(|g| g.index == index)
-            .map(|g| g.name);
+        // The GPU as recorded when the run started (its provenance), so that a
+        // summary recomputed later or elsewhere names the same device.
+        let recorded = store
+            .run_detail(run_id)?
+            .provenance
+            .and_then(|p| gpu_name_in(&p, index));
+        let name = recorded.or_else(|| {
+            gpu.gpus()
+                .into_iter()
+                .find(|g| g.index == index)
+                .map(|g| g.name)
+        });
         m.device_peak = name.as_deref().and_then(gpu_peak_for);
         m.device_name = name.or_else(|| Some(row.device.clone()));
         let steady = trainbench_core::stats::warmup_windows(
@@ -488,9 +506,12 @@ pub fn finish_summary(
                 .map(trainbench_core::stats::WindowTiming::throughput)
                 .collect::<Vec<_>>(),
         );
-        if let (Some(first), Some(last)) = (m.windows.get(steady), m.windows.last()) {
-            m.steady_energy_j = store.energy_between(run_id, first.start_ns, last.end_ns)?;
-        }
+        let spans: Vec<(u64, u64)> = m.windows[steady.min(m.windows.len())..]
+            .iter()
+            .map(|w| (w.start_ns, w.end_ns))
+            .collect();
+        let indices: Vec<u32> = (index..index + row.devices.max(1)).collect();
+        m.gpu = trainbench_core::telemetry::digest_gpu(&store.telemetry(run_id)?, &indices, &spans);
     }
     let summary = summarize(&m);
     store.save_summary(run_id, &summary)?;

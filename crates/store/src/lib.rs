@@ -40,6 +40,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0003_sessions.sql",
         include_str!("../../../migrations/0003_sessions.sql"),
     ),
+    (
+        4,
+        "0004_gpu_checks.sql",
+        include_str!("../../../migrations/0004_gpu_checks.sql"),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -345,8 +350,9 @@ impl Store {
         if !telemetry.is_empty() {
             let mut stmt = tx.prepare_cached(
                 "INSERT OR REPLACE INTO telemetry (run_id, t_ns, source, cpu_percent, rss_bytes, host_cpu_percent,
-                     mem_used_bytes, util_percent, power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                     mem_used_bytes, util_percent, power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons,
+                     other_processes)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )?;
             for t in telemetry {
                 stmt.execute(params![
@@ -363,6 +369,7 @@ impl Store {
                     t.sm_clock_mhz,
                     t.mem_clock_mhz,
                     t.throttle_reasons.map(u),
+                    t.other_processes,
                 ])?;
             }
         }
@@ -420,18 +427,18 @@ impl Store {
     pub fn run_detail(&self, id: i64) -> Result<RunDetail> {
         let row = self.run_row(id)?;
         type Texts = (String, Option<String>, Option<String>, Option<String>);
-        let ((spec, hello, provenance, stderr_tail), first_step_train_s, compile_s): (
+        type Figures = (Option<f64>, Option<f64>, Option<f64>);
+        let ((spec, hello, provenance, stderr_tail), (first_step_train_s, compile_s, loss_scale)): (
             Texts,
-            Option<f64>,
-            Option<f64>,
+            Figures,
         ) = self.conn.query_row(
-            "SELECT spec_json, hello_json, provenance_json, stderr_tail, first_step_train_s, compile_s FROM runs WHERE id = ?1",
+            "SELECT spec_json, hello_json, provenance_json, stderr_tail, first_step_train_s, compile_s, loss_scale
+             FROM runs WHERE id = ?1",
             params![id],
             |r| {
                 Ok((
                     (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?),
-                    r.get(4)?,
-                    r.get(5)?,
+                    (r.get(4)?, r.get(5)?, r.get(6)?),
                 ))
             },
         )?;
@@ -448,6 +455,7 @@ impl Store {
             stderr_tail,
             first_step_train_s,
             compile_s,
+            loss_scale,
             windows: self.windows(id)?,
             evals: self.evals(id)?,
             memory: self.memory(id)?,
@@ -520,21 +528,6 @@ impl Store {
         )?)
     }
 
-    /// NVML energy consumed between two monotonic instants, joules, summed over
-    /// GPUs; `None` when no GPU energy counter was sampled.
-    pub fn energy_between(&self, id: i64, start_ns: u64, end_ns: u64) -> Result<Option<f64>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT source, MIN(energy_mj), MAX(energy_mj) FROM telemetry
-             WHERE run_id = ?1 AND energy_mj IS NOT NULL AND t_ns BETWEEN ?2 AND ?3 GROUP BY source",
-        )?;
-        let deltas = stmt
-            .query_map(params![id, u(start_ns), u(end_ns)], |r| {
-                Ok(r.get::<_, i64>(2)? - r.get::<_, i64>(1)?)
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok((!deltas.is_empty()).then(|| deltas.iter().sum::<i64>() as f64 / 1000.0))
-    }
-
     /// What a summary needs, read back from the stored run.
     pub fn measurements(&self, id: i64) -> Result<RunMeasurements> {
         let (spec, hello, first_step_s, price, price_json): (
@@ -600,7 +593,7 @@ impl Store {
                 .collect(),
             target_accuracy: spec.get("target_accuracy").and_then(|v| v.as_f64()),
             memory,
-            steady_energy_j: None,
+            gpu: None,
             device_name: None,
             device_peak: None,
             price,
@@ -718,10 +711,12 @@ fn record_event(tx: &Transaction<'_>, id: i64, e: &Event) -> Result<()> {
                 params![id, device, source, u(*peak_bytes), reserved_peak_bytes.map(u)],
             )?;
         }
-        Event::Done { reason, .. } => {
+        Event::Done {
+            reason, loss_scale, ..
+        } => {
             tx.execute(
-                "UPDATE runs SET done_reason = ?2 WHERE id = ?1",
-                params![id, reason],
+                "UPDATE runs SET done_reason = ?2, loss_scale = ?3 WHERE id = ?1",
+                params![id, reason, loss_scale],
             )?;
         }
         Event::Error { class, message, .. } => {

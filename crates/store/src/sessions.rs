@@ -350,7 +350,7 @@ impl Store {
     pub fn telemetry(&self, id: i64) -> Result<Vec<TelemetrySample>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT t_ns, source, cpu_percent, rss_bytes, host_cpu_percent, mem_used_bytes, util_percent,
-                    power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons
+                    power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons, other_processes
              FROM telemetry WHERE run_id = ?1 ORDER BY t_ns, source",
         )?;
         let rows = stmt
@@ -368,6 +368,7 @@ impl Store {
                     sm_clock_mhz: r.get(9)?,
                     mem_clock_mhz: r.get(10)?,
                     throttle_reasons: r.get(11)?,
+                    other_processes: r.get(12)?,
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -468,6 +469,7 @@ impl Store {
             compile_s: d.compile_s,
             train_start_ns,
             done_reason,
+            loss_scale: d.loss_scale,
             provenance: d.provenance.clone(),
             windows: d.windows.clone(),
             evals,
@@ -656,9 +658,9 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
         "INSERT INTO runs (config_key, repeat_index, framework, model, precision, device, devices, batch_size, data,
              spec_json, price_offering, status, status_reason, error_class, exit_code, stderr_tail, created_unix_ms,
              started_unix_ms, ended_unix_ms, hello_json, param_count, flops_per_sample, first_step_s, train_start_ns,
-             done_reason, provenance_json, first_step_train_s, compile_s, uid, origin_json, price_json)
+             done_reason, provenance_json, first_step_train_s, compile_s, uid, origin_json, price_json, loss_scale)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-             ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
+             ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
         params![
             r.config_key,
             r.repeat_index,
@@ -691,6 +693,7 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
             r.uid,
             serde_json::to_string(origin)?,
             r.price.as_ref().map(serde_json::to_string).transpose()?,
+            r.loss_scale,
         ],
     )?;
     let id = tx.last_insert_rowid();
@@ -742,8 +745,8 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
         }
         let mut t = tx.prepare_cached(
             "INSERT INTO telemetry (run_id, t_ns, source, cpu_percent, rss_bytes, host_cpu_percent, mem_used_bytes,
-                 util_percent, power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                 util_percent, power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons, other_processes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         )?;
         for x in &r.telemetry {
             t.execute(params![
@@ -759,7 +762,8 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
                 x.energy_mj.map(u),
                 x.sm_clock_mhz,
                 x.mem_clock_mhz,
-                x.throttle_reasons.map(u)
+                x.throttle_reasons.map(u),
+                x.other_processes
             ])?;
         }
     }

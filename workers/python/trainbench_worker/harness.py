@@ -330,6 +330,10 @@ class Backend:
         """Compilation time measured on its own, or None."""
         return None
 
+    def loss_scale(self):
+        """The dynamic loss scale now, where loss scaling runs (amp-fp16); else None."""
+        return None
+
     def memory_events(self):
         """Peak-memory events; by default the worker's peak resident set."""
         rss = peak_rss_bytes()
@@ -420,7 +424,9 @@ def train(plan, backend, data):
         if restart:
             window_start = monotonic_ns()
     memory = backend.memory_events()
+    loss_scale = backend.loss_scale()
     backend.finish()
     for m in memory:
         emit("memory", **m)
-    emit("done", steps=step, samples=step * gb, reason=reason, t_ns=monotonic_ns())
+    extra = {} if loss_scale is None else {"loss_scale": float(loss_scale)}
+    emit("done", steps=step, samples=step * gb, reason=reason, t_ns=monotonic_ns(), **extra)

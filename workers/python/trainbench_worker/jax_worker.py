@@ -528,6 +528,9 @@ class JaxBackend(Backend):
     def compile_s(self):
         return self.compile_time
 
+    def loss_scale(self):
+        return float(self.state["scale"]) if self.loss_scaling else None
+
     def memory_events(self):
         # XLA's BFC allocator: the peak in use, and the peak of the pool it holds
         # (torch's "reserved"; JAX preallocates 75 % of the GPU's memory by default).

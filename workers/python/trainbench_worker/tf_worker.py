@@ -524,6 +524,11 @@ class TFBackend(Backend):
             correct += int(right)
         return correct / n, total_loss / n, n
 
+    def loss_scale(self):
+        if isinstance(self.opt, keras.optimizers.LossScaleOptimizer):
+            return float(self.opt.dynamic_scale.numpy())
+        return None
+
     def memory_events(self):
         events = [{"device": f"cuda:{self.plan.cuda_index + i}", "source": "allocator",
                    "peak_bytes": tf.config.experimental.get_memory_info(f"GPU:{i}")["peak"],

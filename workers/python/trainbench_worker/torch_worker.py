@@ -385,6 +385,9 @@ class TorchBackend(Backend):
             self.dist.broadcast(result, 0)
         return float(result[0]), float(result[1]), n
 
+    def loss_scale(self):
+        return None if self.scaler is None else float(self.scaler.get_scale())
+
     def memory_events(self):
         events = []
         if self.plan.is_cuda:
