@@ -100,6 +100,9 @@ pub enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
+    /// The GPU acceptance suite: every installed framework × precision on the
+    /// GPUs present, checked (exit 3 without a GPU).
+    GpuCheck(Box<crate::gpu_check::GpuCheckArgs>),
     /// The price table used for cost per epoch (list, add, edit).
     Prices {
         #[command(subcommand)]

@@ -5,6 +5,7 @@
 
 mod args;
 mod env_cmd;
+mod gpu_check;
 mod output;
 mod report_cmd;
 
@@ -197,67 +198,12 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let (sweep, queued) = queue_sweep(&store, &plan, a.price.as_deref(), &command)?;
     let order: Vec<(usize, usize)> = interleaved_plan(configs.len(), repeats as usize);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::Failed(format!("cannot start the runtime: {e}")))?;
-    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
     let opts = RunnerOptions {
         silence_timeout: timeout,
         ..RunnerOptions::default()
     };
-    let mut outcomes = Vec::new();
-    let total = queued.len();
     let interactive = std::io::stderr().is_terminal() && !a.json;
-    runtime.block_on(async {
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ntrainbench: cancelling (Ctrl-C)");
-                let _ = cancel_tx.send(true);
-            }
-        });
-        for (
-            n,
-            QueuedRun {
-                id,
-                spec_json,
-                label,
-                config: c,
-            },
-        ) in queued.iter().enumerate()
-        {
-            if *cancel_rx.borrow() {
-                store.finish_run(
-                    *id,
-                    RunStatus::Cancelled,
-                    Some("the sweep was cancelled before this run started"),
-                    None,
-                    None,
-                    "",
-                )?;
-                continue;
-            }
-            let mut bar = Bar::new(
-                interactive,
-                format!("run {}/{} #{id} {label}", n + 1, total),
-            );
-            let runner = Runner {
-                worker: configs[*c].worker.clone(),
-                gpu: &gpu,
-                opts,
-            };
-            let outcome = runner
-                .run(&mut store, *id, spec_json, &mut bar, cancel_rx.clone())
-                .await;
-            bar.finish();
-            match outcome {
-                Ok(o) => outcomes.push(o),
-                Err(e) => return Err(CliError::Failed(e.to_string())),
-            }
-        }
-        Ok::<(), CliError>(())
-    })?;
-    drop(runtime);
+    run_queued(&mut store, configs, &queued, &gpu, opts, interactive)?;
     let rows: Vec<_> = queued
         .iter()
         .map(|q| store.run_row(q.id))
@@ -343,6 +289,74 @@ fn cmd_run(db: &std::path::Path, a: RunArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Runs queued runs one after another (Ctrl-C cancels the rest), each stored
+/// with its outcome.
+fn run_queued(
+    store: &mut Store,
+    configs: &[trainbench_runner::sweep::PlannedConfig],
+    queued: &[QueuedRun],
+    gpu: &GpuProbe,
+    opts: RunnerOptions,
+    interactive: bool,
+) -> Result<(), CliError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Failed(format!("cannot start the runtime: {e}")))?;
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let total = queued.len();
+    runtime.block_on(async {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ntrainbench: cancelling (Ctrl-C)");
+                let _ = cancel_tx.send(true);
+            }
+        });
+        for (
+            n,
+            QueuedRun {
+                id,
+                spec_json,
+                label,
+                config: c,
+            },
+        ) in queued.iter().enumerate()
+        {
+            if *cancel_rx.borrow() {
+                store.finish_run(
+                    *id,
+                    RunStatus::Cancelled,
+                    Some("the sweep was cancelled before this run started"),
+                    None,
+                    None,
+                    "",
+                )?;
+                continue;
+            }
+            let mut bar = Bar::new(
+                interactive,
+                format!("run {}/{} #{id} {label}", n + 1, total),
+            );
+            let runner = Runner {
+                worker: configs[*c].worker.clone(),
+                gpu,
+                opts,
+            };
+            let outcome = runner
+                .run(store, *id, spec_json, &mut bar, cancel_rx.clone())
+                .await;
+            bar.finish();
+            match outcome {
+                Ok(_) => {}
+                Err(e) => return Err(CliError::Failed(e.to_string())),
+            }
+        }
+        Ok::<(), CliError>(())
+    })?;
+    drop(runtime);
+    Ok(())
 }
 
 fn cmd_describe(model: &str, opts: ModelOptions, json_out: bool) -> Result<ExitCode, CliError> {
@@ -539,6 +553,7 @@ fn real_main() -> Result<ExitCode, CliError> {
         Command::Delete { ids, yes } => report_cmd::delete(&db, &ids, yes),
         Command::Prices { command, json } => cmd_prices(&db, command, json),
         Command::Env { command, json } => env_cmd::run(command, json),
+        Command::GpuCheck(a) => gpu_check::run(&db, *a),
     }
 }
 

@@ -246,3 +246,117 @@ fn energy_mfu_warnings_and_missing_counters_through_the_real_runner() {
     }
     assert!(script.exists());
 }
+
+#[test]
+fn gpu_check_says_no_gpu_and_exits_non_zero_without_one() {
+    let scratch = Scratch::new("gpu-check-none");
+    let out = common::trainbench(&scratch.0)
+        .args(["gpu-check", "--out"])
+        .arg(scratch.0.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no NVIDIA GPU") && err.contains("Nothing was run"),
+        "{err}"
+    );
+    assert!(!scratch.0.join("out").exists());
+}
+
+#[test]
+fn gpu_check_runs_the_suite_checks_it_and_writes_report_and_session() {
+    let scratch = Scratch::new("gpu-check-fake");
+    let dir = &scratch.0;
+    let lib = build_fake_nvml(dir);
+    let script = json!({"devices": [device("NVIDIA H100 80GB HBM3")]});
+    let out_dir = dir.join("results");
+    let suite = |extra: &[&str]| {
+        let mut c = gpu_cli(dir, &lib, &script, "h100");
+        c.args([
+            "gpu-check",
+            "--framework",
+            "tch",
+            "--model",
+            "vit_mini_patch4_32,resnet_mini",
+            "--precision",
+            "fp32,amp-fp16",
+            "--steps",
+            "41",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .args(extra);
+        c
+    };
+    let out = suite(&[]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{}", text(&out));
+    // 2 models × 2 precisions on the one GPU; no TensorFlow or PyTorch
+    // environment was named, so the compile and XLA runs say why they did not run.
+    assert!(stdout.contains("every check passed"), "{stdout}");
+    assert!(
+        stdout.contains("XLA run: not run: tensorflow is not among the frameworks checked"),
+        "{stdout}"
+    );
+    let checks: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("checks.json")).unwrap()).unwrap();
+    let runs = checks["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    for r in runs {
+        for c in r["checks"].as_array().unwrap() {
+            assert_ne!(c["verdict"], "fail", "{c}");
+        }
+        let scale = r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["key"] == "loss_scaling")
+            .unwrap();
+        let want = if r["precision"] == "amp-fp16" {
+            "pass"
+        } else {
+            "not_applicable"
+        };
+        assert_eq!(scale["verdict"], want, "{r}");
+    }
+    let txt = Command::new("pdftotext")
+        .arg(out_dir.join("report.pdf"))
+        .arg("-")
+        .output()
+        .unwrap();
+    let txt = String::from_utf8_lossy(&txt.stdout);
+    assert!(txt.contains("GPU acceptance checks"), "{txt}");
+    assert!(txt.contains("Every check passed"), "{txt}");
+    // The session file brings the runs, with this machine's provenance, into
+    // another studio's database.
+    let home = dir.join("workstation");
+    std::fs::create_dir_all(&home).unwrap();
+    let (o, v) = output_json(
+        common::trainbench(&home)
+            .arg("import")
+            .arg(out_dir.join("gpu-check.trainbench-session.json"))
+            .arg("--json"),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(v["runs_imported"], 4, "{v}");
+    let (o, shown) = output_json(common::trainbench(&home).args(["show", "1", "--json"]));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        shown["provenance"]["gpus"][0]["name"],
+        "NVIDIA H100 80GB HBM3"
+    );
+    assert!(shown["origin"]["hostname"].is_string(), "{shown}");
+
+    // An implausible MFU (a worker claiming 1 PFLOP per sample) fails the suite.
+    let out = suite(&[])
+        .env("FAKE_FLOPS_PER_SAMPLE", "1e15")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stdout.contains("mfu: FAIL") && stdout.contains("outside (0, 1]"),
+        "{stdout}"
+    );
+}

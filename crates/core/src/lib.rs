@@ -15,10 +15,12 @@
 //! - [`compare`]: a comparison of runs — intervals, deltas, the winner per
 //!   metric, scaling and warnings — shared by the CLI, the app and reports.
 //! - [`session`]: saved comparison sessions and the portable session file.
+//! - [`acceptance`]: the GPU acceptance checks of `trainbench gpu-check`.
 //!
 //! This crate is pure: no IO, no tauri, tch, nvml-wrapper or rusqlite (checked by
 //! `scripts/check-deps.sh` in CI).
 
+pub mod acceptance;
 pub mod compare;
 pub mod models;
 pub mod protocol;

@@ -1,0 +1,529 @@
+//! `trainbench gpu-check`: the GPU acceptance suite. On the GPUs present it
+//! runs every installed framework × precision × (1 and, with ≥ 2 GPUs, N
+//! devices) × ViT-B/16, ResNet-50 (224 px, synthetic) and BERT-base (seq 128),
+//! plus one `torch.compile` and one TensorFlow XLA run; then it checks each
+//! stored run (`core::acceptance`), prints the verdicts and the figures, and
+//! writes the PDF report, the session file and the checks as JSON. Without a
+//! GPU it says so and exits 3 without running anything.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::json;
+use trainbench_core::acceptance::{check_run, passed, Check, Verdict, CHECKS};
+use trainbench_core::compare::Grouping;
+use trainbench_core::record::RunDetail;
+use trainbench_core::session::{ChartKind, SessionSettings};
+use trainbench_core::spec::Machine;
+use trainbench_probe::GpuProbe;
+use trainbench_report::pdf;
+use trainbench_runner::sweep::{plan_sweep, queue_sweep, SweepPlan, SweepRequest};
+use trainbench_runner::{envs, RunnerOptions, WorkerCommand};
+use trainbench_store::now_unix_ms;
+
+use crate::{bad, open_store, run_queued, CliError};
+
+/// Exit code when there is no GPU to check.
+pub const EXIT_NO_GPU: u8 = 3;
+
+#[derive(Args, Debug)]
+pub struct GpuCheckArgs {
+    /// Frameworks, comma separated (`FRAMEWORK@ENVIRONMENT` for a registered
+    /// one). Default: tch when its worker is present, and every framework
+    /// with a ready environment.
+    #[arg(long, value_delimiter = ',')]
+    pub framework: Vec<String>,
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "fp32,tf32,amp-bf16,amp-fp16"
+    )]
+    pub precision: Vec<String>,
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "vit_base_patch16_224,resnet50,bert_base_uncased"
+    )]
+    pub model: Vec<String>,
+    /// Optimizer steps per run (windows of 5 steps; the first is warm-up).
+    #[arg(long, default_value_t = 80)]
+    pub steps: i64,
+    /// Folder for report.pdf, the session file and checks.json
+    /// (default: gpu-check-YYYYMMDD-HHMMSS in the current folder).
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// Seconds a worker may stay silent before its run is stopped.
+    #[arg(long, default_value_t = 900.0)]
+    pub timeout: f64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Batch size per device for each model of the suite (fits an 80 GB GPU at fp32).
+fn batch_for(model: &str) -> i64 {
+    match model {
+        m if m.starts_with("resnet50") => 128,
+        m if m.starts_with("vit_large") || m.starts_with("bert_large") => 32,
+        _ => 64,
+    }
+}
+
+/// The frameworks to check when none are named.
+fn default_frameworks() -> Vec<String> {
+    let mut out = Vec::new();
+    let tch = WorkerCommand::tch().program;
+    if tch.is_file() || which(&tch) {
+        out.push("tch".to_owned());
+    }
+    for e in envs::list()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.ready)
+    {
+        out.push(if e.builtin {
+            e.framework
+        } else {
+            format!("{}@{}", e.framework, e.name)
+        });
+    }
+    out
+}
+
+fn which(program: &Path) -> bool {
+    program.components().count() == 1
+        && std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
+/// The suite's configurations (one plan) and what was left out, with why.
+fn plan(a: &GpuCheckArgs, frameworks: &[String], gpus: u32) -> (SweepPlan, Vec<String>) {
+    let machine = Machine {
+        gpus,
+        cpu_cores: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+    };
+    let mut configs = Vec::new();
+    let mut skipped = Vec::new();
+    let base = SweepRequest {
+        precision: a.precision.clone(),
+        device: Some("cuda:0".into()),
+        steps: Some(a.steps),
+        window_steps: Some(5),
+        ..SweepRequest::default()
+    };
+    let mut add = |req: SweepRequest, skipped: &mut Vec<String>| {
+        let p = plan_sweep(&req, machine, true);
+        configs.extend(p.configs);
+        skipped.extend(
+            p.rejected
+                .into_iter()
+                .map(|r| format!("{}: not run: {}", r.label, r.message)),
+        );
+    };
+    for fw in frameworks {
+        let kind = fw.split('@').next().unwrap_or(fw);
+        let mut devices = vec![1];
+        if gpus >= 2 && kind != "tch" {
+            devices.push(i64::from(gpus));
+        }
+        for model in &a.model {
+            add(
+                SweepRequest {
+                    model: vec![model.clone()],
+                    framework: vec![fw.clone()],
+                    batch_size: vec![batch_for(model)],
+                    devices: devices.clone(),
+                    ..base.clone()
+                },
+                &mut skipped,
+            );
+        }
+    }
+    // One torch.compile run and one TensorFlow XLA run, where installed.
+    let vit = "vit_base_patch16_224".to_owned();
+    for (kind, compile, what) in [
+        ("pytorch", "on", "torch.compile"),
+        ("tensorflow", "xla", "XLA"),
+    ] {
+        match frameworks
+            .iter()
+            .find(|f| f.split('@').next() == Some(kind))
+        {
+            Some(fw) => add(
+                SweepRequest {
+                    model: vec![vit.clone()],
+                    framework: vec![fw.clone()],
+                    precision: vec!["amp-bf16".into()],
+                    compile: vec![compile.into()],
+                    batch_size: vec![batch_for(&vit)],
+                    ..base.clone()
+                },
+                &mut skipped,
+            ),
+            None => skipped.push(format!(
+                "{what} run: not run: {kind} is not among the frameworks checked (not installed, or not named)"
+            )),
+        }
+    }
+    (
+        SweepPlan {
+            configs,
+            rejected: Vec::new(),
+            repeats: 1,
+        },
+        skipped,
+    )
+}
+
+fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or("not measured".into(), f)
+}
+
+/// One line per run: what it measured.
+fn figures_row(d: &RunDetail) -> Vec<String> {
+    let s = d.row.summary.as_ref();
+    let alloc = d
+        .memory
+        .iter()
+        .filter(|m| m.source == "allocator")
+        .map(|m| m.peak_bytes)
+        .max();
+    vec![
+        format!("#{}", d.row.id),
+        d.row.framework.clone(),
+        d.row.model.clone(),
+        format!(
+            "{}{}",
+            d.row.precision,
+            match d.spec["compile"].as_str() {
+                Some("off") | None => String::new(),
+                Some(c) => format!(" compile={c}"),
+            }
+        ),
+        d.row.devices.to_string(),
+        fmt_opt(s.and_then(|s| s.throughput_samples_per_s), |t| {
+            format!("{t:.1}")
+        }),
+        fmt_opt(s.and_then(|s| s.mfu), |m| format!("{:.1} %", m * 100.0)),
+        fmt_opt(s.and_then(|s| s.energy_j_per_sample), |j| format!("{j:.4}")),
+        fmt_opt(alloc.map(|b| b as f64), |b| {
+            format!("{:.2}", b / (1u64 << 30) as f64)
+        }),
+    ]
+}
+
+const FIGURE_HEADERS: [&str; 9] = [
+    "run",
+    "framework",
+    "model",
+    "precision",
+    "devices",
+    "samples/s",
+    "MFU",
+    "J/sample",
+    "alloc GiB",
+];
+
+fn print_table(headers: &[&str], rows: &[Vec<String>]) {
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                .chain([headers[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<&str>| {
+        cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_owned()
+    };
+    println!("{}", line(headers.to_vec()));
+    for r in rows {
+        println!("{}", line(r.iter().map(String::as_str).collect()));
+    }
+}
+
+fn verdict_row(d: &RunDetail, checks: &[Check]) -> Vec<String> {
+    let mut row = vec![format!("#{}", d.row.id)];
+    for (key, _) in CHECKS {
+        row.push(
+            checks
+                .iter()
+                .find(|c| c.key == key)
+                .map_or("?", |c| c.verdict.symbol())
+                .to_owned(),
+        );
+    }
+    row
+}
+
+pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
+    let gpu = GpuProbe::open();
+    let gpus = gpu.gpus();
+    if gpus.is_empty() {
+        let why = gpu
+            .unavailable
+            .clone()
+            .unwrap_or_else(|| "no NVIDIA GPU: NVML lists no device".into());
+        eprintln!("gpu-check: {why}. Nothing was run: this suite measures GPUs only (exit {EXIT_NO_GPU}).");
+        if a.json {
+            println!("{}", json!({"gpu_check": "no_gpu", "reason": why}));
+        }
+        return Ok(ExitCode::from(EXIT_NO_GPU));
+    }
+    if a.steps < 10 {
+        return Err(bad(
+            "steps",
+            format!(
+                "steps = {} is not allowed: expected at least 10 (two timed windows after warm-up)",
+                a.steps
+            ),
+        ));
+    }
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        return Err(bad(
+            "timeout",
+            format!(
+                "timeout = {} is not allowed: expected seconds > 0",
+                a.timeout
+            ),
+        ));
+    }
+    let frameworks = if a.framework.is_empty() {
+        default_frameworks()
+    } else {
+        a.framework.clone()
+    };
+    if frameworks.is_empty() {
+        return Err(bad(
+            "framework",
+            "framework = (none found) is not allowed: no framework is installed here; register one with `trainbench env register NAME --framework F --python PATH`".into(),
+        ));
+    }
+    let out_dir = a.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "gpu-check-{}",
+            pdf::utc_text(now_unix_ms())
+                .replace([' ', ':', '-'], "")
+                .replace("UTC", "")
+        ))
+    });
+    std::fs::create_dir_all(&out_dir).map_err(|e| {
+        bad(
+            "out",
+            format!("out = {} is not allowed: {e}", out_dir.display()),
+        )
+    })?;
+    let (plan, skipped) = plan(&a, &frameworks, gpus.len() as u32);
+    eprintln!(
+        "gpu-check: {} GPU(s) ({}); {} runs of {} framework(s)",
+        gpus.len(),
+        gpus.iter()
+            .map(|g| g.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.configs.len(),
+        frameworks.len()
+    );
+    for s in &skipped {
+        eprintln!("gpu-check: {s}");
+    }
+    if plan.configs.is_empty() {
+        return Err(bad(
+            "framework",
+            format!(
+                "framework = {} is not allowed: no configuration of the suite can run ({})",
+                frameworks.join(","),
+                skipped.join("; ")
+            ),
+        ));
+    }
+
+    let mut store = open_store(db)?;
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let (_, queued) = queue_sweep(&store, &plan, None, &command)?;
+    let opts = RunnerOptions {
+        silence_timeout: std::time::Duration::from_secs_f64(a.timeout),
+        ..RunnerOptions::default()
+    };
+    let interactive = std::io::stderr().is_terminal() && !a.json;
+    run_queued(&mut store, &plan.configs, &queued, &gpu, opts, interactive)?;
+
+    let details: Vec<RunDetail> = queued
+        .iter()
+        .map(|q| store.run_detail(q.id))
+        .collect::<Result<_, _>>()?;
+    let checks: Vec<Vec<Check>> = details.iter().map(check_run).collect();
+    let all_passed = checks.iter().all(|c| passed(c));
+
+    // The session: the runs, comparable and portable (`trainbench import`).
+    let ids: Vec<i64> = details.iter().map(|d| d.row.id).collect();
+    let host = trainbench_store::hostname();
+    let name = format!("gpu-check {host} {}", pdf::utc_text(now_unix_ms()));
+    let settings = SessionSettings {
+        grouping: Grouping::Runs,
+        charts: ChartKind::ALL.to_vec(),
+        hidden_series: Vec::new(),
+    };
+    let session = store.save_session(&name, &ids, ids.first().copied(), &settings)?;
+    let file = store.export_session(
+        session.id,
+        &format!(
+            "TrainBench Studio {} (gpu-check)",
+            env!("CARGO_PKG_VERSION")
+        ),
+    )?;
+    let session_path = out_dir.join("gpu-check.trainbench-session.json");
+    write(
+        &session_path,
+        &serde_json::to_vec_pretty(&file).map_err(|e| CliError::Failed(e.to_string()))?,
+    )?;
+
+    // The checks as JSON.
+    let checks_json = json!({
+        "passed": all_passed,
+        "gpus": gpus,
+        "frameworks": frameworks,
+        "skipped": skipped,
+        "session": name,
+        "runs": details.iter().zip(&checks).map(|(d, c)| json!({
+            "id": d.row.id, "framework": d.row.framework, "model": d.row.model,
+            "precision": d.row.precision, "devices": d.row.devices, "status": d.row.status,
+            "summary": d.row.summary, "loss_scale": d.loss_scale, "checks": c,
+        })).collect::<Vec<_>>(),
+    });
+    write(
+        &out_dir.join("checks.json"),
+        checks_json.to_string().as_bytes(),
+    )?;
+
+    // The PDF: the suite's comparison with the verdicts first.
+    let pdf_path = out_dir.join("report.pdf");
+    let pdf_note = match store.load_comparison(&ids, Grouping::Runs, None) {
+        Ok(loaded) => {
+            let mut rows = Vec::new();
+            for (d, c) in details.iter().zip(&checks) {
+                for ch in c.iter().filter(|ch| ch.verdict != Verdict::NotApplicable) {
+                    rows.push(vec![
+                        format!("#{}", d.row.id),
+                        format!(
+                            "{} {} {} ×{}",
+                            d.row.framework, d.row.model, d.row.precision, d.row.devices
+                        ),
+                        ch.key.clone(),
+                        ch.verdict.symbol().to_owned(),
+                        ch.evidence.clone(),
+                    ]);
+                }
+            }
+            let section = pdf::Section {
+                heading: "GPU acceptance checks".into(),
+                text: format!(
+                    "{} on {}: {}. Skipped: {}.",
+                    if all_passed { "Every check passed" } else { "Some checks FAILED" },
+                    gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(", "),
+                    "completed; framework allocator peak; NVML memory, utilisation, power and energy samples; energy per sample with the counter within 10 % of mean power × time; 0 < MFU ≤ 1; the GPU's exact SKU in the peak table (or unknown); amp-fp16 with dynamic loss scaling; run warnings",
+                    if skipped.is_empty() { "nothing".to_owned() } else { skipped.join("; ") }
+                ),
+                headers: ["Run", "Configuration", "Check", "Verdict", "Evidence"].map(String::from).to_vec(),
+                widths: vec![28.0, 120.0, 62.0, 35.0, 255.0],
+                rows,
+            };
+            let bytes = pdf::report(&pdf::ReportInput {
+                title: name.clone(),
+                comparison: &loaded.comparison,
+                runs: &loaded.runs,
+                charts: &settings.charts,
+                hidden_series: &[],
+                prices: &loaded.prices,
+                generated_unix_ms: now_unix_ms(),
+                studio_version: env!("CARGO_PKG_VERSION"),
+                extra: std::slice::from_ref(&section),
+            })
+            .map_err(|e| CliError::Failed(e.to_string()))?;
+            write(&pdf_path, &bytes)?;
+            format!("report: {}", pdf_path.display())
+        }
+        Err(e) => format!("no PDF report: {e}"),
+    };
+
+    if a.json {
+        println!("{checks_json}");
+    } else {
+        println!(
+            "GPU acceptance suite on {}",
+            gpus.iter()
+                .map(|g| format!("gpu:{} {}", g.index, g.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        println!();
+        print_table(
+            &FIGURE_HEADERS,
+            &details.iter().map(figures_row).collect::<Vec<_>>(),
+        );
+        println!();
+        let mut headers = vec!["run"];
+        headers.extend(CHECKS.iter().map(|c| c.1));
+        print_table(
+            &headers,
+            &details
+                .iter()
+                .zip(&checks)
+                .map(|(d, c)| verdict_row(d, c))
+                .collect::<Vec<_>>(),
+        );
+        println!();
+        for (d, c) in details.iter().zip(&checks) {
+            for ch in c
+                .iter()
+                .filter(|ch| matches!(ch.verdict, Verdict::Fail | Verdict::Note))
+            {
+                println!(
+                    "run #{} {}: {} — {}",
+                    d.row.id,
+                    ch.key,
+                    ch.verdict.symbol(),
+                    ch.evidence
+                );
+            }
+        }
+        for s in &skipped {
+            println!("{s}");
+        }
+        println!();
+        println!("{pdf_note}");
+        println!(
+            "session file: {} (bring it home with `trainbench import`)",
+            session_path.display()
+        );
+        println!("checks: {}", out_dir.join("checks.json").display());
+        println!(
+            "gpu-check: {}",
+            if all_passed {
+                "every check passed"
+            } else {
+                "FAILED (see above)"
+            }
+        );
+    }
+    Ok(if all_passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    trainbench_report::write_atomic(path, bytes).map_err(|e| CliError::Failed(e.to_string()))
+}
