@@ -369,7 +369,12 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
     // The session: the runs, comparable and portable (`trainbench import`).
     let ids: Vec<i64> = details.iter().map(|d| d.row.id).collect();
     let host = trainbench_store::hostname();
-    let name = format!("gpu-check {host} {}", pdf::utc_text(now_unix_ms()));
+    let name = format!(
+        "gpu-check {host} {} (runs #{}–#{})",
+        pdf::utc_text(now_unix_ms()),
+        ids.first().copied().unwrap_or(0),
+        ids.last().copied().unwrap_or(0)
+    );
     let settings = SessionSettings {
         grouping: Grouping::Runs,
         charts: ChartKind::ALL.to_vec(),
