@@ -103,6 +103,11 @@ pub enum Command {
     /// The GPU acceptance suite: every installed framework × precision on the
     /// GPUs present, checked (exit 3 without a GPU).
     GpuCheck(Box<crate::gpu_check::GpuCheckArgs>),
+    /// The bench kit: a folder that measures where the studio is not installed.
+    Kit {
+        #[command(subcommand)]
+        command: crate::kit_cmd::KitCommand,
+    },
     /// The price table used for cost per epoch (list, add, edit).
     Prices {
         #[command(subcommand)]

@@ -6,6 +6,7 @@
 mod args;
 mod env_cmd;
 mod gpu_check;
+mod kit_cmd;
 mod output;
 mod report_cmd;
 
@@ -554,6 +555,7 @@ fn real_main() -> Result<ExitCode, CliError> {
         Command::Prices { command, json } => cmd_prices(&db, command, json),
         Command::Env { command, json } => env_cmd::run(command, json),
         Command::GpuCheck(a) => gpu_check::run(&db, *a),
+        Command::Kit { command } => kit_cmd::run(command),
     }
 }
 

@@ -33,7 +33,9 @@ use crate::train::Sink;
 #[derive(Parser)]
 #[command(
     name = "trainbench-worker-tch",
-    version,
+    // The libtorch it was built against: the bench kit compares it with the
+    // target machine's PyTorch before using this worker there.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (libtorch ", env!("TRAINBENCH_LIBTORCH_VERSION"), ")"),
     about = "TrainBench's libtorch training worker"
 )]
 struct Cli {

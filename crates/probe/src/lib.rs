@@ -15,6 +15,9 @@ use nvml_wrapper::Nvml;
 use serde::Serialize;
 pub use trainbench_core::telemetry::TelemetrySample;
 
+/// The git revision the studio was built from (`-dirty` with local changes).
+pub const GIT_REVISION: &str = env!("TRAINBENCH_GIT_REV");
+
 fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }

@@ -351,7 +351,9 @@ pub fn register(name: &str, framework: &str, python: &Path) -> Result<FrameworkE
             "the path of an existing python executable",
         ));
     }
-    let python = std::fs::canonicalize(python).unwrap_or_else(|_| python.to_path_buf());
+    // Absolute, but symlinks kept: a virtual environment's `bin/python` is a
+    // link to the base interpreter, and resolving it would lose the venv.
+    let python = std::path::absolute(python).unwrap_or_else(|_| python.to_path_buf());
     let env = FrameworkEnv {
         name: name.to_owned(),
         framework: framework.to_owned(),

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# TrainBench bench kit: measures training on a machine where the studio is not
+# installed but a framework is. Written by `trainbench kit build`.
+#
+#   bash run.sh gpu-check [gpu-check flags]   the GPU acceptance suite
+#   bash run.sh quick [run flags]             one small benchmark per framework
+#   bash run.sh env                           what the kit found here
+#
+# The machine's own Python (TRAINBENCH_PYTHON, else python3 on PATH) is
+# registered as an environment for each framework it can import (PyTorch,
+# TensorFlow, JAX). Results stay inside the kit (results/), with a session
+# file to bring home: `trainbench import results/…/*.trainbench-session.json`.
+set -euo pipefail
+KIT="$(cd "$(dirname "$0")" && pwd)"
+TB="$KIT/bin/trainbench"
+suite="${1:-}"
+[ $# -gt 0 ] && shift
+case "$suite" in
+  gpu-check|quick|env) ;;
+  *)
+    echo "usage: bash run.sh gpu-check|quick|env [flags]" >&2
+    echo "suite = ${suite:-(none)} is not allowed: expected gpu-check, quick or env" >&2
+    exit 2 ;;
+esac
+say() { printf 'kit: %s\n' "$*" >&2; }
+
+export TRAINBENCH_HOME="${TRAINBENCH_HOME:-$KIT/home}"
+export TRAINBENCH_DB="${TRAINBENCH_DB:-$TRAINBENCH_HOME/trainbench.sqlite}"
+export TRAINBENCH_PYTHON_WORKERS="$KIT/share/trainbench/workers/python"
+mkdir -p "$TRAINBENCH_HOME"
+PY="${TRAINBENCH_PYTHON:-$(command -v python3 || true)}"
+
+# 1. The machine's Python, registered once per framework it can import.
+frameworks=()
+if [ -n "$PY" ] && [ -x "$PY" ]; then
+  for pair in pytorch:torch tensorflow:tensorflow jax:jax; do
+    fw="${pair%%:*}" module="${pair##*:}"
+    if "$PY" -c "import $module" >/dev/null 2>&1; then
+      if "$TB" env register "kit-$fw" --framework "$fw" --python "$PY" >/dev/null; then
+        frameworks+=("$fw@kit-$fw")
+        say "registered $fw ($("$PY" -c "import $module; print($module.__version__)" 2>/dev/null)) from $PY"
+      else
+        say "$fw imports in $PY but its worker does not start there: left out"
+      fi
+    fi
+  done
+else
+  say "no python3 found (set TRAINBENCH_PYTHON): no Python framework"
+fi
+
+# 2. The libtorch worker, only against the libtorch it was built for.
+if [ -x "$KIT/bin/trainbench-worker-tch" ]; then
+  built="$(cat "$KIT/tch-libtorch-version" 2>/dev/null || echo unknown)"
+  here="$([ -n "$PY" ] && "$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)"
+  if [ "${built%%+*}" = "${here%%+*}" ]; then
+    libdir="$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
+    export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    frameworks=("tch" "${frameworks[@]}")
+    say "tch worker: built for libtorch $built, this machine has torch $here: used"
+  else
+    say "tch worker left out: built for libtorch $built, this machine has torch $here (versions must match)"
+  fi
+fi
+list="$(IFS=,; echo "${frameworks[*]:-}")"
+stamp="$(date -u +%Y%m%d-%H%M%S)"
+out="$KIT/results/$suite-$stamp"
+
+case "$suite" in
+  env)
+    "$TB" env list
+    echo "frameworks the kit would measure: ${list:-none}"
+    ;;
+  gpu-check)
+    if [ -z "$list" ]; then
+      "$TB" gpu-check --out "$out" "$@"   # says "no GPU" first where there is none
+    else
+      "$TB" gpu-check --framework "$list" --out "$out" "$@"
+    fi
+    ;;
+  quick)
+    if [ -z "$list" ]; then
+      say "no framework found to measure"; exit 2
+    fi
+    mkdir -p "$out"
+    "$TB" run --framework "$list" --model vit_mini_patch4_32 "$@" --json > "$out/runs.json"
+    ids="$("$PY" -c 'import json,sys; print(" ".join(str(r["id"]) for r in json.load(open(sys.argv[1]))["runs"]))' "$out/runs.json")"
+    name="quick $(hostname) $stamp"
+    # shellcheck disable=SC2086
+    "$TB" session save "$name" $ids >/dev/null
+    "$TB" export session "$name" -o "$out/quick.trainbench-session.json"
+    "$TB" runs
+    echo "session file: $out/quick.trainbench-session.json"
+    ;;
+esac

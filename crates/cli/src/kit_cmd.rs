@@ -1,0 +1,257 @@
+//! `trainbench kit build -o DIR`: a self-contained folder that measures on a
+//! machine where the studio is not installed but a framework is — this CLI
+//! (no libtorch linked; stripped), the Python workers, `run.sh` (registers the
+//! machine's Python, runs a suite, leaves a session file) and, when it can
+//! start here, the libtorch worker with the libtorch version it needs.
+//! See `docs/kit.md`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use clap::Subcommand;
+use serde_json::json;
+
+use crate::{bad, CliError};
+
+const RUN_SH: &str = include_str!("../kit/run.sh");
+
+/// Newest glibc symbol version a kit binary may need: Ubuntu 22.04's.
+pub const MAX_GLIBC: (u32, u32) = (2, 35);
+
+#[derive(Subcommand, Debug)]
+pub enum KitCommand {
+    /// Write the kit folder.
+    Build {
+        /// The folder to write (created; must be empty if it exists).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The libtorch worker to include (default: `trainbench-worker-tch`
+        /// beside this binary, when it starts here).
+        #[arg(long, conflicts_with = "no_tch")]
+        tch: Option<PathBuf>,
+        /// Leave the libtorch worker out.
+        #[arg(long)]
+        no_tch: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The newest `GLIBC_2.N` version named in an ELF file (its symbol version
+/// needs), read from the bytes.
+pub fn max_glibc(bytes: &[u8]) -> Option<(u32, u32)> {
+    let needle = b"GLIBC_2.";
+    let mut best: Option<(u32, u32)> = None;
+    let mut i = 0;
+    while let Some(pos) = bytes[i..].windows(needle.len()).position(|w| w == needle) {
+        let start = i + pos + needle.len();
+        let digits: String = bytes[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .map(|b| *b as char)
+            .collect();
+        if let Ok(minor) = digits.parse::<u32>() {
+            best = best.max(Some((2, minor)));
+        }
+        i = start;
+    }
+    best
+}
+
+fn io(what: &str, path: &Path, e: std::io::Error) -> CliError {
+    CliError::Failed(format!("{what} {}: {e}", path.display()))
+}
+
+/// Copies `from` to `to` and strips debug information when `strip` is there
+/// (a debug build is ~190 MB, stripped ~35 MB).
+fn copy_binary(from: &Path, to: &Path) -> Result<bool, CliError> {
+    std::fs::copy(from, to).map_err(|e| io("cannot copy", from, e))?;
+    let stripped = Command::new("strip")
+        .arg("--strip-debug")
+        .arg(to)
+        .status()
+        .is_ok_and(|s| s.success());
+    Ok(stripped)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(to).map_err(|e| io("cannot create", to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| io("cannot read", from, e))? {
+        let entry = entry.map_err(|e| io("cannot read", from, e))?;
+        let path = entry.path();
+        let name = entry.file_name();
+        if path.is_dir() {
+            if name != "__pycache__" {
+                copy_tree(&path, &to.join(&name))?;
+            }
+        } else if path.extension().is_some_and(|x| x == "py") {
+            std::fs::copy(&path, to.join(&name)).map_err(|e| io("cannot copy", &path, e))?;
+        }
+    }
+    Ok(())
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                dir_bytes(&p)
+            } else {
+                e.metadata().map_or(0, |m| m.len())
+            }
+        })
+        .sum()
+}
+
+/// `trainbench-worker-tch --version` → the libtorch it was built against.
+fn tch_libtorch_version(worker: &Path) -> Result<String, String> {
+    let out = Command::new(worker)
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", worker.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split("(libtorch ")
+        .nth(1)
+        .and_then(|v| v.split(')').next())
+        .map(str::to_owned)
+        .filter(|_| out.status.success())
+        .ok_or_else(|| {
+            format!(
+                "{} --version did not name its libtorch: {}{}",
+                worker.display(),
+                text.trim(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )
+        })
+}
+
+pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
+    let KitCommand::Build {
+        output,
+        tch,
+        no_tch,
+        json: json_out,
+    } = command;
+    if output.exists()
+        && std::fs::read_dir(&output)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(bad(
+            "output",
+            format!(
+                "output = {} is not allowed: expected a new or empty folder",
+                output.display()
+            ),
+        ));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::Failed(format!("cannot find this program: {e}")))?;
+    let exe_bytes = std::fs::read(&exe).map_err(|e| io("cannot read", &exe, e))?;
+    let glibc = max_glibc(&exe_bytes);
+    if glibc.is_some_and(|g| g > MAX_GLIBC) {
+        let (a, b) = glibc.unwrap_or_default();
+        return Err(CliError::Failed(format!(
+            "this trainbench binary needs glibc {a}.{b}, newer than Ubuntu 22.04's {}.{}: build it on an older system",
+            MAX_GLIBC.0, MAX_GLIBC.1
+        )));
+    }
+    let bin = output.join("bin");
+    std::fs::create_dir_all(&bin).map_err(|e| io("cannot create", &bin, e))?;
+    let stripped = copy_binary(&exe, &bin.join("trainbench"))?;
+
+    let workers_from = trainbench_runner::envs::package_dir();
+    if !workers_from.join("trainbench_worker/__main__.py").is_file() {
+        return Err(CliError::Failed(format!(
+            "the Python workers are not at {} (set TRAINBENCH_PYTHON_WORKERS)",
+            workers_from.display()
+        )));
+    }
+    copy_tree(
+        &workers_from.join("trainbench_worker"),
+        &output.join("share/trainbench/workers/python/trainbench_worker"),
+    )?;
+    let run_sh = output.join("run.sh");
+    std::fs::write(&run_sh, RUN_SH).map_err(|e| io("cannot write", &run_sh, e))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&run_sh, std::fs::Permissions::from_mode(0o755));
+    }
+
+    // The libtorch worker, when it starts here (so its libtorch is known).
+    let tch_path = if no_tch {
+        None
+    } else {
+        Some(tch.unwrap_or_else(|| exe.with_file_name("trainbench-worker-tch")))
+    };
+    let tch_note = match &tch_path {
+        None => "left out (--no-tch)".to_owned(),
+        Some(p) if !p.is_file() => format!("left out: no libtorch worker at {}", p.display()),
+        Some(p) => match tch_libtorch_version(p) {
+            Ok(v) => {
+                copy_binary(p, &bin.join("trainbench-worker-tch"))?;
+                std::fs::write(output.join("tch-libtorch-version"), &v)
+                    .map_err(|e| io("cannot write", &output, e))?;
+                format!(
+                    "included; run.sh uses it only where PyTorch {} is installed",
+                    v.split('+').next().unwrap_or(&v)
+                )
+            }
+            Err(why) => format!("left out: {why}"),
+        },
+    };
+    let bytes = dir_bytes(&output);
+    let manifest = json!({
+        "kit": 1,
+        "studio_version": env!("CARGO_PKG_VERSION"),
+        "studio_git_revision": trainbench_probe::GIT_REVISION,
+        "built_unix_ms": trainbench_store::now_unix_ms(),
+        "glibc_required": glibc.map(|(a, b)| format!("{a}.{b}")),
+        "debug_info_stripped": stripped,
+        "tch_worker": tch_note,
+        "bytes": bytes,
+    });
+    let manifest_path = output.join("manifest.json");
+    std::fs::write(
+        &manifest_path,
+        serde_json::to_vec_pretty(&manifest).unwrap_or_default(),
+    )
+    .map_err(|e| io("cannot write", &manifest_path, e))?;
+    if json_out {
+        println!("{manifest}");
+    } else {
+        println!(
+            "kit written to {} ({:.1} MiB)",
+            output.display(),
+            bytes as f64 / 1048576.0
+        );
+        println!(
+            "  bin/trainbench: needs glibc {} or newer{}",
+            glibc.map_or("(none named)".into(), |(a, b)| format!("{a}.{b}")),
+            if stripped {
+                ""
+            } else {
+                " (not stripped: `strip` was not found)"
+            }
+        );
+        println!("  tch worker: {tch_note}");
+        println!("on the target: bash {}/run.sh gpu-check", output.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_newest_glibc_version_is_found_in_the_bytes() {
+        let bytes = b"\0GLIBC_2.2.5\0GLIBC_2.34\0GLIBC_2.17\0GLIBC_2.";
+        assert_eq!(max_glibc(bytes), Some((2, 34)));
+        assert_eq!(max_glibc(b"nothing"), None);
+    }
+}
