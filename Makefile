@@ -1,7 +1,7 @@
 # The README's two commands: `make run` and `make test`. Both set up what is
 # missing first (scripts/setup.sh) and skip what is already there.
 SHELL := /bin/bash
-.PHONY: run test setup build bench deb cli-demo
+.PHONY: run test setup build build-cli bench deb cli-demo kit gpu-check
 
 setup:
 	@bash scripts/setup.sh
@@ -9,6 +9,18 @@ setup:
 build: setup
 	@npm --prefix ui run build --silent
 	@source scripts/env.sh && cargo build --release --locked -p trainbench-engine-tch -p trainbench-cli -p trainbench-studio
+
+## The CLI and the libtorch worker only (what the kit and gpu-check need).
+build-cli: setup
+	@source scripts/env.sh && cargo build --release --locked -p trainbench-engine-tch -p trainbench-cli
+
+## The bench kit (docs/kit.md): target/kit, to copy to a machine without the studio.
+kit: build-cli
+	@rm -rf target/kit && source scripts/env.sh && ./target/release/trainbench kit build -o target/kit
+
+## The GPU acceptance suite on this machine's GPUs (docs/kit.md); exits 3 without a GPU.
+gpu-check: build-cli
+	@source scripts/env.sh && ./target/release/trainbench gpu-check --out target/gpu-check/$$(date -u +%Y%m%d-%H%M%S)
 
 ## Open the desktop studio (without a display: the headless quick benchmark).
 run: build

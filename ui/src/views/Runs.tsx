@@ -257,6 +257,33 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
           </dd>
           <dt>MFU</dt>
           <dd>{s.mfu === null ? s.mfu_note : `${(s.mfu * 100).toFixed(1)} % (${s.mfu_note})`}</dd>
+          <dt>Energy per sample</dt>
+          <dd>{s.energy_j_per_sample === null ? s.energy_note || "not measured" : `${num(s.energy_j_per_sample, 4)} J (${s.energy_note})`}</dd>
+          {s.gpu && (
+            <>
+              <dt>GPU (steady windows)</dt>
+              <dd>
+                {s.gpu.mean_power_w === null ? "power not measured" : `${num(s.gpu.mean_power_w, 3)} W`},{" "}
+                {s.gpu.mean_util_percent === null ? "utilisation not measured" : `${num(s.gpu.mean_util_percent, 3)} % utilisation`}, {s.gpu.samples} NVML samples of {s.gpu.sources.join(", ")}
+              </dd>
+            </>
+          )}
+          {d.loss_scale !== null && (
+            <>
+              <dt>Loss scale at the end</dt>
+              <dd>{d.loss_scale}</dd>
+            </>
+          )}
+          {s.warnings.length > 0 && (
+            <>
+              <dt>Warnings</dt>
+              <dd class="warning">
+                {s.warnings.map((w) => (
+                  <div key={w.code}>{w.message}</div>
+                ))}
+              </dd>
+            </>
+          )}
           <dt>Parameters</dt>
           <dd>{s.param_count ?? "not measured"}</dd>
         </dl>
