@@ -214,6 +214,40 @@ export type FrameworkEnv = {
 	version: string | null,
 };
 
+/**
+ *  What NVML saw on a run's GPUs during its steady (timed, after warm-up)
+ *  windows. Energy comes from the total-energy counter only; power samples
+ *  are kept apart so the two can be checked against each other.
+ */
+export type GpuDigest = {
+	/**  The GPUs (`gpu:N`) the run used. */
+	sources: string[],
+	/**  NVML samples of those GPUs inside the steady span. */
+	samples: number,
+	/**  Time inside the steady windows, seconds (the denominator of energy). */
+	steady_s: number | null,
+	/**
+	 *  Energy over the steady windows, joules, summed over the GPUs: each
+	 *  counter's rate between its first and last reading in the span × the
+	 *  steady windows' time. `None`: not measured (see `energy_note`).
+	 */
+	energy_j: number | null,
+	/**  How the energy was measured, or why it was not. */
+	energy_note: string,
+	/**  Mean NVML power over the span, watts, summed over the GPUs. */
+	mean_power_w: number | null,
+	/**  Mean utilisation over the span, %, averaged over the GPUs. */
+	mean_util_percent: number | null,
+	/**  Highest memory in use NVML reported on one of the GPUs, bytes. */
+	peak_mem_used_bytes: number | null,
+	/**  Slowdown reasons (`SLOWDOWN_REASONS`) seen in any sample, OR'ed. */
+	slowdown_bits: number,
+	/**  Samples with at least one slowdown reason set. */
+	slowdown_samples: number,
+	/**  The most processes that were not the run's seen on one GPU at once. */
+	max_other_processes: number,
+};
+
 export type GpuDto = {
 	index: number,
 	name: string,
@@ -420,6 +454,11 @@ export type RunDetail = {
 	first_step_train_s: number | null,
 	/**  Compilation alone, where the framework measured it apart. */
 	compile_s: number | null,
+	/**
+	 *  The dynamic loss scale when the run finished (amp-fp16); `None` where
+	 *  no loss scaling ran or the worker did not report it.
+	 */
+	loss_scale?: number | null,
 	windows: StoredWindow[],
 	evals: StoredEval[],
 	memory: MemoryPeak[],
@@ -523,6 +562,12 @@ export type RunSummary = {
 	mfu_note: string,
 	param_count: number | null,
 	global_batch: number,
+	/**  How energy per sample was measured, or why it was not. */
+	energy_note?: string,
+	/**  NVML during the steady windows, for GPU runs. */
+	gpu?: GpuDigest | null,
+	/**  What makes this run's numbers less trustworthy, with the evidence. */
+	warnings?: RunWarning[],
 };
 
 /**  One run in full, with its telemetry thinned to at most 2,000 samples per source. */
@@ -531,6 +576,13 @@ export type RunView = {
 	label: string,
 	telemetry: TelemetrySample[],
 	telemetry_thinned: boolean,
+};
+
+/**  A reason to doubt a run's numbers. */
+export type RunWarning = {
+	/**  Stable: `gpu_slowdown`, `other_gpu_processes`. */
+	code: string,
+	message: string,
 };
 
 /**  A saved session as listed. */
@@ -646,6 +698,8 @@ export type TelemetrySample = {
 	sm_clock_mhz: number | null,
 	mem_clock_mhz: number | null,
 	throttle_reasons: number | null,
+	/**  Compute processes on this GPU that are not the run's (NVML's list). */
+	other_processes?: number | null,
 };
 
 export type Theme = 

@@ -274,11 +274,11 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
               <dd>{d.loss_scale}</dd>
             </>
           )}
-          {s.warnings.length > 0 && (
+          {(s.warnings ?? []).length > 0 && (
             <>
               <dt>Warnings</dt>
               <dd class="warning">
-                {s.warnings.map((w) => (
+                {(s.warnings ?? []).map((w) => (
                   <div key={w.code}>{w.message}</div>
                 ))}
               </dd>
