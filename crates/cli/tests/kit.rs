@@ -59,8 +59,14 @@ fn kit_builds_and_its_gpu_check_reports_no_gpu_here() {
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no NVIDIA GPU") && err.contains("Nothing was run"), "{err}");
-    assert!(!kit.join("results").exists() || std::fs::read_dir(kit.join("results")).unwrap().count() == 0);
+    assert!(
+        err.contains("no NVIDIA GPU") && err.contains("Nothing was run"),
+        "{err}"
+    );
+    assert!(
+        !kit.join("results").exists()
+            || std::fs::read_dir(kit.join("results")).unwrap().count() == 0
+    );
 
     let out = Command::new("bash")
         .arg(kit.join("run.sh"))
