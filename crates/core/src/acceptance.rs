@@ -70,22 +70,6 @@ fn gib(bytes: u64) -> String {
     format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-/// The GPU a run trained on, by the name its provenance recorded.
-pub fn gpu_name(d: &RunDetail) -> Option<String> {
-    let index: u64 = d
-        .row
-        .device
-        .strip_prefix("cuda:")
-        .and_then(|i| i.parse().ok())
-        .unwrap_or(0);
-    d.provenance.as_ref()?["gpus"]
-        .as_array()?
-        .iter()
-        .find(|g| g["index"].as_u64() == Some(index))?["name"]
-        .as_str()
-        .map(str::to_owned)
-}
-
 /// Every check of one run of the suite.
 pub fn check_run(d: &RunDetail) -> Vec<Check> {
     use Verdict::{Fail, NotApplicable, Note, Pass};
@@ -232,7 +216,7 @@ pub fn check_run(d: &RunDetail) -> Vec<Check> {
             ),
         },
     });
-    out.push(match gpu_name(d) {
+    out.push(match d.gpu_name() {
         Some(name) => match gpu_peak_for(&name) {
             Some(p) => check("gpu_sku", Pass, format!("{name} → {}", p.device)),
             None => check(

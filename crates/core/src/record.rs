@@ -72,6 +72,26 @@ pub struct RunDetail {
     pub telemetry_samples: u64,
 }
 
+impl RunDetail {
+    /// The GPU the run trained on (`cuda:N`), by the name its provenance
+    /// recorded when it started; `None` for CPU runs and unknown provenance.
+    pub fn gpu_name(&self) -> Option<String> {
+        let index: u64 = self
+            .row
+            .device
+            .strip_prefix("cuda")?
+            .trim_start_matches(':')
+            .parse()
+            .unwrap_or(0);
+        self.provenance.as_ref()?["gpus"]
+            .as_array()?
+            .iter()
+            .find(|g| g["index"].as_u64() == Some(index))?["name"]
+            .as_str()
+            .map(str::to_owned)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct StoredWindow {

@@ -462,16 +462,6 @@ fn trainbench_core_clock() -> u64 {
         .saturating_add(ts.tv_nsec as u64)
 }
 
-/// The name of GPU `index` in a run's stored provenance.
-fn gpu_name_in(provenance: &serde_json::Value, index: u32) -> Option<String> {
-    provenance["gpus"]
-        .as_array()?
-        .iter()
-        .find(|g| g["index"].as_u64() == Some(u64::from(index)))?["name"]
-        .as_str()
-        .map(str::to_owned)
-}
-
 /// Computes and stores a run's summary from what was stored.
 pub fn finish_summary(
     store: &Store,
@@ -488,10 +478,7 @@ pub fn finish_summary(
             .unwrap_or(0);
         // The GPU as recorded when the run started (its provenance), so that a
         // summary recomputed later or elsewhere names the same device.
-        let recorded = store
-            .run_detail(run_id)?
-            .provenance
-            .and_then(|p| gpu_name_in(&p, index));
+        let recorded = store.run_detail(run_id)?.gpu_name();
         let name = recorded.or_else(|| {
             gpu.gpus()
                 .into_iter()
