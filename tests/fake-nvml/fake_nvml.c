@@ -20,14 +20,16 @@
  *     "power_limit_w": 700, "power_w": 500, "utilization_percent": 97,
  *     "sm_clock_mhz": 1755, "sm_clock_max_mhz": 1980, "mem_clock_mhz": 2619,
  *     "energy_start_mj": 1000000,     // null: the counter is not supported
- *     "energy_reset_after_s": 1.5,    // the counter restarts from 0 (a wrap)
+ *     "energy_wrap_mj": 250000,       // the counter wraps modulo this (mJ)
  *     "throttle_reasons": 0,           // NVML bit mask
  *     "processes": [{"pid": "children", "used_mib": 30000},
  *                   {"pid": 4242, "used_mib": 2000}]
  *   }]
  * }
  * The energy counter is energy_start_mj + power_w × seconds since nvmlInit
- * (mJ), so it agrees with the scripted power. "children" stands for every
+ * (mJ), so it agrees with the scripted power; with energy_wrap_mj it wraps
+ * to 0 at that value (at 500 W, 250000 mJ wraps every 0.5 s, so any span
+ * of a run longer than that sees the counter go backwards). "children" stands for every
  * direct child process of the process that loaded the library (the runner's
  * worker).
  */
@@ -82,7 +84,7 @@ struct fake_device {
     unsigned int sm_clock, sm_clock_max, mem_clock;
     int energy_supported;
     unsigned long long energy_start_mj;
-    double energy_reset_after_s; /* < 0: never */
+    unsigned long long energy_wrap_mj; /* 0: never wraps */
     unsigned long long throttle;
     int nprocs;
     struct fake_process procs[MAX_PROCS];
@@ -161,7 +163,7 @@ static int load_script(void) {
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(d, "energy_start_mj");
         x->energy_supported = !cJSON_IsNull(e);
         x->energy_start_mj = cJSON_IsNumber(e) ? (unsigned long long)e->valuedouble : 0;
-        x->energy_reset_after_s = num(d, "energy_reset_after_s", -1);
+        x->energy_wrap_mj = (unsigned long long)num(d, "energy_wrap_mj", 0);
         x->throttle = (unsigned long long)num(d, "throttle_reasons", 0);
         const cJSON *procs = cJSON_GetObjectItemCaseSensitive(d, "processes");
         const cJSON *p;
@@ -317,13 +319,8 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(void *h, unsigned int *mw) {
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *mj) {
     DEVICE_OR_FAIL(h);
     if (!d->energy_supported) return NVML_ERROR_NOT_SUPPORTED;
-    double t = since_init_s();
-    if (d->energy_reset_after_s >= 0 && t >= d->energy_reset_after_s) {
-        /* The counter restarted from zero: a wrap or a driver reset. */
-        *mj = (unsigned long long)((t - d->energy_reset_after_s) * d->power_mw);
-    } else {
-        *mj = d->energy_start_mj + (unsigned long long)(t * d->power_mw);
-    }
+    unsigned long long e = d->energy_start_mj + (unsigned long long)(since_init_s() * d->power_mw);
+    *mj = d->energy_wrap_mj > 0 ? e % d->energy_wrap_mj : e;
     return NVML_SUCCESS;
 }
 

@@ -173,10 +173,10 @@ fn energy_mfu_warnings_and_missing_counters_through_the_real_runner() {
     assert_eq!(r["loss_scale"], Value::Null);
     let t4_id = r["id"].as_i64().unwrap();
 
-    // 3. A counter that restarts from zero during the run, and 4. none at all:
+    // 3. A counter that wraps (every 0.5 s at 500 W), and 4. none at all:
     //    energy is "not measured", with the reason.
     let mut wraps = device("NVIDIA H100 PCIe");
-    wraps["energy_reset_after_s"] = json!(1.2);
+    wraps["energy_wrap_mj"] = json!(250_000);
     let r = run_on(dir, &lib, &json!({"devices": [wraps]}), "wrap", "tf32");
     let s = &r["summary"];
     assert_eq!(s["energy_j_per_sample"], Value::Null, "{s}");
