@@ -1,12 +1,13 @@
 //! Errors as the UI receives them: `{code, message}`, shown where they happened.
 
 use serde::Serialize;
-use trainbench_store::StoreError;
+use trainbench_app::AppError;
 
 /// An error crossing to the UI. `code` is stable and machine-readable
-/// (`bad_input`, `not_found`, `run_active`, `io`, `store`, `busy`,
-/// `internal`); `message` is for people and names the field, the value and
-/// what is allowed where the input was wrong.
+/// (the app layer's: `bad_input`, `not_found`, `run_active`, `store`,
+/// `report`, `environment`, `busy`, `internal`; and `io`); `message` is for
+/// people and names the field, the value and what is allowed where the input
+/// was wrong.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct ApiError {
@@ -34,34 +35,9 @@ impl ApiError {
     }
 }
 
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> Self {
-        let code = match &e {
-            StoreError::NotFound { .. } => "not_found",
-            StoreError::Invalid { .. } | StoreError::SessionFile(_) | StoreError::Compare(_) => {
-                "bad_input"
-            }
-            StoreError::RunActive { .. } => "run_active",
-            _ => "store",
-        };
-        ApiError::new(code, e.to_string())
-    }
-}
-
-impl From<trainbench_runner::sweep::Rejected> for ApiError {
-    fn from(r: trainbench_runner::sweep::Rejected) -> Self {
-        let message = if r.label == "all" {
-            r.message
-        } else {
-            format!("{}: {}", r.label, r.message)
-        };
-        ApiError::new("bad_input", message)
-    }
-}
-
-impl From<trainbench_report::ReportError> for ApiError {
-    fn from(e: trainbench_report::ReportError) -> Self {
-        ApiError::new("report", e.to_string())
+impl From<AppError> for ApiError {
+    fn from(e: AppError) -> Self {
+        ApiError::new(e.code(), e.to_string())
     }
 }
 

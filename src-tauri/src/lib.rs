@@ -1,5 +1,5 @@
-//! TrainBench Studio, the desktop app: a thin Tauri shell over the same
-//! services the CLI uses (runner, store, report, probe). The UI lives in
+//! TrainBench Studio, the desktop app: a thin Tauri shell over the use cases
+//! of `trainbench-app`, the layer the CLI uses too. The UI lives in
 //! `ui/`; its TypeScript bindings (`ui/src/bindings.ts`) are generated from
 //! the commands here by tauri-specta (`cargo test -p trainbench-studio`
 //! fails when the committed file differs; `UPDATE_BINDINGS=1` rewrites it).
@@ -13,21 +13,19 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
 use tauri::{Emitter, Manager, Runtime};
-use trainbench_probe::GpuProbe;
-use trainbench_runner::RunnerOptions;
-use trainbench_store::{Store, StoreError};
+use trainbench_app::{AppError, Host, RunnerOptions, Workspace};
 
 use crate::error::{ApiError, ApiResult};
 use crate::queue::Queue;
 use crate::settings::{Settings, Theme};
 
 /// The app's state: one database connection for the UI's reads and writes
-/// (the queue thread has its own), the queue, the GPU probe, the settings.
+/// (the queue thread has its own), the queue, the machine, the settings.
 pub struct Studio {
-    store: Mutex<Store>,
+    workspace: Mutex<Workspace>,
     settings: Mutex<Settings>,
     pub queue: Queue,
-    pub gpu: GpuProbe,
+    pub host: Host,
 }
 
 impl std::fmt::Debug for Studio {
@@ -38,43 +36,28 @@ impl std::fmt::Debug for Studio {
     }
 }
 
-fn open(path: &std::path::Path) -> Result<Store, StoreError> {
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let store = Store::open(path)?;
-    store.mark_interrupted()?;
-    Ok(store)
-}
-
 impl Studio {
     /// Opens the database the settings name; marks runs left `running` by a
     /// studio that stopped as interrupted.
-    pub fn new(settings: Settings) -> Result<Studio, StoreError> {
-        let store = open(std::path::Path::new(&settings.database))?;
+    pub fn new(settings: Settings) -> Result<Studio, AppError> {
+        let (workspace, _) = Workspace::open(std::path::Path::new(&settings.database))?;
         Ok(Studio {
-            store: Mutex::new(store),
+            workspace: Mutex::new(workspace),
             settings: Mutex::new(settings),
             queue: Queue::start(RunnerOptions::default()),
-            gpu: GpuProbe::open(),
+            host: Host::open(),
         })
     }
 
-    fn store_lock(&self) -> MutexGuard<'_, Store> {
-        self.store
+    fn workspace_lock(&self) -> MutexGuard<'_, Workspace> {
+        self.workspace
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> Result<T, StoreError>) -> ApiResult<T> {
-        Ok(f(&self.store_lock())?)
-    }
-
-    pub fn with_store_mut<T>(
-        &self,
-        f: impl FnOnce(&mut Store) -> Result<T, StoreError>,
-    ) -> ApiResult<T> {
-        Ok(f(&mut self.store_lock())?)
+    /// A use case on the UI's database connection.
+    pub fn with<T>(&self, f: impl FnOnce(&mut Workspace) -> Result<T, AppError>) -> ApiResult<T> {
+        Ok(f(&mut self.workspace_lock())?)
     }
 
     pub fn settings(&self) -> Settings {
@@ -86,12 +69,6 @@ impl Studio {
 
     pub fn db_path(&self) -> PathBuf {
         PathBuf::from(self.settings().database)
-    }
-
-    pub fn cpu_cores(&self) -> u32 {
-        std::thread::available_parallelism()
-            .map(|n| u32::try_from(n.get()).unwrap_or(1))
-            .unwrap_or(1)
     }
 
     fn update_settings(&self, f: impl FnOnce(&mut Settings)) -> ApiResult<Settings> {
@@ -115,15 +92,16 @@ impl Studio {
             ));
         }
         if path.as_os_str().is_empty() || path.is_dir() {
-            return Err(ApiError::bad_input(
+            return Err(AppError::bad_input(
                 "database",
                 path.display(),
                 "a SQLite file (new or existing), not a folder",
-            ));
+            )
+            .into());
         }
-        let store = open(&path)?;
+        let (workspace, _) = Workspace::open(&path)?;
         let settings = self.update_settings(|s| s.database = path.display().to_string())?;
-        *self.store_lock() = store;
+        *self.workspace_lock() = workspace;
         Ok(settings)
     }
 
@@ -136,35 +114,35 @@ impl Studio {
 pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
         .commands(tauri_specta::collect_commands![
-            commands::app_info,
-            commands::plan,
-            commands::start_sweep,
-            commands::watch_run,
-            commands::queue_entries,
-            commands::cancel_run,
-            commands::unfinished_runs,
-            commands::quit,
-            commands::list_runs,
-            commands::run_detail,
-            commands::delete_runs,
-            commands::compare,
-            commands::list_sessions,
-            commands::save_session,
-            commands::update_session,
-            commands::open_session,
-            commands::rename_session,
-            commands::delete_session,
-            commands::export_pdf,
-            commands::export_csv,
-            commands::export_session,
-            commands::import_session,
-            commands::prices,
-            commands::save_price,
-            commands::environments,
-            commands::install_framework,
-            commands::settings,
-            commands::set_database,
-            commands::set_theme,
+            commands::info::app_info,
+            commands::sweeps::plan,
+            commands::sweeps::start_sweep,
+            commands::sweeps::watch_run,
+            commands::sweeps::queue_entries,
+            commands::sweeps::cancel_run,
+            commands::sweeps::unfinished_runs,
+            commands::sweeps::quit,
+            commands::runs::list_runs,
+            commands::runs::run_detail,
+            commands::runs::delete_runs,
+            commands::compare::compare,
+            commands::sessions::list_sessions,
+            commands::sessions::save_session,
+            commands::sessions::update_session,
+            commands::sessions::open_session,
+            commands::sessions::rename_session,
+            commands::sessions::delete_session,
+            commands::files::export_pdf,
+            commands::files::export_csv,
+            commands::files::export_session,
+            commands::files::import_session,
+            commands::settings::prices,
+            commands::settings::save_price,
+            commands::settings::environments,
+            commands::settings::install_framework,
+            commands::settings::settings,
+            commands::settings::set_database,
+            commands::settings::set_theme,
         ])
         // Run ids, byte counts and nanosecond stamps stay far below 2^53.
         .dangerously_cast_bigints_to_number()

@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tokio::sync::watch;
+use trainbench_app::execute::{self, run_job};
+use trainbench_app::live::Figures;
+use trainbench_app::sweep::Job;
+use trainbench_app::{Host, Progress, RunnerOptions, Workspace};
 use trainbench_core::protocol::Event;
-use trainbench_core::stats::{steady_throughput, WindowTiming};
 use trainbench_core::summary::RunStatus;
 use trainbench_core::telemetry::TelemetrySample;
-use trainbench_probe::GpuProbe;
-use trainbench_runner::{Progress, Runner, RunnerOptions, WorkerCommand};
-use trainbench_store::Store;
 
 /// How often a watched run's progress is sent to the UI at most.
 pub const SEND_EVERY: Duration = Duration::from_millis(250);
@@ -28,16 +28,6 @@ pub const SEND_EVERY: Duration = Duration::from_millis(250);
 const LOG_TAIL: usize = 200;
 /// Finished runs whose live view is kept (for a UI that reopens it).
 const KEEP_FINISHED: usize = 20;
-
-/// A queued run, as the queue thread receives it.
-#[derive(Debug, Clone)]
-pub struct Job {
-    pub run_id: i64,
-    pub spec_json: String,
-    pub label: String,
-    pub worker: WorkerCommand,
-    pub db: PathBuf,
-}
 
 /// One point of a live run's curves; times in seconds since the worker started.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
@@ -209,8 +199,9 @@ struct State {
     running: Option<(i64, watch::Sender<bool>)>,
     /// Queued runs cancelled before they started.
     cancelled: Vec<i64>,
-    /// Window timings of the running run (for the steady throughput so far).
-    windows: Vec<WindowTiming>,
+    /// The running run's figures as its events come (the app layer's count,
+    /// the CLI's too).
+    figures: Figures,
 }
 
 impl std::fmt::Debug for State {
@@ -225,7 +216,8 @@ impl std::fmt::Debug for State {
 /// The queue: a sender to its thread and the shared live state.
 #[derive(Debug, Clone)]
 pub struct Queue {
-    tx: mpsc::Sender<Job>,
+    /// A job and the database it is stored in.
+    tx: mpsc::Sender<(PathBuf, Job)>,
     state: Arc<Mutex<State>>,
 }
 
@@ -239,7 +231,7 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 impl Queue {
     /// Starts the queue thread.
     pub fn start(opts: RunnerOptions) -> Queue {
-        let (tx, rx) = mpsc::channel::<Job>();
+        let (tx, rx) = mpsc::channel::<(PathBuf, Job)>();
         let state = Arc::new(Mutex::new(State::default()));
         let shared = state.clone();
         std::thread::Builder::new()
@@ -250,8 +242,8 @@ impl Queue {
         Queue { tx, state }
     }
 
-    /// Adds runs (already stored as `queued`) to the end of the queue.
-    pub fn push(&self, jobs: Vec<Job>) -> Result<(), String> {
+    /// Adds runs (already stored as `queued` in `db`) to the end of the queue.
+    pub fn push(&self, db: PathBuf, jobs: Vec<Job>) -> Result<(), String> {
         {
             let mut s = lock(&self.state);
             for j in &jobs {
@@ -267,7 +259,7 @@ impl Queue {
         }
         for j in jobs {
             self.tx
-                .send(j)
+                .send((db.clone(), j))
                 .map_err(|_| "the run queue has stopped".to_string())?;
         }
         Ok(())
@@ -333,87 +325,52 @@ impl Queue {
     }
 }
 
-fn queue_thread(rx: mpsc::Receiver<Job>, state: Arc<Mutex<State>>, opts: RunnerOptions) {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+fn queue_thread(rx: mpsc::Receiver<(PathBuf, Job)>, state: Arc<Mutex<State>>, opts: RunnerOptions) {
+    let runtime = match execute::runtime() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("trainbench-studio: cannot start the queue's runtime: {e}");
             return;
         }
     };
-    let gpu = GpuProbe::open();
-    let mut store: Option<(PathBuf, Store)> = None;
-    while let Ok(job) = rx.recv() {
-        if store.as_ref().is_none_or(|(p, _)| *p != job.db) {
-            match Store::open(&job.db) {
-                Ok(s) => store = Some((job.db.clone(), s)),
+    let host = Host::open();
+    let mut open: Option<(PathBuf, Workspace)> = None;
+    while let Ok((db, job)) = rx.recv() {
+        if open.as_ref().is_none_or(|(p, _)| *p != db) {
+            match Workspace::open(&db) {
+                Ok((ws, _)) => open = Some((db.clone(), ws)),
                 Err(e) => {
                     finish_live(&state, job.run_id, RunStatus::Failed, Some(e.to_string()));
                     continue;
                 }
             }
         }
-        let Some((_, db)) = store.as_mut() else {
+        let Some((_, ws)) = open.as_mut() else {
             continue;
         };
-        let cancelled_before = {
+        // A run cancelled while it waited starts with its switch on: the run
+        // loop stores it as cancelled without starting it.
+        let (switch, cancel) = {
             let mut s = lock(&state);
-            let was = s.cancelled.contains(&job.run_id);
+            let cancelled = s.cancelled.contains(&job.run_id);
             s.cancelled.retain(|id| *id != job.run_id);
-            was
-        };
-        if cancelled_before {
-            let reason = "cancelled before it started";
-            let stored = db.finish_run(
-                job.run_id,
-                RunStatus::Cancelled,
-                Some(reason),
-                None,
-                None,
-                "",
-            );
-            let reason = stored.err().map_or(reason.to_string(), |e| e.to_string());
-            finish_live(&state, job.run_id, RunStatus::Cancelled, Some(reason));
-            continue;
-        }
-        let (switch, cancel) = watch::channel(false);
-        {
-            let mut s = lock(&state);
-            s.running = Some((job.run_id, switch));
-            s.windows.clear();
-            if let Some(l) = s.live.get_mut(&job.run_id) {
+            let (switch, cancel) = watch::channel(cancelled);
+            s.figures = Figures::default();
+            if let Some(l) = s.live.get_mut(&job.run_id).filter(|_| !cancelled) {
                 l.figures.phase = Phase::Starting;
             }
-        }
+            (switch, cancel)
+        };
+        lock(&state).running = Some((job.run_id, switch));
         let mut progress = LiveProgress {
             state: state.clone(),
             origin_ns: None,
         };
-        let runner = Runner {
-            worker: job.worker.clone(),
-            gpu: &gpu,
-            opts,
-        };
-        let outcome =
-            runtime.block_on(runner.run(db, job.run_id, &job.spec_json, &mut progress, cancel));
+        let outcome = runtime.block_on(run_job(ws, &host, &job, opts, &mut progress, cancel));
         lock(&state).running = None;
         match outcome {
-            Ok(o) => finish_live(&state, job.run_id, o.status, o.reason),
-            Err(e) => {
-                let reason = e.to_string();
-                let _ = db.finish_run(
-                    job.run_id,
-                    RunStatus::Failed,
-                    Some(&reason),
-                    Some("internal"),
-                    None,
-                    "",
-                );
-                finish_live(&state, job.run_id, RunStatus::Failed, Some(reason));
-            }
+            Ok(f) => finish_live(&state, job.run_id, f.status, f.reason),
+            Err(e) => finish_live(&state, job.run_id, RunStatus::Failed, Some(e.to_string())),
         }
     }
 }
@@ -506,37 +463,20 @@ impl Progress for LiveProgress {
             _ => None,
         };
         let mut s = lock(&self.state);
-        let mut windows = std::mem::take(&mut s.windows);
+        s.figures.observe(event);
+        let figures = s.figures.clone();
         if let Some(l) = s.live.get_mut(&run_id) {
+            l.figures.step = figures.step;
+            l.figures.total_steps = figures.total_steps;
+            l.figures.current_samples_per_s = figures.current_samples_per_s;
+            l.figures.steady_samples_per_s = figures.steady_samples_per_s;
             match event {
-                Event::Hello { total_steps, .. } => {
-                    l.figures.total_steps = Some(*total_steps);
-                    l.figures.phase = Phase::Training;
-                }
-                Event::Window {
-                    first_step,
-                    steps,
-                    samples,
-                    start_ns,
-                    end_ns,
-                    loss_mean,
-                    ..
-                } => {
-                    let w = WindowTiming {
-                        samples: *samples,
-                        start_ns: *start_ns,
-                        end_ns: *end_ns,
-                    };
-                    windows.push(w);
-                    l.figures.step = first_step + steps;
-                    let tp = w.throughput();
-                    l.figures.current_samples_per_s = tp.is_finite().then_some(tp);
-                    l.figures.steady_samples_per_s =
-                        steady_throughput(&windows).map(|st| st.median_samples_per_s);
+                Event::Hello { .. } => l.figures.phase = Phase::Training,
+                Event::Window { loss_mean, .. } => {
                     l.points.push(LivePoint {
                         t_s: t.unwrap_or(0.0),
-                        step: l.figures.step,
-                        samples_per_s: tp,
+                        step: figures.step,
+                        samples_per_s: figures.current_samples_per_s.unwrap_or(f64::NAN),
                         loss: *loss_mean,
                     });
                 }
@@ -545,14 +485,12 @@ impl Progress for LiveProgress {
                     step: *step,
                     accuracy: *accuracy,
                 }),
-                Event::Done { steps, .. } => l.figures.step = *steps,
                 Event::Error { message, .. } => {
                     push_log(l, format!("error: {message}"));
                 }
                 _ => {}
             }
         }
-        s.windows = windows;
         maybe_send(&mut s, run_id);
     }
 

@@ -47,7 +47,9 @@ impl Settings {
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok());
         let mut s = saved.unwrap_or_else(|| Settings {
-            database: trainbench_store::default_path().display().to_string(),
+            database: trainbench_app::workspace::default_database()
+                .display()
+                .to_string(),
             theme: Theme::System,
             file: String::new(),
         });

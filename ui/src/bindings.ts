@@ -53,12 +53,15 @@ export const commands = {
 	/**  Imports a session file: all of it in one transaction, or nothing. */
 	importSession: (path: string) => typedError<ImportResult, ApiError>(__TAURI_INVOKE("import_session", { path })),
 	prices: () => typedError<PriceEntry[], ApiError>(__TAURI_INVOKE("prices")),
-	/**  Adds or edits a price row (checked: positive prices, a source, an ISO date). */
+	/**
+	 *  Adds or edits a price row, under the one rule set `trainbench prices`
+	 *  uses too (core's `PriceRow::validate`).
+	 */
 	savePrice: (row: PriceRow) => typedError<PriceEntry[], ApiError>(__TAURI_INVOKE("save_price", { row })),
 	environments: () => typedError<FrameworkEnv[], ApiError>(__TAURI_INVOKE("environments")),
 	/**
 	 *  Installs (or repairs) the studio's environment for a Python framework,
-	 *  streaming pip's output lines to `on_line`.
+	 *  streaming pip's output lines to `on_line`; its worker must then start.
 	 */
 	installFramework: (framework: string, onLine: Channel<string>) => typedError<FrameworkEnv, ApiError>(__TAURI_INVOKE("install_framework", { framework, onLine })),
 	settings: () => __TAURI_INVOKE<Settings>("settings"),
@@ -74,9 +77,10 @@ export const commands = {
 /* Types */
 /**
  *  An error crossing to the UI. `code` is stable and machine-readable
- *  (`bad_input`, `not_found`, `run_active`, `io`, `store`, `busy`,
- *  `internal`); `message` is for people and names the field, the value and
- *  what is allowed where the input was wrong.
+ *  (the app layer's: `bad_input`, `not_found`, `run_active`, `store`,
+ *  `report`, `environment`, `busy`, `internal`; and `io`); `message` is for
+ *  people and names the field, the value and what is allowed where the input
+ *  was wrong.
  */
 export type ApiError = {
 	code: string,
@@ -87,7 +91,7 @@ export type ApiError = {
 export type AppInfo = {
 	version: string,
 	database: string,
-	machine: MachineDto,
+	machine: MachineInfo,
 	models: ModelDto[],
 	frameworks: FrameworkChoice[],
 	precisions: string[],
@@ -197,7 +201,7 @@ export type FrameworkChoice = {
 	environment: string | null,
 	/**  Why it is not usable, when it is not. */
 	problem: string | null,
-	/**  Whether the studio can install it (`install_framework`). */
+	/**  Whether the studio can install it (`trainbench env install`, the wizard's Install). */
 	installable: boolean,
 };
 
@@ -246,12 +250,6 @@ export type GpuDigest = {
 	slowdown_samples: number,
 	/**  The most processes that were not the run's seen on one GPU at once. */
 	max_other_processes: number,
-};
-
-export type GpuDto = {
-	index: number,
-	name: string,
-	memory_total_bytes: number | null,
 };
 
 /**  Whether each entry is one run or all repeats of one configuration. */
@@ -334,13 +332,20 @@ export type LiveUpdate = {
 	log: string[],
 } & LiveFigures;
 
+/**  One GPU as the wizard lists it. */
+export type MachineGpu = {
+	index: number,
+	name: string,
+	memory_total_bytes: number | null,
+};
+
 /**  What this machine offers, as the probe sees it. */
-export type MachineDto = {
+export type MachineInfo = {
 	hostname: string,
 	cpu_model: string | null,
 	cpu_cores: number,
 	memory_total_bytes: number | null,
-	gpus: GpuDto[],
+	gpus: MachineGpu[],
 	/**  Why there are no GPUs ("no NVIDIA GPU: NVML is not available …"). */
 	gpu_unavailable: string | null,
 };
@@ -400,7 +405,7 @@ export type PlanDto = {
 	rejected: Rejected[],
 };
 
-/**  A price-table row with whether the person entered it. */
+/**  A price-table row with whether a person entered it. */
 export type PriceEntry = {
 	row: PriceRow,
 	by_user: boolean,
@@ -708,6 +713,7 @@ export type Theme =
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
+/**  A file written: where and how big. */
 export type Written = {
 	path: string,
 	bytes: number,

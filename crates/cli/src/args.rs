@@ -4,10 +4,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use trainbench_core::reference::PriceRow;
-use trainbench_runner::sweep::SweepRequest;
+use trainbench_app::sweep::SweepRequest;
 
-use crate::{bad, CliError};
+use crate::error::{bad, CliError};
 
 #[derive(Parser)]
 #[command(
@@ -454,78 +453,5 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         lr: a.lr.or(if quick { Some(2e-3) } else { None }),
         repeats: i64::from(a.repeats.unwrap_or(1)),
         price: a.price.clone(),
-    })
-}
-
-/// `synthetic`, `mnist` or `cifar10:DIR` → (data, data_path).
-/// A price row from `prices add|edit` flags, over `existing` for an edit.
-pub fn price_row(p: &PriceArgs, existing: Option<PriceRow>) -> Result<PriceRow, CliError> {
-    let need = |field: &str| {
-        bad(
-            field,
-            format!(
-                "{field} is missing: expected --{} for a new offering",
-                field.replace('_', "-")
-            ),
-        )
-    };
-    let devices = match (p.devices, &existing) {
-        (Some(d), _) => u32::try_from(d).ok().filter(|&d| d >= 1).ok_or_else(|| {
-            bad(
-                "devices",
-                format!("devices = {d} is not allowed: expected a whole number ≥ 1"),
-            )
-        })?,
-        (None, Some(e)) => e.devices,
-        (None, None) => return Err(need("devices")),
-    };
-    let check = |field: &str, v: f64| {
-        if v.is_finite() && v >= 0.0 {
-            Ok(v)
-        } else {
-            Err(bad(
-                field,
-                format!("{field} = {v} is not allowed: expected a price ≥ 0 in US dollars"),
-            ))
-        }
-    };
-    let per_hour = match (p.usd_per_hour, &existing) {
-        (Some(v), _) => check("usd_per_hour", v)?,
-        (None, Some(e)) if p.usd_per_device_hour.is_none() || p.devices.is_some() => e.usd_per_hour,
-        (None, Some(e)) => e.usd_per_hour,
-        (None, None) => return Err(need("usd_per_hour")),
-    };
-    let per_device = match p.usd_per_device_hour {
-        Some(v) => check("usd_per_device_hour", v)?,
-        None if p.usd_per_hour.is_some() || p.devices.is_some() || existing.is_none() => {
-            per_hour / f64::from(devices)
-        }
-        None => existing
-            .as_ref()
-            .map_or(per_hour / f64::from(devices), |e| e.usd_per_device_hour),
-    };
-    let as_of = p
-        .as_of
-        .clone()
-        .or_else(|| existing.as_ref().map(|e| e.as_of.clone()))
-        .ok_or_else(|| need("as_of"))?;
-    let source = p
-        .source
-        .clone()
-        .or_else(|| existing.as_ref().map(|e| e.source.clone()))
-        .ok_or_else(|| need("source"))?;
-    let device = p
-        .device
-        .clone()
-        .or_else(|| existing.as_ref().map(|e| e.device.clone()))
-        .ok_or_else(|| need("device"))?;
-    Ok(PriceRow {
-        offering: p.offering.clone(),
-        devices,
-        device,
-        usd_per_hour: per_hour,
-        usd_per_device_hour: per_device,
-        as_of,
-        source,
     })
 }

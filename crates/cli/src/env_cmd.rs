@@ -4,11 +4,11 @@
 use std::process::ExitCode;
 
 use serde_json::json;
-use trainbench_probe::GpuProbe;
-use trainbench_runner::envs::{self, FrameworkEnv};
+use trainbench_app::envs::{self, FrameworkEnv};
+use trainbench_app::{frameworks, Host};
 
 use crate::args::EnvCommand;
-use crate::{bad, CliError};
+use crate::error::{bad, CliError};
 
 fn env_json(e: &FrameworkEnv) -> serde_json::Value {
     json!({
@@ -122,20 +122,15 @@ pub fn run(cmd: Option<EnvCommand>, json_out: bool) -> Result<ExitCode, CliError
             let with_gpu = if gpu || cpu {
                 gpu
             } else {
-                !GpuProbe::open().gpus().is_empty()
+                Host::open().gpu_count() > 0
             };
             eprintln!(
                 "trainbench: installing {framework} ({} build) from PyPI; pip's output follows",
                 if with_gpu { "CUDA" } else { "CPU" }
             );
-            let e = envs::install(&framework, with_gpu, |line| {
+            let (e, checked) = frameworks::install(&framework, with_gpu, |line| {
                 // Progress for a person: pip's own lines, as they come.
                 eprintln!("  {line}");
-            })?;
-            let checked = envs::check(&e).map_err(|why| {
-                CliError::Failed(format!(
-                    "{framework} installed but its worker does not start: {why}"
-                ))
             })?;
             if json_out {
                 let mut v = env_json(&e);

@@ -12,18 +12,17 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
+use trainbench_app::reports::{write_file, Selected};
+use trainbench_app::sweep::{plan_sweep, SweepPlan, SweepRequest};
+use trainbench_app::{frameworks, now_unix_ms, utc_text, Host, RunnerOptions, SessionRef};
 use trainbench_core::acceptance::{check_run, passed, Check, Verdict, CHECKS};
 use trainbench_core::compare::Grouping;
 use trainbench_core::record::RunDetail;
 use trainbench_core::session::{ChartKind, SessionSettings};
-use trainbench_core::spec::Machine;
-use trainbench_probe::GpuProbe;
-use trainbench_report::pdf;
-use trainbench_runner::sweep::{plan_sweep, queue_sweep, SweepPlan, SweepRequest};
-use trainbench_runner::{envs, RunnerOptions, WorkerCommand};
-use trainbench_store::now_unix_ms;
 
-use crate::{bad, open_store, run_queued, CliError};
+use crate::error::{bad, CliError};
+use crate::open_workspace;
+use crate::run_cmd::run_jobs;
 
 /// Exit code when there is no GPU to check.
 pub const EXIT_NO_GPU: u8 = 3;
@@ -70,41 +69,10 @@ fn batch_for(model: &str) -> i64 {
     }
 }
 
-/// The frameworks to check when none are named.
-fn default_frameworks() -> Vec<String> {
-    let mut out = Vec::new();
-    let tch = WorkerCommand::tch().program;
-    if tch.is_file() || which(&tch) {
-        out.push("tch".to_owned());
-    }
-    for e in envs::list()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|e| e.ready)
-    {
-        out.push(if e.builtin {
-            e.framework
-        } else {
-            format!("{}@{}", e.framework, e.name)
-        });
-    }
-    out
-}
-
-fn which(program: &Path) -> bool {
-    program.components().count() == 1
-        && std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-}
-
 /// The suite's configurations (one plan) and what was left out, with why.
-fn plan(a: &GpuCheckArgs, frameworks: &[String], gpus: u32) -> (SweepPlan, Vec<String>) {
-    let machine = Machine {
-        gpus,
-        cpu_cores: std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1),
-    };
+fn plan(a: &GpuCheckArgs, frameworks: &[String], host: &Host) -> (SweepPlan, Vec<String>) {
+    let machine = host.machine();
+    let gpus = machine.gpus;
     let mut configs = Vec::new();
     let mut skipped = Vec::new();
     let base = SweepRequest {
@@ -268,13 +236,13 @@ fn verdict_row(d: &RunDetail, checks: &[Check]) -> Vec<String> {
 }
 
 pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
-    let gpu = GpuProbe::open();
-    let gpus = gpu.gpus();
+    let host = Host::open();
+    let gpus = host.gpus();
     if gpus.is_empty() {
-        let why = gpu
-            .unavailable
-            .clone()
-            .unwrap_or_else(|| "no NVIDIA GPU: NVML lists no device".into());
+        let why = host
+            .gpu_unavailable()
+            .unwrap_or("no NVIDIA GPU: NVML lists no device")
+            .to_owned();
         eprintln!("gpu-check: {why}. Nothing was run: this suite measures GPUs only (exit {EXIT_NO_GPU}).");
         if a.json {
             println!("{}", json!({"gpu_check": "no_gpu", "reason": why}));
@@ -300,7 +268,7 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
         ));
     }
     let frameworks = if a.framework.is_empty() {
-        default_frameworks()
+        frameworks::installed_frameworks()
     } else {
         a.framework.clone()
     };
@@ -313,7 +281,7 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
     let out_dir = a.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "gpu-check-{}",
-            pdf::utc_text(now_unix_ms())
+            utc_text(now_unix_ms())
                 .replace([' ', ':', '-'], "")
                 .replace("UTC", "")
         ))
@@ -324,7 +292,7 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
             format!("out = {} is not allowed: {e}", out_dir.display()),
         )
     })?;
-    let (plan, skipped) = plan(&a, &frameworks, gpus.len() as u32);
+    let (plan, skipped) = plan(&a, &frameworks, &host);
     eprintln!(
         "gpu-check: {} GPU(s) ({}); {} runs of {} framework(s)",
         gpus.len(),
@@ -349,29 +317,29 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
         ));
     }
 
-    let mut store = open_store(db)?;
+    let mut ws = open_workspace(db)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let (_, queued) = queue_sweep(&store, &plan, None, &command)?;
+    let (_, jobs) = ws.queue(&plan, None, &command)?;
     let opts = RunnerOptions {
         silence_timeout: std::time::Duration::from_secs_f64(a.timeout),
         ..RunnerOptions::default()
     };
     let interactive = std::io::stderr().is_terminal() && !a.json;
-    run_queued(&mut store, &plan.configs, &queued, &gpu, opts, interactive)?;
+    run_jobs(&mut ws, &host, &jobs, opts, interactive)?;
 
-    let details: Vec<RunDetail> = queued
+    let details: Vec<RunDetail> = jobs
         .iter()
-        .map(|q| store.run_detail(q.id))
+        .map(|j| ws.run_detail(j.run_id))
         .collect::<Result<_, _>>()?;
     let checks: Vec<Vec<Check>> = details.iter().map(check_run).collect();
     let all_passed = checks.iter().all(|c| passed(c));
 
     // The session: the runs, comparable and portable (`trainbench import`).
     let ids: Vec<i64> = details.iter().map(|d| d.row.id).collect();
-    let host = trainbench_store::hostname();
+    let hostname = trainbench_app::hostname();
     let name = format!(
-        "gpu-check {host} {} (runs #{}–#{})",
-        pdf::utc_text(now_unix_ms()),
+        "gpu-check {hostname} {} (runs #{}–#{})",
+        utc_text(now_unix_ms()),
         ids.first().copied().unwrap_or(0),
         ids.last().copied().unwrap_or(0)
     );
@@ -380,18 +348,15 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
         charts: ChartKind::ALL.to_vec(),
         hidden_series: Vec::new(),
     };
-    let session = store.save_session(&name, &ids, ids.first().copied(), &settings)?;
-    let file = store.export_session(
-        session.id,
-        &format!(
-            "TrainBench Studio {} (gpu-check)",
-            env!("CARGO_PKG_VERSION")
-        ),
-    )?;
+    let session = ws.save_session(&name, &ids, ids.first().copied(), &settings)?;
     let session_path = out_dir.join("gpu-check.trainbench-session.json");
-    write(
+    ws.export_session(
+        &SessionRef::Id(session.id),
         &session_path,
-        &serde_json::to_vec_pretty(&file).map_err(|e| CliError::Failed(e.to_string()))?,
+        Some(&format!(
+            "TrainBench Studio {} (gpu-check)",
+            trainbench_app::VERSION
+        )),
     )?;
 
     // The checks as JSON.
@@ -407,14 +372,14 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
             "summary": d.row.summary, "loss_scale": d.loss_scale, "checks": c,
         })).collect::<Vec<_>>(),
     });
-    write(
+    write_file(
         &out_dir.join("checks.json"),
         checks_json.to_string().as_bytes(),
     )?;
 
     // The PDF: the suite's comparison with the verdicts first.
     let pdf_path = out_dir.join("report.pdf");
-    let pdf_note = match store.load_comparison(&ids, Grouping::Runs, None) {
+    let pdf_note = match ws.comparison(&ids, Grouping::Runs, None) {
         Ok(loaded) => {
             let mut rows = Vec::new();
             for (d, c) in details.iter().zip(&checks) {
@@ -431,7 +396,7 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
                     ]);
                 }
             }
-            let section = pdf::Section {
+            let section = trainbench_app::Section {
                 heading: "GPU acceptance checks".into(),
                 text: format!(
                     "{} on {}: {}. Skipped: {}.",
@@ -444,19 +409,13 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
                 widths: vec![28.0, 120.0, 62.0, 35.0, 255.0],
                 rows,
             };
-            let bytes = pdf::report(&pdf::ReportInput {
+            let selected = Selected {
                 title: name.clone(),
-                comparison: &loaded.comparison,
-                runs: &loaded.runs,
-                charts: &settings.charts,
-                hidden_series: &[],
-                prices: &loaded.prices,
-                generated_unix_ms: now_unix_ms(),
-                studio_version: env!("CARGO_PKG_VERSION"),
-                extra: std::slice::from_ref(&section),
-            })
-            .map_err(|e| CliError::Failed(e.to_string()))?;
-            write(&pdf_path, &bytes)?;
+                loaded,
+                settings: settings.clone(),
+            };
+            let bytes = ws.pdf(&selected, None, std::slice::from_ref(&section))?;
+            write_file(&pdf_path, &bytes)?;
             format!("report: {}", pdf_path.display())
         }
         Err(e) => format!("no PDF report: {e}"),
@@ -527,8 +486,4 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::from(1)
     })
-}
-
-fn write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    trainbench_report::write_atomic(path, bytes).map_err(|e| CliError::Failed(e.to_string()))
 }

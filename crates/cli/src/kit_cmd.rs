@@ -11,7 +11,7 @@ use std::process::{Command, ExitCode};
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::{bad, CliError};
+use crate::error::{bad, CliError};
 
 const RUN_SH: &str = include_str!("../kit/run.sh");
 
@@ -164,7 +164,7 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
     std::fs::create_dir_all(&bin).map_err(|e| io("cannot create", &bin, e))?;
     let stripped = copy_binary(&exe, &bin.join("trainbench"))?;
 
-    let workers_from = trainbench_runner::envs::package_dir();
+    let workers_from = trainbench_app::envs::package_dir();
     if !workers_from.join("trainbench_worker/__main__.py").is_file() {
         return Err(CliError::Failed(format!(
             "the Python workers are not at {} (set TRAINBENCH_PYTHON_WORKERS)",
@@ -208,8 +208,8 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
     let manifest = json!({
         "kit": 1,
         "studio_version": env!("CARGO_PKG_VERSION"),
-        "studio_git_revision": trainbench_probe::GIT_REVISION,
-        "built_unix_ms": trainbench_store::now_unix_ms(),
+        "studio_git_revision": trainbench_app::GIT_REVISION,
+        "built_unix_ms": trainbench_app::now_unix_ms(),
         "glibc_required": glibc.map(|(a, b)| format!("{a}.{b}")),
         "debug_info_stripped": stripped,
         "tch_worker": tch_note,

@@ -4,20 +4,21 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
+use trainbench_app::live::Figures;
+use trainbench_app::prices::PriceEntry;
+use trainbench_app::Progress;
 use trainbench_core::compare::{config_label, Comparison, Confidence, Metric, MetricValue};
 use trainbench_core::protocol::Event;
-use trainbench_core::reference::PriceRow;
+use trainbench_core::record::{RunDetail, RunRow};
 use trainbench_core::summary::RunStatus;
-use trainbench_runner::Progress;
-use trainbench_store::{RunDetail, RunRow};
 
 /// Progress of one run: a bar on a terminal, plain lines (at most every 2 s)
 /// otherwise. Both go to stderr; stdout is for results.
 pub struct Bar {
     bar: Option<ProgressBar>,
     label: String,
-    total_steps: u64,
-    done_steps: u64,
+    /// Steps and throughput, counted as the desktop app counts them.
+    figures: Figures,
     last_line: Option<Instant>,
     started: Instant,
 }
@@ -42,8 +43,7 @@ impl Bar {
         Bar {
             bar,
             label,
-            total_steps: 0,
-            done_steps: 0,
+            figures: Figures::default(),
             last_line: None,
             started: Instant::now(),
         }
@@ -74,6 +74,7 @@ impl Bar {
 
 impl Progress for Bar {
     fn event(&mut self, _run_id: i64, event: &Event) {
+        self.figures.observe(event);
         match event {
             Event::Hello {
                 total_steps,
@@ -81,7 +82,6 @@ impl Progress for Bar {
                 device,
                 ..
             } => {
-                self.total_steps = *total_steps;
                 if let Some(b) = &self.bar {
                     b.set_length(*total_steps);
                 }
@@ -91,40 +91,23 @@ impl Progress for Bar {
                 since_process_start_s,
                 ..
             } => {
-                self.done_steps = 1;
                 let t = since_process_start_s.map_or("?".into(), |s| format!("{s:.2} s"));
                 self.line(format!("first step after {t}"), true);
             }
-            Event::Window {
-                first_step,
-                steps,
-                samples,
-                start_ns,
-                end_ns,
-                loss_mean,
-                ..
-            } => {
-                self.done_steps = first_step + steps - 1;
+            Event::Window { loss_mean, .. } => {
+                let (step, total) = (self.figures.step, self.figures.total_steps.unwrap_or(0));
                 if let Some(b) = &self.bar {
-                    b.set_position(self.done_steps);
+                    b.set_position(step);
                 }
-                let secs = end_ns.saturating_sub(*start_ns) as f64 / 1e9;
-                let tp = if secs > 0.0 {
-                    *samples as f64 / secs
-                } else {
-                    f64::NAN
-                };
+                let tp = self.figures.current_samples_per_s.unwrap_or(f64::NAN);
                 let elapsed = self.started.elapsed().as_secs_f64();
-                let eta = if self.done_steps > 0 {
-                    elapsed / self.done_steps as f64
-                        * self.total_steps.saturating_sub(self.done_steps) as f64
-                } else {
-                    f64::NAN
+                let eta = match self.figures.steps_left() {
+                    Some(left) if step > 0 => elapsed / step as f64 * left as f64,
+                    _ => f64::NAN,
                 };
                 self.line(
                     format!(
-                        "step {}/{}  {tp:.1} samples/s  loss {loss_mean:.4}  ETA {eta:.0} s",
-                        self.done_steps, self.total_steps
+                        "step {step}/{total}  {tp:.1} samples/s  loss {loss_mean:.4}  ETA {eta:.0} s"
                     ),
                     false,
                 );
@@ -508,12 +491,12 @@ pub fn print_compare(c: &Comparison) {
     }
 }
 
-pub fn print_prices(rows: &[(PriceRow, bool)]) {
+pub fn print_prices(rows: &[PriceEntry]) {
     println!(
         "{:<32} {:>3} {:<16} {:>10} {:>12}  {:<20} source",
         "offering", "n", "device", "$/hour", "$/dev-hour", "as of"
     );
-    for (p, edited) in rows {
+    for PriceEntry { row: p, by_user } in rows {
         println!(
             "{:<32} {:>3} {:<16} {:>10.2} {:>12.2}  {:<20} {}{}",
             p.offering,
@@ -523,7 +506,7 @@ pub fn print_prices(rows: &[(PriceRow, bool)]) {
             p.usd_per_device_hour,
             p.as_of,
             p.source,
-            if *edited { " (edited)" } else { "" }
+            if *by_user { " (edited)" } else { "" }
         );
     }
 }

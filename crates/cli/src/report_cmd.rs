@@ -1,97 +1,44 @@
-//! `trainbench session …`, `export …`, `import` and `delete`: thin adapters
-//! over the store (sessions, session files) and the report crate (PDF, CSV,
-//! charts).
+//! `trainbench session …`, `export …` and `import`: flags parsed into the
+//! app layer's selections, sessions and files; results printed.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::json;
-use trainbench_core::compare::{CompareError, Grouping};
-use trainbench_core::session::{ChartKind, SessionFile, SessionSettings, MAX_SESSION_FILE_BYTES};
-use trainbench_report::{charts, csv, pdf};
-use trainbench_store::{now_unix_ms, LoadedComparison, Store, StoreError};
+use trainbench_app::reports::{parse_charts, write_file, Selected, Selection, Source};
+use trainbench_app::{SessionRef, Workspace};
+use trainbench_core::compare::Grouping;
+use trainbench_core::session::SessionSettings;
 
-use crate::args::{ExportCommand, Selection, SessionCommand};
+use crate::args::{ExportCommand, Selection as SelectionArgs, SessionCommand};
+use crate::error::{bad, CliError};
 use crate::output::print_compare;
-use crate::{bad, open_store, parse_ids, CliError};
+use crate::{open_workspace, parse_ids};
 
-const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// Writes a file whole or not at all (a temporary file beside it, renamed).
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    trainbench_report::write_atomic(path, bytes).map_err(|e| match e {
-        trainbench_report::ReportError::Invalid { field, .. } => bad(field, e.to_string()),
-        e => CliError::Failed(e.to_string()),
-    })
+/// A saved session named on the command line (a number no session is named is its id).
+fn named(name: &str) -> SessionRef {
+    SessionRef::Name(name.to_owned())
 }
 
-fn parse_charts(names: &[String]) -> Result<Vec<ChartKind>, CliError> {
-    if names.is_empty() {
-        return Ok(ChartKind::ALL.to_vec());
-    }
-    names
-        .iter()
-        .map(|n| {
-            ChartKind::parse(n).ok_or_else(|| {
-                bad(
-                    "charts",
-                    format!(
-                        "charts = {n} is not allowed: expected {}",
-                        ChartKind::ALL.map(ChartKind::key).join(", ")
-                    ),
-                )
-            })
-        })
-        .collect()
-}
-
-/// A comparison as selected on the command line, with its title and settings.
-struct Selected {
-    title: String,
-    loaded: LoadedComparison,
-    settings: SessionSettings,
-}
-
-fn select(store: &Store, s: &Selection) -> Result<Selected, CliError> {
-    match &s.session {
-        Some(name) => {
-            let session = store.find_session(name)?;
-            let mut settings = session.settings.clone();
-            if s.by_config {
-                settings.grouping = Grouping::Configurations;
-            }
-            let baseline = s.baseline.or(session.baseline_run_id);
-            let loaded = store.load_comparison(&session.run_ids, settings.grouping, baseline)?;
-            Ok(Selected {
-                title: session.name,
-                loaded,
-                settings,
-            })
-        }
-        None => {
-            let ids = parse_ids(&s.ids)?;
-            let grouping = if s.by_config {
-                Grouping::Configurations
-            } else {
-                Grouping::Runs
-            };
-            let loaded = store.load_comparison(&ids, grouping, s.baseline)?;
-            Ok(Selected {
-                title: format!(
-                    "runs {}",
-                    ids.iter()
-                        .map(|i| format!("#{i}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                loaded,
-                settings: SessionSettings {
-                    grouping,
-                    ..SessionSettings::default()
-                },
-            })
-        }
-    }
+/// The comparison the flags select: a saved session or run ids.
+fn select(ws: &Workspace, s: &SelectionArgs) -> Result<Selected, CliError> {
+    let source = match &s.session {
+        Some(name) => Source::Session(named(name)),
+        None => Source::Runs(parse_ids(&s.ids)?),
+    };
+    let grouping = if s.by_config {
+        Some(Grouping::Configurations)
+    } else if matches!(source, Source::Runs(_)) {
+        Some(Grouping::Runs)
+    } else {
+        None
+    };
+    Ok(ws.select(&Selection {
+        source,
+        grouping,
+        baseline: s.baseline,
+        settings: None,
+    })?)
 }
 
 fn session_json(s: &trainbench_core::session::SavedSession) -> serde_json::Value {
@@ -99,7 +46,7 @@ fn session_json(s: &trainbench_core::session::SavedSession) -> serde_json::Value
 }
 
 pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<ExitCode, CliError> {
-    let mut store = open_store(db)?;
+    let mut ws = open_workspace(db)?;
     match command {
         SessionCommand::Save {
             name,
@@ -118,9 +65,7 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
                 charts: parse_charts(&charts)?,
                 hidden_series: Vec::new(),
             };
-            // The comparison must be valid before it is saved.
-            store.load_comparison(&ids, settings.grouping, baseline)?;
-            let s = store.save_session(&name, &ids, baseline, &settings)?;
+            let s = ws.save_session(&name, &ids, baseline, &settings)?;
             if json_out {
                 println!("{}", session_json(&s));
             } else {
@@ -133,7 +78,7 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
             }
         }
         SessionCommand::List => {
-            let sessions = store.sessions()?;
+            let sessions = ws.sessions()?;
             if json_out {
                 println!("{}", json!({"sessions": sessions}));
             } else if sessions.is_empty() {
@@ -145,7 +90,7 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
                         s.id,
                         s.name,
                         s.run_ids.len(),
-                        pdf::utc_text(s.updated_unix_ms),
+                        trainbench_app::utc_text(s.updated_unix_ms),
                         s.imported_from
                             .map(|h| format!("  (imported from {h})"))
                             .unwrap_or_default()
@@ -154,14 +99,9 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
             }
         }
         SessionCommand::Show { name } => {
-            let s = store.find_session(&name)?;
+            let s = ws.session(&named(&name))?;
             // A session whose runs were deleted down to one still shows.
-            let loaded =
-                match store.load_comparison(&s.run_ids, s.settings.grouping, s.baseline_run_id) {
-                    Ok(l) => Some(l),
-                    Err(StoreError::Compare(CompareError::TooFew { .. })) => None,
-                    Err(e) => return Err(e.into()),
-                };
+            let loaded = ws.session_comparison(&s)?;
             if json_out {
                 println!(
                     "{}",
@@ -176,17 +116,15 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
             }
         }
         SessionCommand::Rename { name, new_name } => {
-            let id = store.find_session(&name)?.id;
-            let s = store.rename_session(id, &new_name)?;
+            let s = ws.rename_session(&named(&name), &new_name)?;
             if json_out {
                 println!("{}", session_json(&s));
             } else {
-                println!("renamed session {id} to {:?}", s.name);
+                println!("renamed session {} to {:?}", s.id, s.name);
             }
         }
         SessionCommand::Delete { name } => {
-            let s = store.find_session(&name)?;
-            store.delete_session(s.id)?;
+            let s = ws.delete_session(&named(&name))?;
             if json_out {
                 println!("{}", json!({"deleted": s.id}));
             } else {
@@ -198,7 +136,7 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
 }
 
 pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
-    let store = open_store(db)?;
+    let ws = open_workspace(db)?;
     match command {
         ExportCommand::Pdf {
             selection,
@@ -206,24 +144,12 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
             title,
         } => {
             let started = std::time::Instant::now();
-            let sel = select(&store, &selection)?;
-            let bytes = pdf::report(&pdf::ReportInput {
-                title: title.unwrap_or(sel.title),
-                comparison: &sel.loaded.comparison,
-                runs: &sel.loaded.runs,
-                charts: &sel.settings.charts,
-                hidden_series: &sel.settings.hidden_series,
-                prices: &sel.loaded.prices,
-                generated_unix_ms: now_unix_ms(),
-                studio_version: VERSION,
-                extra: &[],
-            })
-            .map_err(|e| CliError::Failed(e.to_string()))?;
-            write_atomic(&output, &bytes)?;
+            let sel = select(&ws, &selection)?;
+            let written = write_file(&output, &ws.pdf(&sel, title, &[])?)?;
             eprintln!(
                 "wrote {} ({} bytes, {} runs) in {:.0} ms",
                 output.display(),
-                bytes.len(),
+                written.bytes,
                 sel.loaded.runs.len(),
                 started.elapsed().as_secs_f64() * 1000.0
             );
@@ -235,15 +161,8 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
             run,
             output,
         } => {
-            let mut bytes = Vec::new();
-            match (raw, run) {
-                (Some(raw), Some(run)) => {
-                    let what = csv::Raw::parse(&raw).map_err(|e| bad("raw", e.to_string()))?;
-                    let detail = store.run_detail(run)?;
-                    let telemetry = store.telemetry(run)?;
-                    csv::raw(&detail, &telemetry, what, &mut bytes)
-                        .map_err(|e| CliError::Failed(e.to_string()))?;
-                }
+            let bytes = match (raw, run) {
+                (Some(raw), Some(run)) => ws.raw_csv(run, &raw)?,
                 (None, Some(_)) => {
                     return Err(bad(
                         "run",
@@ -252,24 +171,17 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
                 }
                 _ => {
                     let rows = match (session, ids.is_empty()) {
-                        (Some(name), _) => {
-                            let s = store.find_session(&name)?;
-                            s.run_ids
-                                .iter()
-                                .map(|id| store.run_row(*id))
-                                .collect::<Result<Vec<_>, _>>()?
-                        }
-                        (None, true) => store.list_runs()?,
-                        (None, false) => parse_ids(&ids)?
-                            .into_iter()
-                            .map(|id| store.run_row(id))
-                            .collect::<Result<Vec<_>, _>>()?,
+                        (Some(name), _) => ws.runs_by_id(&ws.session(&named(&name))?.run_ids)?,
+                        (None, true) => ws.runs()?,
+                        (None, false) => ws.runs_by_id(&parse_ids(&ids)?)?,
                     };
-                    csv::runs(&rows, &mut bytes).map_err(|e| CliError::Failed(e.to_string()))?;
+                    ws.runs_csv(&rows)?
                 }
-            }
+            };
             match output {
-                Some(path) => write_atomic(&path, &bytes)?,
+                Some(path) => {
+                    write_file(&path, &bytes)?;
+                }
                 None => {
                     use std::io::Write;
                     std::io::stdout()
@@ -284,44 +196,17 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
             output,
         } => {
             let kind = parse_charts(std::slice::from_ref(&kind))?[0];
-            let sel = select(&store, &selection)?;
-            let data = charts::ChartData {
-                comparison: &sel.loaded.comparison,
-                runs: &sel.loaded.runs,
-                hidden: &sel.settings.hidden_series,
-            };
-            let ext = output
-                .extension()
-                .map(|e| e.to_string_lossy().to_lowercase())
-                .unwrap_or_default();
-            let bytes = match ext.as_str() {
-                "svg" => charts::svg(&data, kind).map(String::into_bytes),
-                "png" => charts::png(&data, kind, 2),
-                _ => {
-                    return Err(bad(
-                        "output",
-                        format!(
-                            "output = {} is not allowed: expected a file ending in .svg or .png",
-                            output.display()
-                        ),
-                    ))
-                }
-            }
-            .map_err(|e| CliError::Failed(e.to_string()))?;
-            write_atomic(&output, &bytes)?;
+            let sel = select(&ws, &selection)?;
+            write_file(&output, &ws.chart(&sel, kind, &output)?)?;
             eprintln!("wrote {}", output.display());
         }
         ExportCommand::Session { name, output } => {
-            let s = store.find_session(&name)?;
-            let file = store.export_session(s.id, &format!("TrainBench Studio {VERSION}"))?;
-            let bytes = serde_json::to_vec_pretty(&file)
-                .map_err(|e| CliError::Failed(format!("session file: {e}")))?;
-            write_atomic(&output, &bytes)?;
+            let (written, file) = ws.export_session(&named(&name), &output, None)?;
             eprintln!(
                 "wrote {} ({} runs, {} bytes)",
                 output.display(),
                 file.runs.len(),
-                bytes.len()
+                written.bytes
             );
         }
     }
@@ -329,42 +214,16 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
 }
 
 pub fn import(db: &Path, file: &Path, json_out: bool) -> Result<ExitCode, CliError> {
-    let size = std::fs::metadata(file)
-        .map_err(|e| {
-            bad(
-                "file",
-                format!("file = {} is not allowed: {e}", file.display()),
-            )
-        })?
-        .len();
-    if size > MAX_SESSION_FILE_BYTES as u64 {
-        return Err(bad(
-            "file",
-            format!(
-                "file = {} is not allowed: {size} bytes, at most {MAX_SESSION_FILE_BYTES}",
-                file.display()
-            ),
-        ));
-    }
-    let bytes = std::fs::read(file).map_err(|e| {
-        bad(
-            "file",
-            format!("file = {} is not allowed: {e}", file.display()),
-        )
-    })?;
-    let parsed =
-        SessionFile::parse(&bytes).map_err(|e| bad("file", format!("{}: {e}", file.display())))?;
-    let mut store = open_store(db)?;
-    let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
-    let outcome = store.import_session(&parsed, name.as_deref())?;
+    let imported = open_workspace(db)?.import_session_file(file)?;
+    let outcome = &imported.outcome;
     if json_out {
-        println!("{}", serde_json::to_value(&outcome).unwrap_or_default());
+        println!("{}", serde_json::to_value(outcome).unwrap_or_default());
     } else if outcome.session_created {
         println!(
             "imported session {:?} (id {}) from {}: {} runs new, {} already here",
             outcome.session_name,
             outcome.session_id,
-            parsed.machine.hostname,
+            imported.from_host,
             outcome.runs_imported,
             outcome.runs_already_present
         );
@@ -374,25 +233,5 @@ pub fn import(db: &Path, file: &Path, json_out: bool) -> Result<ExitCode, CliErr
             outcome.session_name, outcome.session_id
         );
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-pub fn delete(db: &Path, ids: &[String], yes: bool) -> Result<ExitCode, CliError> {
-    let ids = parse_ids(ids)?;
-    let mut store = open_store(db)?;
-    if !yes {
-        for id in &ids {
-            store.run_row(*id)?;
-        }
-        return Err(bad(
-            "yes",
-            format!(
-                "deleting {} run(s) removes them and all their data: add --yes to confirm",
-                ids.len()
-            ),
-        ));
-    }
-    let n = store.delete_runs(&ids)?;
-    println!("deleted {n} run(s)");
     Ok(ExitCode::SUCCESS)
 }

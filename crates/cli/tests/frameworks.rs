@@ -15,8 +15,8 @@
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
+use trainbench_app::envs;
 use trainbench_core::models::{lookup, model_names};
-use trainbench_runner::envs;
 
 mod common;
 

@@ -187,11 +187,59 @@ impl Event {
     pub fn is_terminal(&self) -> bool {
         matches!(self, Event::Done { .. } | Event::Error { .. })
     }
+
+    /// Optimizer steps finished when this event was printed: a window covers
+    /// steps `first_step ..= first_step + steps - 1` (steps count from 1),
+    /// `done` carries the total. `None` for events that say nothing of it.
+    /// Every live view (the CLI's bar, the desktop app) counts with this.
+    pub fn steps_finished(&self) -> Option<u64> {
+        match self {
+            Event::Window {
+                first_step, steps, ..
+            } => Some((first_step + steps).saturating_sub(1)),
+            Event::FirstStep { .. } => Some(1),
+            Event::Done { steps, .. } => Some(*steps),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steps_finished_counts_from_one() {
+        // Step 1 is timed alone (first_step); the first window then covers
+        // steps 2..=6, as harness.py and the tch worker number them.
+        let window = |first_step, steps| Event::Window {
+            index: 0,
+            first_step,
+            steps,
+            samples: steps * 8,
+            start_ns: 1,
+            end_ns: 2,
+            loss_mean: 1.0,
+            lr: 1e-3,
+        };
+        assert_eq!(window(2, 5).steps_finished(), Some(6));
+        assert_eq!(window(7, 4).steps_finished(), Some(10));
+        let done = Event::Done {
+            steps: 10,
+            samples: 80,
+            reason: "completed".into(),
+            loss_scale: None,
+            t_ns: 3,
+        };
+        assert_eq!(done.steps_finished(), Some(10));
+        let first = Event::FirstStep {
+            since_process_start_s: Some(1.0),
+            since_train_start_s: 0.5,
+            compile_s: None,
+            t_ns: 1,
+        };
+        assert_eq!(first.steps_finished(), Some(1));
+    }
 
     #[test]
     fn events_round_trip_as_lines() {

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::Precision;
+use crate::spec::{Precision, SpecError};
 
 const GPU_PEAKS_CSV: &str = include_str!("../../../data/gpu_peaks.csv");
 const CLOUD_PRICES_CSV: &str = include_str!("../../../data/cloud_prices.csv");
@@ -125,6 +125,100 @@ pub struct PriceRow {
     pub source: String,
 }
 
+/// Most devices one price row may stand for (a multi-node offering).
+pub const MAX_PRICE_DEVICES: u32 = 1024;
+/// A device-hour at or above this is a typo, not a price (US dollars).
+pub const MAX_USD_PER_DEVICE_HOUR: f64 = 10_000.0;
+
+impl PriceRow {
+    /// The one rule set for a price a person enters, whether through
+    /// `trainbench prices add|edit` or the app's settings: a name, 1 to
+    /// [`MAX_PRICE_DEVICES`] devices, a device, prices above 0 and below
+    /// [`MAX_USD_PER_DEVICE_HOUR`] per device-hour (the whole offering's
+    /// hour below that × devices), a source, and the date the price was true
+    /// as `YYYY-MM-DD` or `YYYY-MM` (price lists are often dated by month).
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let nonempty = |field: &str, v: &str, allowed: &str| {
+            if v.trim().is_empty() {
+                Err(SpecError::new(field, "(empty)", allowed))
+            } else {
+                Ok(())
+            }
+        };
+        nonempty("offering", &self.offering, "a name for the offering")?;
+        if self.devices == 0 || self.devices > MAX_PRICE_DEVICES {
+            return Err(SpecError::new(
+                "devices",
+                self.devices,
+                &format!("a whole number from 1 to {MAX_PRICE_DEVICES}"),
+            ));
+        }
+        nonempty("device", &self.device, "the device the offering rents")?;
+        let in_range = |v: f64, max: f64| v.is_finite() && v > 0.0 && v < max;
+        if !in_range(self.usd_per_device_hour, MAX_USD_PER_DEVICE_HOUR) {
+            return Err(SpecError::new(
+                "usd_per_device_hour",
+                self.usd_per_device_hour,
+                "a price in US dollars above 0 and below 10,000 per device-hour",
+            ));
+        }
+        let max_hour = MAX_USD_PER_DEVICE_HOUR * f64::from(self.devices);
+        if !in_range(self.usd_per_hour, max_hour) {
+            return Err(SpecError::new(
+                "usd_per_hour",
+                self.usd_per_hour,
+                &format!(
+                    "a price in US dollars above 0 and below {max_hour:.0} (10,000 per device-hour × {} devices)",
+                    self.devices
+                ),
+            ));
+        }
+        nonempty(
+            "source",
+            &self.source,
+            "where the price comes from (a URL or a document)",
+        )?;
+        if !is_price_date(&self.as_of) {
+            return Err(SpecError::new(
+                "as_of",
+                &self.as_of,
+                "a date as YYYY-MM-DD or YYYY-MM",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `YYYY-MM-DD` (a day that exists) or `YYYY-MM`.
+fn is_price_date(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    let number = |p: &str, len: usize| {
+        (p.len() == len && p.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| p.parse::<u32>().ok())
+            .flatten()
+    };
+    let (year, month) = match parts.as_slice() {
+        [y, m] | [y, m, _] => match (number(y, 4), number(m, 2)) {
+            (Some(y), Some(m)) if (1..=12).contains(&m) => (y, m),
+            _ => return false,
+        },
+        _ => return false,
+    };
+    match parts.get(2) {
+        None => true,
+        Some(d) => {
+            let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+            let days = match month {
+                2 if leap => 29,
+                2 => 28,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            };
+            number(d, 2).is_some_and(|d| (1..=days).contains(&d))
+        }
+    }
+}
+
 /// The default price table (user-editable once in the store).
 pub fn default_prices() -> Vec<PriceRow> {
     CLOUD_PRICES_CSV
@@ -171,6 +265,70 @@ mod tests {
             "quoted comma kept: {}",
             prices[0].source
         );
+    }
+
+    #[test]
+    fn one_price_rule() {
+        let ok = PriceRow {
+            offering: "My lab 4x L40S".into(),
+            devices: 4,
+            device: "L40S".into(),
+            usd_per_hour: 6.0,
+            usd_per_device_hour: 1.5,
+            as_of: "2026-11".into(),
+            source: "our invoice".into(),
+        };
+        assert_eq!(ok.validate(), Ok(()));
+        let with = |f: &dyn Fn(&mut PriceRow)| {
+            let mut r = ok.clone();
+            f(&mut r);
+            r.validate().map_err(|e| (e.field.clone(), e.to_string()))
+        };
+        assert_eq!(with(&|r| r.as_of = "2024-02-29".into()), Ok(()));
+        for (date, good) in [
+            ("2026-11-01", true),
+            ("2023-02-29", false),
+            ("2026-13", false),
+            ("2026-1", false),
+            ("last week", false),
+            ("undated", false),
+            ("2026-11-31", false),
+        ] {
+            assert_eq!(
+                with(&|r| r.as_of = date.into()).is_ok(),
+                good,
+                "as_of = {date}"
+            );
+        }
+        let (field, message) = with(&|r| r.usd_per_hour = 0.0).unwrap_err();
+        assert_eq!(field, "usd_per_hour");
+        assert!(
+            message.contains("usd_per_hour = 0 is not allowed"),
+            "{message}"
+        );
+        assert!(message.contains("above 0"), "{message}");
+        assert_eq!(
+            with(&|r| r.usd_per_device_hour = -1.0).unwrap_err().0,
+            "usd_per_device_hour"
+        );
+        assert_eq!(
+            with(&|r| r.usd_per_device_hour = f64::NAN).unwrap_err().0,
+            "usd_per_device_hour"
+        );
+        // The whole offering may cost 10,000 × devices an hour, no more.
+        assert_eq!(with(&|r| r.usd_per_hour = 39_999.0), Ok(()));
+        assert_eq!(
+            with(&|r| r.usd_per_hour = 40_000.0).unwrap_err().0,
+            "usd_per_hour"
+        );
+        assert_eq!(with(&|r| r.devices = 0).unwrap_err().0, "devices");
+        assert_eq!(with(&|r| r.devices = 1025).unwrap_err().0, "devices");
+        assert_eq!(
+            with(&|r| r.offering = "  ".into()).unwrap_err().0,
+            "offering"
+        );
+        assert_eq!(with(&|r| r.source = String::new()).unwrap_err().0, "source");
+        assert_eq!(with(&|r| r.device = String::new()).unwrap_err().0, "device");
     }
 
     #[test]

@@ -5,7 +5,6 @@
 //! cancelled. Everything received before a failure is kept.
 
 pub mod envs;
-pub mod sweep;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

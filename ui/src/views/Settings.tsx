@@ -130,7 +130,7 @@ export function Settings({ info, onChanged }: { info: AppInfo; onChanged: () => 
             {field("devices", "Devices", "number")}
             {field("usd_per_hour", "USD per hour", "number")}
             {field("usd_per_device_hour", "USD per device-hour", "number")}
-            {field("as_of", "As of (YYYY-MM-DD)")}
+            {field("as_of", "As of (YYYY-MM-DD or YYYY-MM)")}
             {field("source", "Source")}
             <button type="submit" class="primary">
               Save price

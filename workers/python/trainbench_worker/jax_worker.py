@@ -25,7 +25,7 @@ import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, cpu_name
+from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, check_precision, cpu_name
 from .protocol import WorkerError, first_line, unsupported
 
 # torch.cuda.amp.GradScaler's defaults, for amp-fp16.
@@ -341,9 +341,9 @@ class JaxBackend(Backend):
     def _precision(self, plan):
         p = plan.precision
         cuda = plan.is_cuda
-        if p in ("tf32", "amp-fp16") and not cuda:
-            raise unsupported(f"precision = {p} needs an NVIDIA GPU; on the CPU use fp32 or amp-bf16", "precision")
-        major = int(self.devices[0].compute_capability.split(".")[0]) if cuda else None
+        # The run's first GPU decides; bfloat16 by the capability (JAX gives no verdict of its own).
+        check_precision(p, cuda,
+                        capability_major=int(self.devices[0].compute_capability.split(".")[0]) if cuda else None)
         # JAX's default precision lets XLA use TF32 for float32 matmuls and
         # convolutions on Ampere and newer GPUs: fp32 asks for full float32,
         # tf32 for TF32. The setting is for 32-bit inputs only, and under AMP
@@ -355,13 +355,8 @@ class JaxBackend(Backend):
         if p == "fp32":
             self.text = "fp32 everywhere" + ("; TF32 tensor cores off (matmul precision highest)" if cuda else "")
         elif p == "tf32":
-            if major < 8:
-                raise unsupported(f"precision = tf32 needs an Ampere or newer GPU (compute capability {major}.x here)",
-                                  "precision")
             self.text = "fp32 storage; TF32 matmuls and convolutions (jax_default_matmul_precision=tensorfloat32)"
         elif p == "amp-bf16":
-            if cuda and major < 8:
-                raise unsupported("precision = amp-bf16: this GPU has no bfloat16 support", "precision")
             self.text = ("Flax modules with dtype bfloat16 (matmuls, convolutions); fp32 master weights, "
                          "normalisation statistics, softmax and loss; no loss scaling")
         else:

@@ -21,7 +21,7 @@ import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from keras import layers  # noqa: E402
 
-from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, cpu_name  # noqa: E402
+from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, check_precision, cpu_name  # noqa: E402
 from .protocol import WorkerError, first_line, unsupported  # noqa: E402
 
 
@@ -386,22 +386,16 @@ class TFBackend(Backend):
     def _precision(self, plan):
         p = plan.precision
         cuda = plan.is_cuda
-        if p in ("tf32", "amp-fp16") and not cuda:
-            raise unsupported(f"precision = {p} needs an NVIDIA GPU; on the CPU use fp32 or amp-bf16", "precision")
-        major = min(_compute_capability(g)[0] for g in self.gpus) if cuda else None
+        # The lowest GPU of the run decides; bfloat16 by the capability (TensorFlow gives no verdict of its own).
+        check_precision(p, cuda, capability_major=min(_compute_capability(g)[0] for g in self.gpus) if cuda else None)
         # TensorFlow turns TF32 on by default on Ampere and newer: fp32 means off.
         tf.config.experimental.enable_tensor_float_32_execution(p == "tf32")
         policy = "float32"
         if p == "fp32":
             self.text = "fp32 everywhere" + ("; TF32 tensor cores off" if cuda else "")
         elif p == "tf32":
-            if major < 8:
-                raise unsupported(f"precision = tf32 needs an Ampere or newer GPU (compute capability {major}.x here)",
-                                  "precision")
             self.text = "fp32 storage; TF32 matmuls and convolutions"
         elif p == "amp-bf16":
-            if cuda and major < 8:
-                raise unsupported("precision = amp-bf16: this GPU has no bfloat16 support", "precision")
             policy = "mixed_bfloat16"
             self.text = "Keras mixed_bfloat16 policy (bfloat16 compute); fp32 variables and loss; no loss scaling"
         else:

@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, cpu_name
+from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, check_precision, cpu_name
 from .protocol import WorkerError, first_line, peak_rss_bytes, unsupported
 
 
@@ -259,21 +259,16 @@ class TorchBackend(Backend):
         self.autocast = None
         self.scaler = None
         cuda = plan.is_cuda
-        if p in ("tf32", "amp-fp16") and not cuda:
-            raise unsupported(f"precision = {p} needs an NVIDIA GPU; on the CPU use fp32 or amp-bf16", "precision")
+        # PyTorch has its own verdict on bfloat16 (is_bf16_supported), asked only for amp-bf16.
+        check_precision(p, cuda, capability_major=torch.cuda.get_device_capability(self.device)[0] if cuda else None,
+                        bf16_supported=torch.cuda.is_bf16_supported() if cuda and p == "amp-bf16" else None)
         torch.backends.cuda.matmul.allow_tf32 = p == "tf32"
         torch.backends.cudnn.allow_tf32 = p == "tf32"
         if p == "fp32":
             self.text = "fp32 everywhere" + ("; TF32 tensor cores off" if cuda else "")
         elif p == "tf32":
-            major, _ = torch.cuda.get_device_capability(self.device)
-            if major < 8:
-                raise unsupported(f"precision = tf32 needs an Ampere or newer GPU (compute capability {major}.x here)",
-                                  "precision")
             self.text = "fp32 storage; TF32 matmuls and convolutions"
         elif p == "amp-bf16":
-            if cuda and not torch.cuda.is_bf16_supported():
-                raise unsupported("precision = amp-bf16: this GPU has no bfloat16 support", "precision")
             self.autocast = torch.bfloat16
             self.text = f"torch.autocast({self.device.type}, bfloat16); fp32 master weights; no loss scaling"
         else:

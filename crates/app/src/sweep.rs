@@ -8,8 +8,12 @@ use serde_json::json;
 use trainbench_core::spec::{check_runnable, interleaved_plan, Machine, RunSpec, FRAMEWORKS};
 use trainbench_store::{NewRun, Store, StoreError};
 
-use crate::envs;
-use crate::WorkerCommand;
+use crate::error::AppResult;
+use crate::host::Host;
+use crate::workspace::Workspace;
+
+use trainbench_runner::envs;
+use trainbench_runner::WorkerCommand;
 
 /// Every setting of a sweep; several values in a list make several
 /// configurations.
@@ -333,18 +337,22 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
     }
 }
 
-/// A run the sweep queued.
+/// A run the sweep queued (stored as `queued`), as the run loop takes it.
 #[derive(Debug, Clone)]
-pub struct QueuedRun {
-    pub id: i64,
+pub struct Job {
+    pub run_id: i64,
     pub spec_json: String,
     pub label: String,
     /// Index into the plan's configurations.
     pub config: usize,
+    pub worker: WorkerCommand,
 }
 
 /// Checks the price offering exists; names the table's offerings if not.
-pub fn check_price(store: &Store, price: Option<&str>) -> Result<Option<Rejected>, StoreError> {
+pub(crate) fn check_price(
+    store: &Store,
+    price: Option<&str>,
+) -> Result<Option<Rejected>, StoreError> {
     let Some(p) = price else { return Ok(None) };
     if store.price(p)?.is_some() {
         return Ok(None);
@@ -361,12 +369,12 @@ pub fn check_price(store: &Store, price: Option<&str>) -> Result<Option<Rejected
 }
 
 /// Stores the sweep and its runs (status `queued`), repeats interleaved.
-pub fn queue_sweep(
+pub(crate) fn queue_sweep(
     store: &Store,
     plan: &SweepPlan,
     price: Option<&str>,
     command: &str,
-) -> Result<(i64, Vec<QueuedRun>), StoreError> {
+) -> Result<(i64, Vec<Job>), StoreError> {
     let sweep = store.create_sweep(command, plan.configs.len() as u32, plan.repeats)?;
     let mut queued = Vec::new();
     for (c, r) in interleaved_plan(plan.configs.len(), plan.repeats as usize) {
@@ -389,12 +397,42 @@ pub fn queue_sweep(
             spec_json: spec_json.clone(),
             price_offering: price.map(str::to_string),
         })?;
-        queued.push(QueuedRun {
-            id,
+        queued.push(Job {
+            run_id: id,
             spec_json,
             label: cfg.label.clone(),
             config: c,
+            worker: cfg.worker.clone(),
         });
     }
     Ok((sweep, queued))
+}
+
+impl Workspace {
+    /// Checks every combination of `req` on this machine, and the price
+    /// offering against this database's table (refused first when unknown).
+    pub fn plan(&self, req: &SweepRequest, host: &Host) -> AppResult<SweepPlan> {
+        let mut plan = plan_sweep(req, host.machine(), host.gpu_count() > 0);
+        if let Some(r) = self.check_price(req.price.as_deref())? {
+            plan.rejected.insert(0, r);
+        }
+        Ok(plan)
+    }
+
+    /// `None` when there is no price or the table has the offering; else
+    /// why not, naming the table's offerings.
+    pub fn check_price(&self, price: Option<&str>) -> AppResult<Option<Rejected>> {
+        Ok(check_price(&self.store, price)?)
+    }
+
+    /// Stores the plan's runs as queued (a sweep, repeats interleaved) and
+    /// returns them in the order they are to run.
+    pub fn queue(
+        &self,
+        plan: &SweepPlan,
+        price: Option<&str>,
+        command: &str,
+    ) -> AppResult<(i64, Vec<Job>)> {
+        Ok(queue_sweep(&self.store, plan, price, command)?)
+    }
 }

@@ -1,0 +1,142 @@
+//! One error type for every use case. Each shell decides how to show it: the
+//! CLI as an exit code (2 for input a person fixes, 1 otherwise) with the
+//! field, the app as `{code, message}`. The field, the value and what is
+//! allowed are in the message of every bad-input error.
+
+use trainbench_core::compare::CompareError;
+use trainbench_core::spec::SpecError;
+use trainbench_report::ReportError;
+use trainbench_runner::envs::EnvError;
+use trainbench_store::StoreError;
+
+use crate::sweep::Rejected;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// Input a person can fix; `message` names the field, the value and what
+    /// is allowed.
+    #[error("{message}")]
+    BadInput { field: String, message: String },
+    /// Something asked for by id or name is not there.
+    #[error("{what} {id} does not exist")]
+    NotFound { what: String, id: String },
+    #[error(transparent)]
+    Store(StoreError),
+    #[error(transparent)]
+    Report(ReportError),
+    #[error(transparent)]
+    Environment(EnvError),
+    /// The studio is doing something that must finish first.
+    #[error("{0}")]
+    Busy(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+pub type AppResult<T> = Result<T, AppError>;
+
+impl AppError {
+    /// `field = value is not allowed: expected allowed`.
+    pub fn bad_input(field: &str, value: impl std::fmt::Display, allowed: &str) -> AppError {
+        AppError::BadInput {
+            field: field.to_owned(),
+            message: format!("{field} = {value} is not allowed: expected {allowed}"),
+        }
+    }
+
+    /// A bad-input error with a message of its own (it still names the field).
+    pub fn bad(field: &str, message: impl Into<String>) -> AppError {
+        AppError::BadInput {
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// A stable, machine-readable code: `bad_input`, `not_found`,
+    /// `run_active`, `store`, `report`, `environment`, `busy`, `internal`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AppError::BadInput { .. } => "bad_input",
+            AppError::NotFound { .. } => "not_found",
+            AppError::Store(StoreError::RunActive { .. }) => "run_active",
+            AppError::Store(_) => "store",
+            AppError::Report(_) => "report",
+            AppError::Environment(_) => "environment",
+            AppError::Busy(_) => "busy",
+            AppError::Internal(_) => "internal",
+        }
+    }
+
+    /// The input field at fault, for errors a person fixes by changing input
+    /// (bad input, a missing id or name, a run that is still active).
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            AppError::BadInput { field, .. } => Some(field),
+            AppError::NotFound { what, .. } => Some(what),
+            AppError::Store(StoreError::RunActive { .. }) => Some("runs"),
+            _ => None,
+        }
+    }
+}
+
+impl From<StoreError> for AppError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound { what, id } => AppError::NotFound {
+                what: what.to_owned(),
+                id,
+            },
+            StoreError::Invalid { field, .. } => AppError::bad(field, e.to_string()),
+            StoreError::SessionFile(ref f) => AppError::bad("file", f.to_string()),
+            StoreError::Compare(c) => c.into(),
+            other => AppError::Store(other),
+        }
+    }
+}
+
+impl From<CompareError> for AppError {
+    fn from(e: CompareError) -> Self {
+        let field = match e {
+            CompareError::TooFew { .. } => "ids",
+            CompareError::BaselineNotCompared(_) => "baseline",
+        };
+        AppError::bad(field, e.to_string())
+    }
+}
+
+impl From<SpecError> for AppError {
+    fn from(e: SpecError) -> Self {
+        AppError::bad(&e.field, e.to_string())
+    }
+}
+
+impl From<EnvError> for AppError {
+    fn from(e: EnvError) -> Self {
+        match &e {
+            EnvError::Bad { field, .. } => AppError::bad(field, e.to_string()),
+            _ => AppError::Environment(e),
+        }
+    }
+}
+
+impl From<ReportError> for AppError {
+    fn from(e: ReportError) -> Self {
+        match &e {
+            ReportError::Invalid { field, .. } => AppError::bad(field, e.to_string()),
+            _ => AppError::Report(e),
+        }
+    }
+}
+
+impl From<Rejected> for AppError {
+    /// A combination that cannot run: the message says which (unless the
+    /// setting is shared by all of them).
+    fn from(r: Rejected) -> Self {
+        let message = if r.label == "all" {
+            r.message
+        } else {
+            format!("{}: {}", r.label, r.message)
+        };
+        AppError::bad(&r.field, message)
+    }
+}

@@ -1,0 +1,123 @@
+//! The frameworks a person can choose: the libtorch worker when it is built,
+//! the studio's own Python environments (installed or installable) and the
+//! environments registered by path (`FRAMEWORK@NAME`).
+
+use serde::Serialize;
+use trainbench_runner::envs::{self, FrameworkEnv};
+use trainbench_runner::WorkerCommand;
+
+/// A framework the wizard offers: installed (with its version) or not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct FrameworkChoice {
+    /// What goes into the sweep request: `tch`, `pytorch`, `pytorch@NAME` …
+    pub key: String,
+    pub framework: String,
+    pub title: String,
+    pub installed: bool,
+    pub version: Option<String>,
+    pub environment: Option<String>,
+    /// Why it is not usable, when it is not.
+    pub problem: Option<String>,
+    /// Whether the studio can install it (`trainbench env install`, the wizard's Install).
+    pub installable: bool,
+}
+
+fn title(framework: &str) -> &'static str {
+    match framework {
+        "tch" => "PyTorch (libtorch from Rust, tch)",
+        "pytorch" => "PyTorch (Python)",
+        "tensorflow" => "TensorFlow",
+        "jax" => "JAX (Flax, Optax)",
+        _ => "framework",
+    }
+}
+
+/// Whether the libtorch worker can be started: a file, or a name on `PATH`.
+fn tch_worker_present(program: &std::path::Path) -> bool {
+    program.is_file()
+        || (program.components().count() == 1
+            && std::env::var_os("PATH")
+                .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file())))
+}
+
+/// Every framework, installed or not, in the wizard's order.
+pub fn framework_choices() -> Vec<FrameworkChoice> {
+    let listed: Vec<FrameworkEnv> = envs::list().unwrap_or_default();
+    let tch = WorkerCommand::tch();
+    let torch = listed
+        .iter()
+        .find(|e| e.builtin && e.framework == "pytorch");
+    let tch_ok = tch_worker_present(&tch.program);
+    let mut out = vec![FrameworkChoice {
+        key: "tch".into(),
+        framework: "tch".into(),
+        title: title("tch").into(),
+        installed: tch_ok,
+        version: torch.and_then(|e| e.version.clone()),
+        environment: None,
+        problem: (!tch_ok).then(|| {
+            format!(
+                "the libtorch worker {} is not built (make build)",
+                tch.program.display()
+            )
+        }),
+        installable: false,
+    }];
+    for f in ["pytorch", "tensorflow", "jax"] {
+        let builtin = listed.iter().find(|e| e.builtin && e.framework == f);
+        out.push(FrameworkChoice {
+            key: f.into(),
+            framework: f.into(),
+            title: title(f).into(),
+            installed: builtin.is_some_and(|e| e.ready),
+            version: builtin.and_then(|e| e.version.clone()),
+            environment: builtin.map(|e| e.name.clone()),
+            problem: match builtin {
+                Some(e) if e.ready => None,
+                _ => Some("not installed: the studio can install it from PyPI".into()),
+            },
+            installable: true,
+        });
+        for e in listed.iter().filter(|e| !e.builtin && e.framework == f) {
+            out.push(FrameworkChoice {
+                key: format!("{f}@{}", e.name),
+                framework: f.into(),
+                title: format!("{} ({})", title(f), e.name),
+                installed: e.ready,
+                version: e.version.clone(),
+                environment: Some(e.name.clone()),
+                problem: (!e.ready).then(|| format!("{} does not run", e.python.display())),
+                installable: false,
+            });
+        }
+    }
+    out
+}
+
+/// The keys of every installed framework (what `gpu-check` runs by default).
+pub fn installed_frameworks() -> Vec<String> {
+    framework_choices()
+        .into_iter()
+        .filter(|c| c.installed)
+        .map(|c| c.key)
+        .collect()
+}
+
+/// Creates (or repairs) the studio's environment for a Python framework from
+/// PyPI, `on_line` receiving pip's output as it comes, then starts its worker
+/// once: an environment that installs but cannot start is an error, not a
+/// choice. Returns the environment and what its worker reported.
+pub fn install(
+    framework: &str,
+    with_gpu: bool,
+    on_line: impl FnMut(&str),
+) -> crate::AppResult<(FrameworkEnv, serde_json::Value)> {
+    let env = envs::install(framework, with_gpu, on_line)?;
+    let checked = envs::check(&env).map_err(|why| {
+        crate::AppError::Internal(format!(
+            "{framework} installed but its worker does not start: {why}"
+        ))
+    })?;
+    Ok((env, checked))
+}

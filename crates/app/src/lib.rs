@@ -1,0 +1,40 @@
+//! TrainBench's use cases, once, for both front ends: the `trainbench` CLI
+//! parses and prints, the desktop app adapts to DTOs, channels and its live
+//! view, and both reach the services (store, runner, probe, report) only
+//! through this crate (`scripts/check-deps.sh` checks it).
+//!
+//! - [`workspace`]: the database opened one way; runs and saved sessions.
+//! - [`sweep`]: a sweep planned on this machine (every combination's verdict,
+//!   the price checked) and queued; [`execute`]: the one run loop.
+//! - [`live`]: a run's figures while it trains (steps, throughput).
+//! - [`reports`]: a selection turned into a comparison; PDF, CSV, charts and
+//!   session files out and in.
+//! - [`prices`]: the price table under one rule set (core's `PriceRow::validate`).
+//! - [`frameworks`], [`host`]: what a person can choose, and this machine.
+//! - [`error`]: one error type with a stable code and the field at fault.
+
+pub mod error;
+pub mod execute;
+pub mod frameworks;
+pub mod host;
+pub mod live;
+pub mod prices;
+pub mod reports;
+pub mod sweep;
+pub mod workspace;
+
+pub use error::{AppError, AppResult};
+pub use host::Host;
+pub use workspace::{SessionRef, Workspace};
+
+/// What the shells need of the services, re-exported so they depend on this
+/// crate alone: the progress trait and runner options, the framework
+/// environments, stored-data types, report sections and provenance helpers.
+pub use trainbench_probe::{self_cpu_seconds, GpuInfo, GIT_REVISION};
+pub use trainbench_report::pdf::{utc_text, Section};
+pub use trainbench_runner::envs;
+pub use trainbench_runner::{Progress, RunnerOptions, WorkerCommand};
+pub use trainbench_store::{hostname, now_unix_ms, ImportOutcome, LoadedComparison};
+
+/// This studio's version (the workspace's).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,126 @@
+//! A workspace: one studio database, opened the one way both shells open it
+//! (folder created, runs left `running` by a studio that stopped marked
+//! interrupted), with the use cases that read and write it.
+
+use std::path::{Path, PathBuf};
+
+use trainbench_core::record::{RunDetail, RunRow};
+use trainbench_core::session::{SavedSession, SessionSettings};
+use trainbench_core::telemetry::TelemetrySample;
+use trainbench_store::Store;
+
+use crate::error::AppResult;
+
+/// A saved session, by id or by name (a number no session is named counts as an id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionRef {
+    Id(i64),
+    Name(String),
+}
+
+#[derive(Debug)]
+pub struct Workspace {
+    pub(crate) store: Store,
+}
+
+/// The studio's database when none is named: `$TRAINBENCH_DB`, else
+/// `$XDG_DATA_HOME/trainbench/trainbench.db`.
+pub fn default_database() -> PathBuf {
+    trainbench_store::default_path()
+}
+
+impl Workspace {
+    /// Opens (or creates) the database at `path`. Also returns how many runs
+    /// a studio that stopped had left `running` (now `interrupted`).
+    pub fn open(path: &Path) -> AppResult<(Workspace, usize)> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // A folder that cannot be made shows up as the open's error.
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let store = Store::open(path)?;
+        let interrupted = store.mark_interrupted()?;
+        Ok((Workspace { store }, interrupted))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.store.path()
+    }
+
+    // ------------------------------------------------------------- runs
+
+    /// Every stored run, oldest first.
+    pub fn runs(&self) -> AppResult<Vec<RunRow>> {
+        Ok(self.store.list_runs()?)
+    }
+
+    pub fn run(&self, id: i64) -> AppResult<RunRow> {
+        Ok(self.store.run_row(id)?)
+    }
+
+    /// Runs by id, in the order given (each must exist).
+    pub fn runs_by_id(&self, ids: &[i64]) -> AppResult<Vec<RunRow>> {
+        ids.iter().map(|id| self.run(*id)).collect()
+    }
+
+    pub fn run_detail(&self, id: i64) -> AppResult<RunDetail> {
+        Ok(self.store.run_detail(id)?)
+    }
+
+    pub fn telemetry(&self, id: i64) -> AppResult<Vec<TelemetrySample>> {
+        Ok(self.store.telemetry(id)?)
+    }
+
+    /// Deletes runs and all their data (never queued or running ones).
+    pub fn delete_runs(&mut self, ids: &[i64]) -> AppResult<usize> {
+        Ok(self.store.delete_runs(ids)?)
+    }
+
+    // --------------------------------------------------------- sessions
+
+    pub fn sessions(&self) -> AppResult<Vec<SavedSession>> {
+        Ok(self.store.sessions()?)
+    }
+
+    pub fn session(&self, which: &SessionRef) -> AppResult<SavedSession> {
+        Ok(match which {
+            SessionRef::Id(id) => self.store.session(*id)?,
+            SessionRef::Name(name) => self.store.find_session(name)?,
+        })
+    }
+
+    /// Saves runs as a named comparison; the comparison must be valid first
+    /// (at least two entries, a baseline among them).
+    pub fn save_session(
+        &mut self,
+        name: &str,
+        run_ids: &[i64],
+        baseline: Option<i64>,
+        settings: &SessionSettings,
+    ) -> AppResult<SavedSession> {
+        self.store
+            .load_comparison(run_ids, settings.grouping, baseline)?;
+        Ok(self.store.save_session(name, run_ids, baseline, settings)?)
+    }
+
+    pub fn update_session(
+        &mut self,
+        id: i64,
+        run_ids: &[i64],
+        baseline: Option<i64>,
+        settings: &SessionSettings,
+    ) -> AppResult<SavedSession> {
+        Ok(self.store.update_session(id, run_ids, baseline, settings)?)
+    }
+
+    pub fn rename_session(&mut self, which: &SessionRef, name: &str) -> AppResult<SavedSession> {
+        let id = self.session(which)?.id;
+        Ok(self.store.rename_session(id, name)?)
+    }
+
+    /// Deletes a saved session (its runs stay); returns what it was.
+    pub fn delete_session(&mut self, which: &SessionRef) -> AppResult<SavedSession> {
+        let s = self.session(which)?;
+        self.store.delete_session(s.id)?;
+        Ok(s)
+    }
+}

@@ -1,0 +1,210 @@
+//! `trainbench run`: a sweep planned, queued and run through the app layer,
+//! then its runs, repeats and scaling printed.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::json;
+use trainbench_app::execute::{self, Finished};
+use trainbench_app::sweep::{plan_sweep, Job};
+use trainbench_app::{Host, RunnerOptions, Workspace};
+use trainbench_core::compare::{compare, Grouping, Metric};
+use trainbench_core::spec::RunSpec;
+use trainbench_core::summary::{aggregate_repeats, RunStatus};
+
+use crate::args::{self, RunArgs};
+use crate::error::{bad, CliError};
+use crate::open_workspace;
+use crate::output::{self, print_runs_table, run_json, Bar};
+
+/// Runs queued jobs one after another with a progress bar each; Ctrl-C
+/// cancels the rest (each still stored, as cancelled).
+pub fn run_jobs(
+    ws: &mut Workspace,
+    host: &Host,
+    jobs: &[Job],
+    opts: RunnerOptions,
+    interactive: bool,
+) -> Result<Vec<Finished>, CliError> {
+    let runtime = execute::runtime()?;
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let finished = runtime.block_on(async {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ntrainbench: cancelling (Ctrl-C)");
+                let _ = cancel_tx.send(true);
+            }
+        });
+        execute::run_jobs(
+            ws,
+            host,
+            jobs,
+            opts,
+            cancel_rx,
+            |n, total, job| {
+                Bar::new(
+                    interactive,
+                    format!("run {}/{} #{} {}", n + 1, total, job.run_id, job.label),
+                )
+            },
+            |bar, _| {
+                if let Some(mut bar) = bar {
+                    bar.finish();
+                }
+            },
+        )
+        .await
+    })?;
+    Ok(finished)
+}
+
+/// What each configuration's worker would be started with, one JSON line each.
+fn print_plan(a: &RunArgs, host: &Host) -> Result<ExitCode, CliError> {
+    let request = args::merge_config(a)?;
+    let plan = plan_sweep(&request, host.machine(), host.gpu_count() > 0);
+    if let Some(r) = plan.rejected.first() {
+        return Err(r.clone().into());
+    }
+    for cfg in &plan.configs {
+        let spec_json = serde_json::Value::Object(cfg.spec.clone()).to_string();
+        let input = match &cfg.worker.plan_for {
+            Some(f) => RunSpec::from_json(&spec_json)?.worker_plan_json(f),
+            None => spec_json,
+        };
+        println!(
+            "{}",
+            json!({
+                "configuration": cfg.label,
+                "program": cfg.worker.program,
+                "args": cfg.worker.args,
+                "env": cfg.worker.env.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
+                "stdin": input,
+            })
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
+    let host = Host::open();
+    if let Some(why) = host.gpu_unavailable() {
+        eprintln!("trainbench: {why}; runs use the CPU");
+    }
+    if a.print_plan {
+        return print_plan(&a, &host);
+    }
+    let request = args::merge_config(&a)?;
+    let timeout = match a.timeout.unwrap_or(600.0) {
+        t if t.is_finite() && t > 0.0 => std::time::Duration::from_secs_f64(t),
+        t => {
+            return Err(bad(
+                "timeout",
+                format!("timeout = {t} is not allowed: expected seconds > 0"),
+            ))
+        }
+    };
+    let sweep_started = std::time::Instant::now();
+    // Every combination is checked before the database is touched.
+    let plan = plan_sweep(&request, host.machine(), host.gpu_count() > 0);
+    if let Some(r) = plan.rejected.first() {
+        return Err(r.clone().into());
+    }
+    let mut ws = open_workspace(db)?;
+    if let Some(r) = ws.check_price(request.price.as_deref())? {
+        return Err(r.into());
+    }
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let (sweep, jobs) = ws.queue(&plan, request.price.as_deref(), &command)?;
+    let opts = RunnerOptions {
+        silence_timeout: timeout,
+        ..RunnerOptions::default()
+    };
+    let interactive = std::io::stderr().is_terminal() && !a.json;
+    run_jobs(&mut ws, &host, &jobs, opts, interactive)?;
+    let ids: Vec<i64> = jobs.iter().map(|j| j.run_id).collect();
+    let rows = ws.runs_by_id(&ids)?;
+    let mut groups = Vec::new();
+    for (c, cfg) in plan.configs.iter().enumerate() {
+        let members: Vec<_> = jobs
+            .iter()
+            .zip(&rows)
+            .filter(|(j, _)| j.config == c)
+            .map(|(_, r)| r)
+            .collect();
+        let summaries: Vec<_> = members
+            .iter()
+            .filter(|r| r.status == RunStatus::Completed)
+            .filter_map(|r| r.summary.clone())
+            .collect();
+        groups.push(json!({
+            "configuration": cfg.label,
+            "framework": cfg.framework,
+            "environment": cfg.env,
+            "spec": cfg.spec,
+            "run_ids": members.iter().map(|r| r.id).collect::<Vec<_>>(),
+            "repeats": aggregate_repeats(&summaries),
+        }));
+    }
+    // Scaling: the comparison model's, over one entry per configuration.
+    let label_of = |run_id: i64| {
+        jobs.iter()
+            .find(|j| j.run_id == run_id)
+            .map_or_else(String::new, |j| plan.configs[j.config].label.clone())
+    };
+    let mut scaling = Vec::new();
+    if let Ok(c) = compare(&rows, Grouping::Configurations, None) {
+        for e in &c.entries {
+            let Some(one) = e
+                .single_device_entry
+                .as_ref()
+                .and_then(|k| c.entries.iter().find(|o| &o.key == k))
+            else {
+                continue;
+            };
+            let tp =
+                |x: &trainbench_core::compare::CompareEntry| x.metrics[&Metric::Throughput].value;
+            scaling.push(json!({
+                "configuration": label_of(e.run_ids[0]),
+                "devices": e.devices,
+                "single_device_configuration": label_of(one.run_ids[0]),
+                "throughput_samples_per_s": tp(e),
+                "single_device_throughput_samples_per_s": tp(one),
+                "scaling_efficiency": e.scaling_efficiency,
+            }));
+        }
+    }
+    let failed = rows.iter().any(|r| r.status != RunStatus::Completed);
+    // The studio's own cost: CPU time of this process (not its workers).
+    let studio = json!({
+        "wall_s": sweep_started.elapsed().as_secs_f64(),
+        "cpu_s": trainbench_app::self_cpu_seconds(),
+        "telemetry_hz": 1.0 / opts.telemetry_interval.as_secs_f64(),
+    });
+    if a.json {
+        println!(
+            "{}",
+            json!({"sweep_id": sweep, "database": db, "runs": rows.iter().map(run_json).collect::<Vec<_>>(), "configurations": groups, "scaling": scaling, "studio": studio})
+        );
+    } else {
+        print_runs_table(&rows);
+        if plan.repeats > 1 {
+            output::print_groups(&groups);
+        }
+        output::print_scaling(&scaling);
+        for r in rows.iter().filter(|r| r.status != RunStatus::Completed) {
+            println!(
+                "run {} {}: {}",
+                r.id,
+                r.status.as_str(),
+                r.status_reason.as_deref().unwrap_or("no reason recorded")
+            );
+        }
+        println!("stored in {}", db.display());
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

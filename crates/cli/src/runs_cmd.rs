@@ -1,0 +1,121 @@
+//! `trainbench describe`, `runs`, `show`, `compare` and `delete`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::json;
+use trainbench_core::compare::{compare as compare_rows, Grouping};
+use trainbench_core::models::{lookup, model_names, ModelOptions};
+
+use crate::error::{bad, CliError};
+use crate::output::{self, print_compare, print_runs_table, print_show, run_json};
+use crate::{open_workspace, parse_ids};
+
+pub fn describe(model: &str, opts: ModelOptions, json_out: bool) -> Result<ExitCode, CliError> {
+    let entry = lookup(model).ok_or_else(|| {
+        bad(
+            "model",
+            format!(
+                "model = {model} is not allowed: expected one of {}",
+                model_names().join(", ")
+            ),
+        )
+    })?;
+    let cfg = entry.config(&opts)?;
+    let v = json!({
+        "model": model,
+        "family": entry.family,
+        "param_count": cfg.param_count(),
+        "param_count_source": "analytical (the worker's describe counts the built tensors and must agree)",
+        "head_param_count": cfg.head_param_count(),
+        "reference_params": entry.reference_params,
+        "forward_macs": cfg.forward_macs(),
+        "flops_per_sample": cfg.flops_per_sample(),
+        "config": cfg,
+    });
+    if json_out {
+        println!("{v}");
+    } else {
+        println!(
+            "{model}: {} parameters, {:.4e} training FLOPs per sample ({})",
+            cfg.param_count(),
+            cfg.flops_per_sample(),
+            entry.summary
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn runs(db: &Path, json_out: bool) -> Result<ExitCode, CliError> {
+    let rows = open_workspace(db)?.runs()?;
+    if json_out {
+        println!(
+            "{}",
+            json!({"runs": rows.iter().map(run_json).collect::<Vec<_>>()})
+        );
+    } else {
+        print_runs_table(&rows);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError> {
+    let ws = open_workspace(db)?;
+    let id = parse_ids(&[id])?[0];
+    let detail = ws.run_detail(id)?;
+    if json_out {
+        let mut v = serde_json::to_value(&detail).map_err(|e| CliError::Failed(e.to_string()))?;
+        if let (Some(obj), serde_json::Value::Object(flat)) =
+            (v.as_object_mut(), run_json(&detail.row))
+        {
+            for (k, val) in flat {
+                obj.insert(k, val);
+            }
+        }
+        println!("{v}");
+    } else {
+        print_show(&detail);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn compare(
+    db: &Path,
+    ids: &[String],
+    baseline: Option<i64>,
+    by_config: bool,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    let rows = open_workspace(db)?.runs_by_id(&parse_ids(ids)?)?;
+    let grouping = if by_config {
+        Grouping::Configurations
+    } else {
+        Grouping::Runs
+    };
+    let c = compare_rows(&rows, grouping, baseline)?;
+    if json_out {
+        println!("{}", output::compare_report(&rows, &c));
+    } else {
+        print_runs_table(&rows);
+        print_compare(&c);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn delete(db: &Path, ids: &[String], yes: bool) -> Result<ExitCode, CliError> {
+    let ids = parse_ids(ids)?;
+    let mut ws = open_workspace(db)?;
+    if !yes {
+        ws.runs_by_id(&ids)?;
+        return Err(bad(
+            "yes",
+            format!(
+                "deleting {} run(s) removes them and all their data: add --yes to confirm",
+                ids.len()
+            ),
+        ));
+    }
+    let n = ws.delete_runs(&ids)?;
+    println!("deleted {n} run(s)");
+    Ok(ExitCode::SUCCESS)
+}

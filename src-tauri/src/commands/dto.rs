@@ -1,0 +1,206 @@
+//! What crosses to the UI and back, shaped for the window (the TypeScript
+//! types in `ui/src/bindings.ts` are generated from these).
+
+use serde::{Deserialize, Serialize};
+use trainbench_app::frameworks::FrameworkChoice;
+use trainbench_app::host::MachineInfo;
+use trainbench_app::reports::{Selection, Source};
+use trainbench_app::sweep::Rejected;
+use trainbench_app::SessionRef;
+use trainbench_core::compare::{Comparison, Grouping};
+use trainbench_core::record::{RunDetail, RunRow};
+use trainbench_core::reference::PriceRow;
+use trainbench_core::session::{ChartKind, SavedSession, SessionSettings};
+use trainbench_core::summary::RunStatus;
+use trainbench_core::telemetry::TelemetrySample;
+
+use crate::settings::Settings;
+
+/// A model of the catalogue with its analytical size.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct ModelDto {
+    pub name: String,
+    pub family: String,
+    pub summary: String,
+    pub cpu_friendly: bool,
+    pub param_count: u64,
+    /// Training FLOPs per sample (forward + backward), at the default input size.
+    pub flops_per_sample: f64,
+}
+
+/// Everything the wizard needs to offer choices.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct AppInfo {
+    pub version: String,
+    pub database: String,
+    pub machine: MachineInfo,
+    pub models: Vec<ModelDto>,
+    pub frameworks: Vec<FrameworkChoice>,
+    pub precisions: Vec<String>,
+    pub compile_modes: Vec<String>,
+    pub data_sources: Vec<String>,
+    pub prices: Vec<PriceRow>,
+    pub charts: Vec<ChartKind>,
+    pub settings: Settings,
+}
+
+/// The wizard's verdict on a sweep before anything runs.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct PlanDto {
+    /// Configurations that can run, as a person reads them.
+    pub configurations: Vec<String>,
+    pub repeats: u32,
+    /// configurations × repeats.
+    pub runs: u32,
+    /// Combinations that cannot run, each with the field at fault and why.
+    pub rejected: Vec<Rejected>,
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct Started {
+    pub sweep_id: i64,
+    /// In the order they will run (repeats interleaved).
+    pub run_ids: Vec<i64>,
+}
+
+/// A run as the runs table lists it: configuration and headline numbers.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct RunListItem {
+    pub id: i64,
+    pub status: RunStatus,
+    pub status_reason: Option<String>,
+    pub label: String,
+    pub framework: String,
+    pub model: String,
+    pub precision: String,
+    pub devices: u32,
+    pub batch_size: u64,
+    pub data: String,
+    pub created_unix_ms: i64,
+    pub duration_s: Option<f64>,
+    pub throughput: Option<f64>,
+    pub throughput_low: Option<f64>,
+    pub throughput_high: Option<f64>,
+    pub peak_memory_bytes: Option<u64>,
+    pub time_to_accuracy_s: Option<f64>,
+    /// The target the run trained towards; `None`: no target was set.
+    pub target_accuracy: Option<f64>,
+    pub target_reached: Option<bool>,
+    pub cost_per_epoch_usd: Option<f64>,
+    /// The price offering chosen; `None`: no cost is computed.
+    pub price_offering: Option<String>,
+    /// The host an imported run was measured on.
+    pub imported_from: Option<String>,
+}
+
+impl From<&RunRow> for RunListItem {
+    fn from(r: &RunRow) -> Self {
+        let s = r.summary.as_ref();
+        RunListItem {
+            id: r.id,
+            status: r.status,
+            status_reason: r.status_reason.clone(),
+            label: trainbench_core::compare::config_label(r),
+            framework: r.framework.clone(),
+            model: r.model.clone(),
+            precision: r.precision.clone(),
+            devices: r.devices,
+            batch_size: r.batch_size,
+            data: r.data.clone(),
+            created_unix_ms: r.created_unix_ms,
+            duration_s: match (r.started_unix_ms, r.ended_unix_ms) {
+                (Some(a), Some(b)) if b >= a => Some((b - a) as f64 / 1000.0),
+                _ => None,
+            },
+            throughput: s.and_then(|s| s.throughput_samples_per_s),
+            throughput_low: s.and_then(|s| s.throughput_ci95).map(|c| c.low),
+            throughput_high: s.and_then(|s| s.throughput_ci95).map(|c| c.high),
+            peak_memory_bytes: s.and_then(|s| s.peak_memory_bytes),
+            time_to_accuracy_s: s.and_then(|s| s.time_to_accuracy_s),
+            target_accuracy: s.and_then(|s| s.target_accuracy),
+            target_reached: s.and_then(|s| s.target_reached),
+            cost_per_epoch_usd: s.and_then(|s| s.cost_per_epoch_usd),
+            price_offering: r.price_offering.clone(),
+            imported_from: r.origin.as_ref().map(|o| o.hostname.clone()),
+        }
+    }
+}
+
+/// One run in full, with its telemetry thinned to at most 2,000 samples per source.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct RunView {
+    pub detail: RunDetail,
+    pub label: String,
+    pub telemetry: Vec<TelemetrySample>,
+    pub telemetry_thinned: bool,
+}
+
+/// A curve of one run over wall time (seconds since training started).
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct CurveDto {
+    /// Index into the comparison's entries.
+    pub entry: u32,
+    pub run_id: i64,
+    pub points: Vec<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct ChartMeta {
+    pub kind: ChartKind,
+    pub title: String,
+    pub y_unit: String,
+    pub x_unit: String,
+}
+
+/// A comparison ready to draw: the numbers, the curves, one colour per entry.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct CompareView {
+    pub comparison: Comparison,
+    /// `#rrggbb` per entry, the same as in exported charts and PDFs.
+    pub colours: Vec<String>,
+    pub throughput_curves: Vec<CurveDto>,
+    pub loss_curves: Vec<CurveDto>,
+    pub accuracy_curves: Vec<CurveDto>,
+    pub charts: Vec<ChartMeta>,
+}
+
+/// What to report on: a saved session, or runs with a grouping and baseline.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+pub struct ReportSelection {
+    pub session_id: Option<i64>,
+    pub run_ids: Vec<i64>,
+    pub grouping: Grouping,
+    pub baseline: Option<i64>,
+    pub settings: Option<SessionSettings>,
+}
+
+impl From<ReportSelection> for Selection {
+    /// A session keeps its own grouping unless settings are sent.
+    fn from(s: ReportSelection) -> Self {
+        let (source, grouping) = match s.session_id {
+            Some(id) => (Source::Session(SessionRef::Id(id)), None),
+            None => (Source::Runs(s.run_ids), Some(s.grouping)),
+        };
+        Selection {
+            source,
+            grouping,
+            baseline: s.baseline,
+            settings: s.settings,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct ImportResult {
+    pub session: SavedSession,
+    /// `false` when the file's session was already here (nothing changed).
+    pub session_created: bool,
+    pub runs_imported: u32,
+    pub runs_already_present: u32,
+    pub from_host: String,
+}
+
+/// A count for the UI (saturating: the UI's numbers are 32-bit).
+pub fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}

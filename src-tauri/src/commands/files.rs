@@ -1,0 +1,63 @@
+//! Files out (PDF, CSV, session file) and in (session file), by path.
+
+use std::path::PathBuf;
+
+use tauri::State;
+use trainbench_app::reports::{write_file, Written};
+use trainbench_app::SessionRef;
+
+use super::dto::{count, ImportResult, ReportSelection};
+use crate::error::ApiResult;
+use crate::Studio;
+
+/// The PDF report of a comparison or saved session.
+#[tauri::command]
+#[specta::specta]
+pub fn export_pdf(
+    studio: State<'_, Studio>,
+    selection: ReportSelection,
+    path: PathBuf,
+) -> ApiResult<Written> {
+    let bytes = studio.with(|w| w.pdf(&w.select(&selection.into())?, None, &[]))?;
+    Ok(write_file(&path, &bytes)?)
+}
+
+/// Runs with configuration and summary columns as CSV (all runs when `run_ids` is empty).
+#[tauri::command]
+#[specta::specta]
+pub fn export_csv(
+    studio: State<'_, Studio>,
+    run_ids: Vec<i64>,
+    path: PathBuf,
+) -> ApiResult<Written> {
+    let bytes = studio.with(|w| {
+        let rows = if run_ids.is_empty() {
+            w.runs()?
+        } else {
+            w.runs_by_id(&run_ids)?
+        };
+        w.runs_csv(&rows)
+    })?;
+    Ok(write_file(&path, &bytes)?)
+}
+
+/// A saved session as a portable file (runs, raw data, provenance, chart settings).
+#[tauri::command]
+#[specta::specta]
+pub fn export_session(studio: State<'_, Studio>, id: i64, path: PathBuf) -> ApiResult<Written> {
+    studio.with(|w| Ok(w.export_session(&SessionRef::Id(id), &path, None)?.0))
+}
+
+/// Imports a session file: all of it in one transaction, or nothing.
+#[tauri::command]
+#[specta::specta]
+pub fn import_session(studio: State<'_, Studio>, path: PathBuf) -> ApiResult<ImportResult> {
+    let imported = studio.with(|w| w.import_session_file(&path))?;
+    Ok(ImportResult {
+        session: imported.session,
+        session_created: imported.outcome.session_created,
+        runs_imported: count(imported.outcome.runs_imported),
+        runs_already_present: count(imported.outcome.runs_already_present),
+        from_host: imported.from_host,
+    })
+}

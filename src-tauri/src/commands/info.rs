@@ -1,0 +1,44 @@
+//! What the wizard offers: the machine, the models, the frameworks.
+
+use tauri::State;
+use trainbench_app::frameworks::framework_choices;
+use trainbench_core::models::CATALOG;
+use trainbench_core::session::ChartKind;
+use trainbench_core::spec::{Compile, Precision};
+
+use super::dto::{AppInfo, ModelDto};
+use crate::error::ApiResult;
+use crate::Studio;
+
+#[tauri::command]
+#[specta::specta]
+pub fn app_info(studio: State<'_, Studio>) -> ApiResult<AppInfo> {
+    let models = CATALOG
+        .iter()
+        .map(|m| {
+            let cfg = m.default_config();
+            ModelDto {
+                name: m.name.into(),
+                family: format!("{:?}", m.family).to_lowercase(),
+                summary: m.summary.into(),
+                cpu_friendly: m.cpu_friendly,
+                param_count: cfg.param_count(),
+                flops_per_sample: cfg.flops_per_sample(),
+            }
+        })
+        .collect();
+    let prices = studio.with(|w| w.prices())?;
+    Ok(AppInfo {
+        version: trainbench_app::VERSION.into(),
+        database: studio.db_path().display().to_string(),
+        machine: studio.host.describe(),
+        models,
+        frameworks: framework_choices(),
+        precisions: Precision::ALL.iter().map(|p| p.as_str().into()).collect(),
+        compile_modes: Compile::ALL.iter().map(|c| c.as_str().into()).collect(),
+        data_sources: vec!["synthetic".into(), "mnist".into()],
+        prices: prices.into_iter().map(|p| p.row).collect(),
+        charts: ChartKind::ALL.to_vec(),
+        settings: studio.settings(),
+    })
+}

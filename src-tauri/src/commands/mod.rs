@@ -1,0 +1,13 @@
+//! The commands the UI calls, by area. Each is an adapter of a few lines: it
+//! turns what the UI sent into an app-layer call (`trainbench-app`, the layer
+//! the CLI uses too) and the answer into a DTO ([`dto`]) or an `ApiError`.
+//! No benchmark logic lives here.
+
+pub mod compare;
+pub mod dto;
+pub mod files;
+pub mod info;
+pub mod runs;
+pub mod sessions;
+pub mod settings;
+pub mod sweeps;

@@ -1,0 +1,64 @@
+//! The runs table, one run in full, deleting runs.
+
+use tauri::State;
+use trainbench_core::telemetry::TelemetrySample;
+
+use super::dto::{count, RunListItem, RunView};
+use crate::error::ApiResult;
+use crate::Studio;
+
+/// Every stored run, newest first.
+#[tauri::command]
+#[specta::specta]
+pub fn list_runs(studio: State<'_, Studio>) -> ApiResult<Vec<RunListItem>> {
+    let rows = studio.with(|w| w.runs())?;
+    let mut items: Vec<RunListItem> = rows.iter().map(RunListItem::from).collect();
+    items.sort_by_key(|r| std::cmp::Reverse(r.id));
+    Ok(items)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn run_detail(studio: State<'_, Studio>, run_id: i64) -> ApiResult<RunView> {
+    let (detail, telemetry) = studio.with(|w| Ok((w.run_detail(run_id)?, w.telemetry(run_id)?)))?;
+    let (telemetry, thinned) = thin(telemetry, 2000);
+    Ok(RunView {
+        label: trainbench_core::compare::config_label(&detail.row),
+        detail,
+        telemetry,
+        telemetry_thinned: thinned,
+    })
+}
+
+/// Keeps every k-th sample of each source so no source has more than `max`.
+fn thin(samples: Vec<TelemetrySample>, max: usize) -> (Vec<TelemetrySample>, bool) {
+    let mut counts = std::collections::HashMap::<String, usize>::new();
+    for s in &samples {
+        *counts.entry(s.source.clone()).or_default() += 1;
+    }
+    let step: std::collections::HashMap<String, usize> = counts
+        .into_iter()
+        .map(|(k, n)| (k, n.div_ceil(max).max(1)))
+        .collect();
+    if step.values().all(|s| *s == 1) {
+        return (samples, false);
+    }
+    let mut seen = std::collections::HashMap::<String, usize>::new();
+    let kept = samples
+        .into_iter()
+        .filter(|s| {
+            let i = seen.entry(s.source.clone()).or_default();
+            let keep = (*i).is_multiple_of(step[&s.source]);
+            *i += 1;
+            keep
+        })
+        .collect();
+    (kept, true)
+}
+
+/// Deletes runs (never queued or running ones); returns how many went.
+#[tauri::command]
+#[specta::specta]
+pub fn delete_runs(studio: State<'_, Studio>, run_ids: Vec<i64>) -> ApiResult<u32> {
+    Ok(count(studio.with(|w| w.delete_runs(&run_ids))?))
+}

@@ -1,0 +1,112 @@
+//! Sweeps: the wizard's verdict, queueing, the live view, cancelling.
+
+use tauri::ipc::Channel;
+use tauri::State;
+use trainbench_app::sweep::SweepRequest;
+use trainbench_app::AppError;
+
+use super::dto::{count, PlanDto, Started};
+use crate::error::{ApiError, ApiResult};
+use crate::queue::{LiveRun, LiveUpdate, QueueEntry};
+use crate::Studio;
+
+/// Checks a sweep with the same rules `trainbench run` applies.
+#[tauri::command]
+#[specta::specta]
+pub fn plan(studio: State<'_, Studio>, request: SweepRequest) -> ApiResult<PlanDto> {
+    let plan = studio.with(|w| w.plan(&request, &studio.host))?;
+    Ok(PlanDto {
+        configurations: plan.configs.iter().map(|c| c.label.clone()).collect(),
+        repeats: plan.repeats,
+        runs: count(plan.runs()),
+        rejected: plan.rejected,
+    })
+}
+
+/// Stores the sweep's runs as queued and hands them to the queue. Refuses the
+/// whole sweep (nothing stored) when a combination cannot run, unless
+/// `skip_rejected`: then only the combinations that can run are queued. A
+/// setting every combination shares (`label` "all") always refuses.
+#[tauri::command]
+#[specta::specta]
+pub fn start_sweep(
+    studio: State<'_, Studio>,
+    request: SweepRequest,
+    skip_rejected: bool,
+) -> ApiResult<Started> {
+    let plan = studio.with(|w| w.plan(&request, &studio.host))?;
+    if let Some(r) = plan
+        .rejected
+        .iter()
+        .find(|r| !skip_rejected || r.label == "all")
+    {
+        return Err(AppError::from(r.clone()).into());
+    }
+    if plan.configs.is_empty() {
+        return Err(AppError::bad_input("model", "(none)", "at least one configuration").into());
+    }
+    let command = format!(
+        "desktop studio {}: {}",
+        trainbench_app::VERSION,
+        serde_json::to_string(&request).unwrap_or_default()
+    );
+    let (sweep_id, jobs) = studio.with(|w| w.queue(&plan, request.price.as_deref(), &command))?;
+    let run_ids = jobs.iter().map(|j| j.run_id).collect();
+    studio
+        .queue
+        .push(studio.db_path(), jobs)
+        .map_err(ApiError::internal)?;
+    Ok(Started { sweep_id, run_ids })
+}
+
+/// Streams a run's progress to `on_progress` (throttled); returns what there
+/// is so far, or `null` when the run is not in this session's queue.
+#[tauri::command]
+#[specta::specta]
+pub fn watch_run(
+    studio: State<'_, Studio>,
+    run_id: i64,
+    on_progress: Channel<LiveUpdate>,
+) -> Option<LiveRun> {
+    studio.queue.watch(run_id, on_progress)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn queue_entries(studio: State<'_, Studio>) -> Vec<QueueEntry> {
+    studio.queue.entries()
+}
+
+/// Cancels a queued or running run.
+#[tauri::command]
+#[specta::specta]
+pub fn cancel_run(studio: State<'_, Studio>, run_id: i64) -> ApiResult<()> {
+    if studio.queue.cancel(run_id) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            "not_found",
+            format!("run {run_id} is not queued or running in this studio"),
+        ))
+    }
+}
+
+/// Runs queued or running (the window asks before closing when there are any).
+#[tauri::command]
+#[specta::specta]
+pub fn unfinished_runs(studio: State<'_, Studio>) -> u32 {
+    count(studio.queue.unfinished())
+}
+
+/// Cancels every unfinished run and waits (up to 30 s) until each is stored
+/// as cancelled; the UI then closes the window.
+#[tauri::command]
+#[specta::specta]
+pub async fn quit(studio: State<'_, Studio>) -> ApiResult<()> {
+    studio.queue.cancel_all();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while studio.queue.unfinished() > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
