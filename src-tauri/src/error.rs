@@ -23,13 +23,6 @@ impl ApiError {
         }
     }
 
-    pub fn bad_input(field: &str, value: impl std::fmt::Display, allowed: &str) -> ApiError {
-        ApiError::new(
-            "bad_input",
-            format!("{field} = {value} is not allowed: expected {allowed}"),
-        )
-    }
-
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new("internal", message)
     }

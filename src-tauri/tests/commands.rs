@@ -260,6 +260,28 @@ fn a_sweep_runs_streams_progress_compares_and_is_saved() {
         .sum();
     // 24 steps in windows of 4 → 6 windows, each sent exactly once.
     assert_eq!(points, 6, "{raw:?}");
+    // The live step count is each stored window's last step, as the CLI's
+    // bar counts (one rule: core's Event::steps_finished); the run ends at
+    // its total.
+    let live_steps: Vec<u64> = raw
+        .iter()
+        .flat_map(|u| u["points"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p["step"].as_u64())
+        .collect();
+    let stored = app.ok("run_detail", json!({"runId": ids[0]}));
+    let stored_steps: Vec<u64> = stored["detail"]["windows"]
+        .as_array()
+        .expect("windows")
+        .iter()
+        .filter_map(|w| Some(w["first_step"].as_u64()? + w["steps"].as_u64()? - 1))
+        .collect();
+    assert_eq!(live_steps, stored_steps, "{raw:?}");
+    assert_eq!(stored_steps.last(), Some(&24));
+    assert_eq!(
+        (last["step"].as_u64(), last["total_steps"].as_u64()),
+        (Some(24), Some(24)),
+        "{last}"
+    );
     let telemetry: usize = raw
         .iter()
         .map(|u| u["telemetry"].as_array().map_or(0, Vec::len))
@@ -492,5 +514,17 @@ fn settings_refuse_bad_values_and_keep_what_was_there() {
         &app.err("save_price", json!({"row": bad})),
         "bad_input",
         &["as_of", "YYYY-MM-DD"],
+    );
+    // The CLI's rules are the same (core's PriceRow::validate): a month is a
+    // date, a zero price is not a price.
+    let mut month = row.clone();
+    month["as_of"] = json!("2026-11");
+    assert!(app.ok("save_price", json!({"row": month})).is_array());
+    let mut free = row.clone();
+    free["usd_per_device_hour"] = json!(0.0);
+    assert_error(
+        &app.err("save_price", json!({"row": free})),
+        "bad_input",
+        &["usd_per_device_hour = 0", "above 0"],
     );
 }

@@ -74,6 +74,8 @@ impl AppError {
             AppError::BadInput { field, .. } => Some(field),
             AppError::NotFound { what, .. } => Some(what),
             AppError::Store(StoreError::RunActive { .. }) => Some("runs"),
+            // A file that cannot be written where asked (`output`).
+            AppError::Report(ReportError::Invalid { field, .. }) => Some(field),
             _ => None,
         }
     }
@@ -121,10 +123,7 @@ impl From<EnvError> for AppError {
 
 impl From<ReportError> for AppError {
     fn from(e: ReportError) -> Self {
-        match &e {
-            ReportError::Invalid { field, .. } => AppError::bad(field, e.to_string()),
-            _ => AppError::Report(e),
-        }
+        AppError::Report(e)
     }
 }
 

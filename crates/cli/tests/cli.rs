@@ -501,6 +501,46 @@ fn prices_can_be_listed_added_and_edited() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(v["error"]["field"], "usd_per_hour");
+    // The desktop app's rules are the same (core's PriceRow::validate): a
+    // price of 0, a date that is not one, too many devices are refused.
+    let add = |extra: &[&str]| {
+        let mut a = vec!["prices", "add", "Checked", "--device", "X", "--source", "y"];
+        for (flag, default) in [
+            ("--devices", "2"),
+            ("--usd-per-hour", "4"),
+            ("--as-of", "2026-11-01"),
+        ] {
+            if !extra.contains(&flag) {
+                a.extend([flag, default]);
+            }
+        }
+        a.extend_from_slice(extra);
+        a.push("--json");
+        db.run(&a)
+    };
+    for (extra, field) in [
+        (&["--usd-per-hour", "0"][..], "usd_per_hour"),
+        (&["--as-of", "last week"][..], "as_of"),
+        (&["--as-of", "2026-02-30"][..], "as_of"),
+        (&["--devices", "2000"][..], "devices"),
+        (
+            &["--usd-per-device-hour", "20000"][..],
+            "usd_per_device_hour",
+        ),
+    ] {
+        let (out, v) = add(extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {v}");
+        assert_eq!(v["error"]["field"], field, "{extra:?}: {v}");
+    }
+    let (_, v) = db.run(&["prices", "--json"]);
+    assert!(
+        !v["prices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["row"]["offering"] == "Checked"),
+        "nothing refused was stored: {v}"
+    );
 }
 
 #[test]

@@ -155,13 +155,6 @@ impl PriceRow {
         }
         nonempty("device", &self.device, "the device the offering rents")?;
         let in_range = |v: f64, max: f64| v.is_finite() && v > 0.0 && v < max;
-        if !in_range(self.usd_per_device_hour, MAX_USD_PER_DEVICE_HOUR) {
-            return Err(SpecError::new(
-                "usd_per_device_hour",
-                self.usd_per_device_hour,
-                "a price in US dollars above 0 and below 10,000 per device-hour",
-            ));
-        }
         let max_hour = MAX_USD_PER_DEVICE_HOUR * f64::from(self.devices);
         if !in_range(self.usd_per_hour, max_hour) {
             return Err(SpecError::new(
@@ -171,6 +164,13 @@ impl PriceRow {
                     "a price in US dollars above 0 and below {max_hour:.0} (10,000 per device-hour × {} devices)",
                     self.devices
                 ),
+            ));
+        }
+        if !in_range(self.usd_per_device_hour, MAX_USD_PER_DEVICE_HOUR) {
+            return Err(SpecError::new(
+                "usd_per_device_hour",
+                self.usd_per_device_hour,
+                "a price in US dollars above 0 and below 10,000 per device-hour",
             ));
         }
         nonempty(

@@ -790,7 +790,7 @@ pub fn learning_rate(peak: f64, step: u64, warmup: u64, total: u64) -> f64 {
 
 /// Default warm-up length: 5 % of the run, at least one step.
 pub fn default_warmup(total_steps: u64) -> u64 {
-    (total_steps / 20).max(1)
+    PlanWarmup::DEFAULT_RULE.steps(total_steps)
 }
 
 #[cfg(test)]
