@@ -376,14 +376,41 @@ async fn run_one(
         .lock()
         .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
         .unwrap_or_default();
+    let exit_code = exit.as_ref().and_then(ExitStatus::code);
+    let (status, reason, class) = decide_status(stopped, terminal.as_ref(), exit.as_ref());
+    store.finish_run(
+        run_id,
+        status,
+        reason.as_deref(),
+        class.as_deref(),
+        exit_code,
+        &stderr_tail,
+    )?;
+    let summary = finish_summary(store, run_id, gpu)?;
+    Ok(Outcome {
+        run_id,
+        status,
+        reason,
+        error_class: class,
+        summary,
+    })
+}
+
+/// A run's status, reason and error class from how it ended: a stop the
+/// runner made (cancel, timeout) wins; else `done` with exit 0 is completed;
+/// `done` with another exit, an `error` event, or an exit without either is
+/// failed with the reason (a signal without a terminal event: `crashed`).
+fn decide_status(
+    stopped: Option<(RunStatus, String)>,
+    terminal: Option<&Event>,
+    exit: Option<&ExitStatus>,
+) -> (RunStatus, Option<String>, Option<String>) {
     let (exit_code, exit_text) = exit
-        .as_ref()
         .map(describe_exit)
         .unwrap_or((None, "the worker's exit status is unknown".into()));
-
-    let (status, reason, class) = match (stopped, &terminal) {
+    match (stopped, terminal) {
         (Some((status, reason)), _) => (status, Some(reason), None),
-        (None, Some(Event::Done { .. })) if exit.is_some_and(|e| e.success()) => {
+        (None, Some(Event::Done { .. })) if exit.is_some_and(ExitStatus::success) => {
             (RunStatus::Completed, None, None)
         }
         (None, Some(Event::Done { .. })) => (
@@ -408,23 +435,7 @@ async fn run_one(
                 .to_owned(),
             ),
         ),
-    };
-    store.finish_run(
-        run_id,
-        status,
-        reason.as_deref(),
-        class.as_deref(),
-        exit_code,
-        &stderr_tail,
-    )?;
-    let summary = finish_summary(store, run_id, gpu)?;
-    Ok(Outcome {
-        run_id,
-        status,
-        reason,
-        error_class: class,
-        summary,
-    })
+    }
 }
 
 /// Ends a run whose worker never started, with the reason.
@@ -502,4 +513,91 @@ pub fn finish_summary(
     let summary = summarize(&m);
     store.save_summary(run_id, &summary)?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use trainbench_core::protocol::ErrorClass;
+
+    use super::*;
+
+    fn done() -> Event {
+        Event::Done {
+            steps: 10,
+            samples: 80,
+            reason: "completed".into(),
+            loss_scale: None,
+            t_ns: 1,
+        }
+    }
+
+    /// `wait(2)` statuses: exit code `c` is `c << 8`; a signal is its number.
+    fn exited(code: i32) -> ExitStatus {
+        ExitStatus::from_raw(code << 8)
+    }
+
+    #[test]
+    fn done_and_exit_0_is_completed_and_anything_else_says_why() {
+        assert_eq!(
+            decide_status(None, Some(&done()), Some(&exited(0))),
+            (RunStatus::Completed, None, None)
+        );
+        let (status, reason, class) = decide_status(None, Some(&done()), Some(&exited(3)));
+        assert_eq!(
+            (status, class.as_deref()),
+            (RunStatus::Failed, Some("internal"))
+        );
+        assert_eq!(
+            reason.as_deref(),
+            Some("the worker exited with code 3 after reporting done")
+        );
+        let oom = Event::Error {
+            class: ErrorClass::Oom,
+            field: None,
+            message: "out of memory at batch 4096".into(),
+            t_ns: 2,
+        };
+        assert_eq!(
+            decide_status(None, Some(&oom), Some(&exited(3))),
+            (
+                RunStatus::Failed,
+                Some("out of memory at batch 4096".into()),
+                Some("oom".into())
+            )
+        );
+    }
+
+    #[test]
+    fn a_signal_without_a_terminal_event_is_a_crash_and_a_stop_wins() {
+        let (status, reason, class) = decide_status(None, None, Some(&ExitStatus::from_raw(9)));
+        assert_eq!(
+            (status, class.as_deref()),
+            (RunStatus::Failed, Some("crashed"))
+        );
+        assert!(
+            reason.as_deref().is_some_and(
+                |r| r.contains("signal 9") && r.ends_with("without a done or error event")
+            ),
+            "{reason:?}"
+        );
+        let (_, _, class) = decide_status(None, None, Some(&exited(0)));
+        assert_eq!(class.as_deref(), Some("internal"));
+        let (_, reason, _) = decide_status(None, None, None);
+        assert_eq!(
+            reason.as_deref(),
+            Some("the worker's exit status is unknown without a done or error event")
+        );
+        // The runner's own stop (cancel, timeout) wins over what the worker said.
+        let stopped = Some((RunStatus::Cancelled, "cancelled by the user".to_owned()));
+        assert_eq!(
+            decide_status(stopped, Some(&done()), Some(&ExitStatus::from_raw(9))),
+            (
+                RunStatus::Cancelled,
+                Some("cancelled by the user".into()),
+                None
+            )
+        );
+    }
 }
