@@ -14,6 +14,7 @@ use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
 use trainbench_core::summary::RunStatus;
+use trainbench_core::{Framework, Precision};
 use trainbench_store::fixtures::{write_run, FixtureRun};
 use trainbench_store::Store;
 use trainbench_studio::settings::{Settings, Theme};
@@ -37,13 +38,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "resnet50",
                 "vit_base_patch16_224",
             ];
-            let precisions = ["fp32", "amp-bf16", "tf32", "amp-fp16"];
+            let precisions = Precision::ALL;
             write_run(
                 &mut store,
                 &FixtureRun {
-                    framework: ["tch", "pytorch", "jax", "tensorflow"][i % 4].into(),
+                    framework: [
+                        Framework::Tch,
+                        Framework::Pytorch,
+                        Framework::Jax,
+                        Framework::Tensorflow,
+                    ][i % 4],
                     model: models[(i / 4) % 4].into(),
-                    precision: precisions[(i / 16) % 4].into(),
+                    precision: precisions[(i / 16) % 4],
                     devices: 1 + (i % 2) as u32,
                     samples_per_s: 200.0 + (i % 97) as f64 * 10.0,
                     status: if i % 50 == 7 {

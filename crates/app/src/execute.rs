@@ -55,7 +55,7 @@ pub async fn run_job(
         opts,
     };
     match runner
-        .run(&mut ws.store, job.run_id, &job.spec_json, progress, cancel)
+        .run(&mut ws.store, job.run_id, &job.spec, progress, cancel)
         .await
     {
         Ok(o) => Ok(Finished {

@@ -3,6 +3,7 @@
 //! environments registered by path (`FRAMEWORK@NAME`).
 
 use serde::Serialize;
+use trainbench_core::Framework;
 use trainbench_runner::envs::{self, FrameworkEnv};
 use trainbench_runner::WorkerCommand;
 
@@ -12,7 +13,7 @@ use trainbench_runner::WorkerCommand;
 pub struct FrameworkChoice {
     /// What goes into the sweep request: `tch`, `pytorch`, `pytorch@NAME` …
     pub key: String,
-    pub framework: String,
+    pub framework: Framework,
     pub title: String,
     pub installed: bool,
     pub version: Option<String>,
@@ -21,16 +22,6 @@ pub struct FrameworkChoice {
     pub problem: Option<String>,
     /// Whether the studio can install it (`trainbench env install`, the wizard's Install).
     pub installable: bool,
-}
-
-fn title(framework: &str) -> &'static str {
-    match framework {
-        "tch" => "PyTorch (libtorch from Rust, tch)",
-        "pytorch" => "PyTorch (Python)",
-        "tensorflow" => "TensorFlow",
-        "jax" => "JAX (Flax, Optax)",
-        _ => "framework",
-    }
 }
 
 /// Whether the libtorch worker can be started: a file, or a name on `PATH`.
@@ -47,12 +38,12 @@ pub fn framework_choices() -> Vec<FrameworkChoice> {
     let tch = WorkerCommand::tch();
     let torch = listed
         .iter()
-        .find(|e| e.builtin && e.framework == "pytorch");
+        .find(|e| e.builtin && e.framework == Framework::Pytorch);
     let tch_ok = tch_worker_present(&tch.program);
     let mut out = vec![FrameworkChoice {
         key: "tch".into(),
-        framework: "tch".into(),
-        title: title("tch").into(),
+        framework: Framework::Tch,
+        title: Framework::Tch.title().into(),
         installed: tch_ok,
         version: torch.and_then(|e| e.version.clone()),
         environment: None,
@@ -64,12 +55,12 @@ pub fn framework_choices() -> Vec<FrameworkChoice> {
         }),
         installable: false,
     }];
-    for f in ["pytorch", "tensorflow", "jax"] {
+    for f in Framework::PYTHON {
         let builtin = listed.iter().find(|e| e.builtin && e.framework == f);
         out.push(FrameworkChoice {
-            key: f.into(),
-            framework: f.into(),
-            title: title(f).into(),
+            key: f.to_string(),
+            framework: f,
+            title: f.title().into(),
             installed: builtin.is_some_and(|e| e.ready),
             version: builtin.and_then(|e| e.version.clone()),
             environment: builtin.map(|e| e.name.clone()),
@@ -82,8 +73,8 @@ pub fn framework_choices() -> Vec<FrameworkChoice> {
         for e in listed.iter().filter(|e| !e.builtin && e.framework == f) {
             out.push(FrameworkChoice {
                 key: format!("{f}@{}", e.name),
-                framework: f.into(),
-                title: format!("{} ({})", title(f), e.name),
+                framework: f,
+                title: format!("{} ({})", f.title(), e.name),
                 installed: e.ready,
                 version: e.version.clone(),
                 environment: Some(e.name.clone()),
@@ -113,6 +104,7 @@ pub fn install(
     with_gpu: bool,
     on_line: impl FnMut(&str),
 ) -> crate::AppResult<(FrameworkEnv, serde_json::Value)> {
+    let framework = Framework::parse(framework)?;
     let env = envs::install(framework, with_gpu, on_line)?;
     let checked = envs::check(&env).map_err(|why| {
         crate::AppError::Internal(format!(

@@ -4,8 +4,9 @@
 //! both give the same verdict on every combination.
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
-use trainbench_core::spec::{check_runnable, interleaved_plan, Machine, RunSpec, FRAMEWORKS};
+use trainbench_core::spec::{
+    check_runnable, interleaved_plan, CheckedSpec, Framework, Machine, RawSpec,
+};
 use trainbench_store::{NewRun, Store, StoreError};
 
 use crate::error::AppResult;
@@ -74,10 +75,11 @@ impl Default for SweepRequest {
 /// One configuration that can run.
 #[derive(Debug, Clone)]
 pub struct PlannedConfig {
-    pub framework: String,
+    pub framework: Framework,
     /// A registered environment (`framework@name`); `None` for the framework's own.
     pub env: Option<String>,
-    pub spec: serde_json::Map<String, serde_json::Value>,
+    /// The spec as built from the request and as validated.
+    pub spec: CheckedSpec,
     pub label: String,
     pub worker: WorkerCommand,
 }
@@ -115,12 +117,21 @@ fn reject(label: &str, field: &str, message: String) -> Rejected {
 }
 
 /// `tch`, `pytorch`, `pytorch@NAME` … → (framework, environment name, worker).
-pub fn resolve_framework(given: &str) -> Result<(String, Option<String>, WorkerCommand), Rejected> {
+pub fn resolve_framework(
+    given: &str,
+) -> Result<(Framework, Option<String>, WorkerCommand), Rejected> {
     let (framework, env) = match given.split_once('@') {
         Some((f, e)) => (f, Some(e.to_owned())),
         None => (given, None),
     };
-    if framework == "tch" {
+    let framework = Framework::parse(framework).map_err(|e| {
+        reject(
+            given,
+            "framework",
+            format!("{e} (optionally FRAMEWORK@ENVIRONMENT)"),
+        )
+    })?;
+    if framework == Framework::Tch {
         if env.is_some() {
             return Err(reject(
                 given,
@@ -128,20 +139,10 @@ pub fn resolve_framework(given: &str) -> Result<(String, Option<String>, WorkerC
                 format!("framework = {given} is not allowed: expected tch without an environment (it links libtorch)"),
             ));
         }
-        return Ok(("tch".into(), None, WorkerCommand::tch()));
-    }
-    if !FRAMEWORKS.contains(&framework) {
-        return Err(reject(
-            given,
-            "framework",
-            format!(
-                "framework = {framework} is not allowed: expected one of {} (optionally FRAMEWORK@ENVIRONMENT)",
-                FRAMEWORKS.join(", ")
-            ),
-        ));
+        return Ok((Framework::Tch, None, WorkerCommand::tch()));
     }
     match envs::resolve(framework, env.as_deref()) {
-        Ok(e) => Ok((framework.to_owned(), env, envs::worker_command(&e))),
+        Ok(e) => Ok((framework, env, envs::worker_command(&e))),
         Err(e) => {
             let field = match &e {
                 envs::EnvError::Bad { field, .. } => (*field).to_string(),
@@ -264,55 +265,39 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
                             let label = format!(
                                 "{given} {model} {precision}{compiled} ×{devices} b{batch}"
                             );
-                            let mut spec = serde_json::Map::new();
-                            spec.insert("model".into(), json!(model));
-                            spec.insert("precision".into(), json!(precision));
-                            spec.insert("compile".into(), json!(compile));
-                            spec.insert("device".into(), json!(device));
-                            spec.insert("devices".into(), json!(devices));
+                            let mut raw = RawSpec::new(model, *batch);
+                            raw.precision.clone_from(precision);
+                            raw.compile.clone_from(compile);
+                            raw.device.clone_from(&device);
+                            raw.devices = *devices;
                             if let Some(p) = req.parallel.as_ref().filter(|_| *devices > 1) {
-                                spec.insert("parallel".into(), json!(p));
+                                raw.parallel.clone_from(p);
                             }
-                            spec.insert("batch_size".into(), json!(batch));
-                            if let Some(s) = req.steps {
-                                spec.insert("steps".into(), json!(s));
-                            }
-                            if let Some(e) = req.epochs {
-                                spec.insert("epochs".into(), json!(e));
-                            }
+                            raw.steps = req.steps;
+                            raw.epochs = req.epochs;
                             if let Some((data, path)) = &data {
-                                spec.insert("data".into(), json!(data));
-                                if let Some(p) = path {
-                                    spec.insert("data_path".into(), json!(p));
-                                }
+                                raw.data.clone_from(data);
+                                raw.data_path.clone_from(path);
                             }
-                            if let Some(n) = req.num_classes {
-                                spec.insert("num_classes".into(), json!(n));
-                            }
+                            raw.num_classes = req.num_classes;
                             if let Some(t) = req.target_accuracy {
-                                spec.insert("target_accuracy".into(), json!(t));
-                                if req.stop_at_target {
-                                    spec.insert("stop_at_target".into(), json!(true));
-                                }
+                                raw.target_accuracy = Some(t);
+                                raw.stop_at_target = req.stop_at_target;
                             }
                             if let Some(ws) = req.window_steps {
-                                spec.insert("window_steps".into(), json!(ws));
+                                raw.window_steps = ws;
                             }
                             if let Some(lr) = req.lr {
-                                spec.insert("lr".into(), json!(lr));
+                                raw.lr = lr;
                             }
-                            if let Some(t) = req.threads {
-                                spec.insert("threads".into(), json!(t));
-                            }
-                            let checked = RunSpec::from_json(
-                                &serde_json::Value::Object(spec.clone()).to_string(),
-                            )
-                            .and_then(|parsed| {
-                                check_runnable(&parsed, &framework, &[framework.as_str()], machine)
+                            raw.threads = req.threads;
+                            let checked = CheckedSpec::new(raw).and_then(|c| {
+                                check_runnable(&c.spec, framework, &[framework], machine)
+                                    .map(|()| c)
                             });
                             match checked {
-                                Ok(()) => configs.push(PlannedConfig {
-                                    framework: framework.clone(),
+                                Ok(spec) => configs.push(PlannedConfig {
+                                    framework,
                                     env: env.clone(),
                                     spec,
                                     label,
@@ -341,7 +326,7 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
 #[derive(Debug, Clone)]
 pub struct Job {
     pub run_id: i64,
-    pub spec_json: String,
+    pub spec: CheckedSpec,
     pub label: String,
     /// Index into the plan's configurations.
     pub config: usize,
@@ -379,27 +364,15 @@ pub(crate) fn queue_sweep(
     let mut queued = Vec::new();
     for (c, r) in interleaved_plan(plan.configs.len(), plan.repeats as usize) {
         let cfg = &plan.configs[c];
-        let spec_json = serde_json::Value::Object(cfg.spec.clone()).to_string();
-        let key = json!({"framework": cfg.framework, "environment": cfg.env, "spec": cfg.spec})
-            .to_string();
-        let text = |k: &str| cfg.spec[k].as_str().unwrap_or_default().to_owned();
         let id = store.insert_run(&NewRun {
             sweep_id: Some(sweep),
-            config_key: key,
             repeat_index: r as u32,
-            framework: cfg.framework.clone(),
-            model: text("model"),
-            precision: text("precision"),
-            device: text("device"),
-            devices: cfg.spec["devices"].as_u64().unwrap_or(1) as u32,
-            batch_size: cfg.spec["batch_size"].as_u64().unwrap_or(0),
-            data: text("data"),
-            spec_json: spec_json.clone(),
             price_offering: price.map(str::to_string),
+            ..NewRun::of_spec(cfg.framework, cfg.env.clone(), &cfg.spec)
         })?;
         queued.push(Job {
             run_id: id,
-            spec_json,
+            spec: cfg.spec.clone(),
             label: cfg.label.clone(),
             config: c,
             worker: cfg.worker.clone(),
@@ -434,5 +407,52 @@ impl Workspace {
         command: &str,
     ) -> AppResult<(i64, Vec<Job>)> {
         Ok(queue_sweep(&self.store, plan, price, command)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_planned_spec_is_typed_and_the_stored_row_takes_its_values_from_it() {
+        let req = SweepRequest {
+            model: vec!["resnet_mini".into()],
+            precision: vec!["fp32".into(), "amp-bf16".into()],
+            batch_size: vec![24],
+            steps: Some(7),
+            ..SweepRequest::default()
+        };
+        let cpu = Machine {
+            gpus: 0,
+            cpu_cores: 2,
+        };
+        let plan = plan_sweep(&req, cpu, false);
+        assert!(plan.rejected.is_empty(), "{:?}", plan.rejected);
+        assert_eq!(plan.configs.len(), 2);
+        let spec = &plan.configs[1].spec.spec;
+        assert_eq!(spec.batch_size, 24);
+        assert_eq!(spec.precision, trainbench_core::Precision::AmpBf16);
+        assert_eq!(spec.length, trainbench_core::spec::Length::Steps(7));
+
+        let store = Store::open_in_memory().expect("an in-memory store");
+        let (_, jobs) = queue_sweep(&store, &plan, None, "test").expect("queued");
+        for job in &jobs {
+            let row = store.run_row(job.run_id).expect("stored");
+            let spec = &plan.configs[job.config].spec.spec;
+            assert_eq!(row.batch_size, 24, "not a default");
+            assert_eq!(row.precision, spec.precision);
+            assert_eq!(row.framework, Framework::Tch);
+            assert_eq!(row.device, spec.device);
+            assert_eq!(
+                row.config_key,
+                trainbench_core::spec::ConfigKeys::of(Framework::Tch, None, spec).config
+            );
+            // What the libtorch worker reads validates to the same spec.
+            let reread = trainbench_core::RunSpec::from_json(&job.spec.raw.to_json())
+                .expect("the stored spec validates");
+            assert_eq!(reread.batch_size, 24);
+            assert_eq!(reread.precision, spec.precision);
+        }
     }
 }

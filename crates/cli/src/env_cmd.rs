@@ -14,7 +14,7 @@ fn env_json(e: &FrameworkEnv) -> serde_json::Value {
     json!({
         "name": e.name,
         "framework": e.framework,
-        "selector": if e.builtin { e.framework.clone() } else { format!("{}@{}", e.framework, e.name) },
+        "selector": if e.builtin { e.framework.to_string() } else { format!("{}@{}", e.framework, e.name) },
         "python": e.python,
         "builtin": e.builtin,
         "ready": e.ready,
@@ -33,7 +33,7 @@ fn print_table(rows: &[FrameworkEnv]) {
     );
     for e in rows {
         let selector = if e.builtin {
-            e.framework.clone()
+            e.framework.to_string()
         } else {
             format!("{}@{}", e.framework, e.name)
         };
@@ -81,7 +81,7 @@ pub fn run(cmd: Option<EnvCommand>, json_out: bool) -> Result<ExitCode, CliError
                             println!(
                                 "{:<24} {} {} · python {} · {}",
                                 if e.builtin {
-                                    e.framework.clone()
+                                    e.framework.to_string()
                                 } else {
                                     format!("{}@{}", e.framework, e.name)
                                 },
@@ -150,7 +150,8 @@ pub fn run(cmd: Option<EnvCommand>, json_out: bool) -> Result<ExitCode, CliError
             framework,
             python,
         } => {
-            let e = envs::register(&name, &framework, &python)?;
+            let framework = trainbench_core::Framework::parse(&framework)?;
+            let e = envs::register(&name, framework, &python)?;
             if json_out {
                 println!("{}", env_json(&e));
             } else {

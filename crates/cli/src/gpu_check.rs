@@ -161,7 +161,7 @@ fn figures_row(d: &RunDetail) -> Vec<String> {
         .max();
     vec![
         format!("#{}", d.row.id),
-        d.row.framework.clone(),
+        d.row.framework.to_string(),
         d.row.model.clone(),
         format!(
             "{}{}",

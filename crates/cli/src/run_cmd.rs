@@ -10,7 +10,6 @@ use trainbench_app::execute::{self, Finished};
 use trainbench_app::sweep::{plan_sweep, Job};
 use trainbench_app::{Host, RunnerOptions, Workspace};
 use trainbench_core::compare::{compare, Grouping, Metric};
-use trainbench_core::spec::RunSpec;
 use trainbench_core::summary::{aggregate_repeats, RunStatus};
 
 use crate::args::{self, RunArgs};
@@ -67,11 +66,7 @@ fn print_plan(a: &RunArgs, host: &Host) -> Result<ExitCode, CliError> {
         return Err(r.clone().into());
     }
     for cfg in &plan.configs {
-        let spec_json = serde_json::Value::Object(cfg.spec.clone()).to_string();
-        let input = match &cfg.worker.plan_for {
-            Some(f) => RunSpec::from_json(&spec_json)?.worker_plan_json(f),
-            None => spec_json,
-        };
+        let input = cfg.worker.stdin(&cfg.spec);
         println!(
             "{}",
             json!({
@@ -141,7 +136,7 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
             "configuration": cfg.label,
             "framework": cfg.framework,
             "environment": cfg.env,
-            "spec": cfg.spec,
+            "spec": cfg.spec.raw,
             "run_ids": members.iter().map(|r| r.id).collect::<Vec<_>>(),
             "repeats": aggregate_repeats(&summaries),
         }));

@@ -70,7 +70,7 @@ fn explain(home: &Home, out: &Output, v: &Value) -> String {
 }
 
 fn ready(framework: &str) -> envs::FrameworkEnv {
-    let e = envs::resolve(framework, None).unwrap_or_else(|e| {
+    let e = envs::resolve(framework.parse().unwrap(), None).unwrap_or_else(|e| {
         panic!("{framework}: {e} — run `make setup` (scripts/setup.sh installs every framework)")
     });
     assert!(e.ready);
@@ -356,7 +356,7 @@ fn every_python_framework_trains_in_amp_bf16_on_the_cpu() {
 
 fn counts(env: &envs::FrameworkEnv, configs: &[Value]) -> Vec<u64> {
     let mut child = Command::new(&env.python)
-        .args(["-m", "trainbench_worker", &env.framework, "count"])
+        .args(["-m", "trainbench_worker", env.framework.as_str(), "count"])
         .env("PYTHONPATH", envs::package_dir())
         .env("OMP_NUM_THREADS", "1")
         .env("TF_CPP_MIN_LOG_LEVEL", "2")

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::record::RunDetail;
 use crate::reference::gpu_peak_for;
+use crate::spec::Precision;
 use crate::summary::RunStatus;
 
 /// Energy from the counter and mean power × time may differ by this much.
@@ -227,7 +228,7 @@ pub fn check_run(d: &RunDetail) -> Vec<Check> {
         },
         None => check("gpu_sku", Fail, "no GPU recorded in the run's provenance"),
     });
-    out.push(if d.row.precision == "amp-fp16" {
+    out.push(if d.row.precision == Precision::AmpFp16 {
         match d.loss_scale {
             Some(scale) if scale.is_finite() && scale > 0.0 => check(
                 "loss_scaling",
@@ -313,14 +314,18 @@ mod tests {
                 id: 1,
                 sweep_id: None,
                 config_key: "k".into(),
+                scaling_key: "k".into(),
                 repeat_index: 0,
-                framework: "pytorch".into(),
+                framework: crate::Framework::Pytorch,
+                environment: None,
                 model: "vit_base_patch16_224".into(),
-                precision: precision.into(),
-                device: "cuda:0".into(),
+                precision: Precision::parse(precision).unwrap(),
+                compile: crate::spec::Compile::Off,
+                device: crate::Device::Cuda(0),
                 devices: 1,
+                parallel: crate::spec::Parallel::Ddp,
                 batch_size: 100,
-                data: "synthetic".into(),
+                data: crate::DataSource::Synthetic,
                 status: RunStatus::Completed,
                 status_reason: None,
                 error_class: None,

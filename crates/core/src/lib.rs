@@ -1,5 +1,7 @@
 //! TrainBench core: the domain every other crate shares.
 //!
+//! - [`framework`]: the frameworks (libtorch from Rust, PyTorch, TensorFlow, JAX).
+//! - [`error`]: [`SpecError`], a bad value with its field and what is allowed.
 //! - [`spec`]: the run specification a worker receives, parsed and validated with
 //!   errors that name the field, the value and what is allowed.
 //! - [`models`]: the model catalogue (ViT, ResNet, BERT and small CPU variants) with
@@ -22,6 +24,8 @@
 
 pub mod acceptance;
 pub mod compare;
+pub mod error;
+pub mod framework;
 pub mod models;
 pub mod protocol;
 pub mod record;
@@ -32,6 +36,8 @@ pub mod stats;
 pub mod summary;
 pub mod telemetry;
 
+pub use error::SpecError;
+pub use framework::Framework;
 pub use models::{ModelConfig, ModelOptions};
 pub use protocol::{ErrorClass, Event, PROTOCOL_VERSION};
-pub use spec::{DataSource, Device, Precision, RunSpec, SpecError};
+pub use spec::{DataSource, Device, Precision, RunSpec};

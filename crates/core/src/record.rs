@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::framework::Framework;
+use crate::spec::{Compile, DataSource, Device, Parallel, Precision};
 use crate::summary::{MemoryPeak, RunStatus, RunSummary};
 
 /// A run as listed.
@@ -12,15 +14,23 @@ use crate::summary::{MemoryPeak, RunStatus, RunSummary};
 pub struct RunRow {
     pub id: i64,
     pub sweep_id: Option<i64>,
+    /// Equal for the repeats of one configuration (see `spec::ConfigKeys`).
     pub config_key: String,
+    /// Equal for configurations that differ at most in their device count.
+    pub scaling_key: String,
     pub repeat_index: u32,
-    pub framework: String,
+    pub framework: Framework,
+    /// The registered environment of a Python framework; `None`: its own.
+    pub environment: Option<String>,
     pub model: String,
-    pub precision: String,
-    pub device: String,
+    pub precision: Precision,
+    pub compile: Compile,
+    #[cfg_attr(feature = "specta", specta(type = String))]
+    pub device: Device,
     pub devices: u32,
+    pub parallel: Parallel,
     pub batch_size: u64,
-    pub data: String,
+    pub data: DataSource,
     pub status: RunStatus,
     pub status_reason: Option<String>,
     pub error_class: Option<String>,
@@ -76,13 +86,10 @@ impl RunDetail {
     /// The GPU the run trained on (`cuda:N`), by the name its provenance
     /// recorded when it started; `None` for CPU runs and unknown provenance.
     pub fn gpu_name(&self) -> Option<String> {
-        let index: u64 = self
-            .row
-            .device
-            .strip_prefix("cuda")?
-            .trim_start_matches(':')
-            .parse()
-            .unwrap_or(0);
+        let Device::Cuda(index) = self.row.device else {
+            return None;
+        };
+        let index = u64::from(index);
         self.provenance.as_ref()?["gpus"]
             .as_array()?
             .iter()

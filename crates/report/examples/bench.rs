@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use trainbench_core::compare::Grouping;
 use trainbench_core::session::{ChartKind, SessionFile, SessionSettings};
+use trainbench_core::{Framework, Precision};
 use trainbench_report::{csv, pdf};
 use trainbench_store::fixtures::{write_run, FixtureRun};
 use trainbench_store::Store;
@@ -26,8 +27,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn fixture(i: usize) -> FixtureRun {
     FixtureRun {
-        framework: ["tch", "pytorch", "tensorflow", "jax"][i % 4].into(),
-        precision: ["fp32", "amp-bf16"][(i / 4) % 2].into(),
+        framework: Framework::ALL[i % 4],
+        precision: [Precision::Fp32, Precision::AmpBf16][(i / 4) % 2],
         devices: 1 + (i / 8 % 2) as u32,
         samples_per_s: 300.0 + (i % 7) as f64 * 40.0,
         seed: i as u64,

@@ -26,13 +26,20 @@ fn out_dir(name: &str) -> PathBuf {
 fn stored(dir: &std::path::Path) -> (Store, Vec<i64>) {
     let mut store = Store::open(&dir.join("runs.sqlite")).expect("open");
     let mut ids = Vec::new();
-    for (k, fw) in ["tch", "pytorch", "jax"].iter().enumerate() {
+    for (k, fw) in [
+        trainbench_core::Framework::Tch,
+        trainbench_core::Framework::Pytorch,
+        trainbench_core::Framework::Jax,
+    ]
+    .into_iter()
+    .enumerate()
+    {
         for rep in 0..2 {
             ids.push(
                 write_run(
                     &mut store,
                     &FixtureRun {
-                        framework: (*fw).into(),
+                        framework: fw,
                         samples_per_s: 400.0 + 60.0 * k as f64,
                         seed: (k * 10 + rep) as u64,
                         ..Default::default()
@@ -57,7 +64,7 @@ fn stored(dir: &std::path::Path) -> (Store, Vec<i64>) {
     let failed = write_run(
         &mut store,
         &FixtureRun {
-            framework: "tensorflow".into(),
+            framework: trainbench_core::Framework::Tensorflow,
             status: RunStatus::Failed,
             windows: 0,
             seed: 7,

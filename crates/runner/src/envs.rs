@@ -16,12 +16,14 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use trainbench_core::Framework;
+
 use crate::WorkerCommand;
 
 /// A Python framework the studio installs itself.
 #[derive(Debug, Clone, Copy)]
 pub struct Builtin {
-    pub framework: &'static str,
+    pub framework: Framework,
     /// The environment's directory name under `envs/`.
     pub env_name: &'static str,
     /// The import whose version the environment reports.
@@ -33,7 +35,7 @@ pub struct Builtin {
 
 pub const BUILTIN: [Builtin; 3] = [
     Builtin {
-        framework: "pytorch",
+        framework: Framework::Pytorch,
         env_name: "torch-2.13.0",
         import: "torch",
         // PyPI's torch wheel carries CUDA and also runs on the CPU.
@@ -41,23 +43,20 @@ pub const BUILTIN: [Builtin; 3] = [
         requirements_gpu: include_str!("../../../envs/torch.txt"),
     },
     Builtin {
-        framework: "tensorflow",
+        framework: Framework::Tensorflow,
         env_name: "tensorflow-2.21.0",
         import: "tensorflow",
         requirements_cpu: include_str!("../../../envs/tensorflow.txt"),
         requirements_gpu: include_str!("../../../envs/tensorflow-cuda.txt"),
     },
     Builtin {
-        framework: "jax",
+        framework: Framework::Jax,
         env_name: "jax-0.10.2",
         import: "jax",
         requirements_cpu: include_str!("../../../envs/jax.txt"),
         requirements_gpu: include_str!("../../../envs/jax-cuda.txt"),
     },
 ];
-
-/// The frameworks that run in Python environments.
-pub const PYTHON_FRAMEWORKS: [&str; 3] = ["pytorch", "tensorflow", "jax"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum EnvError {
@@ -102,7 +101,7 @@ pub fn home() -> PathBuf {
 pub struct FrameworkEnv {
     /// `torch-2.13.0` for the studio's own, the person's name for a registered one.
     pub name: String,
-    pub framework: String,
+    pub framework: Framework,
     pub python: PathBuf,
     /// Installed by the studio (`env install`) rather than registered.
     pub builtin: bool,
@@ -120,7 +119,7 @@ struct Registry {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 struct Registered {
-    framework: String,
+    framework: Framework,
     python: PathBuf,
 }
 
@@ -159,7 +158,7 @@ fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-fn builtin(framework: &str) -> Option<&'static Builtin> {
+fn builtin(framework: Framework) -> Option<&'static Builtin> {
     BUILTIN.iter().find(|b| b.framework == framework)
 }
 
@@ -196,7 +195,7 @@ fn builtin_env(b: &Builtin) -> FrameworkEnv {
             .any(|r| marker.trim() == sha256_hex(r));
     FrameworkEnv {
         name: b.env_name.to_owned(),
-        framework: b.framework.to_owned(),
+        framework: b.framework,
         version: installed_version(&python, b.import),
         python,
         builtin: true,
@@ -208,7 +207,7 @@ fn builtin_env(b: &Builtin) -> FrameworkEnv {
 pub fn list() -> Result<Vec<FrameworkEnv>, EnvError> {
     let mut out: Vec<FrameworkEnv> = BUILTIN.iter().map(builtin_env).collect();
     for (name, r) in load_registry()?.environments {
-        let import = builtin(&r.framework).map_or("", |b| b.import);
+        let import = builtin(r.framework).map_or("", |b| b.import);
         out.push(FrameworkEnv {
             version: installed_version(&r.python, import),
             ready: r.python.exists(),
@@ -222,14 +221,14 @@ pub fn list() -> Result<Vec<FrameworkEnv>, EnvError> {
 }
 
 /// The environment `framework@name` (or the framework's own when `name` is None).
-pub fn resolve(framework: &str, name: Option<&str>) -> Result<FrameworkEnv, EnvError> {
+pub fn resolve(framework: Framework, name: Option<&str>) -> Result<FrameworkEnv, EnvError> {
     let Some(b) = builtin(framework) else {
         return Err(bad(
             "framework",
             framework,
             format!(
                 "one of {} to run in a Python environment",
-                PYTHON_FRAMEWORKS.join(", ")
+                Framework::list(&Framework::PYTHON)
             ),
         ));
     };
@@ -293,14 +292,14 @@ pub fn package_dir() -> PathBuf {
 
 /// How to start the worker for `env`.
 pub fn worker_command(env: &FrameworkEnv) -> WorkerCommand {
-    WorkerCommand::python(&env.framework, env.python.clone(), package_dir())
+    WorkerCommand::python(env.framework, env.python.clone(), package_dir())
 }
 
 /// Asks the worker in `env` what it sees: `{"version", "gpus", ...}`.
 pub fn check(env: &FrameworkEnv) -> Result<serde_json::Value, String> {
     let cmd = worker_command(env);
     let out = Command::new(&cmd.program)
-        .args(["-m", "trainbench_worker", &env.framework, "info"])
+        .args(["-m", "trainbench_worker", env.framework.as_str(), "info"])
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .output()
@@ -326,9 +325,13 @@ pub fn check(env: &FrameworkEnv) -> Result<serde_json::Value, String> {
 
 /// Registers another environment of `framework` under `name` (for comparing
 /// versions), after checking that its worker starts and imports the framework.
-pub fn register(name: &str, framework: &str, python: &Path) -> Result<FrameworkEnv, EnvError> {
+pub fn register(name: &str, framework: Framework, python: &Path) -> Result<FrameworkEnv, EnvError> {
     if builtin(framework).is_none() {
-        return Err(bad("framework", framework, PYTHON_FRAMEWORKS.join(", ")));
+        return Err(bad(
+            "framework",
+            framework,
+            Framework::list(&Framework::PYTHON),
+        ));
     }
     let ok_name = !name.is_empty()
         && name
@@ -406,12 +409,12 @@ pub fn unregister(name: &str) -> Result<(), EnvError> {
 /// `python3 -m venv` and pip from PyPI, passing every output line to `line`.
 /// The marker is written last, so a failed install is never taken as ready.
 pub fn install(
-    framework: &str,
+    framework: Framework,
     gpu: bool,
     mut line: impl FnMut(&str),
 ) -> Result<FrameworkEnv, EnvError> {
     let b = builtin(framework)
-        .ok_or_else(|| bad("framework", framework, PYTHON_FRAMEWORKS.join(", ")))?;
+        .ok_or_else(|| bad("framework", framework, Framework::list(&Framework::PYTHON)))?;
     let requirements = if gpu {
         b.requirements_gpu
     } else {
@@ -419,7 +422,7 @@ pub fn install(
     };
     let dir = home().join("envs").join(b.env_name);
     let fail = |reason: String| EnvError::Install {
-        framework: framework.to_owned(),
+        framework: framework.to_string(),
         reason,
     };
     let marker = dir.join(".trainbench-ready");
@@ -487,7 +490,7 @@ mod tests {
     #[test]
     fn every_python_framework_has_pinned_requirements() {
         for b in BUILTIN {
-            assert!(PYTHON_FRAMEWORKS.contains(&b.framework));
+            assert!(Framework::PYTHON.contains(&b.framework));
             for r in [b.requirements_cpu, b.requirements_gpu] {
                 assert!(
                     r.contains("=="),

@@ -18,7 +18,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{interval, sleep_until, Instant, MissedTickBehavior};
 use trainbench_core::protocol::Event;
 use trainbench_core::reference::gpu_peak_for;
+use trainbench_core::spec::CheckedSpec;
 use trainbench_core::summary::{summarize, RunStatus, RunSummary};
+use trainbench_core::{Device, Framework};
 use trainbench_probe::{GpuProbe, HostSampler};
 use trainbench_store::{Store, StoreError, TelemetrySample};
 
@@ -45,7 +47,7 @@ pub struct WorkerCommand {
     pub env: Vec<(String, String)>,
     /// `Some(framework)`: the worker reads a resolved plan
     /// (`RunSpec::worker_plan_json`) instead of the spec as written.
-    pub plan_for: Option<String>,
+    pub plan_for: Option<Framework>,
 }
 
 impl WorkerCommand {
@@ -71,7 +73,7 @@ impl WorkerCommand {
 
     /// A Python worker: `python -m trainbench_worker FRAMEWORK train` in the
     /// framework's environment, with the worker package on `PYTHONPATH`.
-    pub fn python(framework: &str, python: PathBuf, package_dir: PathBuf) -> WorkerCommand {
+    pub fn python(framework: Framework, python: PathBuf, package_dir: PathBuf) -> WorkerCommand {
         let mut path = package_dir.display().to_string();
         if let Some(old) = std::env::var_os("PYTHONPATH") {
             path = format!("{path}:{}", old.to_string_lossy());
@@ -81,14 +83,25 @@ impl WorkerCommand {
             args: vec![
                 "-m".into(),
                 "trainbench_worker".into(),
-                framework.into(),
+                framework.as_str().into(),
                 "train".into(),
             ],
             env: vec![
                 ("PYTHONPATH".into(), path),
                 ("PYTHONUNBUFFERED".into(), "1".into()),
             ],
-            plan_for: Some(framework.into()),
+            plan_for: Some(framework),
+        }
+    }
+}
+
+impl WorkerCommand {
+    /// What the worker reads on stdin: the spec as written (libtorch), or the
+    /// plan of the typed spec (a Python framework).
+    pub fn stdin(&self, spec: &CheckedSpec) -> String {
+        match self.plan_for {
+            None => spec.raw.to_json(),
+            Some(framework) => spec.spec.worker_plan_json(framework),
         }
     }
 }
@@ -186,31 +199,25 @@ impl Runner<'_> {
         &self,
         store: &mut Store,
         run_id: i64,
-        spec_json: &str,
+        spec: &CheckedSpec,
         progress: &mut dyn Progress,
         cancel: watch::Receiver<bool>,
     ) -> Result<Outcome, RunnerError> {
-        run_one(store, run_id, spec_json, self, progress, cancel).await
+        run_one(store, run_id, spec, self, progress, cancel).await
     }
 }
 
 async fn run_one(
     store: &mut Store,
     run_id: i64,
-    spec_json: &str,
+    spec: &CheckedSpec,
     runner: &Runner<'_>,
     progress: &mut dyn Progress,
     mut cancel: watch::Receiver<bool>,
 ) -> Result<Outcome, RunnerError> {
     let (worker, gpu, opts) = (&runner.worker, runner.gpu, runner.opts);
     store.start_run(run_id, &trainbench_probe::provenance(gpu))?;
-    let input = match &worker.plan_for {
-        None => spec_json.to_owned(),
-        Some(framework) => match trainbench_core::spec::RunSpec::from_json(spec_json) {
-            Ok(spec) => spec.worker_plan_json(framework),
-            Err(e) => return failed_before_start(store, run_id, gpu, e.to_string(), "bad_config"),
-        },
-    };
+    let input = worker.stdin(spec);
     let spawned = Command::new(&worker.program)
         .args(&worker.args)
         .envs(worker.env.iter().map(|(k, v)| (k, v)))
@@ -480,12 +487,7 @@ pub fn finish_summary(
 ) -> Result<RunSummary, StoreError> {
     let mut m = store.measurements(run_id)?;
     let row = store.run_row(run_id)?;
-    if row.device.starts_with("cuda") {
-        let index: u32 = row
-            .device
-            .strip_prefix("cuda:")
-            .and_then(|i| i.parse().ok())
-            .unwrap_or(0);
+    if let Device::Cuda(index) = row.device {
         // The GPU as recorded when the run started (its provenance), so that a
         // summary recomputed later or elsewhere names the same device.
         let recorded = store.run_detail(run_id)?.gpu_name();
@@ -496,7 +498,7 @@ pub fn finish_summary(
                 .map(|g| g.name)
         });
         m.device_peak = name.as_deref().and_then(gpu_peak_for);
-        m.device_name = name.or_else(|| Some(row.device.clone()));
+        m.device_name = name.or_else(|| Some(row.device.to_string()));
         let steady = trainbench_core::stats::warmup_windows(
             &m.windows
                 .iter()
@@ -516,88 +518,4 @@ pub fn finish_summary(
 }
 
 #[cfg(test)]
-mod tests {
-    use std::os::unix::process::ExitStatusExt;
-
-    use trainbench_core::protocol::ErrorClass;
-
-    use super::*;
-
-    fn done() -> Event {
-        Event::Done {
-            steps: 10,
-            samples: 80,
-            reason: "completed".into(),
-            loss_scale: None,
-            t_ns: 1,
-        }
-    }
-
-    /// `wait(2)` statuses: exit code `c` is `c << 8`; a signal is its number.
-    fn exited(code: i32) -> ExitStatus {
-        ExitStatus::from_raw(code << 8)
-    }
-
-    #[test]
-    fn done_and_exit_0_is_completed_and_anything_else_says_why() {
-        assert_eq!(
-            decide_status(None, Some(&done()), Some(&exited(0))),
-            (RunStatus::Completed, None, None)
-        );
-        let (status, reason, class) = decide_status(None, Some(&done()), Some(&exited(3)));
-        assert_eq!(
-            (status, class.as_deref()),
-            (RunStatus::Failed, Some("internal"))
-        );
-        assert_eq!(
-            reason.as_deref(),
-            Some("the worker exited with code 3 after reporting done")
-        );
-        let oom = Event::Error {
-            class: ErrorClass::Oom,
-            field: None,
-            message: "out of memory at batch 4096".into(),
-            t_ns: 2,
-        };
-        assert_eq!(
-            decide_status(None, Some(&oom), Some(&exited(3))),
-            (
-                RunStatus::Failed,
-                Some("out of memory at batch 4096".into()),
-                Some("oom".into())
-            )
-        );
-    }
-
-    #[test]
-    fn a_signal_without_a_terminal_event_is_a_crash_and_a_stop_wins() {
-        let (status, reason, class) = decide_status(None, None, Some(&ExitStatus::from_raw(9)));
-        assert_eq!(
-            (status, class.as_deref()),
-            (RunStatus::Failed, Some("crashed"))
-        );
-        assert!(
-            reason.as_deref().is_some_and(
-                |r| r.contains("signal 9") && r.ends_with("without a done or error event")
-            ),
-            "{reason:?}"
-        );
-        let (_, _, class) = decide_status(None, None, Some(&exited(0)));
-        assert_eq!(class.as_deref(), Some("internal"));
-        let (_, reason, _) = decide_status(None, None, None);
-        assert_eq!(
-            reason.as_deref(),
-            Some("the worker's exit status is unknown without a done or error event")
-        );
-        // The runner's own stop (cancel, timeout) wins over what the worker said.
-        let stopped = Some((RunStatus::Cancelled, "cancelled by the user".to_owned()));
-        assert_eq!(
-            decide_status(stopped, Some(&done()), Some(&ExitStatus::from_raw(9))),
-            (
-                RunStatus::Cancelled,
-                Some("cancelled by the user".into()),
-                None
-            )
-        );
-    }
-}
+mod tests;

@@ -7,7 +7,9 @@
 )]
 
 use trainbench_core::protocol::Event;
+use trainbench_core::spec::CheckedSpec;
 use trainbench_core::summary::RunStatus;
+use trainbench_core::Framework;
 use trainbench_probe::GpuProbe;
 use trainbench_runner::{envs, Progress, Runner, RunnerOptions};
 use trainbench_store::{NewRun, Store};
@@ -18,22 +20,9 @@ impl Progress for Quiet {
     fn event(&mut self, _run_id: i64, _event: &Event) {}
 }
 
-fn queue(store: &Store, framework: &str, spec: &serde_json::Value) -> i64 {
+fn queue(store: &Store, framework: Framework, spec: &CheckedSpec) -> i64 {
     store
-        .insert_run(&NewRun {
-            sweep_id: None,
-            config_key: spec.to_string(),
-            repeat_index: 0,
-            framework: framework.into(),
-            model: spec["model"].as_str().unwrap().into(),
-            precision: spec["precision"].as_str().unwrap().into(),
-            device: "cpu".into(),
-            devices: 1,
-            batch_size: 4,
-            data: "synthetic".into(),
-            spec_json: spec.to_string(),
-            price_offering: None,
-        })
+        .insert_run(&NewRun::of_spec(framework, None, spec))
         .unwrap()
 }
 
@@ -50,10 +39,11 @@ fn a_precision_the_worker_refuses_is_a_stored_unsupported_run() {
         .unwrap();
     // amp-fp16 on the CPU: the CLI refuses it up front; a worker asked anyway
     // (or a GPU without the support) must refuse it itself, with the reason.
-    for framework in ["pytorch", "tensorflow", "jax"] {
+    for framework in Framework::PYTHON {
         let env = envs::resolve(framework, None)
             .unwrap_or_else(|e| panic!("{e} — run `make setup` to install every framework"));
         let spec = serde_json::json!({"model": "resnet_mini", "precision": "amp-fp16", "batch_size": 4, "steps": 2});
+        let spec = CheckedSpec::new(serde_json::from_value(spec).unwrap()).unwrap();
         let id = queue(&store, framework, &spec);
         let (_, cancel) = tokio::sync::watch::channel(false);
         let runner = Runner {
@@ -62,7 +52,7 @@ fn a_precision_the_worker_refuses_is_a_stored_unsupported_run() {
             opts: RunnerOptions::default(),
         };
         let outcome = rt
-            .block_on(runner.run(&mut store, id, &spec.to_string(), &mut Quiet, cancel))
+            .block_on(runner.run(&mut store, id, &spec, &mut Quiet, cancel))
             .unwrap();
         assert_eq!(outcome.status, RunStatus::Failed, "{framework}");
         assert_eq!(

@@ -12,6 +12,7 @@
 use std::time::Instant;
 
 use trainbench_core::protocol::Event;
+use trainbench_core::spec::{CheckedSpec, Framework};
 use trainbench_store::{NewRun, Store, TelemetrySample};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -19,20 +20,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("load.sqlite");
     let mut store = Store::open(&path)?;
-    let run = store.insert_run(&NewRun {
-        sweep_id: None,
-        config_key: "load".into(),
-        repeat_index: 0,
-        framework: "tch".into(),
-        model: "resnet50".into(),
-        precision: "amp-bf16".into(),
-        device: "cuda:0".into(),
-        devices: 1,
-        batch_size: 256,
-        data: "synthetic".into(),
-        spec_json: "{}".into(),
-        price_offering: None,
-    })?;
+    let spec = CheckedSpec::new(serde_json::from_value(serde_json::json!({
+        "model": "resnet50", "precision": "amp-bf16", "device": "cuda:0", "batch_size": 256, "steps": 1000,
+    }))?)?;
+    let run = store.insert_run(&NewRun::of_spec(Framework::Tch, None, &spec))?;
     store.start_run(run, &serde_json::json!({}))?;
 
     // One hour at one flush per 500 ms (WRITE_LOAD_FLUSHES to shorten).

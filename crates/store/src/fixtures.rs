@@ -5,6 +5,9 @@
 //! the studio itself.
 
 use trainbench_core::protocol::{DataInfo, DeviceInfo, Event};
+use trainbench_core::spec::{
+    Compile, ConfigKeys, DataSource, Device, Framework, Parallel, Precision,
+};
 use trainbench_core::summary::{summarize, RunStatus};
 
 use crate::{NewRun, Result, Store, TelemetrySample};
@@ -12,9 +15,9 @@ use crate::{NewRun, Result, Store, TelemetrySample};
 /// What to generate.
 #[derive(Debug, Clone)]
 pub struct FixtureRun {
-    pub framework: String,
+    pub framework: Framework,
     pub model: String,
-    pub precision: String,
+    pub precision: Precision,
     pub devices: u32,
     pub batch_size: u64,
     /// Steady throughput the windows are built around, samples/s.
@@ -29,9 +32,9 @@ pub struct FixtureRun {
 impl Default for FixtureRun {
     fn default() -> Self {
         FixtureRun {
-            framework: "tch".into(),
+            framework: Framework::Tch,
             model: "resnet_mini".into(),
-            precision: "fp32".into(),
+            precision: Precision::Fp32,
             devices: 1,
             batch_size: 32,
             samples_per_s: 400.0,
@@ -60,18 +63,28 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
         "model": f.model, "precision": f.precision, "devices": f.devices, "batch_size": f.batch_size,
         "data": "synthetic", "target_accuracy": f.target_accuracy,
     });
-    let config_key = serde_json::json!({"framework": f.framework, "spec": spec}).to_string();
+    let key = |spec: &serde_json::Value| {
+        serde_json::json!({"framework": f.framework, "spec": spec}).to_string()
+    };
+    let mut one_device = spec.clone();
+    one_device["devices"] = serde_json::Value::Null;
     let id = store.insert_run(&NewRun {
         sweep_id: None,
-        config_key,
+        keys: ConfigKeys {
+            config: key(&spec),
+            scaling: key(&one_device),
+        },
         repeat_index: 0,
-        framework: f.framework.clone(),
+        framework: f.framework,
+        environment: None,
         model: f.model.clone(),
-        precision: f.precision.clone(),
-        device: "cpu".into(),
+        precision: f.precision,
+        compile: Compile::Off,
+        device: Device::Cpu,
         devices: f.devices,
+        parallel: Parallel::Ddp,
         batch_size: f.batch_size,
-        data: "synthetic".into(),
+        data: DataSource::Synthetic,
         spec_json: spec.to_string(),
         price_offering: f.price_offering.clone(),
     })?;
@@ -95,7 +108,7 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
         Event::Hello {
             protocol: 1,
             worker: "fixture".into(),
-            framework: f.framework.clone(),
+            framework: f.framework.to_string(),
             framework_version: "generated".into(),
             libraries: Vec::new(),
             devices_visible: vec![cpu.clone()],
@@ -103,8 +116,8 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
             model: f.model.clone(),
             param_count: 77_834,
             flops_per_sample: 1.2e7,
-            precision: f.precision.clone(),
-            precision_in_effect: f.precision.clone(),
+            precision: f.precision.to_string(),
+            precision_in_effect: f.precision.to_string(),
             execution: None,
             world_size: Some(f.devices),
             batch_size: f.batch_size,

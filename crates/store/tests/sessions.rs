@@ -36,7 +36,11 @@ fn source_with_session(dir: &std::path::Path) -> (Store, i64, Vec<i64>) {
             write_run(
                 &mut store,
                 &FixtureRun {
-                    framework: ["tch", "pytorch", "jax"][i].into(),
+                    framework: [
+                        trainbench_core::Framework::Tch,
+                        trainbench_core::Framework::Pytorch,
+                        trainbench_core::Framework::Jax,
+                    ][i],
                     samples_per_s: 300.0 + 50.0 * i as f64,
                     seed: i as u64,
                     ..Default::default()

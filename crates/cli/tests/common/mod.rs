@@ -7,8 +7,9 @@
     reason = "test helpers; each test file uses its own subset"
 )]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -55,4 +56,103 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// A studio database in a scratch directory, and the CLI pointed at it with the
+/// real libtorch worker.
+/// The libtorch worker cargo built beside the CLI.
+pub fn real_worker() -> PathBuf {
+    let w = Path::new(TRAINBENCH).with_file_name("trainbench-worker-tch");
+    assert!(
+        w.exists(),
+        "{} is missing: build the workspace (cargo test --workspace builds it)",
+        w.display()
+    );
+    w
+}
+
+pub fn fake(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fake-workers")
+        .join(name)
+}
+
+pub struct Db {
+    pub scratch: Scratch,
+}
+
+impl Db {
+    pub fn new(name: &str) -> Db {
+        Db {
+            scratch: Scratch::new(&format!("cli-{name}")),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.scratch.0
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir().join("studio.sqlite")
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut c = trainbench(self.dir());
+        c.env("REAL_WORKER", real_worker());
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> (Output, Value) {
+        output_json(self.cmd().args(args))
+    }
+
+    pub fn with_worker(&self, worker: &Path, args: &[&str]) -> (Output, Value) {
+        output_json(self.cmd().env("TRAINBENCH_WORKER_TCH", worker).args(args))
+    }
+}
+
+pub const SMALL: [&str; 8] = [
+    "--model",
+    "resnet_mini",
+    "--steps",
+    "40",
+    "--batch-size",
+    "8",
+    "--window-steps",
+    "3",
+];
+
+/// The run of a sweep that failed.
+pub fn failed_run(out: &Output, v: &Value) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failed run exits 1: {}",
+        text(out)
+    );
+    v["runs"][0].clone()
+}
+
+/// Waits until run `id` has stored at least `n` windows.
+pub fn wait_for_windows(db: &Db, id: i64, n: i64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(conn) = rusqlite::Connection::open(db.path()) {
+            let got: i64 = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM windows WHERE run_id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .unwrap_or(0);
+            if got >= n {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "run {id} never stored {n} windows"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

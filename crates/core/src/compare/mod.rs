@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::record::RunRow;
+use crate::spec::{Compile, Parallel};
 use crate::stats::{mean_ci95, Interval};
 use crate::summary::{aggregate_repeats, scaling_efficiency, RunStatus, RunSummary};
 
@@ -199,34 +200,26 @@ pub enum CompareError {
 /// The configuration as a person reads it: framework (with its environment),
 /// model, precision, compile mode, devices, batch, data.
 pub fn config_label(r: &RunRow) -> String {
-    let key: serde_json::Value = serde_json::from_str(&r.config_key).unwrap_or_default();
-    let framework = match key["environment"].as_str() {
+    let framework = match &r.environment {
         Some(env) => format!("{}@{env}", r.framework),
-        None => r.framework.clone(),
+        None => r.framework.to_string(),
     };
-    let compile = match key["spec"]["compile"].as_str() {
-        Some(c) if c != "off" => format!(" compile={c}"),
-        _ => String::new(),
+    let compile = match r.compile {
+        Compile::Off => String::new(),
+        c => format!(" compile={c}"),
     };
-    let sharded = if key["spec"]["parallel"] == "fsdp" {
-        " fsdp"
-    } else {
-        ""
+    let sharded = match r.parallel {
+        Parallel::Fsdp => " fsdp",
+        Parallel::Ddp => "",
     };
     format!(
         "{framework} {} {}{compile} ×{}{sharded} b{} {}",
-        r.model, r.precision, r.devices, r.batch_size, r.data
+        r.model,
+        r.precision,
+        r.devices,
+        r.batch_size,
+        r.data.as_str()
     )
-}
-
-/// The configuration key without its device count (and the parallel mode that
-/// goes with it): entries equal under it differ only in devices.
-fn without_devices(config_key: &str) -> Option<serde_json::Value> {
-    let mut key: serde_json::Value = serde_json::from_str(config_key).ok()?;
-    let spec = key.get_mut("spec")?.as_object_mut()?;
-    spec.remove("devices");
-    spec.remove("parallel");
-    Some(key)
 }
 
 fn metric_value(metric: Metric, runs: &[&RunRow]) -> MetricValue {
@@ -415,13 +408,13 @@ pub fn compare(
                     .iter()
                     .filter(|r| r.status == RunStatus::Completed)
                     .count(),
-                framework: first.framework.clone(),
+                framework: first.framework.to_string(),
                 model: first.model.clone(),
-                precision: first.precision.clone(),
+                precision: first.precision.to_string(),
                 devices: first.devices,
                 batch_size: first.batch_size,
                 global_batch: first.batch_size * u64::from(first.devices),
-                data: first.data.clone(),
+                data: first.data.as_str().to_owned(),
                 param_count: first.param_count,
                 metrics: Metric::ALL
                     .into_iter()
@@ -448,14 +441,13 @@ pub fn compare(
     }
 
     // Scaling: entries equal but for their device count.
-    let stripped: Vec<Option<serde_json::Value>> = groups
+    let stripped: Vec<&str> = groups
         .iter()
-        .map(|(_, runs)| without_devices(&runs[0].config_key))
+        .map(|(_, runs)| runs[0].scaling_key.as_str())
         .collect();
     let mut scaling: Vec<ScalingSeries> = Vec::new();
-    let mut seen: Vec<&serde_json::Value> = Vec::new();
-    for (i, key) in stripped.iter().enumerate() {
-        let Some(key) = key else { continue };
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, &key) in stripped.iter().enumerate() {
         if seen.contains(&key) {
             continue;
         }
@@ -463,7 +455,7 @@ pub fn compare(
         let mut points: Vec<(u32, usize)> = stripped
             .iter()
             .enumerate()
-            .filter(|(_, k)| k.as_ref() == Some(key))
+            .filter(|(_, &k)| k == key)
             .map(|(j, _)| (entries[j].devices, j))
             .collect();
         points.sort_unstable();
@@ -571,160 +563,4 @@ fn count_text(n: Option<u64>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(id: i64, config: &str, devices: u32, tp: Option<f64>, ci: Option<(f64, f64)>) -> RunRow {
-        RunRow {
-            id,
-            sweep_id: None,
-            config_key: format!(
-                r#"{{"framework":"tch","spec":{{"model":"m","devices":{devices},"batch_size":8,"c":"{config}"}}}}"#
-            ),
-            repeat_index: 0,
-            framework: "tch".into(),
-            model: "m".into(),
-            precision: "fp32".into(),
-            device: "cpu".into(),
-            devices,
-            batch_size: 8,
-            data: "synthetic".into(),
-            status: RunStatus::Completed,
-            status_reason: None,
-            error_class: None,
-            exit_code: Some(0),
-            created_unix_ms: 0,
-            started_unix_ms: None,
-            ended_unix_ms: None,
-            param_count: Some(100),
-            price_offering: None,
-            origin: None,
-            summary: Some(RunSummary {
-                throughput_samples_per_s: tp,
-                throughput_ci95: ci.map(|(low, high)| Interval { low, high }),
-                windows_total: 10,
-                windows_warmup: 1,
-                warmup_rule: String::new(),
-                time_to_first_step_s: None,
-                peak_memory_bytes: Some(1_048_576 * id as u64),
-                peak_memory_source: None,
-                peak_memory_device: None,
-                target_accuracy: None,
-                best_accuracy: None,
-                time_to_accuracy_s: None,
-                target_reached: None,
-                epoch_time_s: None,
-                epoch_basis: None,
-                cost_per_epoch_usd: None,
-                cost_is_projected: None,
-                price_offering: None,
-                price_as_of: None,
-                energy_j_per_sample: None,
-                mfu: None,
-                mfu_note: String::new(),
-                param_count: Some(100),
-                global_batch: 8 * u64::from(devices),
-                energy_note: String::new(),
-                gpu: None,
-                warnings: Vec::new(),
-            }),
-        }
-    }
-
-    #[test]
-    fn deltas_winners_and_confidence() {
-        let rows = vec![
-            row(1, "a", 1, Some(100.0), Some((95.0, 105.0))),
-            row(2, "b", 1, Some(150.0), Some((140.0, 160.0))),
-            row(3, "c", 1, Some(104.0), Some((99.0, 110.0))),
-        ];
-        let c = compare(&rows, Grouping::Runs, Some(1)).expect("compare");
-        let tp = |i: usize| c.entries[i].metrics[&Metric::Throughput].clone();
-        assert_eq!(tp(1).delta_vs_baseline, Some(0.5));
-        assert_eq!(tp(0).delta_vs_baseline, Some(0.0));
-        let d = &c.decisions[0];
-        assert_eq!(
-            (d.metric, d.winner, d.runner_up),
-            (Metric::Throughput, Some(1), Some(2))
-        );
-        assert_eq!(d.confidence, Some(Confidence::Clear));
-        // Memory: lowest wins, no intervals.
-        let m = &c.decisions[1];
-        assert_eq!(
-            (m.winner, m.confidence),
-            (Some(0), Some(Confidence::PointValues))
-        );
-        // Nothing measured: no winner, and the note says why.
-        assert_eq!(c.decisions[2].winner, None);
-        assert_eq!(
-            c.entries[0].metrics[&Metric::CostPerEpoch].note.as_deref(),
-            Some("no price chosen")
-        );
-    }
-
-    #[test]
-    fn overlapping_intervals_are_not_a_clear_win() {
-        let rows = vec![
-            row(1, "a", 1, Some(100.0), Some((90.0, 110.0))),
-            row(2, "b", 1, Some(105.0), Some((95.0, 115.0))),
-        ];
-        let c = compare(&rows, Grouping::Runs, None).expect("compare");
-        assert_eq!(c.decisions[0].winner, Some(1));
-        assert_eq!(c.decisions[0].confidence, Some(Confidence::Overlapping));
-    }
-
-    #[test]
-    fn repeats_group_into_one_entry_with_a_t_interval() {
-        let rows = vec![
-            row(1, "a", 1, Some(100.0), None),
-            row(2, "a", 1, Some(110.0), None),
-            row(3, "b", 1, Some(50.0), None),
-        ];
-        let c = compare(&rows, Grouping::Configurations, None).expect("compare");
-        assert_eq!(c.entries.len(), 2);
-        let tp = &c.entries[0].metrics[&Metric::Throughput];
-        assert_eq!(tp.value, Some(105.0));
-        let ci = tp.ci95.expect("t interval from 2 repeats");
-        assert!(ci.low < 105.0 && ci.high > 105.0);
-        assert_eq!(c.entries[0].run_ids, vec![1, 2]);
-    }
-
-    #[test]
-    fn scaling_and_warnings_for_runs_differing_in_devices() {
-        let rows = vec![
-            row(1, "a", 1, Some(100.0), None),
-            row(2, "a", 2, Some(180.0), None),
-        ];
-        let c = compare(&rows, Grouping::Runs, None).expect("compare");
-        assert_eq!(c.entries[1].scaling_efficiency, Some(0.9));
-        assert_eq!(c.scaling.len(), 1);
-        assert_eq!(c.scaling[0].points, vec![(1, 0), (2, 1)]);
-        assert!(c.warnings.iter().any(|w| w.contains("global batch 16")));
-    }
-
-    #[test]
-    fn a_missing_value_in_one_repeat_is_not_averaged_away() {
-        let mut rows = vec![
-            row(1, "a", 1, Some(100.0), None),
-            row(2, "a", 1, None, None),
-        ];
-        rows[1].status = RunStatus::Failed;
-        rows.push(row(3, "b", 1, Some(90.0), None));
-        let c = compare(&rows, Grouping::Configurations, None).expect("compare");
-        let tp = &c.entries[0].metrics[&Metric::Throughput];
-        assert_eq!(tp.value, None);
-        assert_eq!(
-            tp.note.as_deref(),
-            Some("not measured (measured in 1 of 2 runs)")
-        );
-        assert!(c.warnings.iter().any(|w| w.contains("run 2 is failed")));
-        assert!(matches!(
-            compare(&rows[..1], Grouping::Runs, None),
-            Err(CompareError::TooFew { given: 1 })
-        ));
-        assert!(matches!(
-            compare(&rows, Grouping::Runs, Some(9)),
-            Err(CompareError::BaselineNotCompared(9))
-        ));
-    }
-}
+mod tests;

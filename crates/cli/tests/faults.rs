@@ -1,0 +1,195 @@
+//! Runs that go wrong, with the real `trainbench` binary and a real SQLite
+//! file: workers that print garbage, hang, exit early or are killed (the
+//! scripts in `tests/fake-workers/` wrap or replace the real worker), and a
+//! studio killed or interrupted mid-run. What was measured is kept and the
+//! database stays sound.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+mod common;
+
+use common::{failed_run, fake, text, wait_for_windows, Db, SMALL};
+
+#[test]
+fn a_worker_printing_garbage_is_tolerated() {
+    let db = Db::new("garbage");
+    let (out, v) = db.with_worker(
+        &fake("garbage-then-real.sh"),
+        &[&["run"], &SMALL[..], &["--json"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["runs"][0]["status"], "completed");
+}
+
+#[test]
+fn a_silent_worker_times_out() {
+    let db = Db::new("hang");
+    let started = Instant::now();
+    let (out, v) = db.with_worker(
+        &fake("hang.sh"),
+        &[&["run"], &SMALL[..], &["--timeout", "2", "--json"]].concat(),
+    );
+    let run = failed_run(&out, &v);
+    assert_eq!(run["status"], "timeout", "{run}");
+    assert!(run["status_reason"]
+        .as_str()
+        .unwrap()
+        .contains("printed nothing for 2 s"));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let (_, detail) = db.run(&["show", &run["id"].to_string(), "--json"]);
+    assert!(
+        detail["stderr_tail"]
+            .as_str()
+            .unwrap()
+            .contains("loading..."),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_worker_exiting_without_done_fails() {
+    let db = Db::new("exit0");
+    let (out, v) = db.with_worker(
+        &fake("exit0-without-done.sh"),
+        &[&["run"], &SMALL[..], &["--json"]].concat(),
+    );
+    let run = failed_run(&out, &v);
+    assert_eq!(run["status"], "failed");
+    assert!(
+        run["status_reason"]
+            .as_str()
+            .unwrap()
+            .contains("exited with code 0 without a done"),
+        "{run}"
+    );
+    assert_eq!(
+        run["time_to_first_step_s"], 0.5,
+        "what arrived before the failure is kept"
+    );
+}
+
+#[test]
+fn a_worker_killed_with_sigkill_keeps_its_data() {
+    let db = Db::new("sigkill");
+    let out = db
+        .cmd()
+        .env("TRAINBENCH_WORKER_TCH", fake("sigkill-mid-run.sh"))
+        .env("KILL_AFTER", "4")
+        .args([
+            "run",
+            "--model",
+            "vit_mini_patch4_32",
+            "--steps",
+            "100000",
+            "--batch-size",
+            "8",
+            "--window-steps",
+            "2",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = failed_run(&out, &v);
+    assert_eq!(run["status"], "failed");
+    assert!(
+        run["status_reason"].as_str().unwrap().contains("signal 9"),
+        "{run}"
+    );
+    let (_, detail) = db.run(&["show", &run["id"].to_string(), "--json"]);
+    assert!(
+        !detail["windows"].as_array().unwrap().is_empty(),
+        "windows before the kill are kept"
+    );
+    assert!(detail["throughput_samples_per_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_killed_studio_leaves_an_interrupted_run_and_a_sound_database() {
+    let db = Db::new("studio-killed");
+    let (out, _) = db.run(&[&["run"], &SMALL[..], &["--json"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let mut studio = db
+        .cmd()
+        .args([
+            "run",
+            "--model",
+            "vit_mini_patch4_32",
+            "--steps",
+            "100000",
+            "--batch-size",
+            "8",
+            "--window-steps",
+            "2",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the second run has stored windows, then kill the studio.
+    wait_for_windows(&db, 2, 2);
+    studio.kill().unwrap();
+    studio.wait().unwrap();
+    let (out, v) = db.run(&["runs", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["status"], "completed", "the earlier run is intact");
+    assert_eq!(runs[1]["status"], "interrupted");
+    let conn = rusqlite::Connection::open(db.path()).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+}
+
+#[test]
+fn ctrl_c_cancels_the_run_and_keeps_its_data() {
+    let db = Db::new("cancel");
+    let studio = db
+        .cmd()
+        .args([
+            "run",
+            "--model",
+            "vit_mini_patch4_32",
+            "--steps",
+            "100000",
+            "--batch-size",
+            "8",
+            "--window-steps",
+            "2",
+            "--repeats",
+            "2",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_windows(&db, 1, 2);
+    let status = Command::new("kill")
+        .args(["-INT", &studio.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = studio.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["status"], "cancelled");
+    assert!(
+        runs[0]["throughput_samples_per_s"].as_f64().unwrap() > 0.0,
+        "data up to the cancel is kept"
+    );
+    assert_eq!(runs[1]["status"], "cancelled");
+    assert!(runs[1]["status_reason"]
+        .as_str()
+        .unwrap()
+        .contains("before this run started"));
+}

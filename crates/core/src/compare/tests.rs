@@ -1,0 +1,157 @@
+use super::*;
+
+fn row(id: i64, config: &str, devices: u32, tp: Option<f64>, ci: Option<(f64, f64)>) -> RunRow {
+    RunRow {
+        id,
+        sweep_id: None,
+        config_key: format!("{config} ×{devices}"),
+        scaling_key: config.to_owned(),
+        repeat_index: 0,
+        framework: crate::Framework::Tch,
+        environment: None,
+        model: "m".into(),
+        precision: crate::Precision::Fp32,
+        compile: Compile::Off,
+        device: crate::Device::Cpu,
+        devices,
+        parallel: Parallel::Ddp,
+        batch_size: 8,
+        data: crate::DataSource::Synthetic,
+        status: RunStatus::Completed,
+        status_reason: None,
+        error_class: None,
+        exit_code: Some(0),
+        created_unix_ms: 0,
+        started_unix_ms: None,
+        ended_unix_ms: None,
+        param_count: Some(100),
+        price_offering: None,
+        origin: None,
+        summary: Some(RunSummary {
+            throughput_samples_per_s: tp,
+            throughput_ci95: ci.map(|(low, high)| Interval { low, high }),
+            windows_total: 10,
+            windows_warmup: 1,
+            warmup_rule: String::new(),
+            time_to_first_step_s: None,
+            peak_memory_bytes: Some(1_048_576 * id as u64),
+            peak_memory_source: None,
+            peak_memory_device: None,
+            target_accuracy: None,
+            best_accuracy: None,
+            time_to_accuracy_s: None,
+            target_reached: None,
+            epoch_time_s: None,
+            epoch_basis: None,
+            cost_per_epoch_usd: None,
+            cost_is_projected: None,
+            price_offering: None,
+            price_as_of: None,
+            energy_j_per_sample: None,
+            mfu: None,
+            mfu_note: String::new(),
+            param_count: Some(100),
+            global_batch: 8 * u64::from(devices),
+            energy_note: String::new(),
+            gpu: None,
+            warnings: Vec::new(),
+        }),
+    }
+}
+
+#[test]
+fn deltas_winners_and_confidence() {
+    let rows = vec![
+        row(1, "a", 1, Some(100.0), Some((95.0, 105.0))),
+        row(2, "b", 1, Some(150.0), Some((140.0, 160.0))),
+        row(3, "c", 1, Some(104.0), Some((99.0, 110.0))),
+    ];
+    let c = compare(&rows, Grouping::Runs, Some(1)).expect("compare");
+    let tp = |i: usize| c.entries[i].metrics[&Metric::Throughput].clone();
+    assert_eq!(tp(1).delta_vs_baseline, Some(0.5));
+    assert_eq!(tp(0).delta_vs_baseline, Some(0.0));
+    let d = &c.decisions[0];
+    assert_eq!(
+        (d.metric, d.winner, d.runner_up),
+        (Metric::Throughput, Some(1), Some(2))
+    );
+    assert_eq!(d.confidence, Some(Confidence::Clear));
+    // Memory: lowest wins, no intervals.
+    let m = &c.decisions[1];
+    assert_eq!(
+        (m.winner, m.confidence),
+        (Some(0), Some(Confidence::PointValues))
+    );
+    // Nothing measured: no winner, and the note says why.
+    assert_eq!(c.decisions[2].winner, None);
+    assert_eq!(
+        c.entries[0].metrics[&Metric::CostPerEpoch].note.as_deref(),
+        Some("no price chosen")
+    );
+}
+
+#[test]
+fn overlapping_intervals_are_not_a_clear_win() {
+    let rows = vec![
+        row(1, "a", 1, Some(100.0), Some((90.0, 110.0))),
+        row(2, "b", 1, Some(105.0), Some((95.0, 115.0))),
+    ];
+    let c = compare(&rows, Grouping::Runs, None).expect("compare");
+    assert_eq!(c.decisions[0].winner, Some(1));
+    assert_eq!(c.decisions[0].confidence, Some(Confidence::Overlapping));
+}
+
+#[test]
+fn repeats_group_into_one_entry_with_a_t_interval() {
+    let rows = vec![
+        row(1, "a", 1, Some(100.0), None),
+        row(2, "a", 1, Some(110.0), None),
+        row(3, "b", 1, Some(50.0), None),
+    ];
+    let c = compare(&rows, Grouping::Configurations, None).expect("compare");
+    assert_eq!(c.entries.len(), 2);
+    let tp = &c.entries[0].metrics[&Metric::Throughput];
+    assert_eq!(tp.value, Some(105.0));
+    let ci = tp.ci95.expect("t interval from 2 repeats");
+    assert!(ci.low < 105.0 && ci.high > 105.0);
+    assert_eq!(c.entries[0].run_ids, vec![1, 2]);
+}
+
+#[test]
+fn scaling_and_warnings_for_runs_differing_in_devices() {
+    let rows = vec![
+        row(1, "a", 1, Some(100.0), None),
+        row(2, "a", 2, Some(180.0), None),
+    ];
+    let c = compare(&rows, Grouping::Runs, None).expect("compare");
+    assert_eq!(c.entries[1].scaling_efficiency, Some(0.9));
+    assert_eq!(c.scaling.len(), 1);
+    assert_eq!(c.scaling[0].points, vec![(1, 0), (2, 1)]);
+    assert!(c.warnings.iter().any(|w| w.contains("global batch 16")));
+}
+
+#[test]
+fn a_missing_value_in_one_repeat_is_not_averaged_away() {
+    let mut rows = vec![
+        row(1, "a", 1, Some(100.0), None),
+        row(2, "a", 1, None, None),
+    ];
+    rows[1].status = RunStatus::Failed;
+    rows.push(row(3, "b", 1, Some(90.0), None));
+    let c = compare(&rows, Grouping::Configurations, None).expect("compare");
+    let tp = &c.entries[0].metrics[&Metric::Throughput];
+    assert_eq!(tp.value, None);
+    assert_eq!(
+        tp.note.as_deref(),
+        Some("not measured (measured in 1 of 2 runs)")
+    );
+    assert!(c.warnings.iter().any(|w| w.contains("run 2 is failed")));
+    assert!(matches!(
+        compare(&rows[..1], Grouping::Runs, None),
+        Err(CompareError::TooFew { given: 1 })
+    ));
+    assert!(matches!(
+        compare(&rows, Grouping::Runs, Some(9)),
+        Err(CompareError::BaselineNotCompared(9))
+    ));
+}

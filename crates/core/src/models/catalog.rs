@@ -1,0 +1,335 @@
+//! The catalogue: every model by name, with its defaults and the options a
+//! run may change.
+
+use super::{
+    BertConfig, CatalogEntry, Family, ModelConfig, ModelOptions, ResBlock, ResNetConfig, ResStem,
+    VitConfig,
+};
+use crate::error::SpecError;
+
+fn vit(
+    patch: i64,
+    dim: i64,
+    depth: i64,
+    heads: i64,
+    mlp: i64,
+    img: i64,
+    classes: i64,
+) -> ModelConfig {
+    ModelConfig::Vit(VitConfig {
+        patch_size: patch,
+        embed_dim: dim,
+        depth,
+        num_heads: heads,
+        mlp_hidden: mlp,
+        image_size: img,
+        in_channels: 3,
+        num_classes: classes,
+    })
+}
+
+fn resnet(
+    block: ResBlock,
+    stem: ResStem,
+    layers: &[i64],
+    planes: &[i64],
+    img: i64,
+    classes: i64,
+) -> ModelConfig {
+    ModelConfig::Resnet(ResNetConfig {
+        block,
+        stem,
+        stem_width: planes.first().copied().unwrap_or(64),
+        layers: layers.to_vec(),
+        planes: planes.to_vec(),
+        image_size: img,
+        in_channels: 3,
+        num_classes: classes,
+    })
+}
+
+fn bert(hidden: i64, layers: i64, heads: i64, classes: i64) -> ModelConfig {
+    ModelConfig::Bert(BertConfig {
+        vocab_size: 30522,
+        hidden,
+        layers,
+        heads,
+        intermediate: 4 * hidden,
+        max_position: 512,
+        type_vocab: 2,
+        seq_len: 128,
+        num_classes: classes,
+    })
+}
+
+/// Every model the studio knows, in the order the wizard lists them.
+pub const CATALOG: &[CatalogEntry] = &[
+    CatalogEntry {
+        name: "vit_tiny_patch16_224",
+        family: Family::Vit,
+        cpu_friendly: false,
+        summary: "ViT-Ti/16, 224 px (timm)",
+        reference_params: Some(5_717_416),
+        reference_includes_head: true,
+        build: || vit(16, 192, 12, 3, 768, 224, 1000),
+    },
+    CatalogEntry {
+        name: "vit_small_patch16_224",
+        family: Family::Vit,
+        cpu_friendly: false,
+        summary: "ViT-S/16, 224 px (timm)",
+        reference_params: Some(22_050_664),
+        reference_includes_head: true,
+        build: || vit(16, 384, 12, 6, 1536, 224, 1000),
+    },
+    CatalogEntry {
+        name: "vit_base_patch16_224",
+        family: Family::Vit,
+        cpu_friendly: false,
+        summary: "ViT-B/16, 224 px (timm)",
+        reference_params: Some(86_567_656),
+        reference_includes_head: true,
+        build: || vit(16, 768, 12, 12, 3072, 224, 1000),
+    },
+    CatalogEntry {
+        name: "vit_large_patch16_224",
+        family: Family::Vit,
+        cpu_friendly: false,
+        summary: "ViT-L/16, 224 px (timm)",
+        reference_params: Some(304_326_632),
+        reference_includes_head: true,
+        build: || vit(16, 1024, 24, 16, 4096, 224, 1000),
+    },
+    CatalogEntry {
+        name: "vit_huge_patch14_224",
+        family: Family::Vit,
+        cpu_friendly: false,
+        summary: "ViT-H/14, 224 px (timm)",
+        reference_params: Some(630_764_800),
+        reference_includes_head: false,
+        build: || vit(14, 1280, 32, 16, 5120, 224, 1000),
+    },
+    CatalogEntry {
+        name: "vit_giant_patch14_224",
+        family: Family::Vit,
+        cpu_friendly: false,
+        summary: "ViT-g/14, 224 px (timm; MLP ratio 48/11)",
+        reference_params: Some(1_012_611_432),
+        reference_includes_head: true,
+        build: || vit(14, 1408, 40, 16, 6144, 224, 1000),
+    },
+    CatalogEntry {
+        name: "vit_gigantic_patch14_224",
+        family: Family::Vit,
+        cpu_friendly: false,
+        summary: "ViT-G/14, 224 px (timm; MLP ratio 64/13)",
+        reference_params: Some(1_844_440_680),
+        reference_includes_head: true,
+        build: || vit(14, 1664, 48, 16, 8192, 224, 1000),
+    },
+    CatalogEntry {
+        name: "vit_mini_patch4_32",
+        family: Family::Vit,
+        cpu_friendly: true,
+        summary: "small ViT for 28–32 px images (patch 4, width 96, depth 4, 3 heads)",
+        reference_params: None,
+        reference_includes_head: true,
+        build: || vit(4, 96, 4, 3, 384, 32, 10),
+    },
+    CatalogEntry {
+        name: "resnet18",
+        family: Family::Resnet,
+        cpu_friendly: false,
+        summary: "ResNet-18 (torchvision)",
+        reference_params: Some(11_689_512),
+        reference_includes_head: true,
+        build: || {
+            resnet(
+                ResBlock::Basic,
+                ResStem::Imagenet,
+                &[2, 2, 2, 2],
+                &[64, 128, 256, 512],
+                224,
+                1000,
+            )
+        },
+    },
+    CatalogEntry {
+        name: "resnet50",
+        family: Family::Resnet,
+        cpu_friendly: false,
+        summary: "ResNet-50 v1.5 (torchvision)",
+        reference_params: Some(25_557_032),
+        reference_includes_head: true,
+        build: || {
+            resnet(
+                ResBlock::Bottleneck,
+                ResStem::Imagenet,
+                &[3, 4, 6, 3],
+                &[64, 128, 256, 512],
+                224,
+                1000,
+            )
+        },
+    },
+    CatalogEntry {
+        name: "resnet_mini",
+        family: Family::Resnet,
+        cpu_friendly: true,
+        summary: "small ResNet for 28–32 px images (basic blocks, widths 16/32/64)",
+        reference_params: None,
+        reference_includes_head: true,
+        build: || {
+            resnet(
+                ResBlock::Basic,
+                ResStem::Small,
+                &[1, 1, 1],
+                &[16, 32, 64],
+                32,
+                10,
+            )
+        },
+    },
+    CatalogEntry {
+        name: "bert_base_uncased",
+        family: Family::Bert,
+        cpu_friendly: false,
+        summary: "BERT-base uncased encoder (Hugging Face BertModel) + classification head",
+        reference_params: Some(109_482_240),
+        reference_includes_head: false,
+        build: || bert(768, 12, 12, 2),
+    },
+    CatalogEntry {
+        name: "bert_large_uncased",
+        family: Family::Bert,
+        cpu_friendly: false,
+        summary: "BERT-large uncased encoder (Hugging Face BertModel) + classification head",
+        reference_params: Some(335_141_888),
+        reference_includes_head: false,
+        build: || bert(1024, 24, 16, 2),
+    },
+    CatalogEntry {
+        name: "bert_tiny",
+        family: Family::Bert,
+        cpu_friendly: true,
+        summary: "2-layer BERT (hidden 128, 2 heads) + classification head",
+        reference_params: None,
+        reference_includes_head: false,
+        build: || bert(128, 2, 2, 2),
+    },
+];
+
+/// Names of every catalogued model, for error messages and listings.
+pub fn model_names() -> Vec<&'static str> {
+    CATALOG.iter().map(|e| e.name).collect()
+}
+
+pub fn lookup(name: &str) -> Option<&'static CatalogEntry> {
+    CATALOG.iter().find(|e| e.name == name)
+}
+
+fn positive(field: &str, value: i64, what: &str) -> Result<i64, SpecError> {
+    if value >= 1 {
+        Ok(value)
+    } else {
+        Err(SpecError::new(field, value, what))
+    }
+}
+
+fn not_for(field: &str, value: i64, model: &str) -> SpecError {
+    SpecError::new(field, value, &format!("not an option of model {model}"))
+}
+
+impl CatalogEntry {
+    /// The architecture at its defaults.
+    pub fn default_config(&self) -> ModelConfig {
+        (self.build)()
+    }
+
+    /// The architecture with `opts` applied, or an error naming the option.
+    pub fn config(&self, opts: &ModelOptions) -> Result<ModelConfig, SpecError> {
+        let mut cfg = self.default_config();
+        match &mut cfg {
+            ModelConfig::Vit(v) => {
+                if let Some(n) = opts.num_classes {
+                    v.num_classes = positive("num_classes", n, "a whole number ≥ 1")?;
+                }
+                if let Some(c) = opts.in_channels {
+                    v.in_channels = positive("in_channels", c, "a whole number ≥ 1")?;
+                }
+                if let Some(s) = opts.image_size {
+                    v.image_size = positive("image_size", s, "a whole number ≥ 1")?;
+                }
+                if v.image_size % v.patch_size != 0 {
+                    return Err(SpecError::new(
+                        "image_size",
+                        v.image_size,
+                        &format!(
+                            "a multiple of the patch size {} of {}",
+                            v.patch_size, self.name
+                        ),
+                    ));
+                }
+                if let Some(x) = opts.seq_len {
+                    return Err(not_for("seq_len", x, self.name));
+                }
+                if let Some(x) = opts.vocab_size {
+                    return Err(not_for("vocab_size", x, self.name));
+                }
+            }
+            ModelConfig::Resnet(r) => {
+                if let Some(n) = opts.num_classes {
+                    r.num_classes = positive("num_classes", n, "a whole number ≥ 1")?;
+                }
+                if let Some(c) = opts.in_channels {
+                    r.in_channels = positive("in_channels", c, "a whole number ≥ 1")?;
+                }
+                if let Some(s) = opts.image_size {
+                    let min = match r.stem {
+                        ResStem::Imagenet => 32,
+                        ResStem::Small => 8,
+                    };
+                    if s < min {
+                        return Err(SpecError::new(
+                            "image_size",
+                            s,
+                            &format!("at least {min} px for {}", self.name),
+                        ));
+                    }
+                    r.image_size = s;
+                }
+                if let Some(x) = opts.seq_len {
+                    return Err(not_for("seq_len", x, self.name));
+                }
+                if let Some(x) = opts.vocab_size {
+                    return Err(not_for("vocab_size", x, self.name));
+                }
+            }
+            ModelConfig::Bert(b) => {
+                if let Some(n) = opts.num_classes {
+                    b.num_classes = positive("num_classes", n, "a whole number ≥ 1")?;
+                }
+                if let Some(v) = opts.vocab_size {
+                    b.vocab_size = positive("vocab_size", v, "a whole number ≥ 1")?;
+                }
+                if let Some(t) = opts.seq_len {
+                    if !(1..=b.max_position).contains(&t) {
+                        return Err(SpecError::new(
+                            "seq_len",
+                            t,
+                            &format!("1 to {} (the model's position table)", b.max_position),
+                        ));
+                    }
+                    b.seq_len = t;
+                }
+                if let Some(x) = opts.image_size {
+                    return Err(not_for("image_size", x, self.name));
+                }
+                if let Some(x) = opts.in_channels {
+                    return Err(not_for("in_channels", x, self.name));
+                }
+            }
+        }
+        Ok(cfg)
+    }
+}

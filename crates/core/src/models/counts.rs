@@ -1,0 +1,165 @@
+//! Analytical parameter counts and FLOPs per training sample.
+
+use super::{BertConfig, Family, ModelConfig, ResBlock, ResNetConfig, ResStem, VitConfig};
+
+/// Output size of a convolution or pooling along one axis.
+pub fn conv_out(size: i64, kernel: i64, stride: i64, pad: i64) -> i64 {
+    (size + 2 * pad - kernel) / stride + 1
+}
+
+impl ModelConfig {
+    pub fn family(&self) -> Family {
+        match self {
+            ModelConfig::Vit(_) => Family::Vit,
+            ModelConfig::Resnet(_) => Family::Resnet,
+            ModelConfig::Bert(_) => Family::Bert,
+        }
+    }
+
+    pub fn num_classes(&self) -> i64 {
+        match self {
+            ModelConfig::Vit(v) => v.num_classes,
+            ModelConfig::Resnet(r) => r.num_classes,
+            ModelConfig::Bert(b) => b.num_classes,
+        }
+    }
+
+    /// Trainable parameters, counted analytically (the whole model, head included).
+    pub fn param_count(&self) -> u64 {
+        let n = match self {
+            ModelConfig::Vit(v) => vit_params(v),
+            ModelConfig::Resnet(r) => resnet_params(r),
+            ModelConfig::Bert(b) => bert_backbone_params(b) + bert_head_params(b),
+        };
+        u64::try_from(n).unwrap_or(0)
+    }
+
+    /// Parameters of the classification head (the last linear layer).
+    pub fn head_param_count(&self) -> u64 {
+        let (features, classes) = match self {
+            ModelConfig::Vit(v) => (v.embed_dim, v.num_classes),
+            ModelConfig::Resnet(r) => (
+                r.planes.last().copied().unwrap_or(0) * r.expansion(),
+                r.num_classes,
+            ),
+            ModelConfig::Bert(b) => (b.hidden, b.num_classes),
+        };
+        u64::try_from(features * classes + classes).unwrap_or(0)
+    }
+
+    /// Parameters without the classification head.
+    pub fn backbone_param_count(&self) -> u64 {
+        self.param_count() - self.head_param_count()
+    }
+
+    /// Multiply-accumulates of one forward pass of one sample.
+    pub fn forward_macs(&self) -> u64 {
+        let n = match self {
+            ModelConfig::Vit(v) => vit_macs(v),
+            ModelConfig::Resnet(r) => resnet_macs(r),
+            ModelConfig::Bert(b) => bert_macs(b),
+        };
+        u64::try_from(n).unwrap_or(0)
+    }
+
+    /// Analytical training FLOPs per sample: 6 × forward MACs (see module docs).
+    pub fn flops_per_sample(&self) -> f64 {
+        6.0 * self.forward_macs() as f64
+    }
+}
+
+fn vit_params(v: &VitConfig) -> i64 {
+    let d = v.embed_dim;
+    let m = v.mlp_hidden;
+    let tokens = (v.image_size / v.patch_size).pow(2) + 1;
+    let patch = v.in_channels * v.patch_size * v.patch_size * d + d;
+    let block = 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * m + m) + (m * d + d);
+    patch + d + tokens * d + v.depth * block + 2 * d + (d * v.num_classes + v.num_classes)
+}
+
+fn vit_macs(v: &VitConfig) -> i64 {
+    let d = v.embed_dim;
+    let n = (v.image_size / v.patch_size).pow(2);
+    let t = n + 1;
+    let patch = n * d * v.in_channels * v.patch_size * v.patch_size;
+    let block = t * d * 3 * d + 2 * t * t * d + t * d * d + 2 * t * d * v.mlp_hidden;
+    patch + v.depth * block + d * v.num_classes
+}
+
+/// Walks the ResNet stage by stage, calling `conv(c_in, c_out, kernel, out_h, out_w)`
+/// for every convolution, and returns the final channel count.
+fn walk_resnet(r: &ResNetConfig, mut conv: impl FnMut(i64, i64, i64, i64)) -> i64 {
+    let mut size = r.image_size;
+    match r.stem {
+        ResStem::Imagenet => {
+            size = conv_out(size, 7, 2, 3);
+            conv(r.in_channels * r.stem_width * 49, r.stem_width, size, 1);
+            size = conv_out(size, 3, 2, 1);
+        }
+        ResStem::Small => {
+            conv(r.in_channels * r.stem_width * 9, r.stem_width, size, 1);
+        }
+    }
+    let exp = r.expansion();
+    let mut inp = r.stem_width;
+    for (stage, (&blocks, &planes)) in r.layers.iter().zip(&r.planes).enumerate() {
+        for b in 0..blocks {
+            let stride = if b == 0 {
+                ResNetConfig::stage_stride(stage)
+            } else {
+                1
+            };
+            let out_size = conv_out(size, 3, stride, 1);
+            match r.block {
+                ResBlock::Basic => {
+                    conv(inp * planes * 9, planes, out_size, 1);
+                    conv(planes * planes * 9, planes, out_size, 1);
+                }
+                ResBlock::Bottleneck => {
+                    conv(inp * planes, planes, size, 1);
+                    conv(planes * planes * 9, planes, out_size, 1);
+                    conv(planes * planes * exp, planes * exp, out_size, 1);
+                }
+            }
+            if stride != 1 || inp != planes * exp {
+                conv(inp * planes * exp, planes * exp, out_size, 1);
+            }
+            inp = planes * exp;
+            size = out_size;
+        }
+    }
+    inp
+}
+
+fn resnet_params(r: &ResNetConfig) -> i64 {
+    // Every convolution is bias-free and followed by a batch norm (weight + bias).
+    let mut total = 0;
+    let last = walk_resnet(r, |weights, c_out, _size, _| total += weights + 2 * c_out);
+    total + last * r.num_classes + r.num_classes
+}
+
+fn resnet_macs(r: &ResNetConfig) -> i64 {
+    let mut total = 0;
+    let last = walk_resnet(r, |weights, _c_out, size, _| total += weights * size * size);
+    total + last * r.num_classes
+}
+
+fn bert_backbone_params(b: &BertConfig) -> i64 {
+    let d = b.hidden;
+    let i = b.intermediate;
+    let embeddings = (b.vocab_size + b.max_position + b.type_vocab) * d + 2 * d;
+    let layer = 4 * (d * d + d) + 2 * d + (d * i + i) + (i * d + d) + 2 * d;
+    let pooler = d * d + d;
+    embeddings + b.layers * layer + pooler
+}
+
+fn bert_head_params(b: &BertConfig) -> i64 {
+    b.hidden * b.num_classes + b.num_classes
+}
+
+fn bert_macs(b: &BertConfig) -> i64 {
+    let d = b.hidden;
+    let t = b.seq_len;
+    let layer = 4 * t * d * d + 2 * t * t * d + 2 * t * d * b.intermediate;
+    b.layers * layer + d * d + d * b.num_classes
+}

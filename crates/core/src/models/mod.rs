@@ -1,0 +1,148 @@
+//! The model catalogue: architectures by name, their options, and analytical
+//! parameter counts and FLOPs.
+//!
+//! Reference implementations: timm for ViT (1000 classes, class token, pre-norm
+//! blocks), torchvision for ResNet (v1.5: stride on the 3×3 convolution), Hugging
+//! Face `BertModel` (pooler included) plus a linear sequence-classification head.
+//!
+//! FLOPs convention (stated in `docs/metrics.md`): only multiply-accumulates of
+//! convolutions, linear layers and attention matmuls are counted; one MAC is two
+//! FLOPs; a training step costs three forward passes (forward + backward of inputs
+//! and weights). So `flops_per_sample = 6 × forward MACs`.
+
+use serde::{Deserialize, Serialize};
+
+/// Options a run may override; `None` keeps the model's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelOptions {
+    pub num_classes: Option<i64>,
+    pub image_size: Option<i64>,
+    pub in_channels: Option<i64>,
+    pub seq_len: Option<i64>,
+    pub vocab_size: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    Vit,
+    Resnet,
+    Bert,
+}
+
+impl Family {
+    /// Whether the model takes images (and so image data sets).
+    pub fn is_image(self) -> bool {
+        matches!(self, Family::Vit | Family::Resnet)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VitConfig {
+    pub patch_size: i64,
+    pub embed_dim: i64,
+    pub depth: i64,
+    pub num_heads: i64,
+    pub mlp_hidden: i64,
+    pub image_size: i64,
+    pub in_channels: i64,
+    pub num_classes: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResBlock {
+    /// Two 3×3 convolutions (ResNet-18/34).
+    Basic,
+    /// 1×1, 3×3, 1×1 with expansion 4 (ResNet-50 and up).
+    Bottleneck,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResStem {
+    /// 7×7 stride-2 convolution, batch norm, ReLU, 3×3 stride-2 max pool.
+    Imagenet,
+    /// 3×3 stride-1 convolution, batch norm, ReLU; no pooling (small images).
+    Small,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResNetConfig {
+    pub block: ResBlock,
+    pub stem: ResStem,
+    pub stem_width: i64,
+    /// Blocks per stage.
+    pub layers: Vec<i64>,
+    /// Planes per stage (output width is `planes × expansion`).
+    pub planes: Vec<i64>,
+    pub image_size: i64,
+    pub in_channels: i64,
+    pub num_classes: i64,
+}
+
+impl ResNetConfig {
+    pub fn expansion(&self) -> i64 {
+        match self.block {
+            ResBlock::Basic => 1,
+            ResBlock::Bottleneck => 4,
+        }
+    }
+
+    /// Stride of stage `i`: the first stage keeps the resolution.
+    pub fn stage_stride(i: usize) -> i64 {
+        if i == 0 {
+            1
+        } else {
+            2
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BertConfig {
+    pub vocab_size: i64,
+    pub hidden: i64,
+    pub layers: i64,
+    pub heads: i64,
+    pub intermediate: i64,
+    pub max_position: i64,
+    pub type_vocab: i64,
+    pub seq_len: i64,
+    pub num_classes: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "family", rename_all = "snake_case")]
+pub enum ModelConfig {
+    Vit(VitConfig),
+    Resnet(ResNetConfig),
+    Bert(BertConfig),
+}
+
+/// One entry of the catalogue.
+#[derive(Debug, Clone, Copy)]
+pub struct CatalogEntry {
+    pub name: &'static str,
+    pub family: Family,
+    /// Small enough to train in seconds on a CPU.
+    pub cpu_friendly: bool,
+    pub summary: &'static str,
+    /// Parameter count of the reference implementation at the defaults (backbone
+    /// only for BERT: `BertModel` with pooler, without the classification head).
+    pub reference_params: Option<u64>,
+    /// Whether the reference count includes the classification head. timm's
+    /// `vit_huge_patch14_224` defaults to its headless MIM-pretrained config
+    /// (`num_classes=0`), and the BERT reference is `BertModel` without a head.
+    pub reference_includes_head: bool,
+    build: fn() -> ModelConfig,
+}
+
+mod catalog;
+mod counts;
+
+pub use catalog::{lookup, model_names, CATALOG};
+pub use counts::conv_out;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,263 @@
+//! Saved comparison sessions and the portable session file.
+//!
+//! A session is a named comparison: its runs, baseline and chart choices. A
+//! session file carries one session with everything measured about its runs
+//! (rows, raw windows, evaluations, memory peaks, telemetry, provenance), so
+//! another machine's studio can show the same comparison. The file is JSON,
+//! versioned; [`SessionFile::parse`] refuses anything truncated, malformed, of
+//! another version or outside sane bounds before the store touches it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::compare::{Grouping, Metric};
+use crate::framework::Framework;
+use crate::record::{RunOrigin, StoredWindow};
+use crate::reference::PriceRow;
+use crate::spec::{DataSource, Device, Precision};
+use crate::summary::{RunStatus, RunSummary};
+use crate::telemetry::TelemetrySample;
+
+/// A chart a comparison can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ChartKind {
+    Throughput,
+    PeakMemory,
+    CostPerEpoch,
+    TimeToAccuracy,
+    ThroughputOverTime,
+    LossOverTime,
+    AccuracyOverTime,
+    Scaling,
+}
+
+impl ChartKind {
+    pub const ALL: [ChartKind; 8] = [
+        ChartKind::Throughput,
+        ChartKind::PeakMemory,
+        ChartKind::CostPerEpoch,
+        ChartKind::TimeToAccuracy,
+        ChartKind::ThroughputOverTime,
+        ChartKind::LossOverTime,
+        ChartKind::AccuracyOverTime,
+        ChartKind::Scaling,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            ChartKind::Throughput => "throughput",
+            ChartKind::PeakMemory => "peak_memory",
+            ChartKind::CostPerEpoch => "cost_per_epoch",
+            ChartKind::TimeToAccuracy => "time_to_accuracy",
+            ChartKind::ThroughputOverTime => "throughput_over_time",
+            ChartKind::LossOverTime => "loss_over_time",
+            ChartKind::AccuracyOverTime => "accuracy_over_time",
+            ChartKind::Scaling => "scaling",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ChartKind> {
+        ChartKind::ALL.into_iter().find(|c| c.key() == s)
+    }
+
+    /// The bar chart of a headline metric, when this is one.
+    pub fn metric(self) -> Option<Metric> {
+        Metric::parse(self.key())
+    }
+}
+
+/// What a saved comparison shows besides its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(deny_unknown_fields)]
+pub struct SessionSettings {
+    pub grouping: Grouping,
+    /// Charts in the order shown.
+    pub charts: Vec<ChartKind>,
+    /// Entry keys (run ids or configuration keys) whose series are hidden.
+    #[serde(default)]
+    pub hidden_series: Vec<String>,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            grouping: Grouping::Runs,
+            charts: ChartKind::ALL.to_vec(),
+            hidden_series: Vec::new(),
+        }
+    }
+}
+
+/// A saved session as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SavedSession {
+    pub id: i64,
+    pub uid: String,
+    pub name: String,
+    pub run_ids: Vec<i64>,
+    pub baseline_run_id: Option<i64>,
+    pub settings: SessionSettings,
+    pub created_unix_ms: i64,
+    pub updated_unix_ms: i64,
+    /// The machine a session came from, when it was imported.
+    pub imported_from: Option<String>,
+}
+
+/// Session names: 1–200 characters, no control characters, not blank.
+pub fn check_session_name(name: &str) -> Result<(), SessionFileError> {
+    let bad = |why: &str| SessionFileError::Invalid {
+        field: "name".into(),
+        message: format!("{name:?} is not allowed: {why}"),
+    };
+    if name.trim().is_empty() {
+        return Err(bad("expected a non-blank name"));
+    }
+    if name.chars().count() > 200 {
+        return Err(bad("expected at most 200 characters"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(bad("expected no control characters"));
+    }
+    Ok(())
+}
+
+pub const SESSION_FORMAT: &str = "trainbench-session";
+pub const SESSION_VERSION: u32 = 1;
+/// Files larger than this are refused before parsing.
+pub const MAX_SESSION_FILE_BYTES: usize = 512 * 1024 * 1024;
+pub const MAX_RUNS: usize = 10_000;
+pub const MAX_ROWS_PER_RUN: usize = 2_000_000;
+const MAX_TEXT: usize = 1 << 20;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(deny_unknown_fields)]
+pub struct MachineInfo {
+    /// Random id of the exporting database, created once.
+    pub machine_id: String,
+    pub hostname: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(deny_unknown_fields)]
+pub struct PortableSession {
+    pub uid: String,
+    pub name: String,
+    /// Uid of the baseline run.
+    pub baseline_run_uid: Option<String>,
+    pub settings: SessionSettings,
+    pub created_unix_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(deny_unknown_fields)]
+pub struct PortableEval {
+    pub step: u64,
+    pub epoch: f64,
+    pub elapsed_s: f64,
+    pub accuracy: f64,
+    pub loss: f64,
+    pub samples: u64,
+    pub t_ns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(deny_unknown_fields)]
+pub struct PortableMemory {
+    pub device: String,
+    pub source: String,
+    pub peak_bytes: u64,
+    pub reserved_peak_bytes: Option<u64>,
+}
+
+/// One run with everything measured about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(deny_unknown_fields)]
+pub struct PortableRun {
+    /// Globally unique id of the run (stays with it across machines).
+    pub uid: String,
+    /// Its id in the exporting database.
+    pub id: i64,
+    /// Where it was measured, when the exporting studio had imported it.
+    pub origin: Option<RunOrigin>,
+    pub config_key: String,
+    pub repeat_index: u32,
+    pub framework: Framework,
+    pub model: String,
+    pub precision: Precision,
+    #[cfg_attr(feature = "specta", specta(type = String))]
+    pub device: Device,
+    pub devices: u32,
+    pub batch_size: u64,
+    pub data: DataSource,
+    pub spec: serde_json::Value,
+    pub price_offering: Option<String>,
+    /// The price row the cost was computed with, as it stood at export.
+    pub price: Option<PriceRow>,
+    pub status: RunStatus,
+    pub status_reason: Option<String>,
+    pub error_class: Option<String>,
+    pub exit_code: Option<i32>,
+    pub stderr_tail: Option<String>,
+    pub created_unix_ms: i64,
+    pub started_unix_ms: Option<i64>,
+    pub ended_unix_ms: Option<i64>,
+    pub hello: Option<serde_json::Value>,
+    pub param_count: Option<u64>,
+    pub flops_per_sample: Option<f64>,
+    pub first_step_s: Option<f64>,
+    pub first_step_train_s: Option<f64>,
+    pub compile_s: Option<f64>,
+    pub train_start_ns: Option<u64>,
+    pub done_reason: Option<String>,
+    /// The dynamic loss scale at the end (amp-fp16 runs).
+    #[serde(default)]
+    pub loss_scale: Option<f64>,
+    pub provenance: Option<serde_json::Value>,
+    pub windows: Vec<StoredWindow>,
+    pub evals: Vec<PortableEval>,
+    pub memory: Vec<PortableMemory>,
+    pub telemetry: Vec<TelemetrySample>,
+    pub summary: Option<RunSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(deny_unknown_fields)]
+pub struct SessionFile {
+    pub format: String,
+    pub version: u32,
+    pub exported_unix_ms: i64,
+    /// The studio version that wrote the file.
+    pub exported_by: String,
+    pub machine: MachineInfo,
+    pub session: PortableSession,
+    pub runs: Vec<PortableRun>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SessionFileError {
+    #[error("session file is {size} bytes: files over {max} bytes are refused")]
+    TooLarge { size: usize, max: usize },
+    #[error("session file is not a TrainBench session: {0}")]
+    NotASession(String),
+    #[error(
+        "session file version = {found} is not supported: this studio reads version {supported}"
+    )]
+    Version { found: u64, supported: u32 },
+    #[error("session file is malformed at {path}: {message}")]
+    Malformed { path: String, message: String },
+    #[error("session file: {field} {message}")]
+    Invalid { field: String, message: String },
+}
+
+mod validate;
+
+pub use validate::is_uid;

@@ -1,0 +1,34 @@
+//! The run specification: what one worker process trains, and how.
+//!
+//! A worker receives it as JSON (see `docs/protocol.md`). [`RunSpec::from_json`]
+//! parses and validates it; every error names the field, the value and what is
+//! allowed, so a person can fix the input without reading code.
+//!
+//! - [`options`]: the enumerated settings (precision, device, compile, parallel, data).
+//! - [`raw`]: [`RawSpec`], the spec as written (loose types, defaults).
+//! - [`validate`]: [`RunSpec`], the spec validated and typed.
+//! - [`plan`]: the plan a Python worker reads (resolved warm-up, analytical counts).
+//! - [`runnable`]: whether a spec can run with a framework on this machine.
+//! - [`schedule`]: the sweep order and the learning-rate schedule.
+//! - [`key`]: the configuration keys runs are grouped by.
+
+pub mod key;
+pub mod options;
+pub mod plan;
+pub mod raw;
+pub mod runnable;
+pub mod schedule;
+pub mod validate;
+
+pub use crate::error::SpecError;
+pub use crate::framework::Framework;
+pub use key::ConfigKeys;
+pub use options::{Compile, DataSource, Device, Parallel, Precision};
+pub use plan::{PlanWarmup, WorkerPlan};
+pub use raw::RawSpec;
+pub use runnable::{check_runnable, Machine};
+pub use schedule::{default_warmup, interleaved_plan, learning_rate};
+pub use validate::{CheckedSpec, Length, RunSpec};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,148 @@
+//! What a Python worker reads: the validated spec resolved into a plan.
+
+use serde::Serialize;
+
+use super::schedule::default_warmup;
+use super::validate::{Length, RunSpec};
+use crate::framework::Framework;
+use crate::protocol::PROTOCOL_VERSION;
+
+/// resolved by this crate (so the catalogue, defaults and validation live in
+/// one place), plus the analytical numbers its model must match.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkerPlan<'a> {
+    pub protocol: u32,
+    pub framework: Framework,
+    pub spec: &'a RunSpec,
+    /// Trainable parameters the model must have (the worker refuses to train otherwise).
+    pub param_count: u64,
+    pub flops_per_sample: f64,
+    /// The learning-rate warm-up, resolved as far as this crate can
+    /// ([`PlanWarmup::resolve`]); the worker has no default of its own.
+    pub warmup: PlanWarmup,
+}
+
+/// The warm-up of a worker plan. JSON: `{"steps": N}`, or
+/// `{"of_total": {"divisor": D, "min_steps": M}}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanWarmup {
+    /// The number of warm-up steps: the spec's `warmup_steps`, or the default
+    /// for a run whose length is given in steps.
+    Steps(u64),
+    /// The default warm-up of a run given in epochs, whose total step count only
+    /// the worker knows (epochs × the steps per epoch of the data it loads):
+    /// `max(total_steps / divisor, min_steps)`, in whole steps.
+    OfTotal { divisor: u64, min_steps: u64 },
+}
+
+impl PlanWarmup {
+    /// [`default_warmup`] as data, for the worker to apply to a total it alone
+    /// knows (the test `the_plans_warmup_rule_is_default_warmup` holds the two together).
+    pub const DEFAULT_RULE: PlanWarmup = PlanWarmup::OfTotal {
+        divisor: 20,
+        min_steps: 1,
+    };
+
+    /// The warm-up `spec` trains with: its `warmup_steps` if given, else the
+    /// default over its steps, else (epochs) the default rule.
+    pub fn resolve(spec: &RunSpec) -> PlanWarmup {
+        match (spec.warmup_steps, spec.length) {
+            (Some(w), _) => PlanWarmup::Steps(w),
+            (None, Length::Steps(total)) => PlanWarmup::Steps(default_warmup(total)),
+            (None, Length::Epochs(_)) => PlanWarmup::DEFAULT_RULE,
+        }
+    }
+
+    /// The warm-up steps for a run of `total_steps` (what the worker computes).
+    pub fn steps(&self, total_steps: u64) -> u64 {
+        match *self {
+            PlanWarmup::Steps(w) => w,
+            PlanWarmup::OfTotal { divisor, min_steps } => {
+                (total_steps / divisor.max(1)).max(min_steps)
+            }
+        }
+    }
+}
+
+impl RunSpec {
+    /// The plan for a Python worker of `framework`, as one JSON line.
+    pub fn worker_plan_json(&self, framework: Framework) -> String {
+        let plan = WorkerPlan {
+            protocol: PROTOCOL_VERSION,
+            framework,
+            spec: self,
+            param_count: self.model_config.param_count(),
+            flops_per_sample: self.model_config.flops_per_sample(),
+            warmup: PlanWarmup::resolve(self),
+        };
+        serde_json::to_string(&plan).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_plan_carries_the_resolved_spec_and_the_analytical_counts() {
+        let spec = RunSpec::from_json(
+            r#"{"model":"vit_mini_patch4_32","batch_size":8,"epochs":2,"data":"mnist","compile":"on","devices":2}"#,
+        )
+        .unwrap();
+        let plan: serde_json::Value =
+            serde_json::from_str(&spec.worker_plan_json(Framework::Pytorch)).unwrap();
+        println!("{plan}");
+        assert_eq!(plan["framework"], "pytorch");
+        assert_eq!(plan["spec"]["compile"], "on");
+        assert_eq!(plan["spec"]["length"]["epochs"], 2);
+        assert_eq!(plan["spec"]["model_config"]["family"], "vit");
+        assert_eq!(plan["spec"]["model_config"]["in_channels"], 1);
+        assert_eq!(plan["param_count"], spec.model_config.param_count());
+        // Epochs and no warm-up given: the total is the worker's to count, so
+        // the plan carries the rule.
+        assert_eq!(
+            plan["warmup"],
+            serde_json::json!({"of_total": {"divisor": 20, "min_steps": 1}})
+        );
+    }
+
+    fn plan_of(spec: &str) -> serde_json::Value {
+        let spec = RunSpec::from_json(spec).unwrap();
+        serde_json::from_str(&spec.worker_plan_json(Framework::Tensorflow)).unwrap()
+    }
+
+    #[test]
+    fn a_plan_in_steps_carries_the_resolved_warmup() {
+        // The default, resolved here: 5 % of 200 steps.
+        let plan = plan_of(r#"{"model":"resnet_mini","batch_size":16,"steps":200}"#);
+        assert_eq!(plan["warmup"], serde_json::json!({"steps": 10}));
+        assert_eq!(plan["spec"]["warmup_steps"], serde_json::Value::Null);
+        // At least one step.
+        let plan = plan_of(r#"{"model":"resnet_mini","batch_size":16,"steps":19}"#);
+        assert_eq!(plan["warmup"], serde_json::json!({"steps": 1}));
+        // The spec's own value wins, 0 included, with steps or epochs.
+        let plan =
+            plan_of(r#"{"model":"resnet_mini","batch_size":16,"steps":200,"warmup_steps":0}"#);
+        assert_eq!(plan["warmup"], serde_json::json!({"steps": 0}));
+        let plan = plan_of(
+            r#"{"model":"resnet_mini","batch_size":16,"epochs":3,"data":"mnist","warmup_steps":7}"#,
+        );
+        assert_eq!(plan["warmup"], serde_json::json!({"steps": 7}));
+    }
+
+    #[test]
+    fn the_plans_warmup_rule_is_default_warmup() {
+        for total in (0..=5_000).chain([99_999, 1_000_000, u64::MAX]) {
+            assert_eq!(
+                PlanWarmup::DEFAULT_RULE.steps(total),
+                default_warmup(total),
+                "{total}"
+            );
+            assert_eq!(PlanWarmup::Steps(3).steps(total), 3);
+        }
+        let spec =
+            RunSpec::from_json(r#"{"model":"resnet_mini","batch_size":16,"steps":450}"#).unwrap();
+        assert_eq!(PlanWarmup::resolve(&spec).steps(450), default_warmup(450));
+    }
+}

@@ -1,0 +1,105 @@
+//! Whether a valid spec can run with a framework on this machine.
+
+use super::options::{Compile, Device, Parallel, Precision};
+use super::validate::RunSpec;
+use crate::error::SpecError;
+use crate::framework::Framework;
+
+/// What the machine offers, as the probe saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine {
+    pub gpus: u32,
+    pub cpu_cores: u32,
+}
+
+/// Checks, before anything starts, that `spec` can run on `framework` here:
+/// the framework is installed, the device and device count exist,
+/// and the precision is one the device can do.
+pub fn check_runnable(
+    spec: &RunSpec,
+    framework: Framework,
+    installed: &[Framework],
+    machine: Machine,
+) -> Result<(), SpecError> {
+    if !installed.contains(&framework) {
+        return Err(SpecError::new(
+            "framework",
+            framework,
+            &format!(
+                "an installed framework ({}); {framework} is not installed here",
+                Framework::list(installed)
+            ),
+        ));
+    }
+    match spec.device {
+        Device::Cuda(i) if i >= machine.gpus => {
+            return Err(SpecError::new(
+                "device",
+                spec.device,
+                &format!(
+                    "cpu, or a GPU index below {} (this machine has {} NVIDIA GPU(s))",
+                    machine.gpus, machine.gpus
+                ),
+            ))
+        }
+        Device::Cuda(i) if i + spec.devices > machine.gpus => {
+            return Err(SpecError::new(
+                "devices",
+                spec.devices,
+                &format!(
+                    "at most {} GPU(s) from cuda:{i} on this machine",
+                    machine.gpus - i
+                ),
+            ))
+        }
+        Device::Cpu if spec.devices > machine.cpu_cores => {
+            return Err(SpecError::new(
+                "devices",
+                spec.devices,
+                &format!("at most {} CPU processes (one per core)", machine.cpu_cores),
+            ))
+        }
+        _ => {}
+    }
+    if !Compile::allowed_for(framework).contains(&spec.compile) {
+        let names: Vec<&str> = Compile::allowed_for(framework)
+            .iter()
+            .map(|c| c.as_str())
+            .collect();
+        let why = match framework {
+            Framework::Jax => " (JAX always compiles the step with jax.jit)",
+            Framework::Tch => {
+                " (the libtorch worker runs eagerly; torch.compile is framework pytorch)"
+            }
+            _ => "",
+        };
+        return Err(SpecError::new(
+            "compile",
+            spec.compile,
+            &format!("{} for framework {framework}{why}", names.join(" or ")),
+        ));
+    }
+    if spec.parallel == Parallel::Fsdp && framework != Framework::Pytorch {
+        return Err(SpecError::new(
+            "parallel",
+            "fsdp",
+            &format!("ddp for framework {framework} (FSDP is PyTorch's)"),
+        ));
+    }
+    if framework == Framework::Tch && spec.devices > 1 {
+        return Err(SpecError::new(
+            "devices",
+            spec.devices,
+            "1 for framework tch (one device per process); pytorch, tensorflow and jax run several",
+        ));
+    }
+    if spec.device == Device::Cpu && matches!(spec.precision, Precision::Tf32 | Precision::AmpFp16)
+    {
+        return Err(SpecError::new(
+            "precision",
+            spec.precision,
+            "fp32 or amp-bf16 on the CPU (tf32 and amp-fp16 need an NVIDIA GPU)",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,262 @@
+//! [`RunSpec`]: a [`RawSpec`] validated, every value typed.
+
+use serde::Serialize;
+
+use super::options::{Compile, DataSource, Device, Parallel, Precision};
+use super::raw::RawSpec;
+use crate::error::SpecError;
+use crate::models::{self, CatalogEntry, Family, ModelConfig, ModelOptions};
+use crate::protocol::PROTOCOL_VERSION;
+
+/// How long a run trains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Length {
+    Steps(u64),
+    Epochs(u64),
+}
+
+/// A validated run specification.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSpec {
+    pub model: String,
+    pub model_config: ModelConfig,
+    pub precision: Precision,
+    pub compile: Compile,
+    pub device: Device,
+    pub devices: u32,
+    pub parallel: Parallel,
+    /// Per device: the global batch is `batch_size × devices`.
+    pub batch_size: u64,
+    pub length: Length,
+    pub data: DataSource,
+    pub data_path: Option<String>,
+    pub seed: u64,
+    pub lr: f64,
+    pub weight_decay: f64,
+    /// `None`: 5 % of the total steps (at least one).
+    pub warmup_steps: Option<u64>,
+    pub window_steps: u64,
+    pub eval_every_steps: Option<u64>,
+    pub target_accuracy: Option<f64>,
+    pub stop_at_target: bool,
+    pub threads: Option<u32>,
+    pub synthetic_samples: u64,
+}
+
+fn at_least_one(field: &str, v: i64) -> Result<u64, SpecError> {
+    u64::try_from(v)
+        .ok()
+        .filter(|&x| x >= 1)
+        .ok_or_else(|| SpecError::new(field, v, "a whole number ≥ 1"))
+}
+
+impl RunSpec {
+    /// Parses and validates a JSON spec.
+    pub fn from_json(text: &str) -> Result<RunSpec, SpecError> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            SpecError::new(
+                "spec",
+                "(the text given)",
+                &format!("one JSON object ({e})"),
+            )
+        })?;
+        let raw: RawSpec = serde_path_to_error::deserialize(&value).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." { "spec".to_owned() } else { path };
+            let given = value
+                .pointer(&format!("/{}", field.replace('.', "/")))
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "(missing)".into());
+            SpecError::new(&field, given, &e.inner().to_string())
+        })?;
+        RunSpec::from_raw(raw)
+    }
+
+    /// Validates a loosely typed spec.
+    pub fn from_raw(raw: RawSpec) -> Result<RunSpec, SpecError> {
+        if raw.protocol != PROTOCOL_VERSION {
+            return Err(SpecError::new(
+                "protocol",
+                raw.protocol,
+                &format!("{PROTOCOL_VERSION} (the protocol this build speaks)"),
+            ));
+        }
+        let entry: &CatalogEntry = models::lookup(&raw.model).ok_or_else(|| {
+            SpecError::new(
+                "model",
+                &raw.model,
+                &format!("one of {}", models::model_names().join(", ")),
+            )
+        })?;
+        let precision = Precision::parse(&raw.precision)?;
+        let compile = Compile::parse(&raw.compile)?;
+        let device = Device::parse(&raw.device)?;
+        let devices = u32::try_from(at_least_one("devices", raw.devices)?)
+            .map_err(|_| SpecError::new("devices", raw.devices, "a whole number ≥ 1"))?;
+        let parallel = Parallel::parse(&raw.parallel)?;
+        if parallel == Parallel::Fsdp && devices < 2 {
+            return Err(SpecError::new(
+                "parallel",
+                "fsdp",
+                &format!("ddp with devices = {devices} (fsdp shards over 2 or more devices)"),
+            ));
+        }
+        let batch_size = at_least_one("batch_size", raw.batch_size)?;
+        let length = match (raw.steps, raw.epochs) {
+            (Some(s), None) => Length::Steps(at_least_one("steps", s)?),
+            (None, Some(e)) => Length::Epochs(at_least_one("epochs", e)?),
+            (Some(s), Some(e)) => {
+                return Err(SpecError::new(
+                    "steps",
+                    format!("{s} (with epochs = {e})"),
+                    "either steps or epochs, not both",
+                ))
+            }
+            (None, None) => {
+                return Err(SpecError::new(
+                    "steps",
+                    "(missing)",
+                    "either steps or epochs",
+                ))
+            }
+        };
+        let data = DataSource::parse(&raw.data)?;
+        if data == DataSource::Cifar10 && raw.data_path.is_none() {
+            return Err(SpecError::new(
+                "data_path",
+                "(missing)",
+                "the directory holding CIFAR-10's binary batches (data_batch_1.bin … test_batch.bin)",
+            ));
+        }
+        let mut opts = ModelOptions {
+            num_classes: raw.num_classes,
+            image_size: raw.image_size,
+            in_channels: raw.in_channels,
+            seq_len: raw.seq_len,
+            vocab_size: raw.vocab_size,
+        };
+        if let Some((channels, size, classes)) = data.image_shape() {
+            if !entry.family.is_image() {
+                return Err(SpecError::new(
+                    "data",
+                    data.as_str(),
+                    &format!(
+                        "synthetic for the text model {} (image data sets need an image model)",
+                        raw.model
+                    ),
+                ));
+            }
+            for (field, given, needed) in [
+                ("in_channels", raw.in_channels, channels),
+                ("image_size", raw.image_size, size),
+                ("num_classes", raw.num_classes, classes),
+            ] {
+                if let Some(g) = given.filter(|&g| g != needed) {
+                    return Err(SpecError::new(
+                        field,
+                        g,
+                        &format!("{needed} (what data set {} has) or no value", data.as_str()),
+                    ));
+                }
+            }
+            opts.in_channels = Some(channels);
+            opts.image_size = Some(size);
+            opts.num_classes = Some(classes);
+        }
+        let model_config = entry.config(&opts)?;
+        if !(raw.lr.is_finite() && raw.lr > 0.0) {
+            return Err(SpecError::new("lr", raw.lr, "a finite number > 0"));
+        }
+        if !(raw.weight_decay.is_finite() && raw.weight_decay >= 0.0) {
+            return Err(SpecError::new(
+                "weight_decay",
+                raw.weight_decay,
+                "a finite number ≥ 0",
+            ));
+        }
+        let warmup_steps = match raw.warmup_steps {
+            None => None,
+            Some(w) => Some(
+                u64::try_from(w)
+                    .map_err(|_| SpecError::new("warmup_steps", w, "a whole number ≥ 0"))?,
+            ),
+        };
+        let window_steps = at_least_one("window_steps", raw.window_steps)?;
+        let eval_every_steps = raw
+            .eval_every_steps
+            .map(|v| at_least_one("eval_every_steps", v))
+            .transpose()?;
+        if let Some(t) = raw.target_accuracy {
+            if !(t > 0.0 && t <= 1.0) {
+                return Err(SpecError::new("target_accuracy", t, "a number in (0, 1]"));
+            }
+            if data == DataSource::Synthetic {
+                return Err(SpecError::new(
+                    "target_accuracy",
+                    t,
+                    "no value with synthetic data (accuracy on random labels means nothing); use mnist or cifar10",
+                ));
+            }
+        }
+        if raw.stop_at_target && raw.target_accuracy.is_none() {
+            return Err(SpecError::new(
+                "stop_at_target",
+                true,
+                "false unless target_accuracy is set",
+            ));
+        }
+        let threads = raw
+            .threads
+            .map(|t| {
+                at_least_one("threads", t).and_then(|x| {
+                    u32::try_from(x).map_err(|_| SpecError::new("threads", t, "a whole number ≥ 1"))
+                })
+            })
+            .transpose()?;
+        let synthetic_samples = at_least_one("synthetic_samples", raw.synthetic_samples)?;
+        Ok(RunSpec {
+            model: raw.model,
+            model_config,
+            precision,
+            compile,
+            device,
+            devices,
+            parallel,
+            batch_size,
+            length,
+            data,
+            data_path: raw.data_path,
+            seed: raw.seed,
+            lr: raw.lr,
+            weight_decay: raw.weight_decay,
+            warmup_steps,
+            window_steps,
+            eval_every_steps,
+            target_accuracy: raw.target_accuracy,
+            stop_at_target: raw.stop_at_target,
+            threads,
+            synthetic_samples,
+        })
+    }
+
+    pub fn family(&self) -> Family {
+        self.model_config.family()
+    }
+}
+
+/// A spec as written and as validated, built once and carried together from
+/// the wizard or the CLI to the store and the worker: the libtorch worker
+/// reads [`RawSpec::to_json`], a Python worker the plan of the typed spec.
+#[derive(Debug, Clone)]
+pub struct CheckedSpec {
+    pub raw: RawSpec,
+    pub spec: RunSpec,
+}
+
+impl CheckedSpec {
+    pub fn new(raw: RawSpec) -> Result<CheckedSpec, SpecError> {
+        let spec = RunSpec::from_raw(raw.clone())?;
+        Ok(CheckedSpec { raw, spec })
+    }
+}

@@ -1,0 +1,22 @@
+//! The report's sections, one function each, in the order [`super::report`]
+//! lays them out:
+//!
+//! - `overview`: the title line, the question, the caller's sections, the
+//!   configurations;
+//! - `results`: the decision matrix, the summary with deltas, scaling
+//!   efficiency, warnings, the charts;
+//! - `details`: each run's configuration and status, energy and
+//!   utilisation, provenance;
+//! - `method`: how the figures were measured, with the price rows used.
+
+mod details;
+mod method;
+mod overview;
+mod results;
+
+pub use overview::question;
+
+pub(crate) use details::{energy, provenance, runs};
+pub(crate) use method::method;
+pub(crate) use overview::{configurations, extra, the_question, title};
+pub(crate) use results::{charts, decisions, scaling, summary, warnings};

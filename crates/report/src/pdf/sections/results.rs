@@ -1,0 +1,205 @@
+//! The comparison's results: the decision matrix, the summary with deltas,
+//! scaling efficiency, warnings, and the charts.
+
+use trainbench_core::compare::{Comparison, Confidence, Metric};
+use trainbench_core::record::RunDetail;
+use trainbench_core::summary::RunStatus;
+
+use crate::charts::{svg_sized, ChartData};
+use crate::pdf::layout::Layout;
+use crate::pdf::text::{delta_cell, letter, value_cell};
+use crate::pdf::ReportInput;
+use crate::ReportError;
+
+/// "Decision matrix": per metric, the winner, its value, its margin over the
+/// runner-up and how clear the win is.
+pub(crate) fn decisions(l: &mut Layout, c: &Comparison) {
+    l.heading("Decision matrix", 12.0);
+    let rows: Vec<Vec<String>> = c
+        .decisions
+        .iter()
+        .map(|d| {
+            let (winner, value) = match d.winner {
+                Some(w) => (
+                    format!("{}: {}", letter(w), c.entries[w].label),
+                    value_cell(d.metric, &c.entries[w].metrics[&d.metric]),
+                ),
+                None => ("nobody".into(), "not measured".into()),
+            };
+            let margin = match (d.margin, d.runner_up) {
+                (Some(m), Some(r)) => format!("{:.1} % better than {}", m * 100.0, letter(r)),
+                _ => "—".into(),
+            };
+            let confidence = match d.confidence {
+                Some(Confidence::Clear) => "clear: 95 % intervals do not overlap",
+                Some(Confidence::Overlapping) => "not clear: 95 % intervals overlap",
+                Some(Confidence::PointValues) => "point values without intervals",
+                Some(Confidence::Alone) => "only one measured",
+                None => "—",
+            };
+            vec![
+                format!(
+                    "{} ({}, {} is better)",
+                    d.metric.title(),
+                    d.metric.unit(),
+                    if d.metric.higher_is_better() {
+                        "higher"
+                    } else {
+                        "lower"
+                    }
+                ),
+                winner,
+                value,
+                margin,
+                confidence.into(),
+            ]
+        })
+        .collect();
+    l.table(
+        &[
+            "Metric",
+            "Winner",
+            "Value",
+            "Margin over runner-up",
+            "Confidence",
+        ],
+        &[95.0, 150.0, 95.0, 80.0, 90.0],
+        &rows,
+        8.0,
+    );
+}
+
+/// "Summary with deltas against the baseline": every metric of every entry.
+pub(crate) fn summary(l: &mut Layout, c: &Comparison) {
+    let base = c.baseline;
+    l.heading("Summary with deltas against the baseline", 12.0);
+    let rows: Vec<Vec<String>> = c
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut row = vec![letter(i)];
+            for m in Metric::ALL {
+                row.push(value_cell(m, &e.metrics[&m]));
+                row.push(delta_cell(&e.metrics[&m], i == base));
+            }
+            row
+        })
+        .collect();
+    l.table(
+        &[
+            "",
+            "Throughput, samples/s [95 % CI]",
+            "Δ",
+            "Peak memory, MiB",
+            "Δ",
+            "Cost per epoch, USD",
+            "Δ",
+            "Time to accuracy, s",
+            "Δ",
+        ],
+        &[22.0, 105.0, 42.0, 65.0, 42.0, 80.0, 42.0, 70.0, 42.0],
+        &rows,
+        7.5,
+    );
+}
+
+/// "Scaling efficiency", when an entry has a one-device counterpart.
+pub(crate) fn scaling(l: &mut Layout, c: &Comparison) {
+    let scaling: Vec<Vec<String>> = c
+        .entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let eff = e.scaling_efficiency?;
+            Some(vec![
+                letter(i),
+                e.devices.to_string(),
+                format!("{:.1} %", eff * 100.0),
+                e.single_device_entry
+                    .as_ref()
+                    .and_then(|k| c.entries.iter().position(|x| &x.key == k))
+                    .map_or("—".into(), letter),
+            ])
+        })
+        .collect();
+    if !scaling.is_empty() {
+        l.heading("Scaling efficiency", 12.0);
+        l.paragraph(
+            "Throughput on N devices ÷ (N × throughput of the same configuration on one device).",
+            9.0,
+            false,
+        );
+        l.table(
+            &["", "Devices", "Efficiency", "Against one-device entry"],
+            &[22.0, 60.0, 80.0, 150.0],
+            &scaling,
+            8.0,
+        );
+    }
+}
+
+/// "Warnings": the comparison's, and why each run that did not complete
+/// stopped (with its last lines of output).
+pub(crate) fn warnings(l: &mut Layout, c: &Comparison, runs: &[RunDetail]) {
+    l.heading("Warnings", 12.0);
+    if c.warnings.is_empty() {
+        l.paragraph("None: the runs train the same model on the same data with the same global batch, and all completed.", 9.0, false);
+    }
+    for w in &c.warnings {
+        l.paragraph(&format!("• {w}"), 9.0, false);
+    }
+    for r in runs.iter().filter(|r| r.row.status != RunStatus::Completed) {
+        let tail: Vec<&str> = r
+            .stderr_tail
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .rev()
+            .take(4)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        l.paragraph(
+            &format!(
+                "Run #{} {}{}{}. {}",
+                r.row.id,
+                r.row.status.as_str(),
+                r.row
+                    .error_class
+                    .as_deref()
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default(),
+                r.row
+                    .status_reason
+                    .as_deref()
+                    .map(|s| format!(": {s}"))
+                    .unwrap_or_default(),
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!("Last output: {}", tail.join(" | "))
+                }
+            ),
+            8.5,
+            false,
+        );
+    }
+}
+
+/// "Charts": the chosen charts, as vectors.
+pub(crate) fn charts(l: &mut Layout, input: &ReportInput<'_>) -> Result<(), ReportError> {
+    let c = input.comparison;
+    l.heading("Charts", 12.0);
+    let data = ChartData {
+        comparison: c,
+        runs: input.runs,
+        hidden: input.hidden_series,
+    };
+    for kind in input.charts {
+        let svg = svg_sized(&data, *kind, 720)?;
+        l.svg(&svg)?;
+    }
+    Ok(())
+}

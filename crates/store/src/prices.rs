@@ -1,0 +1,51 @@
+//! The price table cost per epoch is computed from.
+
+use rusqlite::params;
+use trainbench_core::reference::PriceRow;
+
+use crate::{Result, Store};
+
+impl Store {
+    pub fn prices(&self) -> Result<Vec<(PriceRow, bool)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT offering, devices, device, usd_per_hour, usd_per_device_hour, as_of, source, edited_by_user
+             FROM prices ORDER BY offering",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    PriceRow {
+                        offering: r.get(0)?,
+                        devices: r.get(1)?,
+                        device: r.get(2)?,
+                        usd_per_hour: r.get(3)?,
+                        usd_per_device_hour: r.get(4)?,
+                        as_of: r.get(5)?,
+                        source: r.get(6)?,
+                    },
+                    r.get::<_, bool>(7)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    pub fn price(&self, offering: &str) -> Result<Option<PriceRow>> {
+        Ok(self
+            .prices()?
+            .into_iter()
+            .map(|p| p.0)
+            .find(|p| p.offering == offering))
+    }
+
+    pub fn upsert_price(&self, p: &PriceRow, by_user: bool) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO prices (offering, devices, device, usd_per_hour, usd_per_device_hour, as_of, source, edited_by_user)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT (offering) DO UPDATE SET devices = ?2, device = ?3, usd_per_hour = ?4,
+                 usd_per_device_hour = ?5, as_of = ?6, source = ?7, edited_by_user = ?8",
+            params![p.offering, p.devices, p.device, p.usd_per_hour, p.usd_per_device_hour, p.as_of, p.source, by_user],
+        )?;
+        Ok(())
+    }
+}

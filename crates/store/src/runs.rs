@@ -1,0 +1,401 @@
+//! Runs: queueing, starting and ending them, and reading them back.
+
+use std::path::Path;
+
+use rusqlite::{params, OptionalExtension, Transaction};
+use trainbench_core::record::{RunDetail, RunRow};
+use trainbench_core::spec::{
+    CheckedSpec, Compile, ConfigKeys, DataSource, Device, Framework, Parallel, Precision, RunSpec,
+    SpecError,
+};
+use trainbench_core::summary::{RunStatus, RunSummary};
+
+use crate::{now_unix_ms, u, Result, Store, StoreError};
+
+/// A run to be queued: its configuration as typed values and the keys it is
+/// grouped by.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    pub sweep_id: Option<i64>,
+    pub keys: ConfigKeys,
+    pub repeat_index: u32,
+    pub framework: Framework,
+    /// A registered environment of a Python framework; `None`: its own.
+    pub environment: Option<String>,
+    pub model: String,
+    pub precision: Precision,
+    pub compile: Compile,
+    pub device: Device,
+    pub devices: u32,
+    pub parallel: Parallel,
+    pub batch_size: u64,
+    pub data: DataSource,
+    /// The spec as the worker reads it.
+    pub spec_json: String,
+    pub price_offering: Option<String>,
+}
+
+impl NewRun {
+    /// The run of `spec` (validated from `raw`) with `framework` in
+    /// `environment`, outside any sweep, unpriced, repeat 0.
+    pub fn of_spec(
+        framework: Framework,
+        environment: Option<String>,
+        checked: &CheckedSpec,
+    ) -> NewRun {
+        let spec = &checked.spec;
+        NewRun {
+            sweep_id: None,
+            keys: ConfigKeys::of(framework, environment.as_deref(), spec),
+            repeat_index: 0,
+            framework,
+            environment,
+            model: spec.model.clone(),
+            precision: spec.precision,
+            compile: spec.compile,
+            device: spec.device,
+            devices: spec.devices,
+            parallel: spec.parallel,
+            batch_size: spec.batch_size,
+            data: spec.data,
+            spec_json: checked.raw.to_json(),
+            price_offering: None,
+        }
+    }
+}
+
+/// A stored text that must be one of a typed setting's values.
+fn typed<T>(
+    column: usize,
+    text: &str,
+    parse: impl Fn(&str) -> std::result::Result<T, SpecError>,
+) -> rusqlite::Result<T> {
+    parse(text).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, e.into())
+    })
+}
+
+fn status_of(s: &str) -> rusqlite::Result<RunStatus> {
+    RunStatus::parse(s).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Text,
+            format!("unknown status {s}").into(),
+        )
+    })
+}
+
+const RUN_COLUMNS: &str = "r.id, r.sweep_id, r.config_key, r.repeat_index, r.framework, r.model, r.precision, r.device,
+    r.devices, r.batch_size, r.data, r.status, r.status_reason, r.error_class, r.exit_code, r.created_unix_ms,
+    r.started_unix_ms, r.ended_unix_ms, r.param_count, r.price_offering, s.summary_json, r.origin_json,
+    r.scaling_key, r.environment, r.compile, r.parallel";
+
+fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
+    let status: String = r.get(11)?;
+    let summary: Option<String> = r.get(20)?;
+    let origin: Option<String> = r.get(21)?;
+    Ok(RunRow {
+        id: r.get(0)?,
+        sweep_id: r.get(1)?,
+        config_key: r.get(2)?,
+        scaling_key: r.get(22)?,
+        repeat_index: r.get(3)?,
+        framework: typed(4, &r.get::<_, String>(4)?, Framework::parse)?,
+        environment: r.get(23)?,
+        model: r.get(5)?,
+        precision: typed(6, &r.get::<_, String>(6)?, Precision::parse)?,
+        compile: typed(24, &r.get::<_, String>(24)?, Compile::parse)?,
+        device: typed(7, &r.get::<_, String>(7)?, Device::parse)?,
+        devices: r.get(8)?,
+        parallel: typed(25, &r.get::<_, String>(25)?, Parallel::parse)?,
+        batch_size: r.get(9)?,
+        data: typed(10, &r.get::<_, String>(10)?, DataSource::parse)?,
+        status: status_of(&status)?,
+        status_reason: r.get(12)?,
+        error_class: r.get(13)?,
+        exit_code: r.get(14)?,
+        created_unix_ms: r.get(15)?,
+        started_unix_ms: r.get(16)?,
+        ended_unix_ms: r.get(17)?,
+        param_count: r.get(18)?,
+        price_offering: r.get(19)?,
+        origin: origin.and_then(|o| serde_json::from_str(&o).ok()),
+        summary: summary.and_then(|s| serde_json::from_str(&s).ok()),
+    })
+}
+
+impl Store {
+    /// Marks runs left `running` or `queued` by a studio process that no longer
+    /// exists as `interrupted` (runs of a studio still alive are left alone).
+    /// Returns how many.
+    pub fn mark_interrupted(&self) -> Result<usize> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, runner_pid FROM runs WHERE status IN ('running', 'queued')")?;
+        let open: Vec<(i64, Option<u32>)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let me = std::process::id();
+        let mut n = 0;
+        for (id, pid) in open {
+            let alive = pid.is_some_and(|p| p != me && Path::new(&format!("/proc/{p}")).exists());
+            if !alive {
+                n += self.conn.execute(
+                    "UPDATE runs SET status = 'interrupted',
+                         status_reason = COALESCE(status_reason, 'the studio stopped while this run was ' || status),
+                         ended_unix_ms = COALESCE(ended_unix_ms, ?2)
+                     WHERE id = ?1",
+                    params![id, now_unix_ms()],
+                )?;
+            }
+        }
+        Ok(n)
+    }
+
+    pub fn create_sweep(&self, command: &str, configurations: u32, repeats: u32) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO sweeps (created_unix_ms, command, configurations, repeats) VALUES (?1, ?2, ?3, ?4)",
+            params![now_unix_ms(), command, configurations, repeats],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    pub fn insert_run(&self, r: &NewRun) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO runs (sweep_id, config_key, scaling_key, repeat_index, framework, environment, model,
+                 precision, compile, device, devices, parallel, batch_size, data, spec_json, price_offering, status,
+                 created_unix_ms, runner_pid, uid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 'queued', ?17, ?18,
+                 lower(hex(randomblob(16))))",
+            params![
+                r.sweep_id,
+                r.keys.config,
+                r.keys.scaling,
+                r.repeat_index,
+                r.framework.as_str(),
+                r.environment,
+                r.model,
+                r.precision.as_str(),
+                r.compile.as_str(),
+                r.device.to_string(),
+                r.devices,
+                r.parallel.as_str(),
+                u(r.batch_size),
+                r.data.as_str(),
+                r.spec_json,
+                r.price_offering,
+                now_unix_ms(),
+                std::process::id()
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    pub fn start_run(&self, id: i64, provenance: &serde_json::Value) -> Result<()> {
+        let n = self.conn.execute(
+            "UPDATE runs SET status = 'running', started_unix_ms = ?2, provenance_json = ?3 WHERE id = ?1",
+            params![id, now_unix_ms(), provenance.to_string()],
+        )?;
+        if n == 0 {
+            return Err(StoreError::NotFound {
+                what: "run",
+                id: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Ends a run with its status and why.
+    pub fn finish_run(
+        &self,
+        id: i64,
+        status: RunStatus,
+        reason: Option<&str>,
+        error_class: Option<&str>,
+        exit_code: Option<i32>,
+        stderr_tail: &str,
+    ) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET status = ?2, status_reason = ?3, error_class = ?4, exit_code = ?5, stderr_tail = ?6,
+                 ended_unix_ms = ?7 WHERE id = ?1",
+            params![id, status.as_str(), reason, error_class, exit_code, stderr_tail, now_unix_ms()],
+        )?;
+        Ok(())
+    }
+
+    pub fn save_summary(&self, id: i64, summary: &RunSummary) -> Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO summaries (run_id, computed_unix_ms, summary_json) VALUES (?1, ?2, ?3)",
+            params![id, now_unix_ms(), serde_json::to_string(summary)?],
+        )?;
+        Ok(())
+    }
+
+    pub fn list_runs(&self) -> Result<Vec<RunRow>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN summaries s ON s.run_id = r.id ORDER BY r.id"
+        ))?;
+        let rows = stmt
+            .query_map([], run_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    pub fn run_row(&self, id: i64) -> Result<RunRow> {
+        self.conn
+            .query_row(
+                &format!("SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN summaries s ON s.run_id = r.id WHERE r.id = ?1"),
+                params![id],
+                run_row,
+            )
+            .optional()?
+            .ok_or_else(|| StoreError::NotFound { what: "run", id: id.to_string() })
+    }
+
+    pub fn run_detail(&self, id: i64) -> Result<RunDetail> {
+        let row = self.run_row(id)?;
+        type Texts = (String, Option<String>, Option<String>, Option<String>);
+        type Figures = (Option<f64>, Option<f64>, Option<f64>);
+        let ((spec, hello, provenance, stderr_tail), (first_step_train_s, compile_s, loss_scale)): (
+            Texts,
+            Figures,
+        ) = self.conn.query_row(
+            "SELECT spec_json, hello_json, provenance_json, stderr_tail, first_step_train_s, compile_s, loss_scale
+             FROM runs WHERE id = ?1",
+            params![id],
+            |r| {
+                Ok((
+                    (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?),
+                    (r.get(4)?, r.get(5)?, r.get(6)?),
+                ))
+            },
+        )?;
+        let telemetry_samples: u64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM telemetry WHERE run_id = ?1",
+            params![id],
+            |r| r.get(0),
+        )?;
+        Ok(RunDetail {
+            row,
+            spec: serde_json::from_str(&spec)?,
+            hello: hello.map(|h| serde_json::from_str(&h)).transpose()?,
+            provenance: provenance.map(|p| serde_json::from_str(&p)).transpose()?,
+            stderr_tail,
+            first_step_train_s,
+            compile_s,
+            loss_scale,
+            windows: self.windows(id)?,
+            evals: self.evals(id)?,
+            memory: self.memory(id)?,
+            telemetry_samples,
+        })
+    }
+
+    /// Deletes finished runs with everything stored about them (sessions lose
+    /// them). Refuses, deleting nothing, when one is queued or running or does
+    /// not exist.
+    pub fn delete_runs(&mut self, ids: &[i64]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        for id in ids {
+            let status: Option<String> = tx
+                .query_row("SELECT status FROM runs WHERE id = ?1", params![id], |r| {
+                    r.get(0)
+                })
+                .optional()?;
+            let status = status.ok_or_else(|| StoreError::NotFound {
+                what: "run",
+                id: id.to_string(),
+            })?;
+            let status = status_of(&status)?;
+            if matches!(status, RunStatus::Queued | RunStatus::Running) {
+                return Err(StoreError::RunActive {
+                    id: *id,
+                    status: status.as_str(),
+                });
+            }
+            tx.execute("DELETE FROM runs WHERE id = ?1", params![id])?;
+        }
+        tx.commit()?;
+        Ok(ids.len())
+    }
+}
+
+/// The typed configuration columns of a run stored before they existed, or
+/// imported from a session file (which carries only the config key and spec).
+struct LegacyConfig {
+    environment: Option<String>,
+    compile: Compile,
+    parallel: Parallel,
+    keys: ConfigKeys,
+}
+
+/// From the run's spec when it still validates (canonical keys, so old and new
+/// runs of one configuration group together); else from the key it was stored
+/// with, whose shape (`{"framework", "environment", "spec": {…}}`) every
+/// version of the studio wrote.
+fn legacy_config(framework: &str, config_key: &str, spec_json: &str) -> LegacyConfig {
+    let key: serde_json::Value = serde_json::from_str(config_key).unwrap_or_default();
+    let environment = key["environment"].as_str().map(str::to_owned);
+    if let (Ok(f), Ok(spec)) = (Framework::parse(framework), RunSpec::from_json(spec_json)) {
+        return LegacyConfig {
+            keys: ConfigKeys::of(f, environment.as_deref(), &spec),
+            compile: spec.compile,
+            parallel: spec.parallel,
+            environment,
+        };
+    }
+    let setting = |name: &str| key["spec"][name].as_str().map(str::to_owned);
+    let compile = setting("compile")
+        .and_then(|c| Compile::parse(&c).ok())
+        .unwrap_or(Compile::Off);
+    let parallel = setting("parallel")
+        .and_then(|p| Parallel::parse(&p).ok())
+        .unwrap_or(Parallel::Ddp);
+    let mut stripped = key.clone();
+    let scaling = match stripped.get_mut("spec").and_then(|s| s.as_object_mut()) {
+        Some(spec) => {
+            spec.remove("devices");
+            spec.remove("parallel");
+            stripped.to_string()
+        }
+        None => config_key.to_owned(),
+    };
+    LegacyConfig {
+        environment,
+        compile,
+        parallel,
+        keys: ConfigKeys {
+            config: config_key.to_owned(),
+            scaling,
+        },
+    }
+}
+
+/// Fills the typed configuration columns and keys of run `only` (every run
+/// when `None`) from its stored key and spec; see [`legacy_config`].
+pub(crate) fn fill_typed_columns(tx: &Transaction<'_>, only: Option<i64>) -> Result<()> {
+    let rows: Vec<(i64, String, String, String)> = tx
+        .prepare(
+            "SELECT id, framework, config_key, spec_json FROM runs WHERE ?1 IS NULL OR id = ?1",
+        )?
+        .query_map(params![only], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut update = tx.prepare(
+        "UPDATE runs SET environment = ?2, compile = ?3, parallel = ?4, config_key = ?5, scaling_key = ?6
+         WHERE id = ?1",
+    )?;
+    for (id, framework, key, spec) in rows {
+        let c = legacy_config(&framework, &key, &spec);
+        update.execute(params![
+            id,
+            c.environment,
+            c.compile.as_str(),
+            c.parallel.as_str(),
+            c.keys.config,
+            c.keys.scaling
+        ])?;
+    }
+    Ok(())
+}
