@@ -41,7 +41,7 @@ pub fn framework_choices() -> Vec<FrameworkChoice> {
         .find(|e| e.builtin && e.framework == Framework::Pytorch);
     let tch_ok = tch_worker_present(&tch.program);
     let mut out = vec![FrameworkChoice {
-        key: "tch".into(),
+        key: Framework::Tch.to_string(),
         framework: Framework::Tch,
         title: Framework::Tch.title().into(),
         installed: tch_ok,

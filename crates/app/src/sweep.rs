@@ -50,7 +50,7 @@ impl Default for SweepRequest {
     fn default() -> Self {
         SweepRequest {
             model: vec!["resnet_mini".into()],
-            framework: vec!["tch".into()],
+            framework: vec![Framework::Tch.to_string()],
             precision: vec!["fp32".into()],
             compile: vec!["off".into()],
             devices: vec![1],

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use trainbench_app::sweep::SweepRequest;
+use trainbench_core::Framework;
 
 use crate::error::{bad, CliError};
 
@@ -429,7 +430,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
     };
     Ok(SweepRequest {
         model: list(a.model.as_deref().unwrap_or("resnet_mini")),
-        framework: list(a.framework.as_deref().unwrap_or("tch")),
+        framework: list(a.framework.as_deref().unwrap_or(Framework::Tch.as_str())),
         precision: list(a.precision.as_deref().unwrap_or("fp32")),
         compile: list(a.compile.as_deref().unwrap_or("off")),
         devices: ints("devices", a.devices.as_deref().unwrap_or("1"))?,

@@ -19,6 +19,7 @@ use trainbench_core::acceptance::{check_run, passed, Check, Verdict, CHECKS};
 use trainbench_core::compare::Grouping;
 use trainbench_core::record::RunDetail;
 use trainbench_core::session::{ChartKind, SessionSettings};
+use trainbench_core::Framework;
 
 use crate::error::{bad, CliError};
 use crate::open_workspace;
@@ -94,7 +95,7 @@ fn plan(a: &GpuCheckArgs, frameworks: &[String], host: &Host) -> (SweepPlan, Vec
     for fw in frameworks {
         let kind = fw.split('@').next().unwrap_or(fw);
         let mut devices = vec![1];
-        if gpus >= 2 && kind != "tch" {
+        if gpus >= 2 && kind != Framework::Tch.as_str() {
             devices.push(i64::from(gpus));
         }
         for model in &a.model {
@@ -113,8 +114,8 @@ fn plan(a: &GpuCheckArgs, frameworks: &[String], host: &Host) -> (SweepPlan, Vec
     // One torch.compile run and one TensorFlow XLA run, where installed.
     let vit = "vit_base_patch16_224".to_owned();
     for (kind, compile, what) in [
-        ("pytorch", "on", "torch.compile"),
-        ("tensorflow", "xla", "XLA"),
+        (Framework::Pytorch.as_str(), "on", "torch.compile"),
+        (Framework::Tensorflow.as_str(), "xla", "XLA"),
     ] {
         match frameworks
             .iter()

@@ -121,3 +121,13 @@ pub struct StoredEval {
     pub accuracy: f64,
     pub loss: f64,
 }
+
+impl From<&StoredWindow> for crate::stats::WindowTiming {
+    fn from(w: &StoredWindow) -> Self {
+        crate::stats::WindowTiming {
+            samples: w.samples,
+            start_ns: w.start_ns,
+            end_ns: w.end_ns,
+        }
+    }
+}

@@ -117,43 +117,34 @@ impl Store {
         )?)
     }
 
-    /// What a summary needs, read back from the stored run.
+    /// What a summary needs, read back from the stored run (its
+    /// [`Store::run_detail`], the one read of a run, plus the first-step time
+    /// and the price).
     pub fn measurements(&self, id: i64) -> Result<RunMeasurements> {
-        let (spec, hello, first_step_s, price, price_json): (
-            String,
-            Option<String>,
-            Option<f64>,
-            Option<String>,
-            Option<String>,
-        ) = self.conn.query_row(
-            "SELECT spec_json, hello_json, first_step_s, price_offering, price_json FROM runs WHERE id = ?1",
+        let d = self.run_detail(id)?;
+        let (first_step_s, price_json): (Option<f64>, Option<String>) = self.conn.query_row(
+            "SELECT first_step_s, price_json FROM runs WHERE id = ?1",
             params![id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         // An imported run keeps the price row it was costed with.
         let price = match price_json {
             Some(p) => Some(serde_json::from_str::<PriceRow>(&p)?),
-            None => price.map(|p| self.price(&p)).transpose()?.flatten(),
+            None => d
+                .row
+                .price_offering
+                .as_deref()
+                .map(|p| self.price(p))
+                .transpose()?
+                .flatten(),
         };
-        let spec: serde_json::Value = serde_json::from_str(&spec)?;
-        let hello: Option<serde_json::Value> =
-            hello.map(|h| serde_json::from_str(&h)).transpose()?;
-        let row = self.run_row(id)?;
-        let windows: Vec<WindowTiming> = self
-            .windows(id)?
-            .iter()
-            .map(|w| WindowTiming {
-                samples: w.samples,
-                start_ns: w.start_ns,
-                end_ns: w.end_ns,
-            })
-            .collect();
-        let data = hello.as_ref().and_then(|h| h.get("data"));
+        let hello = d.hello.as_ref();
+        let data = hello.and_then(|h| h.get("data"));
         let real_epoch_samples = data
             .filter(|d| d.get("source").and_then(|s| s.as_str()) != Some("synthetic"))
             .and_then(|d| d.get("samples_per_epoch"))
             .and_then(|v| v.as_u64());
-        let mut memory = self.memory(id)?;
+        let mut memory = d.memory.clone();
         if let Some(rss) = self.sampled_peak_rss(id)? {
             if !memory.iter().any(|m| m.source == "process_rss") {
                 memory.push(MemoryPeak {
@@ -164,23 +155,18 @@ impl Store {
             }
         }
         Ok(RunMeasurements {
-            param_count: row.param_count,
+            param_count: d.row.param_count,
             flops_per_sample: hello
-                .as_ref()
                 .and_then(|h| h.get("flops_per_sample"))
                 .and_then(|v| v.as_f64()),
-            batch_size: row.batch_size,
-            devices: row.devices,
-            precision: Some(row.precision),
+            batch_size: d.row.batch_size,
+            devices: d.row.devices,
+            precision: Some(d.row.precision),
             real_epoch_samples,
-            windows,
+            windows: d.windows.iter().map(WindowTiming::from).collect(),
             first_step_s,
-            evals: self
-                .evals(id)?
-                .iter()
-                .map(|e| (e.elapsed_s, e.accuracy))
-                .collect(),
-            target_accuracy: spec.get("target_accuracy").and_then(|v| v.as_f64()),
+            evals: d.evals.iter().map(|e| (e.elapsed_s, e.accuracy)).collect(),
+            target_accuracy: d.spec.get("target_accuracy").and_then(|v| v.as_f64()),
             memory,
             gpu: None,
             device_name: None,

@@ -327,15 +327,7 @@ impl SessionFile {
         if let Some(b) = s.peak_memory_bytes {
             check_i64(&f("peak_memory_bytes"), b)?;
         }
-        let windows: Vec<WindowTiming> = r
-            .windows
-            .iter()
-            .map(|w| WindowTiming {
-                samples: w.samples,
-                start_ns: w.start_ns,
-                end_ns: w.end_ns,
-            })
-            .collect();
+        let windows: Vec<WindowTiming> = r.windows.iter().map(WindowTiming::from).collect();
         let recomputed = crate::stats::steady_throughput(&windows).map(|t| t.median_samples_per_s);
         let agrees = match (s.throughput_samples_per_s, recomputed) {
             (None, None) => true,
