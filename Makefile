@@ -1,10 +1,15 @@
 # The README's two commands: `make run` and `make test`. Both set up what is
 # missing first (scripts/setup.sh) and skip what is already there.
 SHELL := /bin/bash
-.PHONY: run test setup build build-cli bench deb cli-demo kit gpu-check
+.PHONY: run test setup setup-all build build-cli bench deb cli-demo kit gpu-check
 
+## What `make run` needs (PyTorch's environment; TensorFlow and JAX on demand).
 setup:
 	@bash scripts/setup.sh
+
+## Every framework environment now (what `make test` installs).
+setup-all:
+	@bash scripts/setup.sh --all
 
 build: setup
 	@npm --prefix ui run build --silent

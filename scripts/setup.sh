@@ -1,12 +1,31 @@
 #!/usr/bin/env bash
 # Installs what TrainBench needs on a Debian 12 machine and skips what is there:
-# Debian packages, a Rust toolchain, and the studio's PyTorch environment
-# (torch 2.13.0 from PyPI, whose libtorch the tch worker links).
+# Debian packages, a Rust toolchain, the studio's PyTorch environment (torch
+# 2.13.0 from PyPI, whose libtorch the tch worker links) and the UI's packages.
+#
+#   scripts/setup.sh         what `make run` needs: TensorFlow and JAX are left to
+#                            be installed on demand (the wizard's Install, or
+#                            `trainbench env install tensorflow|jax`)
+#   scripts/setup.sh --all   also TensorFlow and JAX (`make setup-all`, `make test`)
+#
+# Each step says what it does and how long it took; the total comes last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 
+all=0
+for arg in "$@"; do
+  case "$arg" in
+    --all) all=1 ;;
+    *) echo "setup.sh: unknown argument $arg (expected --all)" >&2; exit 2 ;;
+  esac
+done
+
 say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
+setup_start=$SECONDS
+step_start=$SECONDS
+# Ends a step: what it did and how long it took.
+took() { say "$* ($((SECONDS - step_start)) s)"; step_start=$SECONDS; }
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
@@ -38,8 +57,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  took "Debian packages installed"
 else
-  say "Debian packages present"
+  took "Debian packages present"
 fi
 
 # 2. Rust (Debian 12's own cargo is too old for this workspace).
@@ -57,7 +77,7 @@ if command -v rustup >/dev/null 2>&1; then
     rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
   done
 fi
-say "$(cargo --version)"
+took "Rust: $(cargo --version)"
 
 # 3. The framework environments, each rebuilt only when its requirements file
 #    changes (the marker holds the file's SHA-256, as `trainbench env install`
@@ -69,7 +89,7 @@ make_env() {  # NAME REQUIREMENTS IMPORT
   local dir="$TRAINBENCH_HOME/envs/$1" req="$2" import="$3"
   local want; want="$(sha256sum "$req" | cut -d' ' -f1)"
   if [ -f "$dir/.trainbench-ready" ] && [ "$(cat "$dir/.trainbench-ready")" = "$want" ] && [ -x "$dir/bin/python" ]; then
-    say "environment $1 ready"
+    took "environment $1 ready"
     return
   fi
   say "creating environment $1 from $req (PyPI; large the first time)"
@@ -80,13 +100,15 @@ make_env() {  # NAME REQUIREMENTS IMPORT
   "$dir/bin/python" -m pip install --progress-bar off -r "$req"
   "$dir/bin/python" -c "import $import, mlxtend"
   echo "$want" > "$dir/.trainbench-ready"
-  say "environment $1 ready"
+  took "environment $1 created: $(du -sh "$dir" | cut -f1) in $dir"
 }
 make_env "torch-$TORCH_VERSION" envs/torch.txt torch
 "$TORCH_ENV/bin/python" -c "import torch; assert torch.__version__.split('+')[0] == '$TORCH_VERSION', torch.__version__"
-if [ "${TRAINBENCH_SKIP_ENVS:-}" != "1" ]; then
+if [ "$all" = 1 ]; then
   make_env tensorflow-2.21.0 "envs/tensorflow$gpu.txt" tensorflow
   make_env jax-0.10.2 "envs/jax$gpu.txt" jax
+else
+  say "TensorFlow and JAX: installed on demand (the wizard's Install, \`trainbench env install tensorflow|jax\`, or \`make setup-all\`)"
 fi
 
 # 4. The UI's packages (npm registry), reinstalled when the lock file changes.
@@ -97,6 +119,8 @@ if [ "$(cat ui/node_modules/.trainbench-lock 2>/dev/null)" != "$want" ]; then
   # optional binaries (Tauri CLI, rollup), which `npm ci` then refuses.
   (cd ui && npm install --no-audit --no-fund --loglevel=error)
   echo "$want" > ui/node_modules/.trainbench-lock
+  took "UI packages installed"
 else
-  say "UI packages present"
+  took "UI packages present"
 fi
+say "done in $((SECONDS - setup_start)) s"

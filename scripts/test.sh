@@ -2,7 +2,8 @@
 # Every check and test, cheapest first. `make test` and .ci/run call this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# Every framework: the tests train with PyTorch, TensorFlow and JAX.
+bash scripts/setup.sh --all
 source scripts/env.sh
 # PyTorch with two threads on a busy two-core machine slows down tenfold.
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
