@@ -61,7 +61,7 @@ export const commands = {
 	environments: () => typedError<FrameworkEnv[], ApiError>(__TAURI_INVOKE("environments")),
 	/**
 	 *  Installs (or repairs) the studio's environment for a Python framework,
-	 *  streaming pip's output lines to `on_line`; its worker must then start.
+	 *  streaming the installer's output lines (uv, else pip) to `on_line`; its worker must then start.
 	 */
 	installFramework: (framework: string, onLine: Channel<string>) => typedError<FrameworkEnv, ApiError>(__TAURI_INVOKE("install_framework", { framework, onLine })),
 	settings: () => __TAURI_INVOKE<Settings>("settings"),

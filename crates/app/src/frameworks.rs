@@ -96,7 +96,7 @@ pub fn installed_frameworks() -> Vec<String> {
 }
 
 /// Creates (or repairs) the studio's environment for a Python framework from
-/// PyPI, `on_line` receiving pip's output as it comes, then starts its worker
+/// PyPI, `on_line` receiving the installer's output (uv, else pip) as it comes, then starts its worker
 /// once: an environment that installs but cannot start is an error, not a
 /// choice. Returns the environment and what its worker reported.
 pub fn install(

@@ -125,7 +125,7 @@ pub fn run(cmd: Option<EnvCommand>, json_out: bool) -> Result<ExitCode, CliError
                 Host::open().gpu_count() > 0
             };
             eprintln!(
-                "trainbench: installing {framework} ({} build) from PyPI; pip's output follows",
+                "trainbench: installing {framework} ({} build) from PyPI; the installer's output (uv, else pip) follows",
                 if with_gpu { "CUDA" } else { "CPU" }
             );
             let (e, checked) = frameworks::install(&framework, with_gpu, |line| {

@@ -405,8 +405,27 @@ pub fn unregister(name: &str) -> Result<(), EnvError> {
     save_registry(&r)
 }
 
-/// Creates (or re-creates) the studio's environment for `framework` with
-/// `python3 -m venv` and pip from PyPI, passing every output line to `line`.
+/// Where `uv` is: `$TRAINBENCH_UV`, else the one `scripts/setup.sh` installs
+/// (`tools/uv` under the studio's data directory), else `uv` on `PATH`; `None`
+/// when there is none (pip is used then).
+pub fn uv_program() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TRAINBENCH_UV") {
+        return Some(PathBuf::from(p));
+    }
+    let ours = home().join("tools").join("uv").join("bin").join("uv");
+    if ours.is_file() {
+        return Some(ours);
+    }
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("uv"))
+            .find(|u| u.is_file())
+    })
+}
+
+/// Creates (or re-creates) the studio's environment for `framework` from PyPI
+/// with `uv` where there is one ([`uv_program`]; parallel downloads), else
+/// `python3 -m venv` and pip, passing every output line to `line`.
 /// The marker is written last, so a failed install is never taken as ready.
 pub fn install(
     framework: Framework,
@@ -432,50 +451,74 @@ pub fn install(
     let req_file = dir.join("requirements.txt");
     std::fs::write(&req_file, requirements).map_err(|e| fail(e.to_string()))?;
     let python = dir.join("bin").join("python");
-    let mut steps: Vec<(String, Vec<String>)> = Vec::new();
-    if !python.exists() {
-        steps.push((
-            "python3".into(),
-            vec!["-m".into(), "venv".into(), dir.display().to_string()],
-        ));
-    }
     let py = python.display().to_string();
-    steps.push((
-        py.clone(),
-        ["-m", "pip", "install", "--upgrade", "pip"]
-            .map(String::from)
-            .to_vec(),
-    ));
-    steps.push((
-        py,
-        vec![
-            "-m".into(),
-            "pip".into(),
-            "install".into(),
-            "--progress-bar".into(),
-            "off".into(),
-            "-r".into(),
-            req_file.display().to_string(),
-        ],
-    ));
+    let req = req_file.display().to_string();
+    let owned = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+    let mut steps: Vec<(String, Vec<String>)> = Vec::new();
+    match uv_program() {
+        // uv: parallel downloads; the same pinned requirements and marker.
+        Some(uv) => {
+            let uv = uv.display().to_string();
+            if !python.exists() {
+                let dir = dir.display().to_string();
+                steps.push((
+                    uv.clone(),
+                    owned(&[
+                        "venv",
+                        "--quiet",
+                        "--allow-existing",
+                        "--python",
+                        "python3",
+                        &dir,
+                    ]),
+                ));
+            }
+            steps.push((uv, owned(&["pip", "install", "--python", &py, "-r", &req])));
+        }
+        None => {
+            if !python.exists() {
+                let dir = dir.display().to_string();
+                steps.push(("python3".into(), owned(&["-m", "venv", &dir])));
+            }
+            steps.push((
+                py.clone(),
+                owned(&["-m", "pip", "install", "--upgrade", "pip"]),
+            ));
+            steps.push((
+                py.clone(),
+                owned(&["-m", "pip", "install", "--progress-bar", "off", "-r", &req]),
+            ));
+        }
+    }
     for (program, args) in steps {
         line(&format!("$ {program} {}", args.join(" ")));
-        let mut child = Command::new(&program)
+        // Both streams, in order, to `line`; the last lines explain a failure.
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(r#"exec "$0" "$@" 2>&1"#)
+            .arg(&program)
             .args(&args)
+            .env("UV_PYTHON_DOWNLOADS", "never")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .map_err(|e| fail(format!("cannot start {program}: {e}")))?;
+        let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
         if let Some(out) = child.stdout.take() {
             for l in BufReader::new(out).lines().map_while(Result::ok) {
                 line(&l);
+                if tail.len() == 8 {
+                    tail.pop_front();
+                }
+                tail.push_back(l);
             }
         }
         let status = child.wait().map_err(|e| fail(e.to_string()))?;
         if !status.success() {
+            let said: Vec<String> = tail.into_iter().collect();
             return Err(fail(format!(
-                "`{program} {}` exited with {status}",
-                args.join(" ")
+                "`{program} {}` exited with {status}: {}",
+                args.join(" "),
+                said.join(" / ")
             )));
         }
     }

@@ -38,7 +38,7 @@ pub fn environments() -> ApiResult<Vec<FrameworkEnv>> {
 }
 
 /// Installs (or repairs) the studio's environment for a Python framework,
-/// streaming pip's output lines to `on_line`; its worker must then start.
+/// streaming the installer's output lines (uv, else pip) to `on_line`; its worker must then start.
 #[tauri::command]
 #[specta::specta]
 pub async fn install_framework(
