@@ -26,26 +26,15 @@ impl Figures {
         if let Some(step) = event.steps_finished() {
             self.step = step;
         }
-        match event {
-            Event::Hello { total_steps, .. } => self.total_steps = Some(*total_steps),
-            Event::Window {
-                samples,
-                start_ns,
-                end_ns,
-                ..
-            } => {
-                let w = WindowTiming {
-                    samples: *samples,
-                    start_ns: *start_ns,
-                    end_ns: *end_ns,
-                };
-                self.windows.push(w);
-                let tp = w.throughput();
-                self.current_samples_per_s = tp.is_finite().then_some(tp);
-                self.steady_samples_per_s =
-                    steady_throughput(&self.windows).map(|s| s.median_samples_per_s);
-            }
-            _ => {}
+        if let Event::Hello { total_steps, .. } = event {
+            self.total_steps = Some(*total_steps);
+        }
+        if let Some(w) = event.window_timing() {
+            self.windows.push(w);
+            let tp = w.throughput();
+            self.current_samples_per_s = tp.is_finite().then_some(tp);
+            self.steady_samples_per_s =
+                steady_throughput(&self.windows).map(|s| s.median_samples_per_s);
         }
     }
 

@@ -202,6 +202,24 @@ impl Event {
             _ => None,
         }
     }
+
+    /// A window's samples and clock times (what throughput is computed
+    /// from); `None` for every other event.
+    pub fn window_timing(&self) -> Option<crate::stats::WindowTiming> {
+        match *self {
+            Event::Window {
+                samples,
+                start_ns,
+                end_ns,
+                ..
+            } => Some(crate::stats::WindowTiming {
+                samples,
+                start_ns,
+                end_ns,
+            }),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -232,6 +250,9 @@ mod tests {
             t_ns: 3,
         };
         assert_eq!(done.steps_finished(), Some(10));
+        let w = window(2, 5).window_timing().unwrap();
+        assert_eq!((w.samples, w.start_ns, w.end_ns), (40, 1, 2));
+        assert!(done.window_timing().is_none());
         let first = Event::FirstStep {
             since_process_start_s: Some(1.0),
             since_train_start_s: 0.5,

@@ -80,26 +80,17 @@ impl Sink for Report {
             }
             Event::Window {
                 first_step,
-                steps,
-                samples,
-                start_ns,
-                end_ns,
                 loss_mean,
                 ..
             } => {
-                let w = WindowTiming {
-                    samples: *samples,
-                    start_ns: *start_ns,
-                    end_ns: *end_ns,
-                };
-                self.windows.push(w);
-                println!(
-                    "  steps {:>4}–{:<4} of {}  loss {loss_mean:.4}  {:>8} samples/s",
-                    first_step,
-                    first_step + steps - 1,
-                    self.total_steps,
-                    thousands(w.throughput())
-                );
+                if let (Some(w), Some(last)) = (event.window_timing(), event.steps_finished()) {
+                    self.windows.push(w);
+                    println!(
+                        "  steps {first_step:>4}–{last:<4} of {}  loss {loss_mean:.4}  {:>8} samples/s",
+                        self.total_steps,
+                        thousands(w.throughput())
+                    );
+                }
             }
             Event::Eval {
                 step,
