@@ -26,6 +26,8 @@ pub struct Studio {
     settings: Mutex<Settings>,
     pub queue: Queue,
     pub host: Host,
+    /// Framework installs under way (the wizard's Install), cancellable.
+    pub installs: std::sync::Arc<trainbench_app::frameworks::Installs>,
 }
 
 impl std::fmt::Debug for Studio {
@@ -46,6 +48,7 @@ impl Studio {
             settings: Mutex::new(settings),
             queue: Queue::start(RunnerOptions::default()),
             host: Host::open(),
+            installs: std::sync::Arc::default(),
         })
     }
 
@@ -140,6 +143,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::settings::save_price,
             commands::settings::environments,
             commands::settings::install_framework,
+            commands::settings::cancel_install,
             commands::settings::settings,
             commands::settings::set_database,
             commands::settings::set_theme,

@@ -61,9 +61,13 @@ export const commands = {
 	environments: () => typedError<FrameworkEnv[], ApiError>(__TAURI_INVOKE("environments")),
 	/**
 	 *  Installs (or repairs) the studio's environment for a Python framework,
-	 *  streaming the installer's output lines (uv, else pip) to `on_line`; its worker must then start.
+	 *  streaming each installer line (uv, else pip) with the figures so far to
+	 *  `on_update`; its worker must then start. [`cancel_install`] stops it and
+	 *  leaves the environments as they were.
 	 */
-	installFramework: (framework: string, onLine: Channel<string>) => typedError<FrameworkEnv, ApiError>(__TAURI_INVOKE("install_framework", { framework, onLine })),
+	installFramework: (framework: string, onUpdate: Channel<InstallUpdateDto>) => typedError<FrameworkEnv, ApiError>(__TAURI_INVOKE("install_framework", { framework, onUpdate })),
+	/**  Cancels the install of `framework`; false when none is under way. */
+	cancelInstall: (framework: string) => typedError<boolean, ApiError>(__TAURI_INVOKE("cancel_install", { framework })),
 	settings: () => __TAURI_INVOKE<Settings>("settings"),
 	/**
 	 *  Switches to another database file (created if new); refuses while runs
@@ -291,6 +295,36 @@ export type ImportResult = {
 	runs_imported: number,
 	runs_already_present: number,
 	from_host: string,
+};
+
+/**  What a person sees while an environment installs. */
+export type InstallProgress = {
+	/**  What is happening now, in words ("downloading", "checking the worker" …). */
+	step: string,
+	/**
+	 *  Packages the installer resolved (uv says so up front; pip's count
+	 *  grows as it collects them).
+	 */
+	packages_total: number | null,
+	/**  Packages installed into the environment so far. */
+	packages_installed: number,
+	/**  Downloads announced with their size, and how many of them finished. */
+	downloads_announced: number,
+	downloads_done: number,
+	/**  Bytes of the announced downloads, and of those finished. */
+	bytes_total: number,
+	bytes_done: number,
+	/**  Seconds since the install started. */
+	elapsed_s: number | null,
+};
+
+/**
+ *  One update of an install for the wizard: the installer's line and the
+ *  figures so far (packages, bytes, step, seconds).
+ */
+export type InstallUpdateDto = {
+	line: string,
+	progress: InstallProgress,
 };
 
 /**  A 95 % confidence interval. */

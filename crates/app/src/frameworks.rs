@@ -2,9 +2,13 @@
 //! the studio's own Python environments (installed or installable) and the
 //! environments registered by path (`FRAMEWORK@NAME`).
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
 use serde::Serialize;
 use trainbench_core::Framework;
-use trainbench_runner::envs::{self, FrameworkEnv};
+use trainbench_runner::envs::{self, FrameworkEnv, InstallUpdate, Installed};
 use trainbench_runner::WorkerCommand;
 
 /// A framework the wizard offers: installed (with its version) or not.
@@ -95,21 +99,56 @@ pub fn installed_frameworks() -> Vec<String> {
         .collect()
 }
 
-/// Creates (or repairs) the studio's environment for a Python framework from
-/// PyPI, `on_line` receiving the installer's output (uv, else pip) as it comes, then starts its worker
-/// once: an environment that installs but cannot start is an error, not a
-/// choice. Returns the environment and what its worker reported.
-pub fn install(
-    framework: &str,
-    with_gpu: bool,
-    on_line: impl FnMut(&str),
-) -> crate::AppResult<(FrameworkEnv, serde_json::Value)> {
-    let framework = Framework::parse(framework)?;
-    let env = envs::install(framework, with_gpu, on_line)?;
-    let checked = envs::check(&env).map_err(|why| {
-        crate::AppError::Internal(format!(
-            "{framework} installed but its worker does not start: {why}"
-        ))
-    })?;
-    Ok((env, checked))
+/// The installs under way, each with its cancel flag: one per framework at
+/// a time, cancellable from another thread (the desktop's Cancel button, the
+/// CLI's Ctrl-C).
+#[derive(Debug, Default)]
+pub struct Installs {
+    running: Mutex<BTreeMap<Framework, Arc<AtomicBool>>>,
+}
+
+impl Installs {
+    fn running(&self) -> std::sync::MutexGuard<'_, BTreeMap<Framework, Arc<AtomicBool>>> {
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Creates (or repairs) the studio's environment for a Python framework
+    /// from PyPI (uv, else pip) and starts its worker once; `on` receives
+    /// each installer line with the figures so far (packages, bytes). A
+    /// failed or cancelled install leaves the environments as they were.
+    pub fn install(
+        &self,
+        framework: &str,
+        with_gpu: bool,
+        on: impl FnMut(InstallUpdate<'_>),
+    ) -> crate::AppResult<Installed> {
+        let framework = Framework::parse(framework)?;
+        let flag = Arc::new(AtomicBool::new(false));
+        {
+            let mut running = self.running();
+            if running.contains_key(&framework) {
+                return Err(crate::AppError::Busy(format!(
+                    "{framework} is being installed already: wait for that install or cancel it"
+                )));
+            }
+            running.insert(framework, Arc::clone(&flag));
+        }
+        let result = envs::install(framework, with_gpu, &flag, on);
+        self.running().remove(&framework);
+        Ok(result?)
+    }
+
+    /// Cancels the install of `framework`; false when none is under way.
+    pub fn cancel(&self, framework: &str) -> crate::AppResult<bool> {
+        let framework = Framework::parse(framework)?;
+        Ok(match self.running().get(&framework) {
+            Some(flag) => {
+                flag.store(true, Ordering::SeqCst);
+                true
+            }
+            None => false,
+        })
+    }
 }

@@ -9,6 +9,7 @@ use trainbench_app::{frameworks, Host};
 
 use crate::args::EnvCommand;
 use crate::error::{bad, CliError};
+use crate::output;
 
 fn env_json(e: &FrameworkEnv) -> serde_json::Value {
     json!({
@@ -128,19 +129,25 @@ pub fn run(cmd: Option<EnvCommand>, json_out: bool) -> Result<ExitCode, CliError
                 "trainbench: installing {framework} ({} build) from PyPI; the installer's output (uv, else pip) follows",
                 if with_gpu { "CUDA" } else { "CPU" }
             );
-            let (e, checked) = frameworks::install(&framework, with_gpu, |line| {
-                // Progress for a person: pip's own lines, as they come.
-                eprintln!("  {line}");
-            })?;
+            let installed = install_with_ctrl_c(&framework, with_gpu)?;
+            let (e, checked, p) = (installed.env, installed.info, installed.progress);
             if json_out {
                 let mut v = env_json(&e);
                 v["check"] = checked;
+                v["install"] = serde_json::json!({
+                    "seconds": p.elapsed_s,
+                    "packages": p.packages_installed,
+                    "downloaded_bytes": p.bytes_done,
+                });
                 println!("{v}");
             } else {
                 println!(
-                    "{framework} {} ready in {}",
+                    "{framework} {} ready in {} ({} packages installed, {} downloaded, {:.0} s)",
                     checked["version"].as_str().unwrap_or("?"),
-                    e.python.display()
+                    e.python.display(),
+                    p.packages_installed,
+                    output::bytes(p.bytes_done),
+                    p.elapsed_s
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -177,4 +184,50 @@ pub fn run(cmd: Option<EnvCommand>, json_out: bool) -> Result<ExitCode, CliError
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Installs on a blocking thread while Ctrl-C cancels it: the installer runs
+/// in its own process group, so the terminal's interrupt reaches only this
+/// process, which then stops the installer and removes what it had made.
+fn install_with_ctrl_c(framework: &str, with_gpu: bool) -> Result<envs::Installed, CliError> {
+    let installs = std::sync::Arc::new(frameworks::Installs::default());
+    let runtime = trainbench_app::execute::runtime()?;
+    let name = framework.to_owned();
+    let result = runtime.block_on(async {
+        let worker = {
+            let installs = std::sync::Arc::clone(&installs);
+            tokio::task::spawn_blocking(move || {
+                let mut last_shown = String::new();
+                installs.install(&name, with_gpu, |u| {
+                    // The installer's own lines, and the figures when they change.
+                    eprintln!("  {}", u.line);
+                    let p = u.progress;
+                    let figures = format!(
+                        "  [{}: {} of {} packages installed, {} of {} downloaded, {:.0} s]",
+                        p.step,
+                        p.packages_installed,
+                        p.packages_total
+                            .map_or_else(|| "?".into(), |n| n.to_string()),
+                        output::bytes(p.bytes_done),
+                        output::bytes(p.bytes_total),
+                        p.elapsed_s
+                    );
+                    if p.step != last_shown {
+                        eprintln!("{figures}");
+                        p.step.clone_into(&mut last_shown);
+                    }
+                })
+            })
+        };
+        tokio::pin!(worker);
+        tokio::select! {
+            done = &mut worker => done,
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("\ntrainbench: cancelling the install (Ctrl-C)");
+                let _ = installs.cancel(framework);
+                worker.await
+            }
+        }
+    });
+    Ok(result.map_err(|e| CliError::Failed(e.to_string()))??)
 }

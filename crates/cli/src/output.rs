@@ -158,9 +158,12 @@ fn num(v: Option<f64>, digits: usize) -> String {
 }
 
 fn mib(b: Option<u64>) -> String {
-    b.map_or("not measured".into(), |x| {
-        format!("{:.0} MiB", x as f64 / 1048576.0)
-    })
+    b.map_or("not measured".into(), bytes)
+}
+
+/// Bytes in MiB, for a person.
+pub fn bytes(b: u64) -> String {
+    format!("{:.0} MiB", b as f64 / 1048576.0)
 }
 
 pub fn throughput_text(r: &RunRow) -> String {

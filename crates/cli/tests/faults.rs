@@ -193,3 +193,82 @@ fn ctrl_c_cancels_the_run_and_keeps_its_data() {
         .unwrap()
         .contains("before this run started"));
 }
+
+/// `trainbench env install` interrupted with Ctrl-C while uv installs (a
+/// real install from PyPI into an empty studio home): the installer stops,
+/// its staging folder is removed, and the framework is not installed.
+#[test]
+fn ctrl_c_cancels_an_environment_install_and_leaves_nothing() {
+    let home = common::Scratch::new("install-cancel");
+    let ours = std::env::var_os("TRAINBENCH_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap())
+                .join(".local/share/trainbench")
+        });
+    let uv = ours.join("tools/uv/bin/uv");
+    assert!(uv.is_file(), "uv is not installed: run scripts/setup.sh");
+    let mut install = Command::new(common::TRAINBENCH)
+        .args(["env", "install", "jax", "--cpu"])
+        .env("TRAINBENCH_HOME", &home.0)
+        .env("TRAINBENCH_UV", &uv)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = install.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for l in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(l);
+        }
+    });
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // uv's first line of the package install: the install is under way.
+    while !seen.iter().any(|l: &String| l.contains("Using Python")) {
+        assert!(Instant::now() < deadline, "no installer output: {seen:?}");
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+            seen.push(l);
+        }
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &install.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = install.wait_with_output().unwrap();
+    seen.extend(rx.iter());
+    let said = seen.join("\n");
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("cancelled; nothing of it was kept"), "{said}");
+    let envs_dir = home.0.join("envs");
+    let left: Vec<String> = std::fs::read_dir(&envs_dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        left.iter().all(|n| !n.contains("jax")),
+        "the cancelled install left {left:?} in {}",
+        envs_dir.display()
+    );
+    let (_, v) = common::output_json(
+        Command::new(common::TRAINBENCH)
+            .args(["env", "list", "--json"])
+            .env("TRAINBENCH_HOME", &home.0),
+    );
+    let jax = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["framework"] == "jax")
+        .unwrap();
+    assert_eq!(jax["ready"], false, "{v}");
+}

@@ -4,8 +4,7 @@ use std::path::PathBuf;
 
 use tauri::ipc::Channel;
 use tauri::State;
-use trainbench_app::envs::{self, FrameworkEnv};
-use trainbench_app::frameworks;
+use trainbench_app::envs::{self, FrameworkEnv, InstallProgress};
 use trainbench_app::prices::PriceEntry;
 use trainbench_app::AppError;
 use trainbench_core::reference::PriceRow;
@@ -37,24 +36,45 @@ pub fn environments() -> ApiResult<Vec<FrameworkEnv>> {
     Ok(envs::list().map_err(AppError::from)?)
 }
 
+/// One update of an install for the wizard: the installer's line and the
+/// figures so far (packages, bytes, step, seconds).
+#[derive(Debug, Clone, serde::Serialize, specta::Type)]
+pub struct InstallUpdateDto {
+    pub line: String,
+    pub progress: InstallProgress,
+}
+
 /// Installs (or repairs) the studio's environment for a Python framework,
-/// streaming the installer's output lines (uv, else pip) to `on_line`; its worker must then start.
+/// streaming each installer line (uv, else pip) with the figures so far to
+/// `on_update`; its worker must then start. [`cancel_install`] stops it and
+/// leaves the environments as they were.
 #[tauri::command]
 #[specta::specta]
 pub async fn install_framework(
     studio: State<'_, Studio>,
     framework: String,
-    on_line: Channel<String>,
+    on_update: Channel<InstallUpdateDto>,
 ) -> ApiResult<FrameworkEnv> {
     let gpu = studio.host.gpu_count() > 0;
+    let installs = std::sync::Arc::clone(&studio.installs);
     let installed = tauri::async_runtime::spawn_blocking(move || {
-        frameworks::install(&framework, gpu, |line| {
-            let _ = on_line.send(line.to_owned());
+        installs.install(&framework, gpu, |u| {
+            let _ = on_update.send(InstallUpdateDto {
+                line: u.line.to_owned(),
+                progress: u.progress.clone(),
+            });
         })
     })
     .await
     .map_err(|e| ApiError::internal(e.to_string()))??;
-    Ok(installed.0)
+    Ok(installed.env)
+}
+
+/// Cancels the install of `framework`; false when none is under way.
+#[tauri::command]
+#[specta::specta]
+pub fn cancel_install(studio: State<'_, Studio>, framework: String) -> ApiResult<bool> {
+    Ok(studio.installs.cancel(&framework)?)
 }
 
 #[tauri::command]

@@ -3,7 +3,8 @@
 // shows the run count and flags combinations that cannot run, per field.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { Channel } from "@tauri-apps/api/core";
-import { api, call, type AppInfo, type PlanDto } from "../api";
+import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto } from "../api";
+import { installView } from "../lib/install";
 import { count, flops } from "../lib/format";
 import { canStart, defaultForm, messagesByField, planText, toRequest, type FieldError, type WizardForm } from "../lib/sweep";
 import { ErrorBox } from "./common";
@@ -65,12 +66,28 @@ export function PlanSummary({ plan, parseError }: { plan: PlanDto | null; parseE
   );
 }
 
+function InstallFigures({ progress }: { progress: InstallProgress }) {
+  const v = installView(progress);
+  return (
+    <div class="install-figures">
+      <div>{v.step}</div>
+      <div>Packages: {v.packages}</div>
+      <div>Downloads: {v.downloads}</div>
+      {v.fraction !== null && (
+        <div class="progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(v.fraction * 100)}>
+          <div style={{ width: `${(v.fraction * 100).toFixed(1)}%` }} />
+        </div>
+      )}
+    </div>
+  );
+}
+
 export function Wizard({ info, onStarted, onInfoChanged }: Props) {
   const [form, setForm] = useState<WizardForm>(defaultForm);
   const [plan, setPlan] = useState<PlanDto | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const [installing, setInstalling] = useState<{ framework: string; lines: string[] } | null>(null);
+  const [installing, setInstalling] = useState<{ framework: string; lines: string[]; progress: InstallProgress | null } | null>(null);
   const set = (patch: Partial<WizardForm>) => setForm((f) => ({ ...f, ...patch }));
 
   const parsed = useMemo(() => toRequest(form), [form]);
@@ -113,16 +130,30 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
 
   async function install(framework: string) {
     const lines: string[] = [];
-    setInstalling({ framework, lines });
-    const ch = new Channel<string>();
-    ch.onmessage = (line) => {
-      lines.push(line);
-      setInstalling({ framework, lines: lines.slice(-30) });
+    let progress: InstallProgress | null = null;
+    setInstalling({ framework, lines, progress });
+    setError(null);
+    const ch = new Channel<InstallUpdateDto>();
+    ch.onmessage = (u) => {
+      lines.push(u.line);
+      progress = u.progress;
+      setInstalling({ framework, lines: lines.slice(-30), progress });
     };
     try {
       await call(api.installFramework(framework, ch));
-      setInstalling(null);
       onInfoChanged();
+    } catch (e) {
+      // pip's (or uv's) reason is in the message; a cancel says so.
+      setError(e);
+    } finally {
+      setInstalling(null);
+    }
+  }
+
+  async function cancelInstall() {
+    if (!installing) return;
+    try {
+      await call(api.cancelInstall(installing.framework));
     } catch (e) {
       setError(e);
     }
@@ -195,8 +226,14 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
           ))}
         </ul>
         {installing && (
-          <div class="install-log">
-            <p>Installing {installing.framework} from PyPI…</p>
+          <div class="install-log" data-framework={installing.framework}>
+            <p>
+              Installing {installing.framework} from PyPI…{" "}
+              <button type="button" class="small" onClick={cancelInstall}>
+                Cancel install
+              </button>
+            </p>
+            {installing.progress && <InstallFigures progress={installing.progress} />}
             <pre>{installing.lines.join("\n")}</pre>
           </div>
         )}

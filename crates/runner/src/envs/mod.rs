@@ -9,7 +9,6 @@
 //! Registered environments are kept in `$TRAINBENCH_HOME/environments.json`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -19,6 +18,12 @@ use sha2::{Digest, Sha256};
 use trainbench_core::Framework;
 
 use crate::WorkerCommand;
+
+mod install;
+pub mod progress;
+
+pub use install::{install, uv_program, InstallUpdate, Installed};
+pub use progress::{InstallMeter, InstallProgress};
 
 /// A Python framework the studio installs itself.
 #[derive(Debug, Clone, Copy)]
@@ -39,22 +44,22 @@ pub const BUILTIN: [Builtin; 3] = [
         env_name: "torch-2.13.0",
         import: "torch",
         // PyPI's torch wheel carries CUDA and also runs on the CPU.
-        requirements_cpu: include_str!("../../../envs/torch.txt"),
-        requirements_gpu: include_str!("../../../envs/torch.txt"),
+        requirements_cpu: include_str!("../../../../envs/torch.txt"),
+        requirements_gpu: include_str!("../../../../envs/torch.txt"),
     },
     Builtin {
         framework: Framework::Tensorflow,
         env_name: "tensorflow-2.21.0",
         import: "tensorflow",
-        requirements_cpu: include_str!("../../../envs/tensorflow.txt"),
-        requirements_gpu: include_str!("../../../envs/tensorflow-cuda.txt"),
+        requirements_cpu: include_str!("../../../../envs/tensorflow.txt"),
+        requirements_gpu: include_str!("../../../../envs/tensorflow-cuda.txt"),
     },
     Builtin {
         framework: Framework::Jax,
         env_name: "jax-0.10.2",
         import: "jax",
-        requirements_cpu: include_str!("../../../envs/jax.txt"),
-        requirements_gpu: include_str!("../../../envs/jax-cuda.txt"),
+        requirements_cpu: include_str!("../../../../envs/jax.txt"),
+        requirements_gpu: include_str!("../../../../envs/jax-cuda.txt"),
     },
 ];
 
@@ -71,6 +76,8 @@ pub enum EnvError {
     Io(String),
     #[error("installing {framework} failed: {reason}")]
     Install { framework: String, reason: String },
+    #[error("installing {framework} was cancelled; nothing of it was kept")]
+    Cancelled { framework: String },
 }
 
 fn bad(field: &'static str, value: impl ToString, allowed: impl ToString) -> EnvError {
@@ -403,127 +410,6 @@ pub fn unregister(name: &str) -> Result<(), EnvError> {
         ));
     }
     save_registry(&r)
-}
-
-/// Where `uv` is: `$TRAINBENCH_UV`, else the one `scripts/setup.sh` installs
-/// (`tools/uv` under the studio's data directory), else `uv` on `PATH`; `None`
-/// when there is none (pip is used then).
-pub fn uv_program() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("TRAINBENCH_UV") {
-        return Some(PathBuf::from(p));
-    }
-    let ours = home().join("tools").join("uv").join("bin").join("uv");
-    if ours.is_file() {
-        return Some(ours);
-    }
-    std::env::var_os("PATH").and_then(|p| {
-        std::env::split_paths(&p)
-            .map(|d| d.join("uv"))
-            .find(|u| u.is_file())
-    })
-}
-
-/// Creates (or re-creates) the studio's environment for `framework` from PyPI
-/// with `uv` where there is one ([`uv_program`]; parallel downloads), else
-/// `python3 -m venv` and pip, passing every output line to `line`.
-/// The marker is written last, so a failed install is never taken as ready.
-pub fn install(
-    framework: Framework,
-    gpu: bool,
-    mut line: impl FnMut(&str),
-) -> Result<FrameworkEnv, EnvError> {
-    let b = builtin(framework)
-        .ok_or_else(|| bad("framework", framework, Framework::list(&Framework::PYTHON)))?;
-    let requirements = if gpu {
-        b.requirements_gpu
-    } else {
-        b.requirements_cpu
-    };
-    let dir = home().join("envs").join(b.env_name);
-    let fail = |reason: String| EnvError::Install {
-        framework: framework.to_string(),
-        reason,
-    };
-    let marker = dir.join(".trainbench-ready");
-    let _ = std::fs::remove_file(&marker);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
-    let req_file = dir.join("requirements.txt");
-    std::fs::write(&req_file, requirements).map_err(|e| fail(e.to_string()))?;
-    let python = dir.join("bin").join("python");
-    let py = python.display().to_string();
-    let req = req_file.display().to_string();
-    let owned = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
-    let mut steps: Vec<(String, Vec<String>)> = Vec::new();
-    match uv_program() {
-        // uv: parallel downloads; the same pinned requirements and marker.
-        Some(uv) => {
-            let uv = uv.display().to_string();
-            if !python.exists() {
-                let dir = dir.display().to_string();
-                steps.push((
-                    uv.clone(),
-                    owned(&[
-                        "venv",
-                        "--quiet",
-                        "--allow-existing",
-                        "--python",
-                        "python3",
-                        &dir,
-                    ]),
-                ));
-            }
-            steps.push((uv, owned(&["pip", "install", "--python", &py, "-r", &req])));
-        }
-        None => {
-            if !python.exists() {
-                let dir = dir.display().to_string();
-                steps.push(("python3".into(), owned(&["-m", "venv", &dir])));
-            }
-            steps.push((
-                py.clone(),
-                owned(&["-m", "pip", "install", "--upgrade", "pip"]),
-            ));
-            steps.push((
-                py.clone(),
-                owned(&["-m", "pip", "install", "--progress-bar", "off", "-r", &req]),
-            ));
-        }
-    }
-    for (program, args) in steps {
-        line(&format!("$ {program} {}", args.join(" ")));
-        // Both streams, in order, to `line`; the last lines explain a failure.
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(r#"exec "$0" "$@" 2>&1"#)
-            .arg(&program)
-            .args(&args)
-            .env("UV_PYTHON_DOWNLOADS", "never")
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| fail(format!("cannot start {program}: {e}")))?;
-        let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
-        if let Some(out) = child.stdout.take() {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                line(&l);
-                if tail.len() == 8 {
-                    tail.pop_front();
-                }
-                tail.push_back(l);
-            }
-        }
-        let status = child.wait().map_err(|e| fail(e.to_string()))?;
-        if !status.success() {
-            let said: Vec<String> = tail.into_iter().collect();
-            return Err(fail(format!(
-                "`{program} {}` exited with {status}: {}",
-                args.join(" "),
-                said.join(" / ")
-            )));
-        }
-    }
-    std::fs::write(&marker, sha256_hex(requirements)).map_err(|e| fail(e.to_string()))?;
-    Ok(builtin_env(b))
 }
 
 #[cfg(test)]

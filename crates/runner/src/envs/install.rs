@@ -1,0 +1,315 @@
+//! Installing the studio's own environment for a Python framework from PyPI:
+//! uv where there is one (parallel downloads), else `python3 -m venv` and pip.
+//!
+//! The environment is built in a staging folder beside its final place
+//! (`envs/.NAME.installing`), its worker is started once there, and only
+//! then is it moved into place with its ready marker. A failed or cancelled
+//! install removes the staging folder and leaves what was there before as it
+//! was: nothing is ever half-installed under the environment's name.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use trainbench_core::Framework;
+
+use super::progress::{InstallMeter, InstallProgress};
+use super::{bad, builtin, builtin_env, check, home, sha256_hex, EnvError, FrameworkEnv};
+
+/// Where `uv` is: `$TRAINBENCH_UV`, else the one `scripts/setup.sh` installs
+/// (`tools/uv` under the studio's data directory), else `uv` on `PATH`; `None`
+/// when there is none (pip is used then).
+pub fn uv_program() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TRAINBENCH_UV") {
+        return Some(PathBuf::from(p));
+    }
+    let ours = home().join("tools").join("uv").join("bin").join("uv");
+    if ours.is_file() {
+        return Some(ours);
+    }
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("uv"))
+            .find(|u| u.is_file())
+    })
+}
+
+/// One thing the installer reports: a line of its output (or the studio's
+/// own `$ command` line) with the figures so far.
+#[derive(Debug, Clone)]
+pub struct InstallUpdate<'a> {
+    pub line: &'a str,
+    pub progress: &'a InstallProgress,
+}
+
+/// An installed environment and what its worker reported when it started.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub env: FrameworkEnv,
+    pub info: serde_json::Value,
+    pub progress: InstallProgress,
+}
+
+fn remove_dir(dir: &Path) {
+    if dir.exists() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// One installer command: what it does in words, the program, its arguments.
+type Step = (&'static str, String, Vec<String>);
+
+/// The commands that build an environment in `dir`.
+fn steps(dir: &Path, req: &Path) -> Vec<Step> {
+    let python = dir.join("bin").join("python").display().to_string();
+    let dir = dir.display().to_string();
+    let req = req.display().to_string();
+    let owned = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+    match uv_program() {
+        // The environment moves into place when it is complete: relocatable.
+        Some(uv) => {
+            let uv = uv.display().to_string();
+            vec![
+                (
+                    "creating the environment",
+                    uv.clone(),
+                    owned(&[
+                        "venv",
+                        "--quiet",
+                        "--relocatable",
+                        "--python",
+                        "python3",
+                        &dir,
+                    ]),
+                ),
+                (
+                    "resolving and downloading",
+                    uv,
+                    owned(&["pip", "install", "--python", &python, "-r", &req]),
+                ),
+            ]
+        }
+        // The worker runs as `python -m …` (torchrun too), so a venv that
+        // moved keeps working; its console scripts are not used.
+        None => vec![
+            (
+                "creating the environment",
+                "python3".into(),
+                owned(&["-m", "venv", &dir]),
+            ),
+            (
+                "upgrading pip",
+                python.clone(),
+                owned(&["-m", "pip", "install", "--upgrade", "pip"]),
+            ),
+            (
+                "resolving and downloading",
+                python,
+                owned(&["-m", "pip", "install", "--progress-bar", "off", "-r", &req]),
+            ),
+        ],
+    }
+}
+
+/// Ends a child and every process it started.
+fn stop_group(child: &mut std::process::Child) {
+    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if matches!(child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.wait();
+}
+
+/// Runs one installer command; every output line goes to `on`. `Ok(false)`
+/// when `cancel` was set (the command and its children are stopped).
+fn run_step(
+    program: &str,
+    args: &[String],
+    meter: &mut InstallMeter,
+    started: Instant,
+    cancel: &AtomicBool,
+    on: &mut dyn FnMut(InstallUpdate<'_>),
+) -> Result<bool, String> {
+    let shown = format!("$ {program} {}", args.join(" "));
+    meter.elapsed(started.elapsed().as_secs_f64());
+    on(InstallUpdate {
+        line: &shown,
+        progress: meter.progress(),
+    });
+    // Both streams, in order; the last lines explain a failure.
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"exec "$0" "$@" 2>&1"#)
+        .arg(program)
+        .args(args)
+        .env("UV_PYTHON_DOWNLOADS", "never")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    let (tx, rx) = mpsc::channel::<String>();
+    if let Some(out) = child.stdout.take() {
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    loop {
+        if cancel.load(Ordering::SeqCst) {
+            stop_group(&mut child);
+            return Ok(false);
+        }
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(l) => {
+                meter.line(&l);
+                meter.elapsed(started.elapsed().as_secs_f64());
+                on(InstallUpdate {
+                    line: &l,
+                    progress: meter.progress(),
+                });
+                if tail.len() == 8 {
+                    tail.pop_front();
+                }
+                tail.push_back(l);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if status.success() {
+        Ok(true)
+    } else {
+        let said: Vec<String> = tail.into_iter().collect();
+        Err(format!(
+            "`{program} {}` exited with {status}: {}",
+            args.join(" "),
+            said.join(" / ")
+        ))
+    }
+}
+
+/// Creates (or re-creates) the studio's environment for `framework` from
+/// PyPI and starts its worker once, passing each installer line and the
+/// figures so far ([`InstallProgress`]) to `on`. Setting `cancel` stops the
+/// installer; the environment is then as it was before
+/// ([`EnvError::Cancelled`]). An environment whose worker does not start is
+/// an error, not an installed framework.
+pub fn install(
+    framework: Framework,
+    gpu: bool,
+    cancel: &AtomicBool,
+    mut on: impl FnMut(InstallUpdate<'_>),
+) -> Result<Installed, EnvError> {
+    let b = builtin(framework)
+        .ok_or_else(|| bad("framework", framework, Framework::list(&Framework::PYTHON)))?;
+    let requirements = if gpu {
+        b.requirements_gpu
+    } else {
+        b.requirements_cpu
+    };
+    let envs = home().join("envs");
+    let dir = envs.join(b.env_name);
+    let staging = envs.join(format!(".{}.installing", b.env_name));
+    let fail = |reason: String| EnvError::Install {
+        framework: framework.to_string(),
+        reason,
+    };
+    // A staging folder left by an install that was killed is garbage.
+    remove_dir(&staging);
+    std::fs::create_dir_all(&envs)
+        .map_err(|e| fail(format!("cannot create {}: {e}", envs.display())))?;
+    let started = Instant::now();
+    let mut meter = InstallMeter::new();
+    // The requirements file lives outside the folder the venv is made in
+    // until the environment is complete.
+    let req_file = envs.join(format!(".{}.requirements.txt", b.env_name));
+    let result = (|| {
+        std::fs::write(&req_file, requirements).map_err(|e| fail(e.to_string()))?;
+        for (what, program, args) in steps(&staging, &req_file) {
+            meter.step(what);
+            match run_step(&program, &args, &mut meter, started, cancel, &mut on) {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(reason) => return Err(fail(reason)),
+            }
+        }
+        let _ = std::fs::rename(&req_file, staging.join("requirements.txt"));
+        meter.step("checking the worker");
+        meter.elapsed(started.elapsed().as_secs_f64());
+        let checking = format!("starting the {framework} worker once in the new environment");
+        on(InstallUpdate {
+            line: &checking,
+            progress: meter.progress(),
+        });
+        let mut staged = builtin_env(b);
+        staged.python = staging.join("bin").join("python");
+        let info = check(&staged).map_err(|why| {
+            fail(format!(
+                "the environment installed but its worker does not start: {why}"
+            ))
+        })?;
+        if cancel.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        std::fs::write(staging.join(".trainbench-ready"), sha256_hex(requirements))
+            .map_err(|e| fail(e.to_string()))?;
+        Ok(Some(info))
+    })();
+    let _ = std::fs::remove_file(&req_file);
+    let info = match result {
+        Ok(Some(info)) => info,
+        Ok(None) => {
+            remove_dir(&staging);
+            return Err(EnvError::Cancelled {
+                framework: framework.to_string(),
+            });
+        }
+        Err(e) => {
+            remove_dir(&staging);
+            return Err(e);
+        }
+    };
+    // Into place: the old environment (if any) aside, the new one in, the
+    // old one removed. Each rename is atomic.
+    let old = envs.join(format!(".{}.old", b.env_name));
+    remove_dir(&old);
+    if dir.exists() {
+        std::fs::rename(&dir, &old).map_err(|e| {
+            remove_dir(&staging);
+            fail(format!("cannot move {} aside: {e}", dir.display()))
+        })?;
+    }
+    if let Err(e) = std::fs::rename(&staging, &dir) {
+        let _ = std::fs::rename(&old, &dir);
+        remove_dir(&staging);
+        return Err(fail(format!(
+            "cannot move the new environment into {}: {e}",
+            dir.display()
+        )));
+    }
+    remove_dir(&old);
+    meter.step("installed");
+    meter.elapsed(started.elapsed().as_secs_f64());
+    Ok(Installed {
+        env: builtin_env(b),
+        info,
+        progress: meter.progress().clone(),
+    })
+}
