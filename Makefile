@@ -11,13 +11,16 @@ setup:
 setup-all:
 	@bash scripts/setup.sh --all
 
+## One cargo invocation for the worker, the CLI and the studio, so that the
+## crates they share are built once with one feature set. Extra cargo flags:
+## `make build CARGO_FLAGS=--timings` (docs/build-times.md).
 build: setup
 	@npm --prefix ui run build --silent
-	@source scripts/env.sh && cargo build --release --locked -p trainbench-engine-tch -p trainbench-cli -p trainbench-studio
+	@source scripts/env.sh && time cargo build --release --locked $(CARGO_FLAGS) -p trainbench-engine-tch -p trainbench-cli -p trainbench-studio
 
 ## The CLI and the libtorch worker only (what the kit and gpu-check need).
 build-cli: setup
-	@source scripts/env.sh && cargo build --release --locked -p trainbench-engine-tch -p trainbench-cli
+	@source scripts/env.sh && cargo build --release --locked $(CARGO_FLAGS) -p trainbench-engine-tch -p trainbench-cli
 
 ## The bench kit (docs/kit.md): target/kit, to copy to a machine without the studio.
 kit: build-cli

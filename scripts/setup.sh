@@ -37,6 +37,8 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v curl >/dev/null 2>&1 || missing+=(curl ca-certificates)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# mold links the Rust binaries several times faster than GNU ld (scripts/env.sh).
+command -v mold >/dev/null 2>&1 || missing+=(mold)
 # poppler-utils: the report tests render PDFs with pdftoppm and read them with pdftotext.
 command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
