@@ -14,9 +14,14 @@ setup-all:
 ## One cargo invocation for the worker, the CLI and the studio, so that the
 ## crates they share are built once with one feature set. Extra cargo flags:
 ## `make build CARGO_FLAGS=--timings` (docs/build-times.md).
-build: setup
-	@npm --prefix ui run build --silent
+build: setup ui/dist/index.html
 	@source scripts/env.sh && time cargo build --release --locked $(CARGO_FLAGS) -p trainbench-engine-tch -p trainbench-cli -p trainbench-studio
+
+## The UI, rebuilt only when its sources changed: a rewritten ui/dist would
+## make cargo re-embed it and rebuild the studio crate.
+UI_SOURCES := $(shell find ui/src ui/public -type f 2>/dev/null) ui/index.html ui/package.json ui/package-lock.json $(wildcard ui/vite.config.*)
+ui/dist/index.html: $(UI_SOURCES)
+	@npm --prefix ui run build --silent
 
 ## The CLI and the libtorch worker only (what the kit and gpu-check need).
 build-cli: setup
@@ -36,7 +41,7 @@ run: build
 		source scripts/env.sh && ./target/release/trainbench-studio; \
 	else \
 		echo "make run: no display (DISPLAY/WAYLAND_DISPLAY unset): running the headless quick benchmark instead"; \
-		$(MAKE) --no-print-directory cli-demo; \
+		source scripts/env.sh && ./target/release/trainbench run; \
 	fi
 
 ## Benchmark a small model on this machine's device (the GPU if there is one)

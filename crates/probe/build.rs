@@ -7,8 +7,16 @@ fn main() {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_else(|| "unknown".into());
+    // `--no-optional-locks`: status must not refresh (rewrite) .git/index,
+    // or the next build would see it changed and rebuild every crate that
+    // depends on this one (found measuring `make run`, issue 14).
     let dirty = std::process::Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
+        .args([
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+        ])
         .output()
         .ok()
         .is_some_and(|o| !o.stdout.is_empty());
