@@ -159,6 +159,11 @@ export type Comparison = {
 	decisions: Decision[],
 	scaling: ScalingSeries[],
 	warnings: string[],
+	/**
+	 *  Each entry's throughput against the baseline's, with its interval and
+	 *  verdict ([`speedup`]).
+	 */
+	speedups?: Speedup[],
 };
 
 /**  How a framework turns the training step into code. */
@@ -721,6 +726,31 @@ export type Settings = {
 	theme?: Theme,
 	/**  Where these settings are kept (set when loaded, whatever the file says). */
 	file?: string,
+};
+
+/**  The speed-up of one entry against the baseline. */
+export type Speedup = {
+	/**  Index into `entries`. */
+	entry: number,
+	/**  Throughput of the entry ÷ throughput of the baseline. */
+	ratio: number | null,
+	ci95: Interval | null,
+	/**  Whether the interval excludes 1: the data tell the two apart. */
+	settled: boolean,
+	/**  Runs with a throughput on each side: (entry, baseline). */
+	runs: [number, number],
+	/**  How the interval was made, in words. */
+	method: string,
+	/**
+	 *  The verdict for a person: "A is 1.18× B, 95 % CI 1.12–1.24", or
+	 *  "no difference shown at this many repeats".
+	 */
+	verdict: string,
+	/**
+	 *  Runs per side that would separate the two at the observed spread
+	 *  (only from repeats; `None` with one run, or no difference at all).
+	 */
+	repeats_needed: number | null,
 };
 
 export type Started = {

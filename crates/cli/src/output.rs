@@ -479,6 +479,13 @@ pub fn print_compare(c: &Comparison) {
         };
         println!("  {:<18} {text}", d.metric.title());
     }
+    if !c.speedups.is_empty() {
+        println!("\nspeed-up against the baseline (throughput ratio):");
+        for s in &c.speedups {
+            println!("  {}", s.verdict);
+            println!("      method: {}", s.method);
+        }
+    }
     for e in &c.entries {
         if let (Some(eff), Some(one)) = (e.scaling_efficiency, &e.single_device_entry) {
             println!(

@@ -132,6 +132,24 @@ fn a_sweep_with_repeats_is_interleaved_and_aggregated() {
     assert!(cmp["runs"][1]["delta_vs_baseline"]["throughput"].is_number());
     let warnings = cmp["warnings"].to_string();
     assert!(warnings.contains("parameters"), "{warnings}");
+    // The repeats of each configuration against the other's: a ratio with a
+    // Welch interval over 2 and 2 runs, and a verdict either way.
+    let all: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let (out, cmp) = db.run(&[&["compare", "--by-config", "--json"][..], &all].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = &cmp["comparison"]["speedups"][0];
+    assert_eq!(s["runs"], serde_json::json!([2, 2]), "{s}");
+    let (ratio, ci) = (s["ratio"].as_f64().unwrap(), &s["ci95"]);
+    assert!(ci["low"].as_f64().unwrap() <= ratio && ratio <= ci["high"].as_f64().unwrap());
+    assert!(
+        s["method"].as_str().unwrap().starts_with("Welch's t"),
+        "{s}"
+    );
+    let verdict = s["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains(&format!("{ratio:.2}×")) && verdict.contains("95 % CI"),
+        "{verdict}"
+    );
     let (out, _) = db.run(&["compare", &ids[0], &ids[2]]);
     let human = String::from_utf8_lossy(&out.stdout);
     assert!(

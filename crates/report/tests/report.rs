@@ -301,6 +301,8 @@ fn pdf_report_renders_with_poppler_and_its_text_is_extractable() {
         "Summary with deltas against the baseline",
         "baseline",
         "Scaling efficiency",
+        "Speed-up against the baseline",
+        "Method: ", // each speed-up's interval method
         "Warnings",
         "run ", // a failed-run warning
         "ResourceExhaustedError",

@@ -187,6 +187,18 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
           ))}
         </tbody>
       </table>
+      {(view.comparison.speedups ?? []).length > 0 && (
+        <>
+          <h3>Speed-up against the baseline</h3>
+          <ul class="speedups" id="speedups">
+            {(view.comparison.speedups ?? []).map((s) => (
+              <li key={s.entry} class={s.settled ? "settled" : "unsettled"} title={s.method}>
+                {s.verdict}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
       <h3>Against the baseline</h3>
       <table class="compare-table" id="compare-table">
         <thead>

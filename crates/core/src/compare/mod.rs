@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 use crate::record::RunRow;
 use crate::spec::{Compile, Parallel};
 use crate::stats::{mean_ci95, Interval};
+pub mod speedup;
+
+pub use speedup::Speedup;
+
 use crate::summary::{aggregate_repeats, scaling_efficiency, RunStatus, RunSummary};
 
 /// The four headline metrics of a comparison.
@@ -187,6 +191,10 @@ pub struct Comparison {
     pub decisions: Vec<Decision>,
     pub scaling: Vec<ScalingSeries>,
     pub warnings: Vec<String>,
+    /// Each entry's throughput against the baseline's, with its interval and
+    /// verdict ([`speedup`]).
+    #[serde(default)]
+    pub speedups: Vec<Speedup>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -548,6 +556,39 @@ pub fn compare(
         .into_iter()
         .map(|m| decide(m, &entries))
         .collect();
+    // Speed-ups against the baseline, from the runs' own throughputs.
+    let throughputs = |runs: &[&RunRow]| -> Vec<(f64, Option<Interval>)> {
+        runs.iter()
+            .filter_map(|r| {
+                let s = r.summary.as_ref()?;
+                Some((s.throughput_samples_per_s?, s.throughput_ci95))
+            })
+            .collect()
+    };
+    let base_tp = throughputs(&groups[baseline].1);
+    let speedups = entries
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| {
+            *i != baseline
+                && e.metrics
+                    .get(&Metric::Throughput)
+                    .is_some_and(|m| m.value.is_some())
+                && entries[baseline]
+                    .metrics
+                    .get(&Metric::Throughput)
+                    .is_some_and(|m| m.value.is_some())
+        })
+        .filter_map(|(i, e)| {
+            speedup::speedup(
+                i,
+                &e.label,
+                &entries[baseline].label,
+                &throughputs(&groups[i].1),
+                &base_tp,
+            )
+        })
+        .collect();
     Ok(Comparison {
         grouping,
         baseline,
@@ -555,6 +596,7 @@ pub fn compare(
         decisions,
         scaling,
         warnings,
+        speedups,
     })
 }
 

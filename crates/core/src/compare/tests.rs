@@ -155,3 +155,41 @@ fn a_missing_value_in_one_repeat_is_not_averaged_away() {
         Err(CompareError::BaselineNotCompared(9))
     ));
 }
+
+#[test]
+fn speedups_against_the_baseline_from_repeats_and_single_runs() {
+    // Repeats: the same logs as speedup.rs's hand computation (ratio e^0.2,
+    // 95 % CI 1.167–1.278).
+    let mut rows = Vec::new();
+    for (i, x) in [-0.02f64, 0.0, 0.02].iter().enumerate() {
+        rows.push(row(i as i64 + 1, "base", 1, Some(100.0 * x.exp()), None));
+    }
+    for (i, x) in [0.18f64, 0.2, 0.22].iter().enumerate() {
+        rows.push(row(i as i64 + 4, "fast", 1, Some(100.0 * x.exp()), None));
+    }
+    let c = compare(&rows, Grouping::Configurations, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.speedups.len(), 1);
+    let s = &c.speedups[0];
+    assert_eq!((s.entry, s.runs, s.settled), (1, (3, 3), true));
+    assert!((s.ratio - 0.2f64.exp()).abs() < 1e-9);
+    assert!(
+        s.verdict.contains("(3 runs) is 1.22× ") && s.verdict.ends_with(", 95 % CI 1.17–1.28"),
+        "{}",
+        s.verdict
+    );
+
+    // Single runs with window intervals; a run without throughput gets none.
+    let rows = vec![
+        row(1, "a", 1, Some(100.0), Some((95.0, 105.0))),
+        row(2, "b", 1, Some(101.0), Some((96.0, 106.0))),
+        row(3, "c", 1, None, None),
+    ];
+    let c = compare(&rows, Grouping::Runs, Some(1)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.speedups.len(), 1, "{:?}", c.speedups);
+    assert!(!c.speedups[0].settled);
+    assert!(
+        c.speedups[0].verdict.starts_with("no difference shown"),
+        "{}",
+        c.speedups[0].verdict
+    );
+}

@@ -104,6 +104,48 @@ pub(crate) fn summary(l: &mut Layout, c: &Comparison) {
     );
 }
 
+/// "Speed-up against the baseline": each entry's throughput ratio with its
+/// 95 % interval and verdict, and how the interval was made.
+pub(crate) fn speedups(l: &mut Layout, c: &Comparison) {
+    if c.speedups.is_empty() {
+        return;
+    }
+    l.heading("Speed-up against the baseline", 12.0);
+    let rows: Vec<Vec<String>> = c
+        .speedups
+        .iter()
+        .map(|s| {
+            vec![
+                letter(s.entry),
+                format!("{:.2}×", s.ratio),
+                s.ci95
+                    .map_or("none".into(), |ci| format!("{:.2}–{:.2}", ci.low, ci.high)),
+                format!("{} / {}", s.runs.0, s.runs.1),
+                s.repeats_needed.map_or("—".into(), |n| n.to_string()),
+            ]
+        })
+        .collect();
+    l.table(
+        &[
+            "",
+            "Ratio",
+            "95 % CI",
+            "Runs (entry / baseline)",
+            "Runs needed",
+        ],
+        &[22.0, 55.0, 80.0, 120.0, 80.0],
+        &rows,
+        8.0,
+    );
+    for s in &c.speedups {
+        l.paragraph(
+            &format!("• {}. Method: {}.", s.verdict, s.method),
+            8.5,
+            false,
+        );
+    }
+}
+
 /// "Scaling efficiency", when an entry has a one-device counterpart.
 pub(crate) fn scaling(l: &mut Layout, c: &Comparison) {
     let scaling: Vec<Vec<String>> = c
