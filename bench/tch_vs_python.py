@@ -18,19 +18,20 @@ WORKER = os.path.join(ROOT, "target", "release", "trainbench-worker-tch")
 LOOP = os.path.join(ROOT, "bench", "python_loop.py")
 
 
-def summarize(events_text):
-    out = subprocess.run([WORKER, "summarize"], input=events_text, capture_output=True, text=True, check=True)
+def summarize(events_text, worker=WORKER):
+    out = subprocess.run([worker, "summarize"], input=events_text, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
-def run_tch(model, batch, steps, threads, window):
+def run_tch(model, batch, steps, threads, window, worker=WORKER):
+    """One training run of the libtorch worker (`worker`: which build), summarised."""
     spec = {"model": model, "batch_size": batch, "steps": steps, "threads": threads,
             "window_steps": window, "synthetic_samples": 1024}
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    out = subprocess.run([WORKER, "train"], input=json.dumps(spec), capture_output=True, text=True, env=env)
+    out = subprocess.run([worker, "train"], input=json.dumps(spec), capture_output=True, text=True, env=env)
     if out.returncode != 0:
-        sys.exit(f"tch worker failed: {out.stdout[-2000:]}\n{out.stderr[-2000:]}")
-    return summarize(out.stdout)
+        sys.exit(f"{worker} failed: {out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    return summarize(out.stdout, worker)
 
 
 def run_python(model, batch, steps, threads, window):

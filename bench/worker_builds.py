@@ -9,26 +9,14 @@ and the ratio B ÷ A, with the spread of the per-pair ratios.
     python bench/worker_builds.py --a OLD/trainbench-worker-tch --b target/release/trainbench-worker-tch
 """
 import argparse
-import json
-import os
 import statistics
-import subprocess
-import sys
 
-
-def summarize(worker, events_text):
-    out = subprocess.run([worker, "summarize"], input=events_text, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+# The same run and summary as the tch-vs-PyTorch benchmark, with the build chosen.
+from tch_vs_python import run_tch
 
 
 def run(worker, model, batch, steps, threads, window):
-    spec = {"model": model, "batch_size": batch, "steps": steps, "threads": threads,
-            "window_steps": window, "synthetic_samples": 1024}
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    out = subprocess.run([worker, "train"], input=json.dumps(spec), capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        sys.exit(f"{worker} failed: {out.stdout[-2000:]}\n{out.stderr[-2000:]}")
-    return summarize(worker, out.stdout)["steady"]["median_samples_per_s"]
+    return run_tch(model, batch, steps, threads, window, worker)["steady"]["median_samples_per_s"]
 
 
 def main():

@@ -202,18 +202,17 @@ fn install_with_ctrl_c(framework: &str, with_gpu: bool) -> Result<envs::Installe
                     // The installer's own lines, and the figures when they change.
                     eprintln!("  {}", u.line);
                     let p = u.progress;
-                    let figures = format!(
-                        "  [{}: {} of {} packages installed, {} of {} downloaded, {:.0} s]",
-                        p.step,
-                        p.packages_installed,
-                        p.packages_total
-                            .map_or_else(|| "?".into(), |n| n.to_string()),
-                        output::bytes(p.bytes_done),
-                        output::bytes(p.bytes_total),
-                        p.elapsed_s
-                    );
                     if p.step != last_shown {
-                        eprintln!("{figures}");
+                        eprintln!(
+                            "  [{}: {} of {} packages installed, {} of {} downloaded, {:.0} s]",
+                            p.step,
+                            p.packages_installed,
+                            p.packages_total
+                                .map_or_else(|| "?".into(), |n| n.to_string()),
+                            output::bytes(p.bytes_done),
+                            output::bytes(p.bytes_total),
+                            p.elapsed_s
+                        );
                         p.step.clone_into(&mut last_shown);
                     }
                 })

@@ -149,6 +149,15 @@ fn a_killed_studio_leaves_an_interrupted_run_and_a_sound_database() {
     assert_eq!(check, "ok");
 }
 
+/// Ctrl-C as a terminal sends it: SIGINT to the process.
+fn interrupt(child: &std::process::Child) {
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 #[test]
 fn ctrl_c_cancels_the_run_and_keeps_its_data() {
     let db = Db::new("cancel");
@@ -173,11 +182,7 @@ fn ctrl_c_cancels_the_run_and_keeps_its_data() {
         .spawn()
         .unwrap();
     wait_for_windows(&db, 1, 2);
-    let status = Command::new("kill")
-        .args(["-INT", &studio.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    interrupt(&studio);
     let out = studio.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -200,14 +205,8 @@ fn ctrl_c_cancels_the_run_and_keeps_its_data() {
 #[test]
 fn ctrl_c_cancels_an_environment_install_and_leaves_nothing() {
     let home = common::Scratch::new("install-cancel");
-    let ours = std::env::var_os("TRAINBENCH_HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(std::env::var_os("HOME").unwrap())
-                .join(".local/share/trainbench")
-        });
-    let uv = ours.join("tools/uv/bin/uv");
-    assert!(uv.is_file(), "uv is not installed: run scripts/setup.sh");
+    // The uv the studio itself would use (setup.sh installs it).
+    let uv = trainbench_app::envs::uv_program().expect("uv is not installed: run scripts/setup.sh");
     let mut install = Command::new(common::TRAINBENCH)
         .args(["env", "install", "jax", "--cpu"])
         .env("TRAINBENCH_HOME", &home.0)
@@ -236,11 +235,7 @@ fn ctrl_c_cancels_an_environment_install_and_leaves_nothing() {
             seen.push(l);
         }
     }
-    let status = Command::new("kill")
-        .args(["-INT", &install.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    interrupt(&install);
     let out = install.wait_with_output().unwrap();
     seen.extend(rx.iter());
     let said = seen.join("\n");

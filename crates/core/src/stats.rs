@@ -121,8 +121,9 @@ pub fn t_quantile_975(df: usize) -> f64 {
     }
 }
 
-/// Mean with a Student-t 95 % CI (`None` for fewer than 2 values).
-pub fn mean_ci95(values: &[f64]) -> Option<(f64, Interval)> {
+/// Mean and sample variance (n − 1) of the finite values, with their count
+/// (`None` for fewer than 2).
+pub fn mean_var(values: &[f64]) -> Option<(f64, f64, usize)> {
     let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     let n = v.len();
     if n < 2 {
@@ -130,6 +131,12 @@ pub fn mean_ci95(values: &[f64]) -> Option<(f64, Interval)> {
     }
     let mean = v.iter().sum::<f64>() / n as f64;
     let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some((mean, var, n))
+}
+
+/// Mean with a Student-t 95 % CI (`None` for fewer than 2 values).
+pub fn mean_ci95(values: &[f64]) -> Option<(f64, Interval)> {
+    let (mean, var, n) = mean_var(values)?;
     let half = t_quantile_975(n - 1) * (var / n as f64).sqrt();
     Some((
         mean,

@@ -11,11 +11,11 @@ use serde::{Deserialize, Serialize};
 use crate::record::RunRow;
 use crate::spec::{Compile, Parallel};
 use crate::stats::{mean_ci95, Interval};
+use crate::summary::{aggregate_repeats, scaling_efficiency, RunStatus, RunSummary};
+
 pub mod speedup;
 
 pub use speedup::Speedup;
-
-use crate::summary::{aggregate_repeats, scaling_efficiency, RunStatus, RunSummary};
 
 /// The four headline metrics of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -565,20 +565,17 @@ pub fn compare(
             })
             .collect()
     };
+    let has_throughput = |e: &CompareEntry| {
+        e.metrics
+            .get(&Metric::Throughput)
+            .is_some_and(|m| m.value.is_some())
+    };
     let base_tp = throughputs(&groups[baseline].1);
+    let base_has_throughput = has_throughput(&entries[baseline]);
     let speedups = entries
         .iter()
         .enumerate()
-        .filter(|(i, e)| {
-            *i != baseline
-                && e.metrics
-                    .get(&Metric::Throughput)
-                    .is_some_and(|m| m.value.is_some())
-                && entries[baseline]
-                    .metrics
-                    .get(&Metric::Throughput)
-                    .is_some_and(|m| m.value.is_some())
-        })
+        .filter(|(i, e)| *i != baseline && base_has_throughput && has_throughput(e))
         .filter_map(|(i, e)| {
             speedup::speedup(
                 i,

@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{t_quantile_975, Interval};
+use crate::stats::{mean_var, t_quantile_975, Interval};
 
 /// The speed-up of one entry against the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,34 +52,42 @@ pub struct RatioEstimate {
     pub se: f64,
 }
 
-fn mean_var(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, var)
+/// Mean, variance and count of the logarithms of each side's throughputs
+/// (≥ 2 per side, every one positive and finite).
+struct LogStats {
+    a: (f64, f64, usize),
+    b: (f64, f64, usize),
 }
 
-fn logs(values: &[f64]) -> Option<Vec<f64>> {
-    values
-        .iter()
-        .map(|&v| (v.is_finite() && v > 0.0).then(|| v.ln()))
-        .collect()
+impl LogStats {
+    fn of(a: &[f64], b: &[f64]) -> Option<LogStats> {
+        let logs = |values: &[f64]| -> Option<Vec<f64>> {
+            values
+                .iter()
+                .map(|&v| (v.is_finite() && v > 0.0).then(|| v.ln()))
+                .collect()
+        };
+        Some(LogStats {
+            a: mean_var(&logs(a)?)?,
+            b: mean_var(&logs(b)?)?,
+        })
+    }
+
+    /// Mean ln A − mean ln B.
+    fn diff(&self) -> f64 {
+        self.a.0 - self.b.0
+    }
 }
 
 /// Welch's interval for A ÷ B from repeated runs (≥ 2 per side, all > 0).
 pub fn ratio_over_repeats(a: &[f64], b: &[f64]) -> Option<RatioEstimate> {
-    if a.len() < 2 || b.len() < 2 {
-        return None;
-    }
-    let (la, lb) = (logs(a)?, logs(b)?);
-    let (ma, va) = mean_var(&la);
-    let (mb, vb) = mean_var(&lb);
-    let (qa, qb) = (va / la.len() as f64, vb / lb.len() as f64);
+    let s = LogStats::of(a, b)?;
+    let ((_, va, na), (_, vb, nb)) = (s.a, s.b);
+    let (qa, qb) = (va / na as f64, vb / nb as f64);
     let se = (qa + qb).sqrt();
-    let d = ma - mb;
+    let d = s.diff();
     let half = if se > 0.0 {
-        let df =
-            (qa + qb).powi(2) / (qa * qa / (la.len() - 1) as f64 + qb * qb / (lb.len() - 1) as f64);
+        let df = (qa + qb).powi(2) / (qa * qa / (na - 1) as f64 + qb * qb / (nb - 1) as f64);
         t_quantile_975(((df + 1e-9).floor() as usize).max(1)) * se
     } else {
         0.0
@@ -127,13 +135,8 @@ pub fn ratio_from_intervals(
 /// the smallest n ≤ 1,000 with `t(2n − 2) · √((s²_A + s²_B) ÷ n) < |d|`.
 /// `None` when there is no difference at all, or too few repeats to know the spread.
 pub fn repeats_needed(a: &[f64], b: &[f64]) -> Option<u32> {
-    if a.len() < 2 || b.len() < 2 {
-        return None;
-    }
-    let (la, lb) = (logs(a)?, logs(b)?);
-    let (ma, va) = mean_var(&la);
-    let (mb, vb) = mean_var(&lb);
-    let d = (ma - mb).abs();
+    let s = LogStats::of(a, b)?;
+    let (d, va, vb) = (s.diff().abs(), s.a.1, s.b.1);
     if d == 0.0 {
         return None;
     }

@@ -115,6 +115,20 @@ fn steps(dir: &Path, req: &Path) -> Vec<Step> {
     }
 }
 
+/// Passes `line` to `on` with the figures so far, their seconds brought up to date.
+fn emit(
+    meter: &mut InstallMeter,
+    started: Instant,
+    on: &mut dyn FnMut(InstallUpdate<'_>),
+    line: &str,
+) {
+    meter.elapsed(started.elapsed().as_secs_f64());
+    on(InstallUpdate {
+        line,
+        progress: meter.progress(),
+    });
+}
+
 /// Ends a child and every process it started.
 fn stop_group(child: &mut std::process::Child) {
     if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
@@ -141,12 +155,12 @@ fn run_step(
     cancel: &AtomicBool,
     on: &mut dyn FnMut(InstallUpdate<'_>),
 ) -> Result<bool, String> {
-    let shown = format!("$ {program} {}", args.join(" "));
-    meter.elapsed(started.elapsed().as_secs_f64());
-    on(InstallUpdate {
-        line: &shown,
-        progress: meter.progress(),
-    });
+    emit(
+        meter,
+        started,
+        on,
+        &format!("$ {program} {}", args.join(" ")),
+    );
     // Both streams, in order; the last lines explain a failure.
     let mut child = Command::new("sh")
         .arg("-c")
@@ -178,11 +192,7 @@ fn run_step(
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(l) => {
                 meter.line(&l);
-                meter.elapsed(started.elapsed().as_secs_f64());
-                on(InstallUpdate {
-                    line: &l,
-                    progress: meter.progress(),
-                });
+                emit(meter, started, on, &l);
                 if tail.len() == 8 {
                     tail.pop_front();
                 }
@@ -252,12 +262,12 @@ pub fn install(
         }
         let _ = std::fs::rename(&req_file, staging.join("requirements.txt"));
         meter.step("checking the worker");
-        meter.elapsed(started.elapsed().as_secs_f64());
-        let checking = format!("starting the {framework} worker once in the new environment");
-        on(InstallUpdate {
-            line: &checking,
-            progress: meter.progress(),
-        });
+        emit(
+            &mut meter,
+            started,
+            &mut on,
+            &format!("starting the {framework} worker once in the new environment"),
+        );
         let mut staged = builtin_env(b);
         staged.python = staging.join("bin").join("python");
         let info = check(&staged).map_err(|why| {

@@ -135,11 +135,9 @@ impl InstallMeter {
         } else if t.starts_with("Prepared ") && t.contains(" package") {
             p.step = "installing".into();
         } else if let Some(n) = count_after(t, "Installed") {
+            // uv then lists each package (` + name==version`): counted here.
             p.packages_installed = n;
             p.step = "installed".into();
-        } else if t.starts_with("+ ") && line.starts_with(' ') {
-            // One line per package after uv's `Installed N packages`; the
-            // count above already holds them.
         }
         // pip
         else if t.starts_with("Collecting ") {
