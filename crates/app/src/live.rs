@@ -85,6 +85,7 @@ mod tests {
             samples: 110,
             reason: "completed".into(),
             loss_scale: None,
+            compiles: None,
             t_ns: 9,
         });
         assert_eq!(f.step, 11);

@@ -123,6 +123,13 @@ impl Progress for Bar {
             Event::Error { class, message, .. } => {
                 self.line(format!("error ({}): {message}", class.as_str()), true)
             }
+            Event::Breakdown(t) => self.line(
+                format!(
+                    "step breakdown: {} extra steps timed after the windows",
+                    t.whole_step_s.len()
+                ),
+                true,
+            ),
             Event::Memory { .. } => {}
         }
     }

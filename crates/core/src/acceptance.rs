@@ -345,6 +345,8 @@ mod tests {
             first_step_train_s: None,
             compile_s: None,
             loss_scale,
+            step_timings: None,
+            compiles: None,
             windows: Vec::new(),
             evals: Vec::new(),
             memory: vec![MemoryPeak {

@@ -10,6 +10,9 @@
 //! - [`protocol`]: the JSON-lines events a worker prints (see `docs/protocol.md`).
 //! - [`stats`]: medians, confidence intervals and the warm-up rule behind every
 //!   throughput the studio shows.
+//! - [`breakdown`]: where a step's time goes (data, forward, backward,
+//!   communication, optimizer) and how a gap between two runs splits over it.
+//! - [`checks`]: the validity checks behind each run's badges.
 //! - [`summary`]: a run's summary (throughput, memory, time-to-accuracy, cost,
 //!   energy, MFU) exactly as `docs/metrics.md` defines it.
 //! - [`reference`]: GPU peaks and default prices shipped in `data/`.
@@ -23,6 +26,8 @@
 //! `scripts/check-deps.sh` in CI).
 
 pub mod acceptance;
+pub mod breakdown;
+pub mod checks;
 pub mod compare;
 pub mod error;
 pub mod framework;

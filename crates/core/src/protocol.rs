@@ -58,6 +58,95 @@ pub struct DataInfo {
     pub samples_per_epoch: u64,
 }
 
+/// A part of a training step that a worker times on its own in the step
+/// breakdown (after the timed part; see [`StepTimings`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Host batch preparation (the batch's indices) and the copy to the
+    /// device, up to the batch on the device.
+    Data,
+    /// The forward pass and the loss.
+    Forward,
+    /// The backward pass, with the gradient all-reduce of a data-parallel run.
+    Backward,
+    /// The backward pass of the same step with the gradient all-reduce
+    /// switched off (DDP's `no_sync`): backward minus this is the
+    /// communication the backward pass did not hide.
+    BackwardLocal,
+    /// The optimizer update (with loss-scale unscaling and update where it runs).
+    Optimizer,
+    /// Everything after `data` in one program the framework will not split
+    /// (a `tf.function` graph, an XLA executable): forward, backward,
+    /// optimizer and any communication together.
+    Step,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Data => "data",
+            Phase::Forward => "forward",
+            Phase::Backward => "backward",
+            Phase::BackwardLocal => "backward_local",
+            Phase::Optimizer => "optimizer",
+            Phase::Step => "step",
+        }
+    }
+}
+
+/// One phase's time in each measured step, seconds, in step order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PhaseSeries {
+    pub phase: Phase,
+    pub seconds: Vec<f64>,
+}
+
+/// The step breakdown a worker measures after its timed part: a few extra
+/// steps, each phase closed by a device synchronisation, interleaved with as
+/// many whole steps timed the same way (synchronised, unsplit), so that the
+/// split's own cost shows as the difference. The timed windows are never
+/// touched. `core::breakdown` turns this into the figures shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct StepTimings {
+    /// Whole steps (batch preparation included), each between two
+    /// synchronisations, seconds.
+    pub whole_step_s: Vec<f64>,
+    /// The split steps' phases.
+    pub phases: Vec<PhaseSeries>,
+    /// What the framework runs as one program (the `step` phase), in words;
+    /// null where the phases are split.
+    #[serde(default)]
+    pub fused: Option<String>,
+    /// How a data-parallel run's communication is accounted for, in words
+    /// (null for one device).
+    #[serde(default)]
+    pub communication: Option<String>,
+}
+
+impl StepTimings {
+    pub fn series(&self, phase: Phase) -> Option<&[f64]> {
+        self.phases
+            .iter()
+            .find(|p| p.phase == phase)
+            .map(|p| p.seconds.as_slice())
+    }
+}
+
+/// How often the training step was compiled again after step 1, as the
+/// framework counts it (torch.compile's recompiles, `tf.function` retraces).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CompileCount {
+    /// Compilations of the training step after the first step.
+    pub after_first_step: u64,
+    /// What was counted, in words.
+    pub source: String,
+}
+
 /// Everything a worker says, one line each.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -146,6 +235,8 @@ pub enum Event {
         /// Allocator peak of reserved (cached) memory, where there is one.
         reserved_peak_bytes: Option<u64>,
     },
+    /// The step breakdown, after the last timed window and evaluation.
+    Breakdown(StepTimings),
     /// Terminal: the run finished.
     Done {
         steps: u64,
@@ -156,6 +247,10 @@ pub enum Event {
         /// (amp-fp16); absent otherwise and from workers that predate it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         loss_scale: Option<f64>,
+        /// Recompilations of the training step after step 1, where the
+        /// framework compiles and counts them; absent otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        compiles: Option<CompileCount>,
         t_ns: u64,
     },
     /// Terminal: the run failed.
@@ -247,6 +342,7 @@ mod tests {
             samples: 80,
             reason: "completed".into(),
             loss_scale: None,
+            compiles: None,
             t_ns: 3,
         };
         assert_eq!(done.steps_finished(), Some(10));

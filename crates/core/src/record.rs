@@ -76,6 +76,12 @@ pub struct RunDetail {
     /// no loss scaling ran or the worker did not report it.
     #[serde(default)]
     pub loss_scale: Option<f64>,
+    /// The worker's step breakdown (runs measured before it have none).
+    #[serde(default)]
+    pub step_timings: Option<crate::protocol::StepTimings>,
+    /// Recompilations after step 1, where the worker counted them.
+    #[serde(default)]
+    pub compiles: Option<crate::protocol::CompileCount>,
     pub windows: Vec<StoredWindow>,
     pub evals: Vec<StoredEval>,
     pub memory: Vec<MemoryPeak>,

@@ -4,10 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::breakdown::{breakdown, StepBreakdown};
+use crate::checks::{validity_checks, CheckInputs, CheckStatus, ValidityCheck};
+use crate::protocol::{CompileCount, StepTimings};
 use crate::reference::{GpuPeak, PriceRow};
 use crate::spec::Precision;
 use crate::stats::{mean_ci95, steady_throughput, Interval, WindowTiming};
-use crate::telemetry::{slowdown_names, GpuDigest};
+use crate::telemetry::GpuDigest;
 
 /// Data-set size used to project an epoch when none was fully trained.
 pub const IMAGENET_1K_TRAIN: (&str, u64) = ("ImageNet-1k train (1,281,167 images)", 1_281_167);
@@ -88,6 +91,14 @@ pub struct RunMeasurements {
     pub device_name: Option<String>,
     pub device_peak: Option<GpuPeak>,
     pub price: Option<PriceRow>,
+    /// The worker's step breakdown (its `breakdown` event).
+    pub step_timings: Option<StepTimings>,
+    /// Recompilations after step 1, where the worker counted them.
+    pub compiles: Option<CompileCount>,
+    /// The worker's error class and message, for a failed run.
+    pub error: Option<(String, String)>,
+    /// How the step ran (the hello event's `execution`).
+    pub execution: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -126,45 +137,26 @@ pub struct RunSummary {
     /// NVML during the steady windows, for GPU runs.
     #[serde(default)]
     pub gpu: Option<GpuDigest>,
-    /// What makes this run's numbers less trustworthy, with the evidence.
+    /// What makes this run's numbers less trustworthy, with the evidence:
+    /// the failing validity checks.
     #[serde(default)]
     pub warnings: Vec<RunWarning>,
+    /// Where the step's time goes (absent from runs measured before it).
+    #[serde(default)]
+    pub breakdown: Option<StepBreakdown>,
+    /// Every validity check, passing or not, as a badge with its evidence.
+    #[serde(default)]
+    pub checks: Vec<ValidityCheck>,
 }
 
 /// A reason to doubt a run's numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RunWarning {
-    /// Stable: `gpu_slowdown`, `other_gpu_processes`.
+    /// Stable: the failing check's [`crate::checks::CheckKind::warning_code`]
+    /// (`gpu_slowdown`, `other_gpu_processes`, `window_spread`, …).
     pub code: String,
     pub message: String,
-}
-
-/// Warnings from what NVML saw during the steady windows.
-fn gpu_warnings(d: &GpuDigest) -> Vec<RunWarning> {
-    let mut out = Vec::new();
-    if d.slowdown_samples > 0 {
-        out.push(RunWarning {
-            code: "gpu_slowdown".into(),
-            message: format!(
-                "the GPU clocks were held back ({}) in {} of {} NVML samples during the steady windows",
-                slowdown_names(d.slowdown_bits).join(", "),
-                d.slowdown_samples,
-                d.samples
-            ),
-        });
-    }
-    if d.max_other_processes > 0 {
-        out.push(RunWarning {
-            code: "other_gpu_processes".into(),
-            message: format!(
-                "{} other process(es) used {} during the steady windows: they share the GPU with the run",
-                d.max_other_processes,
-                d.sources.join(", ")
-            ),
-        });
-    }
-    out
 }
 
 /// Prefers the accelerator allocator's peak, then NVML's process view, then the
@@ -265,6 +257,25 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
         _ => (None, "not measured: no steady throughput".into()),
     };
 
+    let step_breakdown = m
+        .step_timings
+        .as_ref()
+        .and_then(|t| breakdown(t, global_batch, throughput));
+    let steady_windows = steady
+        .as_ref()
+        .map_or(&m.windows[..0], |s| &m.windows[s.windows_warmup..]);
+    let checks = validity_checks(&CheckInputs {
+        steady_windows,
+        error: m.error.as_ref().map(|(c, msg)| (c.as_str(), msg.as_str())),
+        gpu_run: m.device_name.is_some(),
+        gpu: m.gpu.as_ref(),
+        mfu,
+        mfu_note: &mfu_note,
+        breakdown: step_breakdown.as_ref(),
+        compiles: m.compiles.as_ref(),
+        execution: m.execution.as_deref(),
+    });
+
     RunSummary {
         throughput_samples_per_s: throughput,
         throughput_ci95: steady.as_ref().and_then(|s| s.ci95),
@@ -298,7 +309,16 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
             (None, false) => "not measured: no GPU (NVML energy counters only)".into(),
         },
         gpu: m.gpu.clone(),
-        warnings: m.gpu.as_ref().map(gpu_warnings).unwrap_or_default(),
+        warnings: checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Fail)
+            .map(|c| RunWarning {
+                code: c.kind.warning_code().into(),
+                message: c.evidence.clone(),
+            })
+            .collect(),
+        breakdown: step_breakdown,
+        checks,
     }
 }
 
@@ -418,6 +438,7 @@ mod tests {
             device_peak: gpu_peak_for("NVIDIA H100 80GB HBM3"),
             price: Some(crate::reference::default_prices()[3].clone()),
             real_epoch_samples: None,
+            ..Default::default()
         };
         let s = summarize(&m);
         assert_eq!(s.throughput_samples_per_s, Some(100.0));
@@ -439,10 +460,17 @@ mod tests {
         assert_eq!(s.energy_j_per_sample, Some(1.0));
         // 1e12 FLOPs × 100 /s ÷ 989e12.
         assert!((s.mfu.unwrap() - 100.0 / 989.0).abs() < 1e-12);
+        // The steady windows run at 50–200 samples/s: too spread, besides
+        // what NVML saw.
         let codes: Vec<&str> = s.warnings.iter().map(|w| w.code.as_str()).collect();
-        assert_eq!(codes, ["gpu_slowdown", "other_gpu_processes"]);
+        assert_eq!(
+            codes,
+            ["window_spread", "gpu_slowdown", "other_gpu_processes"]
+        );
+        assert_eq!(s.checks.len(), 7);
+        assert!(s.breakdown.is_none());
         assert!(
-            s.warnings[0]
+            s.warnings[1]
                 .message
                 .contains("(software power cap) in 3 of 70"),
             "{:?}",
@@ -460,6 +488,7 @@ mod tests {
             ..Default::default()
         };
         let s = summarize(&m);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
         assert_eq!(s.throughput_samples_per_s, None);
         assert_eq!(s.cost_per_epoch_usd, None);
         assert_eq!(s.mfu, None);

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use trainbench_core::breakdown::{breakdown, fmt_s};
 use trainbench_core::protocol::Event;
 use trainbench_core::spec::RunSpec;
 use trainbench_core::stats::{steady_throughput, WindowTiming};
@@ -39,6 +40,8 @@ struct Report {
     evals: Vec<(u64, f64, f64)>,
     memory: Vec<(String, String, u64)>,
     done: Option<(u64, String)>,
+    breakdown: Option<trainbench_core::protocol::StepTimings>,
+    global_batch: u64,
 }
 
 impl Sink for Report {
@@ -59,6 +62,7 @@ impl Sink for Report {
                 ..
             } => {
                 self.total_steps = *total_steps;
+                self.global_batch = *batch_size;
                 println!("TrainBench quick run: libtorch {framework_version} (tch 0.26) on {}{}, {threads} thread(s)",
                     device.id, device.name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default());
                 println!("model {model}: {} parameters, {:.3} GFLOPs per training sample; precision {precision} ({precision_in_effect})",
@@ -112,6 +116,7 @@ impl Sink for Report {
                 .memory
                 .push((device.clone(), source.clone(), *peak_bytes)),
             Event::Done { steps, reason, .. } => self.done = Some((*steps, reason.clone())),
+            Event::Breakdown(t) => self.breakdown = Some(t.clone()),
             Event::Error { .. } => {}
         }
     }
@@ -145,6 +150,28 @@ impl Report {
                 other => other,
             };
             println!("  peak memory         {} on {device}: {what}", mib(*bytes));
+        }
+        let steady = steady_throughput(&self.windows).map(|s| s.median_samples_per_s);
+        match self
+            .breakdown
+            .as_ref()
+            .and_then(|t| breakdown(t, self.global_batch, steady))
+        {
+            Some(b) => {
+                let parts: Vec<String> = b
+                    .parts
+                    .iter()
+                    .map(|p| format!("{} {}", p.part.as_str(), fmt_s(p.mean_s)))
+                    .collect();
+                println!(
+                    "  step breakdown      {} per step (means of {} steps; parts sum {}, whole step {})",
+                    parts.join(", "),
+                    b.steps,
+                    fmt_s(b.parts_sum_s),
+                    fmt_s(b.whole_step_s)
+                );
+            }
+            None => println!("  step breakdown      not measured"),
         }
         match self.evals.last() {
             Some((step, _, acc)) => println!(

@@ -3,7 +3,9 @@
 
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
-use trainbench_core::protocol::{DeviceInfo, Event, PROTOCOL_VERSION};
+use trainbench_core::protocol::{
+    DeviceInfo, Event, Phase, PhaseSeries, StepTimings, PROTOCOL_VERSION,
+};
 use trainbench_core::spec::{self, DataSource, Length, Precision, RunSpec};
 
 use crate::clock::{monotonic_ns, peak_rss_bytes, since_process_start_s};
@@ -168,15 +170,19 @@ impl LossScaler {
         Ok(f64::try_from(&self.scale)?)
     }
 
-    /// Backward of the scaled loss, unscale, step unless a gradient is not finite,
-    /// then update the scale. Returns whether the optimizer stepped.
-    pub fn backward_step(
+    /// Backward of the scaled loss.
+    pub fn backward(&self, loss: &Tensor) -> Result<(), WorkerError> {
+        (loss * &self.scale).f_backward()?;
+        Ok(())
+    }
+
+    /// Unscale the gradients, step unless one is not finite, then update the
+    /// scale. Returns whether the optimizer stepped.
+    pub fn unscale_step(
         &mut self,
-        loss: &Tensor,
         opt: &mut nn::Optimizer,
         params: &[Tensor],
     ) -> Result<bool, WorkerError> {
-        (loss * &self.scale).f_backward()?;
         let inv = self.scale.f_reciprocal()?;
         let _ = self.found_inf.f_zero_()?;
         for p in params {
@@ -203,6 +209,18 @@ impl LossScaler {
             2000,
         )?;
         Ok(!skip)
+    }
+
+    /// Backward of the scaled loss, then [`LossScaler::unscale_step`].
+    #[cfg(test)]
+    pub fn backward_step(
+        &mut self,
+        loss: &Tensor,
+        opt: &mut nn::Optimizer,
+        params: &[Tensor],
+    ) -> Result<bool, WorkerError> {
+        self.backward(loss)?;
+        self.unscale_step(opt, params)
     }
 }
 
@@ -231,23 +249,88 @@ impl Trainer<'_> {
         Ok(())
     }
 
-    /// One optimizer step; returns the (detached, unsynchronised) loss.
-    fn step(&mut self, x: &Tensor, y: &Tensor) -> Result<Tensor, WorkerError> {
+    /// Forward pass and loss under the run's autocast.
+    fn forward_loss(&self, x: &Tensor, y: &Tensor) -> Result<Tensor, WorkerError> {
         self.autocast(true)?;
         let logits = self.net.forward_t(x, true);
         let loss = logits.f_to_kind(Kind::Float)?.cross_entropy_for_logits(y);
         self.autocast(false)?;
+        Ok(loss)
+    }
+
+    /// Gradients of the (scaled, under amp-fp16) loss.
+    fn backward(&mut self, loss: &Tensor) -> Result<(), WorkerError> {
         self.opt.zero_grad();
+        match &self.scaler {
+            None => loss.f_backward()?,
+            Some(s) => s.backward(loss)?,
+        }
+        Ok(())
+    }
+
+    /// The optimizer update (unscaled and skipped on overflow under amp-fp16).
+    fn update(&mut self) -> Result<(), WorkerError> {
         match &mut self.scaler {
-            None => {
-                loss.f_backward()?;
-                self.opt.step();
-            }
+            None => self.opt.step(),
             Some(s) => {
-                s.backward_step(&loss, &mut self.opt, &self.params)?;
+                s.unscale_step(&mut self.opt, &self.params)?;
             }
         }
+        Ok(())
+    }
+
+    /// One optimizer step; returns the (detached, unsynchronised) loss.
+    fn step(&mut self, x: &Tensor, y: &Tensor) -> Result<Tensor, WorkerError> {
+        let loss = self.forward_loss(x, y)?;
+        self.backward(&loss)?;
+        self.update()?;
         Ok(loss.detach())
+    }
+
+    /// Seconds since `mark` after a device synchronisation; moves `mark` on.
+    fn lap(&self, mark: &mut u64) -> f64 {
+        self.sync();
+        let now = monotonic_ns();
+        let s = now.saturating_sub(*mark) as f64 / 1e9;
+        *mark = now;
+        s
+    }
+
+    /// The step breakdown (protocol `breakdown`): `steps` whole steps and
+    /// `steps` split steps, alternating, after the timed part.
+    fn breakdown(&mut self, batches: &mut Batches, steps: u64) -> Result<StepTimings, WorkerError> {
+        let mut whole = Vec::new();
+        let mut parts: [(Phase, Vec<f64>); 4] = [
+            (Phase::Data, Vec::new()),
+            (Phase::Forward, Vec::new()),
+            (Phase::Backward, Vec::new()),
+            (Phase::Optimizer, Vec::new()),
+        ];
+        for _ in 0..steps {
+            self.sync();
+            let mut mark = monotonic_ns();
+            let (x, y) = batches.next(&self.data);
+            let _ = self.step(&x, &y)?;
+            whole.push(self.lap(&mut mark));
+
+            let (x, y) = batches.next(&self.data);
+            parts[0].1.push(self.lap(&mut mark));
+            let loss = self.forward_loss(&x, &y)?;
+            parts[1].1.push(self.lap(&mut mark));
+            self.backward(&loss)?;
+            parts[2].1.push(self.lap(&mut mark));
+            self.update()?;
+            parts[3].1.push(self.lap(&mut mark));
+        }
+        Ok(StepTimings {
+            whole_step_s: whole,
+            phases: parts
+                .into_iter()
+                .map(|(phase, seconds)| PhaseSeries { phase, seconds })
+                .collect(),
+            fused: None,
+            communication: None,
+        })
     }
 
     /// Accuracy and mean loss on the held-out split.
@@ -530,6 +613,10 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         }
     }
     let _ = lr;
+    if step > 1 {
+        let timings = t.breakdown(&mut batches, spec::breakdown_steps(step))?;
+        sink.emit(&Event::Breakdown(timings));
+    }
     t.emit_memory(sink);
     let loss_scale = t.scaler.as_ref().map(LossScaler::scale).transpose()?;
     sink.emit(&Event::Done {
@@ -537,6 +624,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         samples: step * spec.batch_size,
         reason: reason.into(),
         loss_scale,
+        compiles: None,
         t_ns: monotonic_ns(),
     });
     Ok(())

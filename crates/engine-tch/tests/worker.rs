@@ -99,6 +99,62 @@ fn assert_clean_failure(o: &Outcome, class: ErrorClass, field: &str, code: i32) 
     );
 }
 
+/// The step breakdown comes after the last window, times
+/// `breakdown_steps(steps)` whole and split steps, splits them into data,
+/// forward, backward and optimizer, and its parts sum to the whole step
+/// within the tolerance `core::breakdown` justifies.
+fn check_breakdown(o: &Outcome, model: &str, batch: u64, steps: u64) {
+    use trainbench_core::breakdown::{breakdown, Part};
+    use trainbench_core::protocol::Phase;
+    let at = o
+        .events
+        .iter()
+        .position(|e| matches!(e, Event::Breakdown(_)))
+        .unwrap_or_else(|| panic!("{model}: no breakdown event"));
+    let last_window = o
+        .events
+        .iter()
+        .rposition(|e| matches!(e, Event::Window { .. }))
+        .unwrap();
+    assert!(
+        at > last_window,
+        "{model}: the breakdown must follow the timed windows"
+    );
+    let Event::Breakdown(t) = &o.events[at] else {
+        unreachable!()
+    };
+    let n = trainbench_core::spec::breakdown_steps(steps) as usize;
+    assert_eq!(t.whole_step_s.len(), n, "{model}");
+    let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
+    assert_eq!(
+        phases,
+        [
+            Phase::Data,
+            Phase::Forward,
+            Phase::Backward,
+            Phase::Optimizer
+        ],
+        "{model}"
+    );
+    assert!(t
+        .phases
+        .iter()
+        .all(|p| p.seconds.len() == n && p.seconds.iter().all(|s| *s >= 0.0)));
+    assert!(t.fused.is_none(), "{model}: libtorch is eager");
+    let b = breakdown(t, batch, None).unwrap();
+    assert!(
+        b.agrees,
+        "{model}: parts sum {} s, whole step {} s, difference {:.1} % > tolerance {:.1} %",
+        b.parts_sum_s,
+        b.whole_step_s,
+        b.split_difference * 100.0,
+        b.tolerance * 100.0
+    );
+    // Backward costs more than forward in every model here (≈ 2× the FLOPs).
+    let mean = |p: Part| b.part(p).unwrap().mean_s;
+    assert!(mean(Part::Backward) > mean(Part::Forward), "{model}: {b:?}");
+}
+
 /// Trains on synthetic data and checks the event stream's shape.
 fn check_synthetic_training(model: &str, batch: u64, steps: u64) {
     let window = 5;
@@ -116,6 +172,7 @@ fn check_synthetic_training(model: &str, batch: u64, steps: u64) {
             Event::Window { .. } => "window",
             Event::Eval { .. } => "eval",
             Event::Memory { .. } => "memory",
+            Event::Breakdown(_) => "breakdown",
             Event::Done { .. } => "done",
             Event::Error { .. } => "error",
         })
@@ -124,6 +181,7 @@ fn check_synthetic_training(model: &str, batch: u64, steps: u64) {
     assert_eq!(kinds[1], "first_step", "{model}");
     assert_eq!(kinds.last(), Some(&"done"), "{model}");
     assert!(kinds.contains(&"memory"), "{model}");
+    check_breakdown(&o, model, batch, steps);
     let Event::Hello {
         param_count,
         flops_per_sample,

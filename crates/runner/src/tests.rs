@@ -10,6 +10,7 @@ fn done() -> Event {
         samples: 80,
         reason: "completed".into(),
         loss_scale: None,
+        compiles: None,
         t_ns: 1,
     }
 }

@@ -52,6 +52,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0005_typed_run_columns.sql",
         include_str!("../../../migrations/0005_typed_run_columns.sql"),
     ),
+    (
+        6,
+        "0006_step_breakdown.sql",
+        include_str!("../../../migrations/0006_step_breakdown.sql"),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]

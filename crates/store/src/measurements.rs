@@ -172,6 +172,17 @@ impl Store {
             device_name: None,
             device_peak: None,
             price,
+            step_timings: d.step_timings.clone(),
+            compiles: d.compiles.clone(),
+            error: d
+                .row
+                .error_class
+                .clone()
+                .map(|c| (c, d.row.status_reason.clone().unwrap_or_default())),
+            execution: hello
+                .and_then(|h| h.get("execution"))
+                .and_then(|v| v.as_str())
+                .map(str::to_owned),
         })
     }
 
@@ -272,12 +283,26 @@ fn record_event(tx: &Transaction<'_>, id: i64, e: &Event) -> Result<()> {
                 params![id, device, source, u(*peak_bytes), reserved_peak_bytes.map(u)],
             )?;
         }
+        Event::Breakdown(timings) => {
+            tx.execute(
+                "UPDATE runs SET step_timings_json = ?2 WHERE id = ?1",
+                params![id, serde_json::to_string(timings)?],
+            )?;
+        }
         Event::Done {
-            reason, loss_scale, ..
+            reason,
+            loss_scale,
+            compiles,
+            ..
         } => {
             tx.execute(
-                "UPDATE runs SET done_reason = ?2, loss_scale = ?3 WHERE id = ?1",
-                params![id, reason, loss_scale],
+                "UPDATE runs SET done_reason = ?2, loss_scale = ?3, compiles_json = ?4 WHERE id = ?1",
+                params![
+                    id,
+                    reason,
+                    loss_scale,
+                    compiles.as_ref().map(serde_json::to_string).transpose()?
+                ],
             )?;
         }
         Event::Error { class, message, .. } => {

@@ -131,6 +131,8 @@ impl Store {
             train_start_ns,
             done_reason,
             loss_scale: d.loss_scale,
+            step_timings: d.step_timings.clone(),
+            compiles: d.compiles.clone(),
             provenance: d.provenance.clone(),
             windows: d.windows.clone(),
             evals,
@@ -319,9 +321,10 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
         "INSERT INTO runs (config_key, repeat_index, framework, model, precision, device, devices, batch_size, data,
              spec_json, price_offering, status, status_reason, error_class, exit_code, stderr_tail, created_unix_ms,
              started_unix_ms, ended_unix_ms, hello_json, param_count, flops_per_sample, first_step_s, train_start_ns,
-             done_reason, provenance_json, first_step_train_s, compile_s, uid, origin_json, price_json, loss_scale)
+             done_reason, provenance_json, first_step_train_s, compile_s, uid, origin_json, price_json, loss_scale,
+             step_timings_json, compiles_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-             ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
+             ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)",
         params![
             r.config_key,
             r.repeat_index,
@@ -355,6 +358,8 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
             serde_json::to_string(origin)?,
             r.price.as_ref().map(serde_json::to_string).transpose()?,
             r.loss_scale,
+            r.step_timings.as_ref().map(serde_json::to_string).transpose()?,
+            r.compiles.as_ref().map(serde_json::to_string).transpose()?,
         ],
     )?;
     let id = tx.last_insert_rowid();

@@ -256,17 +256,21 @@ impl Store {
         let row = self.run_row(id)?;
         type Texts = (String, Option<String>, Option<String>, Option<String>);
         type Figures = (Option<f64>, Option<f64>, Option<f64>);
-        let ((spec, hello, provenance, stderr_tail), (first_step_train_s, compile_s, loss_scale)): (
-            Texts,
-            Figures,
-        ) = self.conn.query_row(
-            "SELECT spec_json, hello_json, provenance_json, stderr_tail, first_step_train_s, compile_s, loss_scale
+        type Later = (Option<String>, Option<String>);
+        let (
+            (spec, hello, provenance, stderr_tail),
+            (first_step_train_s, compile_s, loss_scale),
+            (step_timings, compiles),
+        ): (Texts, Figures, Later) = self.conn.query_row(
+            "SELECT spec_json, hello_json, provenance_json, stderr_tail, first_step_train_s, compile_s, loss_scale,
+                    step_timings_json, compiles_json
              FROM runs WHERE id = ?1",
             params![id],
             |r| {
                 Ok((
                     (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?),
                     (r.get(4)?, r.get(5)?, r.get(6)?),
+                    (r.get(7)?, r.get(8)?),
                 ))
             },
         )?;
@@ -284,6 +288,8 @@ impl Store {
             first_step_train_s,
             compile_s,
             loss_scale,
+            step_timings: step_timings.map(|t| serde_json::from_str(&t)).transpose()?,
+            compiles: compiles.map(|c| serde_json::from_str(&c)).transpose()?,
             windows: self.windows(id)?,
             evals: self.evals(id)?,
             memory: self.memory(id)?,

@@ -79,6 +79,7 @@ class Plan:
         self.stop_at_target = bool(s["stop_at_target"])
         self.threads_given = s.get("threads")
         self.synthetic_samples = int(s["synthetic_samples"])
+        self.breakdown = obj.get("breakdown") or {"divisor": 10, "min_steps": 3, "max_steps": 10}
 
     @property
     def global_batch(self):
@@ -272,6 +273,7 @@ class Data:
         self.order = None
         self.position = 0
         self.gb = gb
+        self.busy_s = data_busy_s()
 
     def info(self):
         return {
@@ -285,6 +287,8 @@ class Data:
     def next_indices(self):
         """Indices of the next global batch: epoch-wise shuffled for real data,
         cycled contiguous slices of the synthetic pool."""
+        if self.busy_s:
+            busy(self.busy_s)
         if self.shuffle:
             if self.order is None or self.position >= self.steps_per_epoch:
                 self.order = self.rng.permutation(len(self.train[1]))
@@ -380,6 +384,109 @@ class Backend:
     def finish(self):
         """Called on every rank after the last step (collectives, clean-up)."""
 
+    # --- the step breakdown and recompilation (issue 15) ---------------------
+
+    def split_step(self, next_indices, lr, local=False):
+        """One training step timed phase by phase, each phase closed by
+        :meth:`sync`: ``[(phase, seconds), ...]`` with phases from ``data``,
+        ``forward``, ``backward``, ``optimizer`` (protocol ``Phase``). With
+        ``local``, the step's backward runs without the gradient all-reduce and
+        only ``[("backward_local", seconds)]`` is returned (no update is
+        applied). None where the framework runs the step as one program
+        (:meth:`fused`)."""
+        return None
+
+    def fused(self):
+        """What the framework runs as one program, in words (the breakdown's
+        ``step`` part), where :meth:`split_step` is None."""
+        return None
+
+    def local_backward(self):
+        """Whether :meth:`split_step` can time a backward without the gradient
+        all-reduce (DDP's ``no_sync``), so communication can be separated."""
+        return False
+
+    def communication(self):
+        """How a data-parallel run's communication shows in the breakdown, in
+        words; None for one device."""
+        return None
+
+    def compile_count(self):
+        """Compilations of the training step so far as the framework counts
+        them, or None where nothing is compiled or counted."""
+        return None
+
+    def compile_source(self):
+        """What :meth:`compile_count` counts, in words."""
+        return ""
+
+
+def breakdown_steps(plan, steps_trained):
+    """The plan's breakdown rule (``BreakdownRule`` in crates/core)."""
+    rule = plan.breakdown
+    return min(max(steps_trained // max(rule["divisor"], 1), rule["min_steps"]), rule["max_steps"])
+
+
+def measure_breakdown(plan, backend, data, lr, steps_trained):
+    """The step breakdown (protocol ``breakdown``), after the timed part:
+    whole steps (synchronised at both ends) alternating with split steps, so
+    that what splitting costs shows as the difference. Every rank runs it; rank
+    0 reports."""
+    n = breakdown_steps(plan, steps_trained)
+    whole, series = [], {}
+
+    def add(phase, seconds):
+        series.setdefault(phase, []).append(seconds)
+
+    for _ in range(n):
+        backend.sync()
+        start = monotonic_ns()
+        backend.step(data.next_indices(), lr)
+        backend.sync()
+        whole.append((monotonic_ns() - start) / 1e9)
+        split = backend.split_step(data.next_indices, lr)
+        if split is None:
+            # One program: the host's batch preparation, then the rest.
+            start = monotonic_ns()
+            idx = data.next_indices()
+            prepared = monotonic_ns()
+            backend.step(idx, lr)
+            backend.sync()
+            end = monotonic_ns()
+            split = [("data", (prepared - start) / 1e9), ("step", (end - prepared) / 1e9)]
+        for phase, seconds in split:
+            add(phase, seconds)
+        if backend.local_backward():
+            for phase, seconds in backend.split_step(data.next_indices, lr, local=True):
+                add(phase, seconds)
+    if backend.rank == 0:
+        emit("breakdown", whole_step_s=whole,
+             phases=[{"phase": p, "seconds": v} for p, v in series.items()],
+             fused=backend.fused(), communication=backend.communication())
+
+
+def reshape_at_step():
+    """``TRAINBENCH_RESHAPE_AT_STEP=N``: step N trains on a batch one sample
+    short, a real change of input shape that makes a compiling framework
+    compile again (how the tests construct a recompiling run)."""
+    value = os.environ.get("TRAINBENCH_RESHAPE_AT_STEP", "")
+    return int(value) if value.isdigit() else None
+
+
+def data_busy_s():
+    """``TRAINBENCH_DATA_BUSY_MS=M``: M ms of host CPU work added to each
+    batch's preparation (how the tests construct an input-bound run)."""
+    value = os.environ.get("TRAINBENCH_DATA_BUSY_MS", "")
+    return int(value) / 1e3 if value.isdigit() else 0.0
+
+
+def busy(seconds):
+    end = monotonic_ns() + int(seconds * 1e9)
+    x = 0
+    while monotonic_ns() < end:
+        x += 1
+    return x
+
 
 def nan_loss(step, value):
     return WorkerError("nan_loss", f"the training loss became {value} at step {step}; lower lr or use another precision")
@@ -416,10 +523,20 @@ def train(plan, backend, data):
     gb = plan.global_batch
     window_start, window_first, handles, index = 0, 2, [], 0
     reason, step, lr = "completed", 0, plan.lr
+    reshape = reshape_at_step()
+    recompiles = 0 if backend.compile_count() is not None else None
     while step < steps:
         step += 1
         lr = learning_rate(plan.lr, step, warmup, steps)
-        loss = backend.step(data.next_indices(), lr)
+        idx = data.next_indices()
+        if step == reshape:
+            idx = idx[:-1]
+        if recompiles is not None and step > 1:
+            before = backend.compile_count()
+            loss = backend.step(idx, lr)
+            recompiles += backend.compile_count() - before
+        else:
+            loss = backend.step(idx, lr)
         restart = False
         if step == 1:
             backend.sync()
@@ -459,10 +576,14 @@ def train(plan, backend, data):
                 break
         if restart:
             window_start = monotonic_ns()
+    if step > 1:
+        measure_breakdown(plan, backend, data, lr, step)
     memory = backend.memory_events()
     loss_scale = backend.loss_scale()
     backend.finish()
     for m in memory:
         emit("memory", **m)
     extra = {} if loss_scale is None else {"loss_scale": float(loss_scale)}
+    if recompiles is not None:
+        extra["compiles"] = {"after_first_step": recompiles, "source": backend.compile_source()}
     emit("done", steps=step, samples=step * gb, reason=reason, t_ns=monotonic_ns(), **extra)

@@ -291,6 +291,24 @@ def _start_cpu_backend(devices, cores):
                 pass
 
 
+# XLA backend compilations so far, counted by a jax.monitoring listener
+# (registered once, by the first backend).
+_BACKEND_COMPILES = [0]
+_LISTENING = [False]
+
+
+def _count_compiles():
+    if _LISTENING[0]:
+        return
+    _LISTENING[0] = True
+
+    def on_duration(event, duration_secs, **_):
+        if event == "/jax/core/compile/backend_compile_duration":
+            _BACKEND_COMPILES[0] += 1
+
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+
+
 class JaxBackend(Backend):
     worker = "jax"
     framework = "jax"
@@ -299,6 +317,7 @@ class JaxBackend(Backend):
     def __init__(self, plan):
         self.plan = plan
         self.world_size = plan.devices
+        _count_compiles()
         if plan.is_cuda:
             # On a GPU, XLA's host threads only launch work: they are left as JAX starts them.
             try:
@@ -522,6 +541,23 @@ class JaxBackend(Backend):
 
     def compile_s(self):
         return self.compile_time
+
+    def fused(self):
+        text = "batch gather, forward, backward and optimizer update run as one jax.jit XLA executable"
+        if self.plan.devices > 1:
+            text += ", with the gradient all-reduce across devices inside"
+        return text
+
+    def communication(self):
+        if self.plan.devices == 1:
+            return None
+        return "XLA inserts the gradient all-reduce into the step's executable: communication is part of the fused step"
+
+    def compile_count(self):
+        return _BACKEND_COMPILES[0]
+
+    def compile_source(self):
+        return "XLA backend compilations seen by jax.monitoring while the training step ran"
 
     def loss_scale(self):
         return float(self.state["scale"]) if self.loss_scaling else None

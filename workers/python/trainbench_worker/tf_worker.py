@@ -496,6 +496,24 @@ class TFBackend(Backend):
     def compile_s(self):
         return self.traced_s
 
+    def fused(self):
+        graph = "one tf.function(jit_compile=True) XLA program" if self.plan.compile == "xla" else "one tf.function graph"
+        text = f"batch gather, forward, backward and optimizer update run as {graph}"
+        if self.plan.devices > 1:
+            text += ", with MirroredStrategy's gradient all-reduce inside"
+        return text
+
+    def communication(self):
+        if self.plan.devices == 1:
+            return None
+        return "MirroredStrategy all-reduces gradients inside the step's graph: communication is part of the fused step"
+
+    def compile_count(self):
+        return int(self.step_fn.experimental_get_tracing_count())
+
+    def compile_source(self):
+        return "tf.function's tracing count of the training step (a retrace builds and compiles a new graph)"
+
     def sync(self):
         tf.test.experimental.sync_devices()
 

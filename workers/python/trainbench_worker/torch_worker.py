@@ -15,7 +15,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, check_precision, cpu_name
-from .protocol import WorkerError, first_line, peak_rss_bytes, unsupported
+from .protocol import WorkerError, first_line, monotonic_ns, peak_rss_bytes, unsupported
 
 
 # --- models -----------------------------------------------------------------
@@ -321,33 +321,116 @@ class TorchBackend(Backend):
         if self.plan.family == "bert":
             self.x = self.x.long()
 
-    def step(self, idx, lr):
+    def _batch(self, idx):
         b = self.plan.batch_size
         local = torch.from_numpy(idx[self.rank * b:(self.rank + 1) * b]).to(self.device)
-        x, y = self.x.index_select(0, local), self.y.index_select(0, local)
+        return self.x.index_select(0, local), self.y.index_select(0, local)
+
+    def _forward(self, x, y):
+        if self.autocast is not None:
+            with torch.autocast(self.device.type, dtype=self.autocast):
+                out = self.model(x)
+        else:
+            out = self.model(x)
+        return F.cross_entropy(out.float(), y)
+
+    def _backward(self, loss):
+        self.opt.zero_grad(set_to_none=True)
+        (loss if self.scaler is None else self.scaler.scale(loss)).backward()
+
+    def _update(self):
+        if self.scaler is not None:
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            self.opt.step()
+
+    def _oom(self, e):
+        if is_oom(e):
+            return WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
+                                      f"(batch {self.plan.batch_size} per device): {first_line(e)}")
+        return None
+
+    def step(self, idx, lr):
+        x, y = self._batch(idx)
         for g in self.opt.param_groups:
             g["lr"] = lr
         try:
-            if self.autocast is not None:
-                with torch.autocast(self.device.type, dtype=self.autocast):
-                    out = self.model(x)
-            else:
-                out = self.model(x)
-            loss = F.cross_entropy(out.float(), y)
-            self.opt.zero_grad(set_to_none=True)
-            if self.scaler is not None:
-                self.scaler.scale(loss).backward()
-                self.scaler.step(self.opt)
-                self.scaler.update()
-            else:
-                loss.backward()
-                self.opt.step()
+            loss = self._forward(x, y)
+            self._backward(loss)
+            self._update()
         except RuntimeError as e:
-            if is_oom(e):
-                raise WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
-                                         f"(batch {b} per device): {first_line(e)}") from e
+            oom = self._oom(e)
+            if oom is not None:
+                raise oom from e
             raise
         return loss.detach()
+
+    def split_step(self, next_indices, lr, local=False):
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        times = []
+        mark = [monotonic_ns()]
+
+        def lap(phase):
+            self.sync()
+            now = monotonic_ns()
+            times.append((phase, (now - mark[0]) / 1e9))
+            mark[0] = now
+
+        try:
+            x, y = self._batch(next_indices())
+            lap("data")
+            if local:
+                # The same forward and backward without DDP's gradient
+                # all-reduce; the gradients are dropped, no update is applied.
+                with self.model.no_sync():
+                    mark[0] = monotonic_ns()
+                    loss = self._forward(x, y)
+                    self.sync()
+                    mark[0] = monotonic_ns()
+                    self._backward(loss)
+                    lap("backward_local")
+                self.opt.zero_grad(set_to_none=True)
+                return times[1:]
+            loss = self._forward(x, y)
+            lap("forward")
+            self._backward(loss)
+            lap("backward")
+            self._update()
+            lap("optimizer")
+        except RuntimeError as e:
+            oom = self._oom(e)
+            if oom is not None:
+                raise oom from e
+            raise
+        return times
+
+    def local_backward(self):
+        # DDP's no_sync under torch.compile would change what is compiled;
+        # FSDP has no such switch.
+        return self.dist is not None and self.plan.parallel == "ddp" and self.plan.compile == "off"
+
+    def communication(self):
+        if self.dist is None:
+            return None
+        if self.plan.parallel == "fsdp":
+            return ("FSDP all-gathers parameters inside forward and reduce-scatters gradients inside backward: "
+                    "communication is part of those phases and is not separated")
+        if self.local_backward():
+            return ("DDP all-reduces gradients during backward; communication = backward with the all-reduce "
+                    "minus the same backward under no_sync (the all-reduce time backward did not hide)")
+        return ("DDP all-reduces gradients during backward (under torch.compile, no_sync is not timed): "
+                "communication is inside the backward phase")
+
+    def compile_count(self):
+        if self.plan.compile == "off":
+            return None
+        from torch._dynamo.utils import counters
+        return int(counters["stats"]["unique_graphs"])
+
+    def compile_source(self):
+        return "torch._dynamo's count of unique graphs compiled"
 
     def sync(self):
         if self.plan.is_cuda:

@@ -55,6 +55,8 @@ fn row(id: i64, config: &str, devices: u32, tp: Option<f64>, ci: Option<(f64, f6
             energy_note: String::new(),
             gpu: None,
             warnings: Vec::new(),
+            breakdown: None,
+            checks: Vec::new(),
         }),
     }
 }

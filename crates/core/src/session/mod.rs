@@ -220,6 +220,12 @@ pub struct PortableRun {
     /// The dynamic loss scale at the end (amp-fp16 runs).
     #[serde(default)]
     pub loss_scale: Option<f64>,
+    /// The step breakdown the worker measured (absent from older files).
+    #[serde(default)]
+    pub step_timings: Option<crate::protocol::StepTimings>,
+    /// Recompilations after step 1 (absent from older files).
+    #[serde(default)]
+    pub compiles: Option<crate::protocol::CompileCount>,
     pub provenance: Option<serde_json::Value>,
     pub windows: Vec<StoredWindow>,
     pub evals: Vec<PortableEval>,

@@ -24,6 +24,7 @@ pub use crate::error::SpecError;
 pub use crate::framework::Framework;
 pub use key::ConfigKeys;
 pub use options::{Compile, DataSource, Device, Parallel, Precision};
+pub use plan::breakdown_steps;
 pub use plan::{PlanWarmup, WorkerPlan};
 pub use raw::RawSpec;
 pub use runnable::{check_runnable, Machine};

@@ -20,6 +20,37 @@ pub struct WorkerPlan<'a> {
     /// The learning-rate warm-up, resolved as far as this crate can
     /// ([`PlanWarmup::resolve`]); the worker has no default of its own.
     pub warmup: PlanWarmup,
+    /// How many extra steps the step breakdown times after the timed part.
+    pub breakdown: BreakdownRule,
+}
+
+/// The step breakdown's length: `clamp(steps_trained / divisor, min_steps,
+/// max_steps)` whole steps and as many split steps (so at most 2 × 10 extra
+/// steps: under 5 % of a 500-step run). JSON:
+/// `{"divisor": 10, "min_steps": 3, "max_steps": 10}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BreakdownRule {
+    pub divisor: u64,
+    pub min_steps: u64,
+    pub max_steps: u64,
+}
+
+impl BreakdownRule {
+    pub const DEFAULT: BreakdownRule = BreakdownRule {
+        divisor: 10,
+        min_steps: 3,
+        max_steps: 10,
+    };
+
+    /// Whole (and split) steps to time after a run that trained `steps_trained` steps.
+    pub fn steps(&self, steps_trained: u64) -> u64 {
+        (steps_trained / self.divisor.max(1)).clamp(self.min_steps, self.max_steps)
+    }
+}
+
+/// [`BreakdownRule::DEFAULT`] applied: what every worker times.
+pub fn breakdown_steps(steps_trained: u64) -> u64 {
+    BreakdownRule::DEFAULT.steps(steps_trained)
 }
 
 /// The warm-up of a worker plan. JSON: `{"steps": N}`, or
@@ -75,6 +106,7 @@ impl RunSpec {
             param_count: self.model_config.param_count(),
             flops_per_sample: self.model_config.flops_per_sample(),
             warmup: PlanWarmup::resolve(self),
+            breakdown: BreakdownRule::DEFAULT,
         };
         serde_json::to_string(&plan).unwrap_or_default()
     }
@@ -110,6 +142,22 @@ mod plan_tests {
     fn plan_of(spec: &str) -> serde_json::Value {
         let spec = RunSpec::from_json(spec).unwrap();
         serde_json::from_str(&spec.worker_plan_json(Framework::Tensorflow)).unwrap()
+    }
+
+    #[test]
+    fn a_plan_carries_the_breakdown_rule() {
+        let spec =
+            RunSpec::from_json(r#"{"model":"resnet_mini","batch_size":16,"steps":200}"#).unwrap();
+        let plan: serde_json::Value =
+            serde_json::from_str(&spec.worker_plan_json(Framework::Jax)).unwrap();
+        assert_eq!(
+            plan["breakdown"],
+            serde_json::json!({"divisor": 10, "min_steps": 3, "max_steps": 10})
+        );
+        assert_eq!(
+            [10, 30, 55, 200, 5000].map(breakdown_steps),
+            [3, 3, 5, 10, 10]
+        );
     }
 
     #[test]

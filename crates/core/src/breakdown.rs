@@ -1,0 +1,530 @@
+//! The step breakdown: where a training step's time goes (data, forward,
+//! backward, communication, optimizer), from the extra steps a worker times
+//! after its timed part ([`StepTimings`]), and how a gap in time per sample
+//! between two runs splits over those parts ([`explain`]).
+//!
+//! Figures are **means** over the measured steps, because means add up: the
+//! parts' means sum exactly to the mean of the split steps, which is then
+//! checked against the mean of the whole steps timed in between (see
+//! [`StepBreakdown::agrees`]). `docs/metrics.md` has the definitions.
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{Phase, StepTimings};
+use crate::stats::{mean_var, t_quantile_975, Interval};
+
+/// A part of the step as shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    Data,
+    Forward,
+    Backward,
+    /// Gradient all-reduce time the backward pass did not hide (backward with
+    /// it minus backward without it).
+    Communication,
+    Optimizer,
+    /// Forward, backward, optimizer (and communication) in one program the
+    /// framework does not split.
+    Step,
+}
+
+impl Part {
+    pub const ALL: [Part; 6] = [
+        Part::Data,
+        Part::Forward,
+        Part::Backward,
+        Part::Communication,
+        Part::Optimizer,
+        Part::Step,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::Data => "data",
+            Part::Forward => "forward",
+            Part::Backward => "backward",
+            Part::Communication => "communication",
+            Part::Optimizer => "optimizer",
+            Part::Step => "fused step",
+        }
+    }
+
+    /// Whether the part is device compute (everything but data).
+    pub fn is_compute(self) -> bool {
+        self != Part::Data
+    }
+}
+
+/// One part's time per step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PartTime {
+    pub part: Part,
+    /// Mean seconds per step.
+    pub mean_s: f64,
+    /// 95 % interval of the mean (Student t over the steps; Welch's for
+    /// communication, a difference of two means); `None` under 2 steps.
+    pub ci95: Option<Interval>,
+    /// `mean_s` divided by the global batch.
+    pub per_sample_s: f64,
+    /// Fraction of the parts' sum.
+    pub share: f64,
+}
+
+/// Where a run's step time goes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct StepBreakdown {
+    /// Split steps measured (and as many whole steps).
+    pub steps: usize,
+    pub parts: Vec<PartTime>,
+    /// The parts' means summed: the mean split step.
+    pub parts_sum_s: f64,
+    /// The mean whole (unsplit, synchronised) step.
+    pub whole_step_s: f64,
+    pub whole_step_ci95: Option<Interval>,
+    /// `parts_sum_s / whole_step_s - 1`: what splitting the step cost, plus noise.
+    pub split_difference: f64,
+    /// How far the two may differ and still agree, relative to the whole step.
+    pub tolerance: f64,
+    /// Whether the parts sum to the whole step within `tolerance`.
+    pub agrees: bool,
+    /// The timed windows' steady step time (global batch ÷ steady throughput),
+    /// for comparison: windows are not synchronised per step.
+    pub steady_step_s: Option<f64>,
+    pub global_batch: u64,
+    /// What the framework fuses (the `fused step` part), in words.
+    pub fused: Option<String>,
+    /// How communication is accounted for, in words (data-parallel runs).
+    pub communication: Option<String>,
+    /// Communication's share of the parts' sum, where it was measured.
+    pub communication_share: Option<f64>,
+    /// How the figures were measured, in words.
+    pub method: String,
+}
+
+/// The relative part of the agreement tolerance: the split step adds a
+/// device synchronisation and two clock reads per phase (microseconds on a
+/// CPU; on a GPU each synchronisation also drains the launch queue, which the
+/// unsplit step overlaps), so a split step may honestly run up to this much
+/// longer than a whole one on small steps.
+pub const SPLIT_OVERHEAD_ALLOWED: f64 = 0.10;
+
+/// Standard errors of the difference of the two means added to the tolerance
+/// (3: a 99.7 % band for the noise of means over a handful of steps).
+pub const NOISE_STANDARD_ERRORS: f64 = 3.0;
+
+pub const METHOD: &str = "after the timed windows and the last evaluation, the worker times extra steps in two kinds, alternating: whole steps (batch preparation to the end of the optimizer update, one device synchronisation at each end) and split steps (a synchronisation and a clock read after each phase); figures are means over those steps. The timed windows are not touched.";
+
+fn stats(v: &[f64]) -> Option<(f64, f64, usize)> {
+    match v {
+        [] => None,
+        [x] => Some((*x, 0.0, 1)),
+        _ => mean_var(v),
+    }
+}
+
+fn ci(mean: f64, var: f64, n: usize) -> Option<Interval> {
+    (n >= 2).then(|| {
+        let half = t_quantile_975(n - 1) * (var / n as f64).sqrt();
+        Interval {
+            low: mean - half,
+            high: mean + half,
+        }
+    })
+}
+
+/// The figures of a run's step breakdown; `None` when the worker measured no
+/// step (or sent series of no use).
+pub fn breakdown(
+    t: &StepTimings,
+    global_batch: u64,
+    steady_throughput: Option<f64>,
+) -> Option<StepBreakdown> {
+    let gb = global_batch.max(1) as f64;
+    let (whole, whole_var, whole_n) = stats(&t.whole_step_s)?;
+    let mut raw: Vec<(Part, f64, f64, usize)> = Vec::new();
+    let mut split_sum_var = 0.0;
+    let mut steps = usize::MAX;
+    for p in &t.phases {
+        let Some((m, v, n)) = stats(&p.seconds) else {
+            continue;
+        };
+        let part = match p.phase {
+            Phase::Data => Part::Data,
+            Phase::Forward => Part::Forward,
+            Phase::Backward => Part::Backward,
+            Phase::Optimizer => Part::Optimizer,
+            Phase::Step => Part::Step,
+            Phase::BackwardLocal => continue,
+        };
+        steps = steps.min(n);
+        split_sum_var += v;
+        raw.push((part, m, v, n));
+    }
+    if raw.is_empty() {
+        return None;
+    }
+    // Communication: backward with the all-reduce minus backward without it;
+    // the backward part then shows the local backward alone.
+    let mut communication_share = None;
+    let local = t.series(Phase::BackwardLocal).and_then(stats);
+    let mut parts: Vec<(Part, f64, Option<Interval>)> = Vec::new();
+    for &(part, m, v, n) in &raw {
+        match (part, local) {
+            (Part::Backward, Some((lm, lv, ln))) => {
+                parts.push((Part::Backward, lm, ci(lm, lv, ln)));
+                let d = m - lm;
+                let se2 = v / n as f64 + lv / ln as f64;
+                let interval = (n >= 2 && ln >= 2).then(|| {
+                    let half = t_quantile_975(n.min(ln) - 1) * se2.sqrt();
+                    Interval {
+                        low: d - half,
+                        high: d + half,
+                    }
+                });
+                parts.push((Part::Communication, d, interval));
+            }
+            _ => parts.push((part, m, ci(m, v, n))),
+        }
+    }
+    parts.sort_by_key(|p| p.0);
+    let parts_sum_s: f64 = raw.iter().map(|r| r.1).sum();
+    if parts_sum_s <= 0.0 || whole <= 0.0 {
+        return None;
+    }
+    if let Some(c) = parts.iter().find(|p| p.0 == Part::Communication) {
+        communication_share = Some(c.1 / parts_sum_s);
+    }
+    // The split steps' total varies as the sum of its phases would if they
+    // were independent; the phases of one step are timed back to back, so
+    // the sum of variances is the honest first-order figure.
+    let n = steps.min(whole_n).max(1) as f64;
+    let se = (split_sum_var / n + whole_var / whole_n.max(1) as f64).sqrt();
+    let tolerance = SPLIT_OVERHEAD_ALLOWED + NOISE_STANDARD_ERRORS * se / whole;
+    let split_difference = parts_sum_s / whole - 1.0;
+    Some(StepBreakdown {
+        steps,
+        parts: parts
+            .into_iter()
+            .map(|(part, mean_s, ci95)| PartTime {
+                part,
+                mean_s,
+                ci95,
+                per_sample_s: mean_s / gb,
+                share: mean_s / parts_sum_s,
+            })
+            .collect(),
+        parts_sum_s,
+        whole_step_s: whole,
+        whole_step_ci95: ci(whole, whole_var, whole_n),
+        split_difference,
+        tolerance,
+        agrees: split_difference.abs() <= tolerance,
+        steady_step_s: steady_throughput.filter(|tp| *tp > 0.0).map(|tp| gb / tp),
+        global_batch,
+        fused: t.fused.clone(),
+        communication: t.communication.clone(),
+        communication_share,
+        method: METHOD.into(),
+    })
+}
+
+impl StepBreakdown {
+    pub fn part(&self, part: Part) -> Option<&PartTime> {
+        self.parts.iter().find(|p| p.part == part)
+    }
+
+    /// Mean seconds per step of everything but data.
+    pub fn compute_s(&self) -> f64 {
+        self.parts
+            .iter()
+            .filter(|p| p.part.is_compute())
+            .map(|p| p.mean_s)
+            .sum()
+    }
+
+    /// Whether the framework fused the compute into one program.
+    pub fn is_fused(&self) -> bool {
+        self.part(Part::Step).is_some()
+    }
+
+    /// Seconds per sample of each part at a granularity: `fused` folds every
+    /// compute part into [`Part::Step`].
+    fn per_sample(&self, fused: bool) -> Vec<(Part, f64)> {
+        let mut out: Vec<(Part, f64)> = Vec::new();
+        for p in &self.parts {
+            let part = if fused && p.part.is_compute() {
+                Part::Step
+            } else {
+                p.part
+            };
+            match out.iter_mut().find(|o| o.0 == part) {
+                Some(o) => o.1 += p.per_sample_s,
+                None => out.push((part, p.per_sample_s)),
+            }
+        }
+        out
+    }
+}
+
+/// One part's share of the gap between two runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct GapPart {
+    pub part: Part,
+    /// Seconds per sample in A and in B (0 where a run has no such part).
+    pub a_per_sample_s: f64,
+    pub b_per_sample_s: f64,
+    /// B − A, seconds per sample.
+    pub difference_s: f64,
+    /// Fraction of the total gap this part accounts for (signed: a part that
+    /// went the other way has a negative share); `None` when there is no gap.
+    pub share_of_gap: Option<f64>,
+}
+
+/// How a difference in time per sample between two runs splits over the parts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Explanation {
+    /// Sum of the parts per sample in A and in B.
+    pub a_per_sample_s: f64,
+    pub b_per_sample_s: f64,
+    /// B − A, seconds per sample.
+    pub gap_s: f64,
+    pub parts: Vec<GapPart>,
+    /// Why parts were merged (one side fuses its compute), or null.
+    pub granularity_note: Option<String>,
+    /// One sentence: which part accounts for most of the gap.
+    pub verdict: String,
+}
+
+/// The gap in time per sample between A and B, part by part. Where one side
+/// fuses forward, backward and optimizer into one program the other side's
+/// compute parts are merged the same way, so like is compared with like.
+pub fn explain(a: &StepBreakdown, b: &StepBreakdown, a_label: &str, b_label: &str) -> Explanation {
+    let fused = a.is_fused() || b.is_fused();
+    let pa = a.per_sample(fused);
+    let pb = b.per_sample(fused);
+    let a_total: f64 = pa.iter().map(|p| p.1).sum();
+    let b_total: f64 = pb.iter().map(|p| p.1).sum();
+    let gap = b_total - a_total;
+    let mut parts: Vec<GapPart> = Part::ALL
+        .iter()
+        .filter_map(|&part| {
+            let x = pa.iter().find(|p| p.0 == part).map(|p| p.1);
+            let y = pb.iter().find(|p| p.0 == part).map(|p| p.1);
+            if x.is_none() && y.is_none() {
+                return None;
+            }
+            let (x, y) = (x.unwrap_or(0.0), y.unwrap_or(0.0));
+            Some(GapPart {
+                part,
+                a_per_sample_s: x,
+                b_per_sample_s: y,
+                difference_s: y - x,
+                share_of_gap: (gap != 0.0).then(|| (y - x) / gap),
+            })
+        })
+        .collect();
+    parts.sort_by_key(|p| p.part);
+    let granularity_note = fused.then(|| {
+        let who = match (a.is_fused(), b.is_fused()) {
+            (true, true) => "both runs fuse".to_owned(),
+            (true, false) => format!("{a_label} fuses"),
+            _ => format!("{b_label} fuses"),
+        };
+        format!("{who} forward, backward and optimizer into one program, so the compute is compared as one part")
+    });
+    let verdict = if gap == 0.0 || a_total <= 0.0 {
+        "no gap in time per sample between the two breakdowns".to_owned()
+    } else {
+        let (slower, faster) = if gap > 0.0 {
+            (b_label, a_label)
+        } else {
+            (a_label, b_label)
+        };
+        let top = parts
+            .iter()
+            .filter(|p| p.difference_s * gap > 0.0)
+            .max_by(|x, y| x.difference_s.abs().total_cmp(&y.difference_s.abs()));
+        let ratio = b_total.max(a_total) / b_total.min(a_total);
+        match top {
+            Some(t) => format!(
+                "{slower} takes {ratio:.2}× the time per sample of {faster} in the breakdown steps; {} accounts for {:.0} % of the gap ({} vs {} per sample)",
+                t.part.as_str(),
+                t.share_of_gap.unwrap_or(0.0) * 100.0,
+                fmt_s(if gap > 0.0 { t.b_per_sample_s } else { t.a_per_sample_s }),
+                fmt_s(if gap > 0.0 { t.a_per_sample_s } else { t.b_per_sample_s }),
+            ),
+            None => format!("{slower} takes {ratio:.2}× the time per sample of {faster}"),
+        }
+    };
+    Explanation {
+        a_per_sample_s: a_total,
+        b_per_sample_s: b_total,
+        gap_s: gap,
+        parts,
+        granularity_note,
+        verdict,
+    }
+}
+
+/// Seconds in the unit a person reads (s, ms, µs).
+pub fn fmt_s(s: f64) -> String {
+    let a = s.abs();
+    if a >= 1.0 {
+        format!("{s:.3} s")
+    } else if a >= 1e-3 {
+        format!("{:.3} ms", s * 1e3)
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::PhaseSeries;
+
+    fn series(phase: Phase, seconds: &[f64]) -> PhaseSeries {
+        PhaseSeries {
+            phase,
+            seconds: seconds.to_vec(),
+        }
+    }
+
+    fn eager() -> StepTimings {
+        StepTimings {
+            whole_step_s: vec![0.100, 0.102, 0.098, 0.100],
+            phases: vec![
+                series(Phase::Data, &[0.010, 0.010, 0.010, 0.010]),
+                series(Phase::Forward, &[0.030, 0.031, 0.029, 0.030]),
+                series(Phase::Backward, &[0.050, 0.050, 0.050, 0.050]),
+                series(Phase::Optimizer, &[0.012, 0.012, 0.012, 0.012]),
+            ],
+            fused: None,
+            communication: None,
+        }
+    }
+
+    #[test]
+    fn parts_are_means_and_sum_to_the_split_step() {
+        let b = breakdown(&eager(), 8, Some(80.0)).unwrap();
+        assert_eq!(b.steps, 4);
+        let names: Vec<Part> = b.parts.iter().map(|p| p.part).collect();
+        assert_eq!(
+            names,
+            [Part::Data, Part::Forward, Part::Backward, Part::Optimizer]
+        );
+        assert!((b.parts_sum_s - 0.102).abs() < 1e-12);
+        assert!((b.whole_step_s - 0.100).abs() < 1e-12);
+        // 0.102 / 0.100 − 1 = 2 %, inside 10 % + 3 SE.
+        assert!((b.split_difference - 0.02).abs() < 1e-9);
+        assert!(b.agrees);
+        // Global batch 8 at 80 samples/s in the windows: 0.1 s per step.
+        assert!((b.steady_step_s.unwrap() - 0.1).abs() < 1e-12);
+        let fwd = b.part(Part::Forward).unwrap();
+        assert!((fwd.per_sample_s - 0.030 / 8.0).abs() < 1e-12);
+        assert!((fwd.share - 0.030 / 0.102).abs() < 1e-12);
+        // Forward: mean 0.030, s = 0.000816, t(3) = 3.182 → ± 0.0012990.
+        let ci = fwd.ci95.unwrap();
+        assert!((ci.high - 0.030 - 0.001_299).abs() < 1e-6, "{ci:?}");
+        assert!((b.compute_s() - 0.092).abs() < 1e-12);
+        assert!(!b.is_fused());
+    }
+
+    #[test]
+    fn a_split_far_from_the_whole_step_does_not_agree() {
+        let mut t = eager();
+        t.whole_step_s = vec![0.080, 0.080, 0.080, 0.080];
+        let b = breakdown(&t, 8, None).unwrap();
+        // 0.102 / 0.080 − 1 = 27.5 % against 10 % + 3 SE (SE ≈ 0.0006 / 0.08).
+        assert!(!b.agrees, "{b:?}");
+        assert!(b.steady_step_s.is_none());
+    }
+
+    #[test]
+    fn communication_is_backward_minus_its_local_twin() {
+        let mut t = eager();
+        t.phases
+            .push(series(Phase::BackwardLocal, &[0.040, 0.041, 0.039, 0.040]));
+        t.communication = Some("DDP".into());
+        let b = breakdown(&t, 16, None).unwrap();
+        let names: Vec<Part> = b.parts.iter().map(|p| p.part).collect();
+        assert_eq!(
+            names,
+            [
+                Part::Data,
+                Part::Forward,
+                Part::Backward,
+                Part::Communication,
+                Part::Optimizer
+            ]
+        );
+        assert!((b.part(Part::Backward).unwrap().mean_s - 0.040).abs() < 1e-12);
+        assert!((b.part(Part::Communication).unwrap().mean_s - 0.010).abs() < 1e-12);
+        // The sum is unchanged: backward split in two.
+        assert!((b.parts_sum_s - 0.102).abs() < 1e-12);
+        assert!((b.communication_share.unwrap() - 0.010 / 0.102).abs() < 1e-12);
+    }
+
+    #[test]
+    fn explain_splits_the_gap_and_merges_fused_compute() {
+        let a = breakdown(&eager(), 8, None).unwrap();
+        let mut slower = eager();
+        slower.phases[2] = series(Phase::Backward, &[0.090, 0.090, 0.090, 0.090]);
+        slower.whole_step_s = vec![0.140; 4];
+        let b = breakdown(&slower, 8, None).unwrap();
+        let e = explain(&a, &b, "A", "B");
+        // Gap = 0.040 / 8 per sample, all of it backward.
+        assert!((e.gap_s - 0.005).abs() < 1e-12);
+        let bw = e.parts.iter().find(|p| p.part == Part::Backward).unwrap();
+        assert!((bw.share_of_gap.unwrap() - 1.0).abs() < 1e-9);
+        assert!(
+            e.verdict
+                .starts_with("B takes 1.39× the time per sample of A"),
+            "{}",
+            e.verdict
+        );
+        assert!(
+            e.verdict.contains("backward accounts for 100 %"),
+            "{}",
+            e.verdict
+        );
+        assert!(e.granularity_note.is_none());
+
+        let fused = StepTimings {
+            whole_step_s: vec![0.060; 3],
+            phases: vec![
+                series(Phase::Data, &[0.005; 3]),
+                series(Phase::Step, &[0.056; 3]),
+            ],
+            fused: Some("one XLA program".into()),
+            communication: None,
+        };
+        let c = breakdown(&fused, 8, None).unwrap();
+        let e = explain(&a, &c, "torch", "jax");
+        let names: Vec<Part> = e.parts.iter().map(|p| p.part).collect();
+        assert_eq!(names, [Part::Data, Part::Step]);
+        // A's compute 0.092 per step folds into one part: 0.0115 per sample.
+        let step = &e.parts[1];
+        assert!((step.a_per_sample_s - 0.0115).abs() < 1e-12);
+        assert!((step.b_per_sample_s - 0.007).abs() < 1e-12);
+        assert!(e.granularity_note.unwrap().starts_with("jax fuses"));
+        assert!(e.verdict.starts_with("torch takes"), "{}", e.verdict);
+    }
+
+    #[test]
+    fn nothing_measured_is_none() {
+        let t = StepTimings {
+            whole_step_s: vec![],
+            phases: vec![],
+            fused: None,
+            communication: None,
+        };
+        assert!(breakdown(&t, 8, None).is_none());
+    }
+}
