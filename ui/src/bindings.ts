@@ -116,6 +116,32 @@ export type ChartMeta = {
 	x_unit: string,
 };
 
+/**  What a check looks at. */
+export type CheckKind = 
+/**  The training loss stayed finite. */
+"finite_loss" | 
+/**  The steady windows agree with each other (coefficient of variation). */
+"window_spread" | 
+/**  NVML saw no clock slowdown reason during the steady windows. */
+"gpu_throttle" | 
+/**  No other process used the run's GPUs during the steady windows. */
+"gpu_shared" | 
+/**  Model FLOPs utilisation is inside (0, 1]. */
+"mfu_range" | 
+/**  Host-side data preparation is shorter than the step's compute. */
+"input_bound" | 
+/**  The training step was not compiled again after step 1. */
+"recompiles";
+
+export type CheckStatus = "pass" | "fail" | 
+/**  The run did not measure what the check needs. */
+"not_measured" | 
+/**
+ *  The check has no meaning for this run (a GPU check on a CPU run,
+ *  recompilation under eager execution).
+ */
+"not_applicable";
+
 export type CompareEntry = {
 	/**  Stable key of the entry: the run id (runs) or the configuration key. */
 	key: string,
@@ -138,6 +164,11 @@ export type CompareEntry = {
 	 */
 	scaling_efficiency: number | null,
 	single_device_entry: string | null,
+	/**
+	 *  Where the entry's step time goes: its run's step breakdown, or its
+	 *  repeats' averaged (`breakdown::average`); absent where none was measured.
+	 */
+	breakdown?: StepBreakdown | null,
 };
 
 /**  A comparison ready to draw: the numbers, the curves, one colour per entry. */
@@ -164,6 +195,11 @@ export type Comparison = {
 	 *  verdict ([`speedup`]).
 	 */
 	speedups?: Speedup[],
+	/**
+	 *  For each entry with a step breakdown (the baseline's too), how its
+	 *  gap in time per sample to the baseline splits over the step's parts.
+	 */
+	explanations?: EntryExplanation[],
 };
 
 /**  How a framework turns the training step into code. */
@@ -179,6 +215,17 @@ export type Compile =
 "max-autotune" | 
 /**  TensorFlow `tf.function(jit_compile=True)`. */
 "xla";
+
+/**
+ *  How often the training step was compiled again after step 1, as the
+ *  framework counts it (torch.compile's recompiles, `tf.function` retraces).
+ */
+export type CompileCount = {
+	/**  Compilations of the training step after the first step. */
+	after_first_step: number,
+	/**  What was counted, in words. */
+	source: string,
+};
 
 /**  How sure a winner is. */
 export type Confidence = 
@@ -222,6 +269,27 @@ export type Decision = {
 	confidence: Confidence | null,
 };
 
+/**  An entry's gap to the baseline, part by part ([`crate::breakdown::explain`]). */
+export type EntryExplanation = {
+	/**  Index into `entries`. */
+	entry: number,
+	explanation: Explanation,
+};
+
+/**  How a difference in time per sample between two runs splits over the parts. */
+export type Explanation = {
+	/**  Sum of the parts per sample in A and in B. */
+	a_per_sample_s: number | null,
+	b_per_sample_s: number | null,
+	/**  B − A, seconds per sample. */
+	gap_s: number | null,
+	parts: GapPart[],
+	/**  Why parts were merged (one side fuses its compute), or null. */
+	granularity_note: string | null,
+	/**  One sentence: which part accounts for most of the gap. */
+	verdict: string,
+};
+
 /**
  *  A training framework. `Tch` is libtorch driven from Rust (this build's own
  *  worker); the others are Python workers in a registered environment.
@@ -254,6 +322,21 @@ export type FrameworkEnv = {
 	ready: boolean,
 	/**  The framework's version as its installed metadata says (no import). */
 	version: string | null,
+};
+
+/**  One part's share of the gap between two runs. */
+export type GapPart = {
+	part: Part,
+	/**  Seconds per sample in A and in B (0 where a run has no such part). */
+	a_per_sample_s: number | null,
+	b_per_sample_s: number | null,
+	/**  B − A, seconds per sample. */
+	difference_s: number | null,
+	/**
+	 *  Fraction of the total gap this part accounts for (signed: a part that
+	 *  went the other way has a negative share); `None` when there is no gap.
+	 */
+	share_of_gap: number | null,
 };
 
 /**
@@ -472,8 +555,43 @@ export type Parallel =
  */
 "fsdp";
 
+/**  A part of the step as shown. */
+export type Part = "data" | "forward" | "backward" | 
+/**
+ *  Gradient all-reduce time the backward pass did not hide (backward with
+ *  it minus backward without it).
+ */
+"communication" | "optimizer" | 
+/**
+ *  Forward, backward, optimizer (and communication) in one program the
+ *  framework does not split.
+ */
+"step";
+
+/**  One part's time per step. */
+export type PartTime = {
+	part: Part,
+	/**  Mean seconds per step. */
+	mean_s: number | null,
+	/**
+	 *  95 % interval of the mean (Student t over the steps; Welch's for
+	 *  communication, a difference of two means); `None` under 2 steps.
+	 */
+	ci95: Interval | null,
+	/**  `mean_s` divided by the global batch. */
+	per_sample_s: number | null,
+	/**  Fraction of the parts' sum. */
+	share: number | null,
+};
+
 /**  Where a run is in its life. */
 export type Phase = "queued" | "starting" | "training" | "finished";
+
+/**  One phase's time in each measured step, seconds, in step order. */
+export type PhaseSeries = {
+	phase: StepPhase,
+	seconds: (number | null)[],
+};
 
 /**  The wizard's verdict on a sweep before anything runs. */
 export type PlanDto = {
@@ -556,6 +674,10 @@ export type RunDetail = {
 	 *  no loss scaling ran or the worker did not report it.
 	 */
 	loss_scale?: number | null,
+	/**  The worker's step breakdown (runs measured before it have none). */
+	step_timings?: StepTimings | null,
+	/**  Recompilations after step 1, where the worker counted them. */
+	compiles?: CompileCount | null,
 	windows: StoredWindow[],
 	evals: StoredEval[],
 	memory: MemoryPeak[],
@@ -670,8 +792,15 @@ export type RunSummary = {
 	energy_note?: string,
 	/**  NVML during the steady windows, for GPU runs. */
 	gpu?: GpuDigest | null,
-	/**  What makes this run's numbers less trustworthy, with the evidence. */
+	/**
+	 *  What makes this run's numbers less trustworthy, with the evidence:
+	 *  the failing validity checks.
+	 */
 	warnings?: RunWarning[],
+	/**  Where the step's time goes (absent from runs measured before it). */
+	breakdown?: StepBreakdown | null,
+	/**  Every validity check, passing or not, as a badge with its evidence. */
+	checks?: ValidityCheck[],
 };
 
 /**  One run in full, with its telemetry thinned to at most 2,000 samples per source. */
@@ -684,7 +813,10 @@ export type RunView = {
 
 /**  A reason to doubt a run's numbers. */
 export type RunWarning = {
-	/**  Stable: `gpu_slowdown`, `other_gpu_processes`. */
+	/**
+	 *  Stable: the failing check's [`crate::checks::CheckKind::warning_code`]
+	 *  (`gpu_slowdown`, `other_gpu_processes`, `window_spread`, …).
+	 */
 	code: string,
 	message: string,
 };
@@ -757,6 +889,94 @@ export type Started = {
 	sweep_id: number,
 	/**  In the order they will run (repeats interleaved). */
 	run_ids: number[],
+};
+
+/**  Where a run's step time goes. */
+export type StepBreakdown = {
+	/**  Split steps measured (and as many whole steps). */
+	steps: number,
+	parts: PartTime[],
+	/**  The parts' means summed: the mean split step. */
+	parts_sum_s: number | null,
+	/**  The mean whole (unsplit, synchronised) step. */
+	whole_step_s: number | null,
+	whole_step_ci95: Interval | null,
+	/**  `parts_sum_s / whole_step_s - 1`: what splitting the step cost, plus noise. */
+	split_difference: number | null,
+	/**  How far the two may differ and still agree, relative to the whole step. */
+	tolerance: number | null,
+	/**  Whether the parts sum to the whole step within `tolerance`. */
+	agrees: boolean,
+	/**
+	 *  The timed windows' steady step time (global batch ÷ steady throughput),
+	 *  for comparison: windows are not synchronised per step.
+	 */
+	steady_step_s: number | null,
+	global_batch: number,
+	/**  What the framework fuses (the `fused step` part), in words. */
+	fused: string | null,
+	/**  How communication is accounted for, in words (data-parallel runs). */
+	communication: string | null,
+	/**  Communication's share of the parts' sum, where it was measured. */
+	communication_share: number | null,
+	/**  How the figures were measured, in words. */
+	method: string,
+};
+
+/**
+ *  A part of a training step that a worker times on its own in the step
+ *  breakdown (after the timed part; see [`StepTimings`]).
+ */
+export type StepPhase = 
+/**
+ *  Host batch preparation (the batch's indices) and the copy to the
+ *  device, up to the batch on the device.
+ */
+"data" | 
+/**  The forward pass and the loss. */
+"forward" | 
+/**  The backward pass, with the gradient all-reduce of a data-parallel run. */
+"backward" | 
+/**
+ *  The backward pass of the same step with the gradient all-reduce
+ *  switched off (DDP's `no_sync`): backward minus this is the
+ *  communication the backward pass did not hide.
+ */
+"backward_local" | 
+/**  The optimizer update (with loss-scale unscaling and update where it runs). */
+"optimizer" | 
+/**
+ *  Everything after `data` in one program the framework will not split
+ *  (a `tf.function` graph, an XLA executable): forward, backward,
+ *  optimizer and any communication together.
+ */
+"step";
+
+/**
+ *  The step breakdown a worker measures after its timed part: a few extra
+ *  steps, each phase closed by a device synchronisation, interleaved with as
+ *  many whole steps timed the same way (synchronised, unsplit), so that the
+ *  split's own cost shows as the difference. The timed windows are never
+ *  touched. `core::breakdown` turns this into the figures shown.
+ */
+export type StepTimings = {
+	/**
+	 *  Whole steps (batch preparation included), each between two
+	 *  synchronisations, seconds.
+	 */
+	whole_step_s: (number | null)[],
+	/**  The split steps' phases. */
+	phases: PhaseSeries[],
+	/**
+	 *  What the framework runs as one program (the `step` phase), in words;
+	 *  null where the phases are split.
+	 */
+	fused?: string | null,
+	/**
+	 *  How a data-parallel run's communication is accounted for, in words
+	 *  (null for one device).
+	 */
+	communication?: string | null,
 };
 
 export type StoredEval = {
@@ -834,6 +1054,14 @@ export type TelemetrySample = {
 export type Theme = 
 /**  Light or dark as the desktop prefers. */
 "system" | "light" | "dark";
+
+/**  One badge. */
+export type ValidityCheck = {
+	kind: CheckKind,
+	status: CheckStatus,
+	/**  What was seen, with the figures. */
+	evidence: string,
+};
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 

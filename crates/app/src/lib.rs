@@ -15,6 +15,7 @@
 
 pub mod error;
 pub mod execute;
+pub mod explain;
 pub mod frameworks;
 pub mod host;
 pub mod live;

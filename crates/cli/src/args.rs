@@ -68,6 +68,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Why A is faster than B: the gap in time per sample split over the
+    /// parts of the step (data, forward, backward, communication, optimizer)
+    /// from the two runs' step breakdowns.
+    Explain {
+        a: i64,
+        b: i64,
+        /// Each side is its run's configuration, its repeats averaged.
+        #[arg(long)]
+        by_config: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Saved comparison sessions: save, list, show, rename, delete.
     Session {
         #[command(subcommand)]

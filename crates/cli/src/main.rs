@@ -89,6 +89,12 @@ fn real_main() -> Result<ExitCode, CliError> {
             by_config,
             json,
         } => runs_cmd::compare(&db, &ids, baseline, by_config, json),
+        Command::Explain {
+            a,
+            b,
+            by_config,
+            json,
+        } => runs_cmd::explain(&db, a, b, by_config, json),
         Command::Session { command, json } => report_cmd::session(&db, command, json),
         Command::Export { command } => report_cmd::export(&db, command),
         Command::Import { file, json } => report_cmd::import(&db, &file, json),

@@ -362,6 +362,15 @@ pub fn print_show(d: &RunDetail) {
         for w in &s.warnings {
             println!("warning:           {} ({})", w.message, w.code);
         }
+        print_breakdown(s.breakdown.as_ref());
+        for c in &s.checks {
+            println!(
+                "check:             [{}] {}: {}",
+                c.status.as_str(),
+                c.kind.label(),
+                c.evidence
+            );
+        }
         println!(
             "MFU:               {} ({})",
             s.mfu
@@ -503,6 +512,44 @@ pub fn print_compare(c: &Comparison) {
             );
         }
     }
+    if c.entries.iter().any(|e| e.breakdown.is_some()) {
+        use trainbench_core::breakdown::{fmt_s, Part};
+        println!("\nWhere the step goes (per sample; step breakdown after the timed windows):");
+        let parts: Vec<Part> = Part::ALL
+            .into_iter()
+            .filter(|p| {
+                c.entries
+                    .iter()
+                    .any(|e| e.breakdown.as_ref().is_some_and(|b| b.part(*p).is_some()))
+            })
+            .collect();
+        let header: Vec<String> = parts
+            .iter()
+            .map(|p| format!("{:>12}", p.as_str()))
+            .collect();
+        let width = c
+            .entries
+            .iter()
+            .map(|e| e.label.chars().count())
+            .max()
+            .unwrap_or(5);
+        println!("  {:<width$} {}", "entry", header.join(" "));
+        for e in &c.entries {
+            let cells: Vec<String> = parts
+                .iter()
+                .map(|p| {
+                    let v = e.breakdown.as_ref().and_then(|b| b.part(*p));
+                    format!("{:>12}", v.map_or("—".into(), |v| fmt_s(v.per_sample_s)))
+                })
+                .collect();
+            let tail = if e.breakdown.is_none() {
+                "  not measured"
+            } else {
+                ""
+            };
+            println!("  {:<width$} {}{tail}", e.label, cells.join(" "));
+        }
+    }
     for w in &c.warnings {
         println!("warning: {w}");
     }
@@ -526,4 +573,79 @@ pub fn print_prices(rows: &[PriceEntry]) {
             if *by_user { " (edited)" } else { "" }
         );
     }
+}
+
+/// A run's step breakdown as text, or why there is none.
+pub fn print_breakdown(b: Option<&trainbench_core::breakdown::StepBreakdown>) {
+    use trainbench_core::breakdown::fmt_s;
+    let Some(b) = b else {
+        println!("step breakdown:    not measured");
+        return;
+    };
+    println!(
+        "step breakdown:    means of {} split and {} whole steps after the timed windows",
+        b.steps, b.steps
+    );
+    for p in &b.parts {
+        println!(
+            "  {:<14} {:>12} per step  {:>5.1} %  ({} per sample{})",
+            p.part.as_str(),
+            fmt_s(p.mean_s),
+            p.share * 100.0,
+            fmt_s(p.per_sample_s),
+            p.ci95
+                .map(|c| format!("; 95 % CI {}–{}", fmt_s(c.low), fmt_s(c.high)))
+                .unwrap_or_default()
+        );
+    }
+    println!(
+        "  parts sum {} vs whole step {} ({:+.1} %, tolerance ±{:.1} %: {}){}",
+        fmt_s(b.parts_sum_s),
+        fmt_s(b.whole_step_s),
+        b.split_difference * 100.0,
+        b.tolerance * 100.0,
+        if b.agrees { "agree" } else { "do NOT agree" },
+        b.steady_step_s
+            .map(|s| format!("; timed windows' steady step {}", fmt_s(s)))
+            .unwrap_or_default()
+    );
+    if let Some(f) = &b.fused {
+        println!("  fused: {f}");
+    }
+    if let Some(c) = &b.communication {
+        println!("  communication: {c}");
+    }
+}
+
+/// `trainbench explain` as text.
+pub fn print_explain(r: &trainbench_app::explain::ExplainReport) {
+    use trainbench_core::breakdown::fmt_s;
+    let e = &r.explanation;
+    println!("A: {}", r.a.label);
+    println!("B: {}", r.b.label);
+    println!(
+        "time per sample in the breakdown steps: A {}, B {} (B − A = {})",
+        fmt_s(e.a_per_sample_s),
+        fmt_s(e.b_per_sample_s),
+        fmt_s(e.gap_s)
+    );
+    println!(
+        "{:<14} {:>12} {:>12} {:>12} {:>10}",
+        "part", "A /sample", "B /sample", "B − A", "of gap"
+    );
+    for p in &e.parts {
+        println!(
+            "{:<14} {:>12} {:>12} {:>12} {:>10}",
+            p.part.as_str(),
+            fmt_s(p.a_per_sample_s),
+            fmt_s(p.b_per_sample_s),
+            fmt_s(p.difference_s),
+            p.share_of_gap
+                .map_or("—".into(), |s| format!("{:.0} %", s * 100.0))
+        );
+    }
+    if let Some(n) = &e.granularity_note {
+        println!("note: {n}");
+    }
+    println!("{}", e.verdict);
 }

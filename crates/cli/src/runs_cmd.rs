@@ -102,6 +102,25 @@ pub fn compare(
     Ok(ExitCode::SUCCESS)
 }
 
+pub fn explain(
+    db: &Path,
+    a: i64,
+    b: i64,
+    by_config: bool,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    let report = trainbench_app::explain::explain_runs(&open_workspace(db)?, a, b, by_config)?;
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        output::print_explain(&report);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn delete(db: &Path, ids: &[String], yes: bool) -> Result<ExitCode, CliError> {
     let ids = parse_ids(ids)?;
     let mut ws = open_workspace(db)?;

@@ -172,6 +172,22 @@ fn energy_mfu_warnings_and_missing_counters_through_the_real_runner() {
     assert!(s["energy_j_per_sample"].as_f64().unwrap() > 0.0);
     assert_eq!(r["loss_scale"], Value::Null);
     let t4_id = r["id"].as_i64().unwrap();
+    let failing = |s: &Value| -> Vec<String> {
+        s["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["status"] == "fail")
+            .map(|c| c["kind"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(failing(s), ["gpu_throttle", "gpu_shared"], "{s}");
+
+    // 2b. Held back by its power cap alone: exactly the throttle badge.
+    let mut capped = device("NVIDIA H100 80GB HBM3");
+    capped["throttle_reasons"] = json!(4);
+    let r = run_on(dir, &lib, &json!({"devices": [capped]}), "capped", "fp32");
+    assert_eq!(failing(&r["summary"]), ["gpu_throttle"], "{}", r["summary"]);
 
     // 3. A counter that wraps (every 0.5 s at 500 W), and 4. none at all:
     //    energy is "not measured", with the reason.

@@ -77,6 +77,65 @@ fn ready(framework: &str) -> envs::FrameworkEnv {
     e
 }
 
+/// The run's step breakdown: PyTorch (eager) splits data, forward, backward
+/// and optimizer, and over two DDP processes separates communication;
+/// TensorFlow's graph and JAX's XLA executable fuse the compute, which the
+/// breakdown says instead of splitting it. The parts sum to the whole step
+/// within the tolerance `core::breakdown` justifies (10 % for the split's
+/// own synchronisations + 3 standard errors of the two means).
+fn check_breakdown(framework: &str, devices: u64, run: &Value) {
+    let b = &run["breakdown"];
+    let parts: Vec<&str> = b["parts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{framework}: no breakdown in {run}"))
+        .iter()
+        .map(|p| p["part"].as_str().unwrap())
+        .collect();
+    let expected: &[&str] = match (framework, devices) {
+        ("pytorch", 1) => &["data", "forward", "backward", "optimizer"],
+        ("pytorch", _) => &["data", "forward", "backward", "communication", "optimizer"],
+        _ => &["data", "step"],
+    };
+    assert_eq!(parts, expected, "{framework} × {devices}: {b}");
+    assert_eq!(b["fused"].is_null(), framework == "pytorch", "{b}");
+    assert_eq!(b["communication"].is_null(), devices == 1, "{b}");
+    assert_eq!(
+        b["steps"],
+        json!(4),
+        "40 steps trained: clamp(40 / 10, 3, 10)"
+    );
+    assert_eq!(
+        b["agrees"],
+        json!(true),
+        "{framework} × {devices}: parts sum {} s, whole step {} s, difference {} > tolerance {}",
+        b["parts_sum_s"],
+        b["whole_step_s"],
+        b["split_difference"],
+        b["tolerance"]
+    );
+    let shares: f64 = b["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["share"].as_f64().unwrap())
+        .sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{b}");
+    let checks: Vec<(&str, &str)> = run["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["kind"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(checks.len(), 7, "{run}");
+    let recompiles = if framework == "pytorch" {
+        "not_applicable"
+    } else {
+        "pass"
+    };
+    assert!(checks.contains(&("recompiles", recompiles)), "{checks:?}");
+    assert!(checks.contains(&("finite_loss", "pass")), "{checks:?}");
+}
+
 /// Tiny ViT and tiny CNN, on one and two CPU devices, in one framework: every
 /// run completes, its loss falls, the 2-device runs count both devices'
 /// samples, and the sweep reports scaling efficiency.
@@ -133,6 +192,7 @@ fn tiny_models_train_on_one_and_two_devices(framework: &str) {
             !d["memory"].as_array().unwrap().is_empty(),
             "peak memory: {d}"
         );
+        check_breakdown(framework, devices, run);
     }
     let scaling = v["scaling"].as_array().unwrap();
     assert_eq!(scaling.len(), 2, "{v}");
@@ -512,4 +572,270 @@ fn env_list_and_check_show_every_framework() {
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("python = /nonexistent/python is not allowed"));
+}
+
+/// The validity checks that failed in a run (their kinds).
+fn failing(run: &Value) -> Vec<String> {
+    run["checks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no checks in {run}"))
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .map(|c| c["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The failing checks a construction caused: every failing check but
+/// `window_spread`, which other tests running beside this one on a 2-core
+/// machine can trip in any run (it has its own test, where only the pause
+/// is added: `a_worker_paused_mid_run_fails_the_window_spread_badge`).
+fn caused(run: &Value) -> Vec<String> {
+    failing(run)
+        .into_iter()
+        .filter(|k| k != "window_spread")
+        .collect()
+}
+
+fn evidence<'a>(run: &'a Value, kind: &str) -> &'a str {
+    run["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == kind)
+        .unwrap()["evidence"]
+        .as_str()
+        .unwrap()
+}
+
+/// Runs constructed from real conditions raise exactly their own badge:
+/// recompiling (one batch a sample short at step 2, a real shape change that
+/// torch.compile and tf.function compile again for; step 2 lies in the first
+/// window, which the warm-up rule leaves out, so the windows stay steady),
+/// input-bound (60 ms of real host CPU work added to every batch's
+/// preparation, against ~10–25 ms of compute), and a loss that becomes NaN
+/// (lr 1e12). A comparison that includes a run with a failing badge says so.
+#[test]
+fn constructed_runs_raise_exactly_their_badge() {
+    for framework in FRAMEWORKS {
+        ready(framework);
+    }
+    let home = Home::new("badges");
+    let run = |env: &[(&str, &str)], args: &[&str]| -> Value {
+        let mut cmd = home.cmd();
+        cmd.args([
+            "run",
+            "--model",
+            "resnet_mini",
+            "--batch-size",
+            "16",
+            "--window-steps",
+            "5",
+            "--json",
+        ])
+        .args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let (out, v) = output_json(&mut cmd);
+        let run = v["runs"][0].clone();
+        assert!(run.is_object(), "{}", text(&out));
+        run
+    };
+    for (framework, compile) in [("pytorch", "on"), ("tensorflow", "off")] {
+        let r = run(
+            &[("TRAINBENCH_RESHAPE_AT_STEP", "2")],
+            &[
+                "--framework",
+                framework,
+                "--compile",
+                compile,
+                "--steps",
+                "30",
+            ],
+        );
+        assert_eq!(r["status"], "completed", "{r}");
+        assert_eq!(caused(&r), ["recompiles"], "{framework}: {r}");
+        assert!(
+            evidence(&r, "recompiles").contains("more time(s) after step 1"),
+            "{}",
+            evidence(&r, "recompiles")
+        );
+    }
+    // The same compiled run without the shape change passes.
+    let clean = run(
+        &[],
+        &["--framework", "pytorch", "--compile", "on", "--steps", "30"],
+    );
+    assert_eq!(caused(&clean), Vec::<String>::new(), "{clean}");
+    let mut input_bound = Vec::new();
+    for framework in ["pytorch", "jax"] {
+        let r = run(
+            &[("TRAINBENCH_DATA_BUSY_MS", "60")],
+            &["--framework", framework, "--steps", "30"],
+        );
+        assert_eq!(r["status"], "completed", "{r}");
+        assert_eq!(caused(&r), ["input_bound"], "{framework}: {r}");
+        let data = r["breakdown"]["parts"][0]["mean_s"].as_f64().unwrap();
+        assert!(data >= 0.060, "the data part holds the 60 ms: {data}");
+        input_bound.push(r["id"].to_string());
+    }
+    let nan = run(
+        &[],
+        &["--framework", "pytorch", "--steps", "20", "--lr", "1e12"],
+    );
+    assert_eq!(nan["status"], "failed", "{nan}");
+    assert_eq!(nan["error_class"], "nan_loss", "{nan}");
+    assert_eq!(failing(&nan), ["finite_loss"], "{nan}");
+
+    // A comparison warns about the input-bound run, naming it.
+    let (out, c) = home.run(&[
+        "compare",
+        &clean["id"].to_string(),
+        &input_bound[0],
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let warnings = c["comparison"]["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!("run {}: data", input_bound[0])),
+        "{warnings}"
+    );
+
+    // `explain` puts the gap where it is: in the data part.
+    let (out, e) = home.run(&[
+        "explain",
+        &clean["id"].to_string(),
+        &input_bound[0],
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let x = &e["explanation"];
+    assert!(x["gap_s"].as_f64().unwrap() > 0.0, "{x}");
+    let data = x["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["part"] == "data")
+        .unwrap();
+    assert!(data["share_of_gap"].as_f64().unwrap() > 0.8, "{x}");
+    assert!(
+        x["verdict"].as_str().unwrap().contains("data accounts for"),
+        "{x}"
+    );
+    let (out, _) = home.run(&["explain", &clean["id"].to_string(), &input_bound[0]]);
+    assert!(text(&out).contains("of gap"), "{}", text(&out));
+    // The PDF shows where the step goes, and the gap's verdict.
+    let pdf = home.dir().join("why.pdf");
+    let (out, _) = home.run(&[
+        "export",
+        "pdf",
+        &clean["id"].to_string(),
+        &input_bound[0],
+        "-o",
+        pdf.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let txt = Command::new("pdftotext")
+        .arg(&pdf)
+        .arg("-")
+        .output()
+        .unwrap();
+    let txt = String::from_utf8_lossy(&txt.stdout).replace('\n', " ");
+    assert!(txt.contains("Where the step goes"), "{txt}");
+    assert!(txt.contains("data accounts for"), "{txt}");
+    // A run without a breakdown is refused, naming the side and the run.
+    let (out, _) = home.run(&["explain", &nan["id"].to_string(), &input_bound[0]]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("a = {0}: run {0}", nan["id"])),
+        "{}",
+        text(&out)
+    );
+}
+
+/// Processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let after = &s[s.rfind(')')? + 2..];
+                    after.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
+
+/// User + system CPU seconds of a process (`None` once it is gone).
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = s[s.rfind(')')? + 2..].split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+/// A worker stopped (SIGSTOP) for a second in the middle of its timed part
+/// — a real pause, as from another job or preemption — spreads its windows:
+/// the window_spread badge fails, with the coefficient of variation as its
+/// evidence, and nothing else does.
+#[test]
+fn a_worker_paused_mid_run_fails_the_window_spread_badge() {
+    let home = Home::new("spread");
+    let child = home
+        .cmd()
+        .args([
+            "run",
+            "--framework",
+            "tch",
+            "--model",
+            "resnet_mini",
+            "--batch-size",
+            "16",
+            "--steps",
+            "200",
+            "--window-steps",
+            "10",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let worker = loop {
+        if let Some(w) = children(child.id()).into_iter().next() {
+            break w;
+        }
+        assert!(started.elapsed().as_secs() < 60, "no worker process");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // resnet_mini at batch 16 takes ~25 ms of CPU a step here (200 steps ≈
+    // 5 s) after ~0.5 s of start-up: pause once the worker has spent 1.5 s of
+    // CPU, well inside the timed windows however busy the machine is.
+    while cpu_seconds(worker).is_some_and(|s| s < 1.5) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let signal = |s: &str| {
+        Command::new("kill")
+            .args([s, &worker.to_string()])
+            .status()
+            .unwrap();
+    };
+    signal("-STOP");
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    signal("-CONT");
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    let r = &v["runs"][0];
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(failing(r), ["window_spread"], "{r}");
+    assert!(
+        evidence(r, "window_spread").starts_with("coefficient of variation"),
+        "{}",
+        evidence(r, "window_spread")
+    );
 }

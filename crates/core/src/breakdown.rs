@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{Phase, StepTimings};
+use crate::protocol::{StepPhase, StepTimings};
 use crate::stats::{mean_var, t_quantile_975, Interval};
 
 /// A part of the step as shown.
@@ -153,12 +153,12 @@ pub fn breakdown(
             continue;
         };
         let part = match p.phase {
-            Phase::Data => Part::Data,
-            Phase::Forward => Part::Forward,
-            Phase::Backward => Part::Backward,
-            Phase::Optimizer => Part::Optimizer,
-            Phase::Step => Part::Step,
-            Phase::BackwardLocal => continue,
+            StepPhase::Data => Part::Data,
+            StepPhase::Forward => Part::Forward,
+            StepPhase::Backward => Part::Backward,
+            StepPhase::Optimizer => Part::Optimizer,
+            StepPhase::Step => Part::Step,
+            StepPhase::BackwardLocal => continue,
         };
         steps = steps.min(n);
         split_sum_var += v;
@@ -170,7 +170,7 @@ pub fn breakdown(
     // Communication: backward with the all-reduce minus backward without it;
     // the backward part then shows the local backward alone.
     let mut communication_share = None;
-    let local = t.series(Phase::BackwardLocal).and_then(stats);
+    let local = t.series(StepPhase::BackwardLocal).and_then(stats);
     let mut parts: Vec<(Part, f64, Option<Interval>)> = Vec::new();
     for &(part, m, v, n) in &raw {
         match (part, local) {
@@ -268,6 +268,72 @@ impl StepBreakdown {
         }
         out
     }
+}
+
+/// Repeats of one configuration as one breakdown: each part's mean over the
+/// runs' means (so each run weighs the same), no interval (the repeats'
+/// spread is in their own breakdowns). `None` for no breakdown.
+pub fn average(runs: &[&StepBreakdown]) -> Option<StepBreakdown> {
+    let first = *runs.first()?;
+    if runs.len() == 1 {
+        return Some(first.clone());
+    }
+    let n = runs.len() as f64;
+    let mean = |f: &dyn Fn(&StepBreakdown) -> f64| runs.iter().map(|b| f(b)).sum::<f64>() / n;
+    let mut parts: Vec<PartTime> = Vec::new();
+    for part in Part::ALL {
+        let have: Vec<&PartTime> = runs.iter().filter_map(|b| b.part(part)).collect();
+        if have.is_empty() {
+            continue;
+        }
+        let m = have.iter().map(|p| p.mean_s).sum::<f64>() / n;
+        parts.push(PartTime {
+            part,
+            mean_s: m,
+            ci95: None,
+            per_sample_s: have.iter().map(|p| p.per_sample_s).sum::<f64>() / n,
+            share: 0.0,
+        });
+    }
+    let parts_sum_s: f64 = parts.iter().map(|p| p.mean_s).sum();
+    for p in &mut parts {
+        p.share = if parts_sum_s > 0.0 {
+            p.mean_s / parts_sum_s
+        } else {
+            0.0
+        };
+    }
+    let whole_step_s = mean(&|b| b.whole_step_s);
+    let split_difference = parts_sum_s / whole_step_s - 1.0;
+    let tolerance = mean(&|b| b.tolerance);
+    Some(StepBreakdown {
+        steps: runs.iter().map(|b| b.steps).sum(),
+        parts,
+        parts_sum_s,
+        whole_step_s,
+        whole_step_ci95: None,
+        split_difference,
+        tolerance,
+        agrees: runs.iter().all(|b| b.agrees),
+        steady_step_s: runs
+            .iter()
+            .map(|b| b.steady_step_s)
+            .sum::<Option<f64>>()
+            .map(|s| s / n),
+        global_batch: first.global_batch,
+        fused: first.fused.clone(),
+        communication: first.communication.clone(),
+        communication_share: runs
+            .iter()
+            .map(|b| b.communication_share)
+            .sum::<Option<f64>>()
+            .map(|s| s / n),
+        method: format!(
+            "{} Averaged over {} repeats (each run's means weigh the same).",
+            METHOD,
+            runs.len()
+        ),
+    })
 }
 
 /// One part's share of the gap between two runs.
@@ -389,7 +455,7 @@ mod tests {
     use super::*;
     use crate::protocol::PhaseSeries;
 
-    fn series(phase: Phase, seconds: &[f64]) -> PhaseSeries {
+    fn series(phase: StepPhase, seconds: &[f64]) -> PhaseSeries {
         PhaseSeries {
             phase,
             seconds: seconds.to_vec(),
@@ -400,10 +466,10 @@ mod tests {
         StepTimings {
             whole_step_s: vec![0.100, 0.102, 0.098, 0.100],
             phases: vec![
-                series(Phase::Data, &[0.010, 0.010, 0.010, 0.010]),
-                series(Phase::Forward, &[0.030, 0.031, 0.029, 0.030]),
-                series(Phase::Backward, &[0.050, 0.050, 0.050, 0.050]),
-                series(Phase::Optimizer, &[0.012, 0.012, 0.012, 0.012]),
+                series(StepPhase::Data, &[0.010, 0.010, 0.010, 0.010]),
+                series(StepPhase::Forward, &[0.030, 0.031, 0.029, 0.030]),
+                series(StepPhase::Backward, &[0.050, 0.050, 0.050, 0.050]),
+                series(StepPhase::Optimizer, &[0.012, 0.012, 0.012, 0.012]),
             ],
             fused: None,
             communication: None,
@@ -449,8 +515,10 @@ mod tests {
     #[test]
     fn communication_is_backward_minus_its_local_twin() {
         let mut t = eager();
-        t.phases
-            .push(series(Phase::BackwardLocal, &[0.040, 0.041, 0.039, 0.040]));
+        t.phases.push(series(
+            StepPhase::BackwardLocal,
+            &[0.040, 0.041, 0.039, 0.040],
+        ));
         t.communication = Some("DDP".into());
         let b = breakdown(&t, 16, None).unwrap();
         let names: Vec<Part> = b.parts.iter().map(|p| p.part).collect();
@@ -475,7 +543,7 @@ mod tests {
     fn explain_splits_the_gap_and_merges_fused_compute() {
         let a = breakdown(&eager(), 8, None).unwrap();
         let mut slower = eager();
-        slower.phases[2] = series(Phase::Backward, &[0.090, 0.090, 0.090, 0.090]);
+        slower.phases[2] = series(StepPhase::Backward, &[0.090, 0.090, 0.090, 0.090]);
         slower.whole_step_s = vec![0.140; 4];
         let b = breakdown(&slower, 8, None).unwrap();
         let e = explain(&a, &b, "A", "B");
@@ -499,8 +567,8 @@ mod tests {
         let fused = StepTimings {
             whole_step_s: vec![0.060; 3],
             phases: vec![
-                series(Phase::Data, &[0.005; 3]),
-                series(Phase::Step, &[0.056; 3]),
+                series(StepPhase::Data, &[0.005; 3]),
+                series(StepPhase::Step, &[0.056; 3]),
             ],
             fused: Some("one XLA program".into()),
             communication: None,
@@ -515,6 +583,19 @@ mod tests {
         assert!((step.b_per_sample_s - 0.007).abs() < 1e-12);
         assert!(e.granularity_note.unwrap().starts_with("jax fuses"));
         assert!(e.verdict.starts_with("torch takes"), "{}", e.verdict);
+    }
+
+    #[test]
+    fn repeats_average_part_by_part() {
+        let a = breakdown(&eager(), 8, None).unwrap();
+        let mut t = eager();
+        t.phases[0] = series(StepPhase::Data, &[0.030; 4]);
+        let b = breakdown(&t, 8, None).unwrap();
+        let m = average(&[&a, &b]).unwrap();
+        assert!((m.part(Part::Data).unwrap().mean_s - 0.020).abs() < 1e-12);
+        assert!((m.parts_sum_s - 0.112).abs() < 1e-12);
+        assert_eq!(m.steps, 8);
+        assert!(m.method.contains("2 repeats"));
     }
 
     #[test]

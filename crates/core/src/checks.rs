@@ -326,7 +326,7 @@ pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
 mod tests {
     use super::*;
     use crate::breakdown::breakdown;
-    use crate::protocol::{Phase, PhaseSeries, StepTimings};
+    use crate::protocol::{PhaseSeries, StepPhase, StepTimings};
 
     fn windows(throughputs: &[f64]) -> Vec<WindowTiming> {
         // 100 samples per window: the window lasts 100 / throughput seconds.
@@ -412,11 +412,11 @@ mod tests {
             whole_step_s: vec![0.03; 3],
             phases: vec![
                 PhaseSeries {
-                    phase: Phase::Data,
+                    phase: StepPhase::Data,
                     seconds: vec![0.02; 3],
                 },
                 PhaseSeries {
-                    phase: Phase::Step,
+                    phase: StepPhase::Step,
                     seconds: vec![0.01; 3],
                 },
             ],

@@ -63,7 +63,7 @@ pub struct DataInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub enum StepPhase {
     /// Host batch preparation (the batch's indices) and the copy to the
     /// device, up to the batch on the device.
     Data,
@@ -83,15 +83,15 @@ pub enum Phase {
     Step,
 }
 
-impl Phase {
+impl StepPhase {
     pub fn as_str(self) -> &'static str {
         match self {
-            Phase::Data => "data",
-            Phase::Forward => "forward",
-            Phase::Backward => "backward",
-            Phase::BackwardLocal => "backward_local",
-            Phase::Optimizer => "optimizer",
-            Phase::Step => "step",
+            StepPhase::Data => "data",
+            StepPhase::Forward => "forward",
+            StepPhase::Backward => "backward",
+            StepPhase::BackwardLocal => "backward_local",
+            StepPhase::Optimizer => "optimizer",
+            StepPhase::Step => "step",
         }
     }
 }
@@ -100,7 +100,7 @@ impl Phase {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PhaseSeries {
-    pub phase: Phase,
+    pub phase: StepPhase,
     pub seconds: Vec<f64>,
 }
 
@@ -128,7 +128,7 @@ pub struct StepTimings {
 }
 
 impl StepTimings {
-    pub fn series(&self, phase: Phase) -> Option<&[f64]> {
+    pub fn series(&self, phase: StepPhase) -> Option<&[f64]> {
         self.phases
             .iter()
             .find(|p| p.phase == phase)

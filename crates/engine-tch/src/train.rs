@@ -4,7 +4,7 @@
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 use trainbench_core::protocol::{
-    DeviceInfo, Event, Phase, PhaseSeries, StepTimings, PROTOCOL_VERSION,
+    DeviceInfo, Event, PhaseSeries, StepPhase, StepTimings, PROTOCOL_VERSION,
 };
 use trainbench_core::spec::{self, DataSource, Length, Precision, RunSpec};
 
@@ -300,11 +300,11 @@ impl Trainer<'_> {
     /// `steps` split steps, alternating, after the timed part.
     fn breakdown(&mut self, batches: &mut Batches, steps: u64) -> Result<StepTimings, WorkerError> {
         let mut whole = Vec::new();
-        let mut parts: [(Phase, Vec<f64>); 4] = [
-            (Phase::Data, Vec::new()),
-            (Phase::Forward, Vec::new()),
-            (Phase::Backward, Vec::new()),
-            (Phase::Optimizer, Vec::new()),
+        let mut parts: [(StepPhase, Vec<f64>); 4] = [
+            (StepPhase::Data, Vec::new()),
+            (StepPhase::Forward, Vec::new()),
+            (StepPhase::Backward, Vec::new()),
+            (StepPhase::Optimizer, Vec::new()),
         ];
         for _ in 0..steps {
             self.sync();

@@ -105,7 +105,7 @@ fn assert_clean_failure(o: &Outcome, class: ErrorClass, field: &str, code: i32) 
 /// within the tolerance `core::breakdown` justifies.
 fn check_breakdown(o: &Outcome, model: &str, batch: u64, steps: u64) {
     use trainbench_core::breakdown::{breakdown, Part};
-    use trainbench_core::protocol::Phase;
+    use trainbench_core::protocol::StepPhase;
     let at = o
         .events
         .iter()
@@ -125,14 +125,14 @@ fn check_breakdown(o: &Outcome, model: &str, batch: u64, steps: u64) {
     };
     let n = trainbench_core::spec::breakdown_steps(steps) as usize;
     assert_eq!(t.whole_step_s.len(), n, "{model}");
-    let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
+    let phases: Vec<StepPhase> = t.phases.iter().map(|p| p.phase).collect();
     assert_eq!(
         phases,
         [
-            Phase::Data,
-            Phase::Forward,
-            Phase::Backward,
-            Phase::Optimizer
+            StepPhase::Data,
+            StepPhase::Forward,
+            StepPhase::Backward,
+            StepPhase::Optimizer
         ],
         "{model}"
     );

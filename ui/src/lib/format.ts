@@ -66,3 +66,12 @@ export function date(ms: number): string {
   const pad = (n: number) => String(n).padStart(2, "0");
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
+
+/** Short durations as a person reads them: s, ms or µs (core's fmt_s). */
+export function duration(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return NOT_MEASURED;
+  const a = Math.abs(v);
+  if (a >= 1) return `${v.toFixed(3)} s`;
+  if (a >= 1e-3) return `${(v * 1e3).toFixed(3)} ms`;
+  return `${(v * 1e6).toFixed(1)} µs`;
+}

@@ -8,6 +8,7 @@ import { BarChart, Legend } from "../charts/BarChart";
 import { LineChart } from "../charts/LineChart";
 import { bytes } from "../lib/format";
 import { alignCurves, bars, compareTable, decisionRows, METRICS, scalingLines } from "../lib/shape";
+import { StackedBars } from "./Breakdown";
 import { ErrorBox } from "./common";
 
 export interface CompareState {
@@ -199,6 +200,10 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
           </ul>
         </>
       )}
+      <StackedBars
+        entries={view.comparison.entries.map((e) => ({ label: e.label, breakdown: e.breakdown }))}
+        explanations={view.comparison.explanations ?? []}
+      />
       <h3>Against the baseline</h3>
       <table class="compare-table" id="compare-table">
         <thead>

@@ -7,6 +7,7 @@ import { LineChart } from "../charts/LineChart";
 import { bytes, date, num, rate, seconds, usd } from "../lib/format";
 import { defaultQuery, queryRuns, type SortKey, type TableQuery } from "../lib/table";
 import { Confirm, ErrorBox } from "./common";
+import { Badges, BreakdownTable } from "./Breakdown";
 
 const PAGE = 300;
 
@@ -286,6 +287,14 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
           )}
           <dt>Parameters</dt>
           <dd>{s.param_count ?? "not measured"}</dd>
+          <dt>Validity</dt>
+          <dd>
+            <Badges checks={s.checks ?? []} />
+          </dd>
+          <dt>Step breakdown</dt>
+          <dd>
+            <BreakdownTable b={s.breakdown} />
+          </dd>
         </dl>
       ) : (
         <p class="missing">No summary: the run did not produce timing windows.</p>

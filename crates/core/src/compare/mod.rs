@@ -140,6 +140,10 @@ pub struct CompareEntry {
     /// configuration on one device, when the comparison holds one.
     pub scaling_efficiency: Option<f64>,
     pub single_device_entry: Option<String>,
+    /// Where the entry's step time goes: its run's step breakdown, or its
+    /// repeats' averaged (`breakdown::average`); absent where none was measured.
+    #[serde(default)]
+    pub breakdown: Option<crate::breakdown::StepBreakdown>,
 }
 
 /// How sure a winner is.
@@ -195,6 +199,19 @@ pub struct Comparison {
     /// verdict ([`speedup`]).
     #[serde(default)]
     pub speedups: Vec<Speedup>,
+    /// For each entry with a step breakdown (the baseline's too), how its
+    /// gap in time per sample to the baseline splits over the step's parts.
+    #[serde(default)]
+    pub explanations: Vec<EntryExplanation>,
+}
+
+/// An entry's gap to the baseline, part by part ([`crate::breakdown::explain`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct EntryExplanation {
+    /// Index into `entries`.
+    pub entry: usize,
+    pub explanation: crate::breakdown::Explanation,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -430,6 +447,13 @@ pub fn compare(
                     .collect(),
                 scaling_efficiency: None,
                 single_device_entry: None,
+                breakdown: crate::breakdown::average(
+                    &runs
+                        .iter()
+                        .filter(|r| r.status == RunStatus::Completed)
+                        .filter_map(|r| r.summary.as_ref()?.breakdown.as_ref())
+                        .collect::<Vec<_>>(),
+                ),
             }
         })
         .collect();
@@ -586,6 +610,25 @@ pub fn compare(
             )
         })
         .collect();
+    let explanations = match &entries[baseline].breakdown {
+        Some(base) => entries
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != baseline)
+            .filter_map(|(i, e)| {
+                Some(EntryExplanation {
+                    entry: i,
+                    explanation: crate::breakdown::explain(
+                        base,
+                        e.breakdown.as_ref()?,
+                        &entries[baseline].label,
+                        &e.label,
+                    ),
+                })
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     Ok(Comparison {
         grouping,
         baseline,
@@ -594,6 +637,7 @@ pub fn compare(
         scaling,
         warnings,
         speedups,
+        explanations,
     })
 }
 

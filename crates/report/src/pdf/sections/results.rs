@@ -146,6 +146,81 @@ pub(crate) fn speedups(l: &mut Layout, c: &Comparison) {
     }
 }
 
+/// "Where the step goes": each entry's step breakdown per sample, and how
+/// each entry's gap to the baseline splits over the parts.
+pub(crate) fn breakdown(l: &mut Layout, c: &Comparison) {
+    use trainbench_core::breakdown::{fmt_s, Part};
+    if c.entries.iter().all(|e| e.breakdown.is_none()) {
+        return;
+    }
+    l.heading("Where the step goes", 12.0);
+    let parts: Vec<Part> = Part::ALL
+        .into_iter()
+        .filter(|p| {
+            c.entries
+                .iter()
+                .any(|e| e.breakdown.as_ref().is_some_and(|b| b.part(*p).is_some()))
+        })
+        .collect();
+    let rows: Vec<Vec<String>> = c
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut row = vec![letter(i)];
+            match &e.breakdown {
+                Some(b) => {
+                    row.extend(parts.iter().map(|p| {
+                        b.part(*p).map_or("—".into(), |x| {
+                            format!("{} ({:.0} %)", fmt_s(x.per_sample_s), x.share * 100.0)
+                        })
+                    }));
+                    row.push(format!(
+                        "{:+.1} %{}",
+                        b.split_difference * 100.0,
+                        if b.agrees { "" } else { " (!)" }
+                    ));
+                }
+                None => {
+                    row.extend(parts.iter().map(|_| "not measured".to_owned()));
+                    row.push("—".into());
+                }
+            }
+            row
+        })
+        .collect();
+    let mut header: Vec<&str> = vec![""];
+    header.extend(parts.iter().map(|p| p.as_str()));
+    header.push("parts vs whole");
+    let each = 380.0 / parts.len().max(1) as f32;
+    let mut widths = vec![22.0];
+    widths.extend(parts.iter().map(|_| each));
+    widths.push(70.0);
+    l.table(&header, &widths, &rows, 8.0);
+    l.paragraph(
+        "Per sample: each part's mean per step ÷ the global batch, from extra steps timed after the windows, each phase closed by a device synchronisation; \"parts vs whole\" is the split step against whole steps timed in between (see the method section). Where a framework runs forward, backward and optimizer as one program the breakdown shows that program as one part (fused step) rather than inventing a split.",
+        8.0,
+        false,
+    );
+    for x in &c.explanations {
+        l.paragraph(
+            &format!(
+                "• {} against {}: {}{}",
+                letter(x.entry),
+                letter(c.baseline),
+                x.explanation.verdict,
+                x.explanation
+                    .granularity_note
+                    .as_deref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default()
+            ),
+            8.5,
+            false,
+        );
+    }
+}
+
 /// "Scaling efficiency", when an entry has a one-device counterpart.
 pub(crate) fn scaling(l: &mut Layout, c: &Comparison) {
     let scaling: Vec<Vec<String>> = c
