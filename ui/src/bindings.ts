@@ -107,7 +107,9 @@ export type AppInfo = {
 };
 
 /**  A chart a comparison can show. */
-export type ChartKind = "throughput" | "peak_memory" | "cost_per_epoch" | "time_to_accuracy" | "throughput_over_time" | "loss_over_time" | "accuracy_over_time" | "scaling";
+export type ChartKind = "throughput" | "peak_memory" | "cost_per_epoch" | "time_to_accuracy" | "throughput_over_time" | "loss_over_time" | "accuracy_over_time" | "scaling" | 
+/**  Where each entry's step goes, stacked per sample. */
+"step_breakdown";
 
 export type ChartMeta = {
 	kind: ChartKind,

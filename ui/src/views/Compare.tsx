@@ -200,10 +200,12 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
           </ul>
         </>
       )}
-      <StackedBars
-        entries={view.comparison.entries.map((e) => ({ label: e.label, breakdown: e.breakdown }))}
-        explanations={view.comparison.explanations ?? []}
-      />
+      {show("step_breakdown") && (
+        <StackedBars
+          entries={view.comparison.entries.map((e) => ({ label: e.label, breakdown: e.breakdown }))}
+          explanations={view.comparison.explanations ?? []}
+        />
+      )}
       <h3>Against the baseline</h3>
       <table class="compare-table" id="compare-table">
         <thead>

@@ -30,10 +30,12 @@ pub enum ChartKind {
     LossOverTime,
     AccuracyOverTime,
     Scaling,
+    /// Where each entry's step goes, stacked per sample.
+    StepBreakdown,
 }
 
 impl ChartKind {
-    pub const ALL: [ChartKind; 8] = [
+    pub const ALL: [ChartKind; 9] = [
         ChartKind::Throughput,
         ChartKind::PeakMemory,
         ChartKind::CostPerEpoch,
@@ -42,6 +44,7 @@ impl ChartKind {
         ChartKind::LossOverTime,
         ChartKind::AccuracyOverTime,
         ChartKind::Scaling,
+        ChartKind::StepBreakdown,
     ];
 
     pub fn key(self) -> &'static str {
@@ -54,6 +57,7 @@ impl ChartKind {
             ChartKind::LossOverTime => "loss_over_time",
             ChartKind::AccuracyOverTime => "accuracy_over_time",
             ChartKind::Scaling => "scaling",
+            ChartKind::StepBreakdown => "step_breakdown",
         }
     }
 

@@ -14,6 +14,7 @@
 //! - `scaling`: throughput over device count against linear scaling.
 
 mod bars;
+mod breakdown;
 mod data;
 mod scaling;
 mod style;
@@ -29,6 +30,7 @@ use scaling::scaling;
 use style::err;
 use time::time_chart;
 
+pub use breakdown::part_colour;
 pub use data::{curves, ChartData, Curve};
 pub use style::{colour_hex, PALETTE};
 
@@ -74,6 +76,11 @@ pub fn titles(kind: ChartKind) -> (&'static str, &'static str, &'static str) {
             "devices",
             "samples per second",
         ),
+        ChartKind::StepBreakdown => (
+            "Where the step goes (step breakdown, per sample)",
+            "ms per sample: data, forward, backward, communication, optimizer or the fused step",
+            "",
+        ),
     }
 }
 
@@ -82,6 +89,7 @@ pub fn height(data: &ChartData<'_>, kind: ChartKind) -> u32 {
     let legend_rows = data.visible().count() as u32;
     match kind.metric() {
         Some(_) => 90 + 58 * legend_rows,
+        None if kind == ChartKind::StepBreakdown => 120 + 58 * legend_rows,
         None => 470 + 22 * legend_rows,
     }
 }
@@ -149,6 +157,7 @@ fn draw_scaled<DB: DrawingBackend>(
     match kind.metric() {
         Some(m) => bars(root, data, kind, m, s),
         None if kind == ChartKind::Scaling => scaling(root, data, s),
+        None if kind == ChartKind::StepBreakdown => breakdown::stacked(root, data, s),
         None => time_chart(root, data, kind, s),
     }
 }
