@@ -803,6 +803,11 @@ export type RunSummary = {
 	breakdown?: StepBreakdown | null,
 	/**  Every validity check, passing or not, as a badge with its evidence. */
 	checks?: ValidityCheck[],
+	/**
+	 *  Each steady window's throughput, samples/s (what the bootstrap of a
+	 *  comparison resamples; empty in summaries older than it).
+	 */
+	steady_window_throughputs?: (number | null)[],
 };
 
 /**  One run in full, with its telemetry thinned to at most 2,000 samples per source. */

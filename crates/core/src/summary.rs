@@ -147,6 +147,10 @@ pub struct RunSummary {
     /// Every validity check, passing or not, as a badge with its evidence.
     #[serde(default)]
     pub checks: Vec<ValidityCheck>,
+    /// Each steady window's throughput, samples/s (what the bootstrap of a
+    /// comparison resamples; empty in summaries older than it).
+    #[serde(default)]
+    pub steady_window_throughputs: Vec<f64>,
 }
 
 /// A reason to doubt a run's numbers.
@@ -319,6 +323,11 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
             .collect(),
         breakdown: step_breakdown,
         checks,
+        steady_window_throughputs: steady_windows
+            .iter()
+            .map(WindowTiming::throughput)
+            .filter(|t| t.is_finite())
+            .collect(),
     }
 }
 

@@ -595,6 +595,18 @@ pub fn compare(
             .is_some_and(|m| m.value.is_some())
     };
     let base_tp = throughputs(&groups[baseline].1);
+    // A single run's steady window throughputs (for the bootstrap).
+    let windows_of = |runs: &[&RunRow]| -> Vec<f64> {
+        match runs {
+            [r] => r
+                .summary
+                .as_ref()
+                .map(|s| s.steady_window_throughputs.clone())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    };
+    let base_windows = windows_of(&groups[baseline].1);
     let base_has_throughput = has_throughput(&entries[baseline]);
     let speedups = entries
         .iter()
@@ -607,6 +619,7 @@ pub fn compare(
                 &entries[baseline].label,
                 &throughputs(&groups[i].1),
                 &base_tp,
+                (&windows_of(&groups[i].1), &base_windows),
             )
         })
         .collect();

@@ -6,10 +6,18 @@
 //!   logarithms of the runs' steady throughputs, so the interval of the
 //!   ratio is `exp(mean ln A − mean ln B ± t · se)`. Its degrees of freedom
 //!   are Welch–Satterthwaite's, rounded down. This covers run-to-run spread.
-//! - **One run on a side**: each run's own 95 % interval (the
+//! - **One run on each side, each with ≥ 6 steady windows**: a bootstrap
+//!   over windows — [`BOOTSTRAP_RESAMPLES`] resamples (with replacement) of
+//!   each run's steady window throughputs, the ratio of the two resampled
+//!   medians each time, and the 2.5 % and 97.5 % quantiles of those ratios
+//!   (percentile interval). The generator is seeded with a constant, so a
+//!   comparison gives the same interval every time it is computed.
+//! - **Otherwise one run on a side**: each run's own 95 % interval (the
 //!   distribution-free interval of its median window) is read as a normal
 //!   interval on the log scale, `se = ln(high ÷ low) ÷ (2 × 1.96)`, and the
-//!   two are combined. It covers the spread of windows within these runs
+//!   two are combined.
+//!
+//!   Both single-run methods cover the spread of windows within these runs
 //!   only, not between runs, and the method says so.
 //! - **Repeats needed**: the smallest n (runs per side, up to 1,000) with
 //!   `t(2n − 2) × √((s²_A + s²_B) ÷ n) < |mean ln A − mean ln B|`, using the
@@ -131,6 +139,75 @@ pub fn ratio_from_intervals(
     })
 }
 
+/// Resamples of the bootstrap over windows.
+pub const BOOTSTRAP_RESAMPLES: usize = 4000;
+
+/// SplitMix64: a small, well-mixed generator, seeded with a constant so the
+/// bootstrap is reproducible.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in 0..n (n ≥ 1; the modulo bias is below 2⁻⁵⁰ for window counts).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn median_sorted(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// A ÷ B (ratio of median window throughputs) from one run each, with a
+/// percentile bootstrap interval over their steady windows (≥ 6 per run,
+/// every one positive and finite).
+pub fn ratio_by_bootstrap(a_windows: &[f64], b_windows: &[f64]) -> Option<RatioEstimate> {
+    let ok = |w: &[f64]| w.len() >= 6 && w.iter().all(|x| x.is_finite() && *x > 0.0);
+    if !ok(a_windows) || !ok(b_windows) {
+        return None;
+    }
+    let ratio = median_sorted(&mut a_windows.to_vec()) / median_sorted(&mut b_windows.to_vec());
+    let mut rng = SplitMix(0x7472_6169_6E62_656E); // "trainben"
+    let (mut ra, mut rb) = (vec![0.0; a_windows.len()], vec![0.0; b_windows.len()]);
+    let mut logs: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
+        .map(|_| {
+            for x in ra.iter_mut() {
+                *x = a_windows[rng.below(a_windows.len())];
+            }
+            for x in rb.iter_mut() {
+                *x = b_windows[rng.below(b_windows.len())];
+            }
+            (median_sorted(&mut ra) / median_sorted(&mut rb)).ln()
+        })
+        .collect();
+    logs.sort_by(f64::total_cmp);
+    let at = |q: f64| logs[((q * (logs.len() - 1) as f64).round() as usize).min(logs.len() - 1)];
+    let (low, high) = (at(0.025), at(0.975));
+    let (_, var, _) = mean_var(&logs)?;
+    Some(RatioEstimate {
+        ratio,
+        ci95: Interval {
+            low: low.exp().min(ratio),
+            high: high.exp().max(ratio),
+        },
+        log_diff: ratio.ln(),
+        se: var.sqrt(),
+    })
+}
+
 /// Runs per side that would separate A and B at the spread of these repeats:
 /// the smallest n ≤ 1,000 with `t(2n − 2) · √((s²_A + s²_B) ÷ n) < |d|`.
 /// `None` when there is no difference at all, or too few repeats to know the spread.
@@ -156,6 +233,7 @@ pub fn speedup(
     baseline_label: &str,
     a: &[(f64, Option<Interval>)],
     b: &[(f64, Option<Interval>)],
+    windows: (&[f64], &[f64]),
 ) -> Option<Speedup> {
     let av: Vec<f64> = a.iter().map(|x| x.0).collect();
     let bv: Vec<f64> = b.iter().map(|x| x.0).collect();
@@ -175,7 +253,19 @@ pub fn speedup(
             [(v, Some(ci))] => Some((*v, *ci)),
             _ => None,
         };
+        let bootstrap = (a.len() == 1 && b.len() == 1)
+            .then(|| ratio_by_bootstrap(windows.0, windows.1))
+            .flatten();
         match (one(a), one(b)) {
+            _ if bootstrap.is_some() => (
+                bootstrap,
+                format!(
+                    "bootstrap over windows: {BOOTSTRAP_RESAMPLES} resamples of each run's {} and {} steady windows, ratio of medians, percentile interval (spread within these runs only; repeat runs for run-to-run spread)",
+                    windows.0.len(),
+                    windows.1.len()
+                ),
+                None,
+            ),
             (Some((va, ca)), Some((vb, cb))) => (
                 ratio_from_intervals(va, ca, vb, cb),
                 "each run's own window interval, combined on the log scale (spread within these runs only; repeat runs for run-to-run spread)".to_string(),
@@ -270,7 +360,8 @@ mod tests {
         assert_eq!(repeats_needed(&a, &b), Some(4));
         let b_pairs: Vec<(f64, Option<Interval>)> = b.iter().map(|&x| (x, None)).collect();
         let a_pairs: Vec<(f64, Option<Interval>)> = a.iter().map(|&x| (x, None)).collect();
-        let s = speedup(1, "A", "B", &a_pairs, &b_pairs).unwrap_or_else(|| panic!("none"));
+        let s =
+            speedup(1, "A", "B", &a_pairs, &b_pairs, (&[], &[])).unwrap_or_else(|| panic!("none"));
         assert!(!s.settled);
         assert_eq!(
             s.verdict,
@@ -292,7 +383,7 @@ mod tests {
             .iter()
             .map(|x: &f64| (100.0 * x.exp(), None))
             .collect();
-        let s = speedup(2, "jax", "tch", &a, &b).unwrap_or_else(|| panic!("none"));
+        let s = speedup(2, "jax", "tch", &a, &b, (&[], &[])).unwrap_or_else(|| panic!("none"));
         assert!(s.settled);
         let ci = s.ci95.unwrap_or_else(|| panic!("no ci"));
         assert!(
@@ -323,7 +414,7 @@ mod tests {
                 high: 105.0,
             }),
         )];
-        let s = speedup(1, "A", "B", &a, &b).unwrap_or_else(|| panic!("none"));
+        let s = speedup(1, "A", "B", &a, &b, (&[], &[])).unwrap_or_else(|| panic!("none"));
         let ci = s.ci95.unwrap_or_else(|| panic!("no ci"));
         assert!(
             close(ci.low, 1.088_66, 1e-4) && close(ci.high, 1.322_72, 1e-4),
@@ -332,7 +423,8 @@ mod tests {
         assert!(s.settled && s.repeats_needed.is_none());
         assert!(s.method.contains("within these runs only"));
         // Without a window interval there is no interval at all, and it says so.
-        let s = speedup(1, "A", "B", &[(120.0, None)], &b).unwrap_or_else(|| panic!("none"));
+        let s = speedup(1, "A", "B", &[(120.0, None)], &b, (&[], &[]))
+            .unwrap_or_else(|| panic!("none"));
         assert!(s.ci95.is_none() && !s.settled);
         assert!(s.verdict.contains("no interval"), "{}", s.verdict);
     }
@@ -343,5 +435,52 @@ mod tests {
         assert_eq!(repeats_needed(&same, &same), None);
         assert!(ratio_over_repeats(&[100.0, -1.0], &same).is_none());
         assert!(ratio_over_repeats(&[100.0], &same).is_none());
+    }
+
+    /// Constant windows: every resample has the same medians, so the
+    /// interval is the ratio itself, 150 ÷ 100 = 1.5 exactly.
+    #[test]
+    fn bootstrap_of_constant_windows_is_the_ratio() {
+        let e = ratio_by_bootstrap(&[150.0; 8], &[100.0; 7]).unwrap();
+        assert_eq!(e.ratio, 1.5);
+        assert_eq!((e.ci95.low, e.ci95.high), (1.5, 1.5));
+        assert!(
+            ratio_by_bootstrap(&[150.0; 5], &[100.0; 7]).is_none(),
+            "6 windows needed"
+        );
+    }
+
+    /// Hand-checkable bounds: every resampled median of A lies in [min A,
+    /// max A] and of B in [min B, max B], so the interval lies inside
+    /// [min A ÷ max B, max A ÷ min B] = [110/104, 130/96]; here the two sets
+    /// are apart, so it excludes 1, and the same data give the same interval.
+    #[test]
+    fn bootstrap_over_windows_is_bounded_settles_and_repeats() {
+        let a = [110.0, 115.0, 120.0, 125.0, 130.0, 118.0, 122.0, 121.0];
+        let b = [96.0, 98.0, 100.0, 102.0, 104.0, 99.0, 101.0];
+        let e = ratio_by_bootstrap(&a, &b).unwrap();
+        // Medians 120.5 and 100: ratio 1.205.
+        assert!((e.ratio - 1.205).abs() < 1e-12);
+        assert!(
+            e.ci95.low >= 110.0 / 104.0 && e.ci95.high <= 130.0 / 96.0,
+            "{e:?}"
+        );
+        assert!(
+            e.ci95.low > 1.0 && e.ci95.low < e.ratio && e.ci95.high > e.ratio,
+            "{e:?}"
+        );
+        assert_eq!(ratio_by_bootstrap(&a, &b), Some(e));
+        let s = speedup(1, "A", "B", &[(120.5, None)], &[(100.0, None)], (&a, &b)).unwrap();
+        assert!(
+            s.settled
+                && s.method
+                    .starts_with("bootstrap over windows: 4000 resamples of each run's 8 and 7"),
+            "{s:?}"
+        );
+        assert!(
+            s.verdict.starts_with("A is 1.21× B, 95 % CI"),
+            "{}",
+            s.verdict
+        );
     }
 }

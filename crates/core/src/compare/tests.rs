@@ -57,6 +57,7 @@ fn row(id: i64, config: &str, devices: u32, tp: Option<f64>, ci: Option<(f64, f6
             warnings: Vec::new(),
             breakdown: None,
             checks: Vec::new(),
+            steady_window_throughputs: Vec::new(),
         }),
     }
 }
