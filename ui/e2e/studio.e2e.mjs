@@ -109,6 +109,9 @@ try {
   await wd.waitFor("#decision-matrix", { timeout: 30000 });
   const table = await wd.text("#compare-table");
   if (!table.includes("amp-bf16") || !table.includes("baseline")) throw new Error(`compare table lacks the runs: ${table}`);
+  // Where the step goes: a stacked bar per run and the gap explained.
+  await wd.waitFor("#breakdown-bars", { check: (t) => t.includes("forward") && t.includes("backward"), what: "the step breakdown bars" });
+  await wd.waitFor("#explanations", { check: (t) => t.includes("time per sample"), what: "the explained gap" });
   await screenshot("compare");
 
   step("save the session");
