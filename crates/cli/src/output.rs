@@ -515,14 +515,7 @@ pub fn print_compare(c: &Comparison) {
     if c.entries.iter().any(|e| e.breakdown.is_some()) {
         use trainbench_core::breakdown::{fmt_s, Part};
         println!("\nWhere the step goes (per sample; step breakdown after the timed windows):");
-        let parts: Vec<Part> = Part::ALL
-            .into_iter()
-            .filter(|p| {
-                c.entries
-                    .iter()
-                    .any(|e| e.breakdown.as_ref().is_some_and(|b| b.part(*p).is_some()))
-            })
-            .collect();
+        let parts: Vec<Part> = c.breakdown_parts();
         let header: Vec<String> = parts
             .iter()
             .map(|p| format!("{:>12}", p.as_str()))

@@ -205,6 +205,23 @@ pub struct Comparison {
     pub explanations: Vec<EntryExplanation>,
 }
 
+impl Comparison {
+    /// The parts of the step any entry's breakdown has, in [`Part::ALL`]
+    /// order (the columns of a breakdown table).
+    ///
+    /// [`Part::ALL`]: crate::breakdown::Part::ALL
+    pub fn breakdown_parts(&self) -> Vec<crate::breakdown::Part> {
+        crate::breakdown::Part::ALL
+            .into_iter()
+            .filter(|p| {
+                self.entries
+                    .iter()
+                    .any(|e| e.breakdown.as_ref().is_some_and(|b| b.part(*p).is_some()))
+            })
+            .collect()
+    }
+}
+
 /// An entry's gap to the baseline, part by part ([`crate::breakdown::explain`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]

@@ -154,14 +154,7 @@ pub(crate) fn breakdown(l: &mut Layout, c: &Comparison) {
         return;
     }
     l.heading("Where the step goes", 12.0);
-    let parts: Vec<Part> = Part::ALL
-        .into_iter()
-        .filter(|p| {
-            c.entries
-                .iter()
-                .any(|e| e.breakdown.as_ref().is_some_and(|b| b.part(*p).is_some()))
-        })
-        .collect();
+    let parts: Vec<Part> = c.breakdown_parts();
     let rows: Vec<Vec<String>> = c
         .entries
         .iter()
