@@ -701,10 +701,14 @@ fn constructed_runs_raise_exactly_their_badge() {
         "{warnings}"
     );
 
-    // `explain` puts the gap where it is: in the data part.
+    // `explain` puts the gap where it is: in the data part (against the same
+    // eager configuration without the added host work; 60 ms over a batch of
+    // 16 is 3.75 ms per sample against ~1.5 ms of compute, so data is most of
+    // the gap even when other tests slow the compute by half).
+    let eager = run(&[], &["--framework", "pytorch", "--steps", "30"]);
     let (out, e) = home.run(&[
         "explain",
-        &clean["id"].to_string(),
+        &eager["id"].to_string(),
         &input_bound[0],
         "--json",
     ]);
@@ -717,7 +721,7 @@ fn constructed_runs_raise_exactly_their_badge() {
         .iter()
         .find(|p| p["part"] == "data")
         .unwrap();
-    assert!(data["share_of_gap"].as_f64().unwrap() > 0.8, "{x}");
+    assert!(data["share_of_gap"].as_f64().unwrap() > 0.6, "{x}");
     assert!(
         x["verdict"].as_str().unwrap().contains("data accounts for"),
         "{x}"
