@@ -361,9 +361,19 @@ export type GpuDigest = {
 	energy_j: number | null,
 	/**  How the energy was measured, or why it was not. */
 	energy_note: string,
-	/**  Mean NVML power over the span, watts, summed over the GPUs. */
+	/**
+	 *  Mean NVML power over the span, watts, summed over the GPUs: readings
+	 *  taken at least `NVML_AVERAGING_NS` after the span began, so that each
+	 *  one averages steady time only. `None` when no reading qualifies (a
+	 *  span of a second or less).
+	 */
 	mean_power_w: number | null,
-	/**  Mean utilisation over the span, %, averaged over the GPUs. */
+	/**  Power readings that went into `mean_power_w` (per GPU, the fewest). */
+	power_readings?: number,
+	/**
+	 *  Mean utilisation over the span, %, averaged over the GPUs (the same
+	 *  readings as power).
+	 */
 	mean_util_percent: number | null,
 	/**  Highest memory in use NVML reported on one of the GPUs, bytes. */
 	peak_mem_used_bytes: number | null,

@@ -28,10 +28,20 @@ fn print_table(rows: &[FrameworkEnv]) {
         "{:<28} {:<11} {:<10} {:<12} python",
         "use as --framework", "framework", "state", "version"
     );
-    println!(
-        "{:<28} {:<11} {:<10} {:<12} -",
-        "tch", "libtorch", "built in", "2.13.0"
-    );
+    // The libtorch worker: present or not, as the wizard sees it.
+    if let Some(tch) = frameworks::framework_choices()
+        .into_iter()
+        .find(|c| c.framework == trainbench_core::Framework::Tch)
+    {
+        println!(
+            "{:<28} {:<11} {:<10} {:<12} {}",
+            "tch",
+            "libtorch",
+            if tch.installed { "built in" } else { "missing" },
+            "2.13.0",
+            tch.problem.as_deref().unwrap_or("-")
+        );
+    }
     for e in rows {
         let selector = if e.builtin {
             e.framework.to_string()
@@ -41,7 +51,7 @@ fn print_table(rows: &[FrameworkEnv]) {
         let state = if e.ready { "ready" } else { "missing" };
         println!(
             "{selector:<28} {:<11} {state:<10} {:<12} {}",
-            e.framework,
+            e.framework.to_string(),
             e.version.as_deref().unwrap_or("-"),
             e.python.display()
         );

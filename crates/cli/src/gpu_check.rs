@@ -382,40 +382,85 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
     let pdf_path = out_dir.join("report.pdf");
     let pdf_note = match ws.comparison(&ids, Grouping::Runs, None) {
         Ok(loaded) => {
-            let mut rows = Vec::new();
-            for (d, c) in details.iter().zip(&checks) {
-                for ch in c.iter().filter(|ch| ch.verdict != Verdict::NotApplicable) {
-                    rows.push(vec![
-                        format!("#{}", d.row.id),
-                        format!(
-                            "{} {} {} ×{}",
-                            d.row.framework, d.row.model, d.row.precision, d.row.devices
-                        ),
-                        ch.key.clone(),
-                        ch.verdict.symbol().to_owned(),
-                        ch.evidence.clone(),
-                    ]);
-                }
-            }
-            let section = trainbench_app::Section {
+            let config = |d: &RunDetail| {
+                let f = figures_row(d);
+                format!("{} {} {} ×{}", f[1], f[2], f[3], f[4])
+            };
+            // One row per run, one column per check (as the terminal shows it).
+            let matrix: Vec<Vec<String>> = details
+                .iter()
+                .zip(&checks)
+                .map(|(d, c)| {
+                    let mut row = verdict_row(d, c);
+                    row.insert(1, config(d));
+                    row
+                })
+                .collect();
+            let mut headers = vec!["Run".to_owned(), "Configuration".to_owned()];
+            headers.extend(CHECKS.iter().map(|c| c.1.to_owned()));
+            let mut widths = vec![26.0, 150.0];
+            widths.extend(CHECKS.iter().map(|_| 40.0));
+            let verdicts = trainbench_app::Section {
                 heading: "GPU acceptance checks".into(),
                 text: format!(
                     "{} on {}: {}. Skipped: {}.",
                     if all_passed { "Every check passed" } else { "Some checks FAILED" },
                     gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(", "),
-                    "completed; framework allocator peak; NVML memory, utilisation, power and energy samples; energy per sample with the counter within 10 % of mean power × time; 0 < MFU ≤ 1; the GPU's exact SKU in the peak table (or unknown); amp-fp16 with dynamic loss scaling; run warnings",
+                    "done = completed; alloc = framework allocator peak; nvml = NVML memory, utilisation, power and energy samples; energy = energy per sample with the counter within 10 % of mean power × time; mfu = 0 < MFU ≤ 1; sku = the GPU's exact SKU in the peak table (or unknown); scale = amp-fp16 with dynamic loss scaling; warn = run warnings. ok passed, FAIL failed, note = reported, - = does not apply; the evidence of every failure and note follows",
                     if skipped.is_empty() { "nothing".to_owned() } else { skipped.join("; ") }
                 ),
-                headers: ["Run", "Configuration", "Check", "Verdict", "Evidence"].map(String::from).to_vec(),
-                widths: vec![28.0, 120.0, 62.0, 35.0, 255.0],
-                rows,
+                headers,
+                widths,
+                rows: matrix,
             };
+            let figures = trainbench_app::Section {
+                heading: "GPU acceptance figures".into(),
+                text: "Steady-window throughput, MFU against the GPU's dense peak for the precision, energy per sample from NVML's energy counter, and the framework allocator's peak.".into(),
+                headers: ["Run", "Configuration", "samples/s", "MFU", "J/sample", "alloc GiB"].map(String::from).to_vec(),
+                widths: vec![26.0, 214.0, 60.0, 50.0, 60.0, 60.0],
+                rows: details
+                    .iter()
+                    .map(|d| {
+                        let f = figures_row(d);
+                        let mut row = vec![f[0].clone(), config(d)];
+                        row.extend(f[5..].iter().cloned());
+                        row
+                    })
+                    .collect(),
+            };
+            let evidence: Vec<Vec<String>> = details
+                .iter()
+                .zip(&checks)
+                .flat_map(|(d, c)| {
+                    c.iter()
+                        .filter(|ch| matches!(ch.verdict, Verdict::Fail | Verdict::Note))
+                        .map(|ch| {
+                            vec![
+                                format!("#{}", d.row.id),
+                                ch.key.clone(),
+                                ch.verdict.symbol().to_owned(),
+                                ch.evidence.clone(),
+                            ]
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let mut sections = vec![verdicts, figures];
+            if !evidence.is_empty() {
+                sections.push(trainbench_app::Section {
+                    heading: "Failures and notes".into(),
+                    text: "The evidence behind every check that failed or is a note; checks.json holds the evidence of every check.".into(),
+                    headers: ["Run", "Check", "Verdict", "Evidence"].map(String::from).to_vec(),
+                    widths: vec![26.0, 70.0, 40.0, 334.0],
+                    rows: evidence,
+                });
+            }
             let selected = Selected {
                 title: name.clone(),
                 loaded,
                 settings: settings.clone(),
             };
-            let bytes = ws.pdf(&selected, None, std::slice::from_ref(&section))?;
+            let bytes = ws.pdf(&selected, None, &sections)?;
             write_file(&pdf_path, &bytes)?;
             format!("report: {}", pdf_path.display())
         }

@@ -106,7 +106,27 @@ fn real_main() -> Result<ExitCode, CliError> {
     }
 }
 
+/// `trainbench runs | head` closes stdout early: Rust ignores SIGPIPE and
+/// `println!` then panics. Exit the way a shell tool does (128 + SIGPIPE),
+/// quietly, and leave every other panic to the default hook.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.contains("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_broken_pipe();
     let json_mode = std::env::args().any(|a| a == "--json");
     match real_main() {
         Ok(code) => code,

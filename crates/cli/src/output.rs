@@ -164,6 +164,17 @@ fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or("not measured".into(), |x| format!("{x:.digits$}"))
 }
 
+/// Seconds with their unit, and hours or minutes beside long ones.
+fn duration_text(t: f64) -> String {
+    if t >= 7200.0 {
+        format!("{t:.1} s ({:.1} h)", t / 3600.0)
+    } else if t >= 120.0 {
+        format!("{t:.1} s ({:.1} min)", t / 60.0)
+    } else {
+        format!("{t:.1} s")
+    }
+}
+
 fn mib(b: Option<u64>) -> String {
     b.map_or("not measured".into(), bytes)
 }
@@ -324,7 +335,7 @@ pub fn print_show(d: &RunDetail) {
         println!("time to accuracy:  {}", tta_text(r));
         println!(
             "epoch time:        {} ({})",
-            num(s.epoch_time_s, 1),
+            s.epoch_time_s.map_or("not measured".into(), duration_text),
             s.epoch_basis.as_deref().unwrap_or("not measured")
         );
         println!(

@@ -399,3 +399,21 @@ fn a_toml_config_makes_a_sweep_and_flags_win() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(v["error"]["field"], "modle");
 }
+
+#[test]
+fn a_reader_that_closes_early_ends_the_cli_quietly() {
+    // `trainbench env list | head -0`: the pipe's read end is closed before
+    // the CLI prints, so its first write fails with EPIPE.
+    let db = Db::new("pipe");
+    let mut child = db
+        .cmd()
+        .args(["env", "list"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(141), "{}", text(&out));
+    assert!(out.stderr.is_empty(), "{}", text(&out));
+}

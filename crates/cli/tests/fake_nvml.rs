@@ -298,7 +298,7 @@ fn gpu_check_runs_the_suite_checks_it_and_writes_report_and_session() {
             "--precision",
             "fp32,amp-fp16",
             "--steps",
-            "41",
+            "81",
             "--out",
         ])
         .arg(&out_dir)

@@ -118,10 +118,21 @@ pub fn check_run(d: &RunDetail) -> Vec<Check> {
     let g = s.and_then(|s| s.gpu.as_ref());
     out.push(match g {
         Some(g) => {
+            // Readings in the span's first second still average warm-up
+            // (`NVML_AVERAGING_NS`): a shorter span has none to average.
+            let short = g.steady_s * 1e9 <= crate::telemetry::NVML_AVERAGING_NS as f64;
+            let short_note = format!(
+                "power and utilisation (the steady span, {:.2} s, is not longer than NVML's 1 s averaging; run more steps)",
+                g.steady_s
+            );
             let missing: Vec<&str> = [
                 ("memory", g.peak_mem_used_bytes.is_none()),
-                ("utilisation", g.mean_util_percent.is_none()),
-                ("power", g.mean_power_w.is_none()),
+                (
+                    short_note.as_str(),
+                    short && (g.mean_util_percent.is_none() || g.mean_power_w.is_none()),
+                ),
+                ("utilisation", !short && g.mean_util_percent.is_none()),
+                ("power", !short && g.mean_power_w.is_none()),
                 ("energy", g.energy_j.is_none()),
             ]
             .iter()
@@ -171,14 +182,22 @@ pub fn check_run(d: &RunDetail) -> Vec<Check> {
                         "energy",
                         if gap <= ENERGY_POWER_TOLERANCE { Pass } else { Fail },
                         format!(
-                            "{j:.4} J/sample; counter {e:.1} J vs mean power {p:.0} W × {:.2} s = {from_power:.1} J ({:.1} % apart, ≤ {:.0} % allowed)",
+                            "{j:.4} J/sample; counter {e:.1} J vs mean power {p:.0} W ({} readings from 1 s into the span) × {:.2} s = {from_power:.1} J ({:.1} % apart, ≤ {:.0} % allowed)",
+                            g.power_readings,
                             g.steady_s,
                             gap * 100.0,
                             ENERGY_POWER_TOLERANCE * 100.0
                         ),
                     )
                 }
-                _ => check("energy", Fail, format!("{j:.4} J/sample, but no power samples to check it against")),
+                _ => check(
+                    "energy",
+                    Fail,
+                    format!(
+                        "{j:.4} J/sample, but no power reading to check it against: NVML averages power over the last second, so only readings at least 1 s into the steady span ({:.2} s of steady windows) count; run more steps",
+                        g.steady_s
+                    ),
+                ),
             },
             (Some(j), _) => check("energy", Fail, format!("{j} J/sample is not physical")),
             (None, _) => check(
@@ -302,6 +321,7 @@ mod tests {
             energy_j: Some(energy_j),
             energy_note: "counter".into(),
             mean_power_w: Some(power_w),
+            power_readings: 0,
             mean_util_percent: Some(97.0),
             peak_mem_used_bytes: Some(1 << 30),
             slowdown_bits: 0,
@@ -379,6 +399,25 @@ mod tests {
             .unwrap()
             .evidence
             .contains("H100 SXM"));
+    }
+
+    #[test]
+    fn a_steady_span_within_the_power_average_says_to_run_longer() {
+        let mut d = detail("NVIDIA H100 80GB HBM3", "fp32", 360.0, 400.0, None);
+        let g = d.row.summary.as_mut().unwrap().gpu.as_mut().unwrap();
+        (g.steady_s, g.mean_power_w, g.mean_util_percent) = (0.9, None, None);
+        let c = check_run(&d);
+        let of = |key: &str| c.iter().find(|x| x.key == key).unwrap();
+        assert_eq!(of("nvml_samples").verdict, Verdict::Fail);
+        assert!(
+            of("nvml_samples")
+                .evidence
+                .contains("not longer than NVML's 1 s averaging"),
+            "{c:?}"
+        );
+        assert!(!of("nvml_samples").evidence.contains("missing: utilisation"));
+        assert_eq!(of("energy").verdict, Verdict::Fail);
+        assert!(of("energy").evidence.contains("run more steps"), "{c:?}");
     }
 
     #[test]

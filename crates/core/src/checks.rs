@@ -454,6 +454,7 @@ mod tests {
             energy_j: None,
             energy_note: String::new(),
             mean_power_w: None,
+            power_readings: 0,
             mean_util_percent: None,
             peak_mem_used_bytes: None,
             slowdown_bits: 0,

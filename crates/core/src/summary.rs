@@ -437,6 +437,7 @@ mod tests {
                 energy_j: Some(700.0),
                 energy_note: "counter".into(),
                 mean_power_w: Some(93.3),
+                power_readings: 0,
                 mean_util_percent: None,
                 peak_mem_used_bytes: None,
                 slowdown_bits: 0x4,

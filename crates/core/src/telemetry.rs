@@ -68,9 +68,16 @@ pub struct GpuDigest {
     pub energy_j: Option<f64>,
     /// How the energy was measured, or why it was not.
     pub energy_note: String,
-    /// Mean NVML power over the span, watts, summed over the GPUs.
+    /// Mean NVML power over the span, watts, summed over the GPUs: readings
+    /// taken at least `NVML_AVERAGING_NS` after the span began, so that each
+    /// one averages steady time only. `None` when no reading qualifies (a
+    /// span of a second or less).
     pub mean_power_w: Option<f64>,
-    /// Mean utilisation over the span, %, averaged over the GPUs.
+    /// Power readings that went into `mean_power_w` (per GPU, the fewest).
+    #[serde(default)]
+    pub power_readings: u32,
+    /// Mean utilisation over the span, %, averaged over the GPUs (the same
+    /// readings as power).
     pub mean_util_percent: Option<f64>,
     /// Highest memory in use NVML reported on one of the GPUs, bytes.
     pub peak_mem_used_bytes: Option<u64>,
@@ -81,6 +88,17 @@ pub struct GpuDigest {
     /// The most processes that were not the run's seen on one GPU at once.
     pub max_other_processes: u32,
 }
+
+/// How far back one NVML power or utilisation reading looks, nanoseconds.
+/// `nvmlDeviceGetPowerUsage` returns power averaged over the last second on
+/// Ampere (except GA100) and newer GPUs, and utilisation covers "the past
+/// sample period" of 1/6 s to 1 s. A reading taken less than this after the
+/// steady span begins still averages warm-up (on an H100, readings ramped
+/// from 125 W to 594 W over the first second while the energy counter's rate
+/// was already 590 W), so means use only readings at least this far inside
+/// the span. On GPUs with instantaneous power this drops a second of
+/// readings and changes nothing else.
+pub const NVML_AVERAGING_NS: u64 = 1_000_000_000;
 
 /// Reduces the run's GPU samples to what NVML saw during the steady windows
 /// `steady` (start, end in CLOCK_MONOTONIC ns). `gpu_indices` are the GPUs the
@@ -111,7 +129,9 @@ pub fn digest_gpu(
     let mut energy_j = Some(0.0);
     let mut notes = Vec::new();
     let mut mean_power_w = Some(0.0);
+    let mut power_readings = u32::MAX;
     let mut utils = Vec::new();
+    let averaged_from = start.saturating_add(NVML_AVERAGING_NS);
     for source in &sources {
         let of: Vec<&&TelemetrySample> = in_span.iter().filter(|s| &s.source == source).collect();
         let readings: Vec<(u64, u64)> = of
@@ -143,12 +163,15 @@ pub fn digest_gpu(
                 energy_j = None;
             }
         }
-        let powers: Vec<f64> = of.iter().filter_map(|s| s.power_w).collect();
+        let settled: Vec<&&&TelemetrySample> =
+            of.iter().filter(|s| s.t_ns >= averaged_from).collect();
+        let powers: Vec<f64> = settled.iter().filter_map(|s| s.power_w).collect();
+        power_readings = power_readings.min(powers.len() as u32);
         mean_power_w = match (mean_power_w, powers.is_empty()) {
             (Some(p), false) => Some(p + powers.iter().sum::<f64>() / powers.len() as f64),
             _ => None,
         };
-        let u: Vec<f64> = of.iter().filter_map(|s| s.util_percent).collect();
+        let u: Vec<f64> = settled.iter().filter_map(|s| s.util_percent).collect();
         if !u.is_empty() {
             utils.push(u.iter().sum::<f64>() / u.len() as f64);
         }
@@ -175,6 +198,11 @@ pub fn digest_gpu(
         energy_j,
         energy_note,
         mean_power_w,
+        power_readings: if mean_power_w.is_some() {
+            power_readings
+        } else {
+            0
+        },
         mean_util_percent: (!utils.is_empty())
             .then(|| utils.iter().sum::<f64>() / utils.len() as f64),
         peak_mem_used_bytes: in_span.iter().filter_map(|s| s.mem_used_bytes).max(),
@@ -226,6 +254,32 @@ mod tests {
         assert!((d.energy_j.unwrap() - 800.0).abs() < 1e-6, "{d:?}");
         assert_eq!(d.mean_power_w, Some(400.0));
         assert_eq!(d.samples, 21);
+    }
+
+    #[test]
+    fn power_means_skip_readings_that_still_average_warm_up() {
+        // What an H100 showed: the counter's rate is 600 W from the span's
+        // start, while NVML's 1 s power average ramps up from 100 W over the
+        // first second. Readings inside that second would give ~470 W.
+        let samples: Vec<_> = (0..=25)
+            .map(|i| {
+                let t = f64::from(i) * 0.1;
+                let averaged = 100.0 + 500.0 * (t / 1.0).min(1.0);
+                let mut x = s(5.0 + t, Some(60_000 * i as u64), averaged);
+                x.util_percent = Some(if t < 1.0 { 40.0 } else { 95.0 });
+                x
+            })
+            .collect();
+        let d = digest_gpu(&samples, &[0], &[(5_000_000_000, 7_500_000_000)]).unwrap();
+        assert!((d.energy_j.unwrap() / 2.5 - 600.0).abs() < 1e-6, "{d:?}");
+        assert_eq!(d.mean_power_w, Some(600.0), "{d:?}");
+        assert_eq!(d.power_readings, 16);
+        assert_eq!(d.mean_util_percent, Some(95.0));
+        assert_eq!(d.samples, 26);
+        // A span of under a second has no reading that averages steady time only.
+        let d = digest_gpu(&samples, &[0], &[(5_000_000_000, 5_900_000_000)]).unwrap();
+        assert_eq!((d.mean_power_w, d.power_readings), (None, 0), "{d:?}");
+        assert!(d.energy_j.is_some());
     }
 
     #[test]

@@ -150,9 +150,19 @@ impl Layout {
         // Keep a heading with at least a few lines of what follows it.
         self.ensure(size * 3.0 + 50.0);
         self.y += size * 0.6;
-        let baseline = self.y + size;
-        self.text_at(MARGIN, baseline, size, true, false, text.to_string());
-        self.y = baseline + size * 0.5;
+        // A long heading (a session's title) wraps rather than runs off the page.
+        let lines = self.wrap(text, size, true, BODY);
+        let count = lines.len();
+        for (i, line) in lines.into_iter().enumerate() {
+            let baseline = self.y + size;
+            self.text_at(MARGIN, baseline, size, true, false, line);
+            self.y = baseline
+                + if i + 1 < count {
+                    size * 0.25
+                } else {
+                    size * 0.5
+                };
+        }
     }
 
     /// Text wrapped to the text column (`grey` for secondary text).
