@@ -106,6 +106,12 @@ export type AppInfo = {
 	settings: Settings,
 };
 
+/**  A category's self time summed over the profiled steps. */
+export type CategoryTime = {
+	category: OpCategory,
+	self_s: number | null,
+};
+
 /**  A chart a comparison can show. */
 export type ChartKind = "throughput" | "peak_memory" | "cost_per_epoch" | "time_to_accuracy" | "throughput_over_time" | "loss_over_time" | "accuracy_over_time" | "scaling" | 
 /**  Where each entry's step goes, stacked per sample. */
@@ -554,6 +560,68 @@ export type ModelDto = {
 	flops_per_sample: number | null,
 };
 
+/**  What an operator's time is spent on (the operator profile's categories). */
+export type OpCategory = 
+/**  Matrix products and convolutions (GEMM kernels, `aten::mm`, XLA dots). */
+"matmul_conv" | 
+/**
+ *  Fused attention (SDPA, flash/fmha kernels) or what runs under the
+ *  workers' attention scope.
+ */
+"attention" | 
+/**  Normalisation, activations, reductions and other elementwise work. */
+"norm_elementwise" | 
+/**  Everything the optimizer step runs. */
+"optimizer" | 
+/**  Copies and fills (host↔device, layout copies). */
+"memory" | 
+/**  Collectives (NCCL, gloo, XLA all-reduce). */
+"communication" | 
+/**  Framework and Python code between operators, and what fits no other. */
+"other";
+
+/**  One operator's (or kernel's) self time over the profiled steps. */
+export type OpTime = {
+	name: string,
+	category: OpCategory,
+	/**  Self time summed over the profiled steps, seconds. */
+	self_s: number | null,
+	calls: number,
+};
+
+/**
+ *  The operator profile (`--profile`): a few steps after the timed part and
+ *  the breakdown under the framework's own profiler, its trace reduced to
+ *  self time per operator and per category. `not_measured` says why there
+ *  is none (the other fields are then empty).
+ */
+export type OperatorProfile = {
+	/**  The profiler and framework version. */
+	tool?: string,
+	not_measured?: string | null,
+	/**  Steps profiled (after one unprofiled step). */
+	steps?: number,
+	/**  The profiled steps' span in the trace, seconds. */
+	span_s?: number | null,
+	timeline?: ProfileTimeline | null,
+	/**  What the timeline holds, in words. */
+	what?: string,
+	/**  The operators with the most self time, most first. */
+	ops?: OpTime[],
+	other_ops?: OtherOps,
+	categories?: CategoryTime[],
+	/**  Time at least one operator ran (the union of the timeline's intervals). */
+	busy_s?: number | null,
+	/**  The span less the busy time: no operator ran. */
+	idle_s?: number | null,
+};
+
+/**  The operators the profile does not list one by one. */
+export type OtherOps = {
+	count: number,
+	self_s: number | null,
+};
+
 /**  How several devices share the training (with `devices` ≥ 2). */
 export type Parallel = 
 /**
@@ -644,6 +712,13 @@ export type PriceRow = {
 	source: string,
 };
 
+/**  Which timeline a profile's self times come from. */
+export type ProfileTimeline = 
+/**  Kernels and copies on the accelerator's streams. */
+"device" | 
+/**  Operators on the host's training (or XLA) threads. */
+"host";
+
 /**  One entry of the queue as listed. */
 export type QueueEntry = {
 	run_id: number,
@@ -690,6 +765,8 @@ export type RunDetail = {
 	step_timings?: StepTimings | null,
 	/**  Recompilations after step 1, where the worker counted them. */
 	compiles?: CompileCount | null,
+	/**  The operator profile, where the run asked for one. */
+	profile?: OperatorProfile | null,
 	windows: StoredWindow[],
 	evals: StoredEval[],
 	memory: MemoryPeak[],
@@ -1043,6 +1120,8 @@ export type SweepRequest = {
 	repeats: number,
 	/**  A price-table offering for cost per epoch. */
 	price: string | null,
+	/**  The operator profile after the timed part (PyTorch and JAX). */
+	profile?: boolean,
 };
 
 /**  One sample of one source at one instant. */

@@ -6,6 +6,8 @@
 use serde::Serialize;
 use trainbench_core::breakdown::{average, explain, Explanation, StepBreakdown};
 use trainbench_core::compare::config_label;
+use trainbench_core::profile::{profile_gap, ProfileGap};
+use trainbench_core::protocol::OperatorProfile;
 use trainbench_core::record::RunRow;
 use trainbench_core::summary::RunStatus;
 
@@ -28,6 +30,9 @@ pub struct ExplainReport {
     pub a: Side,
     pub b: Side,
     pub explanation: Explanation,
+    /// The gap over the operator profiles' categories, where both sides
+    /// have a measured profile (runs made with `--profile`).
+    pub profile: Option<ProfileGap>,
 }
 
 /// The side of run `id`: that run, or with `by_config` every completed run of
@@ -74,5 +79,26 @@ pub fn explain_runs(ws: &Workspace, a: i64, b: i64, by_config: bool) -> AppResul
     let a = side(ws, "a", a, by_config)?;
     let b = side(ws, "b", b, by_config)?;
     let explanation = explain(&a.breakdown, &b.breakdown, &a.label, &b.label);
-    Ok(ExplainReport { a, b, explanation })
+    let profiles = |s: &Side| -> AppResult<Vec<(OperatorProfile, u64)>> {
+        let mut out = Vec::new();
+        for &id in &s.run_ids {
+            let d = ws.run_detail(id)?;
+            if let Some(p) = d.profile.filter(|p| p.not_measured.is_none()) {
+                out.push((p, d.row.batch_size * u64::from(d.row.devices)));
+            }
+        }
+        Ok(out)
+    };
+    let (pa, pb) = (profiles(&a)?, profiles(&b)?);
+    let ra: Vec<(&OperatorProfile, u64)> = pa.iter().map(|(p, g)| (p, *g)).collect();
+    let rb: Vec<(&OperatorProfile, u64)> = pb.iter().map(|(p, g)| (p, *g)).collect();
+    let profile = (!ra.is_empty() && !rb.is_empty())
+        .then(|| profile_gap(&ra, &rb, "A", "B"))
+        .flatten();
+    Ok(ExplainReport {
+        a,
+        b,
+        explanation,
+        profile,
+    })
 }

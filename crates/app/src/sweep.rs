@@ -44,6 +44,9 @@ pub struct SweepRequest {
     pub repeats: i64,
     /// A price-table offering for cost per epoch.
     pub price: Option<String>,
+    /// The operator profile after the timed part (PyTorch and JAX).
+    #[serde(default)]
+    pub profile: bool,
 }
 
 impl Default for SweepRequest {
@@ -68,6 +71,7 @@ impl Default for SweepRequest {
             lr: None,
             repeats: 1,
             price: None,
+            profile: false,
         }
     }
 }
@@ -291,6 +295,7 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
                                 raw.lr = lr;
                             }
                             raw.threads = req.threads;
+                            raw.profile = req.profile;
                             let checked = CheckedSpec::new(raw).and_then(|c| {
                                 check_runnable(&c.spec, framework, &[framework], machine)
                                     .map(|()| c)

@@ -327,6 +327,10 @@ pub struct RunArgs {
     /// Price-table offering for cost per epoch.
     #[arg(long)]
     pub price: Option<String>,
+    /// After the timed part, profile a few steps with the framework's own
+    /// profiler (PyTorch, JAX): top operators and categories by self time
+    #[arg(long)]
+    pub profile: bool,
     /// Print what each configuration's worker would be started with (command
     /// and stdin, one JSON line each) and run nothing.
     #[arg(long)]
@@ -421,13 +425,19 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                     })?))
                 }
                 "price" => a.price = a.price.or(Some(s)),
+                "profile" => {
+                    a.profile = a.profile
+                        || value.as_bool().ok_or_else(|| {
+                            bad("profile", format!("profile = {s} (in {}) is not allowed: expected true or false", path.display()))
+                        })?
+                }
                 "lr" => {
                     a.lr = a.lr.or(Some(s.parse().map_err(|_| {
                         bad("lr", format!("lr = {s} is not allowed: expected a number > 0"))
                     })?))
                 }
                 other => {
-                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, steps, epochs, data, num_classes, target_accuracy, lr, window_steps, threads, repeats, price", path.display())))
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, steps, epochs, data, num_classes, target_accuracy, lr, window_steps, threads, repeats, price, profile", path.display())))
                 }
             }
         }
@@ -466,5 +476,6 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         lr: a.lr.or(if quick { Some(2e-3) } else { None }),
         repeats: i64::from(a.repeats.unwrap_or(1)),
         price: a.price.clone(),
+        profile: a.profile,
     })
 }

@@ -130,6 +130,13 @@ impl Progress for Bar {
                 ),
                 true,
             ),
+            Event::Profile(p) => self.line(
+                match &p.not_measured {
+                    Some(why) => format!("operator profile: not measured: {why}"),
+                    None => format!("operator profile: {} steps under {}", p.steps, p.tool),
+                },
+                true,
+            ),
             Event::Memory { .. } => {}
         }
     }
@@ -374,6 +381,7 @@ pub fn print_show(d: &RunDetail) {
             println!("warning:           {} ({})", w.message, w.code);
         }
         print_breakdown(s.breakdown.as_ref());
+        print_profile(d.profile.as_ref());
         for c in &s.checks {
             println!(
                 "check:             [{}] {}: {}",
@@ -652,4 +660,92 @@ pub fn print_explain(r: &trainbench_app::explain::ExplainReport) {
         println!("note: {n}");
     }
     println!("{}", e.verdict);
+    match &r.profile {
+        None => {
+            println!("operator profiles: not compared (both sides need a run made with --profile)")
+        }
+        Some(g) => {
+            println!();
+            println!(
+                "operator profiles, self time per sample: A {}, B {} (B − A = {}); {}",
+                fmt_s(g.a_per_sample_s),
+                fmt_s(g.b_per_sample_s),
+                fmt_s(g.gap_s),
+                g.note
+            );
+            println!(
+                "{:<18} {:>12} {:>12} {:>12} {:>10}",
+                "category", "A /sample", "B /sample", "B − A", "of gap"
+            );
+            for r in &g.rows {
+                println!(
+                    "{:<18} {:>12} {:>12} {:>12} {:>10}",
+                    r.label,
+                    fmt_s(r.a_per_sample_s),
+                    fmt_s(r.b_per_sample_s),
+                    fmt_s(r.gap_s),
+                    r.share_of_gap
+                        .map_or("—".into(), |s| format!("{:.0} %", s * 100.0))
+                );
+            }
+            println!("{}", g.verdict);
+        }
+    }
+}
+
+/// A run's operator profile as text.
+pub fn print_profile(p: Option<&trainbench_core::protocol::OperatorProfile>) {
+    use trainbench_core::breakdown::fmt_s;
+    let Some(p) = p else {
+        println!("operator profile:  none (run with --profile)");
+        return;
+    };
+    if let Some(why) = &p.not_measured {
+        println!("operator profile:  not measured: {why}");
+        return;
+    }
+    let steps = p.steps.max(1) as f64;
+    println!(
+        "operator profile:  {} steps under {}, {} per step ({} busy, {} idle); {}",
+        p.steps,
+        p.tool,
+        fmt_s(p.span_s / steps),
+        fmt_s(p.busy_s / steps),
+        fmt_s(p.idle_s / steps),
+        p.what
+    );
+    let total: f64 = p.categories.iter().map(|c| c.self_s).sum::<f64>() + p.idle_s;
+    let share = |s: f64| if total > 0.0 { s / total * 100.0 } else { 0.0 };
+    for c in &p.categories {
+        println!(
+            "  {:<18} {:>12} per step  {:>5.1} %",
+            c.category.label(),
+            fmt_s(c.self_s / steps),
+            share(c.self_s)
+        );
+    }
+    println!(
+        "  {:<18} {:>12} per step  {:>5.1} %",
+        "idle",
+        fmt_s(p.idle_s / steps),
+        share(p.idle_s)
+    );
+    println!("  top operators by self time (per step, calls per step):");
+    for o in p.ops.iter().take(10) {
+        println!(
+            "    {:>12}  {:>6.1}  {:<18} {}",
+            fmt_s(o.self_s / steps),
+            o.calls as f64 / steps,
+            o.category.label(),
+            o.name
+        );
+    }
+    if p.other_ops.count > 0 || p.ops.len() > 10 {
+        println!(
+            "    … {} more operators listed in `show --json`, {} not listed ({} per step)",
+            p.ops.len().saturating_sub(10),
+            p.other_ops.count,
+            fmt_s(p.other_ops.self_s / steps)
+        );
+    }
 }

@@ -378,6 +378,153 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
     );
 }
 
+/// `--profile`: a few steps after the timed part under torch.profiler and
+/// jax.profiler, reduced to categories the models really exercise; kept out
+/// of the configuration's identity; refused where no profiler is wired up.
+#[test]
+fn operator_profiles_of_tiny_models_have_the_expected_categories() {
+    ready("pytorch");
+    ready("jax");
+    let home = Home::new("profile");
+    let category = |p: &Value, c: &str| {
+        p["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["category"] == c)
+            .map_or(0.0, |x| x["self_s"].as_f64().unwrap())
+    };
+    let mut ids = Vec::new();
+    for (framework, model, expect) in [
+        (
+            "pytorch",
+            "vit_mini_patch4_32",
+            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
+        ),
+        (
+            "jax",
+            "vit_mini_patch4_32",
+            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
+        ),
+        (
+            "pytorch",
+            "resnet_mini",
+            &["matmul_conv", "norm_elementwise", "optimizer"][..],
+        ),
+    ] {
+        let (out, v) = home.run(&[
+            "run",
+            "--framework",
+            framework,
+            "--model",
+            model,
+            "--batch-size",
+            "16",
+            "--steps",
+            "20",
+            "--profile",
+            "--json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
+        let id = v["runs"][0]["id"].as_i64().unwrap();
+        ids.push(id);
+        let (_, d) = home.run(&["show", &id.to_string(), "--json"]);
+        let p = &d["profile"];
+        let what = format!("{framework} {model}: {p}");
+        assert!(p["not_measured"].is_null(), "{what}");
+        assert_eq!(p["steps"], 3, "{what}");
+        assert_eq!(p["timeline"], "host", "{what}");
+        let span = p["span_s"].as_f64().unwrap();
+        let (busy, idle) = (p["busy_s"].as_f64().unwrap(), p["idle_s"].as_f64().unwrap());
+        assert!(span > 0.0 && busy > 0.0 && busy <= span, "{what}");
+        assert!((busy + idle - span).abs() <= 1e-9 * span.max(1.0), "{what}");
+        for c in expect {
+            assert!(category(p, c) > 0.0, "{c} has no time: {what}");
+        }
+        // One training thread: the categories' self times cannot exceed the span.
+        let total: f64 = p["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["self_s"].as_f64().unwrap())
+            .sum();
+        assert!(
+            total <= span * 1.01,
+            "{total} s of self time in a {span} s span: {what}"
+        );
+        // Matrix products are the biggest single cost of these models on a CPU.
+        let top = &p["ops"][0];
+        assert!(top["self_s"].as_f64().unwrap() > 0.0, "{what}");
+        let listed: Vec<f64> = p["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["self_s"].as_f64().unwrap())
+            .collect();
+        assert!(
+            listed.windows(2).all(|w| w[0] >= w[1]),
+            "ops not sorted: {what}"
+        );
+        if model == "resnet_mini" {
+            assert!(
+                p["ops"].as_array().unwrap().iter().any(|o| o["name"]
+                    .as_str()
+                    .unwrap()
+                    .contains("convolution")
+                    && o["category"] == "matmul_conv"),
+                "{what}"
+            );
+        }
+        // The timed windows and the breakdown are there as in any run.
+        assert!(!d["summary"]["breakdown"].is_null(), "{what}");
+    }
+    // The profile is not part of the configuration: a run without it is a repeat.
+    let (out, v) = home.run(&[
+        "run",
+        "--framework",
+        "pytorch",
+        "--model",
+        "resnet_mini",
+        "--batch-size",
+        "16",
+        "--steps",
+        "20",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
+    let (_, plain) = home.run(&["show", &v["runs"][0]["id"].to_string(), "--json"]);
+    let (_, profiled) = home.run(&["show", &ids[2].to_string(), "--json"]);
+    assert_eq!(plain["config_key"], profiled["config_key"]);
+    assert!(plain["profile"].is_null());
+    // explain compares the two ViT profiles category by category.
+    let (out, e) = home.run(&[
+        "explain",
+        &ids[0].to_string(),
+        &ids[1].to_string(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let rows = e["profile"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8, "{e}");
+    let gap: f64 = rows.iter().map(|r| r["gap_s"].as_f64().unwrap()).sum();
+    assert!(
+        (gap - e["profile"]["gap_s"].as_f64().unwrap()).abs() < 1e-12,
+        "{e}"
+    );
+    // No profiler wired up: refused before anything runs, naming the field.
+    for framework in ["tch", "tensorflow"] {
+        let (out, _) = home.run(&["run", "--framework", framework, "--steps", "5", "--profile"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(
+            text(&out).contains(&format!(
+                "profile = true (with {framework}) is not allowed: expected pytorch or jax"
+            )),
+            "{}",
+            text(&out)
+        );
+    }
+}
+
 /// bfloat16 autocast / mixed precision on the CPU in every Python framework.
 #[test]
 fn every_python_framework_trains_in_amp_bf16_on_the_cpu() {

@@ -367,6 +367,7 @@ mod tests {
             loss_scale,
             step_timings: None,
             compiles: None,
+            profile: None,
             windows: Vec::new(),
             evals: Vec::new(),
             memory: vec![MemoryPeak {

@@ -32,6 +32,7 @@ pub mod compare;
 pub mod error;
 pub mod framework;
 pub mod models;
+pub mod profile;
 pub mod protocol;
 pub mod record;
 pub mod reference;

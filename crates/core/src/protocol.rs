@@ -136,6 +136,147 @@ impl StepTimings {
     }
 }
 
+/// What an operator's time is spent on (the operator profile's categories).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum OpCategory {
+    /// Matrix products and convolutions (GEMM kernels, `aten::mm`, XLA dots).
+    MatmulConv,
+    /// Fused attention (SDPA, flash/fmha kernels) or what runs under the
+    /// workers' attention scope.
+    Attention,
+    /// Normalisation, activations, reductions and other elementwise work.
+    NormElementwise,
+    /// Everything the optimizer step runs.
+    Optimizer,
+    /// Copies and fills (host↔device, layout copies).
+    Memory,
+    /// Collectives (NCCL, gloo, XLA all-reduce).
+    Communication,
+    /// Framework and Python code between operators, and what fits no other.
+    Other,
+}
+
+impl OpCategory {
+    pub const ALL: [OpCategory; 7] = [
+        OpCategory::MatmulConv,
+        OpCategory::Attention,
+        OpCategory::NormElementwise,
+        OpCategory::Optimizer,
+        OpCategory::Memory,
+        OpCategory::Communication,
+        OpCategory::Other,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            OpCategory::MatmulConv => "matmul/conv",
+            OpCategory::Attention => "attention",
+            OpCategory::NormElementwise => "norm/elementwise",
+            OpCategory::Optimizer => "optimizer",
+            OpCategory::Memory => "memory copies",
+            OpCategory::Communication => "communication",
+            OpCategory::Other => "other",
+        }
+    }
+}
+
+/// One operator's (or kernel's) self time over the profiled steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OpTime {
+    pub name: String,
+    pub category: OpCategory,
+    /// Self time summed over the profiled steps, seconds.
+    pub self_s: f64,
+    pub calls: u64,
+}
+
+/// A category's self time summed over the profiled steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CategoryTime {
+    pub category: OpCategory,
+    pub self_s: f64,
+}
+
+/// The operators the profile does not list one by one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OtherOps {
+    pub count: u64,
+    pub self_s: f64,
+}
+
+/// Which timeline a profile's self times come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileTimeline {
+    /// Kernels and copies on the accelerator's streams.
+    Device,
+    /// Operators on the host's training (or XLA) threads.
+    Host,
+}
+
+/// The operator profile (`--profile`): a few steps after the timed part and
+/// the breakdown under the framework's own profiler, its trace reduced to
+/// self time per operator and per category. `not_measured` says why there
+/// is none (the other fields are then empty).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OperatorProfile {
+    /// The profiler and framework version.
+    #[serde(default)]
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<String>,
+    /// Steps profiled (after one unprofiled step).
+    #[serde(default)]
+    pub steps: u64,
+    /// The profiled steps' span in the trace, seconds.
+    #[serde(default)]
+    pub span_s: f64,
+    #[serde(default)]
+    pub timeline: Option<ProfileTimeline>,
+    /// What the timeline holds, in words.
+    #[serde(default)]
+    pub what: String,
+    /// The operators with the most self time, most first.
+    #[serde(default)]
+    pub ops: Vec<OpTime>,
+    #[serde(default)]
+    pub other_ops: OtherOps,
+    #[serde(default)]
+    pub categories: Vec<CategoryTime>,
+    /// Time at least one operator ran (the union of the timeline's intervals).
+    #[serde(default)]
+    pub busy_s: f64,
+    /// The span less the busy time: no operator ran.
+    #[serde(default)]
+    pub idle_s: f64,
+}
+
+impl OperatorProfile {
+    /// Self time of `category` per profiled step, seconds.
+    pub fn per_step(&self, category: OpCategory) -> Option<f64> {
+        (self.steps > 0 && self.not_measured.is_none()).then(|| {
+            self.categories
+                .iter()
+                .filter(|c| c.category == category)
+                .map(|c| c.self_s)
+                .sum::<f64>()
+                / self.steps as f64
+        })
+    }
+
+    /// Idle time per profiled step, seconds.
+    pub fn idle_per_step(&self) -> Option<f64> {
+        (self.steps > 0 && self.not_measured.is_none()).then(|| self.idle_s / self.steps as f64)
+    }
+}
+
 /// How often the training step was compiled again after step 1, as the
 /// framework counts it (torch.compile's recompiles, `tf.function` retraces).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -237,6 +378,8 @@ pub enum Event {
     },
     /// The step breakdown, after the last timed window and evaluation.
     Breakdown(StepTimings),
+    /// The operator profile, after the breakdown, when the run asked for one.
+    Profile(OperatorProfile),
     /// Terminal: the run finished.
     Done {
         steps: u64,

@@ -82,6 +82,9 @@ pub struct RunDetail {
     /// Recompilations after step 1, where the worker counted them.
     #[serde(default)]
     pub compiles: Option<crate::protocol::CompileCount>,
+    /// The operator profile, where the run asked for one.
+    #[serde(default)]
+    pub profile: Option<crate::protocol::OperatorProfile>,
     pub windows: Vec<StoredWindow>,
     pub evals: Vec<StoredEval>,
     pub memory: Vec<MemoryPeak>,

@@ -117,7 +117,8 @@ impl Sink for Report {
                 .push((device.clone(), source.clone(), *peak_bytes)),
             Event::Done { steps, reason, .. } => self.done = Some((*steps, reason.clone())),
             Event::Breakdown(t) => self.breakdown = Some(t.clone()),
-            Event::Error { .. } => {}
+            // The libtorch worker measures no operator profile.
+            Event::Error { .. } | Event::Profile(_) => {}
         }
     }
 }

@@ -173,6 +173,7 @@ fn check_synthetic_training(model: &str, batch: u64, steps: u64) {
             Event::Eval { .. } => "eval",
             Event::Memory { .. } => "memory",
             Event::Breakdown(_) => "breakdown",
+            Event::Profile(_) => "profile",
             Event::Done { .. } => "done",
             Event::Error { .. } => "error",
         })

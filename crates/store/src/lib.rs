@@ -57,6 +57,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0006_step_breakdown.sql",
         include_str!("../../../migrations/0006_step_breakdown.sql"),
     ),
+    (
+        7,
+        "0007_operator_profile.sql",
+        include_str!("../../../migrations/0007_operator_profile.sql"),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]

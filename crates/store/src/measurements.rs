@@ -289,6 +289,12 @@ fn record_event(tx: &Transaction<'_>, id: i64, e: &Event) -> Result<()> {
                 params![id, serde_json::to_string(timings)?],
             )?;
         }
+        Event::Profile(profile) => {
+            tx.execute(
+                "UPDATE runs SET profile_json = ?2 WHERE id = ?1",
+                params![id, serde_json::to_string(profile)?],
+            )?;
+        }
         Event::Done {
             reason,
             loss_scale,

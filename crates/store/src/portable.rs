@@ -133,6 +133,7 @@ impl Store {
             loss_scale: d.loss_scale,
             step_timings: d.step_timings.clone(),
             compiles: d.compiles.clone(),
+            profile: d.profile.clone(),
             provenance: d.provenance.clone(),
             windows: d.windows.clone(),
             evals,
@@ -322,9 +323,9 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
              spec_json, price_offering, status, status_reason, error_class, exit_code, stderr_tail, created_unix_ms,
              started_unix_ms, ended_unix_ms, hello_json, param_count, flops_per_sample, first_step_s, train_start_ns,
              done_reason, provenance_json, first_step_train_s, compile_s, uid, origin_json, price_json, loss_scale,
-             step_timings_json, compiles_json)
+             step_timings_json, compiles_json, profile_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-             ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)",
+             ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)",
         params![
             r.config_key,
             r.repeat_index,
@@ -360,6 +361,7 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
             r.loss_scale,
             r.step_timings.as_ref().map(serde_json::to_string).transpose()?,
             r.compiles.as_ref().map(serde_json::to_string).transpose()?,
+            r.profile.as_ref().map(serde_json::to_string).transpose()?,
         ],
     )?;
     let id = tx.last_insert_rowid();

@@ -256,21 +256,21 @@ impl Store {
         let row = self.run_row(id)?;
         type Texts = (String, Option<String>, Option<String>, Option<String>);
         type Figures = (Option<f64>, Option<f64>, Option<f64>);
-        type Later = (Option<String>, Option<String>);
+        type Later = (Option<String>, Option<String>, Option<String>);
         let (
             (spec, hello, provenance, stderr_tail),
             (first_step_train_s, compile_s, loss_scale),
-            (step_timings, compiles),
+            (step_timings, compiles, profile),
         ): (Texts, Figures, Later) = self.conn.query_row(
             "SELECT spec_json, hello_json, provenance_json, stderr_tail, first_step_train_s, compile_s, loss_scale,
-                    step_timings_json, compiles_json
+                    step_timings_json, compiles_json, profile_json
              FROM runs WHERE id = ?1",
             params![id],
             |r| {
                 Ok((
                     (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?),
                     (r.get(4)?, r.get(5)?, r.get(6)?),
-                    (r.get(7)?, r.get(8)?),
+                    (r.get(7)?, r.get(8)?, r.get(9)?),
                 ))
             },
         )?;
@@ -290,6 +290,7 @@ impl Store {
             loss_scale,
             step_timings: step_timings.map(|t| serde_json::from_str(&t)).transpose()?,
             compiles: compiles.map(|c| serde_json::from_str(&c)).transpose()?,
+            profile: profile.map(|p| serde_json::from_str(&p)).transpose()?,
             windows: self.windows(id)?,
             evals: self.evals(id)?,
             memory: self.memory(id)?,

@@ -19,6 +19,8 @@ export interface WizardForm {
   targetAccuracy: string;
   repeats: string;
   price: string;
+  /** The operator profile after the timed part (PyTorch, JAX). */
+  profile: boolean;
 }
 
 export const defaultForm = (): WizardForm => ({
@@ -35,6 +37,7 @@ export const defaultForm = (): WizardForm => ({
   targetAccuracy: "",
   repeats: "1",
   price: "",
+  profile: false,
 });
 
 /** A field's problem found while parsing, before the backend is asked. */
@@ -113,6 +116,7 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     lr: null,
     repeats,
     price: f.price === "" ? null : f.price,
+    profile: f.profile,
   };
 }
 

@@ -1,6 +1,6 @@
 // Where a step's time goes (a run's table, a comparison's stacked bars) and
 // the validity badges with their evidence.
-import type { Explanation, StepBreakdown, ValidityCheck } from "../bindings";
+import type { Explanation, OpCategory, OperatorProfile, StepBreakdown, ValidityCheck } from "../bindings";
 import { badgeOrder, PART_COLOURS, PART_NAMES, partsPresent, STATUS_MARK, stackedBars } from "../lib/breakdown";
 import { duration } from "../lib/format";
 
@@ -124,6 +124,80 @@ export function StackedBars({
           ))}
         </ul>
       )}
+    </div>
+  );
+}
+
+const CATEGORY_NAMES: Record<OpCategory, string> = {
+  matmul_conv: "matmul/conv",
+  attention: "attention",
+  norm_elementwise: "norm/elementwise",
+  optimizer: "optimizer",
+  memory: "memory copies",
+  communication: "communication",
+  other: "other",
+};
+
+/** A run's operator profile (`--profile`): categories and top operators per step. */
+export function ProfileTable({ p }: { p: OperatorProfile | null | undefined }) {
+  if (!p) return <p class="missing">No operator profile (a run made with the profile option has one).</p>;
+  if (p.not_measured) return <p class="missing">Operator profile not measured: {p.not_measured}</p>;
+  const steps = Math.max(Number(p.steps ?? 0), 1);
+  const categories = p.categories ?? [];
+  const ops = p.ops ?? [];
+  const idle = p.idle_s ?? 0;
+  const span = p.span_s ?? 0;
+  const total = categories.reduce((a, c) => a + (c.self_s ?? 0), 0) + idle;
+  const share = (s: number) => (total > 0 ? `${((s / total) * 100).toFixed(1)} %` : "—");
+  return (
+    <div class="profile" id="profile">
+      <table>
+        <thead>
+          <tr>
+            <th>Category</th>
+            <th>self time per step</th>
+            <th>share</th>
+          </tr>
+        </thead>
+        <tbody>
+          {categories.map((c) => (
+            <tr key={c.category} data-category={c.category}>
+              <td>{CATEGORY_NAMES[c.category]}</td>
+              <td>{duration((c.self_s ?? 0) / steps)}</td>
+              <td>{share(c.self_s ?? 0)}</td>
+            </tr>
+          ))}
+          <tr data-category="idle">
+            <td>idle</td>
+            <td>{duration(idle / steps)}</td>
+            <td>{share(idle)}</td>
+          </tr>
+        </tbody>
+      </table>
+      <table>
+        <thead>
+          <tr>
+            <th>Top operators by self time</th>
+            <th>category</th>
+            <th>per step</th>
+            <th>calls per step</th>
+          </tr>
+        </thead>
+        <tbody>
+          {ops.slice(0, 10).map((o) => (
+            <tr key={o.name}>
+              <td>{o.name}</td>
+              <td>{CATEGORY_NAMES[o.category]}</td>
+              <td>{duration((o.self_s ?? 0) / steps)}</td>
+              <td>{(Number(o.calls) / steps).toFixed(1)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="note">
+        {steps} steps under {p.tool}, after the timed windows: {duration(span / steps)} per step, of which{" "}
+        {duration(idle / steps)} idle. {p.what}.
+      </p>
     </div>
   );
 }

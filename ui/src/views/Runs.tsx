@@ -7,7 +7,7 @@ import { LineChart } from "../charts/LineChart";
 import { bytes, date, num, rate, seconds, usd } from "../lib/format";
 import { defaultQuery, queryRuns, type SortKey, type TableQuery } from "../lib/table";
 import { Confirm, ErrorBox } from "./common";
-import { Badges, BreakdownTable } from "./Breakdown";
+import { Badges, BreakdownTable, ProfileTable } from "./Breakdown";
 
 const PAGE = 300;
 
@@ -294,6 +294,10 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
           <dt>Step breakdown</dt>
           <dd>
             <BreakdownTable b={s.breakdown} />
+          </dd>
+          <dt>Operator profile</dt>
+          <dd>
+            <ProfileTable p={d.profile} />
           </dd>
         </dl>
       ) : (

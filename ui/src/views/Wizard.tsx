@@ -31,7 +31,7 @@ export function FieldMessages({ field, messages }: { field: string; messages: Ma
   );
 }
 
-const SHOWN = ["model", "framework", "precision", "compile", "devices", "batch_size", "data", "steps", "epochs", "target_accuracy", "repeats", "price"];
+const SHOWN = ["model", "framework", "precision", "compile", "devices", "batch_size", "data", "steps", "epochs", "target_accuracy", "repeats", "price", "profile"];
 
 /** Verdicts on settings the wizard has no field for. */
 function OtherMessages({ messages }: { messages: Map<string, string[]> }) {
@@ -331,6 +331,20 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
           </h3>
           <input id="repeats" name="repeats" value={form.repeats} onInput={(e) => set({ repeats: e.currentTarget.value })} />
           <FieldMessages field="repeats" messages={messages} />
+        </section>
+        <section>
+          <h3>Operator profile</h3>
+          <label>
+            <input
+              type="checkbox"
+              id="profile"
+              name="profile"
+              checked={form.profile}
+              onChange={(e) => set({ profile: e.currentTarget.checked })}
+            />{" "}
+            profile a few steps after the timed part (PyTorch, JAX): top operators and categories by self time
+          </label>
+          <FieldMessages field="profile" messages={messages} />
         </section>
         <section>
           <h3>

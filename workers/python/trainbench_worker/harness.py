@@ -20,6 +20,7 @@ from .protocol import (
     PROTOCOL_VERSION,
     WorkerError,
     bad_config,
+    first_line,
     emit,
     monotonic_ns,
     peak_rss_bytes,
@@ -80,6 +81,8 @@ class Plan:
         self.threads_given = s.get("threads")
         self.synthetic_samples = int(s["synthetic_samples"])
         self.breakdown = obj.get("breakdown") or {"divisor": 10, "min_steps": 3, "max_steps": 10}
+        # ``ProfileRule`` in crates/core, present only when the run asked for a profile.
+        self.profile = obj.get("profile")
 
     @property
     def global_batch(self):
@@ -420,6 +423,14 @@ class Backend:
         """What :meth:`compile_count` counts, in words."""
         return ""
 
+    # --- the operator profile (issue 15) ------------------------------------
+
+    def profile(self, run_step, steps):
+        """``steps`` calls of ``run_step`` under the framework's profiler,
+        reduced (``profiling.reduce``) to the protocol's ``profile`` event
+        fields; or ``{"not_measured": why}``."""
+        return {"not_measured": f"{self.plan.framework}: no operator profiler is wired up for this framework"}
+
 
 def breakdown_steps(plan, steps_trained):
     """The plan's breakdown rule (``BreakdownRule`` in crates/core)."""
@@ -463,6 +474,25 @@ def measure_breakdown(plan, backend, data, lr, steps_trained):
         emit("breakdown", whole_step_s=whole,
              phases=[{"phase": p, "seconds": v} for p, v in series.items()],
              fused=backend.fused(), communication=backend.communication())
+
+
+def measure_profile(plan, backend, data, lr):
+    """The operator profile (protocol ``profile``), when the plan asks for
+    one: after the step breakdown, so the timed windows never run under the
+    profiler. Every rank runs it (collectives); rank 0 reports."""
+    rule = plan.profile
+    if not rule:
+        return
+    steps = int(rule["steps"])
+    try:
+        result = backend.profile(lambda: backend.step(data.next_indices(), lr), steps)
+    except WorkerError:
+        raise
+    except Exception as e:  # a profiler that fails must not lose the run's measurements
+        result = {"not_measured": f"the profiler failed: {first_line(e)}"}
+    if backend.rank == 0:
+        tool = result.pop("tool", None)
+        emit("profile", tool=tool or "", **result)
 
 
 def reshape_at_step():
@@ -578,6 +608,7 @@ def train(plan, backend, data):
             window_start = monotonic_ns()
     if step > 1:
         measure_breakdown(plan, backend, data, lr, step)
+        measure_profile(plan, backend, data, lr)
     memory = backend.memory_events()
     loss_scale = backend.loss_scale()
     backend.finish()

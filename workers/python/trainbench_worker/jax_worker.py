@@ -70,12 +70,14 @@ def _layer_norm(eps, name):
 
 def _attention(q, k, v, dtype, dropout=None):
     """softmax(QKᵀ/√d_head)·V on (batch, tokens, heads, d_head); the softmax in
-    float32, the two matmuls in the compute dtype."""
-    q = q / math.sqrt(q.shape[-1])
-    probs = jax.nn.softmax(jnp.einsum("bqhd,bkhd->bhqk", q, k).astype(jnp.float32), axis=-1).astype(dtype)
-    if dropout is not None:
-        probs = dropout(probs)
-    return jnp.einsum("bhqk,bkhd->bqhd", probs, v)
+    float32, the two matmuls in the compute dtype. The named scope only labels
+    the HLO (the operator profile's "attention", as torch's SDPA is there)."""
+    with jax.named_scope("trainbench.attention"):
+        q = q / math.sqrt(q.shape[-1])
+        probs = jax.nn.softmax(jnp.einsum("bqhd,bkhd->bhqk", q, k).astype(jnp.float32), axis=-1).astype(dtype)
+        if dropout is not None:
+            probs = dropout(probs)
+        return jnp.einsum("bhqk,bkhd->bqhd", probs, v)
 
 
 class VitBlock(nn.Module):
@@ -417,8 +419,10 @@ class JaxBackend(Backend):
         opt = opt._replace(hyperparams={**opt.hyperparams, "learning_rate": lr})
 
         def apply(grads):
-            updates, new_opt = self.tx.update(grads, opt, state["params"])
-            return optax.apply_updates(state["params"], updates), new_opt
+            # The named scope only labels the HLO (the operator profile's "optimizer").
+            with jax.named_scope("trainbench.optimizer"):
+                updates, new_opt = self.tx.update(grads, opt, state["params"])
+                return optax.apply_updates(state["params"], updates), new_opt
 
         new = {**state, "model_state": model_state, "step": step}
         if self.loss_scaling:
@@ -558,6 +562,34 @@ class JaxBackend(Backend):
 
     def compile_source(self):
         return "XLA backend compilations seen by jax.monitoring while the training step ran"
+
+    def profile(self, run_step, steps):
+        import glob
+        import gzip
+        import json
+        import tempfile
+
+        from . import profiling
+
+        run_step()  # one step outside the profiler
+        self.sync()
+        categories = profiling.hlo_categories(self.compiled.as_text())
+        with tempfile.TemporaryDirectory(prefix="trainbench-profile-") as d:
+            with jax.profiler.trace(d, create_perfetto_trace=True):
+                with jax.profiler.TraceAnnotation(profiling.SPAN):
+                    for _ in range(steps):
+                        run_step()
+                    self.sync()
+            files = glob.glob(os.path.join(d, "**", "perfetto_trace.json.gz"), recursive=True)
+            if not files:
+                return {"not_measured": "jax.profiler wrote no perfetto_trace.json.gz"}
+            with gzip.open(files[0]) as f:
+                trace = json.load(f)
+        events, timeline, span_s = profiling.xla_events(trace, categories)
+        what = ("XLA operators on the GPU streams" if timeline == "device" else
+                "XLA operators on the host's XLA threads (thunks of the jitted step)")
+        what += ", categorised from the compiled HLO (a fusion takes the strongest operation inside it)"
+        return profiling.reduce(events, span_s, steps, f"jax.profiler (JAX {jax.__version__})", timeline, what)
 
     def loss_scale(self):
         return float(self.state["scale"]) if self.loss_scaling else None

@@ -432,6 +432,34 @@ class TorchBackend(Backend):
     def compile_source(self):
         return "torch._dynamo's count of unique graphs compiled"
 
+    def profile(self, run_step, steps):
+        import json
+        import tempfile
+
+        from torch.profiler import ProfilerActivity, profile, record_function
+
+        from . import profiling
+
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.plan.is_cuda else [])
+        run_step()  # one step outside the profiler: its start-up is not the model's
+        self.sync()
+        with profile(activities=acts) as prof:
+            with record_function(profiling.SPAN):
+                for _ in range(steps):
+                    run_step()
+                self.sync()
+        with tempfile.TemporaryDirectory(prefix="trainbench-profile-") as d:
+            path = os.path.join(d, "trace.json")
+            prof.export_chrome_trace(path)
+            with open(path) as f:
+                trace = json.load(f)
+        events, timeline, span_s = profiling.torch_events(trace)
+        what = ("CUDA kernels and copies on the GPU, each named after the PyTorch operator that launched it"
+                if timeline == "device" else
+                "PyTorch operators on the training thread (self time: less the operators they call)")
+        return profiling.reduce(events, span_s, steps, f"torch.profiler (PyTorch {torch.__version__})",
+                                timeline, what)
+
     def sync(self):
         if self.plan.is_cuda:
             torch.cuda.synchronize(self.device)

@@ -230,6 +230,9 @@ pub struct PortableRun {
     /// Recompilations after step 1 (absent from older files).
     #[serde(default)]
     pub compiles: Option<crate::protocol::CompileCount>,
+    /// The operator profile (absent from older files and unprofiled runs).
+    #[serde(default)]
+    pub profile: Option<crate::protocol::OperatorProfile>,
     pub provenance: Option<serde_json::Value>,
     pub windows: Vec<StoredWindow>,
     pub evals: Vec<PortableEval>,

@@ -25,7 +25,7 @@ pub use crate::framework::Framework;
 pub use key::ConfigKeys;
 pub use options::{Compile, DataSource, Device, Parallel, Precision};
 pub use plan::breakdown_steps;
-pub use plan::{PlanWarmup, WorkerPlan};
+pub use plan::{PlanWarmup, ProfileRule, WorkerPlan};
 pub use raw::RawSpec;
 pub use runnable::{check_runnable, Machine};
 pub use schedule::{default_warmup, interleaved_plan, learning_rate};

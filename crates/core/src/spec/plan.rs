@@ -22,6 +22,20 @@ pub struct WorkerPlan<'a> {
     pub warmup: PlanWarmup,
     /// How many extra steps the step breakdown times after the timed part.
     pub breakdown: BreakdownRule,
+    /// Present when the run asked for an operator profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileRule>,
+}
+
+/// The operator profile's length: one unprofiled step, then `steps` steps
+/// under the profiler (after the breakdown). JSON: `{"steps": 3}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ProfileRule {
+    pub steps: u64,
+}
+
+impl ProfileRule {
+    pub const DEFAULT: ProfileRule = ProfileRule { steps: 3 };
 }
 
 /// The step breakdown's length: `clamp(steps_trained / divisor, min_steps,
@@ -107,6 +121,7 @@ impl RunSpec {
             flops_per_sample: self.model_config.flops_per_sample(),
             warmup: PlanWarmup::resolve(self),
             breakdown: BreakdownRule::DEFAULT,
+            profile: self.profile.then_some(ProfileRule::DEFAULT),
         };
         serde_json::to_string(&plan).unwrap_or_default()
     }

@@ -95,6 +95,11 @@ pub struct RawSpec {
     pub threads: Option<i64>,
     #[serde(default = "default_synthetic_samples")]
     pub synthetic_samples: i64,
+    /// Profile a few steps after the timed part (the operator profile).
+    /// Not part of the configuration's identity: it never touches the timed
+    /// windows.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile: bool,
 }
 
 impl RawSpec {
@@ -129,6 +134,7 @@ impl RawSpec {
             stop_at_target: false,
             threads: None,
             synthetic_samples: default_synthetic_samples(),
+            profile: false,
         }
     }
 

@@ -31,6 +31,20 @@ pub fn check_runnable(
             ),
         ));
     }
+    if spec.profile && !matches!(framework, Framework::Pytorch | Framework::Jax) {
+        return Err(SpecError::new(
+            "profile",
+            format!("true (with {framework})"),
+            &format!(
+                "pytorch or jax: {}",
+                if framework == Framework::Tch {
+                    "the tch crate does not expose libtorch's profiler"
+                } else {
+                    "TensorFlow's profiler writes XPlane protobufs the studio does not read yet"
+                }
+            ),
+        ));
+    }
     match spec.device {
         Device::Cuda(i) if i >= machine.gpus => {
             return Err(SpecError::new(

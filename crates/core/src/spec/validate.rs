@@ -42,6 +42,11 @@ pub struct RunSpec {
     pub stop_at_target: bool,
     pub threads: Option<u32>,
     pub synthetic_samples: u64,
+    /// The operator profile after the timed part: kept out of the
+    /// configuration keys (which serialise this struct) and sent to the
+    /// worker in the plan (`WorkerPlan::profile`).
+    #[serde(skip)]
+    pub profile: bool,
 }
 
 fn at_least_one(field: &str, v: i64) -> Result<u64, SpecError> {
@@ -237,6 +242,7 @@ impl RunSpec {
             stop_at_target: raw.stop_at_target,
             threads,
             synthetic_samples,
+            profile: raw.profile,
         })
     }
 

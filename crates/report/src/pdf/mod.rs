@@ -72,6 +72,7 @@ pub fn report(input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError> {
     sections::summary(&mut l, c);
     sections::speedups(&mut l, c);
     sections::breakdown(&mut l, c);
+    sections::profiles(&mut l, input.runs);
     sections::scaling(&mut l, c);
     sections::warnings(&mut l, c, input.runs);
     // The charts and the per-run details start on a page of their own.

@@ -71,7 +71,7 @@ pub(crate) fn energy(l: &mut Layout, runs: &[RunDetail]) {
     l.paragraph(
         "MFU: FLOPs per sample × steady throughput ÷ (the detected device's dense peak at the precision in effect × devices). \
          Energy: NVML's total-energy counter over the steady windows ÷ the samples trained in them. \
-         Power and utilisation: NVML's 10 Hz samples over the same span. What could not be measured says why.",
+         Power and utilisation: NVML's 10 Hz samples over the same span, from 1 s into it (NVML's reading averages the last second). What could not be measured says why.",
         9.0,
         false,
     );
@@ -181,4 +181,88 @@ pub(crate) fn provenance(l: &mut Layout, runs: &[RunProvenance]) {
         &rows,
         6.5,
     );
+}
+
+/// The operator profiles of the runs made with `--profile`: self time per
+/// step by category, and each run's top operators.
+pub(crate) fn profiles(l: &mut Layout, runs: &[RunDetail]) {
+    use trainbench_core::breakdown::fmt_s;
+    use trainbench_core::protocol::OpCategory;
+    let with: Vec<&RunDetail> = runs.iter().filter(|r| r.profile.is_some()).collect();
+    if with.is_empty() {
+        return;
+    }
+    l.heading("Operator profiles", 12.0);
+    l.paragraph(
+        "Runs made with --profile: after the timed windows and the step breakdown, one unprofiled step, then a few steps under the framework's own profiler (torch.profiler, jax.profiler); the trace (Chrome trace-event format) is reduced to self time per operator (its time less the operators it calls) and per category. On a GPU the kernels on the device's streams are read, on a CPU the operators on the training thread. Idle: the profiled span with no operator running. Figures per step.",
+        8.5,
+        false,
+    );
+    let mut header: Vec<String> = vec!["Run".into()];
+    header.extend(OpCategory::ALL.iter().map(|c| {
+        match c {
+            OpCategory::MatmulConv => "matmul, conv",
+            OpCategory::NormElementwise => "norm, elementwise",
+            OpCategory::Memory => "copies",
+            OpCategory::Communication => "comms",
+            other => other.label(),
+        }
+        .to_owned()
+    }));
+    header.push("idle".into());
+    let rows: Vec<Vec<String>> = with
+        .iter()
+        .map(|r| {
+            let Some(p) = r.profile.as_ref() else {
+                return Vec::new();
+            };
+            let mut row = vec![format!("#{}", r.row.id)];
+            match &p.not_measured {
+                Some(_) => {
+                    row.extend((0..=OpCategory::ALL.len()).map(|_| "not measured".to_owned()))
+                }
+                None => {
+                    row.extend(
+                        OpCategory::ALL
+                            .iter()
+                            .map(|c| p.per_step(*c).map_or("—".into(), fmt_s)),
+                    );
+                    row.push(p.idle_per_step().map_or("—".into(), fmt_s));
+                }
+            }
+            row
+        })
+        .collect();
+    let headers: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut widths = vec![26.0];
+    widths.extend((0..=OpCategory::ALL.len()).map(|_| 55.0));
+    l.table(&headers, &widths, &rows, 7.5);
+    for r in with {
+        let Some(p) = &r.profile else { continue };
+        let text = match &p.not_measured {
+            Some(why) => format!("#{}: not measured: {why}", r.row.id),
+            None => {
+                let steps = p.steps.max(1) as f64;
+                format!(
+                    "#{} — {}, {} steps; {}. Top operators by self time per step: {}",
+                    r.row.id,
+                    p.tool,
+                    p.steps,
+                    p.what,
+                    p.ops
+                        .iter()
+                        .take(5)
+                        .map(|o| format!(
+                            "{} {} ({})",
+                            o.name,
+                            fmt_s(o.self_s / steps),
+                            o.category.label()
+                        ))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            }
+        };
+        l.paragraph(&text, 8.0, false);
+    }
 }

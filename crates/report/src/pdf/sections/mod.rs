@@ -16,7 +16,7 @@ mod results;
 
 pub use overview::question;
 
-pub(crate) use details::{energy, provenance, runs};
+pub(crate) use details::{energy, profiles, provenance, runs};
 pub(crate) use method::method;
 pub(crate) use overview::{configurations, extra, the_question, title};
 pub(crate) use results::{breakdown, charts, decisions, scaling, speedups, summary, warnings};
