@@ -1120,7 +1120,7 @@ export type SweepRequest = {
 	repeats: number,
 	/**  A price-table offering for cost per epoch. */
 	price: string | null,
-	/**  The operator profile after the timed part (PyTorch and JAX). */
+	/**  The operator profile after the timed part (PyTorch, TensorFlow, JAX). */
 	profile?: boolean,
 };
 

@@ -44,7 +44,7 @@ pub struct SweepRequest {
     pub repeats: i64,
     /// A price-table offering for cost per epoch.
     pub price: Option<String>,
-    /// The operator profile after the timed part (PyTorch and JAX).
+    /// The operator profile after the timed part (PyTorch, TensorFlow, JAX).
     #[serde(default)]
     pub profile: bool,
 }

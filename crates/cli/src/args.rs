@@ -328,7 +328,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub price: Option<String>,
     /// After the timed part, profile a few steps with the framework's own
-    /// profiler (PyTorch, JAX): top operators and categories by self time
+    /// profiler (PyTorch, TensorFlow, JAX): top operators and categories by self time
     #[arg(long)]
     pub profile: bool,
     /// Print what each configuration's worker would be started with (command

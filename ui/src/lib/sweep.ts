@@ -19,7 +19,7 @@ export interface WizardForm {
   targetAccuracy: string;
   repeats: string;
   price: string;
-  /** The operator profile after the timed part (PyTorch, JAX). */
+  /** The operator profile after the timed part (PyTorch, TensorFlow, JAX). */
   profile: boolean;
 }
 

@@ -297,3 +297,73 @@ def xla_events(trace, categories):
         short = op_name.rsplit("/", 2)[-2:] if op_name else []
         e["name"] = f"{op} ({'/'.join(short)})" if short else op
     return chosen, ("device" if on_device else "host"), span["dur"] / 1e6
+
+
+# --- TensorFlow (XPlane) -------------------------------------------------------
+
+_TF_MATMUL = re.compile(r"matmul|conv|einsum")
+_TF_OTHER = {"readvariableop", "varhandleop", "identity", "identityn", "noop", "const", "assignvariableop",
+             "assignaddvariableop", "assignsubvariableop", "placeholder", "shape", "reshape"}
+
+
+def tf_category(name):
+    """A category from a TensorFlow op's ``scope/name:Type``."""
+    scope, _, typ = name.rpartition(":")
+    if "trainbench.optimizer" in scope:
+        return "optimizer"
+    if "trainbench.attention" in scope:
+        return "attention"
+    t = typ.lower()
+    if any(k in t for k in ("allreduce", "collective", "nccl")):
+        return "communication"
+    if _TF_MATMUL.search(t):
+        return "matmul_conv"
+    if t in _TF_OTHER:
+        return "other"
+    if t in ("_send", "_recv", "memcpy", "copy", "copyhost", "_hostsend", "_hostrecv"):
+        return "memory"
+    return "norm_elementwise"
+
+
+def xplane_events(space):
+    """(events, timeline, span_s) of a TensorFlow profiler XSpace: kernels on
+    the GPU planes when there are any (named and categorised by their
+    ``tf_op`` stat), else the graph ops (``scope/name:Type``) on the host's
+    threads inside the ``SPAN`` annotation."""
+    host, device, span = [], [], None
+    for p in space.planes:
+        is_device = p.name.startswith("/device:GPU")
+        if not is_device and p.name != "/host:CPU":
+            continue
+        stat_names = {k: v.name for k, v in p.stat_metadata.items()}
+        for line in p.lines:
+            base_ps = line.timestamp_ns * 1000
+            for e in line.events:
+                name = p.event_metadata[e.metadata_id].name
+                ev = {"track": (p.id, p.name, line.id), "ts": (base_ps + e.offset_ps) / 1e6,
+                      "dur": e.duration_ps / 1e6, "name": name}
+                if not is_device and name == SPAN:
+                    span = ev
+                elif is_device:
+                    for s in e.stats:
+                        if stat_names.get(s.metadata_id) == "tf_op":
+                            ev["tf_op"] = s.str_value or stat_names.get(s.ref_value, "")
+                    device.append(ev)
+                elif ":" in name and "::" not in name and " " not in name:  # graph ops (scope/name:Type)
+                    host.append(ev)
+    if span is None:
+        raise RuntimeError(f"the profile has no {SPAN} annotation")
+    if device:
+        for e in device:
+            e["self"], e["parent"] = e["dur"], None
+            op = e.get("tf_op")
+            e["category"] = tf_category(op) if op else category_of_name(e["name"])
+            if e["category"] == "other":
+                e["category"] = "norm_elementwise"
+            e["name"] = f"{op}: {e['name']}" if op else e["name"]
+        return device, "device", span["dur"] / 1e6
+    host = [e for e in host if span["ts"] <= e["ts"] <= span["ts"] + span["dur"]]
+    self_times(host)
+    for e in host:
+        e["category"] = tf_category(e["name"])
+    return host, "host", span["dur"] / 1e6

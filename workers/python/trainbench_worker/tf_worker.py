@@ -43,12 +43,14 @@ def _dense(units, std=0.02):
 
 def _attention(q, k, v, dropout=None):
     """softmax(q kᵀ / √d) v over (batch, heads, tokens, head_dim), with optional
-    dropout on the attention probabilities."""
-    q = q * (1.0 / math.sqrt(q.shape[-1]))
-    probs = tf.nn.softmax(tf.matmul(q, k, transpose_b=True), axis=-1)
-    if dropout is not None:
-        probs = dropout(probs)
-    return tf.matmul(probs, v)
+    dropout on the attention probabilities. The name scope only labels the
+    graph's ops (the operator profile's "attention")."""
+    with tf.name_scope("trainbench.attention"):
+        q = q * (1.0 / math.sqrt(q.shape[-1]))
+        probs = tf.nn.softmax(tf.matmul(q, k, transpose_b=True), axis=-1)
+        if dropout is not None:
+            probs = dropout(probs)
+        return tf.matmul(probs, v)
 
 
 def _gelu(x):
@@ -465,7 +467,8 @@ class TFBackend(Backend):
 
     def _replica_step(self, x, y):
         loss, grads = self.grads(x, y)
-        self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+        with tf.name_scope("trainbench.optimizer"):  # a label for the operator profile
+            self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
         return loss
 
     def _step(self, idx, lr):
@@ -513,6 +516,40 @@ class TFBackend(Backend):
 
     def compile_source(self):
         return "tf.function's tracing count of the training step (a retrace builds and compiles a new graph)"
+
+    def profile(self, run_step, steps):
+        import glob
+        import tempfile
+
+        from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+        from . import profiling
+
+        run_step()  # one step outside the profiler
+        self.sync()
+        with tempfile.TemporaryDirectory(prefix="trainbench-profile-") as d:
+            tf.profiler.experimental.start(d)
+            try:
+                with tf.profiler.experimental.Trace(profiling.SPAN):
+                    for _ in range(steps):
+                        run_step()
+                    self.sync()
+            finally:
+                tf.profiler.experimental.stop()
+            files = glob.glob(os.path.join(d, "**", "*.xplane.pb"), recursive=True)
+            if not files:
+                return {"not_measured": "the TensorFlow profiler wrote no .xplane.pb"}
+            space = xplane_pb2.XSpace()
+            with open(files[0], "rb") as f:
+                space.ParseFromString(f.read())
+        events, timeline, span_s = profiling.xplane_events(space)
+        what = ("kernels on the GPU's streams, categorised by the TensorFlow op that launched them"
+                if timeline == "device" else
+                "TensorFlow graph ops on the executor's threads (they may run in parallel)")
+        if self.plan.compile == "xla":
+            what += "; under XLA the step's ops run inside compiled clusters, shown as such"
+        return profiling.reduce(events, span_s, steps, f"TensorFlow profiler (XPlane; TensorFlow {tf.__version__})",
+                                timeline, what)
 
     def sync(self):
         tf.test.experimental.sync_devices()

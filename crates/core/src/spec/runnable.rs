@@ -31,18 +31,11 @@ pub fn check_runnable(
             ),
         ));
     }
-    if spec.profile && !matches!(framework, Framework::Pytorch | Framework::Jax) {
+    if spec.profile && framework == Framework::Tch {
         return Err(SpecError::new(
             "profile",
-            format!("true (with {framework})"),
-            &format!(
-                "pytorch or jax: {}",
-                if framework == Framework::Tch {
-                    "the tch crate does not expose libtorch's profiler"
-                } else {
-                    "TensorFlow's profiler writes XPlane protobufs the studio does not read yet"
-                }
-            ),
+            "true (with tch)",
+            "pytorch, tensorflow or jax: the tch crate does not expose libtorch's profiler",
         ));
     }
     match spec.device {
