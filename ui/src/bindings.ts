@@ -106,6 +106,27 @@ export type AppInfo = {
 	settings: Settings,
 };
 
+/**  One row of a profile per sample: a category, or idle (`category: None`). */
+export type CategoryGap = {
+	/**  `None`: idle (no operator ran on the profile's timeline). */
+	category: OpCategory | null,
+	label: string,
+	a_per_sample_s: number | null,
+	b_per_sample_s: number | null,
+	/**  B − A. */
+	gap_s: number | null,
+	/**  The row's share of the total gap; `None` when the totals are equal. */
+	share_of_gap: number | null,
+};
+
+/**  One category's (or idle's) seconds per sample. */
+export type CategoryPerSample = {
+	/**  `None`: idle. */
+	category: OpCategory | null,
+	label: string,
+	per_sample_s: number | null,
+};
+
 /**  A category's self time summed over the profiled steps. */
 export type CategoryTime = {
 	category: OpCategory,
@@ -177,6 +198,11 @@ export type CompareEntry = {
 	 *  repeats' averaged (`breakdown::average`); absent where none was measured.
 	 */
 	breakdown?: StepBreakdown | null,
+	/**
+	 *  The operator profile per sample: its run's, or its repeats' averaged;
+	 *  absent where no run was profiled.
+	 */
+	profile?: ProfileSummary | null,
 };
 
 /**  A comparison ready to draw: the numbers, the curves, one colour per entry. */
@@ -208,6 +234,11 @@ export type Comparison = {
 	 *  gap in time per sample to the baseline splits over the step's parts.
 	 */
 	explanations?: EntryExplanation[],
+	/**
+	 *  For each entry with an operator profile (the baseline's too), its gap
+	 *  to the baseline category by category.
+	 */
+	profile_gaps?: EntryProfileGap[],
 };
 
 /**  How a framework turns the training step into code. */
@@ -282,6 +313,16 @@ export type EntryExplanation = {
 	/**  Index into `entries`. */
 	entry: number,
 	explanation: Explanation,
+};
+
+/**
+ *  An entry's gap to the baseline over the operator profile's categories
+ *  ([`crate::profile::profile_gap`]).
+ */
+export type EntryProfileGap = {
+	/**  Index into `entries`. */
+	entry: number,
+	gap: ProfileGap,
 };
 
 /**  How a difference in time per sample between two runs splits over the parts. */
@@ -712,6 +753,31 @@ export type PriceRow = {
 	source: string,
 };
 
+/**  How the gap in time per sample splits over the profile's categories. */
+export type ProfileGap = {
+	/**  Sum of the rows per sample (categories' self time + idle). */
+	a_per_sample_s: number | null,
+	b_per_sample_s: number | null,
+	gap_s: number | null,
+	rows: CategoryGap[],
+	/**  Which timelines the two profiles read, and a warning where they differ. */
+	note: string,
+	verdict: string,
+};
+
+/**
+ *  A profile per sample, as a run's summary and a comparison entry carry it:
+ *  seconds per sample of each category (in `OpCategory::ALL` order) and of
+ *  idle time (last).
+ */
+export type ProfileSummary = {
+	tool: string,
+	timeline: ProfileTimeline | null,
+	/**  Profiled steps (summed over the runs averaged). */
+	steps: number,
+	rows: CategoryPerSample[],
+};
+
 /**  Which timeline a profile's self times come from. */
 export type ProfileTimeline = 
 /**  Kernels and copies on the accelerator's streams. */
@@ -888,6 +954,11 @@ export type RunSummary = {
 	warnings?: RunWarning[],
 	/**  Where the step's time goes (absent from runs measured before it). */
 	breakdown?: StepBreakdown | null,
+	/**
+	 *  The operator profile per sample (runs made with `--profile`); named
+	 *  apart from `RunDetail::profile`, which `show --json` puts beside it.
+	 */
+	profile_per_sample?: ProfileSummary | null,
 	/**  Every validity check, passing or not, as a badge with its evidence. */
 	checks?: ValidityCheck[],
 	/**

@@ -6,8 +6,9 @@
 use serde::Serialize;
 use trainbench_core::breakdown::{average, explain, Explanation, StepBreakdown};
 use trainbench_core::compare::config_label;
-use trainbench_core::profile::{profile_gap, ProfileGap};
-use trainbench_core::protocol::OperatorProfile;
+use trainbench_core::profile::{
+    average as average_profiles, profile_gap, ProfileGap, ProfileSummary,
+};
 use trainbench_core::record::RunRow;
 use trainbench_core::summary::RunStatus;
 
@@ -79,22 +80,24 @@ pub fn explain_runs(ws: &Workspace, a: i64, b: i64, by_config: bool) -> AppResul
     let a = side(ws, "a", a, by_config)?;
     let b = side(ws, "b", b, by_config)?;
     let explanation = explain(&a.breakdown, &b.breakdown, &a.label, &b.label);
-    let profiles = |s: &Side| -> AppResult<Vec<(OperatorProfile, u64)>> {
+    // The profiles per sample, averaged over each side's profiled runs.
+    let summaries = |s: &Side| -> AppResult<Vec<ProfileSummary>> {
         let mut out = Vec::new();
         for &id in &s.run_ids {
-            let d = ws.run_detail(id)?;
-            if let Some(p) = d.profile.filter(|p| p.not_measured.is_none()) {
-                out.push((p, d.row.batch_size * u64::from(d.row.devices)));
+            if let Some(p) = ws.run(id)?.summary.and_then(|x| x.profile_per_sample) {
+                out.push(p);
             }
         }
         Ok(out)
     };
-    let (pa, pb) = (profiles(&a)?, profiles(&b)?);
-    let ra: Vec<(&OperatorProfile, u64)> = pa.iter().map(|(p, g)| (p, *g)).collect();
-    let rb: Vec<(&OperatorProfile, u64)> = pb.iter().map(|(p, g)| (p, *g)).collect();
-    let profile = (!ra.is_empty() && !rb.is_empty())
-        .then(|| profile_gap(&ra, &rb, "A", "B"))
-        .flatten();
+    let (pa, pb) = (summaries(&a)?, summaries(&b)?);
+    let profile = match (
+        average_profiles(&pa.iter().collect::<Vec<_>>()),
+        average_profiles(&pb.iter().collect::<Vec<_>>()),
+    ) {
+        (Some(x), Some(y)) => Some(profile_gap(&x, &y, "A", "B")),
+        _ => None,
+    };
     Ok(ExplainReport {
         a,
         b,

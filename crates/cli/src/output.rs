@@ -562,6 +562,46 @@ pub fn print_compare(c: &Comparison) {
             println!("  {:<width$} {}{tail}", e.label, cells.join(" "));
         }
     }
+    if c.entries.iter().any(|e| e.profile.is_some()) {
+        use trainbench_core::breakdown::fmt_s;
+        use trainbench_core::protocol::OpCategory;
+        println!("\nOperator profiles (self time per sample, runs made with --profile):");
+        let labels: Vec<&str> = OpCategory::ALL
+            .iter()
+            .map(|c| c.label())
+            .chain(["idle"])
+            .collect();
+        let width = c
+            .entries
+            .iter()
+            .map(|e| e.label.chars().count())
+            .max()
+            .unwrap_or(5);
+        println!(
+            "  {:<width$} {}",
+            "entry",
+            labels
+                .iter()
+                .map(|l| format!("{:>16}", l))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        for e in &c.entries {
+            let cells = match &e.profile {
+                Some(p) => p
+                    .rows
+                    .iter()
+                    .map(|r| format!("{:>16}", fmt_s(r.per_sample_s)))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                None => "  not profiled".to_owned(),
+            };
+            println!("  {:<width$} {cells}", e.label);
+        }
+        for g in &c.profile_gaps {
+            println!("  {} ({})", g.gap.verdict, g.gap.note);
+        }
+    }
     for w in &c.warnings {
         println!("warning: {w}");
     }

@@ -519,6 +519,29 @@ fn operator_profiles_of_tiny_models_have_the_expected_categories() {
         (gap - e["profile"]["gap_s"].as_f64().unwrap()).abs() < 1e-12,
         "{e}"
     );
+    // So does a comparison: each entry's profile per sample, and its gap to the baseline.
+    let (out, c) = home.run(&[
+        "compare",
+        &ids[0].to_string(),
+        &ids[1].to_string(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let c = if c["comparison"].is_null() {
+        &c
+    } else {
+        &c["comparison"]
+    };
+    assert_eq!(
+        c["entries"][0]["profile"]["rows"].as_array().unwrap().len(),
+        8,
+        "{c}"
+    );
+    let gaps = c["profile_gaps"].as_array().unwrap();
+    assert_eq!(gaps.len(), 1, "{c}");
+    assert_eq!(gaps[0]["entry"], 1);
+    let verdict = gaps[0]["gap"]["verdict"].as_str().unwrap();
+    assert!(verdict.contains("in the operator profiles"), "{verdict}");
     // No profiler wired up: refused before anything runs, naming the field.
     let (out, _) = home.run(&["run", "--framework", "tch", "--steps", "5", "--profile"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));

@@ -1,12 +1,12 @@
 //! The operator profile's figures: self time per category per sample, and
 //! how the gap between two runs splits over the categories (`explain`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::protocol::{OpCategory, OperatorProfile, ProfileTimeline};
 
 /// One row of a profile per sample: a category, or idle (`category: None`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct CategoryGap {
     /// `None`: idle (no operator ran on the profile's timeline).
@@ -21,7 +21,7 @@ pub struct CategoryGap {
 }
 
 /// How the gap in time per sample splits over the profile's categories.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ProfileGap {
     /// Sum of the rows per sample (categories' self time + idle).
@@ -34,33 +34,95 @@ pub struct ProfileGap {
     pub verdict: String,
 }
 
-/// Seconds per sample of each category and of idle time, in
-/// `OpCategory::ALL` order then idle; `None` when the profile was not
-/// measured.
-pub fn per_sample(p: &OperatorProfile, global_batch: u64) -> Option<Vec<f64>> {
+/// A profile per sample, as a run's summary and a comparison entry carry it:
+/// seconds per sample of each category (in `OpCategory::ALL` order) and of
+/// idle time (last).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ProfileSummary {
+    pub tool: String,
+    pub timeline: Option<ProfileTimeline>,
+    /// Profiled steps (summed over the runs averaged).
+    pub steps: u64,
+    pub rows: Vec<CategoryPerSample>,
+}
+
+/// One category's (or idle's) seconds per sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CategoryPerSample {
+    /// `None`: idle.
+    pub category: Option<OpCategory>,
+    pub label: String,
+    pub per_sample_s: f64,
+}
+
+fn row_labels() -> impl Iterator<Item = (Option<OpCategory>, &'static str)> {
+    OpCategory::ALL
+        .iter()
+        .map(|c| (Some(*c), c.label()))
+        .chain([(None, "idle")])
+}
+
+impl ProfileSummary {
+    /// Seconds per sample, in row order.
+    pub fn values(&self) -> Vec<f64> {
+        self.rows.iter().map(|r| r.per_sample_s).collect()
+    }
+
+    pub fn total_per_sample_s(&self) -> f64 {
+        self.rows.iter().map(|r| r.per_sample_s).sum()
+    }
+}
+
+/// A measured profile per sample (`None` when it was not measured).
+pub fn summarize(p: &OperatorProfile, global_batch: u64) -> Option<ProfileSummary> {
     if p.not_measured.is_some() || p.steps == 0 || global_batch == 0 {
         return None;
     }
     let per = (p.steps * global_batch) as f64;
-    let mut out: Vec<f64> = OpCategory::ALL
+    let values = OpCategory::ALL
         .iter()
         .map(|&c| p.per_step(c).unwrap_or(0.0) * p.steps as f64 / per)
-        .collect();
-    out.push(p.idle_s / per);
-    Some(out)
+        .chain([p.idle_s / per]);
+    Some(ProfileSummary {
+        tool: p.tool.clone(),
+        timeline: p.timeline,
+        steps: p.steps,
+        rows: row_labels()
+            .zip(values)
+            .map(|((category, label), v)| CategoryPerSample {
+                category,
+                label: label.to_owned(),
+                per_sample_s: v,
+            })
+            .collect(),
+    })
 }
 
-fn mean_rows(sides: &[(&OperatorProfile, u64)]) -> Option<Vec<f64>> {
-    let rows: Vec<Vec<f64>> = sides
-        .iter()
-        .filter_map(|(p, gb)| per_sample(p, *gb))
-        .collect();
-    let first = rows.first()?;
-    Some(
-        (0..first.len())
-            .map(|i| rows.iter().map(|r| r[i]).sum::<f64>() / rows.len() as f64)
+/// The mean per sample of several runs' profiles (a configuration's repeats).
+pub fn average(of: &[&ProfileSummary]) -> Option<ProfileSummary> {
+    let first = of.first()?;
+    let n = of.len() as f64;
+    Some(ProfileSummary {
+        tool: first.tool.clone(),
+        timeline: first.timeline,
+        steps: of.iter().map(|p| p.steps).sum(),
+        rows: first
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| CategoryPerSample {
+                category: r.category,
+                label: r.label.clone(),
+                per_sample_s: of
+                    .iter()
+                    .map(|p| p.rows.get(i).map_or(0.0, |x| x.per_sample_s))
+                    .sum::<f64>()
+                    / n,
+            })
             .collect(),
-    )
+    })
 }
 
 fn timeline_text(t: Option<ProfileTimeline>) -> &'static str {
@@ -71,25 +133,18 @@ fn timeline_text(t: Option<ProfileTimeline>) -> &'static str {
     }
 }
 
-/// The gap between A's and B's profiles (each side: profiles with the
-/// global batch of their run, averaged per sample), `None` when a side has
-/// no measured profile.
+/// The gap between A's and B's profiles per sample, category by category.
 pub fn profile_gap(
-    a: &[(&OperatorProfile, u64)],
-    b: &[(&OperatorProfile, u64)],
+    a: &ProfileSummary,
+    b: &ProfileSummary,
     a_label: &str,
     b_label: &str,
-) -> Option<ProfileGap> {
-    let ra = mean_rows(a)?;
-    let rb = mean_rows(b)?;
+) -> ProfileGap {
+    let (ra, rb) = (a.values(), b.values());
     let ta: f64 = ra.iter().sum();
     let tb: f64 = rb.iter().sum();
     let gap = tb - ta;
-    let labels = OpCategory::ALL
-        .iter()
-        .map(|c| (Some(*c), c.label()))
-        .chain([(None, "idle")]);
-    let rows: Vec<CategoryGap> = labels
+    let rows: Vec<CategoryGap> = row_labels()
         .zip(ra.iter().zip(&rb))
         .map(|((category, label), (x, y))| CategoryGap {
             category,
@@ -100,13 +155,12 @@ pub fn profile_gap(
             share_of_gap: (gap.abs() > 0.0).then(|| (y - x) / gap),
         })
         .collect();
-    let (tl_a, tl_b) = (a[0].0.timeline, b[0].0.timeline);
     let mut note = format!(
         "A's profile reads {}, B's {}",
-        timeline_text(tl_a),
-        timeline_text(tl_b)
+        timeline_text(a.timeline),
+        timeline_text(b.timeline)
     );
-    if tl_a != tl_b {
+    if a.timeline != b.timeline {
         note.push_str(": different timelines, so the categories are not like for like");
     }
     let verdict = match rows
@@ -115,24 +169,23 @@ pub fn profile_gap(
         .max_by(|x, y| x.gap_s.abs().total_cmp(&y.gap_s.abs()))
     {
         Some(r) if gap.abs() > 0.0 => format!(
-            "{} takes {} per sample {} than {}; {} accounts for {:.0} % of that in the operator profiles",
+            "{} takes {} per sample more than {} in the operator profiles; {} accounts for {:.0} % of that",
             if gap > 0.0 { b_label } else { a_label },
             crate::breakdown::fmt_s(gap.abs()),
-            "more",
             if gap > 0.0 { a_label } else { b_label },
             r.label,
             r.share_of_gap.unwrap_or(0.0) * 100.0
         ),
         _ => "the operator profiles show no gap".to_owned(),
     };
-    Some(ProfileGap {
+    ProfileGap {
         a_per_sample_s: ta,
         b_per_sample_s: tb,
         gap_s: gap,
         rows,
         note,
         verdict,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -171,7 +224,8 @@ mod tests {
         // B: 2 steps of batch 10: matmul 0.2 s, optimizer 0.12 s, idle 0.02 s.
         let a = profile(0.3, 0.03, 0.0, 3);
         let b = profile(0.2, 0.12, 0.02, 2);
-        let g = profile_gap(&[(&a, 10)], &[(&b, 10)], "A", "B").unwrap();
+        let (sa, sb) = (summarize(&a, 10).unwrap(), summarize(&b, 10).unwrap());
+        let g = profile_gap(&sa, &sb, "A", "B");
         let row = |c: Option<OpCategory>| g.rows.iter().find(|r| r.category == c).unwrap();
         assert!((row(Some(OpCategory::MatmulConv)).gap_s - 0.0).abs() < 1e-12);
         assert!((row(Some(OpCategory::Optimizer)).gap_s - (0.006 - 0.001)).abs() < 1e-12);
@@ -184,9 +238,13 @@ mod tests {
             "{}",
             g.verdict
         );
-        // A side without a measured profile gives no gap.
+        // Repeats average per sample.
+        let twice = average(&[&sa, &sa]).unwrap();
+        assert_eq!(twice.values(), sa.values());
+        assert_eq!(twice.steps, 6);
+        // A profile that was not measured has no summary.
         let mut none = profile(0.0, 0.0, 0.0, 3);
         none.not_measured = Some("why".into());
-        assert!(profile_gap(&[(&none, 10)], &[(&b, 10)], "A", "B").is_none());
+        assert!(summarize(&none, 10).is_none());
     }
 }

@@ -95,6 +95,8 @@ pub struct RunMeasurements {
     pub step_timings: Option<StepTimings>,
     /// Recompilations after step 1, where the worker counted them.
     pub compiles: Option<CompileCount>,
+    /// The operator profile, where the run asked for one.
+    pub profile: Option<crate::protocol::OperatorProfile>,
     /// The worker's error class and message, for a failed run.
     pub error: Option<(String, String)>,
     /// How the step ran (the hello event's `execution`).
@@ -144,6 +146,10 @@ pub struct RunSummary {
     /// Where the step's time goes (absent from runs measured before it).
     #[serde(default)]
     pub breakdown: Option<StepBreakdown>,
+    /// The operator profile per sample (runs made with `--profile`); named
+    /// apart from `RunDetail::profile`, which `show --json` puts beside it.
+    #[serde(default)]
+    pub profile_per_sample: Option<crate::profile::ProfileSummary>,
     /// Every validity check, passing or not, as a badge with its evidence.
     #[serde(default)]
     pub checks: Vec<ValidityCheck>,
@@ -322,6 +328,10 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
             })
             .collect(),
         breakdown: step_breakdown,
+        profile_per_sample: m
+            .profile
+            .as_ref()
+            .and_then(|p| crate::profile::summarize(p, global_batch)),
         checks,
         steady_window_throughputs: steady_windows
             .iter()

@@ -174,6 +174,7 @@ impl Store {
             price,
             step_timings: d.step_timings.clone(),
             compiles: d.compiles.clone(),
+            profile: d.profile.clone(),
             error: d
                 .row
                 .error_class

@@ -1,6 +1,14 @@
 // Where a step's time goes (a run's table, a comparison's stacked bars) and
 // the validity badges with their evidence.
-import type { Explanation, OpCategory, OperatorProfile, StepBreakdown, ValidityCheck } from "../bindings";
+import type {
+  EntryProfileGap,
+  Explanation,
+  OpCategory,
+  OperatorProfile,
+  ProfileSummary,
+  StepBreakdown,
+  ValidityCheck,
+} from "../bindings";
 import { badgeOrder, PART_COLOURS, PART_NAMES, partsPresent, STATUS_MARK, stackedBars } from "../lib/breakdown";
 import { duration } from "../lib/format";
 
@@ -198,6 +206,57 @@ export function ProfileTable({ p }: { p: OperatorProfile | null | undefined }) {
         {steps} steps under {p.tool}, after the timed windows: {duration(span / steps)} per step, of which{" "}
         {duration(idle / steps)} idle. {p.what}.
       </p>
+    </div>
+  );
+}
+
+/** The comparison's operator profiles per entry, and each entry's gap to the baseline by category. */
+export function ProfileCompare({
+  entries,
+  gaps,
+}: {
+  entries: { label: string; profile?: ProfileSummary | null }[];
+  gaps: EntryProfileGap[];
+}) {
+  const first = entries.find((e) => e.profile)?.profile;
+  if (!first) return null;
+  return (
+    <div class="profile-compare" id="profile-compare">
+      <h3>Where the step goes, by operator category</h3>
+      <table>
+        <thead>
+          <tr>
+            <th>Configuration</th>
+            {first.rows.map((r) => (
+              <th key={r.label}>{r.label}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {entries.map((e) => (
+            <tr key={e.label}>
+              <td>{e.label}</td>
+              {e.profile
+                ? e.profile.rows.map((r) => <td key={r.label}>{duration(r.per_sample_s ?? 0)}</td>)
+                : first.rows.map((r) => (
+                    <td key={r.label} class="missing">
+                      not profiled
+                    </td>
+                  ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="note">Self time per sample in each entry's operator profile (runs made with the profile option).</p>
+      {gaps.length > 0 && (
+        <ul class="explanations">
+          {gaps.map((g) => (
+            <li key={g.entry}>
+              {g.gap.verdict} ({g.gap.note})
+            </li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }

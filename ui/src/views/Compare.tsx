@@ -8,7 +8,7 @@ import { BarChart, Legend } from "../charts/BarChart";
 import { LineChart } from "../charts/LineChart";
 import { bytes } from "../lib/format";
 import { alignCurves, bars, compareTable, decisionRows, METRICS, scalingLines } from "../lib/shape";
-import { StackedBars } from "./Breakdown";
+import { ProfileCompare, StackedBars } from "./Breakdown";
 import { ErrorBox } from "./common";
 
 export interface CompareState {
@@ -206,6 +206,10 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
           explanations={view.comparison.explanations ?? []}
         />
       )}
+      <ProfileCompare
+        entries={view.comparison.entries.map((e) => ({ label: e.label, profile: e.profile }))}
+        gaps={view.comparison.profile_gaps ?? []}
+      />
       <h3>Against the baseline</h3>
       <table class="compare-table" id="compare-table">
         <thead>

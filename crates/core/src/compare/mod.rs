@@ -144,6 +144,10 @@ pub struct CompareEntry {
     /// repeats' averaged (`breakdown::average`); absent where none was measured.
     #[serde(default)]
     pub breakdown: Option<crate::breakdown::StepBreakdown>,
+    /// The operator profile per sample: its run's, or its repeats' averaged;
+    /// absent where no run was profiled.
+    #[serde(default)]
+    pub profile: Option<crate::profile::ProfileSummary>,
 }
 
 /// How sure a winner is.
@@ -203,6 +207,10 @@ pub struct Comparison {
     /// gap in time per sample to the baseline splits over the step's parts.
     #[serde(default)]
     pub explanations: Vec<EntryExplanation>,
+    /// For each entry with an operator profile (the baseline's too), its gap
+    /// to the baseline category by category.
+    #[serde(default)]
+    pub profile_gaps: Vec<EntryProfileGap>,
 }
 
 impl Comparison {
@@ -220,6 +228,16 @@ impl Comparison {
             })
             .collect()
     }
+}
+
+/// An entry's gap to the baseline over the operator profile's categories
+/// ([`crate::profile::profile_gap`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct EntryProfileGap {
+    /// Index into `entries`.
+    pub entry: usize,
+    pub gap: crate::profile::ProfileGap,
 }
 
 /// An entry's gap to the baseline, part by part ([`crate::breakdown::explain`]).
@@ -471,6 +489,13 @@ pub fn compare(
                         .filter_map(|r| r.summary.as_ref()?.breakdown.as_ref())
                         .collect::<Vec<_>>(),
                 ),
+                profile: crate::profile::average(
+                    &runs
+                        .iter()
+                        .filter(|r| r.status == RunStatus::Completed)
+                        .filter_map(|r| r.summary.as_ref()?.profile_per_sample.as_ref())
+                        .collect::<Vec<_>>(),
+                ),
             }
         })
         .collect();
@@ -659,6 +684,25 @@ pub fn compare(
             .collect(),
         None => Vec::new(),
     };
+    let profile_gaps = match &entries[baseline].profile {
+        Some(base) => entries
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != baseline)
+            .filter_map(|(i, e)| {
+                Some(EntryProfileGap {
+                    entry: i,
+                    gap: crate::profile::profile_gap(
+                        base,
+                        e.profile.as_ref()?,
+                        &entries[baseline].label,
+                        &e.label,
+                    ),
+                })
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     Ok(Comparison {
         grouping,
         baseline,
@@ -668,6 +712,7 @@ pub fn compare(
         warnings,
         speedups,
         explanations,
+        profile_gaps,
     })
 }
 

@@ -56,6 +56,7 @@ fn row(id: i64, config: &str, devices: u32, tp: Option<f64>, ci: Option<(f64, f6
             gpu: None,
             warnings: Vec::new(),
             breakdown: None,
+            profile_per_sample: None,
             checks: Vec::new(),
             steady_window_throughputs: Vec::new(),
         }),
@@ -194,5 +195,64 @@ fn speedups_against_the_baseline_from_repeats_and_single_runs() {
         c.speedups[0].verdict.starts_with("no difference shown"),
         "{}",
         c.speedups[0].verdict
+    );
+}
+
+#[test]
+fn profiles_average_over_repeats_and_explain_the_gap_to_the_baseline() {
+    use crate::profile::{CategoryPerSample, ProfileSummary};
+    use crate::protocol::OpCategory;
+    let with = |id: i64, config: &str, matmul: f64, idle: f64| {
+        let mut r = row(id, config, 1, Some(100.0), None);
+        let rows = OpCategory::ALL
+            .iter()
+            .map(|c| {
+                (
+                    Some(*c),
+                    c.label(),
+                    if *c == OpCategory::MatmulConv {
+                        matmul
+                    } else {
+                        0.0
+                    },
+                )
+            })
+            .chain([(None, "idle", idle)])
+            .map(|(category, label, v)| CategoryPerSample {
+                category,
+                label: label.into(),
+                per_sample_s: v,
+            })
+            .collect();
+        r.summary.as_mut().unwrap().profile_per_sample = Some(ProfileSummary {
+            tool: "t".into(),
+            timeline: None,
+            steps: 3,
+            rows,
+        });
+        r
+    };
+    // a: two repeats (matmul 1 ms and 3 ms per sample: mean 2 ms); b: 5 ms + 1 ms idle.
+    let rows = vec![
+        with(1, "a", 0.001, 0.0),
+        with(2, "a", 0.003, 0.0),
+        with(3, "b", 0.005, 0.001),
+        row(4, "c", 1, Some(90.0), None),
+    ];
+    let c = compare(&rows, Grouping::Configurations, None).expect("compare");
+    let a = c.entries[0].profile.as_ref().unwrap();
+    assert!((a.rows[0].per_sample_s - 0.002).abs() < 1e-12);
+    assert_eq!(a.steps, 6);
+    assert!(c.entries[2].profile.is_none());
+    // Only b has a gap to the baseline: c was not profiled.
+    assert_eq!(c.profile_gaps.len(), 1);
+    let g = &c.profile_gaps[0];
+    assert_eq!(g.entry, 1);
+    assert!((g.gap.gap_s - 0.004).abs() < 1e-12, "{g:?}");
+    assert!((g.gap.rows[0].share_of_gap.unwrap() - 0.75).abs() < 1e-9);
+    assert!(
+        g.gap.verdict.contains("matmul/conv accounts for 75 %"),
+        "{}",
+        g.gap.verdict
     );
 }

@@ -72,6 +72,7 @@ pub fn report(input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError> {
     sections::summary(&mut l, c);
     sections::speedups(&mut l, c);
     sections::breakdown(&mut l, c);
+    sections::profile_gaps(&mut l, c);
     sections::profiles(&mut l, input.runs);
     sections::scaling(&mut l, c);
     sections::warnings(&mut l, c, input.runs);

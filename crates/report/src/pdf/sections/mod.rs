@@ -19,4 +19,6 @@ pub use overview::question;
 pub(crate) use details::{energy, profiles, provenance, runs};
 pub(crate) use method::method;
 pub(crate) use overview::{configurations, extra, the_question, title};
-pub(crate) use results::{breakdown, charts, decisions, scaling, speedups, summary, warnings};
+pub(crate) use results::{
+    breakdown, charts, decisions, profile_gaps, scaling, speedups, summary, warnings,
+};

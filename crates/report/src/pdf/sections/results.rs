@@ -313,3 +313,57 @@ pub(crate) fn charts(l: &mut Layout, input: &ReportInput<'_>) -> Result<(), Repo
     }
     Ok(())
 }
+
+/// The operator profiles per entry (self time per sample by category) and
+/// each entry's gap to the baseline over the categories.
+pub(crate) fn profile_gaps(l: &mut Layout, c: &Comparison) {
+    use trainbench_core::breakdown::fmt_s;
+    use trainbench_core::protocol::OpCategory;
+    if c.entries.iter().all(|e| e.profile.is_none()) {
+        return;
+    }
+    l.heading("Where the step goes, by operator category", 12.0);
+    let mut header: Vec<&str> = vec![""];
+    header.extend(OpCategory::ALL.iter().map(|c| match c {
+        OpCategory::MatmulConv => "matmul, conv",
+        OpCategory::NormElementwise => "norm, elementwise",
+        OpCategory::Memory => "copies",
+        OpCategory::Communication => "comms",
+        other => other.label(),
+    }));
+    header.push("idle");
+    let rows: Vec<Vec<String>> = c
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut row = vec![letter(i)];
+            match &e.profile {
+                Some(p) => row.extend(p.rows.iter().map(|r| fmt_s(r.per_sample_s))),
+                None => row.extend((0..=OpCategory::ALL.len()).map(|_| "not profiled".to_owned())),
+            }
+            row
+        })
+        .collect();
+    let mut widths = vec![22.0];
+    widths.extend((0..=OpCategory::ALL.len()).map(|_| 55.0));
+    l.table(&header, &widths, &rows, 7.5);
+    l.paragraph(
+        "Self time per sample in each entry's operator profile (runs made with --profile; repeats averaged): see \"Operator profiles\" for the method. The profiler's own cost makes these larger than the timed step; they say where the time goes, not how fast.",
+        8.0,
+        false,
+    );
+    for g in &c.profile_gaps {
+        l.paragraph(
+            &format!(
+                "• {} against {}: {} ({})",
+                letter(g.entry),
+                letter(c.baseline),
+                g.gap.verdict,
+                g.gap.note
+            ),
+            8.5,
+            false,
+        );
+    }
+}
