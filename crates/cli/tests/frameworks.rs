@@ -817,7 +817,7 @@ fn constructed_runs_raise_exactly_their_badge() {
         assert!(run.is_object(), "{}", text(&out));
         run
     };
-    for (framework, compile) in [("pytorch", "on"), ("tensorflow", "off")] {
+    for (framework, compile) in [("pytorch", "on"), ("tensorflow", "off"), ("jax", "off")] {
         let r = run(
             &[("TRAINBENCH_RESHAPE_AT_STEP", "2")],
             &[

@@ -606,11 +606,14 @@ def train(plan, backend, data):
                 break
         if restart:
             window_start = monotonic_ns()
+    # Peak memory and the loss scale as training left them: read before the
+    # breakdown's and the profile's extra steps (the profiler's buffers would
+    # raise the process's peak; extra GradScaler updates move the scale).
+    memory = backend.memory_events()
+    loss_scale = backend.loss_scale()
     if step > 1:
         measure_breakdown(plan, backend, data, lr, step)
         measure_profile(plan, backend, data, lr)
-    memory = backend.memory_events()
-    loss_scale = backend.loss_scale()
     backend.finish()
     for m in memory:
         emit("memory", **m)
