@@ -1058,8 +1058,10 @@ export type Started = {
 
 /**  Where a run's step time goes. */
 export type StepBreakdown = {
-	/**  Split steps measured (and as many whole steps). */
+	/**  Split steps measured (the fewest of any phase's series). */
 	steps: number,
+	/**  Whole steps measured (0 in summaries stored before this was kept). */
+	whole_steps?: number,
 	parts: PartTime[],
 	/**  The parts' means summed: the mean split step. */
 	parts_sum_s: number | null,

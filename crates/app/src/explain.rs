@@ -37,8 +37,14 @@ pub struct ExplainReport {
 }
 
 /// The side of run `id`: that run, or with `by_config` every completed run of
-/// its configuration that has a breakdown.
-fn side(ws: &Workspace, field: &str, id: i64, by_config: bool) -> AppResult<Side> {
+/// its configuration that has a breakdown; with the mean of those runs'
+/// operator profiles per sample, where any has one.
+fn side(
+    ws: &Workspace,
+    field: &str,
+    id: i64,
+    by_config: bool,
+) -> AppResult<(Side, Option<ProfileSummary>)> {
     let row = ws.run(id)?;
     let rows: Vec<RunRow> = if by_config {
         ws.runs()?
@@ -67,34 +73,25 @@ fn side(ws: &Workspace, field: &str, id: i64, by_config: bool) -> AppResult<Side
     if by_config {
         label = format!("{} ({} run(s))", config_label(&row), with.len());
     }
-    Ok(Side {
+    let profiles: Vec<&ProfileSummary> = with
+        .iter()
+        .filter_map(|w| w.0.summary.as_ref()?.profile_per_sample.as_ref())
+        .collect();
+    let side = Side {
         label,
         run_ids: with.iter().map(|w| w.0.id).collect(),
         breakdown,
-    })
+    };
+    Ok((side, average_profiles(&profiles)))
 }
 
 /// How the gap in time per sample between `a` and `b` splits over the parts of
 /// the step.
 pub fn explain_runs(ws: &Workspace, a: i64, b: i64, by_config: bool) -> AppResult<ExplainReport> {
-    let a = side(ws, "a", a, by_config)?;
-    let b = side(ws, "b", b, by_config)?;
+    let (a, pa) = side(ws, "a", a, by_config)?;
+    let (b, pb) = side(ws, "b", b, by_config)?;
     let explanation = explain(&a.breakdown, &b.breakdown, &a.label, &b.label);
-    // The profiles per sample, averaged over each side's profiled runs.
-    let summaries = |s: &Side| -> AppResult<Vec<ProfileSummary>> {
-        let mut out = Vec::new();
-        for &id in &s.run_ids {
-            if let Some(p) = ws.run(id)?.summary.and_then(|x| x.profile_per_sample) {
-                out.push(p);
-            }
-        }
-        Ok(out)
-    };
-    let (pa, pb) = (summaries(&a)?, summaries(&b)?);
-    let profile = match (
-        average_profiles(&pa.iter().collect::<Vec<_>>()),
-        average_profiles(&pb.iter().collect::<Vec<_>>()),
-    ) {
+    let profile = match (pa, pb) {
         (Some(x), Some(y)) => Some(profile_gap(&x, &y, "A", "B")),
         _ => None,
     };

@@ -539,12 +539,7 @@ pub fn print_compare(c: &Comparison) {
             .iter()
             .map(|p| format!("{:>12}", p.as_str()))
             .collect();
-        let width = c
-            .entries
-            .iter()
-            .map(|e| e.label.chars().count())
-            .max()
-            .unwrap_or(5);
+        let width = label_width(c);
         println!("  {:<width$} {}", "entry", header.join(" "));
         for e in &c.entries {
             let cells: Vec<String> = parts
@@ -571,12 +566,7 @@ pub fn print_compare(c: &Comparison) {
             .map(|c| c.label())
             .chain(["idle"])
             .collect();
-        let width = c
-            .entries
-            .iter()
-            .map(|e| e.label.chars().count())
-            .max()
-            .unwrap_or(5);
+        let width = label_width(c);
         println!(
             "  {:<width$} {}",
             "entry",
@@ -634,9 +624,14 @@ pub fn print_breakdown(b: Option<&trainbench_core::breakdown::StepBreakdown>) {
         println!("step breakdown:    not measured");
         return;
     };
+    let whole = if b.whole_steps > 0 {
+        b.whole_steps.to_string()
+    } else {
+        "(count not stored)".to_owned()
+    };
     println!(
-        "step breakdown:    means of {} split and {} whole steps after the timed windows",
-        b.steps, b.steps
+        "step breakdown:    means of {} split and {whole} whole steps after the timed windows",
+        b.steps
     );
     for p in &b.parts {
         println!(
@@ -788,4 +783,14 @@ pub fn print_profile(p: Option<&trainbench_core::protocol::OperatorProfile>) {
             fmt_s(p.other_ops.self_s / steps)
         );
     }
+}
+
+/// The width of the entry-label column of a comparison's tables.
+fn label_width(c: &Comparison) -> usize {
+    c.entries
+        .iter()
+        .map(|e| e.label.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max("entry".len())
 }

@@ -379,9 +379,9 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
 }
 
 /// `--profile`: a few steps after the timed part under torch.profiler,
-/// jax.profiler and TensorFlow's profiler, reduced to categories the models
-/// really exercise; kept out of the configuration's identity; refused for
-/// tch, whose binding exposes no profiler.
+/// libtorch's Kineto profiler (tch), jax.profiler and TensorFlow's profiler,
+/// reduced to categories the models really exercise; kept out of the
+/// configuration's identity.
 #[test]
 fn operator_profiles_of_tiny_models_have_the_expected_categories() {
     ready("pytorch");
@@ -417,6 +417,16 @@ fn operator_profiles_of_tiny_models_have_the_expected_categories() {
             "tensorflow",
             "vit_mini_patch4_32",
             &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
+        ),
+        (
+            "tch",
+            "vit_mini_patch4_32",
+            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
+        ),
+        (
+            "tch",
+            "resnet_mini",
+            &["matmul_conv", "norm_elementwise", "optimizer"][..],
         ),
     ] {
         let (out, v) = home.run(&[
@@ -542,15 +552,21 @@ fn operator_profiles_of_tiny_models_have_the_expected_categories() {
     assert_eq!(gaps[0]["entry"], 1);
     let verdict = gaps[0]["gap"]["verdict"].as_str().unwrap();
     assert!(verdict.contains("in the operator profiles"), "{verdict}");
-    // No profiler wired up: refused before anything runs, naming the field.
-    let (out, _) = home.run(&["run", "--framework", "tch", "--steps", "5", "--profile"]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    // The libtorch worker's profile names its tool and libtorch's operators.
+    let (_, d) = home.run(&["show", &ids[4].to_string(), "--json"]);
+    let tool = d["profile"]["tool"].as_str().unwrap();
     assert!(
-        text(&out).contains(
-            "profile = true (with tch) is not allowed: expected pytorch, tensorflow or jax"
-        ),
+        tool.starts_with("libtorch profiler (Kineto, libtorch 2."),
+        "{tool}"
+    );
+    assert!(
+        d["profile"]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["name"].as_str().unwrap().starts_with("aten::")),
         "{}",
-        text(&out)
+        d["profile"]
     );
 }
 
@@ -862,6 +878,20 @@ fn constructed_runs_raise_exactly_their_badge() {
     assert_eq!(nan["status"], "failed", "{nan}");
     assert_eq!(nan["error_class"], "nan_loss", "{nan}");
     assert_eq!(failing(&nan), ["finite_loss"], "{nan}");
+    // A test switch with a value that is not a count is bad input, named.
+    let bad = run(
+        &[("TRAINBENCH_DATA_BUSY_MS", "sixty")],
+        &["--framework", "jax", "--steps", "5"],
+    );
+    assert_eq!(bad["status"], "failed", "{bad}");
+    assert_eq!(bad["error_class"], "bad_config", "{bad}");
+    assert!(
+        bad["status_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("TRAINBENCH_DATA_BUSY_MS = 'sixty' is not allowed"),
+        "{bad}"
+    );
 
     // A comparison warns about the input-bound run, naming it.
     let (out, c) = home.run(&[

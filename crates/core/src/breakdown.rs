@@ -77,8 +77,11 @@ pub struct PartTime {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct StepBreakdown {
-    /// Split steps measured (and as many whole steps).
+    /// Split steps measured (the fewest of any phase's series).
     pub steps: usize,
+    /// Whole steps measured (0 in summaries stored before this was kept).
+    #[serde(default)]
+    pub whole_steps: usize,
     pub parts: Vec<PartTime>,
     /// The parts' means summed: the mean split step.
     pub parts_sum_s: f64,
@@ -207,6 +210,7 @@ pub fn breakdown(
     let split_difference = parts_sum_s / whole - 1.0;
     Some(StepBreakdown {
         steps,
+        whole_steps: whole_n,
         parts: parts
             .into_iter()
             .map(|(part, mean_s, ci95)| PartTime {
@@ -308,6 +312,7 @@ pub fn average(runs: &[&StepBreakdown]) -> Option<StepBreakdown> {
     let tolerance = mean(&|b| b.tolerance);
     Some(StepBreakdown {
         steps: runs.iter().map(|b| b.steps).sum(),
+        whole_steps: runs.iter().map(|b| b.whole_steps).sum(),
         parts,
         parts_sum_s,
         whole_step_s,

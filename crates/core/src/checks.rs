@@ -162,7 +162,10 @@ pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
         _ => check(
             K::FiniteLoss,
             Pass,
-            "every window's mean training loss and every evaluation loss was finite",
+            format!(
+                "no non-finite loss was reported over {} steady window(s): the worker checks each window's mean training loss and each evaluation loss, and stops the run at the first that is not finite",
+                i.steady_windows.len()
+            ),
         ),
     });
 

@@ -83,7 +83,7 @@ pub fn summarize(p: &OperatorProfile, global_batch: u64) -> Option<ProfileSummar
     let per = (p.steps * global_batch) as f64;
     let values = OpCategory::ALL
         .iter()
-        .map(|&c| p.per_step(c).unwrap_or(0.0) * p.steps as f64 / per)
+        .map(|&c| p.per_step(c).unwrap_or(0.0) / global_batch as f64)
         .chain([p.idle_s / per]);
     Some(ProfileSummary {
         tool: p.tool.clone(),

@@ -1,16 +1,46 @@
 // A small C ABI over the libtorch calls that tch does not expose:
 // per-device autocast (CPU and CUDA, bf16 or fp16), TF32 switches, a bf16
-// capability check and the CUDA caching allocator's peak statistics.
+// capability check, the CUDA caching allocator's peak statistics, and
+// libtorch's Kineto profiler (the one torch.profiler drives) with user-scope
+// annotations around the profiled steps and the optimizer update.
 // Every entry point catches C++ exceptions and copies the message out, so a
 // libtorch error never unwinds through Rust.
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <ATen/record_function.h>
 #include <c10/core/CachingDeviceAllocator.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
 
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+// torch/csrc/autograd/profiler_kineto.h includes Kineto's <ActivityType.h>,
+// which the torch wheel does not ship, so the four entry points used here are
+// declared as libtorch_cpu exports them (the link fails if one is wrong).
+// ProfilerResult stays opaque: only its out-of-line members are called, and
+// it is destroyed through its own destructor and unsized delete.
+namespace torch::autograd::profiler {
+struct ProfilerResult {
+  ~ProfilerResult();
+  void save(const std::string& path);
+};
+using ActivityFilter = std::unordered_map<torch::profiler::impl::ActivityType,
+                                          std::unordered_set<std::string>>;
+void prepareProfiler(const torch::profiler::impl::ProfilerConfig& config,
+                     const std::set<torch::profiler::impl::ActivityType>& activities,
+                     const ActivityFilter& activity_filter);
+void enableProfiler(const torch::profiler::impl::ProfilerConfig& config,
+                    const std::set<torch::profiler::impl::ActivityType>& activities,
+                    const std::unordered_set<at::RecordScope>& scopes);
+std::unique_ptr<ProfilerResult> disableProfiler();
+}  // namespace torch::autograd::profiler
 
 namespace {
 void copy_error(const char* what, char* err, size_t err_len) {
@@ -82,6 +112,69 @@ int tb_cuda_memory_peaks(int device, uint64_t* allocated_peak, uint64_t* reserve
     copy_error(e.what(), err, err_len);
     return 1;
   }
+}
+
+// Starts libtorch's Kineto profiler on this thread (CPU operators, and CUDA
+// kernels and runtime calls when cuda != 0), as torch.profiler.profile does.
+int tb_profiler_start(int cuda, char* err, size_t err_len) {
+  try {
+    namespace impl = torch::profiler::impl;
+    impl::ProfilerConfig config(impl::ProfilerState::KINETO);
+    std::set<impl::ActivityType> activities{impl::ActivityType::CPU};
+    if (cuda != 0) activities.insert(impl::ActivityType::CUDA);
+    torch::autograd::profiler::prepareProfiler(config, activities, {});
+    torch::autograd::profiler::enableProfiler(config, activities, {});
+    return 0;
+  } catch (const std::exception& e) {
+    copy_error(e.what(), err, err_len);
+    return 1;
+  }
+}
+
+// Stops the profiler and writes its trace (Chrome trace-event JSON, what
+// torch.profiler's export_chrome_trace writes) to `path`.
+int tb_profiler_stop(const char* path, char* err, size_t err_len) {
+  torch::autograd::profiler::ProfilerResult* result = nullptr;
+  try {
+    result = torch::autograd::profiler::disableProfiler().release();
+    if (result == nullptr) {
+      copy_error("the profiler returned no result", err, err_len);
+      return 1;
+    }
+    result->save(std::string(path));
+    result->~ProfilerResult();
+    ::operator delete(result);
+    return 0;
+  } catch (const std::exception& e) {
+    if (result != nullptr) {
+      result->~ProfilerResult();
+      ::operator delete(result);
+    }
+    copy_error(e.what(), err, err_len);
+    return 1;
+  }
+}
+
+// A user-scope annotation (torch.profiler.record_function): entered here,
+// ended by tb_scope_exit. Null when it could not be made.
+void* tb_scope_enter(const char* name) {
+  try {
+    auto* r = new at::RecordFunction(at::RecordScope::USER_SCOPE);
+    if (r->isActive()) r->before(std::string_view(name));
+    return r;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void tb_scope_exit(void* scope) {
+  if (scope == nullptr) return;
+  auto* r = static_cast<at::RecordFunction*>(scope);
+  try {
+    r->end();
+  } catch (...) {
+  }
+  delete r;
 }
 
 }  // extern "C"

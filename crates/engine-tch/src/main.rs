@@ -13,6 +13,7 @@ mod data;
 mod error;
 mod human;
 mod models;
+mod profile;
 mod shim;
 mod train;
 

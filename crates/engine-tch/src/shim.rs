@@ -1,8 +1,10 @@
 //! Safe wrappers over `shim/trainbench_shim.cpp` (per-device autocast, TF32,
-//! bf16 capability, CUDA allocator peaks): libtorch calls tch does not expose.
+//! bf16 capability, CUDA allocator peaks, the Kineto profiler and its
+//! user-scope annotations): libtorch calls tch does not expose.
 #![allow(unsafe_code)]
 
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::path::Path;
 
 use tch::Device;
 
@@ -25,6 +27,10 @@ extern "C" {
         err: *mut c_char,
         len: usize,
     ) -> c_int;
+    fn tb_profiler_start(cuda: c_int, err: *mut c_char, len: usize) -> c_int;
+    fn tb_profiler_stop(path: *const c_char, err: *mut c_char, len: usize) -> c_int;
+    fn tb_scope_enter(name: *const c_char) -> *mut c_void;
+    fn tb_scope_exit(scope: *mut c_void);
 }
 
 /// A libtorch error message carried out of the shim.
@@ -94,4 +100,38 @@ pub fn cuda_memory_peaks(index: usize) -> Result<(u64, u64), ShimError> {
     // SAFETY: the out-pointers are valid u64s on this stack frame.
     call(|e, l| unsafe { tb_cuda_memory_peaks(idx, &mut allocated, &mut reserved, e, l) })?;
     Ok((allocated, reserved))
+}
+
+/// Starts libtorch's Kineto profiler on the calling thread: CPU operators,
+/// plus CUDA kernels and runtime calls when `cuda`.
+pub fn profiler_start(cuda: bool) -> Result<(), ShimError> {
+    // SAFETY: plain value in, error buffer valid for its length.
+    call(|e, l| unsafe { tb_profiler_start(c_int::from(cuda), e, l) })
+}
+
+/// Stops the profiler and writes its Chrome trace to `path`.
+pub fn profiler_stop(path: &Path) -> Result<(), ShimError> {
+    let p = CString::new(path.to_string_lossy().into_owned())
+        .map_err(|_| ShimError(format!("trace path {} holds a NUL byte", path.display())))?;
+    // SAFETY: `p` is a NUL-terminated string alive for the call.
+    call(|e, l| unsafe { tb_profiler_stop(p.as_ptr(), e, l) })
+}
+
+/// A user-scope annotation in the profiler's trace (what
+/// `torch.profiler.record_function` makes), ended when dropped.
+pub struct Scope(*mut c_void);
+
+impl Scope {
+    pub fn enter(name: &CStr) -> Scope {
+        // SAFETY: `name` is NUL-terminated; the shim copies it.
+        Scope(unsafe { tb_scope_enter(name.as_ptr()) })
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from tb_scope_enter (or is null, which the
+        // shim ignores) and is ended once.
+        unsafe { tb_scope_exit(self.0) }
+    }
 }

@@ -4,14 +4,16 @@
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 use trainbench_core::protocol::{
-    DeviceInfo, Event, PhaseSeries, StepPhase, StepTimings, PROTOCOL_VERSION,
+    DeviceInfo, Event, OperatorProfile, OtherOps, PhaseSeries, StepPhase, StepTimings,
+    PROTOCOL_VERSION,
 };
-use trainbench_core::spec::{self, DataSource, Length, Precision, RunSpec};
+use trainbench_core::spec::{self, DataSource, Length, Precision, ProfileRule, RunSpec};
 
 use crate::clock::{monotonic_ns, peak_rss_bytes, since_process_start_s};
 use crate::data::{self, Batches, Dataset};
 use crate::error::WorkerError;
 use crate::models::{self, InitMode};
+use crate::profile;
 use crate::shim::{self, AutocastDtype};
 
 /// Receives the worker's events (stdout JSON lines, or the human report).
@@ -233,6 +235,8 @@ struct Trainer<'a> {
     params: Vec<Tensor>,
     scaler: Option<LossScaler>,
     data: Dataset,
+    /// Under the operator profiler: annotate the optimizer update.
+    profiling: bool,
 }
 
 impl Trainer<'_> {
@@ -270,6 +274,9 @@ impl Trainer<'_> {
 
     /// The optimizer update (unscaled and skipped on overflow under amp-fp16).
     fn update(&mut self) -> Result<(), WorkerError> {
+        let _scope = self
+            .profiling
+            .then(|| shim::Scope::enter(profile::OPTIMIZER_SCOPE));
         match &mut self.scaler {
             None => self.opt.step(),
             Some(s) => {
@@ -333,6 +340,69 @@ impl Trainer<'_> {
         })
     }
 
+    /// The operator profile (protocol `profile`): one step outside the
+    /// profiler (its start-up is not the model's), then `steps` steps under
+    /// libtorch's Kineto profiler inside a span annotation, the trace reduced
+    /// by [`profile::reduce_trace`]. A profiler that fails gives a profile
+    /// marked not measured; a training error is an error.
+    fn profile(
+        &mut self,
+        batches: &mut Batches,
+        steps: u64,
+    ) -> Result<OperatorProfile, WorkerError> {
+        let (x, y) = batches.next(&self.data);
+        let _ = self.step(&x, &y)?;
+        self.sync();
+        let tool = format!(
+            "libtorch profiler (Kineto, libtorch {})",
+            env!("TRAINBENCH_LIBTORCH_VERSION")
+        );
+        let not_measured = |why: String| OperatorProfile {
+            tool: tool.clone(),
+            not_measured: Some(why),
+            steps: 0,
+            span_s: 0.0,
+            timeline: None,
+            what: String::new(),
+            ops: Vec::new(),
+            other_ops: OtherOps::default(),
+            categories: Vec::new(),
+            busy_s: 0.0,
+            idle_s: 0.0,
+        };
+        if let Err(e) = shim::profiler_start(self.device.is_cuda()) {
+            return Ok(not_measured(format!("the profiler failed: {e}")));
+        }
+        self.profiling = true;
+        let trained = (|| {
+            let _span = shim::Scope::enter(profile::SPAN_SCOPE);
+            for _ in 0..steps {
+                let (x, y) = batches.next(&self.data);
+                let _ = self.step(&x, &y)?;
+            }
+            self.sync();
+            Ok::<(), WorkerError>(())
+        })();
+        self.profiling = false;
+        let path = std::env::temp_dir().join(format!(
+            "trainbench-tch-profile-{}-{}.json",
+            std::process::id(),
+            monotonic_ns()
+        ));
+        let stopped = shim::profiler_stop(&path);
+        trained?;
+        let reduced = stopped
+            .map_err(|e| e.to_string())
+            .and_then(|()| std::fs::read(&path).map_err(|e| format!("cannot read the trace: {e}")))
+            .and_then(|bytes| {
+                serde_json::from_slice::<serde_json::Value>(&bytes)
+                    .map_err(|e| format!("the trace is not JSON: {e}"))
+            })
+            .and_then(|trace| profile::reduce_trace(&trace, steps, tool.clone()));
+        let _ = std::fs::remove_file(&path);
+        Ok(reduced.unwrap_or_else(|why| not_measured(format!("the profiler failed: {why}"))))
+    }
+
     /// Accuracy and mean loss on the held-out split.
     fn evaluate(&self) -> Result<Option<(f64, f64, u64)>, WorkerError> {
         let Some((ex, ey)) = &self.data.eval else {
@@ -369,10 +439,12 @@ impl Trainer<'_> {
 
     /// Emits the peaks that can be read; one that cannot is left out (the
     /// studio then shows it as not measured) rather than failing a finished run.
-    fn emit_memory(&self, sink: &mut dyn Sink) {
+    /// The run's peak memory: the CUDA allocator's and the process's RSS.
+    fn memory_events(&self) -> Vec<Event> {
+        let mut out = Vec::new();
         if let Device::Cuda(i) = self.device {
             match shim::cuda_memory_peaks(i) {
-                Ok((allocated, reserved)) => sink.emit(&Event::Memory {
+                Ok((allocated, reserved)) => out.push(Event::Memory {
                     device: format!("cuda:{i}"),
                     source: "allocator".into(),
                     peak_bytes: allocated,
@@ -382,13 +454,14 @@ impl Trainer<'_> {
             }
         }
         if let Some(rss) = peak_rss_bytes() {
-            sink.emit(&Event::Memory {
+            out.push(Event::Memory {
                 device: "cpu".into(),
                 source: "process_rss".into(),
                 peak_bytes: rss,
                 reserved_peak_bytes: None,
             });
         }
+        out
     }
 }
 
@@ -458,6 +531,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         params,
         scaler,
         data,
+        profiling: false,
     };
 
     let mut devices_visible = vec![DeviceInfo {
@@ -613,12 +687,22 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         }
     }
     let _ = lr;
+    // Peak memory and the loss scale as training left them: read before the
+    // breakdown's and the profile's extra steps (the profiler's buffers would
+    // raise the process's peak; extra loss-scaler updates move the scale).
+    let memory = t.memory_events();
+    let loss_scale = t.scaler.as_ref().map(LossScaler::scale).transpose()?;
     if step > 1 {
         let timings = t.breakdown(&mut batches, spec::breakdown_steps(step))?;
         sink.emit(&Event::Breakdown(timings));
+        if spec.profile {
+            let p = t.profile(&mut batches, ProfileRule::DEFAULT.steps)?;
+            sink.emit(&Event::Profile(p));
+        }
     }
-    t.emit_memory(sink);
-    let loss_scale = t.scaler.as_ref().map(LossScaler::scale).transpose()?;
+    for m in &memory {
+        sink.emit(m);
+    }
     sink.emit(&Event::Done {
         steps: step,
         samples: step * spec.batch_size,

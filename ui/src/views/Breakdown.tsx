@@ -56,7 +56,7 @@ export function BreakdownTable({ b }: { b: StepBreakdown | null | undefined }) {
       </table>
       <p class="note">
         Means of {b.steps} split steps: parts sum to {duration(b.parts_sum_s)} against {duration(b.whole_step_s)} for
-        whole steps timed in between ({(((b.split_difference ?? 0) as number) * 100).toFixed(1)} %,{" "}
+        {(b.whole_steps ?? 0) > 0 ? `${b.whole_steps} ` : ""}whole steps timed in between ({(((b.split_difference ?? 0) as number) * 100).toFixed(1)} %,{" "}
         {b.agrees ? "within" : "outside"} ±{((b.tolerance ?? 0) * 100).toFixed(1)} %)
         {b.steady_step_s !== null ? `; the timed windows' steady step is ${duration(b.steady_step_s)}` : ""}.
         {b.fused ? ` Fused: ${b.fused}.` : ""}

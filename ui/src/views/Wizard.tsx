@@ -342,7 +342,7 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
               checked={form.profile}
               onChange={(e) => set({ profile: e.currentTarget.checked })}
             />{" "}
-            profile a few steps after the timed part (PyTorch, TensorFlow, JAX): top operators and categories by self time
+            profile a few steps after the timed part under each framework's own profiler: top operators and categories by self time
           </label>
           <FieldMessages field="profile" messages={messages} />
         </section>

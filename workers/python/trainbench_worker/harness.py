@@ -499,15 +499,26 @@ def reshape_at_step():
     """``TRAINBENCH_RESHAPE_AT_STEP=N``: step N trains on a batch one sample
     short, a real change of input shape that makes a compiling framework
     compile again (how the tests construct a recompiling run)."""
-    value = os.environ.get("TRAINBENCH_RESHAPE_AT_STEP", "")
-    return int(value) if value.isdigit() else None
+    return env_count("TRAINBENCH_RESHAPE_AT_STEP")
 
 
 def data_busy_s():
     """``TRAINBENCH_DATA_BUSY_MS=M``: M ms of host CPU work added to each
     batch's preparation (how the tests construct an input-bound run)."""
-    value = os.environ.get("TRAINBENCH_DATA_BUSY_MS", "")
-    return int(value) / 1e3 if value.isdigit() else 0.0
+    ms = env_count("TRAINBENCH_DATA_BUSY_MS")
+    return 0.0 if ms is None else ms / 1e3
+
+
+def env_count(name):
+    """A whole number ≥ 0 from the environment variable ``name``; None when
+    it is unset or empty, a bad_config error naming it otherwise."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    if not value.isdigit():
+        raise WorkerError("bad_config", f"{name} = {value!r} is not allowed: expected a whole number ≥ 0, or unset",
+                          field=name)
+    return int(value)
 
 
 def busy(seconds):

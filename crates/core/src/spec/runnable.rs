@@ -31,13 +31,6 @@ pub fn check_runnable(
             ),
         ));
     }
-    if spec.profile && framework == Framework::Tch {
-        return Err(SpecError::new(
-            "profile",
-            "true (with tch)",
-            "pytorch, tensorflow or jax: the tch crate does not expose libtorch's profiler",
-        ));
-    }
     match spec.device {
         Device::Cuda(i) if i >= machine.gpus => {
             return Err(SpecError::new(

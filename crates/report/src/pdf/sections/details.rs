@@ -194,21 +194,16 @@ pub(crate) fn profiles(l: &mut Layout, runs: &[RunDetail]) {
     }
     l.heading("Operator profiles", 12.0);
     l.paragraph(
-        "Runs made with --profile: after the timed windows and the step breakdown, one unprofiled step, then a few steps under the framework's own profiler (torch.profiler, TensorFlow's profiler, jax.profiler); the trace (Chrome trace events, or TensorFlow's XPlane) is reduced to self time per operator (its time less the operators it calls) and per category. On a GPU the kernels on the device's streams are read, on a CPU the operators on the training thread. Idle: the profiled span with no operator running. Figures per step.",
+        "Runs made with --profile: after the timed windows and the step breakdown, one unprofiled step, then a few steps under the framework's own profiler (torch.profiler, libtorch's Kineto profiler for tch, TensorFlow's profiler, jax.profiler); the trace (Chrome trace events, or TensorFlow's XPlane) is reduced to self time per operator (its time less the operators it calls) and per category. On a GPU the kernels on the device's streams are read, on a CPU the operators on the training thread. Idle: the profiled span with no operator running. Figures per step.",
         8.5,
         false,
     );
     let mut header: Vec<String> = vec!["Run".into()];
-    header.extend(OpCategory::ALL.iter().map(|c| {
-        match c {
-            OpCategory::MatmulConv => "matmul, conv",
-            OpCategory::NormElementwise => "norm, elementwise",
-            OpCategory::Memory => "copies",
-            OpCategory::Communication => "comms",
-            other => other.label(),
-        }
-        .to_owned()
-    }));
+    header.extend(
+        OpCategory::ALL
+            .iter()
+            .map(|&c| super::category_header(c).to_owned()),
+    );
     header.push("idle".into());
     let rows: Vec<Vec<String>> = with
         .iter()

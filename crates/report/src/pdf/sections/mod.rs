@@ -16,6 +16,19 @@ mod results;
 
 pub use overview::question;
 
+use trainbench_core::protocol::OpCategory;
+
+/// A category's column heading in the PDF's narrow profile tables.
+fn category_header(c: OpCategory) -> &'static str {
+    match c {
+        OpCategory::MatmulConv => "matmul, conv",
+        OpCategory::NormElementwise => "norm, elementwise",
+        OpCategory::Memory => "copies",
+        OpCategory::Communication => "comms",
+        other => other.label(),
+    }
+}
+
 pub(crate) use details::{energy, profiles, provenance, runs};
 pub(crate) use method::method;
 pub(crate) use overview::{configurations, extra, the_question, title};

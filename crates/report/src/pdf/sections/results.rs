@@ -324,13 +324,7 @@ pub(crate) fn profile_gaps(l: &mut Layout, c: &Comparison) {
     }
     l.heading("Where the step goes, by operator category", 12.0);
     let mut header: Vec<&str> = vec![""];
-    header.extend(OpCategory::ALL.iter().map(|c| match c {
-        OpCategory::MatmulConv => "matmul, conv",
-        OpCategory::NormElementwise => "norm, elementwise",
-        OpCategory::Memory => "copies",
-        OpCategory::Communication => "comms",
-        other => other.label(),
-    }));
+    header.extend(OpCategory::ALL.iter().map(|&c| super::category_header(c)));
     header.push("idle");
     let rows: Vec<Vec<String>> = c
         .entries

@@ -1,0 +1,598 @@
+//! The operator profile (protocol `profile`, issue 15) of the libtorch
+//! worker: libtorch's own Kineto profiler — the one `torch.profiler` drives —
+//! switched on through the shim, its Chrome trace read back and reduced to
+//! self time per operator and per category exactly as the Python workers'
+//! `workers/python/trainbench_worker/profiling.py` reduces `torch.profiler`'s
+//! (`torch_events` + `reduce` there; the two must categorise alike, so a
+//! PyTorch-vs-tch comparison compares like with like).
+//!
+//! Self time: on one track (a host thread, or a device stream) complete events
+//! nest; an event's self time is its duration less its direct children's. On
+//! a device stream kernels do not nest, so a kernel's self time is its
+//! duration. Idle: the profiled span less the union of the timeline's busy
+//! time.
+
+use std::collections::HashMap;
+use std::ffi::CStr;
+
+use serde_json::Value;
+use trainbench_core::protocol::{
+    CategoryTime, OpCategory, OpTime, OperatorProfile, OtherOps, ProfileTimeline,
+};
+
+/// The annotation around the profiled steps: its duration is the span.
+pub const SPAN_SCOPE: &CStr = c"trainbench.profiled_steps";
+/// The annotation around the optimizer update (libtorch's C++ optimizers
+/// record none of their own, unlike Python's `Optimizer.step#…`).
+pub const OPTIMIZER_SCOPE: &CStr = c"trainbench.optimizer";
+const SPAN: &str = "trainbench.profiled_steps";
+const OPTIMIZER: &str = "trainbench.optimizer";
+/// Operators listed one by one; the rest are summed.
+const TOP_OPS: usize = 25;
+
+const COMM: &[&str] = &[
+    "nccl",
+    "all_reduce",
+    "allreduce",
+    "all_gather",
+    "allgather",
+    "reduce_scatter",
+    "reducescatter",
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "collective-permute",
+    "all-to-all",
+    "c10d::",
+    "gloo",
+    "record_param_comms",
+];
+const ATTENTION: &[&str] = &[
+    "flash",
+    "fmha",
+    "attention",
+    "sdpa",
+    "scaled_dot_product",
+    "cudnn$fmha",
+];
+const MATMUL: &[&str] = &[
+    "gemm",
+    "matmul",
+    "aten::mm",
+    "aten::bmm",
+    "aten::addmm",
+    "aten::baddbmm",
+    "aten::linear",
+    "cublas",
+    "cutlass",
+    "xmma",
+    "wgmma",
+    "dot_general",
+    "mkldnn_matmul",
+    "onednn",
+    "ynn_fusion",
+];
+const MEMORY: &[&str] = &[
+    "memcpy",
+    "memset",
+    "aten::copy_",
+    "aten::to",
+    "aten::_to_copy",
+    "aten::clone",
+    "aten::contiguous",
+    "copy-start",
+    "copy-done",
+    "dynamic-update-slice",
+    "dynamic_update_slice",
+];
+const ELEMENTWISE_PREFIXES: &[&str] = &[
+    "aten::",
+    "void at::",
+    "at::",
+    "triton_",
+    "cpp_fused",
+    "fusion",
+    "loop_",
+    "input_",
+    "wrapped_",
+];
+
+/// `conv(olution|olve|[123]d|_fwd|_bwd|_transpose)|cudnn|implicit_gemm`.
+fn is_conv(n: &str) -> bool {
+    if n.contains("cudnn") || n.contains("implicit_gemm") {
+        return true;
+    }
+    n.match_indices("conv").any(|(i, _)| {
+        let rest = &n[i + 4..];
+        [
+            "olution",
+            "olve",
+            "1d",
+            "2d",
+            "3d",
+            "_fwd",
+            "_bwd",
+            "_transpose",
+        ]
+        .iter()
+        .any(|s| rest.starts_with(s))
+    })
+}
+
+/// A category from an operator's or kernel's name alone.
+pub fn category_of_name(name: &str) -> OpCategory {
+    let n = name.to_lowercase();
+    if COMM.iter().any(|k| n.contains(k)) {
+        return OpCategory::Communication;
+    }
+    if ATTENTION.iter().any(|k| n.contains(k)) {
+        return OpCategory::Attention;
+    }
+    if MATMUL.iter().any(|k| n.contains(k)) || is_conv(&n) {
+        return OpCategory::MatmulConv;
+    }
+    let memory_op = MEMORY.iter().any(|k| {
+        n == *k
+            || n.strip_prefix(k)
+                .is_some_and(|r| r.starts_with(' ') || r.starts_with('('))
+    });
+    if memory_op || n.contains("memcpy") || n.contains("memset") || n.starts_with("copy") {
+        return OpCategory::Memory;
+    }
+    if ELEMENTWISE_PREFIXES.iter().any(|p| n.starts_with(p))
+        || [
+            "fusion",
+            "elementwise",
+            "reduce",
+            "norm",
+            "softmax",
+            "kernel",
+        ]
+        .iter()
+        .any(|k| n.contains(k))
+    {
+        return OpCategory::NormElementwise;
+    }
+    OpCategory::Other
+}
+
+/// A complete (`ph == "X"`) trace event.
+#[derive(Debug, Clone)]
+struct Ev {
+    track: (String, String),
+    ts: f64,
+    dur: f64,
+    name: String,
+    cat: String,
+    correlation: Option<i64>,
+    /// Self time, µs (set by [`self_times`]).
+    self_us: f64,
+    /// The enclosing event on the same track (index into the same list).
+    parent: Option<usize>,
+    category: OpCategory,
+}
+
+fn id_text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    }
+}
+
+fn complete_events(trace: &Value) -> Vec<Ev> {
+    let raw = trace
+        .get("traceEvents")
+        .and_then(Value::as_array)
+        .or_else(|| trace.as_array());
+    raw.into_iter()
+        .flatten()
+        .filter(|e| e.get("ph").and_then(Value::as_str) == Some("X"))
+        .filter_map(|e| {
+            Some(Ev {
+                track: (id_text(e.get("pid")), id_text(e.get("tid"))),
+                ts: e.get("ts")?.as_f64()?,
+                dur: e.get("dur")?.as_f64()?,
+                name: e
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_owned(),
+                cat: e
+                    .get("cat")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                correlation: e
+                    .get("args")
+                    .and_then(|a| a.get("correlation"))
+                    .and_then(Value::as_i64),
+                self_us: 0.0,
+                parent: None,
+                category: OpCategory::Other,
+            })
+        })
+        .collect()
+}
+
+/// Sets `self_us` and `parent` on each event, nesting by time containment
+/// within a track.
+fn self_times(events: &mut [Ev]) {
+    let mut tracks: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    for (i, e) in events.iter().enumerate() {
+        tracks.entry(e.track.clone()).or_default().push(i);
+    }
+    for mut idx in tracks.into_values() {
+        idx.sort_by(|&a, &b| {
+            let (ea, eb) = (&events[a], &events[b]);
+            ea.ts.total_cmp(&eb.ts).then(eb.dur.total_cmp(&ea.dur))
+        });
+        let mut stack: Vec<usize> = Vec::new();
+        for i in idx {
+            while let Some(&top) = stack.last() {
+                if events[top].ts + events[top].dur <= events[i].ts {
+                    stack.pop();
+                } else {
+                    break;
+                }
+            }
+            events[i].self_us = events[i].dur;
+            events[i].parent = stack.last().copied();
+            if let Some(&top) = stack.last() {
+                events[top].self_us -= events[i].dur;
+            }
+            stack.push(i);
+        }
+    }
+    for e in events.iter_mut() {
+        e.self_us = e.self_us.max(0.0);
+    }
+}
+
+/// The union of the intervals' lengths, µs.
+fn busy_us(mut spans: Vec<(f64, f64)>) -> f64 {
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut total = 0.0;
+    let mut current: Option<(f64, f64)> = None;
+    for (a, b) in spans {
+        current = match current {
+            Some((s, e)) if a <= e => Some((s, e.max(b))),
+            Some((s, e)) => {
+                total += e - s;
+                Some((a, b))
+            }
+            None => Some((a, b)),
+        };
+    }
+    total + current.map_or(0.0, |(s, e)| e - s)
+}
+
+fn in_optimizer(events: &[Ev], mut i: Option<usize>) -> bool {
+    while let Some(k) = i {
+        let n = &events[k].name;
+        if n.starts_with("Optimizer.step#") || n.starts_with(OPTIMIZER) {
+            return true;
+        }
+        i = events[k].parent;
+    }
+    false
+}
+
+/// The events a profile is made of, with their timeline and the span (s).
+struct Timeline {
+    events: Vec<Ev>,
+    /// Indices of the events the profile counts.
+    chosen: Vec<usize>,
+    timeline: ProfileTimeline,
+    span_s: f64,
+}
+
+/// Device kernels and copies when the trace has any (each named after the
+/// host operator that launched it, matched by correlation id), else the
+/// operators on the host's threads inside the span annotation.
+fn torch_events(trace: &Value) -> Result<Timeline, String> {
+    const HOST: &[&str] = &["cpu_op", "user_annotation"];
+    const RUNTIME: &[&str] = &["cuda_runtime", "cuda_driver"];
+    const DEVICE: &[&str] = &["kernel", "gpu_memcpy", "gpu_memset"];
+    let all = complete_events(trace);
+    let (mut events, device): (Vec<Ev>, Vec<Ev>) = all
+        .into_iter()
+        .filter(|e| {
+            HOST.contains(&e.cat.as_str())
+                || RUNTIME.contains(&e.cat.as_str())
+                || DEVICE.contains(&e.cat.as_str())
+        })
+        .partition(|e| !DEVICE.contains(&e.cat.as_str()));
+    self_times(&mut events);
+    let span = events
+        .iter()
+        .position(|e| e.name == SPAN)
+        .ok_or_else(|| format!("the trace has no {SPAN} annotation"))?;
+    let (s0, s1) = (events[span].ts, events[span].ts + events[span].dur);
+    let span_s = events[span].dur / 1e6;
+    let host: Vec<usize> = (0..events.len())
+        .filter(|&i| i != span && s0 <= events[i].ts && events[i].ts <= s1)
+        .collect();
+    for &i in &host {
+        if events[i].parent == Some(span) {
+            events[i].parent = None;
+        }
+    }
+    if !device.is_empty() {
+        let launcher: HashMap<i64, Option<usize>> = host
+            .iter()
+            .filter(|&&i| RUNTIME.contains(&events[i].cat.as_str()))
+            .filter_map(|&i| events[i].correlation.map(|c| (c, events[i].parent)))
+            .collect();
+        let first = events.len();
+        let mut renamed = Vec::with_capacity(device.len());
+        for mut d in device {
+            d.self_us = d.dur;
+            d.parent = None;
+            let op = d
+                .correlation
+                .and_then(|c| launcher.get(&c).copied().flatten());
+            let by_kernel = category_of_name(&d.name);
+            d.category = if in_optimizer(&events, op) {
+                OpCategory::Optimizer
+            } else if matches!(
+                by_kernel,
+                OpCategory::MatmulConv
+                    | OpCategory::Attention
+                    | OpCategory::Communication
+                    | OpCategory::Memory
+            ) {
+                by_kernel
+            } else {
+                let c = match op {
+                    Some(k) => category_of_name(&events[k].name),
+                    None => by_kernel,
+                };
+                if c == OpCategory::Other {
+                    OpCategory::NormElementwise
+                } else {
+                    c
+                }
+            };
+            if let Some(k) = op {
+                d.name = format!("{}: {}", events[k].name, d.name);
+            }
+            renamed.push(d);
+        }
+        events.extend(renamed);
+        let chosen = (first..events.len()).collect();
+        return Ok(Timeline {
+            events,
+            chosen,
+            timeline: ProfileTimeline::Device,
+            span_s,
+        });
+    }
+    let chosen: Vec<usize> = host
+        .into_iter()
+        .filter(|&i| HOST.contains(&events[i].cat.as_str()))
+        .collect();
+    let categories: Vec<OpCategory> = chosen
+        .iter()
+        .map(|&i| {
+            if in_optimizer(&events, Some(i)) {
+                OpCategory::Optimizer
+            } else if events[i].cat == "user_annotation" {
+                OpCategory::Other
+            } else {
+                category_of_name(&events[i].name)
+            }
+        })
+        .collect();
+    for (&i, c) in chosen.iter().zip(categories) {
+        events[i].category = c;
+        if events[i].cat == "user_annotation" {
+            // The annotation's own time: the worker's code between operators.
+            events[i].name = format!("[rust] {}", events[i].name);
+        }
+    }
+    Ok(Timeline {
+        events,
+        chosen,
+        timeline: ProfileTimeline::Host,
+        span_s,
+    })
+}
+
+/// The protocol's `profile` event from a libtorch (Kineto) Chrome trace of
+/// `steps` steps inside a [`SPAN`] annotation.
+pub fn reduce_trace(trace: &Value, steps: u64, tool: String) -> Result<OperatorProfile, String> {
+    let t = torch_events(trace)?;
+    let mut ops: Vec<((String, OpCategory), (f64, u64))> = Vec::new();
+    let mut index: HashMap<(String, OpCategory), usize> = HashMap::new();
+    let mut cats: HashMap<OpCategory, f64> = HashMap::new();
+    for &i in &t.chosen {
+        let e = &t.events[i];
+        let key = (e.name.clone(), e.category);
+        let k = *index.entry(key.clone()).or_insert_with(|| {
+            ops.push((key, (0.0, 0)));
+            ops.len() - 1
+        });
+        ops[k].1 .0 += e.self_us;
+        ops[k].1 .1 += 1;
+        *cats.entry(e.category).or_default() += e.self_us;
+    }
+    let busy_s = busy_us(
+        t.chosen
+            .iter()
+            .map(|&i| &t.events[i])
+            .filter(|e| e.parent.is_none())
+            .map(|e| (e.ts, e.ts + e.dur))
+            .collect(),
+    ) / 1e6;
+    // Most self time first; ties in first-seen order (a stable sort).
+    ops.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0));
+    let rest = ops.split_off(ops.len().min(TOP_OPS));
+    let what = match t.timeline {
+        ProfileTimeline::Device => {
+            "CUDA kernels and copies on the GPU, each named after the libtorch operator that launched it"
+        }
+        ProfileTimeline::Host => {
+            "libtorch operators on the training thread (self time: less the operators they call)"
+        }
+    };
+    Ok(OperatorProfile {
+        tool,
+        not_measured: None,
+        steps,
+        span_s: t.span_s,
+        timeline: Some(t.timeline),
+        what: what.to_owned(),
+        ops: ops
+            .into_iter()
+            .filter(|(_, (s, _))| *s > 0.0)
+            .map(|((name, category), (s, calls))| OpTime {
+                name: name.chars().take(160).collect(),
+                category,
+                self_s: s / 1e6,
+                calls,
+            })
+            .collect(),
+        other_ops: OtherOps {
+            count: rest.len() as u64,
+            self_s: rest.iter().map(|(_, (s, _))| s).sum::<f64>() / 1e6,
+        },
+        categories: OpCategory::ALL
+            .iter()
+            .map(|&category| CategoryTime {
+                category,
+                self_s: cats.get(&category).copied().unwrap_or(0.0) / 1e6,
+            })
+            .collect(),
+        busy_s: busy_s.min(t.span_s),
+        idle_s: (t.span_s - busy_s).max(0.0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn x(name: &str, cat: &str, tid: u64, ts: f64, dur: f64) -> Value {
+        json!({"ph": "X", "name": name, "cat": cat, "pid": 1, "tid": tid, "ts": ts, "dur": dur})
+    }
+
+    /// Self times, categories, the optimizer annotation and idle time of a
+    /// host trace, computed by hand: span 100 µs; linear 0–40 (mm 5–35 inside),
+    /// gelu 40–50, optimizer scope 60–90 (add_ 62–80 inside); busy 0–50 and
+    /// 60–90 = 80 µs.
+    #[test]
+    fn a_host_trace_reduces_to_self_times_by_hand() {
+        let trace = json!({"traceEvents": [
+            x(SPAN, "user_annotation", 7, 1000.0, 100.0),
+            x("aten::linear", "cpu_op", 7, 1000.0, 40.0),
+            x("aten::mm", "cpu_op", 7, 1005.0, 30.0),
+            x("aten::gelu", "cpu_op", 7, 1040.0, 10.0),
+            x(OPTIMIZER, "user_annotation", 7, 1060.0, 30.0),
+            x("aten::add_", "cpu_op", 7, 1062.0, 18.0),
+            x("outside", "cpu_op", 7, 2000.0, 50.0),
+            {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "cpu"}},
+        ]});
+        let p = reduce_trace(&trace, 2, "t".into()).unwrap();
+        assert_eq!(p.timeline, Some(ProfileTimeline::Host));
+        assert!((p.span_s - 100e-6).abs() < 1e-12);
+        assert!((p.busy_s - 80e-6).abs() < 1e-12, "{}", p.busy_s);
+        assert!((p.idle_s - 20e-6).abs() < 1e-12);
+        let cat = |c| {
+            p.categories
+                .iter()
+                .find(|t| t.category == c)
+                .unwrap()
+                .self_s
+        };
+        assert!((cat(OpCategory::MatmulConv) - 40e-6).abs() < 1e-12); // mm 30 + linear's own 10
+        assert!((cat(OpCategory::NormElementwise) - 10e-6).abs() < 1e-12);
+        assert!((cat(OpCategory::Optimizer) - 30e-6).abs() < 1e-12); // add_ 18 + scope's own 12
+        assert_eq!(p.ops[0].name, "aten::mm");
+        assert!(p
+            .ops
+            .iter()
+            .any(|o| o.name == "[rust] trainbench.optimizer"));
+        assert!(!p.ops.iter().any(|o| o.name == "outside"));
+    }
+
+    /// On a GPU the kernels are the timeline, named and categorised by the
+    /// operator whose runtime call launched them.
+    #[test]
+    fn device_kernels_take_their_launching_operator() {
+        let mut k = x("ampere_sgemm_128x64", "kernel", 20, 1010.0, 8.0);
+        k["args"] = json!({"correlation": 5});
+        let mut g = x("vectorized_elementwise_kernel", "kernel", 20, 1020.0, 4.0);
+        g["args"] = json!({"correlation": 6});
+        let mut a = x("multi_tensor_apply_kernel", "kernel", 20, 1070.0, 6.0);
+        a["args"] = json!({"correlation": 7});
+        let launch = |c: i64, ts: f64| {
+            let mut l = x("cudaLaunchKernel", "cuda_runtime", 7, ts, 2.0);
+            l["args"] = json!({"correlation": c});
+            l
+        };
+        let trace = json!([
+            x(SPAN, "user_annotation", 7, 1000.0, 100.0),
+            x("aten::mm", "cpu_op", 7, 1001.0, 5.0),
+            launch(5, 1002.0),
+            x("aten::gelu", "cpu_op", 7, 1008.0, 5.0),
+            launch(6, 1009.0),
+            x(OPTIMIZER, "user_annotation", 7, 1050.0, 10.0),
+            launch(7, 1051.0),
+            k,
+            g,
+            a,
+        ]);
+        let p = reduce_trace(&trace, 1, "t".into()).unwrap();
+        assert_eq!(p.timeline, Some(ProfileTimeline::Device));
+        assert_eq!(p.ops[0].name, "aten::mm: ampere_sgemm_128x64");
+        let cat = |c| {
+            p.categories
+                .iter()
+                .find(|t| t.category == c)
+                .unwrap()
+                .self_s
+        };
+        assert!((cat(OpCategory::MatmulConv) - 8e-6).abs() < 1e-12);
+        assert!((cat(OpCategory::NormElementwise) - 4e-6).abs() < 1e-12);
+        assert!((cat(OpCategory::Optimizer) - 6e-6).abs() < 1e-12);
+        assert!((p.busy_s - 18e-6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn names_fall_into_the_python_workers_categories() {
+        for (name, c) in [
+            ("aten::convolution_backward", OpCategory::MatmulConv),
+            (
+                "aten::_scaled_dot_product_flash_attention_for_cpu",
+                OpCategory::Attention,
+            ),
+            ("aten::native_layer_norm", OpCategory::NormElementwise),
+            ("aten::copy_", OpCategory::Memory),
+            ("aten::to", OpCategory::Memory),
+            ("aten::topk", OpCategory::NormElementwise),
+            ("Memcpy HtoD (Pageable -> Device)", OpCategory::Memory),
+            ("ncclDevKernel_AllReduce", OpCategory::Communication),
+            (
+                "autograd::engine::evaluate_function: AddBackward0",
+                OpCategory::Other,
+            ),
+        ] {
+            assert_eq!(category_of_name(name), c, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_scopes_are_the_names_the_reduction_looks_for() {
+        assert_eq!(SPAN_SCOPE.to_str().unwrap(), SPAN);
+        assert_eq!(OPTIMIZER_SCOPE.to_str().unwrap(), OPTIMIZER);
+    }
+
+    #[test]
+    fn a_trace_without_the_span_is_an_error() {
+        let trace = json!({"traceEvents": [x("aten::mm", "cpu_op", 1, 0.0, 1.0)]});
+        let err = reduce_trace(&trace, 1, "t".into()).unwrap_err();
+        assert!(err.contains(SPAN), "{err}");
+    }
+}
