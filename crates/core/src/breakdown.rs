@@ -407,7 +407,19 @@ pub fn explain(a: &StepBreakdown, b: &StepBreakdown, a_label: &str, b_label: &st
             (true, false) => format!("{a_label} fuses"),
             _ => format!("{b_label} fuses"),
         };
-        format!("{who} forward, backward and optimizer into one program, so the compute is compared as one part")
+        let mut note = format!("{who} forward, backward and optimizer into one program, so the compute is compared as one part");
+        if a.is_fused() != b.is_fused() {
+            // The data parts then do not measure the same work.
+            let (fused_side, eager_side) = if a.is_fused() {
+                (a_label, b_label)
+            } else {
+                (b_label, a_label)
+            };
+            note.push_str(&format!(
+                "; the data parts differ in what they hold: {fused_side}'s is only the host work before its program (what the program itself gathers or copies counts as compute), {eager_side}'s the whole batch preparation and copy to the device, so a gap in data is partly a difference in where the batch is prepared"
+            ));
+        }
+        note
     });
     let verdict = if gap == 0.0 || a_total <= 0.0 {
         "no gap in time per sample between the two breakdowns".to_owned()
@@ -586,7 +598,13 @@ mod tests {
         let step = &e.parts[1];
         assert!((step.a_per_sample_s - 0.0115).abs() < 1e-12);
         assert!((step.b_per_sample_s - 0.007).abs() < 1e-12);
-        assert!(e.granularity_note.unwrap().starts_with("jax fuses"));
+        let note = e.granularity_note.unwrap();
+        assert!(note.starts_with("jax fuses"), "{note}");
+        assert!(
+            note.contains("jax's is only the host work before its program")
+                && note.contains("torch's the whole batch preparation"),
+            "{note}"
+        );
         assert!(e.verdict.starts_with("torch takes"), "{}", e.verdict);
     }
 

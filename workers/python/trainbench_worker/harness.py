@@ -423,6 +423,11 @@ class Backend:
         """What :meth:`compile_count` counts, in words."""
         return ""
 
+    def max_over_ranks(self, n):
+        """The largest of ``n`` over the data-parallel processes (a
+        collective where there are several: every rank calls it)."""
+        return n
+
     # --- the operator profile (issue 15) ------------------------------------
 
     def profile(self, run_step, steps):
@@ -622,6 +627,9 @@ def train(plan, backend, data):
     # raise the process's peak; extra GradScaler updates move the scale).
     memory = backend.memory_events()
     loss_scale = backend.loss_scale()
+    if recompiles is not None:
+        # Any rank that compiled again slowed every rank's step.
+        recompiles = backend.max_over_ranks(recompiles)
     if step > 1:
         measure_breakdown(plan, backend, data, lr, step)
         measure_profile(plan, backend, data, lr)

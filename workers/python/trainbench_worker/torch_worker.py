@@ -432,6 +432,13 @@ class TorchBackend(Backend):
     def compile_source(self):
         return "torch._dynamo's count of unique graphs compiled"
 
+    def max_over_ranks(self, n):
+        if self.dist is None:
+            return n
+        t = torch.tensor([int(n)], dtype=torch.int64, device=self.device)
+        self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
+        return int(t.item())
+
     def profile(self, run_step, steps):
         import json
         import tempfile

@@ -6,12 +6,17 @@
 //!   logarithms of the runs' steady throughputs, so the interval of the
 //!   ratio is `exp(mean ln A − mean ln B ± t · se)`. Its degrees of freedom
 //!   are Welch–Satterthwaite's, rounded down. This covers run-to-run spread.
-//! - **One run on each side, each with ≥ 6 steady windows**: a bootstrap
-//!   over windows — [`BOOTSTRAP_RESAMPLES`] resamples (with replacement) of
-//!   each run's steady window throughputs, the ratio of the two resampled
-//!   medians each time, and the 2.5 % and 97.5 % quantiles of those ratios
-//!   (percentile interval). The generator is seeded with a constant, so a
-//!   comparison gives the same interval every time it is computed.
+//! - **One run on each side, each with ≥ 6 steady windows**: a circular
+//!   moving-block bootstrap over windows — [`BOOTSTRAP_RESAMPLES`] resamples
+//!   of each run's steady window throughputs, each built from blocks of
+//!   `⌈n^⅓⌉` consecutive windows (wrapping round) starting at random
+//!   windows, the ratio of the two resampled medians each time, and the
+//!   2.5 % and 97.5 % quantiles of those ratios (percentile interval).
+//!   Blocks, not single windows, because neighbouring windows of one run are
+//!   not independent (clocks, caches and the host drift slowly); resampling
+//!   single windows would treat a slow drift as noise and draw the interval
+//!   too narrow. The generator is seeded with a constant, so a comparison
+//!   gives the same interval every time it is computed.
 //! - **Otherwise one run on a side**: each run's own 95 % interval (the
 //!   distribution-free interval of its median window) is read as a normal
 //!   interval on the log scale, `se = ln(high ÷ low) ÷ (2 × 1.96)`, and the
@@ -171,9 +176,27 @@ fn median_sorted(v: &mut [f64]) -> f64 {
     }
 }
 
+/// Consecutive windows per block of the moving-block bootstrap: `⌈n^⅓⌉`.
+pub fn bootstrap_block(n: usize) -> usize {
+    ((n as f64).cbrt().ceil() as usize).clamp(1, n.max(1))
+}
+
+/// Fills `out` with a circular moving-block resample of `w`.
+fn block_resample(w: &[f64], out: &mut [f64], rng: &mut SplitMix) {
+    let (n, b) = (w.len(), bootstrap_block(w.len()));
+    let mut i = 0;
+    while i < out.len() {
+        let start = rng.below(n);
+        for k in 0..b.min(out.len() - i) {
+            out[i + k] = w[(start + k) % n];
+        }
+        i += b;
+    }
+}
+
 /// A ÷ B (ratio of median window throughputs) from one run each, with a
-/// percentile bootstrap interval over their steady windows (≥ 6 per run,
-/// every one positive and finite).
+/// percentile moving-block bootstrap interval over their steady windows
+/// (≥ 6 per run, every one positive and finite).
 pub fn ratio_by_bootstrap(a_windows: &[f64], b_windows: &[f64]) -> Option<RatioEstimate> {
     let ok = |w: &[f64]| w.len() >= 6 && w.iter().all(|x| x.is_finite() && *x > 0.0);
     if !ok(a_windows) || !ok(b_windows) {
@@ -184,12 +207,8 @@ pub fn ratio_by_bootstrap(a_windows: &[f64], b_windows: &[f64]) -> Option<RatioE
     let (mut ra, mut rb) = (vec![0.0; a_windows.len()], vec![0.0; b_windows.len()]);
     let mut logs: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
         .map(|_| {
-            for x in ra.iter_mut() {
-                *x = a_windows[rng.below(a_windows.len())];
-            }
-            for x in rb.iter_mut() {
-                *x = b_windows[rng.below(b_windows.len())];
-            }
+            block_resample(a_windows, &mut ra, &mut rng);
+            block_resample(b_windows, &mut rb, &mut rng);
             (median_sorted(&mut ra) / median_sorted(&mut rb)).ln()
         })
         .collect();
@@ -260,9 +279,11 @@ pub fn speedup(
             _ if bootstrap.is_some() => (
                 bootstrap,
                 format!(
-                    "bootstrap over windows: {BOOTSTRAP_RESAMPLES} resamples of each run's {} and {} steady windows, ratio of medians, percentile interval (spread within these runs only; repeat runs for run-to-run spread)",
+                    "moving-block bootstrap over windows: {BOOTSTRAP_RESAMPLES} resamples of each run's {} and {} steady windows in blocks of {} and {} consecutive windows, ratio of medians, percentile interval (spread within these runs only; repeat runs for run-to-run spread)",
                     windows.0.len(),
-                    windows.1.len()
+                    windows.1.len(),
+                    bootstrap_block(windows.0.len()),
+                    bootstrap_block(windows.1.len())
                 ),
                 None,
             ),
@@ -470,11 +491,15 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(ratio_by_bootstrap(&a, &b), Some(e));
+        assert_eq!(
+            [1, 6, 8, 9, 10, 27, 28].map(bootstrap_block),
+            [1, 2, 2, 3, 3, 3, 4]
+        );
         let s = speedup(1, "A", "B", &[(120.5, None)], &[(100.0, None)], (&a, &b)).unwrap();
         assert!(
             s.settled
                 && s.method
-                    .starts_with("bootstrap over windows: 4000 resamples of each run's 8 and 7"),
+                    .starts_with("moving-block bootstrap over windows: 4000 resamples of each run's 8 and 7 steady windows in blocks of 2 and 2"),
             "{s:?}"
         );
         assert!(
