@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::{StepPhase, StepTimings};
-use crate::stats::{mean_var, t_quantile_975, Interval};
+use crate::stats::{mean_var, t_quantile_975, welch_df, Interval};
 
 /// A part of the step as shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -182,7 +182,8 @@ pub fn breakdown(
                 let d = m - lm;
                 let se2 = v / n as f64 + lv / ln as f64;
                 let interval = (n >= 2 && ln >= 2).then(|| {
-                    let half = t_quantile_975(n.min(ln) - 1) * se2.sqrt();
+                    let df = welch_df(v / n as f64, n, lv / ln as f64, ln);
+                    let half = t_quantile_975(df) * se2.sqrt();
                     Interval {
                         low: d - half,
                         high: d + half,
@@ -532,6 +533,7 @@ mod tests {
     #[test]
     fn communication_is_backward_minus_its_local_twin() {
         let mut t = eager();
+        t.phases[2] = series(StepPhase::Backward, &[0.050, 0.052, 0.048, 0.050]);
         t.phases.push(series(
             StepPhase::BackwardLocal,
             &[0.040, 0.041, 0.039, 0.040],
@@ -554,6 +556,13 @@ mod tests {
         // The sum is unchanged: backward split in two.
         assert!((b.parts_sum_s - 0.102).abs() < 1e-12);
         assert!((b.communication_share.unwrap() - 0.010 / 0.102).abs() < 1e-12);
+        // Its interval, by hand: s²/n = 2.667e-6/4 and 6.667e-7/4, so
+        // SE = √8.333e-7 = 9.129e-4; Welch–Satterthwaite
+        // (8.333e-7)² ÷ ((6.667e-7)²/3 + (1.667e-7)²/3) = 4.41 → 4 df,
+        // t(4) = 2.776: 0.010 ± 0.002534.
+        let ci = b.part(Part::Communication).unwrap().ci95.unwrap();
+        assert!((ci.high - 0.010 - 0.002_534).abs() < 2e-6, "{ci:?}");
+        assert!((0.010 - ci.low - 0.002_534).abs() < 2e-6, "{ci:?}");
     }
 
     #[test]

@@ -101,6 +101,17 @@ pub fn median_ci95(values: &[f64]) -> Option<Interval> {
     })
 }
 
+/// Welch–Satterthwaite degrees of freedom of a difference of two means,
+/// from each mean's squared standard error (`q = s² ÷ n`) and count (≥ 2
+/// each), rounded down and at least 1.
+pub fn welch_df(qa: f64, na: usize, qb: f64, nb: usize) -> usize {
+    let den = qa * qa / (na.max(2) - 1) as f64 + qb * qb / (nb.max(2) - 1) as f64;
+    if den <= 0.0 {
+        return (na + nb).saturating_sub(2).max(1);
+    }
+    ((((qa + qb).powi(2) / den) + 1e-9).floor() as usize).max(1)
+}
+
 /// Two-sided 97.5 % quantile of Student's t with `df` degrees of freedom.
 pub fn t_quantile_975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [

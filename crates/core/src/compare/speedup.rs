@@ -30,7 +30,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{mean_var, t_quantile_975, Interval};
+use crate::stats::{mean_var, t_quantile_975, welch_df, Interval};
 
 /// The speed-up of one entry against the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,8 +100,7 @@ pub fn ratio_over_repeats(a: &[f64], b: &[f64]) -> Option<RatioEstimate> {
     let se = (qa + qb).sqrt();
     let d = s.diff();
     let half = if se > 0.0 {
-        let df = (qa + qb).powi(2) / (qa * qa / (na - 1) as f64 + qb * qb / (nb - 1) as f64);
-        t_quantile_975(((df + 1e-9).floor() as usize).max(1)) * se
+        t_quantile_975(welch_df(qa, na, qb, nb)) * se
     } else {
         0.0
     };
