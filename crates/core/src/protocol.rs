@@ -422,6 +422,22 @@ impl Event {
         serde_json::from_str(trimmed).ok()
     }
 
+    /// Why a line that names a protocol event (a JSON object with an
+    /// `"event"` tag) does not parse as one; `None` for events and for log
+    /// text. A worker bug, shown as such instead of passing for log text.
+    pub fn malformed(line: &str) -> Option<String> {
+        let trimmed = line.trim();
+        if !trimmed.starts_with('{') {
+            return None;
+        }
+        let value: serde_json::Value = serde_json::from_str(trimmed).ok()?;
+        let tag = value.get("event")?.as_str()?.to_owned();
+        match serde_json::from_value::<Event>(value) {
+            Ok(_) => None,
+            Err(e) => Some(format!("a malformed `{tag}` event from the worker ({e})")),
+        }
+    }
+
     pub fn is_terminal(&self) -> bool {
         matches!(self, Event::Done { .. } | Event::Error { .. })
     }
@@ -518,6 +534,11 @@ mod tests {
         assert_eq!(Event::parse_line(&line), Some(e));
         assert_eq!(Event::parse_line("some log text"), None);
         assert_eq!(Event::parse_line("{not json"), None);
+        assert_eq!(Event::malformed("some log text"), None);
+        assert_eq!(Event::malformed(&line), None);
+        assert_eq!(Event::malformed(r#"{"level": "info"}"#), None);
+        let bad = Event::malformed(r#"{"event": "breakdown", "whole_step_s": "fast"}"#).unwrap();
+        assert!(bad.starts_with("a malformed `breakdown` event from the worker ("), "{bad}");
     }
 
     #[test]

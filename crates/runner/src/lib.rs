@@ -316,10 +316,17 @@ async fn run_one(
                             }
                             events.push(e);
                         }
-                        None => {
-                            progress.log(run_id, &text);
-                            push_tail(&tail, format!("[stdout] {text}"));
-                        }
+                        None => match Event::malformed(&text) {
+                            Some(why) => {
+                                let line = format!("[protocol error] {why}: {text}");
+                                progress.log(run_id, &line);
+                                push_tail(&tail, line);
+                            }
+                            None => {
+                                progress.log(run_id, &text);
+                                push_tail(&tail, format!("[stdout] {text}"));
+                            }
+                        },
                     }
                 }
                 Some(Line::StdoutClosed) | None => break,
