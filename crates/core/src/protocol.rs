@@ -538,7 +538,10 @@ mod tests {
         assert_eq!(Event::malformed(&line), None);
         assert_eq!(Event::malformed(r#"{"level": "info"}"#), None);
         let bad = Event::malformed(r#"{"event": "breakdown", "whole_step_s": "fast"}"#).unwrap();
-        assert!(bad.starts_with("a malformed `breakdown` event from the worker ("), "{bad}");
+        assert!(
+            bad.starts_with("a malformed `breakdown` event from the worker ("),
+            "{bad}"
+        );
     }
 
     #[test]
