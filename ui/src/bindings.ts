@@ -966,6 +966,17 @@ export type RunSummary = {
 	 *  comparison resamples; empty in summaries older than it).
 	 */
 	steady_window_throughputs?: (number | null)[],
+	/**
+	 *  Tokens per sample of a language model (its sequence length); `None`
+	 *  for models whose samples are not token sequences.
+	 */
+	tokens_per_sample?: number | null,
+	/**
+	 *  Steady throughput in tokens/s (samples/s × tokens per sample: every
+	 *  position of a sequence is trained on), with its interval.
+	 */
+	tokens_per_s?: number | null,
+	tokens_per_s_ci95?: Interval | null,
 };
 
 /**  One run in full, with its telemetry thinned to at most 2,000 samples per source. */

@@ -324,6 +324,14 @@ pub fn print_show(d: &RunDetail) {
             s.windows_total,
             s.windows_warmup
         );
+        if let (Some(t), Some(per)) = (s.tokens_per_s, s.tokens_per_sample) {
+            println!(
+                "tokens/s:          {t:.0}{} ({per} tokens per sequence, every position trained on)",
+                s.tokens_per_s_ci95
+                    .map(|c| format!(" [95% CI {:.0}–{:.0}]", c.low, c.high))
+                    .unwrap_or_default()
+            );
+        }
         println!("warm-up rule:      {}", s.warmup_rule);
         println!(
             "time to 1st step:  {} from process start; {} from the start of training; compile alone: {}",

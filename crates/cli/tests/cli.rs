@@ -152,10 +152,15 @@ fn a_sweep_with_repeats_is_interleaved_and_aggregated() {
     );
     let (out, _) = db.run(&["compare", &ids[0], &ids[2]]);
     let human = String::from_utf8_lossy(&out.stdout);
+    // Two runs of one configuration raise no warning about what they are;
+    // a busy machine may still spread their windows, which is measured and
+    // said (the window-spread check), so that warning alone is allowed.
     assert!(
         human.contains("decision matrix")
             && human.contains("vs baseline")
-            && !human.contains("warning:"),
+            && !human
+                .lines()
+                .any(|l| l.starts_with("warning:") && !l.contains("coefficient of variation")),
         "{human}"
     );
 }

@@ -16,7 +16,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 use trainbench_app::envs;
-use trainbench_core::models::{lookup, model_names};
+use trainbench_core::models::{lookup, model_names, Family};
 
 mod common;
 
@@ -638,8 +638,10 @@ fn counts(env: &envs::FrameworkEnv, configs: &[Value]) -> Vec<u64> {
 fn every_framework_builds_every_model_with_the_catalogue_count() {
     for framework in FRAMEWORKS {
         let env = ready(framework);
+        // Decoder language models are built by the PyTorch worker only, so far.
         let (names, configs): (Vec<&str>, Vec<Value>) = model_names()
             .into_iter()
+            .filter(|n| framework == "pytorch" || lookup(n).unwrap().family != Family::Decoder)
             .map(|n| (n, lookup(n).unwrap().default_config()))
             .map(|(n, c)| (n, serde_json::to_value(&c).unwrap()))
             .unzip();
@@ -1048,4 +1050,114 @@ fn a_worker_paused_mid_run_fails_the_window_spread_badge() {
         "{}",
         evidence(r, "window_spread")
     );
+}
+
+/// Decoder language models in the PyTorch worker: GPT-2- and Llama-style
+/// tiny decoders train with the causal LM loss on synthetic tokens (at
+/// initialisation the loss is about ln 256, a uniform guess over the byte
+/// vocabulary), their parameters are counted as the catalogue counts them,
+/// and the summary gives tokens/s = samples/s × sequence length. The other
+/// workers refuse them before anything runs, naming the field.
+#[test]
+fn decoders_train_in_pytorch_and_report_tokens_per_second() {
+    ready("pytorch");
+    let home = Home::new("decoders");
+    let (out, v) = home.run(&[
+        "run",
+        "--framework",
+        "pytorch",
+        "--model",
+        "gpt2_tiny,llama_tiny",
+        "--batch-size",
+        "8",
+        "--steps",
+        "20",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
+    for (run, model) in v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(["gpt2_tiny", "llama_tiny"])
+    {
+        assert_eq!(run["model"], model, "{run}");
+        assert_eq!(run["status"], "completed", "{run}");
+        let catalogue = lookup(model).unwrap().default_config().param_count();
+        assert_eq!(run["param_count"], json!(catalogue), "{run}");
+        let (_, d) = home.run(&["show", &run["id"].to_string(), "--json"]);
+        let s = &d["summary"];
+        assert_eq!(s["tokens_per_sample"], 128, "{s}");
+        let samples = s["throughput_samples_per_s"].as_f64().unwrap();
+        let tokens = s["tokens_per_s"].as_f64().unwrap();
+        assert!((tokens - 128.0 * samples).abs() < 1e-6 * tokens, "{s}");
+        let first = d["windows"][0]["loss_mean"].as_f64().unwrap();
+        assert!(
+            (first - 256f64.ln()).abs() < 0.35,
+            "{model}: first window's loss {first} vs ln 256"
+        );
+        // The breakdown splits an eager decoder step like any other.
+        assert!(!s["breakdown"].is_null(), "{s}");
+    }
+    for framework in ["tch", "tensorflow", "jax"] {
+        let (out, _) = home.run(&[
+            "run",
+            "--framework",
+            framework,
+            "--model",
+            "gpt2_tiny",
+            "--steps",
+            "5",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{framework}: {}", text(&out));
+        assert!(
+            text(&out).contains(&format!(
+                "framework = {framework} is not allowed: expected pytorch for decoder language models"
+            )),
+            "{}",
+            text(&out)
+        );
+    }
+}
+
+/// The decoders match the ecosystem's reference implementations: Hugging
+/// Face's GPT2LMHeadModel and LlamaForCausalLM, built from the same config,
+/// their weights copied over, give the same logits (eval mode) and have the
+/// same parameter count (`workers/python/trainbench_worker/parity.py`).
+#[test]
+fn decoders_match_hugging_face_logits() {
+    let env = ready("pytorch");
+    for model in ["gpt2_tiny", "llama_tiny"] {
+        let (_, described) = output_json(
+            trainbench(Scratch::new(&format!("parity-{model}")).0.as_path())
+                .args(["describe", "--model", model, "--json"]),
+        );
+        let mut child = Command::new(&env.python)
+            .args(["-m", "trainbench_worker.parity"])
+            .env("PYTHONPATH", envs::package_dir())
+            .env("OMP_NUM_THREADS", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(described["config"].to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{model}: {}", text(&out));
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["params"], r["reference_params"], "{model}: {r}");
+        assert_eq!(r["params"], described["param_count"], "{model}: {r}");
+        let diff = r["max_abs_diff"].as_f64().unwrap();
+        let scale = r["max_abs_logit"].as_f64().unwrap();
+        assert!(
+            scale > 0.0 && diff <= 1e-4 * scale.max(1.0),
+            "{model}: logits differ by {diff} (largest {scale}): {r}"
+        );
+    }
 }

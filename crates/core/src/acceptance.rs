@@ -299,6 +299,7 @@ mod tests {
         loss_scale: Option<f64>,
     ) -> RunDetail {
         let mut m = RunMeasurements {
+            tokens_per_sample: None,
             batch_size: 100,
             devices: 1,
             precision: crate::spec::Precision::parse(precision).ok(),

@@ -101,6 +101,8 @@ pub struct RunMeasurements {
     pub error: Option<(String, String)>,
     /// How the step ran (the hello event's `execution`).
     pub execution: Option<String>,
+    /// Tokens per sample (a decoder's sequence length), for tokens/s.
+    pub tokens_per_sample: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,6 +159,16 @@ pub struct RunSummary {
     /// comparison resamples; empty in summaries older than it).
     #[serde(default)]
     pub steady_window_throughputs: Vec<f64>,
+    /// Tokens per sample of a language model (its sequence length); `None`
+    /// for models whose samples are not token sequences.
+    #[serde(default)]
+    pub tokens_per_sample: Option<u64>,
+    /// Steady throughput in tokens/s (samples/s × tokens per sample: every
+    /// position of a sequence is trained on), with its interval.
+    #[serde(default)]
+    pub tokens_per_s: Option<f64>,
+    #[serde(default)]
+    pub tokens_per_s_ci95: Option<Interval>,
 }
 
 /// A reason to doubt a run's numbers.
@@ -338,6 +350,18 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
             .map(WindowTiming::throughput)
             .filter(|t| t.is_finite())
             .collect(),
+        tokens_per_sample: m.tokens_per_sample,
+        tokens_per_s: m
+            .tokens_per_sample
+            .zip(throughput)
+            .map(|(t, x)| x * t as f64),
+        tokens_per_s_ci95: m
+            .tokens_per_sample
+            .zip(steady.as_ref().and_then(|s| s.ci95))
+            .map(|(t, c)| Interval {
+                low: c.low * t as f64,
+                high: c.high * t as f64,
+            }),
     }
 }
 
@@ -410,6 +434,7 @@ mod tests {
     #[test]
     fn summary_from_fixed_windows_matches_hand_computation() {
         let m = RunMeasurements {
+            tokens_per_sample: None,
             param_count: Some(1000),
             flops_per_sample: Some(1e12),
             batch_size: 100,
@@ -501,6 +526,7 @@ mod tests {
     #[test]
     fn what_was_not_measured_stays_empty() {
         let m = RunMeasurements {
+            tokens_per_sample: None,
             batch_size: 8,
             devices: 1,
             target_accuracy: Some(0.99),
@@ -523,6 +549,7 @@ mod tests {
     #[test]
     fn a_full_real_epoch_is_measured_not_projected() {
         let m = RunMeasurements {
+            tokens_per_sample: None,
             batch_size: 10,
             devices: 1,
             real_epoch_samples: Some(40),

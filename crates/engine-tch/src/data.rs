@@ -237,6 +237,7 @@ pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
                 ModelConfig::Bert(c) => {
                     Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device))
                 }
+                ModelConfig::Decoder(_) => return Err(crate::models::decoder_unsupported()),
             };
             let y = Tensor::randint(classes, [pool], (Kind::Int64, device));
             (x, y, None, None)

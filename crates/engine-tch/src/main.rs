@@ -195,7 +195,7 @@ fn describe(model: &str, opts: ModelOptions, json: bool) -> ExitCode {
             // Shapes are all that matter here, so zeros are used instead of random
             // init: it keeps describing ViT-G/14 (1.8 B parameters) fast.
             let vs = nn::VarStore::new(tch::Device::Cpu);
-            let _net = tch::no_grad(|| models::build(&cfg, &vs, models::InitMode::Zeros));
+            let _net = tch::no_grad(|| models::build(&cfg, &vs, models::InitMode::Zeros))?;
             Ok(models::trainable_params(&vs))
         })?;
         Ok(serde_json::json!({

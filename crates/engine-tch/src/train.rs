@@ -492,7 +492,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
 
     let data = data::load(spec, device)?;
     let vs = nn::VarStore::new(device);
-    let net = models::build(&spec.model_config, &vs, InitMode::Reference);
+    let net = models::build(&spec.model_config, &vs, InitMode::Reference)?;
     let param_count = models::trainable_params(&vs);
     let analytical = spec.model_config.param_count();
     if param_count != analytical {

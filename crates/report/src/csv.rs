@@ -44,7 +44,7 @@ fn writer<W: Write>(out: W) -> ::csv::Writer<W> {
 }
 
 /// Columns of [`runs`], units in the names.
-pub const RUN_COLUMNS: [&str; 39] = [
+pub const RUN_COLUMNS: [&str; 41] = [
     "run_id",
     "sweep_id",
     "repeat_index",
@@ -67,6 +67,8 @@ pub const RUN_COLUMNS: [&str; 39] = [
     "throughput_samples_per_s",
     "throughput_ci95_low_samples_per_s",
     "throughput_ci95_high_samples_per_s",
+    "tokens_per_sample",
+    "throughput_tokens_per_s",
     "windows_total",
     "windows_warmup",
     "time_to_first_step_s",
@@ -92,7 +94,7 @@ pub fn runs<W: Write>(rows: &[RunRow], out: W) -> Result<(), ReportError> {
     w.write_record(RUN_COLUMNS)?;
     for r in rows {
         let s = r.summary.as_ref();
-        let record: [String; 39] = [
+        let record: [String; 41] = [
             r.id.to_string(),
             num(r.sweep_id),
             r.repeat_index.to_string(),
@@ -115,6 +117,8 @@ pub fn runs<W: Write>(rows: &[RunRow], out: W) -> Result<(), ReportError> {
             float(s.and_then(|s| s.throughput_samples_per_s)),
             float(s.and_then(|s| s.throughput_ci95).map(|c| c.low)),
             float(s.and_then(|s| s.throughput_ci95).map(|c| c.high)),
+            num(s.and_then(|s| s.tokens_per_sample)),
+            float(s.and_then(|s| s.tokens_per_s)),
             num(s.map(|s| s.windows_total)),
             num(s.map(|s| s.windows_warmup)),
             float(s.and_then(|s| s.time_to_first_step_s)),

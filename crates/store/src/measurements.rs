@@ -5,6 +5,7 @@ use rusqlite::{params, Transaction};
 use trainbench_core::protocol::Event;
 use trainbench_core::record::{StoredEval, StoredWindow};
 use trainbench_core::reference::PriceRow;
+use trainbench_core::spec::RunSpec;
 use trainbench_core::stats::WindowTiming;
 use trainbench_core::summary::{MemoryPeak, RunMeasurements};
 use trainbench_core::telemetry::TelemetrySample;
@@ -184,6 +185,9 @@ impl Store {
                 .and_then(|h| h.get("execution"))
                 .and_then(|v| v.as_str())
                 .map(str::to_owned),
+            tokens_per_sample: RunSpec::from_json(&d.spec.to_string())
+                .ok()
+                .and_then(|s| s.model_config.tokens_per_sample()),
         })
     }
 

@@ -236,6 +236,16 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
             {rate(s.throughput_samples_per_s)}
             {s.throughput_ci95 ? ` (95 % CI ${num(s.throughput_ci95.low, 4)} – ${num(s.throughput_ci95.high, 4)})` : " (no interval: fewer than 6 steady windows)"}
           </dd>
+          {s.tokens_per_s != null && (
+            <>
+              <dt>Tokens/s</dt>
+              <dd>
+                {num(s.tokens_per_s, 4)}
+                {s.tokens_per_s_ci95 ? ` (95 % CI ${num(s.tokens_per_s_ci95.low, 4)} – ${num(s.tokens_per_s_ci95.high, 4)})` : ""} — {s.tokens_per_sample} tokens per
+                sequence, every position trained on
+              </dd>
+            </>
+          )}
           <dt>Windows</dt>
           <dd>
             {s.windows_total} ({s.windows_warmup} warm-up: {s.warmup_rule})

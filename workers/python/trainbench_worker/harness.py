@@ -239,12 +239,16 @@ class Data:
             try:
                 if plan.family == "bert":
                     x = rng.integers(0, c["vocab_size"], size=(pool, c["seq_len"]), dtype=np.int32)
+                elif plan.family == "decoder":
+                    # seq_len inputs and, one position on, their next tokens.
+                    x = rng.integers(0, c["vocab_size"], size=(pool, c["seq_len"] + 1), dtype=np.int32)
                 else:
                     x = rng.standard_normal(
                         (pool, c["in_channels"], c["image_size"], c["image_size"]), dtype=np.float32)
             except MemoryError as e:
                 raise WorkerError("oom", f"out of host memory building the synthetic pool of {pool} samples: {e}") from e
-            y = rng.integers(0, c["num_classes"], size=(pool,), dtype=np.int64)
+            # Class labels (a decoder's targets are its own next tokens: none).
+            y = rng.integers(0, c.get("num_classes", 1), size=(pool,), dtype=np.int64)
             self.train = (x, y)
             self.samples_per_epoch = plan.synthetic_samples // gb * gb
             self.shuffle = False

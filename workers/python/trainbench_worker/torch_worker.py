@@ -3,7 +3,9 @@ parallelism with DDP through torchrun (NCCL on GPUs, gloo on CPU processes).
 
 The models mirror the libtorch worker's (crates/engine-tch/src/models): timm's
 VisionTransformer and torchvision's ResNet at their defaults, Hugging Face's
-BertModel plus the sequence-classification head. Parameter counts must equal the
+BertModel plus the sequence-classification head; the decoders (GPT-2, Llama)
+follow Hugging Face's GPT2LMHeadModel and LlamaForCausalLM (PyTorch only so
+far). Parameter counts must equal the
 catalogue's; :func:`count_params` builds them on the meta device, so even ViT-G
 is counted without allocating it.
 """
@@ -175,8 +177,112 @@ class Bert(nn.Module):
         return self.classifier(F.dropout(pooled, 0.1, self.training))
 
 
+def _rotate_half(x):
+    a, b = x.chunk(2, -1)
+    return torch.cat([-b, a], -1)
+
+
+def rotary_tables(t, head_dim, theta, device):
+    """(cos, sin) of rotary embeddings for positions 0..t-1, in Hugging Face
+    Llama's layout (the two halves of each head rotate together)."""
+    inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float32) / head_dim))
+    freqs = torch.outer(torch.arange(t, device=device, dtype=torch.float32), inv)
+    emb = torch.cat([freqs, freqs], -1)
+    return emb.cos(), emb.sin()
+
+
+def _decoder_linear(i, o, bias, std):
+    layer = nn.Linear(i, o, bias=bias)
+    if layer.weight.device.type != "meta":
+        nn.init.normal_(layer.weight, std=std)
+        if bias:
+            nn.init.zeros_(layer.bias)
+    return layer
+
+
+class DecoderBlock(nn.Module):
+    """A pre-norm decoder block: causal self-attention (grouped-query when
+    kv_heads < heads; queries, keys and values from one fused projection)
+    and a GELU or SwiGLU feed-forward block (gate and up fused)."""
+
+    def __init__(self, c):
+        super().__init__()
+        d, h, kv = c["hidden"], c["heads"], c["kv_heads"]
+        self.heads, self.kv_heads, self.head_dim = h, kv, d // h
+        self.swiglu = c["mlp"] == "swi_glu"
+        self.dropout = 0.1 if c["dropout"] else 0.0
+        bias = c["bias"]
+        # GPT-2 scales the init of the projections into the residual stream.
+        out_std = 0.02 / (2 * c["layers"]) ** 0.5 if c["norm"] == "layer_norm" else 0.02
+        norm = (lambda: nn.LayerNorm(d, eps=1e-5)) if c["norm"] == "layer_norm" else (lambda: nn.RMSNorm(d, eps=1e-5))
+        self.norm1, self.norm2 = norm(), norm()
+        self.qkv = _decoder_linear(d, d + 2 * kv * self.head_dim, bias, 0.02)
+        self.o = _decoder_linear(d, d, bias, out_std)
+        i = c["intermediate"]
+        self.up = _decoder_linear(d, 2 * i if self.swiglu else i, bias, 0.02)
+        self.down = _decoder_linear(i, d, bias, out_std)
+
+    def forward(self, x, rope):
+        b, t, d = x.shape
+        hd = self.head_dim
+        qkv = self.qkv(self.norm1(x))
+        q, k, v = qkv.split([d, self.kv_heads * hd, self.kv_heads * hd], -1)
+        q = q.view(b, t, self.heads, hd).transpose(1, 2)
+        k = k.view(b, t, self.kv_heads, hd).transpose(1, 2)
+        v = v.view(b, t, self.kv_heads, hd).transpose(1, 2)
+        if rope is not None:
+            cos, sin = rope[0].to(q.dtype), rope[1].to(q.dtype)
+            q = q * cos + _rotate_half(q) * sin
+            k = k * cos + _rotate_half(k) * sin
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kv_heads != self.heads,
+                                           dropout_p=self.dropout if self.training else 0.0)
+        x = x + F.dropout(self.o(a.transpose(1, 2).reshape(b, t, d)), self.dropout, self.training)
+        y = self.up(self.norm2(x))
+        if self.swiglu:
+            gate, up = y.chunk(2, -1)
+            y = F.silu(gate) * up
+        else:
+            y = F.gelu(y, approximate="tanh")
+        return x + F.dropout(self.down(y), self.dropout, self.training)
+
+
+class Decoder(nn.Module):
+    """A decoder-only language model: Hugging Face's GPT2LMHeadModel
+    (learned positions, LayerNorm, GELU, biases, tied head, dropout 0.1) or
+    LlamaForCausalLM (rotary positions, RMSNorm, SwiGLU, grouped-query
+    attention, no biases) as the catalogue's config says. Returns logits."""
+
+    def __init__(self, c):
+        super().__init__()
+        d = c["hidden"]
+        self.embed = nn.Embedding(c["vocab_size"], d)
+        self.pos = nn.Embedding(c["max_position"], d) if c["positions"] == "learned" else None
+        for e in (self.embed, self.pos):
+            if e is not None and e.weight.device.type != "meta":
+                nn.init.normal_(e.weight, std=0.02)
+        self.blocks = nn.ModuleList([DecoderBlock(c) for _ in range(c["layers"])])
+        self.norm = nn.LayerNorm(d, eps=1e-5) if c["norm"] == "layer_norm" else nn.RMSNorm(d, eps=1e-5)
+        self.head = None if c["tie_embeddings"] else _decoder_linear(d, c["vocab_size"], False, 0.02)
+        self.rotary = c["positions"] == "rotary"
+        self.theta = float(c["rope_theta"])
+        self.head_dim = d // c["heads"]
+        self.dropout = 0.1 if c["dropout"] else 0.0
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        x = self.embed(ids)
+        if self.pos is not None:
+            x = x + self.pos(torch.arange(t, device=ids.device))
+        x = F.dropout(x, self.dropout, self.training)
+        rope = rotary_tables(t, self.head_dim, self.theta, ids.device) if self.rotary else None
+        for block in self.blocks:
+            x = block(x, rope)
+        x = self.norm(x)
+        return F.linear(x, self.embed.weight if self.head is None else self.head.weight)
+
+
 def build(config):
-    return {"vit": Vit, "resnet": ResNet, "bert": Bert}[config["family"]](config)
+    return {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder}[config["family"]](config)
 
 
 def count_params(config):
@@ -318,7 +424,7 @@ class TorchBackend(Backend):
         if data.eval is not None:
             self.ex = torch.from_numpy(data.eval[0]).to(self.device)
             self.ey = torch.from_numpy(data.eval[1]).to(self.device)
-        if self.plan.family == "bert":
+        if self.plan.family in ("bert", "decoder"):
             self.x = self.x.long()
 
     def _batch(self, idx):
@@ -327,12 +433,15 @@ class TorchBackend(Backend):
         return self.x.index_select(0, local), self.y.index_select(0, local)
 
     def _forward(self, x, y):
+        if self.plan.family == "decoder":
+            # Causal LM: each position predicts the next token of the sequence.
+            x, y = x[:, :-1], x[:, 1:]
         if self.autocast is not None:
             with torch.autocast(self.device.type, dtype=self.autocast):
                 out = self.model(x)
         else:
             out = self.model(x)
-        return F.cross_entropy(out.float(), y)
+        return F.cross_entropy(out.float().flatten(0, -2), y.flatten())
 
     def _backward(self, loss):
         self.opt.zero_grad(set_to_none=True)

@@ -59,6 +59,9 @@ fn row(id: i64, config: &str, devices: u32, tp: Option<f64>, ci: Option<(f64, f6
             profile_per_sample: None,
             checks: Vec::new(),
             steady_window_throughputs: Vec::new(),
+            tokens_per_sample: None,
+            tokens_per_s: None,
+            tokens_per_s_ci95: None,
         }),
     }
 }

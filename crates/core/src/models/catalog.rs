@@ -2,8 +2,8 @@
 //! run may change.
 
 use super::{
-    BertConfig, CatalogEntry, Family, ModelConfig, ModelOptions, ResBlock, ResNetConfig, ResStem,
-    VitConfig,
+    BertConfig, CatalogEntry, DecoderConfig, DecoderMlp, DecoderNorm, DecoderPositions, Family,
+    ModelConfig, ModelOptions, ResBlock, ResNetConfig, ResStem, VitConfig,
 };
 use crate::error::SpecError;
 
@@ -45,6 +45,63 @@ fn resnet(
         image_size: img,
         in_channels: 3,
         num_classes: classes,
+    })
+}
+
+/// GPT-2 (Hugging Face `GPT2LMHeadModel`): learned positions, LayerNorm,
+/// GELU MLP of 4 × width, biases everywhere, LM head tied to the embedding.
+fn gpt2(vocab: i64, hidden: i64, layers: i64, heads: i64, context: i64, seq: i64) -> ModelConfig {
+    ModelConfig::Decoder(DecoderConfig {
+        vocab_size: vocab,
+        hidden,
+        layers,
+        heads,
+        kv_heads: heads,
+        intermediate: 4 * hidden,
+        max_position: context,
+        seq_len: seq,
+        norm: DecoderNorm::LayerNorm,
+        mlp: DecoderMlp::Gelu,
+        positions: DecoderPositions::Learned,
+        bias: true,
+        tie_embeddings: true,
+        rope_theta: 0,
+        dropout: true,
+    })
+}
+
+/// A Llama-style decoder (Hugging Face `LlamaForCausalLM`): rotary
+/// positions, RMSNorm, SwiGLU, grouped-query attention, no biases.
+struct Llama {
+    vocab: i64,
+    hidden: i64,
+    layers: i64,
+    heads: i64,
+    kv_heads: i64,
+    intermediate: i64,
+    context: i64,
+    seq: i64,
+    tied: bool,
+    theta: i64,
+}
+
+fn llama(l: Llama) -> ModelConfig {
+    ModelConfig::Decoder(DecoderConfig {
+        vocab_size: l.vocab,
+        hidden: l.hidden,
+        layers: l.layers,
+        heads: l.heads,
+        kv_heads: l.kv_heads,
+        intermediate: l.intermediate,
+        max_position: l.context,
+        seq_len: l.seq,
+        norm: DecoderNorm::RmsNorm,
+        mlp: DecoderMlp::SwiGlu,
+        positions: DecoderPositions::Rotary,
+        bias: false,
+        tie_embeddings: l.tied,
+        rope_theta: l.theta,
+        dropout: false,
     })
 }
 
@@ -209,6 +266,143 @@ pub const CATALOG: &[CatalogEntry] = &[
         build: || bert(1024, 24, 16, 2),
     },
     CatalogEntry {
+        name: "gpt2_small",
+        family: Family::Decoder,
+        cpu_friendly: false,
+        summary: "GPT-2 small (124M; Hugging Face GPT2LMHeadModel, tied LM head), seq 1024",
+        reference_params: Some(124_439_808),
+        reference_includes_head: true,
+        build: || gpt2(50257, 768, 12, 12, 1024, 1024),
+    },
+    CatalogEntry {
+        name: "gpt2_medium",
+        family: Family::Decoder,
+        cpu_friendly: false,
+        summary: "GPT-2 medium (355M; Hugging Face GPT2LMHeadModel, tied LM head), seq 1024",
+        reference_params: Some(354_823_168),
+        reference_includes_head: true,
+        build: || gpt2(50257, 1024, 24, 16, 1024, 1024),
+    },
+    CatalogEntry {
+        name: "llama_135m",
+        family: Family::Decoder,
+        cpu_friendly: false,
+        summary: "Llama-style 135M (SmolLM-135M's shape: 30 layers, width 576, 9 heads / 3 KV heads, tied), seq 2048",
+        reference_params: Some(134_515_008),
+        reference_includes_head: true,
+        build: || {
+            llama(Llama {
+                vocab: 49152,
+                hidden: 576,
+                layers: 30,
+                heads: 9,
+                kv_heads: 3,
+                intermediate: 1536,
+                context: 2048,
+                seq: 2048,
+                tied: true,
+                theta: 10_000,
+            })
+        },
+    },
+    CatalogEntry {
+        name: "tinyllama_1_1b",
+        family: Family::Decoder,
+        cpu_friendly: false,
+        summary: "TinyLlama 1.1B (22 layers, width 2048, 32 heads / 4 KV heads), seq 2048",
+        reference_params: Some(1_100_048_384),
+        reference_includes_head: true,
+        build: || {
+            llama(Llama {
+                vocab: 32000,
+                hidden: 2048,
+                layers: 22,
+                heads: 32,
+                kv_heads: 4,
+                intermediate: 5632,
+                context: 2048,
+                seq: 2048,
+                tied: false,
+                theta: 10_000,
+            })
+        },
+    },
+    CatalogEntry {
+        name: "llama3_2_1b",
+        family: Family::Decoder,
+        cpu_friendly: false,
+        summary: "Llama 3.2 1B (16 layers, width 2048, 32 heads / 8 KV heads, tied), seq 2048",
+        reference_params: Some(1_235_814_400),
+        reference_includes_head: true,
+        build: || {
+            llama(Llama {
+                vocab: 128_256,
+                hidden: 2048,
+                layers: 16,
+                heads: 32,
+                kv_heads: 8,
+                intermediate: 8192,
+                context: 131_072,
+                seq: 2048,
+                tied: true,
+                theta: 500_000,
+            })
+        },
+    },
+    CatalogEntry {
+        name: "llama3_8b",
+        family: Family::Decoder,
+        cpu_friendly: false,
+        summary: "Llama 3 8B (32 layers, width 4096, 32 heads / 8 KV heads), seq 2048",
+        reference_params: Some(8_030_261_248),
+        reference_includes_head: true,
+        build: || {
+            llama(Llama {
+                vocab: 128_256,
+                hidden: 4096,
+                layers: 32,
+                heads: 32,
+                kv_heads: 8,
+                intermediate: 14336,
+                context: 8192,
+                seq: 2048,
+                tied: false,
+                theta: 500_000,
+            })
+        },
+    },
+    CatalogEntry {
+        name: "gpt2_tiny",
+        family: Family::Decoder,
+        cpu_friendly: true,
+        summary: "2-layer GPT-2 (width 128, 2 heads) over bytes (vocabulary 256), seq 128",
+        reference_params: None,
+        reference_includes_head: true,
+        build: || gpt2(256, 128, 2, 2, 128, 128),
+    },
+    CatalogEntry {
+        name: "llama_tiny",
+        family: Family::Decoder,
+        cpu_friendly: true,
+        summary: "2-layer Llama-style decoder (width 128, 4 heads / 2 KV heads, SwiGLU 352) over bytes, seq 128",
+        reference_params: None,
+        reference_includes_head: true,
+        build: || {
+            llama(Llama {
+                vocab: 256,
+                hidden: 128,
+                layers: 2,
+                heads: 4,
+                kv_heads: 2,
+                intermediate: 352,
+                context: 2048,
+                seq: 128,
+                tied: false,
+                theta: 10_000,
+            })
+        },
+    },
+    CatalogEntry {
         name: "bert_tiny",
         family: Family::Bert,
         cpu_friendly: true,
@@ -321,6 +515,37 @@ impl CatalogEntry {
                         ));
                     }
                     b.seq_len = t;
+                }
+                if let Some(x) = opts.image_size {
+                    return Err(not_for("image_size", x, self.name));
+                }
+                if let Some(x) = opts.in_channels {
+                    return Err(not_for("in_channels", x, self.name));
+                }
+            }
+            ModelConfig::Decoder(d) => {
+                if let Some(v) = opts.vocab_size {
+                    d.vocab_size = positive("vocab_size", v, "a whole number ≥ 1")?;
+                }
+                if let Some(t) = opts.seq_len {
+                    if !(1..=d.max_position).contains(&t) {
+                        return Err(SpecError::new(
+                            "seq_len",
+                            t,
+                            &format!("1 to {} (the context of {})", d.max_position, self.name),
+                        ));
+                    }
+                    d.seq_len = t;
+                }
+                if let Some(x) = opts.num_classes {
+                    return Err(SpecError::new(
+                        "num_classes",
+                        x,
+                        &format!(
+                            "not an option of model {}: a language model predicts its vocabulary (vocab_size)",
+                            self.name
+                        ),
+                    ));
                 }
                 if let Some(x) = opts.image_size {
                     return Err(not_for("image_size", x, self.name));

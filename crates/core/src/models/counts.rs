@@ -1,6 +1,9 @@
 //! Analytical parameter counts and FLOPs per training sample.
 
-use super::{BertConfig, Family, ModelConfig, ResBlock, ResNetConfig, ResStem, VitConfig};
+use super::{
+    BertConfig, DecoderConfig, DecoderMlp, DecoderNorm, DecoderPositions, Family, ModelConfig,
+    ResBlock, ResNetConfig, ResStem, VitConfig,
+};
 
 /// Output size of a convolution or pooling along one axis.
 pub fn conv_out(size: i64, kernel: i64, stride: i64, pad: i64) -> i64 {
@@ -13,6 +16,7 @@ impl ModelConfig {
             ModelConfig::Vit(_) => Family::Vit,
             ModelConfig::Resnet(_) => Family::Resnet,
             ModelConfig::Bert(_) => Family::Bert,
+            ModelConfig::Decoder(_) => Family::Decoder,
         }
     }
 
@@ -21,6 +25,8 @@ impl ModelConfig {
             ModelConfig::Vit(v) => v.num_classes,
             ModelConfig::Resnet(r) => r.num_classes,
             ModelConfig::Bert(b) => b.num_classes,
+            // The softmax runs over the vocabulary.
+            ModelConfig::Decoder(d) => d.vocab_size,
         }
     }
 
@@ -30,12 +36,22 @@ impl ModelConfig {
             ModelConfig::Vit(v) => vit_params(v),
             ModelConfig::Resnet(r) => resnet_params(r),
             ModelConfig::Bert(b) => bert_backbone_params(b) + bert_head_params(b),
+            ModelConfig::Decoder(d) => decoder_params(d),
         };
         u64::try_from(n).unwrap_or(0)
     }
 
-    /// Parameters of the classification head (the last linear layer).
+    /// Parameters of the classification head (the last linear layer; a
+    /// decoder's LM head, none of its own when tied to the embedding).
     pub fn head_param_count(&self) -> u64 {
+        if let ModelConfig::Decoder(d) = self {
+            let own = if d.tie_embeddings {
+                0
+            } else {
+                d.hidden * d.vocab_size
+            };
+            return u64::try_from(own).unwrap_or(0);
+        }
         let (features, classes) = match self {
             ModelConfig::Vit(v) => (v.embed_dim, v.num_classes),
             ModelConfig::Resnet(r) => (
@@ -43,6 +59,7 @@ impl ModelConfig {
                 r.num_classes,
             ),
             ModelConfig::Bert(b) => (b.hidden, b.num_classes),
+            ModelConfig::Decoder(_) => (0, 0),
         };
         u64::try_from(features * classes + classes).unwrap_or(0)
     }
@@ -58,6 +75,7 @@ impl ModelConfig {
             ModelConfig::Vit(v) => vit_macs(v),
             ModelConfig::Resnet(r) => resnet_macs(r),
             ModelConfig::Bert(b) => bert_macs(b),
+            ModelConfig::Decoder(d) => decoder_macs(d),
         };
         u64::try_from(n).unwrap_or(0)
     }
@@ -65,6 +83,16 @@ impl ModelConfig {
     /// Analytical training FLOPs per sample: 6 × forward MACs (see module docs).
     pub fn flops_per_sample(&self) -> f64 {
         6.0 * self.forward_macs() as f64
+    }
+
+    /// Tokens one sample trains on: a decoder's `seq_len` positions, each
+    /// predicting the next token. `None` for models whose samples are not
+    /// token sequences (tokens/s is then not a figure of the run).
+    pub fn tokens_per_sample(&self) -> Option<u64> {
+        match self {
+            ModelConfig::Decoder(d) => u64::try_from(d.seq_len).ok(),
+            _ => None,
+        }
     }
 }
 
@@ -162,4 +190,55 @@ fn bert_macs(b: &BertConfig) -> i64 {
     let t = b.seq_len;
     let layer = 4 * t * d * d + 2 * t * t * d + 2 * t * d * b.intermediate;
     b.layers * layer + d * d + d * b.num_classes
+}
+
+/// Parameters of one decoder layer's attention and feed-forward block, and
+/// its two norms.
+fn decoder_layer_params(c: &DecoderConfig) -> i64 {
+    let d = c.hidden;
+    let kv = c.kv_heads * c.head_dim();
+    let b = i64::from(c.bias);
+    let attention = (d * d + b * d) + 2 * (d * kv + b * kv) + (d * d + b * d);
+    let i = c.intermediate;
+    let mlp = match c.mlp {
+        DecoderMlp::Gelu => (d * i + b * i) + (i * d + b * d),
+        DecoderMlp::SwiGlu => 2 * (d * i + b * i) + (i * d + b * d),
+    };
+    attention + mlp + 2 * norm_params(c)
+}
+
+fn norm_params(c: &DecoderConfig) -> i64 {
+    match c.norm {
+        DecoderNorm::LayerNorm => 2 * c.hidden,
+        DecoderNorm::RmsNorm => c.hidden,
+    }
+}
+
+fn decoder_params(c: &DecoderConfig) -> i64 {
+    let d = c.hidden;
+    let positions = match c.positions {
+        DecoderPositions::Learned => c.max_position * d,
+        DecoderPositions::Rotary => 0,
+    };
+    let head = if c.tie_embeddings {
+        0
+    } else {
+        d * c.vocab_size
+    };
+    c.vocab_size * d + positions + c.layers * decoder_layer_params(c) + norm_params(c) + head
+}
+
+/// Forward MACs of one sequence: every token through the projections and the
+/// feed-forward block, the attention matmuls over the full T × T scores
+/// (`QKᵀ` and the weighted sum of V, T·T·d each), and the LM head.
+fn decoder_macs(c: &DecoderConfig) -> i64 {
+    let (d, t) = (c.hidden, c.seq_len);
+    let kv = c.kv_heads * c.head_dim();
+    let projections = d * d + 2 * d * kv + d * d;
+    let mlp = match c.mlp {
+        DecoderMlp::Gelu => 2 * d * c.intermediate,
+        DecoderMlp::SwiGlu => 3 * d * c.intermediate,
+    };
+    let layer = t * (projections + mlp) + 2 * t * t * d;
+    c.layers * layer + t * d * c.vocab_size
 }

@@ -3,12 +3,18 @@
 //!
 //! Reference implementations: timm for ViT (1000 classes, class token, pre-norm
 //! blocks), torchvision for ResNet (v1.5: stride on the 3×3 convolution), Hugging
-//! Face `BertModel` (pooler included) plus a linear sequence-classification head.
+//! Face `BertModel` (pooler included) plus a linear sequence-classification head,
+//! and Hugging Face `GPT2LMHeadModel` / `LlamaForCausalLM` for the decoders.
 //!
 //! FLOPs convention (stated in `docs/metrics.md`): only multiply-accumulates of
 //! convolutions, linear layers and attention matmuls are counted; one MAC is two
 //! FLOPs; a training step costs three forward passes (forward + backward of inputs
-//! and weights). So `flops_per_sample = 6 × forward MACs`.
+//! and weights). So `flops_per_sample = 6 × forward MACs`. For a decoder a
+//! sample is one sequence of `seq_len` tokens, and per token this is
+//! `6 N + 12 L T d` (N the parameters of the matmuls, the LM head included and
+//! the embedding tables not; L layers, T tokens, d width): the attention
+//! matmuls counted over the full T × T score matrix, as PaLM's MFU does,
+//! although the causal mask makes half of it zeros.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +34,8 @@ pub enum Family {
     Vit,
     Resnet,
     Bert,
+    /// Decoder-only language models (GPT-2, Llama), trained on next tokens.
+    Decoder,
 }
 
 impl Family {
@@ -112,12 +120,80 @@ pub struct BertConfig {
     pub num_classes: i64,
 }
 
+/// A decoder's normalisation layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecoderNorm {
+    /// LayerNorm with weight and bias, eps 1e-5 (GPT-2).
+    LayerNorm,
+    /// RMSNorm with a weight, eps 1e-5 (Llama).
+    RmsNorm,
+}
+
+/// A decoder's feed-forward block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecoderMlp {
+    /// Linear, GELU (tanh approximation), linear (GPT-2).
+    Gelu,
+    /// `down(silu(gate(x)) × up(x))` (Llama).
+    SwiGlu,
+}
+
+/// How a decoder knows a token's position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecoderPositions {
+    /// A learned position table added to the token embeddings (GPT-2).
+    Learned,
+    /// Rotary embeddings on queries and keys, base `rope_theta` (Llama).
+    Rotary,
+}
+
+/// A decoder-only transformer trained with the causal language-model loss
+/// (each position predicts the next token). Pre-norm blocks; attention with
+/// `kv_heads` key/value heads shared by `heads / kv_heads` query heads each
+/// (grouped-query attention; equal counts are plain multi-head attention).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecoderConfig {
+    pub vocab_size: i64,
+    pub hidden: i64,
+    pub layers: i64,
+    pub heads: i64,
+    pub kv_heads: i64,
+    pub intermediate: i64,
+    /// The longest sequence the model is defined for (its position table or
+    /// its context length).
+    pub max_position: i64,
+    /// Tokens per training sequence.
+    pub seq_len: i64,
+    pub norm: DecoderNorm,
+    pub mlp: DecoderMlp,
+    pub positions: DecoderPositions,
+    /// Biases on every linear layer (GPT-2) or on none (Llama).
+    pub bias: bool,
+    /// The LM head shares the token embedding's weights.
+    pub tie_embeddings: bool,
+    /// Rotary base (Rotary positions only).
+    pub rope_theta: i64,
+    /// Dropout 0.1 on the embeddings, the attention probabilities and each
+    /// residual branch, as Hugging Face trains GPT-2; none for Llama.
+    pub dropout: bool,
+}
+
+impl DecoderConfig {
+    pub fn head_dim(&self) -> i64 {
+        self.hidden / self.heads
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "family", rename_all = "snake_case")]
 pub enum ModelConfig {
     Vit(VitConfig),
     Resnet(ResNetConfig),
     Bert(BertConfig),
+    Decoder(DecoderConfig),
 }
 
 /// One entry of the catalogue.
@@ -129,7 +205,8 @@ pub struct CatalogEntry {
     pub cpu_friendly: bool,
     pub summary: &'static str,
     /// Parameter count of the reference implementation at the defaults (backbone
-    /// only for BERT: `BertModel` with pooler, without the classification head).
+    /// only for BERT: `BertModel` with pooler, without the classification head;
+    /// the whole `…ForCausalLM` for decoders, a tied LM head counted once).
     pub reference_params: Option<u64>,
     /// Whether the reference count includes the classification head. timm's
     /// `vit_huge_patch14_224` defaults to its headless MIM-pretrained config

@@ -6,6 +6,7 @@ mod bert;
 mod resnet;
 mod vit;
 
+use crate::error::WorkerError;
 use tch::nn::{self, Init};
 use trainbench_core::models::ModelConfig;
 
@@ -75,14 +76,28 @@ fn layer_norm(p: nn::Path, d: i64, eps: f64, init: InitMode) -> nn::LayerNorm {
     )
 }
 
-/// Builds the network for `cfg` under `vs.root()`.
-pub fn build(cfg: &ModelConfig, vs: &nn::VarStore, init: InitMode) -> Box<dyn nn::ModuleT> {
+/// Builds the network for `cfg` under `vs.root()`; decoders are not built by
+/// this worker yet (`unsupported`, as `check_runnable` says before a run).
+pub fn build(
+    cfg: &ModelConfig,
+    vs: &nn::VarStore,
+    init: InitMode,
+) -> Result<Box<dyn nn::ModuleT>, WorkerError> {
     let root = vs.root();
-    match cfg {
+    Ok(match cfg {
         ModelConfig::Vit(c) => Box::new(vit::Vit::new(&root, c, init)),
         ModelConfig::Resnet(c) => Box::new(resnet::ResNet::new(&root, c, init)),
         ModelConfig::Bert(c) => Box::new(bert::BertClassifier::new(&root, c, init)),
-    }
+        ModelConfig::Decoder(_) => return Err(decoder_unsupported()),
+    })
+}
+
+/// The libtorch worker does not build decoder language models yet.
+pub fn decoder_unsupported() -> WorkerError {
+    WorkerError::unsupported(
+        "model",
+        trainbench_core::spec::DECODERS_NOT_IN.replace("{framework}", "tch"),
+    )
 }
 
 /// Trainable parameters, counted from the VarStore's own tensors.
