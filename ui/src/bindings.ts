@@ -1196,6 +1196,8 @@ export type SweepRequest = {
 	/**  `synthetic`, `mnist` or `cifar10:DIR`. */
 	data: string,
 	num_classes: number | null,
+	/**  Tokens per sequence of a text model; `None` keeps the model's. */
+	seq_len?: number | null,
 	target_accuracy: number | null,
 	stop_at_target: boolean,
 	window_steps: number | null,
@@ -1204,7 +1206,7 @@ export type SweepRequest = {
 	repeats: number,
 	/**  A price-table offering for cost per epoch. */
 	price: string | null,
-	/**  The operator profile after the timed part (PyTorch, TensorFlow, JAX). */
+	/**  The operator profile after the timed part. */
 	profile?: boolean,
 };
 

@@ -36,6 +36,9 @@ pub struct SweepRequest {
     /// `synthetic`, `mnist` or `cifar10:DIR`.
     pub data: String,
     pub num_classes: Option<i64>,
+    /// Tokens per sequence of a text model; `None` keeps the model's.
+    #[serde(default)]
+    pub seq_len: Option<i64>,
     pub target_accuracy: Option<f64>,
     pub stop_at_target: bool,
     pub window_steps: Option<i64>,
@@ -44,7 +47,7 @@ pub struct SweepRequest {
     pub repeats: i64,
     /// A price-table offering for cost per epoch.
     pub price: Option<String>,
-    /// The operator profile after the timed part (PyTorch, TensorFlow, JAX).
+    /// The operator profile after the timed part.
     #[serde(default)]
     pub profile: bool,
 }
@@ -64,6 +67,7 @@ impl Default for SweepRequest {
             epochs: None,
             data: "synthetic".into(),
             num_classes: None,
+            seq_len: None,
             target_accuracy: None,
             stop_at_target: true,
             window_steps: None,
@@ -284,6 +288,7 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
                                 raw.data_path.clone_from(path);
                             }
                             raw.num_classes = req.num_classes;
+                            raw.seq_len = req.seq_len;
                             if let Some(t) = req.target_accuracy {
                                 raw.target_accuracy = Some(t);
                                 raw.stop_at_target = req.stop_at_target;

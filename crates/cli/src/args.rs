@@ -310,6 +310,9 @@ pub struct RunArgs {
     pub data: Option<String>,
     #[arg(long)]
     pub num_classes: Option<i64>,
+    /// Tokens per sequence of a text model (BERT, the decoders; default: the model's).
+    #[arg(long)]
+    pub seq_len: Option<i64>,
     #[arg(long)]
     pub target_accuracy: Option<f64>,
     /// Keep training after the target is reached (default: stop there).
@@ -328,7 +331,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub price: Option<String>,
     /// After the timed part, profile a few steps with the framework's own
-    /// profiler (PyTorch, TensorFlow, JAX): top operators and categories by self time
+    /// profiler: top operators and categories by self time
     #[arg(long)]
     pub profile: bool,
     /// Print what each configuration's worker would be started with (command
@@ -416,6 +419,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                 "steps" => a.steps = a.steps.or(Some(num("steps")?)),
                 "epochs" => a.epochs = a.epochs.or(Some(num("epochs")?)),
                 "num_classes" => a.num_classes = a.num_classes.or(Some(num("num_classes")?)),
+                "seq_len" => a.seq_len = a.seq_len.or(Some(num("seq_len")?)),
                 "window_steps" => a.window_steps = a.window_steps.or(Some(num("window_steps")?)),
                 "threads" => a.threads = a.threads.or(Some(num("threads")?)),
                 "repeats" => a.repeats = a.repeats.or(Some(u32::try_from(num("repeats")?).map_err(|_| bad("repeats", format!("repeats = {s} is not allowed: expected a whole number ≥ 1")))?)),
@@ -437,7 +441,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                     })?))
                 }
                 other => {
-                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, steps, epochs, data, num_classes, target_accuracy, lr, window_steps, threads, repeats, price, profile", path.display())))
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, steps, epochs, data, num_classes, seq_len, target_accuracy, lr, window_steps, threads, repeats, price, profile", path.display())))
                 }
             }
         }
@@ -469,6 +473,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
             }
         }),
         num_classes: a.num_classes,
+        seq_len: a.seq_len,
         target_accuracy: a.target_accuracy.or(if quick { Some(0.95) } else { None }),
         stop_at_target: !a.no_stop_at_target,
         window_steps: a.window_steps,

@@ -459,7 +459,10 @@ fn operator_profiles_of_tiny_models_have_the_expected_categories() {
             assert!(category(p, c) > 0.0, "{c} has no time: {what}");
         }
         // One training thread: the categories' self times cannot exceed the
-        // span (TensorFlow's executor may run graph ops on several threads).
+        // span. TensorFlow's executor and XLA's CPU thunk executor (JAX) run
+        // independent operators concurrently on several threads, so their
+        // operator time may exceed the span (seen: JAX 0.360 s in 0.353 s).
+        let concurrent = matches!(framework, "tensorflow" | "jax");
         let total: f64 = p["categories"]
             .as_array()
             .unwrap()
@@ -467,7 +470,7 @@ fn operator_profiles_of_tiny_models_have_the_expected_categories() {
             .map(|c| c["self_s"].as_f64().unwrap())
             .sum();
         assert!(
-            framework == "tensorflow" || total <= span * 1.01,
+            concurrent || total <= span * 1.01,
             "{total} s of self time in a {span} s span: {what}"
         );
         // Matrix products are the biggest single cost of these models on a CPU.

@@ -109,6 +109,7 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     epochs,
     data: f.data,
     num_classes: null,
+    seq_len: null,
     target_accuracy: target,
     stop_at_target: true,
     window_steps: null,
