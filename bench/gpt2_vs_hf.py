@@ -1,5 +1,6 @@
 """Benchmark (issue 17): GPT-2 small tokens/s of the studio's PyTorch worker
-against a plain Hugging Face ``GPT2LMHeadModel`` training loop.
+against a plain Hugging Face ``GPT2LMHeadModel`` training loop, and the
+studio's other workers (TensorFlow, JAX, tch) at the same settings.
 
 Both train GPT-2 small (124,439,808 parameters, dropout 0.1 as Hugging Face
 trains it) on random tokens at the same sequence length, batch, thread count,
@@ -61,13 +62,13 @@ def torch_python():
     return os.path.join(home, "envs", "torch-2.13.0", "bin", "python")
 
 
-def run_studio(a, db):
-    cmd = [CLI, "--db", db, "run", "--framework", "pytorch", "--model", "gpt2_small", "--seq-len", str(a.seq_len),
+def run_studio(a, db, framework="pytorch"):
+    cmd = [CLI, "--db", db, "run", "--framework", framework, "--model", "gpt2_small", "--seq-len", str(a.seq_len),
            "--batch-size", str(a.batch_size), "--steps", str(a.steps), "--window-steps", str(a.window_steps),
            "--threads", str(a.threads), "--lr", str(a.lr), "--json"]
     out = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(a.threads)))
     if out.returncode != 0:
-        sys.exit(f"studio run failed: {out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+        sys.exit(f"studio {framework} run failed: {out.stdout[-2000:]}\n{out.stderr[-2000:]}")
     run = json.loads(out.stdout)["runs"][0]
     return run["throughput_samples_per_s"], run["param_count"]
 
@@ -91,8 +92,11 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--frameworks", default="tensorflow,jax,tch",
+                   help="the studio's other workers to measure at the same settings (comma-separated, or empty)")
     a = p.parse_args()
     studio, hf = [], []
+    others = {f: [] for f in a.frameworks.split(",") if f}
     with tempfile.TemporaryDirectory(prefix="trainbench-gpt2-bench-") as d:
         db = os.path.join(d, "bench.sqlite")
         for r in range(a.repeats):
@@ -107,11 +111,16 @@ def main():
                     hf.append(h["samples_per_s"])
                     print(f"repeat {r + 1} HF loop {h['samples_per_s'] * a.seq_len:9.1f} tokens/s ({h['params']} "
                           f"parameters, transformers {h['transformers']}, torch {h['torch']})", flush=True)
+            for f, got in others.items():
+                tp, params = run_studio(a, db, f)
+                got.append(tp)
+                print(f"repeat {r + 1} studio {f} {tp * a.seq_len:9.1f} tokens/s ({params} parameters)", flush=True)
     s, h = statistics.median(studio), statistics.median(hf)
     print(json.dumps({
         "model": "gpt2_small", "seq_len": a.seq_len, "batch_size": a.batch_size, "threads": a.threads,
         "studio_tokens_per_s": s * a.seq_len, "hf_tokens_per_s": h * a.seq_len, "ratio_studio_to_hf": s / h,
         "studio_runs": [x * a.seq_len for x in studio], "hf_runs": [x * a.seq_len for x in hf],
+        "other_frameworks_tokens_per_s": {f: statistics.median(v) * a.seq_len for f, v in others.items()},
     }))
 
 

@@ -13,7 +13,10 @@ export const commands = {
 	 *  Stores the sweep's runs as queued and hands them to the queue. Refuses the
 	 *  whole sweep (nothing stored) when a combination cannot run, unless
 	 *  `skip_rejected`: then only the combinations that can run are queued. A
-	 *  setting every combination shares (`label` "all") always refuses.
+	 *  setting every combination shares (`label` "all") always refuses. With a
+	 *  batch search (`batch_size = max`) the probes run first, on a thread of
+	 *  their own with a second connection to the database, and the promise
+	 *  resolves once the runs are queued at the batches found.
 	 */
 	startSweep: (request: SweepRequest, skipRejected: boolean) => typedError<Started, ApiError>(__TAURI_INVOKE("start_sweep", { request, skipRejected })),
 	/**
@@ -1208,6 +1211,19 @@ export type SweepRequest = {
 	price: string | null,
 	/**  The operator profile after the timed part. */
 	profile?: boolean,
+	/**
+	 *  `--batch-size max`: search the largest power-of-two batch that fits
+	 *  (then `batch_size` is empty).
+	 */
+	batch_max?: boolean,
+	/**  The largest batch the search tries (default 65,536). */
+	batch_cap?: number | null,
+	/**
+	 *  Resident memory a worker's processes may use (bytes): a worker over it
+	 *  is stopped (failed, out of memory). Required for a batch search on the
+	 *  CPU, where it is what "fits" means.
+	 */
+	memory_limit_bytes?: number | null,
 };
 
 /**  One sample of one source at one instant. */

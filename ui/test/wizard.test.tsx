@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { render } from "preact";
 import type { PlanDto } from "../src/bindings";
-import { canStart, defaultForm, messagesByField, parseIntList, planText, toRequest } from "../src/lib/sweep";
+import { canStart, defaultForm, messagesByField, parseIntList, parseMemory, planText, toRequest } from "../src/lib/sweep";
 import { FieldMessages, PlanSummary } from "../src/views/Wizard";
 
 function mount(node: preact.ComponentChild): HTMLElement {
@@ -54,6 +54,25 @@ const plan: PlanDto = {
     { label: "tch vit_mini_patch4_32 amp-fp16 ×1 b64", field: "precision", message: "precision = amp-fp16 is not allowed on the CPU: expected fp32 or amp-bf16" },
   ],
 };
+
+describe("the largest batch that fits", () => {
+  it("asks for a search with max and passes the memory limit in bytes", () => {
+    const r = toRequest({ ...defaultForm(), batchSizes: " max ", memoryLimit: "512MiB" });
+    expect(r).toMatchObject({ batch_max: true, batch_size: [], memory_limit_bytes: 512 * 2 ** 20 });
+    expect(toRequest(defaultForm())).toMatchObject({ batch_max: false, memory_limit_bytes: null });
+  });
+
+  it("reads sizes as the CLI does and names the field of a bad one", () => {
+    expect(parseMemory("8G")).toBe(8 * 2 ** 30);
+    expect(parseMemory("8GiB")).toBe(8 * 2 ** 30);
+    expect(parseMemory("1.5g")).toBe(1.5 * 2 ** 30);
+    expect(parseMemory("4096")).toBe(4096);
+    expect(parseMemory("lots")).toBeNull();
+    expect(parseMemory("0")).toBeNull();
+    expect(toRequest({ ...defaultForm(), memoryLimit: "3Q" })).toMatchObject({ field: "memory_limit", message: expect.stringContaining("memory_limit = 3Q is not allowed") });
+    expect(toRequest({ ...defaultForm(), batchSizes: "32, max" })).toMatchObject({ field: "batch_size" });
+  });
+});
 
 describe("the verdict", () => {
   it("counts runs and the combinations that cannot run", () => {

@@ -29,6 +29,9 @@ pub enum AppError {
     /// The studio is doing something that must finish first.
     #[error("{0}")]
     Busy(String),
+    /// The user cancelled what was going on (a batch search).
+    #[error("cancelled by the user")]
+    Cancelled,
     #[error("{0}")]
     Internal(String),
 }
@@ -53,7 +56,8 @@ impl AppError {
     }
 
     /// A stable, machine-readable code: `bad_input`, `not_found`,
-    /// `run_active`, `store`, `report`, `environment`, `busy`, `internal`.
+    /// `run_active`, `store`, `report`, `environment`, `busy`, `cancelled`,
+    /// `internal`.
     pub fn code(&self) -> &'static str {
         match self {
             AppError::BadInput { .. } => "bad_input",
@@ -63,6 +67,7 @@ impl AppError {
             AppError::Report(_) => "report",
             AppError::Environment(_) => "environment",
             AppError::Busy(_) => "busy",
+            AppError::Cancelled => "cancelled",
             AppError::Internal(_) => "internal",
         }
     }

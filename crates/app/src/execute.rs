@@ -52,7 +52,10 @@ pub async fn run_job(
     let runner = Runner {
         worker: job.worker.clone(),
         gpu: &host.gpu,
-        opts,
+        opts: RunnerOptions {
+            memory_limit_bytes: job.memory_limit_bytes.or(opts.memory_limit_bytes),
+            ..opts
+        },
     };
     match runner
         .run(&mut ws.store, job.run_id, &job.spec, progress, cancel)

@@ -13,6 +13,7 @@
 //! - [`frameworks`], [`host`]: what a person can choose, and this machine.
 //! - [`error`]: one error type with a stable code and the field at fault.
 
+pub mod batch;
 pub mod error;
 pub mod execute;
 pub mod explain;
@@ -35,7 +36,9 @@ pub use trainbench_probe::{self_cpu_seconds, GpuInfo, GIT_REVISION};
 pub use trainbench_report::pdf::{utc_text, Section};
 pub use trainbench_runner::envs;
 pub use trainbench_runner::{Progress, RunnerOptions, WorkerCommand};
-pub use trainbench_store::{hostname, now_unix_ms, ImportOutcome, LoadedComparison};
+pub use trainbench_store::{
+    hostname, now_unix_ms, ImportOutcome, LoadedComparison, StoredBatchSearch,
+};
 
 /// This studio's version (the workspace's).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -4,6 +4,7 @@
 //! both give the same verdict on every combination.
 
 use serde::{Deserialize, Serialize};
+use trainbench_core::batch_search::{BatchSearch, DEFAULT_CAP};
 use trainbench_core::spec::{
     check_runnable, interleaved_plan, CheckedSpec, Framework, Machine, RawSpec,
 };
@@ -50,6 +51,18 @@ pub struct SweepRequest {
     /// The operator profile after the timed part.
     #[serde(default)]
     pub profile: bool,
+    /// `--batch-size max`: search the largest power-of-two batch that fits
+    /// (then `batch_size` is empty).
+    #[serde(default)]
+    pub batch_max: bool,
+    /// The largest batch the search tries (default 65,536).
+    #[serde(default)]
+    pub batch_cap: Option<u32>,
+    /// Resident memory a worker's processes may use (bytes): a worker over it
+    /// is stopped (failed, out of memory). Required for a batch search on the
+    /// CPU, where it is what "fits" means.
+    #[serde(default)]
+    pub memory_limit_bytes: Option<u64>,
 }
 
 impl Default for SweepRequest {
@@ -76,6 +89,9 @@ impl Default for SweepRequest {
             repeats: 1,
             price: None,
             profile: false,
+            batch_max: false,
+            batch_cap: None,
+            memory_limit_bytes: None,
         }
     }
 }
@@ -90,6 +106,13 @@ pub struct PlannedConfig {
     pub spec: CheckedSpec,
     pub label: String,
     pub worker: WorkerCommand,
+    /// The batch is to be searched (`--batch-size max`) before the runs are
+    /// queued: the spec then holds batch 1 until [`Workspace::search_batches`]
+    /// sets the largest that fits.
+    pub batch_search: Option<BatchSearch>,
+    /// Once searched: the search's key (its configuration, `bmax`), under
+    /// which the sweep's probes are stored and which its runs record.
+    pub searched: Option<String>,
 }
 
 /// A combination that cannot run, and why (the field, the value, what is allowed).
@@ -107,6 +130,8 @@ pub struct SweepPlan {
     pub configs: Vec<PlannedConfig>,
     pub rejected: Vec<Rejected>,
     pub repeats: u32,
+    /// The request's resident-memory limit, for every run and probe.
+    pub memory_limit_bytes: Option<u64>,
 }
 
 impl SweepPlan {
@@ -200,7 +225,7 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
         ("precision", req.precision.is_empty()),
         ("compile", req.compile.is_empty()),
         ("devices", req.devices.is_empty()),
-        ("batch_size", req.batch_size.is_empty()),
+        ("batch_size", req.batch_size.is_empty() && !req.batch_max),
     ] {
         if empty {
             rejected.push(reject(
@@ -218,6 +243,27 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
         )),
         (None, None) => rejected.push(reject("all", "steps", "give steps or epochs".into())),
         _ => {}
+    }
+    if req.batch_max && !req.batch_size.is_empty() {
+        rejected.push(reject(
+            "all",
+            "batch_size",
+            "batch_size = max is not allowed with other batch sizes: expected max alone, or whole numbers".into(),
+        ));
+    }
+    if req.batch_cap == Some(0) {
+        rejected.push(reject(
+            "all",
+            "batch_cap",
+            "batch_cap = 0 is not allowed: expected a whole number ≥ 1".into(),
+        ));
+    }
+    if req.memory_limit_bytes == Some(0) {
+        rejected.push(reject(
+            "all",
+            "memory_limit",
+            "memory_limit = 0 is not allowed: expected a size such as 8G or 512MiB".into(),
+        ));
     }
     let data = match parse_data(&req.data) {
         Ok((data, path)) => {
@@ -242,6 +288,7 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
             configs: Vec::new(),
             rejected,
             repeats,
+            memory_limit_bytes: req.memory_limit_bytes,
         };
     }
     let device = req.device.clone().unwrap_or_else(|| {
@@ -251,6 +298,29 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
             "cpu".into()
         }
     });
+    if req.batch_max && device == "cpu" && req.memory_limit_bytes.is_none() {
+        rejected.push(reject(
+            "all",
+            "memory_limit",
+            "batch_size = max on the CPU needs a memory limit: give memory_limit (--memory-limit 8G), the resident memory a probe may use".into(),
+        ));
+        return SweepPlan {
+            configs: Vec::new(),
+            rejected,
+            repeats,
+            memory_limit_bytes: req.memory_limit_bytes,
+        };
+    }
+    let search = req.batch_max.then(|| BatchSearch {
+        cap: req.batch_cap.unwrap_or(DEFAULT_CAP),
+        memory_limit_bytes: req.memory_limit_bytes,
+    });
+    // A search plans each configuration once, at batch 1 (the first probe).
+    let batches: Vec<i64> = if req.batch_max {
+        vec![1]
+    } else {
+        req.batch_size.clone()
+    };
     let mut configs = Vec::new();
     for given in &req.framework {
         let (framework, env, worker) = match resolve_framework(given) {
@@ -264,15 +334,19 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
             for precision in &req.precision {
                 for compile in &req.compile {
                     for devices in &req.devices {
-                        for batch in &req.batch_size {
+                        for batch in &batches {
                             let compiled = if compile == "off" {
                                 String::new()
                             } else {
                                 format!(" compile={compile}")
                             };
-                            let label = format!(
-                                "{given} {model} {precision}{compiled} ×{devices} b{batch}"
-                            );
+                            let b = if search.is_some() {
+                                "max".to_owned()
+                            } else {
+                                batch.to_string()
+                            };
+                            let label =
+                                format!("{given} {model} {precision}{compiled} ×{devices} b{b}");
                             let mut raw = RawSpec::new(model, *batch);
                             raw.precision.clone_from(precision);
                             raw.compile.clone_from(compile);
@@ -312,6 +386,8 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
                                     spec,
                                     label,
                                     worker: worker.clone(),
+                                    batch_search: search,
+                                    searched: None,
                                 }),
                                 Err(e) => rejected.push(Rejected {
                                     label,
@@ -329,6 +405,7 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
         configs,
         rejected,
         repeats,
+        memory_limit_bytes: req.memory_limit_bytes,
     }
 }
 
@@ -341,6 +418,8 @@ pub struct Job {
     /// Index into the plan's configurations.
     pub config: usize,
     pub worker: WorkerCommand,
+    /// Resident memory its worker may use (the sweep's `memory_limit`).
+    pub memory_limit_bytes: Option<u64>,
 }
 
 /// Checks the price offering exists; names the table's offerings if not.
@@ -371,6 +450,17 @@ pub(crate) fn queue_sweep(
     command: &str,
 ) -> Result<(i64, Vec<Job>), StoreError> {
     let sweep = store.create_sweep(command, plan.configs.len() as u32, plan.repeats)?;
+    queue_into(store, sweep, plan, price)
+}
+
+/// Stores the plan's runs as queued in an existing sweep (one whose batch
+/// search ran first).
+pub(crate) fn queue_into(
+    store: &Store,
+    sweep: i64,
+    plan: &SweepPlan,
+    price: Option<&str>,
+) -> Result<(i64, Vec<Job>), StoreError> {
     let mut queued = Vec::new();
     for (c, r) in interleaved_plan(plan.configs.len(), plan.repeats as usize) {
         let cfg = &plan.configs[c];
@@ -378,6 +468,7 @@ pub(crate) fn queue_sweep(
             sweep_id: Some(sweep),
             repeat_index: r as u32,
             price_offering: price.map(str::to_string),
+            batch_search: cfg.searched.clone(),
             ..NewRun::of_spec(cfg.framework, cfg.env.clone(), &cfg.spec)
         })?;
         queued.push(Job {
@@ -386,6 +477,7 @@ pub(crate) fn queue_sweep(
             label: cfg.label.clone(),
             config: c,
             worker: cfg.worker.clone(),
+            memory_limit_bytes: plan.memory_limit_bytes,
         });
     }
     Ok((sweep, queued))
@@ -406,6 +498,24 @@ impl Workspace {
     /// why not, naming the table's offerings.
     pub fn check_price(&self, price: Option<&str>) -> AppResult<Option<Rejected>> {
         Ok(check_price(&self.store, price)?)
+    }
+
+    /// Creates the sweep before its batch search (`search_batches`), so that
+    /// the probes are stored under it as they end.
+    pub fn create_sweep(&self, plan: &SweepPlan, command: &str) -> AppResult<i64> {
+        Ok(self
+            .store
+            .create_sweep(command, plan.configs.len() as u32, plan.repeats)?)
+    }
+
+    /// Queues the plan's runs in `sweep` (made by `create_sweep`).
+    pub fn queue_into(
+        &self,
+        sweep: i64,
+        plan: &SweepPlan,
+        price: Option<&str>,
+    ) -> AppResult<(i64, Vec<Job>)> {
+        Ok(queue_into(&self.store, sweep, plan, price)?)
     }
 
     /// Stores the plan's runs as queued (a sweep, repeats interleaved) and

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use trainbench_core::record::{RunDetail, RunRow};
 use trainbench_core::session::{SavedSession, SessionSettings};
 use trainbench_core::telemetry::TelemetrySample;
-use trainbench_store::Store;
+use trainbench_store::{Store, StoredBatchSearch};
 
 use crate::error::AppResult;
 
@@ -42,6 +42,15 @@ impl Workspace {
         Ok((Workspace { store }, interrupted))
     }
 
+    /// A second connection to a database this process already has open (a
+    /// batch search beside the run queue): unlike `open`, it leaves running
+    /// runs alone.
+    pub fn open_beside(path: &Path) -> AppResult<Workspace> {
+        Ok(Workspace {
+            store: Store::open(path)?,
+        })
+    }
+
     pub fn path(&self) -> &Path {
         self.store.path()
     }
@@ -60,6 +69,16 @@ impl Workspace {
     /// Runs by id, in the order given (each must exist).
     pub fn runs_by_id(&self, ids: &[i64]) -> AppResult<Vec<RunRow>> {
         ids.iter().map(|id| self.run(*id)).collect()
+    }
+
+    /// The probes of batch search `search` in `sweep` (`--batch-size max`).
+    pub fn batch_search(&self, sweep: i64, search: &str) -> AppResult<StoredBatchSearch> {
+        Ok(self.store.batch_search(sweep, search)?)
+    }
+
+    /// The batch search a run's batch came from; `None` for a given batch.
+    pub fn batch_search_of_run(&self, id: i64) -> AppResult<Option<StoredBatchSearch>> {
+        Ok(self.store.batch_search_of_run(id)?)
     }
 
     pub fn run_detail(&self, id: i64) -> AppResult<RunDetail> {

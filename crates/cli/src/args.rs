@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use trainbench_app::sweep::SweepRequest;
+use trainbench_core::batch_search::parse_memory;
 use trainbench_core::Framework;
 
 use crate::error::{bad, CliError};
@@ -299,8 +300,19 @@ pub struct RunArgs {
     /// With --devices ≥ 2: ddp (a replica per device; default) or fsdp (PyTorch, sharded).
     #[arg(long)]
     pub parallel: Option<String>,
+    /// Batch per device: whole numbers (a list makes a sweep), or `max` for
+    /// the largest power of two that fits (probed, each probe in a fresh
+    /// worker; on the CPU within --memory-limit).
     #[arg(long)]
     pub batch_size: Option<String>,
+    /// With --batch-size max: the largest batch to try (default 65536).
+    #[arg(long)]
+    pub batch_cap: Option<u32>,
+    /// Resident memory a worker's processes may use, e.g. 8G or 512MiB: a
+    /// worker over it is stopped (out of memory). Needed by --batch-size max
+    /// on the CPU.
+    #[arg(long)]
+    pub memory_limit: Option<String>,
     #[arg(long)]
     pub steps: Option<i64>,
     #[arg(long)]
@@ -415,6 +427,12 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                 "devices" => a.devices = a.devices.or(Some(s)),
                 "parallel" => a.parallel = a.parallel.or(Some(s)),
                 "batch_size" => a.batch_size = a.batch_size.or(Some(s)),
+                "batch_cap" => {
+                    a.batch_cap = a.batch_cap.or(Some(u32::try_from(num("batch_cap")?).map_err(|_| {
+                        bad("batch_cap", format!("batch_cap = {s} is not allowed: expected a whole number ≥ 1"))
+                    })?))
+                }
+                "memory_limit" => a.memory_limit = a.memory_limit.or(Some(s)),
                 "data" => a.data = a.data.or(Some(s)),
                 "steps" => a.steps = a.steps.or(Some(num("steps")?)),
                 "epochs" => a.epochs = a.epochs.or(Some(num("epochs")?)),
@@ -441,7 +459,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                     })?))
                 }
                 other => {
-                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, steps, epochs, data, num_classes, seq_len, target_accuracy, lr, window_steps, threads, repeats, price, profile", path.display())))
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, num_classes, seq_len, target_accuracy, lr, window_steps, threads, repeats, price, profile", path.display())))
                 }
             }
         }
@@ -454,6 +472,27 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         (None, None) => (Some(100), None),
         other => other,
     };
+    let batch_text = a.batch_size.as_deref().unwrap_or("64");
+    let batch_max = batch_text.trim() == "max";
+    if !batch_max && batch_text.split(',').any(|b| b.trim() == "max") {
+        return Err(bad(
+            "batch_size",
+            format!(
+                "batch_size = {batch_text} is not allowed: expected whole numbers, or max alone"
+            ),
+        ));
+    }
+    let memory_limit_bytes = match a.memory_limit.as_deref() {
+        None => None,
+        Some(m) => Some(parse_memory(m).ok_or_else(|| {
+            bad(
+                "memory_limit",
+                format!(
+                    "memory_limit = {m} is not allowed: expected a size such as 8G, 8GiB or 512MiB"
+                ),
+            )
+        })?),
+    };
     Ok(SweepRequest {
         model: list(a.model.as_deref().unwrap_or("resnet_mini")),
         framework: list(a.framework.as_deref().unwrap_or(Framework::Tch.as_str())),
@@ -461,7 +500,11 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         compile: list(a.compile.as_deref().unwrap_or("off")),
         devices: ints("devices", a.devices.as_deref().unwrap_or("1"))?,
         parallel: a.parallel.clone(),
-        batch_size: ints("batch_size", a.batch_size.as_deref().unwrap_or("64"))?,
+        batch_size: if batch_max {
+            Vec::new()
+        } else {
+            ints("batch_size", batch_text)?
+        },
         device: a.device.clone(),
         steps,
         epochs,
@@ -482,5 +525,8 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         repeats: i64::from(a.repeats.unwrap_or(1)),
         price: a.price.clone(),
         profile: a.profile,
+        batch_max,
+        batch_cap: a.batch_cap,
+        memory_limit_bytes,
     })
 }

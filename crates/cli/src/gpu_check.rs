@@ -142,6 +142,7 @@ fn plan(a: &GpuCheckArgs, frameworks: &[String], host: &Host) -> (SweepPlan, Vec
             configs,
             rejected: Vec::new(),
             repeats: 1,
+            memory_limit_bytes: None,
         },
         skipped,
     )

@@ -301,6 +301,32 @@ pub fn print_groups(groups: &[Value]) {
     }
 }
 
+/// The probes a run's batch came from (`--batch-size max`).
+pub fn print_batch_search(s: &trainbench_app::StoredBatchSearch) {
+    println!(
+        "batch search:      largest power of two that fits{}; {} probes of {} steps, each in a fresh worker",
+        s.memory_limit_bytes
+            .map(|l| format!(" within {} of resident memory", bytes(l)))
+            .unwrap_or_default(),
+        s.probes.len(),
+        trainbench_core::batch_search::PROBE_STEPS
+    );
+    for p in &s.probes {
+        println!(
+            "  batch {:>6}  {:<22} peak {:>10}  {:>6.1} s{}",
+            p.batch_size,
+            p.outcome.label(),
+            p.peak_memory_bytes.map_or("not measured".into(), bytes),
+            p.seconds,
+            p.reason
+                .as_deref()
+                .filter(|_| p.outcome != trainbench_core::batch_search::ProbeOutcome::Fits)
+                .map(|r| format!("  {r}"))
+                .unwrap_or_default()
+        );
+    }
+}
+
 pub fn print_show(d: &RunDetail) {
     let r = &d.row;
     println!(

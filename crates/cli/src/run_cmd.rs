@@ -6,9 +6,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::json;
+use trainbench_app::batch::SearchProgress;
 use trainbench_app::execute::{self, Finished};
 use trainbench_app::sweep::{plan_sweep, Job};
 use trainbench_app::{Host, RunnerOptions, Workspace};
+use trainbench_core::batch_search::{BatchProbe, ProbeOutcome};
 use trainbench_core::compare::{compare, Grouping, Metric};
 use trainbench_core::summary::{aggregate_repeats, RunStatus};
 
@@ -58,6 +60,65 @@ pub fn run_jobs(
     Ok(finished)
 }
 
+/// The batch searches of the plan, each probe printed on stderr as it ends;
+/// Ctrl-C stops the search (the probes that ended stay stored).
+fn search_batches(
+    ws: &mut Workspace,
+    host: &Host,
+    plan: &mut trainbench_app::sweep::SweepPlan,
+    sweep: i64,
+    opts: RunnerOptions,
+) -> Result<(), CliError> {
+    struct Printed;
+    impl SearchProgress for Printed {
+        fn probing(&mut self, config: &str, batch: u32) {
+            eprintln!("batch search {config}: probing batch {batch}");
+        }
+        fn probed(&mut self, config: &str, p: &BatchProbe) {
+            let peak = p
+                .peak_memory_bytes
+                .map_or("peak not measured".to_owned(), |b| {
+                    format!(
+                        "peak {} ({})",
+                        output::bytes(b),
+                        p.peak_memory_source.as_deref().unwrap_or("?")
+                    )
+                });
+            let why = match (&p.outcome, &p.reason) {
+                (ProbeOutcome::Fits, _) | (_, None) => String::new(),
+                (_, Some(r)) => format!(": {r}"),
+            };
+            eprintln!(
+                "batch search {config}: batch {} {} ({peak}, {:.1} s){why}",
+                p.batch_size,
+                p.outcome.label(),
+                p.seconds
+            );
+        }
+        fn chosen(&mut self, config: &str, batch: Result<u32, &str>) {
+            match batch {
+                Ok(b) => {
+                    eprintln!("batch search {config}: runs at batch {b}, the largest that fits")
+                }
+                Err(why) => eprintln!("batch search {config}: {why}"),
+            }
+        }
+    }
+    let runtime = execute::runtime()?;
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    runtime.block_on(async {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ntrainbench: cancelling the batch search (Ctrl-C)");
+                let _ = cancel_tx.send(true);
+            }
+        });
+        ws.search_batches(host, plan, sweep, opts, cancel_rx, &mut Printed)
+            .await
+    })?;
+    Ok(())
+}
+
 /// What each configuration's worker would be started with, one JSON line each.
 fn print_plan(a: &RunArgs, host: &Host) -> Result<ExitCode, CliError> {
     let request = args::merge_config(a)?;
@@ -101,7 +162,7 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     };
     let sweep_started = std::time::Instant::now();
     // Every combination is checked before the database is touched.
-    let plan = plan_sweep(&request, host.machine(), host.gpu_count() > 0);
+    let mut plan = plan_sweep(&request, host.machine(), host.gpu_count() > 0);
     if let Some(r) = plan.rejected.first() {
         return Err(r.clone().into());
     }
@@ -110,10 +171,25 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
         return Err(r.into());
     }
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let (sweep, jobs) = ws.queue(&plan, request.price.as_deref(), &command)?;
     let opts = RunnerOptions {
         silence_timeout: timeout,
         ..RunnerOptions::default()
+    };
+    let (sweep, jobs) = if plan.configs.iter().any(|c| c.batch_search.is_some()) {
+        // The largest batch that fits, probed before anything is queued.
+        let sweep = ws.create_sweep(&plan, &command)?;
+        search_batches(&mut ws, &host, &mut plan, sweep, opts)?;
+        if plan.configs.is_empty() {
+            if let Some(r) = plan.rejected.first() {
+                return Err(r.clone().into());
+            }
+        }
+        for r in &plan.rejected {
+            eprintln!("trainbench: {}: {}", r.label, r.message);
+        }
+        ws.queue_into(sweep, &plan, request.price.as_deref())?
+    } else {
+        ws.queue(&plan, request.price.as_deref(), &command)?
     };
     let interactive = std::io::stderr().is_terminal() && !a.json;
     run_jobs(&mut ws, &host, &jobs, opts, interactive)?;
@@ -139,6 +215,7 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
             "spec": cfg.spec.raw,
             "run_ids": members.iter().map(|r| r.id).collect::<Vec<_>>(),
             "repeats": aggregate_repeats(&summaries),
+            "batch_search": cfg.searched.as_deref().map(|k| ws.batch_search(sweep, k)).transpose()?,
         }));
     }
     // Scaling: the comparison model's, over one entry per configuration.

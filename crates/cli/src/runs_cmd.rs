@@ -63,6 +63,7 @@ pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError>
     let ws = open_workspace(db)?;
     let id = parse_ids(&[id])?[0];
     let detail = ws.run_detail(id)?;
+    let search = ws.batch_search_of_run(id)?;
     if json_out {
         let mut v = serde_json::to_value(&detail).map_err(|e| CliError::Failed(e.to_string()))?;
         if let (Some(obj), serde_json::Value::Object(flat)) =
@@ -71,10 +72,14 @@ pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError>
             for (k, val) in flat {
                 obj.insert(k, val);
             }
+            obj.insert("batch_search".into(), serde_json::json!(search));
         }
         println!("{v}");
     } else {
         print_show(&detail);
+        if let Some(s) = &search {
+            output::print_batch_search(s);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -221,6 +221,33 @@ fn bad_input_exits_2_and_names_the_field() {
         (vec!["--data", &missing_arg, "--steps", "2"], "data"),
         (vec!["--price", "Free GPUs Inc", "--steps", "2"], "price"),
         (vec!["--repeats", "0", "--steps", "2"], "repeats"),
+        // The largest batch that fits: on the CPU only within a limit.
+        (vec!["--batch-size", "max", "--steps", "2"], "memory_limit"),
+        (vec!["--batch-size", "32,max", "--steps", "2"], "batch_size"),
+        (
+            vec![
+                "--batch-size",
+                "max",
+                "--memory-limit",
+                "3Q",
+                "--steps",
+                "2",
+            ],
+            "memory_limit",
+        ),
+        (
+            vec![
+                "--batch-size",
+                "max",
+                "--memory-limit",
+                "1G",
+                "--batch-cap",
+                "0",
+                "--steps",
+                "2",
+            ],
+            "batch_cap",
+        ),
     ];
     for (args, field) in cases {
         let (out, v) = db.run(&[&["run"], &args[..], &["--json"]].concat());
@@ -421,4 +448,149 @@ fn a_reader_that_closes_early_ends_the_cli_quietly() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(141), "{}", text(&out));
     assert!(out.stderr.is_empty(), "{}", text(&out));
+}
+
+/// `--batch-size max`: powers of two probed in fresh workers under a
+/// resident-memory limit, every probe stored, the run at the largest that
+/// fitted. resnet_mini in the tch worker peaks at ~135 MiB at batch 1 and
+/// ~265 MiB at batch 64 here, so a 200 MiB limit stops the search between.
+#[test]
+fn the_largest_batch_that_fits_is_searched_and_stored() {
+    let db = Db::new("batch-max");
+    let limit: u64 = 200 << 20;
+    let (out, v) = db.run(&[
+        "run",
+        "--model",
+        "resnet_mini",
+        "--batch-size",
+        "max",
+        "--memory-limit",
+        "200MiB",
+        "--steps",
+        "12",
+        "--window-steps",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let config = &v["configurations"][0];
+    let search = &config["batch_search"];
+    let probes = search["probes"].as_array().unwrap();
+    assert_eq!(search["memory_limit_bytes"], limit, "{search}");
+    assert_eq!(probes[0]["batch_size"], 1, "{search}");
+    let last = probes.last().unwrap();
+    assert_eq!(last["outcome"], "over_limit", "{search}");
+    assert!(
+        last["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("over the memory limit"),
+        "{last}"
+    );
+    for (i, p) in probes.iter().enumerate() {
+        assert_eq!(
+            p["batch_size"],
+            1u64 << i,
+            "powers of two in order: {search}"
+        );
+        if p != last {
+            assert_eq!(p["outcome"], "fits", "{search}");
+            assert!(p["peak_memory_bytes"].as_u64().unwrap() <= limit, "{p}");
+        }
+    }
+    let best = 1u64 << (probes.len() - 2);
+    let run = &v["runs"][0];
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["batch_size"], best, "{run}");
+    assert!(
+        config["configuration"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("b{best} (max)")),
+        "{config}"
+    );
+    // The probes are not runs: one run stored, and it names its search.
+    let (_, runs) = db.run(&["runs", "--json"]);
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{runs}");
+    let (_, shown) = db.run(&["show", &run["id"].to_string(), "--json"]);
+    assert_eq!(shown["batch_search"], *search, "{shown}");
+
+    // Under the cap everything fits: 1, 2, 4, 8, 16, and the run at 16.
+    let (out, v) = db.run(&[
+        "run",
+        "--model",
+        "resnet_mini",
+        "--batch-size",
+        "max",
+        "--batch-cap",
+        "16",
+        "--memory-limit",
+        "4G",
+        "--steps",
+        "12",
+        "--window-steps",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let outcomes: Vec<(u64, &str)> = v["configurations"][0]["batch_search"]["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["batch_size"].as_u64().unwrap(),
+                p["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (1, "fits"),
+            (2, "fits"),
+            (4, "fits"),
+            (8, "fits"),
+            (16, "fits")
+        ]
+    );
+    assert_eq!(v["runs"][0]["batch_size"], 16);
+
+    // Nothing fits under 40 MiB: the configuration is refused with the
+    // probe's reason, and no run is queued.
+    let (out, v) = db.run(&[
+        "run",
+        "--model",
+        "resnet_mini",
+        "--batch-size",
+        "max",
+        "--memory-limit",
+        "40M",
+        "--steps",
+        "12",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], "batch_size", "{v}");
+    assert!(
+        text(&out).contains("not even batch 1 fits: over the memory limit"),
+        "{}",
+        text(&out)
+    );
+    let (_, runs) = db.run(&["runs", "--json"]);
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 2, "{runs}");
+
+    // The limit holds for any run: a worker over it is stopped, out of memory.
+    let (out, v) = db.run(&[&["run"], &SMALL[..], &["--memory-limit", "40M", "--json"]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let run = &v["runs"][0];
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error_class"], "oom", "{run}");
+    assert!(
+        run["status_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("over the memory limit"),
+        "{run}"
+    );
 }

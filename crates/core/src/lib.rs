@@ -26,6 +26,7 @@
 //! `scripts/check-deps.sh` in CI).
 
 pub mod acceptance;
+pub mod batch_search;
 pub mod breakdown;
 pub mod checks;
 pub mod compare;

@@ -237,7 +237,10 @@ pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
                 ModelConfig::Bert(c) => {
                     Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device))
                 }
-                ModelConfig::Decoder(_) => return Err(crate::models::decoder_unsupported()),
+                // seq_len inputs and, one position on, their next tokens.
+                ModelConfig::Decoder(c) => {
+                    Tensor::randint(c.vocab_size, [pool, c.seq_len + 1], (Kind::Int64, device))
+                }
             };
             let y = Tensor::randint(classes, [pool], (Kind::Int64, device));
             (x, y, None, None)

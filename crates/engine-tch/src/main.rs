@@ -75,6 +75,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Parity of a decoder with Hugging Face's: load the weights that
+    /// `python -m trainbench_worker.parity --export DIR` wrote (the PyTorch
+    /// worker's, copied from the reference), run its token ids and print the
+    /// largest difference from the reference's logits as JSON.
+    Parity {
+        #[arg(long)]
+        model: String,
+        #[arg(long)]
+        dir: std::path::PathBuf,
+    },
     /// Read protocol events (JSON lines) on stdin and print the run's steady-state
     /// throughput and time to first step as JSON (used by the benchmarks).
     Summarize,
@@ -179,6 +189,58 @@ fn train(spec_path: Option<&str>) -> ExitCode {
     }
 }
 
+/// See `Command::Parity`.
+fn parity(model: &str, dir: &std::path::Path) -> Result<serde_json::Value, WorkerError> {
+    use tch::{Kind, Tensor};
+
+    let entry = lookup(model)
+        .ok_or_else(|| WorkerError::bad_config("model", format!("model = {model} is not known")))?;
+    let cfg = entry.default_config();
+    let vs = nn::VarStore::new(tch::Device::Cpu);
+    let net = models::build(&cfg, &vs, models::InitMode::Zeros);
+    let mut vars = vs.variables();
+    let weights = Tensor::read_npz(dir.join("weights.npz"))?;
+    let mut loaded = 0;
+    for (name, w) in &weights {
+        let var = vars.get_mut(name).ok_or_else(|| {
+            WorkerError::internal(format!(
+                "weights.npz has {name}, which the tch {model} lacks"
+            ))
+        })?;
+        if var.size() != w.size() {
+            return Err(WorkerError::internal(format!(
+                "{name}: {:?} in weights.npz, {:?} in the tch {model}",
+                w.size(),
+                var.size()
+            )));
+        }
+        tch::no_grad(|| var.copy_(w));
+        loaded += 1;
+    }
+    if loaded != vars.len() {
+        return Err(WorkerError::internal(format!(
+            "weights.npz holds {loaded} of the tch {model}'s {} tensors",
+            vars.len()
+        )));
+    }
+    let ids = Tensor::read_npy(dir.join("ids.npy"))?.to_kind(Kind::Int64);
+    let want = Tensor::read_npy(dir.join("logits.npy"))?;
+    let got = tch::no_grad(|| net.forward_t(&ids, false));
+    let reference: serde_json::Value = std::fs::read(dir.join("reference.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    Ok(serde_json::json!({
+        "framework": format!("libtorch {} (tch)", env!("TRAINBENCH_LIBTORCH_VERSION")),
+        "reference": reference["reference"],
+        "params": models::trainable_params(&vs),
+        "reference_params": reference["reference_params"],
+        "max_abs_diff": (&want - &got).abs().max().double_value(&[]),
+        "max_abs_logit": want.abs().max().double_value(&[]),
+        "tokens": ids.size()[1],
+    }))
+}
+
 fn describe(model: &str, opts: ModelOptions, json: bool) -> ExitCode {
     let result = (|| -> Result<serde_json::Value, WorkerError> {
         let entry = lookup(model).ok_or_else(|| {
@@ -195,7 +257,7 @@ fn describe(model: &str, opts: ModelOptions, json: bool) -> ExitCode {
             // Shapes are all that matter here, so zeros are used instead of random
             // init: it keeps describing ViT-G/14 (1.8 B parameters) fast.
             let vs = nn::VarStore::new(tch::Device::Cpu);
-            let _net = tch::no_grad(|| models::build(&cfg, &vs, models::InitMode::Zeros))?;
+            let _net = tch::no_grad(|| models::build(&cfg, &vs, models::InitMode::Zeros));
             Ok(models::trainable_params(&vs))
         })?;
         Ok(serde_json::json!({
@@ -338,5 +400,15 @@ fn main() -> ExitCode {
         Command::Models { json } => list_models(json),
         Command::Quick { device, epochs } => human::quick(device, epochs),
         Command::Summarize => summarize(),
+        Command::Parity { model, dir } => match guarded(|| parity(&model, &dir)) {
+            Ok(v) => {
+                println!("{v}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("trainbench-worker-tch: {}", e.message);
+                exit_code(e.class)
+            }
+        },
     }
 }

@@ -3,6 +3,7 @@
 
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
+use trainbench_core::models::ModelConfig;
 use trainbench_core::protocol::{
     DeviceInfo, Event, OperatorProfile, OtherOps, PhaseSeries, StepPhase, StepTimings,
     PROTOCOL_VERSION,
@@ -254,10 +255,21 @@ impl Trainer<'_> {
     }
 
     /// Forward pass and loss under the run's autocast.
+    /// A decoder's targets are its own next tokens (causal LM loss, the mean
+    /// over every position).
     fn forward_loss(&self, x: &Tensor, y: &Tensor) -> Result<Tensor, WorkerError> {
         self.autocast(true)?;
-        let logits = self.net.forward_t(x, true);
-        let loss = logits.f_to_kind(Kind::Float)?.cross_entropy_for_logits(y);
+        let loss = if let ModelConfig::Decoder(c) = &self.spec.model_config {
+            let t = c.seq_len;
+            let logits = self.net.forward_t(&x.narrow(1, 0, t), true);
+            logits
+                .f_to_kind(Kind::Float)?
+                .flatten(0, 1)
+                .cross_entropy_for_logits(&x.narrow(1, 1, t).flatten(0, 1))
+        } else {
+            let logits = self.net.forward_t(x, true);
+            logits.f_to_kind(Kind::Float)?.cross_entropy_for_logits(y)
+        };
         self.autocast(false)?;
         Ok(loss)
     }
@@ -492,7 +504,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
 
     let data = data::load(spec, device)?;
     let vs = nn::VarStore::new(device);
-    let net = models::build(&spec.model_config, &vs, InitMode::Reference)?;
+    let net = models::build(&spec.model_config, &vs, InitMode::Reference);
     let param_count = models::trainable_params(&vs);
     let analytical = spec.model_config.param_count();
     if param_count != analytical {
@@ -566,6 +578,15 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
             tch::Cuda::cudnn_is_available().to_string(),
         ));
     }
+    let compute_kind = match autocast {
+        Some(AutocastDtype::BFloat16) => Kind::BFloat16,
+        Some(AutocastDtype::Float16) => Kind::Half,
+        None => Kind::Float,
+    };
+    let execution = match models::sdpa_choice(&spec.model_config, device, compute_kind) {
+        Some(attention) => format!("eager (libtorch through tch); {attention}"),
+        None => "eager (libtorch through tch)".to_owned(),
+    };
     let train_start_ns = monotonic_ns();
     sink.emit(&Event::Hello {
         protocol: PROTOCOL_VERSION,
@@ -580,7 +601,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         flops_per_sample: spec.model_config.flops_per_sample(),
         precision: spec.precision.as_str().into(),
         precision_in_effect: precision_text,
-        execution: Some("eager (libtorch through tch)".into()),
+        execution: Some(execution),
         world_size: Some(1),
         batch_size: spec.batch_size,
         total_steps,

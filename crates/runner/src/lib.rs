@@ -123,7 +123,15 @@ pub struct RunnerOptions {
     pub telemetry_interval: Duration,
     /// How often buffered events and samples are written.
     pub flush_interval: Duration,
+    /// Resident memory the worker's processes may use together (bytes): a
+    /// worker seen over it at a telemetry sample is stopped and the run
+    /// stored as failed, class `oom`, with [`MEMORY_LIMIT_REASON`] in its
+    /// reason. `None`: no limit but the machine's.
+    pub memory_limit_bytes: Option<u64>,
 }
+
+/// How the reason of a run stopped over its memory limit begins.
+pub const MEMORY_LIMIT_REASON: &str = "over the memory limit";
 
 impl Default for RunnerOptions {
     fn default() -> Self {
@@ -131,6 +139,7 @@ impl Default for RunnerOptions {
             silence_timeout: Duration::from_secs(600),
             telemetry_interval: Duration::from_millis(100),
             flush_interval: Duration::from_millis(500),
+            memory_limit_bytes: None,
         }
     }
 }
@@ -294,14 +303,15 @@ async fn run_one(
     let mut events: Vec<Event> = Vec::new();
     let mut samples: Vec<TelemetrySample> = Vec::new();
     let mut terminal: Option<Event> = None;
-    let mut stopped: Option<(RunStatus, String)> = None;
+    // A stop the runner made: status, reason and, for a memory stop, the class.
+    let mut stopped: Option<(RunStatus, String, Option<&str>)> = None;
     // Once the cancel sender is gone, nobody can cancel any more.
     let mut cancellable = true;
 
     loop {
         if *cancel.borrow_and_update() {
             kill_worker(&mut child, pid);
-            stopped = Some((RunStatus::Cancelled, "cancelled by the user".into()));
+            stopped = Some((RunStatus::Cancelled, "cancelled by the user".into(), None));
             break;
         }
         tokio::select! {
@@ -333,7 +343,19 @@ async fn run_one(
             },
             _ = telemetry_tick.tick() => {
                 let t_ns = trainbench_core_clock();
-                samples.push(host.sample(t_ns));
+                let sample = host.sample(t_ns);
+                let over = match (opts.memory_limit_bytes, sample.rss_bytes) {
+                    (Some(limit), Some(rss)) if rss > limit => Some((rss, limit)),
+                    _ => None,
+                };
+                samples.push(sample);
+                if let Some((rss, limit)) = over {
+                    kill_worker(&mut child, pid);
+                    stopped = Some((RunStatus::Failed, format!(
+                        "{MEMORY_LIMIT_REASON}: the worker's resident memory reached {rss} bytes, above the limit of {limit} bytes, and it was stopped"),
+                        Some("oom")));
+                    break;
+                }
                 let on_gpus = gpu.sample(t_ns, host.pids());
                 samples.extend(on_gpus.samples);
                 for (index, bytes) in on_gpus.worker_memory {
@@ -350,7 +372,7 @@ async fn run_one(
             _ = sleep_until(deadline) => {
                 kill_worker(&mut child, pid);
                 stopped = Some((RunStatus::Timeout, format!(
-                    "the worker printed nothing for {} s and was stopped", opts.silence_timeout.as_secs())));
+                    "the worker printed nothing for {} s and was stopped", opts.silence_timeout.as_secs()), None));
                 break;
             },
             changed = cancel.changed(), if cancellable => {
@@ -415,7 +437,7 @@ async fn run_one(
 /// `done` with another exit, an `error` event, or an exit without either is
 /// failed with the reason (a signal without a terminal event: `crashed`).
 fn decide_status(
-    stopped: Option<(RunStatus, String)>,
+    stopped: Option<(RunStatus, String, Option<&str>)>,
     terminal: Option<&Event>,
     exit: Option<&ExitStatus>,
 ) -> (RunStatus, Option<String>, Option<String>) {
@@ -423,7 +445,7 @@ fn decide_status(
         .map(describe_exit)
         .unwrap_or((None, "the worker's exit status is unknown".into()));
     match (stopped, terminal) {
-        (Some((status, reason)), _) => (status, Some(reason), None),
+        (Some((status, reason, class)), _) => (status, Some(reason), class.map(str::to_owned)),
         (None, Some(Event::Done { .. })) if exit.is_some_and(ExitStatus::success) => {
             (RunStatus::Completed, None, None)
         }

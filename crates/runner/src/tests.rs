@@ -72,7 +72,11 @@ fn a_signal_without_a_terminal_event_is_a_crash_and_a_stop_wins() {
         Some("the worker's exit status is unknown without a done or error event")
     );
     // The runner's own stop (cancel, timeout) wins over what the worker said.
-    let stopped = Some((RunStatus::Cancelled, "cancelled by the user".to_owned()));
+    let stopped = Some((
+        RunStatus::Cancelled,
+        "cancelled by the user".to_owned(),
+        None,
+    ));
     assert_eq!(
         decide_status(stopped, Some(&done()), Some(&ExitStatus::from_raw(9))),
         (
@@ -80,5 +84,15 @@ fn a_signal_without_a_terminal_event_is_a_crash_and_a_stop_wins() {
             Some("cancelled by the user".into()),
             None
         )
+    );
+    // A stop over the memory limit keeps its class.
+    let stopped = Some((
+        RunStatus::Failed,
+        "over the memory limit".to_owned(),
+        Some("oom"),
+    ));
+    assert_eq!(
+        decide_status(stopped, None, Some(&ExitStatus::from_raw(9))).2,
+        Some("oom".to_owned())
     );
 }

@@ -87,6 +87,7 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
         data: DataSource::Synthetic,
         spec_json: spec.to_string(),
         price_offering: f.price_offering.clone(),
+        batch_search: None,
     })?;
     store.start_run(
         id,

@@ -20,7 +20,7 @@ mod prices;
 mod runs;
 mod sessions;
 pub use portable::{hostname, ImportOutcome};
-pub use runs::NewRun;
+pub use runs::{NewRun, StoredBatchSearch};
 pub use sessions::LoadedComparison;
 pub use trainbench_core::record::{RunDetail, RunRow, StoredEval, StoredWindow};
 pub use trainbench_core::telemetry::TelemetrySample;
@@ -61,6 +61,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         7,
         "0007_operator_profile.sql",
         include_str!("../../../migrations/0007_operator_profile.sql"),
+    ),
+    (
+        8,
+        "0008_batch_search.sql",
+        include_str!("../../../migrations/0008_batch_search.sql"),
     ),
 ];
 

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use rusqlite::{params, OptionalExtension, Transaction};
+use trainbench_core::batch_search::{BatchProbe, ProbeOutcome};
 use trainbench_core::record::{RunDetail, RunRow};
 use trainbench_core::spec::{
     CheckedSpec, Compile, ConfigKeys, DataSource, Device, Framework, Parallel, Precision, RunSpec,
@@ -10,7 +11,7 @@ use trainbench_core::spec::{
 };
 use trainbench_core::summary::{RunStatus, RunSummary};
 
-use crate::{now_unix_ms, u, Result, Store, StoreError};
+use crate::{invalid, now_unix_ms, u, Result, Store, StoreError};
 
 /// A run to be queued: its configuration as typed values and the keys it is
 /// grouped by.
@@ -33,6 +34,18 @@ pub struct NewRun {
     /// The spec as the worker reads it.
     pub spec_json: String,
     pub price_offering: Option<String>,
+    /// The batch search its batch came from (`--batch-size max`).
+    pub batch_search: Option<String>,
+}
+
+/// A stored batch search (`--batch-size max`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StoredBatchSearch {
+    pub sweep_id: i64,
+    /// The configuration searched, batch left out.
+    pub search: String,
+    pub memory_limit_bytes: Option<u64>,
+    pub probes: Vec<BatchProbe>,
 }
 
 impl NewRun {
@@ -60,6 +73,7 @@ impl NewRun {
             data: spec.data,
             spec_json: checked.raw.to_json(),
             price_offering: None,
+            batch_search: None,
         }
     }
 }
@@ -164,9 +178,9 @@ impl Store {
         self.conn.execute(
             "INSERT INTO runs (sweep_id, config_key, scaling_key, repeat_index, framework, environment, model,
                  precision, compile, device, devices, parallel, batch_size, data, spec_json, price_offering, status,
-                 created_unix_ms, runner_pid, uid)
+                 created_unix_ms, runner_pid, uid, batch_search)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 'queued', ?17, ?18,
-                 lower(hex(randomblob(16))))",
+                 lower(hex(randomblob(16))), ?19)",
             params![
                 r.sweep_id,
                 r.keys.config,
@@ -185,10 +199,99 @@ impl Store {
                 r.spec_json,
                 r.price_offering,
                 now_unix_ms(),
-                std::process::id()
+                std::process::id(),
+                r.batch_search
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores one probe of a batch search (`--batch-size max`) of `sweep`.
+    pub fn insert_batch_probe(
+        &self,
+        sweep: i64,
+        search: &str,
+        memory_limit_bytes: Option<u64>,
+        p: &BatchProbe,
+    ) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO batch_probes (sweep_id, search, batch_size, outcome, peak_memory_bytes, peak_memory_source,
+                 seconds, reason, memory_limit_bytes, created_unix_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                sweep,
+                search,
+                p.batch_size,
+                p.outcome.as_str(),
+                p.peak_memory_bytes.map(u),
+                p.peak_memory_source,
+                p.seconds,
+                p.reason,
+                memory_limit_bytes.map(u),
+                now_unix_ms()
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The batch search a run's batch came from: its key, the memory limit
+    /// and its probes in the order they ran; `None` for a batch that was given.
+    pub fn batch_search_of_run(&self, run_id: i64) -> Result<Option<StoredBatchSearch>> {
+        let found: Option<(Option<i64>, Option<String>)> = self
+            .conn
+            .query_row(
+                "SELECT sweep_id, batch_search FROM runs WHERE id = ?1",
+                params![run_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((sweep, search)) = found else {
+            return Err(StoreError::NotFound {
+                what: "run",
+                id: run_id.to_string(),
+            });
+        };
+        let (Some(sweep), Some(search)) = (sweep, search) else {
+            return Ok(None);
+        };
+        self.batch_search(sweep, &search).map(Some)
+    }
+
+    /// The probes of the search `search` in `sweep`, in the order they ran.
+    pub fn batch_search(&self, sweep: i64, search: &str) -> Result<StoredBatchSearch> {
+        let mut stmt = self.conn.prepare(
+            "SELECT batch_size, outcome, peak_memory_bytes, peak_memory_source, seconds, reason, memory_limit_bytes
+             FROM batch_probes WHERE sweep_id = ?1 AND search = ?2 ORDER BY id",
+        )?;
+        let mut limit = None;
+        let mut probes = Vec::new();
+        let mut rows = stmt.query(params![sweep, search])?;
+        while let Some(r) = rows.next()? {
+            let outcome: String = r.get(1)?;
+            let peak: Option<i64> = r.get(2)?;
+            let l: Option<i64> = r.get(6)?;
+            limit = limit.or(l.map(|x| x as u64));
+            probes.push(BatchProbe {
+                batch_size: r.get::<_, i64>(0)? as u32,
+                outcome: ProbeOutcome::parse(&outcome).ok_or_else(|| {
+                    invalid(
+                        "outcome",
+                        &outcome,
+                        "fits, out_of_memory, over_limit or failed",
+                    )
+                })?,
+                peak_memory_bytes: peak.map(|x| x as u64),
+                peak_memory_source: r.get(3)?,
+                seconds: r.get(4)?,
+                reason: r.get(5)?,
+            });
+        }
+        Ok(StoredBatchSearch {
+            sweep_id: sweep,
+            search: search.to_owned(),
+            memory_limit_bytes: limit,
+            probes,
+        })
     }
 
     pub fn start_run(&self, id: i64, provenance: &serde_json::Value) -> Result<()> {

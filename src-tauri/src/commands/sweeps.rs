@@ -2,8 +2,10 @@
 
 use tauri::ipc::Channel;
 use tauri::State;
-use trainbench_app::sweep::SweepRequest;
-use trainbench_app::AppError;
+use trainbench_app::batch::Quiet;
+use trainbench_app::execute;
+use trainbench_app::sweep::{Job, SweepPlan, SweepRequest};
+use trainbench_app::{AppError, Host, RunnerOptions, Workspace};
 
 use super::dto::{count, PlanDto, Started};
 use crate::error::{ApiError, ApiResult};
@@ -26,10 +28,13 @@ pub fn plan(studio: State<'_, Studio>, request: SweepRequest) -> ApiResult<PlanD
 /// Stores the sweep's runs as queued and hands them to the queue. Refuses the
 /// whole sweep (nothing stored) when a combination cannot run, unless
 /// `skip_rejected`: then only the combinations that can run are queued. A
-/// setting every combination shares (`label` "all") always refuses.
+/// setting every combination shares (`label` "all") always refuses. With a
+/// batch search (`batch_size = max`) the probes run first, on a thread of
+/// their own with a second connection to the database, and the promise
+/// resolves once the runs are queued at the batches found.
 #[tauri::command]
 #[specta::specta]
-pub fn start_sweep(
+pub async fn start_sweep(
     studio: State<'_, Studio>,
     request: SweepRequest,
     skip_rejected: bool,
@@ -50,13 +55,50 @@ pub fn start_sweep(
         trainbench_app::VERSION,
         serde_json::to_string(&request).unwrap_or_default()
     );
-    let (sweep_id, jobs) = studio.with(|w| w.queue(&plan, request.price.as_deref(), &command))?;
+    let (sweep_id, jobs) = if plan.configs.iter().any(|c| c.batch_search.is_some()) {
+        let db = studio.db_path();
+        let price = request.price.clone();
+        tauri::async_runtime::spawn_blocking(move || search_then_queue(&db, plan, &command, price))
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))??
+    } else {
+        studio.with(|w| w.queue(&plan, request.price.as_deref(), &command))?
+    };
     let run_ids = jobs.iter().map(|j| j.run_id).collect();
     studio
         .queue
         .push(studio.db_path(), jobs)
         .map_err(ApiError::internal)?;
     Ok(Started { sweep_id, run_ids })
+}
+
+/// The batch search of a sweep (its own workspace, host and runtime), then
+/// its runs queued in the same sweep.
+fn search_then_queue(
+    db: &std::path::Path,
+    mut plan: SweepPlan,
+    command: &str,
+    price: Option<String>,
+) -> ApiResult<(i64, Vec<Job>)> {
+    let mut ws = Workspace::open_beside(db)?;
+    let host = Host::open();
+    let sweep = ws.create_sweep(&plan, command)?;
+    // Nothing cancels a search started from the wizard (each probe is short).
+    let (_keep, cancel) = tokio::sync::watch::channel(false);
+    execute::runtime()?.block_on(ws.search_batches(
+        &host,
+        &mut plan,
+        sweep,
+        RunnerOptions::default(),
+        cancel,
+        &mut Quiet,
+    ))?;
+    if plan.configs.is_empty() {
+        if let Some(r) = plan.rejected.first() {
+            return Err(AppError::from(r.clone()).into());
+        }
+    }
+    Ok(ws.queue_into(sweep, &plan, price.as_deref())?)
 }
 
 /// Streams a run's progress to `on_progress` (throttled); returns what there

@@ -19,8 +19,11 @@ export interface WizardForm {
   targetAccuracy: string;
   repeats: string;
   price: string;
-  /** The operator profile after the timed part (PyTorch, TensorFlow, JAX). */
+  /** The operator profile after the timed part. */
   profile: boolean;
+  /** Resident memory a worker may use ("8G", "512MiB"); needed by a batch
+   * search ("max") on the CPU. */
+  memoryLimit: string;
 }
 
 export const defaultForm = (): WizardForm => ({
@@ -38,7 +41,18 @@ export const defaultForm = (): WizardForm => ({
   repeats: "1",
   price: "",
   profile: false,
+  memoryLimit: "",
 });
+
+/** A memory size as `trainbench run --memory-limit` takes it: bytes, or a
+ * number with K, M, G or T (powers of 1024, with or without iB/B). */
+export function parseMemory(text: string): number | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(text);
+  if (!m) return null;
+  const mult = { "": 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 }[m[2].toLowerCase() as "" | "k" | "m" | "g" | "t"];
+  const bytes = Math.floor(Number(m[1]) * mult);
+  return bytes >= 1 ? bytes : null;
+}
 
 /** A field's problem found while parsing, before the backend is asked. */
 export interface FieldError {
@@ -68,8 +82,17 @@ function parseOne(field: string, text: string, min: number, max: number): number
 
 /** The request, or the first field that cannot be parsed. */
 export function toRequest(f: WizardForm): SweepRequest | FieldError {
-  const batch = parseIntList("batch_size", f.batchSizes, 1, 65536);
+  // "max": the largest power of two that fits, probed before the runs.
+  const batchMax = f.batchSizes.trim().toLowerCase() === "max";
+  const batch = batchMax ? [] : parseIntList("batch_size", f.batchSizes, 1, 65536);
   if (!Array.isArray(batch)) return batch;
+  let memoryLimit: number | null = null;
+  if (f.memoryLimit.trim() !== "") {
+    memoryLimit = parseMemory(f.memoryLimit);
+    if (memoryLimit === null) {
+      return { field: "memory_limit", message: `memory_limit = ${f.memoryLimit} is not allowed: expected a size such as 8G, 8GiB or 512MiB` };
+    }
+  }
   const repeats = parseOne("repeats", f.repeats, 1, 50);
   if (typeof repeats !== "number") return repeats;
   let steps: number | null = null;
@@ -118,6 +141,9 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     repeats,
     price: f.price === "" ? null : f.price,
     profile: f.profile,
+    batch_max: batchMax,
+    batch_cap: null,
+    memory_limit_bytes: memoryLimit,
   };
 }
 

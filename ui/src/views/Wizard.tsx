@@ -283,8 +283,19 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
           <h3>
             <label for="batch">Batch size</label>
           </h3>
-          <input id="batch" name="batch_size" value={form.batchSizes} onInput={(e) => set({ batchSizes: e.currentTarget.value })} placeholder="64 or 32, 64, 128" />
+          <input id="batch" name="batch_size" value={form.batchSizes} onInput={(e) => set({ batchSizes: e.currentTarget.value })} placeholder="64 or 32, 64, 128 or max" />
+          <p class="hint">
+            <code>max</code>: the largest power of two that fits, each probe a short run in a fresh worker (on the CPU, within the memory limit).
+          </p>
           <FieldMessages field="batch_size" messages={messages} />
+        </section>
+        <section>
+          <h3>
+            <label for="memory-limit">Memory limit</label>
+          </h3>
+          <input id="memory-limit" name="memory_limit" value={form.memoryLimit} onInput={(e) => set({ memoryLimit: e.currentTarget.value })} placeholder="none, or 8G" />
+          <p class="hint">Resident memory a worker may use; one over it is stopped as out of memory.</p>
+          <FieldMessages field="memory_limit" messages={messages} />
         </section>
         <section>
           <h3>

@@ -114,6 +114,26 @@ class Plan:
         return max(1, (os.cpu_count() or 1) // max(1, self.devices))
 
 
+def attention_shape(config):
+    """(tokens, heads, kv_heads, head_dim) of the model's self-attention, or
+    None for a model without attention."""
+    f = config["family"]
+    if f == "vit":
+        heads = config["num_heads"]
+        return (config["image_size"] // config["patch_size"]) ** 2 + 1, heads, heads, config["embed_dim"] // heads
+    if f == "bert":
+        return config["seq_len"], config["heads"], config["heads"], config["hidden"] // config["heads"]
+    if f == "decoder":
+        return config["seq_len"], config["heads"], config["kv_heads"], config["hidden"] // config["heads"]
+    return None
+
+
+def has_attention_dropout(config):
+    """Whether the model drops attention probabilities while training (Hugging
+    Face's BERT and GPT-2 do, 0.1)."""
+    return config["family"] == "bert" or (config["family"] == "decoder" and bool(config.get("dropout")))
+
+
 def check_precision(precision, is_cuda, capability_major=None, bf16_supported=None):
     """Refuses, as ``unsupported`` on the field ``precision``, a precision this
     device cannot run. Every backend asks here, with what its framework reports;

@@ -25,7 +25,8 @@ import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, check_precision, cpu_name
+from .harness import (ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, attention_shape, check_precision, cpu_name,
+                      has_attention_dropout)
 from .protocol import WorkerError, first_line, unsupported
 
 # torch.cuda.amp.GradScaler's defaults, for amp-fp16.
@@ -68,29 +69,71 @@ def _layer_norm(eps, name):
     return nn.LayerNorm(epsilon=eps, use_fast_variance=False, name=name)
 
 
-def _attention(q, k, v, dtype, dropout=None):
-    """softmax(QKᵀ/√d_head)·V on (batch, tokens, heads, d_head); the softmax in
+def _attention(q, k, v, dtype, impl, dropout=None, causal=False):
+    """softmax(QKᵀ/√d_head)·V on (batch, tokens, heads, d_head), the keys and
+    values possibly with fewer heads (grouped-query attention); the softmax in
     float32, the two matmuls in the compute dtype. The named scope only labels
-    the HLO (the operator profile's "attention", as torch's SDPA is there)."""
+    the HLO (the operator profile's "attention", as torch's SDPA is there).
+
+    Without attention dropout this is ``jax.nn.dot_product_attention`` with
+    ``implementation=impl`` (``"xla"``, or ``"cudnn"`` for cuDNN's fused
+    attention where the backend found it works, see :func:`attention_choice`);
+    it has no dropout, so a model that drops attention probabilities while
+    training (BERT, GPT-2) has them written out here."""
     with jax.named_scope("trainbench.attention"):
+        if dropout is None or dropout.deterministic:
+            return jax.nn.dot_product_attention(q, k, v, is_causal=causal, implementation=impl)
+        groups = q.shape[2] // k.shape[2]
+        if groups > 1:
+            k, v = jnp.repeat(k, groups, axis=2), jnp.repeat(v, groups, axis=2)
         q = q / math.sqrt(q.shape[-1])
-        probs = jax.nn.softmax(jnp.einsum("bqhd,bkhd->bhqk", q, k).astype(jnp.float32), axis=-1).astype(dtype)
-        if dropout is not None:
-            probs = dropout(probs)
+        logits = jnp.einsum("bqhd,bkhd->bhqk", q, k).astype(jnp.float32)
+        if causal:
+            t, s = logits.shape[-2:]
+            logits = jnp.where(jnp.tril(jnp.ones((t, s), bool)), logits, jnp.finfo(jnp.float32).min)
+        probs = dropout(jax.nn.softmax(logits, axis=-1).astype(dtype))
         return jnp.einsum("bhqk,bkhd->bqhd", probs, v)
+
+
+def attention_choice(config, dtype, cuda):
+    """(implementation, what the run's ``execution`` says) for the model's
+    attention: cuDNN's fused attention on a GPU when it compiles for the
+    model's shape and compute dtype (bf16/fp16; a short probe here), else XLA."""
+    shape = attention_shape(config)
+    if shape is None:
+        return "xla", None
+    if has_attention_dropout(config):
+        return "xla", ("attention: softmax(QKᵀ/√d)·V written out in XLA (the model drops attention probabilities "
+                       "while training; jax.nn.dot_product_attention has no dropout)")
+    if not cuda:
+        return "xla", "attention: jax.nn.dot_product_attention, XLA implementation (CPU)"
+    if dtype not in (jnp.bfloat16, jnp.float16):
+        return "xla", "attention: jax.nn.dot_product_attention, XLA implementation (cuDNN's takes bf16/fp16 only)"
+    t, h, kv, hd = shape
+    q = jax.ShapeDtypeStruct((1, t, h, hd), dtype)
+    k = jax.ShapeDtypeStruct((1, t, kv, hd), dtype)
+    causal = config["family"] == "decoder"
+    try:
+        f = jax.jit(jax.grad(lambda q, k, v: jax.nn.dot_product_attention(
+            q, k, v, is_causal=causal, implementation="cudnn").astype(jnp.float32).sum(), argnums=(0, 1, 2)))
+        f.lower(q, k, k).compile()
+    except Exception as e:  # cuDNN too old, head size or sequence it does not take
+        return "xla", f"attention: jax.nn.dot_product_attention, XLA implementation (cuDNN refused: {first_line(e)})"
+    return "cudnn", "attention: jax.nn.dot_product_attention, cuDNN fused attention"
 
 
 class VitBlock(nn.Module):
     heads: int
     mlp: int
     dtype: jnp.dtype
+    attention: str
 
     @nn.compact
     def __call__(self, x):
         b, t, d = x.shape
         qkv = _dense(3 * d, self.dtype, "qkv")(_layer_norm(1e-6, "norm1")(x))
         qkv = qkv.reshape(b, t, 3, self.heads, d // self.heads)
-        a = _attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], self.dtype)
+        a = _attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], self.dtype, self.attention)
         x = x + _dense(d, self.dtype, "proj")(a.reshape(b, t, d))
         h = nn.gelu(_dense(self.mlp, self.dtype, "fc1")(_layer_norm(1e-6, "norm2")(x)), approximate=False)
         return x + _dense(d, self.dtype, "fc2")(h)
@@ -102,6 +145,7 @@ class Vit(nn.Module):
 
     c: dict
     dtype: jnp.dtype = jnp.float32
+    attention: str = "xla"
 
     @nn.compact
     def __call__(self, x, train):
@@ -115,7 +159,7 @@ class Vit(nn.Module):
         pos = self.param("pos_embed", _normal(0.02), (1, tokens, d))
         x = jnp.concatenate([jnp.broadcast_to(cls, (x.shape[0], 1, d)), x.astype(jnp.float32)], 1) + pos
         for i in range(c["depth"]):
-            x = VitBlock(c["num_heads"], c["mlp_hidden"], self.dtype, name=f"blocks_{i}")(x)
+            x = VitBlock(c["num_heads"], c["mlp_hidden"], self.dtype, self.attention, name=f"blocks_{i}")(x)
         return _dense(c["num_classes"], self.dtype, "head")(_layer_norm(1e-6, "norm")(x)[:, 0])
 
 
@@ -166,6 +210,7 @@ class ResNet(nn.Module):
 
     c: dict
     dtype: jnp.dtype = jnp.float32
+    attention: str = "xla"  # unused: every model takes it
 
     @nn.compact
     def __call__(self, x, train):
@@ -190,6 +235,7 @@ class ResNet(nn.Module):
 class BertLayer(nn.Module):
     c: dict
     dtype: jnp.dtype
+    attention: str
 
     @nn.compact
     def __call__(self, x, train):
@@ -200,7 +246,7 @@ class BertLayer(nn.Module):
         def split(name):
             return _dense(d, self.dtype, name)(x).reshape(b, t, heads, d // heads)
 
-        ctx = _attention(split("query"), split("key"), split("value"), self.dtype, drop)
+        ctx = _attention(split("query"), split("key"), split("value"), self.dtype, self.attention, drop)
         x = _layer_norm(1e-12, "attn_norm")(x + drop(_dense(d, self.dtype, "attn_out")(ctx.reshape(b, t, d))))
         ff = nn.gelu(_dense(self.c["intermediate"], self.dtype, "intermediate")(x), approximate=False)
         return _layer_norm(1e-12, "out_norm")(x + drop(_dense(d, self.dtype, "output")(ff)))
@@ -212,6 +258,7 @@ class Bert(nn.Module):
 
     c: dict
     dtype: jnp.dtype = jnp.float32
+    attention: str = "xla"
 
     @nn.compact
     def __call__(self, ids, train):
@@ -224,18 +271,114 @@ class Bert(nn.Module):
             + nn.Embed(c["type_vocab"], d, embedding_init=_normal(0.02), name="token_type")(jnp.zeros_like(ids))
         x = drop(_layer_norm(1e-12, "emb_norm")(x))
         for i in range(c["layers"]):
-            x = BertLayer(c, self.dtype, name=f"layers_{i}")(x, train)
+            x = BertLayer(c, self.dtype, self.attention, name=f"layers_{i}")(x, train)
         pooled = jnp.tanh(_dense(d, self.dtype, "pooler")(x[:, 0]))
         return _dense(c["num_classes"], self.dtype, "classifier")(drop(pooled))
 
 
-def build(config, dtype=jnp.float32):
-    return {"vit": Vit, "resnet": ResNet, "bert": Bert}[config["family"]](config, dtype)
+def _rotate_half(x):
+    a, b = jnp.split(x, 2, -1)
+    return jnp.concatenate([-b, a], -1)
+
+
+def rotary_tables(t, head_dim, theta):
+    """(cos, sin) of rotary embeddings for positions 0..t-1, (t, head_dim), in
+    Hugging Face Llama's layout (the two halves of each head rotate together)."""
+    inv = 1.0 / (theta ** (jnp.arange(0, head_dim, 2, dtype=jnp.float32) / head_dim))
+    freqs = jnp.outer(jnp.arange(t, dtype=jnp.float32), inv)
+    emb = jnp.concatenate([freqs, freqs], -1)
+    return jnp.cos(emb), jnp.sin(emb)
+
+
+def _decoder_norm(c, name):
+    if c["norm"] == "layer_norm":
+        return _layer_norm(1e-5, name)
+    return nn.RMSNorm(epsilon=1e-5, name=name)
+
+
+def _decoder_dense(features, bias, std, dtype, name):
+    return nn.Dense(features, use_bias=bias, dtype=dtype, kernel_init=_normal(std), bias_init=nn.initializers.zeros,
+                    name=name)
+
+
+class DecoderBlock(nn.Module):
+    """The PyTorch worker's DecoderBlock: pre-norm causal self-attention
+    (grouped-query when kv_heads < heads; queries, keys and values from one
+    fused projection) and a GELU (tanh) or SwiGLU feed-forward block (gate and
+    up fused), dropout 0.1 where the config has it."""
+
+    c: dict
+    dtype: jnp.dtype
+    attention: str
+
+    @nn.compact
+    def __call__(self, x, rope, train):
+        c = self.c
+        b, t, d = x.shape
+        h, kv = c["heads"], c["kv_heads"]
+        hd = d // h
+        bias = c["bias"]
+        # GPT-2 scales the init of the projections into the residual stream.
+        out_std = 0.02 / math.sqrt(2 * c["layers"]) if c["norm"] == "layer_norm" else 0.02
+        drop = nn.Dropout(0.1 if c["dropout"] else 0.0, deterministic=not train)
+        qkv = _decoder_dense(d + 2 * kv * hd, bias, 0.02, self.dtype, "qkv")(_decoder_norm(c, "norm1")(x))
+        q = qkv[..., :d].reshape(b, t, h, hd)
+        k = qkv[..., d:d + kv * hd].reshape(b, t, kv, hd)
+        v = qkv[..., d + kv * hd:].reshape(b, t, kv, hd)
+        if rope is not None:
+            cos, sin = (r[None, :, None, :].astype(q.dtype) for r in rope)
+            q = q * cos + _rotate_half(q) * sin
+            k = k * cos + _rotate_half(k) * sin
+        a = _attention(q, k, v, self.dtype, self.attention, drop if c["dropout"] else None, causal=True)
+        x = x + drop(_decoder_dense(d, bias, out_std, self.dtype, "o")(a.reshape(b, t, d)))
+        i = c["intermediate"]
+        swiglu = c["mlp"] == "swi_glu"
+        y = _decoder_dense(2 * i if swiglu else i, bias, 0.02, self.dtype, "up")(_decoder_norm(c, "norm2")(x))
+        if swiglu:
+            gate, up = jnp.split(y, 2, -1)
+            y = nn.silu(gate) * up
+        else:
+            y = nn.gelu(y, approximate=True)
+        return x + drop(_decoder_dense(d, bias, out_std, self.dtype, "down")(y))
+
+
+class Decoder(nn.Module):
+    """A decoder-only language model, the PyTorch worker's Decoder: Hugging
+    Face's GPT2LMHeadModel (learned positions, LayerNorm, GELU, biases, tied
+    head, dropout 0.1) or LlamaForCausalLM (rotary positions, RMSNorm, SwiGLU,
+    grouped-query attention, no biases) as the config says. Returns logits."""
+
+    c: dict
+    dtype: jnp.dtype = jnp.float32
+    attention: str = "xla"
+
+    @nn.compact
+    def __call__(self, ids, train):
+        c = self.c
+        d, t = c["hidden"], ids.shape[1]
+        embed = nn.Embed(c["vocab_size"], d, embedding_init=_normal(0.02), name="embed")
+        x = embed(ids)  # float32, as torch's autocast leaves embeddings
+        if c["positions"] == "learned":
+            x = x + nn.Embed(c["max_position"], d, embedding_init=_normal(0.02), name="pos")(jnp.arange(t)[None, :])
+        x = nn.Dropout(0.1 if c["dropout"] else 0.0, deterministic=not train)(x)
+        rope = rotary_tables(t, d // c["heads"], float(c["rope_theta"])) if c["positions"] == "rotary" else None
+        for i in range(c["layers"]):
+            x = DecoderBlock(c, self.dtype, self.attention, name=f"blocks_{i}")(x, rope, train)
+        x = _decoder_norm(c, "norm")(x)
+        if c["tie_embeddings"]:
+            # The tied head: the token embedding's transpose, in the compute dtype.
+            return jnp.dot(x.astype(self.dtype), embed.embedding.astype(self.dtype).T)
+        return _decoder_dense(c["vocab_size"], False, 0.02, self.dtype, "head")(x)
+
+
+def build(config, dtype=jnp.float32, attention="xla"):
+    model = {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder}[config["family"]]
+    return model(config, dtype, attention)
 
 
 def _init_variables(model, config, key):
     """The model's variables, from a one-sample input of the run's shape."""
-    if config["family"] == "bert":
+    if config["family"] in ("bert", "decoder"):
         x = jnp.zeros((1, config["seq_len"]), jnp.int32)
     else:
         x = jnp.zeros((1, config["image_size"], config["image_size"], config["in_channels"]), jnp.float32)
@@ -339,7 +482,8 @@ class JaxBackend(Backend):
         self.replicated = NamedSharding(self.mesh, P())
         self.batch_sharding = NamedSharding(self.mesh, P("data"))
         self._precision(plan)
-        self.model = build(plan.config, self.dtype)
+        self.attention, self.attention_text = attention_choice(plan.config, self.dtype, plan.is_cuda)
+        self.model = build(plan.config, self.dtype, self.attention)
         self.tx = optax.inject_hyperparams(optax.adamw)(learning_rate=plan.lr, b1=ADAMW_BETAS[0], b2=ADAMW_BETAS[1],
                                                         eps=ADAMW_EPS, weight_decay=plan.weight_decay)
         try:
@@ -404,6 +548,9 @@ class JaxBackend(Backend):
         every device's samples."""
         x = jax.lax.with_sharding_constraint(jnp.take(x_all, idx, axis=0), self.batch_sharding)
         y = jax.lax.with_sharding_constraint(jnp.take(y_all, idx, axis=0), self.batch_sharding)
+        if self.plan.family == "decoder":
+            # Causal LM: each position predicts the next token of the sequence.
+            x, y = x[:, :-1], x[:, 1:]
         step = state["step"] + 1
         rngs = {"dropout": jax.random.fold_in(jax.random.PRNGKey(self.plan.seed), step)}
         scale = state["scale"] if self.loss_scaling else 1.0
@@ -482,11 +629,13 @@ class JaxBackend(Backend):
         mode = "jax.jit (XLA)"
         if self.plan.devices > 1:
             mode += f"; data parallel over {self.plan.devices} devices (NamedSharding)"
+        if self.attention_text:
+            mode += f"; {self.attention_text}"
         return mode
 
     def set_data(self, data):
         x, y = data.train
-        if self.plan.family == "bert":
+        if self.plan.family in ("bert", "decoder"):
             x = x.astype(np.int32)
         else:
             x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))  # NCHW → NHWC
@@ -505,7 +654,7 @@ class JaxBackend(Backend):
         b = -(-min(EVAL_BATCH, n) // devices) * devices
         batches = -(-n // b)
         pad = batches * b - n
-        if self.plan.family != "bert":
+        if self.plan.family not in ("bert", "decoder"):
             x = x.transpose(0, 2, 3, 1)
         x = np.concatenate([x, np.zeros((pad,) + x.shape[1:], x.dtype)])
         y = np.concatenate([y.astype(np.int32), np.zeros(pad, np.int32)])

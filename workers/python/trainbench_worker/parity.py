@@ -1,4 +1,4 @@
-"""Parity of the PyTorch worker's decoders with the ecosystem's reference
+"""Parity of the studio's decoders with the ecosystem's reference
 implementations (issue 17): Hugging Face ``GPT2LMHeadModel`` for GPT-2-style
 configs and ``LlamaForCausalLM`` for Llama-style ones. The reference is built
 from the same config, its weights are copied into the studio's model (a
@@ -9,13 +9,20 @@ mode (no dropout): the logits must agree, and so must the parameter counts.
 ``trainbench describe MODEL --json``'s ``config``) on stdin and prints one
 JSON object: ``reference``, ``params`` (studio), ``reference_params``,
 ``max_abs_diff`` and ``max_abs_logit`` of the logits, ``tokens``.
+
+The JAX and TensorFlow workers' decoders are checked against the same
+reference across environments (neither has torch): ``--export DIR`` (in the
+torch environment) also writes the PyTorch worker's weights, once copied from
+the reference, with the token ids and the reference's logits to DIR as NumPy
+files; ``--framework jax|tensorflow DIR`` (in that framework's environment)
+loads those weights into its own decoder, runs the same ids and prints the
+same JSON against the reference's logits.
 """
 import json
+import os
 import sys
 
-import torch
-
-from .torch_worker import Decoder
+import numpy as np
 
 
 def reference_model(c):
@@ -39,10 +46,17 @@ def reference_model(c):
     return transformers.LlamaForCausalLM(cfg), f"transformers {transformers.__version__} LlamaForCausalLM"
 
 
-@torch.no_grad()
 def copy_weights(ref, ours, c):
     """Copies the reference's weights into the studio's model."""
-    sd = ref.state_dict()
+    import torch
+
+    with torch.no_grad():
+        _copy(ref.state_dict(), ours, c)
+
+
+def _copy(sd, ours, c):
+    import torch
+
     ours.embed.weight.copy_(sd[next(k for k in sd if k.endswith(("wte.weight", "embed_tokens.weight")))])
     if c["norm"] == "layer_norm":
         t = "transformer."
@@ -78,7 +92,11 @@ def copy_weights(ref, ours, c):
         ours.head.weight.copy_(sd["lm_head.weight"])
 
 
-def check(c, batch=2, tokens=None):
+def check(c, batch=2, tokens=None, export=None):
+    import torch
+
+    from .torch_worker import Decoder
+
     torch.manual_seed(0)
     ref, name = reference_model(c)
     ours = Decoder(c)
@@ -90,7 +108,7 @@ def check(c, batch=2, tokens=None):
     with torch.no_grad():
         want = ref(input_ids=ids).logits
         got = ours(ids)
-    return {
+    result = {
         "reference": name,
         "params": sum(p.numel() for p in ours.parameters()),
         "reference_params": sum(p.numel() for p in ref.parameters()),
@@ -98,11 +116,120 @@ def check(c, batch=2, tokens=None):
         "max_abs_logit": float(want.abs().max()),
         "tokens": t,
     }
+    if export:
+        os.makedirs(export, exist_ok=True)
+        np.savez(os.path.join(export, "weights.npz"), **{k: v.numpy() for k, v in ours.state_dict().items()})
+        np.save(os.path.join(export, "ids.npy"), ids.numpy().astype(np.int32))
+        np.save(os.path.join(export, "logits.npy"), want.numpy())
+        with open(os.path.join(export, "reference.json"), "w") as f:
+            json.dump({"reference": name, "reference_params": result["reference_params"]}, f)
+    return result
+
+
+def _jax_logits(c, w, ids):
+    """The JAX worker's decoder with the PyTorch worker's weights ``w``
+    (torch names; nn.Linear's (out, in) weights are Flax's kernels transposed)."""
+    import jax
+
+    from . import jax_worker
+
+    def norm(prefix):
+        out = {"scale": w[prefix + ".weight"]}
+        if prefix + ".bias" in w:
+            out["bias"] = w[prefix + ".bias"]
+        return out
+
+    def dense(prefix):
+        out = {"kernel": w[prefix + ".weight"].T}
+        if prefix + ".bias" in w:
+            out["bias"] = w[prefix + ".bias"]
+        return out
+
+    params = {"embed": {"embedding": w["embed.weight"]}, "norm": norm("norm")}
+    if "pos.weight" in w:
+        params["pos"] = {"embedding": w["pos.weight"]}
+    if "head.weight" in w:
+        params["head"] = dense("head")
+    for i in range(c["layers"]):
+        b = f"blocks.{i}"
+        params[f"blocks_{i}"] = {"norm1": norm(b + ".norm1"), "norm2": norm(b + ".norm2"),
+                                 **{n: dense(f"{b}.{n}") for n in ("qkv", "o", "up", "down")}}
+    model = jax_worker.build(c)
+    shapes = jax.eval_shape(lambda: jax_worker._init_variables(model, c, jax.random.PRNGKey(0)))["params"]
+    got_shapes = jax.tree.map(lambda a: a.shape, params)
+    if got_shapes != jax.tree.map(lambda a: a.shape, shapes):
+        raise SystemExit(f"the mapped parameters do not match the JAX decoder's: {got_shapes}")
+    logits = model.apply({"params": params}, ids, train=False)
+    return np.asarray(logits), jax_worker._size(params), f"JAX {jax.__version__}"
+
+
+def _tf_logits(c, w, ids):
+    """The TensorFlow worker's decoder with the PyTorch worker's weights."""
+    import tensorflow as tf
+
+    from . import tf_worker
+
+    model = tf_worker.build(c)
+
+    def norm(layer, prefix):
+        if c["norm"] == "layer_norm":
+            layer.gamma.assign(w[prefix + ".weight"])
+            layer.beta.assign(w[prefix + ".bias"])
+        else:
+            layer.scale.assign(w[prefix + ".weight"])
+
+    def dense(layer, prefix):
+        layer.kernel.assign(w[prefix + ".weight"].T)
+        if layer.use_bias:
+            layer.bias.assign(w[prefix + ".bias"])
+
+    model.embed.embeddings.assign(w["embed.weight"])
+    if model.pos is not None:
+        model.pos.embeddings.assign(w["pos.weight"])
+    for i, b in enumerate(model.blocks):
+        norm(b.norm1, f"blocks.{i}.norm1")
+        norm(b.norm2, f"blocks.{i}.norm2")
+        for n in ("qkv", "o", "up", "down"):
+            dense(getattr(b, n), f"blocks.{i}.{n}")
+    norm(model.norm, "norm")
+    if model.head is not None:
+        dense(model.head, "head")
+    logits = model(tf.constant(ids), training=False)
+    return logits.numpy(), tf_worker._count(model), f"TensorFlow {tf.__version__}"
+
+
+def check_framework(c, framework, directory):
+    w = dict(np.load(os.path.join(directory, "weights.npz")))
+    ids = np.load(os.path.join(directory, "ids.npy"))
+    want = np.load(os.path.join(directory, "logits.npy"))
+    with open(os.path.join(directory, "reference.json")) as f:
+        ref = json.load(f)
+    got, params, version = {"jax": _jax_logits, "tensorflow": _tf_logits}[framework](c, w, ids)
+    return {
+        "framework": version,
+        "reference": ref["reference"],
+        "params": int(params),
+        "reference_params": ref["reference_params"],
+        "max_abs_diff": float(np.abs(want - got).max()),
+        "max_abs_logit": float(np.abs(want).max()),
+        "tokens": int(ids.shape[1]),
+    }
 
 
 def main():
+    c = json.load(sys.stdin)
+    c.setdefault("family", "decoder")
+    args = sys.argv[1:]
+    if len(args) == 3 and args[0] == "--framework":
+        print(json.dumps(check_framework(c, args[1], args[2])))
+        return
+    import torch
+
     torch.set_num_threads(1)
-    print(json.dumps(check(json.load(sys.stdin))))
+    export = args[1] if len(args) == 2 and args[0] == "--export" else None
+    if args and export is None:
+        raise SystemExit("usage: python -m trainbench_worker.parity [--export DIR | --framework jax|tensorflow DIR]")
+    print(json.dumps(check(c, export=export)))
 
 
 if __name__ == "__main__":

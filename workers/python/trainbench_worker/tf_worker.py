@@ -41,13 +41,25 @@ def _dense(units, std=0.02):
     return layers.Dense(units, kernel_initializer=_normal(std), bias_initializer="zeros")
 
 
-def _attention(q, k, v, dropout=None):
-    """softmax(q kᵀ / √d) v over (batch, heads, tokens, head_dim), with optional
-    dropout on the attention probabilities. The name scope only labels the
-    graph's ops (the operator profile's "attention")."""
+def _attention(q, k, v, dropout=None, causal=False):
+    """softmax(q kᵀ / √d) v over (batch, heads, tokens, head_dim), keys and
+    values possibly with fewer heads (grouped-query attention), with optional
+    dropout on the attention probabilities and a causal mask. Written out:
+    TensorFlow has no fused attention kernel (Keras's ``dot_product_attention``
+    composes the same ops on this backend and refuses ``flash_attention``).
+    The name scope only labels the graph's ops (the operator profile's
+    "attention")."""
     with tf.name_scope("trainbench.attention"):
+        groups = q.shape[1] // k.shape[1]
+        if groups > 1:
+            k, v = tf.repeat(k, groups, axis=1), tf.repeat(v, groups, axis=1)
         q = q * (1.0 / math.sqrt(q.shape[-1]))
-        probs = tf.nn.softmax(tf.matmul(q, k, transpose_b=True), axis=-1)
+        logits = tf.matmul(q, k, transpose_b=True)
+        if causal:
+            t = tf.shape(logits)[-1]
+            keep = tf.linalg.band_part(tf.ones((t, t), tf.bool), -1, 0)
+            logits = tf.where(keep, logits, tf.cast(logits.dtype.min, logits.dtype))
+        probs = tf.nn.softmax(logits, axis=-1)
         if dropout is not None:
             probs = dropout(probs)
         return tf.matmul(probs, v)
@@ -274,9 +286,135 @@ class Bert(keras.Model):
         return self.classifier(self.dropout(pooled))
 
 
+def _rotate_half(x):
+    a, b = tf.split(x, 2, axis=-1)
+    return tf.concat([-b, a], -1)
+
+
+def rotary_tables(t, head_dim, theta):
+    """(cos, sin) of rotary embeddings for positions 0..t-1, (t, head_dim), in
+    Hugging Face Llama's layout (the two halves of each head rotate together)."""
+    inv = 1.0 / (theta ** (tf.range(0, head_dim, 2, dtype=tf.float32) / head_dim))
+    freqs = tf.tensordot(tf.range(t, dtype=tf.float32), inv, axes=0)
+    emb = tf.concat([freqs, freqs], -1)
+    return tf.cos(emb), tf.sin(emb)
+
+
+def _decoder_norm(c):
+    if c["norm"] == "layer_norm":
+        return layers.LayerNormalization(epsilon=1e-5)
+    return layers.RMSNormalization(epsilon=1e-5)
+
+
+def _decoder_dense(units, bias, std):
+    return layers.Dense(units, use_bias=bias, kernel_initializer=_normal(std), bias_initializer="zeros")
+
+
+class DecoderBlock(layers.Layer):
+    """The PyTorch worker's DecoderBlock: pre-norm causal self-attention
+    (grouped-query when kv_heads < heads; queries, keys and values from one
+    fused projection) and a GELU (tanh) or SwiGLU feed-forward block (gate and
+    up fused), dropout 0.1 where the config has it."""
+
+    def __init__(self, c, **kwargs):
+        super().__init__(**kwargs)
+        self.c = c
+        d, h, kv = c["hidden"], c["heads"], c["kv_heads"]
+        self.d, self.heads, self.kv_heads, self.head_dim = d, h, kv, d // h
+        self.inter = c["intermediate"]
+        self.swiglu = c["mlp"] == "swi_glu"
+        bias = c["bias"]
+        # GPT-2 scales the init of the projections into the residual stream.
+        out_std = 0.02 / math.sqrt(2 * c["layers"]) if c["norm"] == "layer_norm" else 0.02
+        self.norm1, self.norm2 = _decoder_norm(c), _decoder_norm(c)
+        self.qkv = _decoder_dense(d + 2 * kv * self.head_dim, bias, 0.02)
+        self.o = _decoder_dense(d, bias, out_std)
+        self.up = _decoder_dense(2 * self.inter if self.swiglu else self.inter, bias, 0.02)
+        self.down = _decoder_dense(d, bias, out_std)
+        self.dropout = layers.Dropout(0.1) if c["dropout"] else None
+
+    def build(self, input_shape):
+        for layer in (self.norm1, self.qkv, self.o, self.norm2, self.up):
+            layer.build((None, self.d))
+        self.down.build((None, self.inter))
+
+    def _drop(self, x):
+        return x if self.dropout is None else self.dropout(x)
+
+    def call(self, x):
+        t, d, hd, kv = x.shape[1], self.d, self.head_dim, self.kv_heads
+        qkv = self.qkv(self.norm1(x))
+
+        def heads(y, n):
+            return tf.transpose(tf.reshape(y, (-1, t, n, hd)), (0, 2, 1, 3))
+
+        q = heads(qkv[..., :d], self.heads)
+        k = heads(qkv[..., d:d + kv * hd], kv)
+        v = heads(qkv[..., d + kv * hd:], kv)
+        if self.c["positions"] == "rotary":
+            cos, sin = (tf.cast(r, q.dtype) for r in rotary_tables(t, hd, float(self.c["rope_theta"])))
+            q = q * cos + _rotate_half(q) * sin
+            k = k * cos + _rotate_half(k) * sin
+        a = _attention(q, k, v, self.dropout, causal=True)
+        a = tf.reshape(tf.transpose(a, (0, 2, 1, 3)), (-1, t, d))
+        x = x + self._drop(self.o(a))
+        y = self.up(self.norm2(x))
+        if self.swiglu:
+            gate, up = tf.split(y, 2, axis=-1)
+            y = tf.nn.silu(gate) * up
+        else:
+            y = tf.nn.gelu(y, approximate=True)
+        return x + self._drop(self.down(y))
+
+
+class Decoder(keras.Model):
+    """A decoder-only language model, the PyTorch worker's Decoder: Hugging
+    Face's GPT2LMHeadModel (learned positions, LayerNorm, GELU, biases, tied
+    head, dropout 0.1) or LlamaForCausalLM (rotary positions, RMSNorm, SwiGLU,
+    grouped-query attention, no biases) as the config says. Returns logits."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        d = c["hidden"]
+        self.d = d
+        self.embed = layers.Embedding(c["vocab_size"], d, embeddings_initializer=_normal(0.02))
+        self.pos = layers.Embedding(c["max_position"], d, embeddings_initializer=_normal(0.02)) \
+            if c["positions"] == "learned" else None
+        self.blocks = [DecoderBlock(c) for _ in range(c["layers"])]
+        self.norm = _decoder_norm(c)
+        self.head = None if c["tie_embeddings"] else _decoder_dense(c["vocab_size"], False, 0.02)
+        self.dropout = layers.Dropout(0.1) if c["dropout"] else None
+
+    def build(self, input_shape):
+        self.embed.build()
+        if self.pos is not None:
+            self.pos.build()
+        for b in self.blocks:
+            b.build((None, None, self.d))
+        self.norm.build((None, self.d))
+        if self.head is not None:
+            self.head.build((None, self.d))
+
+    def call(self, ids):
+        t = ids.shape[1]
+        x = self.embed(ids)
+        if self.pos is not None:
+            x = x + self.pos(tf.range(t))
+        if self.dropout is not None:
+            x = self.dropout(x)
+        for b in self.blocks:
+            x = b(x)
+        x = self.norm(x)
+        if self.head is None:
+            # The tied head: the token embedding's transpose, in the compute dtype.
+            return tf.matmul(x, tf.cast(self.embed.embeddings, x.dtype), transpose_b=True)
+        return self.head(x)
+
+
 def input_shape(config):
     """The model's input, batch first: NHWC images or token ids."""
-    if config["family"] == "bert":
+    if config["family"] in ("bert", "decoder"):
         return (None, config["seq_len"])
     return (None, config["image_size"], config["image_size"], config["in_channels"])
 
@@ -284,7 +422,7 @@ def input_shape(config):
 def build(config):
     """The model with its variables created. Dropout and batch norm follow the
     ``training`` argument of the outer call, which Keras hands to every layer."""
-    model = {"vit": Vit, "resnet": ResNet, "bert": Bert}[config["family"]](config)
+    model = {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder}[config["family"]](config)
     model.build(input_shape(config))
     return model
 
@@ -442,11 +580,14 @@ class TFBackend(Backend):
             mode = "tf.function graph; each replica's forward and backward in tf.function(jit_compile=True) (XLA)"
         if n > 1:
             mode += f"; MirroredStrategy over {n} {'GPUs (NCCL)' if self.plan.is_cuda else 'logical CPU devices'}"
+        if self.plan.family != "resnet":
+            mode += ("; attention: matmul, softmax and matmul ops written out (TensorFlow has no fused attention "
+                     "kernel; Keras's dot_product_attention composes the same ops and refuses flash_attention here)")
         return mode
 
     def set_data(self, data):
         def images(x):  # NCHW → NHWC, once (tf.constant copies the view)
-            return x if self.plan.family == "bert" else x.transpose(0, 2, 3, 1)
+            return x if self.plan.family in ("bert", "decoder") else x.transpose(0, 2, 3, 1)
 
         with tf.device(self.home):
             x, y = data.train
@@ -458,10 +599,16 @@ class TFBackend(Backend):
         """One replica's share of the global batch: its loss (the sum over its
         samples divided by the global batch, so that the all-reduced sum of
         gradients is the gradient of the global mean) and its gradients."""
+        per_sample = 1
+        if self.plan.family == "decoder":
+            # Causal LM: each position predicts the next token of the sequence
+            # (the mean over the global batch's tokens).
+            x, y = x[:, :-1], x[:, 1:]
+            per_sample = self.plan.config["seq_len"]
         with tf.GradientTape() as tape:
             logits = tf.cast(self.model(x, training=True), tf.float32)
             ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
-            loss = tf.reduce_sum(ce) / self.plan.global_batch
+            loss = tf.reduce_sum(ce) / (self.plan.global_batch * per_sample)
             scaled = self.opt.scale_loss(loss)  # times the dynamic loss scale under amp-fp16
         return loss, tape.gradient(scaled, self.model.trainable_variables)
 

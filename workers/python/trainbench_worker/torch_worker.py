@@ -16,7 +16,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, check_precision, cpu_name
+from .harness import (ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, attention_shape, check_precision, cpu_name,
+                      has_attention_dropout)
 from .protocol import WorkerError, first_line, monotonic_ns, peak_rss_bytes, unsupported
 
 
@@ -281,6 +282,35 @@ class Decoder(nn.Module):
         return F.linear(x, self.embed.weight if self.head is None else self.head.weight)
 
 
+_SDPA_NAMES = {"FLASH_ATTENTION": "flash attention", "EFFICIENT_ATTENTION": "memory-efficient attention",
+               "CUDNN_ATTENTION": "cuDNN attention", "MATH": "the unfused math kernel",
+               "OVERRIDEABLE": "a backend registered from outside PyTorch"}
+
+
+def sdpa_choice(config, device, dtype):
+    """Which kernel ``F.scaled_dot_product_attention`` picks for the model's
+    attention (its shape, compute dtype, causal mask, grouped-query heads and
+    training dropout) on ``device``, as the ``execution`` line says it; None for
+    a model without attention."""
+    shape = attention_shape(config)
+    if shape is None:
+        return None
+    t, h, kv, hd = shape
+    dropout = has_attention_dropout(config)
+    try:
+        from torch.nn.attention import SDPBackend
+
+        q = torch.zeros(1, h, t, hd, device=device, dtype=dtype)
+        k = torch.zeros(1, kv, t, hd, device=device, dtype=dtype)
+        choice = SDPBackend(torch._fused_sdp_choice(q, k, k, dropout_p=0.1 if dropout else 0.0,
+                                                    is_causal=config["family"] == "decoder", enable_gqa=kv != h))
+        name = _SDPA_NAMES.get(choice.name, choice.name)
+    except Exception as e:  # a private function: say so rather than guess
+        return f"attention: F.scaled_dot_product_attention (its kernel choice could not be read: {first_line(e)})"
+    why = ", with attention dropout while training" if dropout else ""
+    return f"attention: F.scaled_dot_product_attention, {name} (SDPA's choice for the model's shape{why})"
+
+
 def build(config):
     return {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder}[config["family"]](config)
 
@@ -415,6 +445,9 @@ class TorchBackend(Backend):
         if self.dist is not None:
             scheme = "FSDP (fully_shard per block)" if self.plan.parallel == "fsdp" else "DDP"
             mode += f"; {scheme} over {self.world_size} {'GPUs (NCCL)' if self.plan.is_cuda else 'CPU processes (gloo)'}"
+        attention = sdpa_choice(self.plan.config, self.device, self.autocast or torch.float32)
+        if attention:
+            mode += f"; {attention}"
         return mode
 
     def set_data(self, data):

@@ -27,7 +27,7 @@ pub use options::{Compile, DataSource, Device, Parallel, Precision};
 pub use plan::breakdown_steps;
 pub use plan::{PlanWarmup, ProfileRule, WorkerPlan};
 pub use raw::RawSpec;
-pub use runnable::{check_runnable, Machine, DECODERS_NOT_IN};
+pub use runnable::{check_runnable, Machine};
 pub use schedule::{default_warmup, interleaved_plan, learning_rate};
 pub use validate::{CheckedSpec, Length, RunSpec};
 

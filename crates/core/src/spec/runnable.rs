@@ -4,11 +4,6 @@ use super::options::{Compile, Device, Parallel, Precision};
 use super::validate::RunSpec;
 use crate::error::SpecError;
 use crate::framework::Framework;
-use crate::models::Family;
-
-/// Why a decoder language model does not run with `{framework}` yet (the
-/// PyTorch worker builds them; the others are to follow).
-pub const DECODERS_NOT_IN: &str = "pytorch for decoder language models (GPT-2, Llama): the {framework} worker does not build them yet";
 
 /// What the machine offers, as the probe saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,13 +77,6 @@ pub fn check_runnable(
             "compile",
             spec.compile,
             &format!("{} for framework {framework}{why}", names.join(" or ")),
-        ));
-    }
-    if spec.model_config.family() == Family::Decoder && framework != Framework::Pytorch {
-        return Err(SpecError::new(
-            "framework",
-            framework,
-            &DECODERS_NOT_IN.replace("{framework}", framework.as_str()),
         ));
     }
     if spec.parallel == Parallel::Fsdp && framework != Framework::Pytorch {

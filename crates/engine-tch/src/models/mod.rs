@@ -3,10 +3,10 @@
 //! VarStore's trainable tensors and must equal the analytical count.
 
 mod bert;
+mod decoder;
 mod resnet;
 mod vit;
 
-use crate::error::WorkerError;
 use tch::nn::{self, Init};
 use trainbench_core::models::ModelConfig;
 
@@ -76,28 +76,15 @@ fn layer_norm(p: nn::Path, d: i64, eps: f64, init: InitMode) -> nn::LayerNorm {
     )
 }
 
-/// Builds the network for `cfg` under `vs.root()`; decoders are not built by
-/// this worker yet (`unsupported`, as `check_runnable` says before a run).
-pub fn build(
-    cfg: &ModelConfig,
-    vs: &nn::VarStore,
-    init: InitMode,
-) -> Result<Box<dyn nn::ModuleT>, WorkerError> {
+/// Builds the network for `cfg` under `vs.root()`.
+pub fn build(cfg: &ModelConfig, vs: &nn::VarStore, init: InitMode) -> Box<dyn nn::ModuleT> {
     let root = vs.root();
-    Ok(match cfg {
+    match cfg {
         ModelConfig::Vit(c) => Box::new(vit::Vit::new(&root, c, init)),
         ModelConfig::Resnet(c) => Box::new(resnet::ResNet::new(&root, c, init)),
         ModelConfig::Bert(c) => Box::new(bert::BertClassifier::new(&root, c, init)),
-        ModelConfig::Decoder(_) => return Err(decoder_unsupported()),
-    })
-}
-
-/// The libtorch worker does not build decoder language models yet.
-pub fn decoder_unsupported() -> WorkerError {
-    WorkerError::unsupported(
-        "model",
-        trainbench_core::spec::DECODERS_NOT_IN.replace("{framework}", "tch"),
-    )
+        ModelConfig::Decoder(c) => Box::new(decoder::Decoder::new(&root, c, init)),
+    }
 }
 
 /// Trainable parameters, counted from the VarStore's own tensors.
@@ -106,4 +93,75 @@ pub fn trainable_params(vs: &nn::VarStore) -> u64 {
         .iter()
         .map(|t| t.numel() as u64)
         .sum()
+}
+
+/// `(tokens, heads, kv_heads, head_dim)` of the model's self-attention, with
+/// whether it drops attention probabilities while training and is causal;
+/// `None` for a model without attention.
+fn attention_shape(cfg: &ModelConfig) -> Option<([i64; 4], bool, bool)> {
+    match cfg {
+        ModelConfig::Vit(c) => {
+            let t = (c.image_size / c.patch_size).pow(2) + 1;
+            Some((
+                [t, c.num_heads, c.num_heads, c.embed_dim / c.num_heads],
+                false,
+                false,
+            ))
+        }
+        ModelConfig::Bert(c) => Some((
+            [c.seq_len, c.heads, c.heads, c.hidden / c.heads],
+            true,
+            false,
+        )),
+        ModelConfig::Decoder(c) => Some((
+            [c.seq_len, c.heads, c.kv_heads, c.head_dim()],
+            c.dropout,
+            true,
+        )),
+        ModelConfig::Resnet(_) => None,
+    }
+}
+
+/// Which kernel libtorch's scaled-dot-product attention picks for the
+/// model's attention (shape, compute dtype, causal mask, grouped-query heads,
+/// training dropout) on `device`, in words for the run's `execution`; `None`
+/// for a model without attention.
+pub fn sdpa_choice(cfg: &ModelConfig, device: tch::Device, kind: tch::Kind) -> Option<String> {
+    let ([t, h, kv, hd], dropout, causal) = attention_shape(cfg)?;
+    let q = tch::Tensor::zeros([1, h, t, hd], (kind, device));
+    let k = tch::Tensor::zeros([1, kv, t, hd], (kind, device));
+    let choice = tch::Tensor::f_internal_fused_sdp_choice(
+        &q,
+        &k,
+        &k,
+        None::<tch::Tensor>,
+        if dropout { 0.1 } else { 0.0 },
+        causal,
+        None,
+        kv != h,
+    );
+    // c10's SDPBackend values, as torch.nn.attention.SDPBackend lists them.
+    let name = match choice {
+        Ok(0) => "the unfused math kernel".to_owned(),
+        Ok(1) => "flash attention".to_owned(),
+        Ok(2) => "memory-efficient attention".to_owned(),
+        Ok(3) => "cuDNN attention".to_owned(),
+        Ok(4) => "a backend registered from outside PyTorch".to_owned(),
+        Ok(other) => format!("backend {other} (none fits)"),
+        Err(e) => {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or_default().to_owned();
+            return Some(format!(
+                "attention: scaled_dot_product_attention (its kernel choice could not be read: {first})"
+            ));
+        }
+    };
+    let why = if dropout {
+        ", with attention dropout while training"
+    } else {
+        ""
+    };
+    Some(format!(
+        "attention: scaled_dot_product_attention, {name} (SDPA's choice for the model's shape{why})"
+    ))
 }

@@ -1,0 +1,217 @@
+//! The largest batch that fits (`--batch-size max`): before a sweep's runs
+//! are queued, each configuration planned with a batch search is probed at
+//! powers of two (`trainbench_core::batch_search`), each probe a short run in
+//! a fresh worker process through the same runner as every run, kept in a
+//! scratch database so that its few steps never count as a measurement. Each
+//! probe is stored in the sweep's `batch_probes` as it ends; the
+//! configuration then runs at the largest batch that fitted, or is refused
+//! with the reason when none did.
+
+use std::time::Instant;
+
+use tokio::sync::watch;
+use trainbench_core::batch_search::{
+    largest_fit, next_probe, within_limit, BatchProbe, BatchSearch, ProbeOutcome, PROBE_STEPS,
+};
+use trainbench_core::spec::CheckedSpec;
+use trainbench_core::summary::RunStatus;
+use trainbench_runner::{Progress, Runner, RunnerOptions, MEMORY_LIMIT_REASON};
+use trainbench_store::{NewRun, Store};
+
+use crate::error::{AppError, AppResult};
+use crate::host::Host;
+use crate::sweep::{PlannedConfig, Rejected, SweepPlan};
+use crate::workspace::Workspace;
+
+/// What the search reports as it goes.
+pub trait SearchProgress {
+    /// A probe is about to start.
+    fn probing(&mut self, config: &str, batch: u32);
+    /// A probe ended.
+    fn probed(&mut self, config: &str, probe: &BatchProbe);
+    /// The configuration's search ended: the batch it runs at, or why none.
+    fn chosen(&mut self, config: &str, batch: Result<u32, &str>);
+}
+
+/// Progress that shows nothing.
+pub struct Quiet;
+
+impl SearchProgress for Quiet {
+    fn probing(&mut self, _config: &str, _batch: u32) {}
+    fn probed(&mut self, _config: &str, _probe: &BatchProbe) {}
+    fn chosen(&mut self, _config: &str, _batch: Result<u32, &str>) {}
+}
+
+struct Silent;
+impl Progress for Silent {
+    fn event(&mut self, _run_id: i64, _event: &trainbench_core::protocol::Event) {}
+}
+
+/// The probe's spec: the configuration at `batch`, [`PROBE_STEPS`] steps,
+/// one-step windows, no evaluation target, no profile.
+fn probe_spec(cfg: &PlannedConfig, batch: u32) -> Result<CheckedSpec, String> {
+    let mut raw = cfg.spec.raw.clone();
+    raw.batch_size = i64::from(batch);
+    raw.steps = Some(i64::from(PROBE_STEPS));
+    raw.epochs = None;
+    raw.window_steps = 1;
+    raw.target_accuracy = None;
+    raw.profile = false;
+    CheckedSpec::new(raw).map_err(|e| e.to_string())
+}
+
+/// One probe, run to its end in a scratch database.
+async fn probe(
+    cfg: &PlannedConfig,
+    host: &Host,
+    search: &BatchSearch,
+    batch: u32,
+    opts: RunnerOptions,
+    cancel: watch::Receiver<bool>,
+) -> AppResult<BatchProbe> {
+    let started = Instant::now();
+    let failed = |reason: String| BatchProbe {
+        batch_size: batch,
+        outcome: ProbeOutcome::Failed,
+        peak_memory_bytes: None,
+        peak_memory_source: None,
+        seconds: started.elapsed().as_secs_f64(),
+        reason: Some(reason),
+    };
+    let spec = match probe_spec(cfg, batch) {
+        Ok(s) => s,
+        Err(e) => return Ok(failed(e)),
+    };
+    let mut scratch = Store::open_in_memory()?;
+    let run_id = scratch.insert_run(&NewRun::of_spec(cfg.framework, cfg.env.clone(), &spec))?;
+    let runner = Runner {
+        worker: cfg.worker.clone(),
+        gpu: &host.gpu,
+        opts: RunnerOptions {
+            memory_limit_bytes: search.memory_limit_bytes,
+            ..opts
+        },
+    };
+    let out = runner
+        .run(&mut scratch, run_id, &spec, &mut Silent, cancel)
+        .await
+        .map_err(|e| AppError::Internal(e.to_string()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let peak = out.summary.peak_memory_bytes;
+    let source = out.summary.peak_memory_source.clone();
+    let outcome = match (out.status, out.error_class.as_deref()) {
+        (RunStatus::Completed, _) if within_limit(peak, search.memory_limit_bytes) => {
+            ProbeOutcome::Fits
+        }
+        (RunStatus::Completed, _) => ProbeOutcome::OverLimit,
+        (RunStatus::Failed, Some("oom"))
+            if out
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(MEMORY_LIMIT_REASON)) =>
+        {
+            ProbeOutcome::OverLimit
+        }
+        (RunStatus::Failed, Some("oom")) => ProbeOutcome::OutOfMemory,
+        (RunStatus::Cancelled, _) => return Err(AppError::Cancelled),
+        _ => ProbeOutcome::Failed,
+    };
+    let reason = match outcome {
+        ProbeOutcome::OverLimit if out.reason.is_none() => Some(format!(
+            "{MEMORY_LIMIT_REASON}: peak resident memory {} bytes ({}) against the limit of {} bytes",
+            peak.map_or("not measured".to_owned(), |p| p.to_string()),
+            source.as_deref().unwrap_or("no source"),
+            search.memory_limit_bytes.unwrap_or_default()
+        )),
+        _ => out.reason.clone(),
+    };
+    Ok(BatchProbe {
+        batch_size: batch,
+        outcome,
+        peak_memory_bytes: peak,
+        peak_memory_source: source,
+        seconds,
+        reason,
+    })
+}
+
+impl Workspace {
+    /// Searches the batch of every configuration of `plan` planned with a
+    /// batch search, storing each probe under `sweep` as it ends, and sets
+    /// the largest batch that fitted; a configuration where none fitted (or a
+    /// probe failed for another reason) moves to the plan's refusals with
+    /// the reason. Cancelling stops the search (`AppError::Cancelled`); the
+    /// probes that ended stay stored.
+    pub async fn search_batches(
+        &mut self,
+        host: &Host,
+        plan: &mut SweepPlan,
+        sweep: i64,
+        opts: RunnerOptions,
+        cancel: watch::Receiver<bool>,
+        progress: &mut dyn SearchProgress,
+    ) -> AppResult<()> {
+        let mut kept = Vec::with_capacity(plan.configs.len());
+        for mut cfg in std::mem::take(&mut plan.configs) {
+            let Some(search) = cfg.batch_search else {
+                kept.push(cfg);
+                continue;
+            };
+            let key = cfg.label.clone();
+            let mut probes: Vec<BatchProbe> = Vec::new();
+            // A batch the spec does not allow (more than the data set holds)
+            // ends the search like the cap.
+            let mut beyond: Option<String> = None;
+            while let Some(batch) = next_probe(&probes, search.cap) {
+                if *cancel.borrow() {
+                    return Err(AppError::Cancelled);
+                }
+                if let Err(e) = probe_spec(&cfg, batch) {
+                    beyond = Some(e);
+                    break;
+                }
+                progress.probing(&key, batch);
+                let p = probe(&cfg, host, &search, batch, opts, cancel.clone()).await?;
+                self.store
+                    .insert_batch_probe(sweep, &key, search.memory_limit_bytes, &p)?;
+                progress.probed(&key, &p);
+                probes.push(p);
+            }
+            let Some(best) = largest_fit(&probes) else {
+                let message = match (probes.last(), &beyond) {
+                    (Some(p), _) => format!(
+                        "batch_size = max: not even batch 1 fits: {}",
+                        p.reason.as_deref().unwrap_or(p.outcome.label())
+                    ),
+                    (None, Some(e)) => format!("batch_size = max: batch 1 is not allowed: {e}"),
+                    (None, None) => format!(
+                        "batch_size = max: nothing to try under the cap of {}",
+                        search.cap
+                    ),
+                };
+                progress.chosen(&key, Err(&message));
+                plan.rejected.push(Rejected {
+                    label: key,
+                    field: "batch_size".into(),
+                    message,
+                });
+                continue;
+            };
+            let mut raw = probe_spec(&cfg, best).map_err(AppError::Internal)?.raw;
+            // The run itself: the request's length, windows, target and
+            // profile, at the batch found.
+            raw.steps = cfg.spec.raw.steps;
+            raw.epochs = cfg.spec.raw.epochs;
+            raw.window_steps = cfg.spec.raw.window_steps;
+            raw.target_accuracy = cfg.spec.raw.target_accuracy;
+            raw.profile = cfg.spec.raw.profile;
+            cfg.spec = CheckedSpec::new(raw).map_err(|e| AppError::Internal(e.to_string()))?;
+            progress.chosen(&key, Ok(best));
+            cfg.label = key.replacen(" bmax", &format!(" b{best} (max)"), 1);
+            cfg.searched = Some(key);
+            kept.push(cfg);
+        }
+        plan.configs = kept;
+        Ok(())
+    }
+}
