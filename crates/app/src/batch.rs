@@ -56,6 +56,8 @@ fn probe_spec(cfg: &PlannedConfig, batch: u32) -> Result<CheckedSpec, String> {
     raw.epochs = None;
     raw.window_steps = 1;
     raw.target_accuracy = None;
+    raw.target_loss = None;
+    raw.stop_at_target = false;
     raw.profile = false;
     CheckedSpec::new(raw).map_err(|e| e.to_string())
 }
@@ -204,6 +206,8 @@ impl Workspace {
             raw.epochs = cfg.spec.raw.epochs;
             raw.window_steps = cfg.spec.raw.window_steps;
             raw.target_accuracy = cfg.spec.raw.target_accuracy;
+            raw.target_loss = cfg.spec.raw.target_loss;
+            raw.stop_at_target = cfg.spec.raw.stop_at_target;
             raw.profile = cfg.spec.raw.profile;
             cfg.spec = CheckedSpec::new(raw).map_err(|e| AppError::Internal(e.to_string()))?;
             progress.chosen(&key, Ok(best));

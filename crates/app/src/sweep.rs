@@ -41,6 +41,12 @@ pub struct SweepRequest {
     #[serde(default)]
     pub seq_len: Option<i64>,
     pub target_accuracy: Option<f64>,
+    /// A held-out loss to reach (time-to-loss).
+    #[serde(default)]
+    pub target_loss: Option<f64>,
+    /// Evaluate every this many steps (default: each epoch and at the end).
+    #[serde(default)]
+    pub eval_every_steps: Option<i64>,
     pub stop_at_target: bool,
     pub window_steps: Option<i64>,
     pub threads: Option<i64>,
@@ -82,6 +88,8 @@ impl Default for SweepRequest {
             num_classes: None,
             seq_len: None,
             target_accuracy: None,
+            target_loss: None,
+            eval_every_steps: None,
             stop_at_target: true,
             window_steps: None,
             threads: None,
@@ -189,13 +197,14 @@ pub fn resolve_framework(
 /// `synthetic`, `mnist`, `cifar10:DIR` → (source, path).
 pub fn parse_data(s: &str) -> Result<(String, Option<String>), Rejected> {
     match s {
-        "synthetic" | "mnist" => Ok((s.to_owned(), None)),
-        other => match other.strip_prefix("cifar10:") {
-            Some(dir) if !dir.is_empty() => Ok(("cifar10".into(), Some(dir.to_owned()))),
+        "synthetic" | "mnist" | "text" => Ok((s.to_owned(), None)),
+        other => match (other.strip_prefix("cifar10:"), other.strip_prefix("text:")) {
+            (Some(dir), _) if !dir.is_empty() => Ok(("cifar10".into(), Some(dir.to_owned()))),
+            (_, Some(file)) if !file.is_empty() => Ok(("text".into(), Some(file.to_owned()))),
             _ => Err(reject(
                 "all",
                 "data",
-                format!("data = {other} is not allowed: expected synthetic, mnist or cifar10:DIR"),
+                format!("data = {other} is not allowed: expected synthetic, mnist, cifar10:DIR, text or text:FILE"),
             )),
         },
     }
@@ -267,14 +276,18 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
     }
     let data = match parse_data(&req.data) {
         Ok((data, path)) => {
-            if let Some(p) = &path {
-                if !std::path::Path::new(p).is_dir() {
-                    rejected.push(reject(
-                        "all",
-                        "data",
-                        format!("data = cifar10:{p} is not allowed: expected an existing directory with CIFAR-10's binary batches"),
-                    ));
-                }
+            match (data.as_str(), &path) {
+                ("cifar10", Some(p)) if !std::path::Path::new(p).is_dir() => rejected.push(reject(
+                    "all",
+                    "data",
+                    format!("data = cifar10:{p} is not allowed: expected an existing directory with CIFAR-10's binary batches"),
+                )),
+                ("text", Some(p)) if !std::path::Path::new(p).is_file() => rejected.push(reject(
+                    "all",
+                    "data",
+                    format!("data = text:{p} is not allowed: expected an existing file (its bytes are the tokens)"),
+                )),
+                _ => {}
             }
             Some((data, path))
         }
@@ -365,6 +378,11 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
                             raw.seq_len = req.seq_len;
                             if let Some(t) = req.target_accuracy {
                                 raw.target_accuracy = Some(t);
+                                raw.stop_at_target = req.stop_at_target;
+                            }
+                            raw.eval_every_steps = req.eval_every_steps;
+                            if let Some(t) = req.target_loss {
+                                raw.target_loss = Some(t);
                                 raw.stop_at_target = req.stop_at_target;
                             }
                             if let Some(ws) = req.window_steps {

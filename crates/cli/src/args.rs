@@ -327,6 +327,14 @@ pub struct RunArgs {
     pub seq_len: Option<i64>,
     #[arg(long)]
     pub target_accuracy: Option<f64>,
+    /// Evaluate on the held-out split every this many steps (default: once
+    /// per epoch and at the end).
+    #[arg(long)]
+    pub eval_every: Option<i64>,
+    /// A held-out loss to reach (time-to-loss; per token for a decoder on
+    /// --data text); the run stops there unless --no-stop-at-target.
+    #[arg(long)]
+    pub target_loss: Option<f64>,
     /// Keep training after the target is reached (default: stop there).
     #[arg(long)]
     pub no_stop_at_target: bool,
@@ -439,11 +447,17 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                 "num_classes" => a.num_classes = a.num_classes.or(Some(num("num_classes")?)),
                 "seq_len" => a.seq_len = a.seq_len.or(Some(num("seq_len")?)),
                 "window_steps" => a.window_steps = a.window_steps.or(Some(num("window_steps")?)),
+                "eval_every" => a.eval_every = a.eval_every.or(Some(num("eval_every")?)),
                 "threads" => a.threads = a.threads.or(Some(num("threads")?)),
                 "repeats" => a.repeats = a.repeats.or(Some(u32::try_from(num("repeats")?).map_err(|_| bad("repeats", format!("repeats = {s} is not allowed: expected a whole number ≥ 1")))?)),
                 "target_accuracy" => {
                     a.target_accuracy = a.target_accuracy.or(Some(s.parse().map_err(|_| {
                         bad("target_accuracy", format!("target_accuracy = {s} is not allowed: expected a number in (0, 1]"))
+                    })?))
+                }
+                "target_loss" => {
+                    a.target_loss = a.target_loss.or(Some(s.parse().map_err(|_| {
+                        bad("target_loss", format!("target_loss = {s} is not allowed: expected a number > 0"))
                     })?))
                 }
                 "price" => a.price = a.price.or(Some(s)),
@@ -459,7 +473,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                     })?))
                 }
                 other => {
-                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, num_classes, seq_len, target_accuracy, lr, window_steps, threads, repeats, price, profile", path.display())))
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
                 }
             }
         }
@@ -518,6 +532,8 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         num_classes: a.num_classes,
         seq_len: a.seq_len,
         target_accuracy: a.target_accuracy.or(if quick { Some(0.95) } else { None }),
+        target_loss: a.target_loss,
+        eval_every_steps: a.eval_every,
         stop_at_target: !a.no_stop_at_target,
         window_steps: a.window_steps,
         threads: a.threads,

@@ -206,7 +206,11 @@ fn tta_text(r: &RunRow) -> String {
         Some(s) => match (s.target_accuracy, s.time_to_accuracy_s, s.target_reached) {
             (Some(t), Some(x), _) => format!("{:.0} % in {x:.1} s", t * 100.0),
             (Some(t), None, Some(false)) => format!("{:.0} % not reached", t * 100.0),
-            _ => "—".into(),
+            _ => match (s.target_loss, s.time_to_loss_s, s.target_reached) {
+                (Some(t), Some(x), _) => format!("loss ≤ {t} in {x:.1} s"),
+                (Some(t), None, Some(false)) => format!("loss ≤ {t} not reached"),
+                _ => "—".into(),
+            },
         },
         None => "—".into(),
     }

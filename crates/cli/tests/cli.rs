@@ -221,6 +221,33 @@ fn bad_input_exits_2_and_names_the_field() {
         (vec!["--data", &missing_arg, "--steps", "2"], "data"),
         (vec!["--price", "Free GPUs Inc", "--steps", "2"], "price"),
         (vec!["--repeats", "0", "--steps", "2"], "repeats"),
+        // Real text trains decoders, and a loss target needs held-out data.
+        (vec!["--data", "text", "--steps", "2"], "data"),
+        (
+            vec![
+                "--model",
+                "gpt2_tiny",
+                "--data",
+                "text:/no/such/file",
+                "--steps",
+                "2",
+            ],
+            "data",
+        ),
+        (vec!["--target-loss", "2.5", "--steps", "2"], "target_loss"),
+        (
+            vec![
+                "--model",
+                "gpt2_tiny",
+                "--data",
+                "text",
+                "--target-loss",
+                "-1",
+                "--steps",
+                "2",
+            ],
+            "target_loss",
+        ),
         // The largest batch that fits: on the CPU only within a limit.
         (vec!["--batch-size", "max", "--steps", "2"], "memory_limit"),
         (vec!["--batch-size", "32,max", "--steps", "2"], "batch_size"),

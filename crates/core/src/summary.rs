@@ -82,7 +82,10 @@ pub struct RunMeasurements {
     pub first_step_s: Option<f64>,
     /// (elapsed seconds since training start, accuracy) per evaluation.
     pub evals: Vec<(f64, f64)>,
+    /// (elapsed seconds since training start, held-out loss) per evaluation.
+    pub eval_losses: Vec<(f64, f64)>,
     pub target_accuracy: Option<f64>,
+    pub target_loss: Option<f64>,
     pub memory: Vec<MemoryPeak>,
     /// What NVML saw on the run's GPUs during the steady windows (GPU runs
     /// with NVML samples only).
@@ -121,7 +124,18 @@ pub struct RunSummary {
     pub best_accuracy: Option<f64>,
     /// `None` with `target_reached == Some(false)` means "not reached".
     pub time_to_accuracy_s: Option<f64>,
+    /// Whichever target the run had (accuracy or loss) was reached.
     pub target_reached: Option<bool>,
+    /// A held-out loss to reach (time-to-loss), and the lowest one seen.
+    #[serde(default)]
+    pub target_loss: Option<f64>,
+    #[serde(default)]
+    pub best_loss: Option<f64>,
+    /// Seconds from the start of training to the first evaluation at or
+    /// under `target_loss`; `None` with `target_reached == Some(false)`: not
+    /// reached.
+    #[serde(default)]
+    pub time_to_loss_s: Option<f64>,
     pub epoch_time_s: Option<f64>,
     /// How the epoch time was obtained, in words.
     pub epoch_basis: Option<String>,
@@ -214,13 +228,28 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
         .fold(None, |acc: Option<f64>, a| {
             Some(acc.map_or(a, |b| b.max(a)))
         });
-    let (time_to_accuracy_s, target_reached) = match m.target_accuracy {
+    let (time_to_accuracy_s, reached_accuracy) = match m.target_accuracy {
         Some(t) if !m.evals.is_empty() => {
             let hit = m.evals.iter().find(|e| e.1 >= t).map(|e| e.0);
             (hit, Some(hit.is_some()))
         }
         _ => (None, None),
     };
+    let best_loss = m
+        .eval_losses
+        .iter()
+        .map(|e| e.1)
+        .fold(None, |acc: Option<f64>, l| {
+            Some(acc.map_or(l, |b| b.min(l)))
+        });
+    let (time_to_loss_s, reached_loss) = match m.target_loss {
+        Some(t) if !m.eval_losses.is_empty() => {
+            let hit = m.eval_losses.iter().find(|e| e.1 <= t).map(|e| e.0);
+            (hit, Some(hit.is_some()))
+        }
+        _ => (None, None),
+    };
+    let target_reached = reached_accuracy.or(reached_loss);
 
     // Epoch time: measured when the run trained at least one full epoch of a real
     // data set (timed windows only, i.e. without evaluation and without step 1's
@@ -309,6 +338,9 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
         peak_memory_source: memory.map(|x| x.source.clone()),
         peak_memory_device: memory.map(|x| x.device.clone()),
         target_accuracy: m.target_accuracy,
+        target_loss: m.target_loss,
+        best_loss,
+        time_to_loss_s,
         best_accuracy,
         time_to_accuracy_s,
         target_reached,
@@ -560,6 +592,26 @@ mod tests {
         let s = summarize(&m);
         assert_eq!(s.epoch_time_s, Some(4.0));
         assert_eq!(s.cost_is_projected, Some(false));
+    }
+
+    #[test]
+    fn time_to_loss_is_the_first_evaluation_at_or_under_the_target() {
+        let m = RunMeasurements {
+            eval_losses: vec![(5.0, 3.1), (9.0, 2.4), (12.0, 2.0), (15.0, 2.2)],
+            target_loss: Some(2.4),
+            ..RunMeasurements::default()
+        };
+        let s = summarize(&m);
+        assert_eq!(s.time_to_loss_s, Some(9.0));
+        assert_eq!(s.best_loss, Some(2.0));
+        assert_eq!(s.target_reached, Some(true));
+        assert_eq!(s.time_to_accuracy_s, None);
+        let missed = summarize(&RunMeasurements {
+            target_loss: Some(1.0),
+            ..m
+        });
+        assert_eq!(missed.time_to_loss_s, None);
+        assert_eq!(missed.target_reached, Some(false));
     }
 
     #[test]

@@ -74,6 +74,102 @@ pub fn find_mnist() -> Option<PathBuf> {
     candidates.into_iter().next()
 }
 
+/// The text corpus (`data = text`): held-out sequences evaluated, at most
+/// this many tokens of them (the Python workers' `EVAL_TOKENS`).
+pub const EVAL_TOKENS: i64 = 16_384;
+/// Tokens per evaluation batch of a decoder (`EVAL_BATCH_TOKENS`).
+pub const EVAL_BATCH_TOKENS: i64 = 2_048;
+
+/// The `pydoc_data/topics.py` of the Python a virtual environment was made
+/// from (`home` and `version_info`/`version` in its pyvenv.cfg).
+fn base_pydoc_topics(env: &Path) -> Option<PathBuf> {
+    let cfg = std::fs::read_to_string(env.join("pyvenv.cfg")).ok()?;
+    let get = |key: &str| {
+        cfg.lines().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == key).then(|| v.trim().to_owned())
+        })
+    };
+    let home = PathBuf::from(get("home")?);
+    let version = get("version_info").or_else(|| get("version"))?;
+    let mut parts = version.split('.');
+    let (major, minor) = (parts.next()?, parts.next()?);
+    let path = home
+        .parent()?
+        .join("lib")
+        .join(format!("python{major}.{minor}"))
+        .join("pydoc_data/topics.py");
+    path.is_file().then_some(path)
+}
+
+/// Finds the text corpus as the Python workers do: `$TRAINBENCH_TEXT`, else
+/// CPython's `pydoc_data/topics.py` of the first studio environment's base
+/// Python (in name order), else of a system Python 3.
+pub fn find_text_corpus() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TRAINBENCH_TEXT") {
+        return Some(PathBuf::from(p));
+    }
+    if let Some(envs) = trainbench_home().map(|h| h.join("envs")) {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(envs)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        dirs.sort();
+        if let Some(p) = dirs.iter().find_map(|d| base_pydoc_topics(d)) {
+            return Some(p);
+        }
+    }
+    let mut system: Vec<PathBuf> = std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("pydoc_data/topics.py"))
+        .filter(|p| p.is_file())
+        .collect();
+    system.sort();
+    system.pop()
+}
+
+/// Non-overlapping windows of `seq_len + 1` bytes (inputs and, one on, their
+/// next tokens), stride `seq_len`: `(count, seq_len + 1)` token ids.
+fn text_sequences(bytes: &[u8], seq_len: i64, max: i64) -> Tensor {
+    let n = ((bytes.len() as i64 - 1) / seq_len).clamp(0, max);
+    let mut ids = Vec::with_capacity((n * (seq_len + 1)) as usize);
+    for i in 0..n {
+        let start = (i * seq_len) as usize;
+        ids.extend(
+            bytes[start..=start + seq_len as usize]
+                .iter()
+                .map(|&b| i64::from(b)),
+        );
+    }
+    Tensor::from_slice(&ids).reshape([n, seq_len + 1])
+}
+
+/// The corpus as byte-level tokens: the first 90 % trains, sequences of the
+/// last 10 % (at most `EVAL_TOKENS` tokens) are held out; the Python workers'
+/// split (`load_text`).
+pub fn load_text(path: &Path, seq_len: i64) -> Result<(Tensor, Tensor), WorkerError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| bad_path(format!("{} cannot be read: {e}", path.display())))?;
+    let split = (bytes.len() as f64 * 0.9) as usize;
+    let need = (seq_len + 1) as usize;
+    if split < 2 * need || bytes.len() - split < need {
+        return Err(bad_path(format!(
+            "{}: {} bytes is too short for sequences of {seq_len} tokens; expected at least {} bytes",
+            path.display(),
+            bytes.len(),
+            10 * need
+        )));
+    }
+    Ok((
+        text_sequences(&bytes[..split], seq_len, i64::MAX),
+        text_sequences(&bytes[split..], seq_len, (EVAL_TOKENS / seq_len).max(1)),
+    ))
+}
+
 /// Parses the MNIST sample (CSV, 784 pixel columns then the label; 500 images
 /// per class, sorted by class). The held-out split is every tenth image of each
 /// class (50 per class), the same bytes for every framework.
@@ -224,7 +320,8 @@ pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
             // A pool of distinct batches cycled through; an epoch is
             // `synthetic_samples` samples. Fixed seed, independent of the run's.
             let pool = (spec.synthetic_samples as i64).min(8 * batch).max(batch);
-            let classes = spec.model_config.num_classes();
+            // One output logit is a binary classifier: labels 0 and 1.
+            let classes = spec.model_config.num_classes().max(2);
             let x = match &spec.model_config {
                 ModelConfig::Vit(c) => Tensor::randn(
                     [pool, c.in_channels, c.image_size, c.image_size],
@@ -235,6 +332,9 @@ pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
                     (Kind::Float, device),
                 ),
                 ModelConfig::Bert(c) => {
+                    Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device))
+                }
+                ModelConfig::Encoder(c) => {
                     Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device))
                 }
                 // seq_len inputs and, one position on, their next tokens.
@@ -272,6 +372,29 @@ pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
                 images(&tx, nt, device),
                 Tensor::from_slice(&ty).to_device(device),
                 Some(eval),
+                Some(path),
+            )
+        }
+        DataSource::Text => {
+            let ModelConfig::Decoder(c) = &spec.model_config else {
+                return Err(WorkerError::bad_config(
+                    "data",
+                    "data = text is not allowed: expected a decoder language model".to_owned(),
+                ));
+            };
+            let path = match &spec.data_path {
+                Some(p) => PathBuf::from(p),
+                None => find_text_corpus().ok_or_else(|| {
+                    bad_path("no text corpus: no Python's pydoc_data/topics.py was found; give data = text:FILE".into())
+                })?,
+            };
+            let (tx, ex) = load_text(&path, c.seq_len)?;
+            let zeros = |t: &Tensor| Tensor::zeros([t.size()[0]], (Kind::Int64, device));
+            let (ty, ey) = (zeros(&tx), zeros(&ex));
+            (
+                tx.to_device(device),
+                ty,
+                Some((ex.to_device(device), ey)),
                 Some(path),
             )
         }

@@ -2,7 +2,7 @@
 //! periodic evaluation, memory peaks, and the protocol events that report them.
 
 use tch::nn::{self, ModuleT, OptimizerConfig};
-use tch::{Device, Kind, Tensor};
+use tch::{Device, Kind, Reduction, Tensor};
 use trainbench_core::models::ModelConfig;
 use trainbench_core::protocol::{
     DeviceInfo, Event, OperatorProfile, OtherOps, PhaseSeries, StepPhase, StepTimings,
@@ -227,6 +227,51 @@ impl LossScaler {
     }
 }
 
+/// Whether the model's head is one logit under a sigmoid (binary
+/// cross-entropy, the fraud model's), not softmax classes.
+fn binary_head(cfg: &ModelConfig) -> bool {
+    matches!(cfg, ModelConfig::Encoder(e) if e.num_classes == 1)
+}
+
+/// Cross-entropy over the last axis (any leading axes: a decoder's
+/// positions), or binary cross-entropy on one logit.
+fn classification_loss(
+    cfg: &ModelConfig,
+    logits: &Tensor,
+    y: &Tensor,
+    reduction: Reduction,
+) -> Result<Tensor, WorkerError> {
+    if binary_head(cfg) {
+        return Ok(logits
+            .f_squeeze_dim(-1)?
+            .f_binary_cross_entropy_with_logits(
+                &y.f_to_kind(Kind::Float)?,
+                None::<Tensor>,
+                None::<Tensor>,
+                reduction,
+            )?);
+    }
+    let v = *logits.size().last().unwrap_or(&1);
+    Ok(logits.f_reshape([-1, v])?.f_cross_entropy_loss(
+        &y.f_reshape([-1])?,
+        None::<Tensor>,
+        reduction,
+        -100,
+        0.0,
+    )?)
+}
+
+/// The predicted classes (one logit: positive above 0).
+fn predicted(cfg: &ModelConfig, logits: &Tensor) -> Result<Tensor, WorkerError> {
+    if binary_head(cfg) {
+        return Ok(logits
+            .f_squeeze_dim(-1)?
+            .f_gt(0.0)?
+            .f_to_kind(Kind::Int64)?);
+    }
+    Ok(logits.f_argmax(-1, false)?)
+}
+
 struct Trainer<'a> {
     spec: &'a RunSpec,
     device: Device,
@@ -267,8 +312,8 @@ impl Trainer<'_> {
                 .flatten(0, 1)
                 .cross_entropy_for_logits(&x.narrow(1, 1, t).flatten(0, 1))
         } else {
-            let logits = self.net.forward_t(x, true);
-            logits.f_to_kind(Kind::Float)?.cross_entropy_for_logits(y)
+            let logits = self.net.forward_t(x, true).f_to_kind(Kind::Float)?;
+            classification_loss(&self.spec.model_config, &logits, y, Reduction::Mean)?
         };
         self.autocast(false)?;
         Ok(loss)
@@ -421,7 +466,16 @@ impl Trainer<'_> {
             return Ok(None);
         };
         let n = ey.size()[0];
-        let chunk = (self.spec.batch_size as i64).clamp(1, EVAL_BATCH);
+        // A decoder is scored on every next-token prediction of a sequence.
+        let decoder = match &self.spec.model_config {
+            ModelConfig::Decoder(c) => Some(c.seq_len),
+            _ => None,
+        };
+        let chunk = match decoder {
+            Some(t) => (data::EVAL_BATCH_TOKENS / t).max(1),
+            None => (self.spec.batch_size as i64).clamp(1, EVAL_BATCH),
+        };
+        let predictions = n * decoder.unwrap_or(1);
         self.autocast(true)?;
         let result = tch::no_grad(|| -> Result<(f64, f64), WorkerError> {
             let mut correct = Tensor::zeros([], (Kind::Int64, self.device));
@@ -429,19 +483,23 @@ impl Trainer<'_> {
             let mut start = 0;
             while start < n {
                 let len = chunk.min(n - start);
-                let x = ex.f_narrow(0, start, len)?;
-                let y = ey.f_narrow(0, start, len)?;
+                let mut x = ex.f_narrow(0, start, len)?;
+                let mut y = ey.f_narrow(0, start, len)?;
+                if let Some(t) = decoder {
+                    y = x.f_narrow(1, 1, t)?;
+                    x = x.f_narrow(1, 0, t)?;
+                }
                 let logits = self.net.forward_t(&x, false).f_to_kind(Kind::Float)?;
-                loss_sum += logits.cross_entropy_for_logits(&y) * (len as f64);
-                correct += logits
-                    .f_argmax(-1, false)?
+                loss_sum +=
+                    classification_loss(&self.spec.model_config, &logits, &y, Reduction::Sum)?;
+                correct += predicted(&self.spec.model_config, &logits)?
                     .f_eq_tensor(&y)?
                     .f_sum(Kind::Int64)?;
                 start += len;
             }
             Ok((
-                f64::try_from(&correct)? / n as f64,
-                f64::try_from(&loss_sum)? / n as f64,
+                f64::try_from(&correct)? / predictions as f64,
+                f64::try_from(&loss_sum)? / predictions as f64,
             ))
         });
         self.autocast(false)?;
@@ -693,9 +751,10 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
                     t_ns: now,
                 });
                 if spec.stop_at_target
-                    && spec
+                    && (spec
                         .target_accuracy
                         .is_some_and(|target| accuracy >= target)
+                        || spec.target_loss.is_some_and(|target| loss <= target))
                 {
                     reason = "target_reached";
                     break;

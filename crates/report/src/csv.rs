@@ -44,7 +44,7 @@ fn writer<W: Write>(out: W) -> ::csv::Writer<W> {
 }
 
 /// Columns of [`runs`], units in the names.
-pub const RUN_COLUMNS: [&str; 41] = [
+pub const RUN_COLUMNS: [&str; 44] = [
     "run_id",
     "sweep_id",
     "repeat_index",
@@ -77,6 +77,9 @@ pub const RUN_COLUMNS: [&str; 41] = [
     "target_accuracy_fraction",
     "best_accuracy_fraction",
     "time_to_accuracy_s",
+    "target_loss",
+    "best_loss",
+    "time_to_loss_s",
     "target_reached",
     "epoch_time_s",
     "epoch_basis",
@@ -94,7 +97,7 @@ pub fn runs<W: Write>(rows: &[RunRow], out: W) -> Result<(), ReportError> {
     w.write_record(RUN_COLUMNS)?;
     for r in rows {
         let s = r.summary.as_ref();
-        let record: [String; 41] = [
+        let record: [String; 44] = [
             r.id.to_string(),
             num(r.sweep_id),
             r.repeat_index.to_string(),
@@ -127,6 +130,9 @@ pub fn runs<W: Write>(rows: &[RunRow], out: W) -> Result<(), ReportError> {
             float(s.and_then(|s| s.target_accuracy)),
             float(s.and_then(|s| s.best_accuracy)),
             float(s.and_then(|s| s.time_to_accuracy_s)),
+            float(s.and_then(|s| s.target_loss)),
+            float(s.and_then(|s| s.best_loss)),
+            float(s.and_then(|s| s.time_to_loss_s)),
             num(s.and_then(|s| s.target_reached)),
             float(s.and_then(|s| s.epoch_time_s)),
             opt_text(s.and_then(|s| s.epoch_basis.as_deref())),

@@ -134,6 +134,8 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     num_classes: null,
     seq_len: null,
     target_accuracy: target,
+    target_loss: null,
+    eval_every_steps: null,
     stop_at_target: true,
     window_steps: null,
     threads: null,

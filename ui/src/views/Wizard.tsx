@@ -304,7 +304,11 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
           <select id="data" name="data" value={form.data} onChange={(e) => set({ data: e.currentTarget.value })}>
             {info.data_sources.map((d) => (
               <option key={d} value={d}>
-                {d === "mnist" ? "MNIST sample (5,000 real images)" : "synthetic (random tensors)"}
+                {d === "mnist"
+                  ? "MNIST sample (5,000 real images)"
+                  : d === "text"
+                    ? "text (Python's help text as byte tokens; decoder models)"
+                    : "synthetic (random tensors)"}
               </option>
             ))}
           </select>

@@ -77,6 +77,7 @@ class Plan:
         self.window_steps = int(s["window_steps"])
         self.eval_every_steps = s.get("eval_every_steps")
         self.target_accuracy = s.get("target_accuracy")
+        self.target_loss = s.get("target_loss")
         self.stop_at_target = bool(s["stop_at_target"])
         self.threads_given = s.get("threads")
         self.synthetic_samples = int(s["synthetic_samples"])
@@ -121,7 +122,7 @@ def attention_shape(config):
     if f == "vit":
         heads = config["num_heads"]
         return (config["image_size"] // config["patch_size"]) ** 2 + 1, heads, heads, config["embed_dim"] // heads
-    if f == "bert":
+    if f in ("bert", "encoder"):
         return config["seq_len"], config["heads"], config["heads"], config["hidden"] // config["heads"]
     if f == "decoder":
         return config["seq_len"], config["heads"], config["kv_heads"], config["hidden"] // config["heads"]
@@ -130,8 +131,8 @@ def attention_shape(config):
 
 def has_attention_dropout(config):
     """Whether the model drops attention probabilities while training (Hugging
-    Face's BERT and GPT-2 do, 0.1)."""
-    return config["family"] == "bert" or (config["family"] == "decoder" and bool(config.get("dropout")))
+    Face's BERT and GPT-2 do, 0.1, as nn.TransformerEncoderLayer's attention)."""
+    return config["family"] in ("bert", "encoder") or (config["family"] == "decoder" and bool(config.get("dropout")))
 
 
 def check_precision(precision, is_cuda, capability_major=None, bf16_supported=None):
@@ -193,6 +194,94 @@ def find_mnist():
             if os.path.isfile(f):
                 candidates.append(f)
     return candidates[0] if candidates else None
+
+
+# The text corpus (data = text): held-out sequences evaluated, at most
+# EVAL_TOKENS tokens of them, in batches of at most EVAL_BATCH_TOKENS tokens
+# (a decoder's logits are tokens × vocabulary).
+EVAL_TOKENS = 16384
+EVAL_BATCH_TOKENS = 2048
+TEXT_TRAIN_FRACTION = 0.9
+
+
+def base_pydoc_topics(env):
+    """The ``pydoc_data/topics.py`` of the Python a virtual environment was
+    made from (``home`` and ``version_info``/``version`` of its pyvenv.cfg)."""
+    cfg = {}
+    try:
+        with open(os.path.join(env, "pyvenv.cfg")) as f:
+            for line in f:
+                key, _, value = line.partition("=")
+                cfg[key.strip()] = value.strip()
+    except OSError:
+        return None
+    version = (cfg.get("version_info") or cfg.get("version") or "").split(".")
+    if "home" not in cfg or len(version) < 2:
+        return None
+    path = os.path.join(os.path.dirname(cfg["home"]), "lib", f"python{version[0]}.{version[1]}", "pydoc_data",
+                        "topics.py")
+    return path if os.path.isfile(path) else None
+
+
+def find_text_corpus():
+    """``$TRAINBENCH_TEXT``, else the ``pydoc_data/topics.py`` (CPython's help
+    text, which every Python ships) of the first studio environment's base
+    Python, in name order, so that every framework's worker reads the same
+    file (the libtorch worker searches alike); else this Python's own."""
+    if os.environ.get("TRAINBENCH_TEXT"):
+        return os.environ["TRAINBENCH_TEXT"]
+    envs = os.path.join(trainbench_home(), "envs")
+    for env in sorted(os.listdir(envs)) if os.path.isdir(envs) else []:
+        found = base_pydoc_topics(os.path.join(envs, env))
+        if found:
+            return found
+    try:
+        import pydoc_data.topics
+    except ImportError:
+        return None
+    return pydoc_data.topics.__file__
+
+
+def text_sequences(data, seq_len):
+    """Non-overlapping windows of ``seq_len + 1`` bytes (inputs and, one on,
+    their next tokens), stride ``seq_len``, as int32 token ids."""
+    n = (len(data) - 1) // seq_len
+    idx = np.arange(n)[:, None] * seq_len + np.arange(seq_len + 1)[None, :]
+    return data[idx].astype(np.int32)
+
+
+def load_text(path, seq_len):
+    """The corpus as byte-level tokens: the first 90 % trains, sequences of
+    the last 10 % (at most EVAL_TOKENS tokens) are held out."""
+    try:
+        with open(path, "rb") as f:
+            data = np.frombuffer(f.read(), dtype=np.uint8)
+    except OSError as e:
+        raise bad_config(f"data_path = {path} cannot be read: {e}", "data_path") from e
+    split = int(len(data) * TEXT_TRAIN_FRACTION)
+    if split < 2 * (seq_len + 1) or len(data) - split < seq_len + 1:
+        raise bad_config(
+            f"data_path = {path}: {len(data)} bytes is too short for sequences of {seq_len} tokens; expected at least "
+            f"{10 * (seq_len + 1)} bytes", "data_path")
+    tx = text_sequences(data[:split], seq_len)
+    ex = text_sequences(data[split:], seq_len)[:max(EVAL_TOKENS // seq_len, 1)]
+    return tx, np.zeros(len(tx), np.int64), ex, np.zeros(len(ex), np.int64)
+
+
+TOKEN_FAMILIES = ("bert", "decoder", "encoder")
+
+
+def classification_loss_kind(config):
+    """``"binary"``: one output logit under a sigmoid, binary cross-entropy
+    (the fraud model's head); else softmax cross-entropy over the classes."""
+    return "binary" if config["family"] == "encoder" and config["num_classes"] == 1 else "softmax"
+
+
+def eval_batch(plan):
+    """Sequences (or images) per evaluation batch."""
+    if plan.family == "decoder":
+        return max(EVAL_BATCH_TOKENS // plan.config["seq_len"], 1)
+    return EVAL_BATCH
 
 
 def load_mnist(path):
@@ -257,7 +346,7 @@ class Data:
             pool = max(min(plan.synthetic_samples, 8 * gb), gb)
             rng = np.random.default_rng(0)
             try:
-                if plan.family == "bert":
+                if plan.family in ("bert", "encoder"):
                     x = rng.integers(0, c["vocab_size"], size=(pool, c["seq_len"]), dtype=np.int32)
                 elif plan.family == "decoder":
                     # seq_len inputs and, one position on, their next tokens.
@@ -267,13 +356,23 @@ class Data:
                         (pool, c["in_channels"], c["image_size"], c["image_size"]), dtype=np.float32)
             except MemoryError as e:
                 raise WorkerError("oom", f"out of host memory building the synthetic pool of {pool} samples: {e}") from e
-            # Class labels (a decoder's targets are its own next tokens: none).
-            y = rng.integers(0, c.get("num_classes", 1), size=(pool,), dtype=np.int64)
+            # Class labels (a decoder's targets are its own next tokens: none;
+            # one output logit is a binary classifier: labels 0 and 1).
+            y = rng.integers(0, max(c.get("num_classes", 1), 2), size=(pool,), dtype=np.int64)
             self.train = (x, y)
             self.samples_per_epoch = plan.synthetic_samples // gb * gb
             self.shuffle = False
         else:
-            if plan.data == "mnist":
+            if plan.data == "text":
+                path = plan.data_path or find_text_corpus()
+                if not path:
+                    raise bad_config(
+                        "data_path = (missing): no text corpus: this Python has no pydoc_data; give data = text:FILE",
+                        "data_path")
+                if not os.path.isfile(path):
+                    raise bad_config(f"data_path = {path} does not exist", "data_path")
+                tx, ty, ex, ey = load_text(path, plan.config["seq_len"])
+            elif plan.data == "mnist":
                 path = plan.data_path or find_mnist()
                 if not path:
                     raise bad_config(
@@ -641,7 +740,9 @@ def train(plan, backend, data):
             emit("eval", step=step, epoch=step / data.steps_per_epoch, elapsed_s=(now - train_start) / 1e9,
                  accuracy=accuracy, loss=eval_loss, samples=samples, t_ns=now)
             restart = True
-            if plan.stop_at_target and plan.target_accuracy is not None and accuracy >= plan.target_accuracy:
+            if plan.stop_at_target and (
+                    (plan.target_accuracy is not None and accuracy >= plan.target_accuracy)
+                    or (plan.target_loss is not None and eval_loss <= plan.target_loss)):
                 reason = "target_reached"
                 break
         if restart:

@@ -25,8 +25,8 @@ import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from .harness import (ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, attention_shape, check_precision, cpu_name,
-                      has_attention_dropout)
+from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, attention_shape, check_precision,
+                      classification_loss_kind, cpu_name, eval_batch, has_attention_dropout)
 from .protocol import WorkerError, first_line, unsupported
 
 # torch.cuda.amp.GradScaler's defaults, for amp-fp16.
@@ -371,14 +371,59 @@ class Decoder(nn.Module):
         return _decoder_dense(c["vocab_size"], False, 0.02, self.dtype, "head")(x)
 
 
+class EncoderLayer(nn.Module):
+    """PyTorch's nn.TransformerEncoderLayer (batch_first, post-norm, ReLU,
+    dropout 0.1 on the attention probabilities, after the attention and in
+    and after the feed-forward block; LayerNorm eps 1e-5)."""
+
+    c: dict
+    dtype: jnp.dtype
+    attention: str
+
+    @nn.compact
+    def __call__(self, x, train):
+        c = self.c
+        b, t, d = x.shape
+        h = c["heads"]
+        drop = nn.Dropout(0.1, deterministic=not train)
+        qkv = _dense(3 * d, self.dtype, "in_proj")(x).reshape(b, t, 3, h, d // h)
+        a = _attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], self.dtype, self.attention, drop)
+        x = _layer_norm(1e-5, "norm1")(x + drop(_dense(d, self.dtype, "out_proj")(a.reshape(b, t, d))))
+        ff = _dense(d, self.dtype, "linear2")(drop(nn.relu(_dense(c["intermediate"], self.dtype, "linear1")(x))))
+        return _layer_norm(1e-5, "norm2")(x + drop(ff))
+
+
+class FraudTransformer(nn.Module):
+    """The migration seed's FraudTransformer (torch_worker.FraudTransformer):
+    token and position embeddings, post-norm encoder layers, the mean over
+    positions, a linear head."""
+
+    c: dict
+    dtype: jnp.dtype = jnp.float32
+    attention: str = "xla"
+
+    @nn.compact
+    def __call__(self, ids, train):
+        c = self.c
+        d = c["hidden"]
+        x = nn.Embed(c["vocab_size"], d, embedding_init=_normal(1.0), name="embedding")(ids) \
+            + nn.Embed(c["max_position"], d, embedding_init=_normal(1.0), name="pos_encoder")(
+                jnp.arange(ids.shape[1])[None, :])
+        for i in range(c["layers"]):
+            x = EncoderLayer(c, self.dtype, self.attention, name=f"layers_{i}")(x, train)
+        return nn.Dense(c["num_classes"], dtype=self.dtype, kernel_init=_torch_default_kernel,
+                        bias_init=_torch_default_bias(d), name="fc")(x.mean(axis=1))
+
+
 def build(config, dtype=jnp.float32, attention="xla"):
-    model = {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder}[config["family"]]
+    model = {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder,
+             "encoder": FraudTransformer}[config["family"]]
     return model(config, dtype, attention)
 
 
 def _init_variables(model, config, key):
     """The model's variables, from a one-sample input of the run's shape."""
-    if config["family"] in ("bert", "decoder"):
+    if config["family"] in TOKEN_FAMILIES:
         x = jnp.zeros((1, config["seq_len"]), jnp.int32)
     else:
         x = jnp.zeros((1, config["image_size"], config["image_size"], config["in_channels"]), jnp.float32)
@@ -405,8 +450,16 @@ def is_oom(e):
     return isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()
 
 
-def _cross_entropy(logits, y):
+def _cross_entropy(logits, y, binary=False):
+    """Per-sample loss: softmax cross-entropy, or binary cross-entropy on one
+    logit (the fraud model's head)."""
+    if binary:
+        return optax.sigmoid_binary_cross_entropy(logits.astype(jnp.float32)[..., 0], y.astype(jnp.float32))
     return optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), y)
+
+
+def _predicted(logits, binary=False):
+    return (logits[..., 0] > 0).astype(jnp.int32) if binary else jnp.argmax(logits, -1)
 
 
 def _start_cpu_backend(devices, cores):
@@ -483,6 +536,7 @@ class JaxBackend(Backend):
         self.batch_sharding = NamedSharding(self.mesh, P("data"))
         self._precision(plan)
         self.attention, self.attention_text = attention_choice(plan.config, self.dtype, plan.is_cuda)
+        self.binary = classification_loss_kind(plan.config) == "binary"
         self.model = build(plan.config, self.dtype, self.attention)
         self.tx = optax.inject_hyperparams(optax.adamw)(learning_rate=plan.lr, b1=ADAMW_BETAS[0], b2=ADAMW_BETAS[1],
                                                         eps=ADAMW_EPS, weight_decay=plan.weight_decay)
@@ -558,7 +612,7 @@ class JaxBackend(Backend):
         def loss_fn(params):
             logits, updated = self.model.apply({"params": params, **state["model_state"]}, x, train=True, rngs=rngs,
                                                mutable=["batch_stats"])
-            loss = _cross_entropy(logits, y).mean()
+            loss = _cross_entropy(logits, y, self.binary).mean()
             return loss * scale, (loss, updated)
 
         grads, (loss, model_state) = jax.grad(loss_fn, has_aux=True)(state["params"])
@@ -591,9 +645,12 @@ class JaxBackend(Backend):
 
         def batch(totals, b):
             x, y, w = (jax.lax.with_sharding_constraint(a, self.batch_sharding) for a in b)
+            if self.plan.family == "decoder":
+                # Every next-token prediction of each sequence (padding weighs 0).
+                x, y, w = x[:, :-1], x[:, 1:], jnp.broadcast_to(w[:, None], (x.shape[0], x.shape[1] - 1))
             logits = self.model.apply(variables, x, train=False).astype(jnp.float32)
-            correct = jnp.sum((jnp.argmax(logits, -1) == y) * w)
-            return (totals[0] + correct, totals[1] + jnp.sum(_cross_entropy(logits, y) * w)), None
+            correct = jnp.sum((_predicted(logits, self.binary) == y) * w)
+            return (totals[0] + correct, totals[1] + jnp.sum(_cross_entropy(logits, y, self.binary) * w)), None
 
         zero = jnp.zeros((), jnp.float32)
         return jax.lax.scan(batch, (zero, zero), (xs, ys, weights))[0]
@@ -635,7 +692,7 @@ class JaxBackend(Backend):
 
     def set_data(self, data):
         x, y = data.train
-        if self.plan.family in ("bert", "decoder"):
+        if self.plan.family in TOKEN_FAMILIES:
             x = x.astype(np.int32)
         else:
             x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))  # NCHW → NHWC
@@ -651,16 +708,18 @@ class JaxBackend(Backend):
         sharded over the mesh, so one compiled scan evaluates it all."""
         n = len(y)
         devices = self.plan.devices
-        b = -(-min(EVAL_BATCH, n) // devices) * devices
+        b = -(-min(eval_batch(self.plan), n) // devices) * devices
         batches = -(-n // b)
         pad = batches * b - n
-        if self.plan.family not in ("bert", "decoder"):
+        if self.plan.family not in TOKEN_FAMILIES:
             x = x.transpose(0, 2, 3, 1)
         x = np.concatenate([x, np.zeros((pad,) + x.shape[1:], x.dtype)])
         y = np.concatenate([y.astype(np.int32), np.zeros(pad, np.int32)])
         w = np.concatenate([np.ones(n, np.float32), np.zeros(pad, np.float32)])
         sharding = NamedSharding(self.mesh, P(None, "data"))
         self.eval_n = n
+        # Predictions per sample: a decoder's every next token.
+        self.eval_per_sample = self.plan.config["seq_len"] if self.plan.family == "decoder" else 1
         self.ex, self.ey, self.ew = (jax.device_put(a.reshape((batches, b) + a.shape[1:]), sharding) for a in (x, y, w))
         self.eval_fn = jax.jit(self._evaluate, in_shardings=(self.replicated, sharding, sharding, sharding),
                                out_shardings=self.replicated)
@@ -696,7 +755,8 @@ class JaxBackend(Backend):
     def evaluate(self):
         variables = {"params": self.state["params"], **self.state["model_state"]}
         correct, total_loss = jax.device_get(self.eval_fn(variables, self.ex, self.ey, self.ew))
-        return float(correct) / self.eval_n, float(total_loss) / self.eval_n, self.eval_n
+        predictions = self.eval_n * self.eval_per_sample
+        return float(correct) / predictions, float(total_loss) / predictions, self.eval_n
 
     def compile_s(self):
         return self.compile_time

@@ -21,7 +21,8 @@ import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from keras import layers  # noqa: E402
 
-from .harness import ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, check_precision, cpu_name  # noqa: E402
+from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, check_precision,  # noqa: E402
+                      classification_loss_kind, cpu_name, eval_batch)
 from .protocol import WorkerError, first_line, unsupported  # noqa: E402
 
 
@@ -412,9 +413,68 @@ class Decoder(keras.Model):
         return self.head(x)
 
 
+class EncoderLayer(layers.Layer):
+    """PyTorch's nn.TransformerEncoderLayer (batch_first, post-norm, ReLU,
+    dropout 0.1 on the attention probabilities, after the attention and in
+    and after the feed-forward block; LayerNorm eps 1e-5)."""
+
+    def __init__(self, c, **kwargs):
+        super().__init__(**kwargs)
+        d = c["hidden"]
+        self.d, self.heads, self.inter = d, c["heads"], c["intermediate"]
+        self.in_proj, self.out_proj = _dense(3 * d), _dense(d)
+        self.linear1, self.linear2 = _dense(self.inter), _dense(d)
+        self.norm1 = layers.LayerNormalization(epsilon=1e-5)
+        self.norm2 = layers.LayerNormalization(epsilon=1e-5)
+        self.dropout = layers.Dropout(0.1)
+
+    def build(self, input_shape):
+        for layer in (self.in_proj, self.out_proj, self.linear1, self.norm1, self.norm2):
+            layer.build((None, self.d))
+        self.linear2.build((None, self.inter))
+
+    def call(self, x):
+        t, d, h = x.shape[1], self.d, self.heads
+        qkv = tf.transpose(tf.reshape(self.in_proj(x), (-1, t, 3, h, d // h)), (2, 0, 3, 1, 4))
+        a = _attention(qkv[0], qkv[1], qkv[2], self.dropout)
+        a = tf.reshape(tf.transpose(a, (0, 2, 1, 3)), (-1, t, d))
+        x = self.norm1(x + self.dropout(self.out_proj(a)))
+        ff = self.linear2(self.dropout(tf.nn.relu(self.linear1(x))))
+        return self.norm2(x + self.dropout(ff))
+
+
+class FraudTransformer(keras.Model):
+    """The migration seed's FraudTransformer (torch_worker.FraudTransformer):
+    token and position embeddings, post-norm encoder layers, the mean over
+    positions, a linear head."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        d = c["hidden"]
+        self.embedding = layers.Embedding(c["vocab_size"], d, embeddings_initializer=_normal(1.0))
+        self.pos_encoder = layers.Embedding(c["max_position"], d, embeddings_initializer=_normal(1.0))
+        self.encoder = [EncoderLayer(c) for _ in range(c["layers"])]
+        self.fc = layers.Dense(c["num_classes"], kernel_initializer=_torch_default(d),
+                               bias_initializer=_torch_default(d))
+
+    def build(self, input_shape):
+        self.embedding.build()
+        self.pos_encoder.build()
+        for layer in self.encoder:
+            layer.build((None, None, self.c["hidden"]))
+        self.fc.build((None, self.c["hidden"]))
+
+    def call(self, ids):
+        x = self.embedding(ids) + self.pos_encoder(tf.range(ids.shape[1]))
+        for layer in self.encoder:
+            x = layer(x)
+        return self.fc(tf.reduce_mean(x, axis=1))
+
+
 def input_shape(config):
     """The model's input, batch first: NHWC images or token ids."""
-    if config["family"] in ("bert", "decoder"):
+    if config["family"] in TOKEN_FAMILIES:
         return (None, config["seq_len"])
     return (None, config["image_size"], config["image_size"], config["in_channels"])
 
@@ -422,7 +482,8 @@ def input_shape(config):
 def build(config):
     """The model with its variables created. Dropout and batch norm follow the
     ``training`` argument of the outer call, which Keras hands to every layer."""
-    model = {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder}[config["family"]](config)
+    model = {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder,
+             "encoder": FraudTransformer}[config["family"]](config)
     model.build(input_shape(config))
     return model
 
@@ -440,6 +501,14 @@ def count_params(config):
 
 
 # --- the backend --------------------------------------------------------------
+
+def _per_sample_loss(logits, y, binary):
+    """Softmax cross-entropy, or binary cross-entropy on one logit (the fraud
+    model's head)."""
+    if binary:
+        return tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.cast(y, tf.float32), logits=logits[..., 0])
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+
 
 def is_oom(e):
     """Whether a framework exception means out of memory."""
@@ -465,6 +534,7 @@ class TFBackend(Backend):
         self._devices(plan)
         keras.utils.set_random_seed(plan.seed)
         self._precision(plan)
+        self.binary = classification_loss_kind(plan.config) == "binary"
         n = plan.devices
         if n > 1:
             # One process, one replica per device; gradients all-reduced inside
@@ -587,7 +657,7 @@ class TFBackend(Backend):
 
     def set_data(self, data):
         def images(x):  # NCHW → NHWC, once (tf.constant copies the view)
-            return x if self.plan.family in ("bert", "decoder") else x.transpose(0, 2, 3, 1)
+            return x if self.plan.family in TOKEN_FAMILIES else x.transpose(0, 2, 3, 1)
 
         with tf.device(self.home):
             x, y = data.train
@@ -607,7 +677,7 @@ class TFBackend(Backend):
             per_sample = self.plan.config["seq_len"]
         with tf.GradientTape() as tape:
             logits = tf.cast(self.model(x, training=True), tf.float32)
-            ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+            ce = _per_sample_loss(logits, y, self.binary)
             loss = tf.reduce_sum(ce) / (self.plan.global_batch * per_sample)
             scaled = self.opt.scale_loss(loss)  # times the dynamic loss scale under amp-fp16
         return loss, tape.gradient(scaled, self.model.trainable_variables)
@@ -706,19 +776,27 @@ class TFBackend(Backend):
 
     def _eval_batch(self, x, y):
         with tf.device(self.home):
+            if self.plan.family == "decoder":
+                x, y = x[:, :-1], x[:, 1:]  # every next-token prediction
             logits = tf.cast(self.model(x, training=False), tf.float32)
-            loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-            correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(logits, 1, output_type=tf.int32), y), tf.int32))
+            loss = tf.reduce_sum(_per_sample_loss(logits, y, self.binary))
+            if self.binary:
+                predicted = tf.cast(logits[..., 0] > 0, tf.int32)
+            else:
+                predicted = tf.argmax(logits, -1, output_type=tf.int32)
+            correct = tf.reduce_sum(tf.cast(tf.equal(predicted, y), tf.int32))
         return loss, correct
 
     def evaluate(self):
         """On the first device only, as the PyTorch worker's rank 0."""
         correct, total_loss, n = 0, 0.0, int(self.ey.shape[0])
-        for s in range(0, n, EVAL_BATCH):
-            loss, right = self.eval_fn(self.ex[s:s + EVAL_BATCH], self.ey[s:s + EVAL_BATCH])
+        step = eval_batch(self.plan)
+        for s in range(0, n, step):
+            loss, right = self.eval_fn(self.ex[s:s + step], self.ey[s:s + step])
             total_loss += float(loss)
             correct += int(right)
-        return correct / n, total_loss / n, n
+        predictions = n * (self.plan.config["seq_len"] if self.plan.family == "decoder" else 1)
+        return correct / predictions, total_loss / predictions, n
 
     def loss_scale(self):
         if isinstance(self.opt, keras.optimizers.LossScaleOptimizer):

@@ -16,8 +16,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .harness import (ADAMW_BETAS, ADAMW_EPS, EVAL_BATCH, Backend, attention_shape, check_precision, cpu_name,
-                      has_attention_dropout)
+from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, attention_shape, check_precision,
+                      classification_loss_kind, cpu_name, eval_batch, has_attention_dropout)
 from .protocol import WorkerError, first_line, monotonic_ns, peak_rss_bytes, unsupported
 
 
@@ -311,8 +311,47 @@ def sdpa_choice(config, device, dtype):
     return f"attention: F.scaled_dot_product_attention, {name} (SDPA's choice for the model's shape{why})"
 
 
+class FraudTransformer(nn.Module):
+    """The TensorFlow→PyTorch migration seed's FraudTransformer, its own
+    code: token embedding plus a learned position table, PyTorch's
+    nn.TransformerEncoder of nn.TransformerEncoderLayer(d_model, nhead,
+    dim_feedforward, dropout=0.1, batch_first=True) (post-norm, ReLU), the
+    mean over positions and a linear head (one logit: the seed's sigmoid is
+    in the binary cross-entropy). Every sequence is full length."""
+
+    def __init__(self, c):
+        super().__init__()
+        d = c["hidden"]
+        self.embedding = nn.Embedding(c["vocab_size"], d)
+        self.pos_encoder = nn.Embedding(c["max_position"], d)
+        layer = nn.TransformerEncoderLayer(d_model=d, nhead=c["heads"], dim_feedforward=c["intermediate"],
+                                           batch_first=True, dropout=0.1)
+        self.transformer = nn.TransformerEncoder(layer, num_layers=c["layers"], enable_nested_tensor=False)
+        self.fc = nn.Linear(d, c["num_classes"])
+
+    def forward(self, ids):
+        positions = torch.arange(ids.shape[1], device=ids.device).unsqueeze(0)
+        x = self.embedding(ids) + self.pos_encoder(positions)
+        return self.fc(self.transformer(x).mean(dim=1))
+
+
 def build(config):
-    return {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder}[config["family"]](config)
+    return {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder,
+            "encoder": FraudTransformer}[config["family"]](config)
+
+
+def classification_loss(out, y, config, reduction="mean"):
+    """Cross-entropy over the classes, or binary cross-entropy on one logit."""
+    if classification_loss_kind(config) == "binary":
+        return F.binary_cross_entropy_with_logits(out.float().squeeze(-1), y.float(), reduction=reduction)
+    return F.cross_entropy(out.float().flatten(0, -2), y.flatten(), reduction=reduction)
+
+
+def predicted_classes(out, config):
+    """Predicted classes (one logit: positive when it is above 0)."""
+    if classification_loss_kind(config) == "binary":
+        return (out.squeeze(-1) > 0).long()
+    return out.argmax(-1)
 
 
 def count_params(config):
@@ -376,7 +415,8 @@ class TorchBackend(Backend):
             # and optimizer state over the ranks (all-gathered for compute).
             from torch.distributed.fsdp import fully_shard
 
-            blocks = self.raw.layers if plan.family == "bert" else self.raw.blocks
+            blocks = {"bert": lambda m: m.layers, "encoder": lambda m: m.transformer.layers}.get(
+                plan.family, lambda m: m.blocks)(self.raw)
             for block in blocks:
                 fully_shard(block)
             fully_shard(self.raw)
@@ -457,8 +497,10 @@ class TorchBackend(Backend):
         if data.eval is not None:
             self.ex = torch.from_numpy(data.eval[0]).to(self.device)
             self.ey = torch.from_numpy(data.eval[1]).to(self.device)
-        if self.plan.family in ("bert", "decoder"):
+        if self.plan.family in TOKEN_FAMILIES:
             self.x = self.x.long()
+            if data.eval is not None:
+                self.ex = self.ex.long()
 
     def _batch(self, idx):
         b = self.plan.batch_size
@@ -474,7 +516,7 @@ class TorchBackend(Backend):
                 out = self.model(x)
         else:
             out = self.model(x)
-        return F.cross_entropy(out.float().flatten(0, -2), y.flatten())
+        return classification_loss(out, y, self.plan.config)
 
     def _backward(self, loss):
         self.opt.zero_grad(set_to_none=True)
@@ -622,20 +664,27 @@ class TorchBackend(Backend):
 
     @torch.no_grad()
     def evaluate(self):
+        """Accuracy and mean loss on the held-out split; for a decoder, over
+        every next-token prediction (next-token accuracy, loss per token)."""
         self.raw.eval()
         correct, total_loss, n = 0, 0.0, self.ey.shape[0]
-        for s in range(0, n, EVAL_BATCH):
-            x, y = self.ex[s:s + EVAL_BATCH], self.ey[s:s + EVAL_BATCH]
+        predictions = 0
+        step = eval_batch(self.plan)
+        for s in range(0, n, step):
+            x, y = self.ex[s:s + step], self.ey[s:s + step]
+            if self.plan.family == "decoder":
+                x, y = x[:, :-1], x[:, 1:]
             if self.autocast is not None:
                 with torch.autocast(self.device.type, dtype=self.autocast):
                     out = self.raw(x)
             else:
                 out = self.raw(x)
             out = out.float()
-            total_loss += F.cross_entropy(out, y, reduction="sum").item()
-            correct += (out.argmax(1) == y).sum().item()
+            total_loss += classification_loss(out, y, self.plan.config, reduction="sum").item()
+            correct += (predicted_classes(out, self.plan.config) == y).sum().item()
+            predictions += y.numel()
         self.raw.train()
-        result = torch.tensor([correct / n, total_loss / n], dtype=torch.float64)
+        result = torch.tensor([correct / predictions, total_loss / predictions], dtype=torch.float64)
         if self.dist is not None:  # every rank acts on rank 0's evaluation
             self.dist.broadcast(result, 0)
         return float(result[0]), float(result[1]), n

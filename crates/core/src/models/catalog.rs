@@ -2,9 +2,24 @@
 //! run may change.
 
 use super::{
-    BertConfig, CatalogEntry, DecoderConfig, DecoderMlp, DecoderNorm, DecoderPositions, Family,
-    ModelConfig, ModelOptions, ResBlock, ResNetConfig, ResStem, VitConfig,
+    BertConfig, CatalogEntry, DecoderConfig, DecoderMlp, DecoderNorm, DecoderPositions,
+    EncoderConfig, Family, ModelConfig, ModelOptions, ResBlock, ResNetConfig, ResStem, VitConfig,
 };
+
+/// The migration seed's `FraudTransformer` (vocabulary 50,000, 512 positions,
+/// one output logit) at width `hidden`, feed-forward `ff`, `layers` layers.
+fn fraud(vocab: i64, hidden: i64, heads: i64, layers: i64, ff: i64, positions: i64) -> ModelConfig {
+    ModelConfig::Encoder(EncoderConfig {
+        vocab_size: vocab,
+        hidden,
+        layers,
+        heads,
+        intermediate: ff,
+        max_position: positions,
+        seq_len: positions,
+        num_classes: 1,
+    })
+}
 use crate::error::SpecError;
 
 fn vit(
@@ -411,6 +426,33 @@ pub const CATALOG: &[CatalogEntry] = &[
         reference_includes_head: false,
         build: || bert(128, 2, 2, 2),
     },
+    CatalogEntry {
+        name: "fraud_transformer_seed",
+        family: Family::Encoder,
+        cpu_friendly: false,
+        summary: "the migration seed's FraudTransformer as its code defines it: 24 × nn.TransformerEncoderLayer(1024, 16 heads, ff 4096), vocabulary 50,000, 512 positions, mean pool, one logit — 354,034,689 parameters, not the 1.2 B the article states",
+        reference_params: Some(354_034_689),
+        reference_includes_head: true,
+        build: || fraud(50_000, 1024, 16, 24, 4096, 512),
+    },
+    CatalogEntry {
+        name: "fraud_transformer_1b",
+        family: Family::Encoder,
+        cpu_friendly: false,
+        summary: "the seed's FraudTransformer at the size the article states: width 2048, 16 heads, ff 8192, 24 layers (1.21 B in the encoder layers, 1.31 B with the 50,000-token embedding)",
+        reference_params: Some(1_312_049_153),
+        reference_includes_head: true,
+        build: || fraud(50_000, 2048, 16, 24, 8192, 512),
+    },
+    CatalogEntry {
+        name: "fraud_transformer_tiny",
+        family: Family::Encoder,
+        cpu_friendly: true,
+        summary: "2-layer FraudTransformer (width 64, 4 heads, ff 256, vocabulary 1,000, 64 positions, one logit)",
+        reference_params: None,
+        reference_includes_head: true,
+        build: || fraud(1000, 64, 4, 2, 256, 64),
+    },
 ];
 
 /// Names of every catalogued model, for error messages and listings.
@@ -515,6 +557,34 @@ impl CatalogEntry {
                         ));
                     }
                     b.seq_len = t;
+                }
+                if let Some(x) = opts.image_size {
+                    return Err(not_for("image_size", x, self.name));
+                }
+                if let Some(x) = opts.in_channels {
+                    return Err(not_for("in_channels", x, self.name));
+                }
+            }
+            ModelConfig::Encoder(e) => {
+                if let Some(n) = opts.num_classes {
+                    e.num_classes = positive(
+                        "num_classes",
+                        n,
+                        "a whole number ≥ 1 (1: one logit, binary cross-entropy)",
+                    )?;
+                }
+                if let Some(v) = opts.vocab_size {
+                    e.vocab_size = positive("vocab_size", v, "a whole number ≥ 1")?;
+                }
+                if let Some(t) = opts.seq_len {
+                    if !(1..=e.max_position).contains(&t) {
+                        return Err(SpecError::new(
+                            "seq_len",
+                            t,
+                            &format!("1 to {} (the model's position table)", e.max_position),
+                        ));
+                    }
+                    e.seq_len = t;
                 }
                 if let Some(x) = opts.image_size {
                     return Err(not_for("image_size", x, self.name));

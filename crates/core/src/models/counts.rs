@@ -1,8 +1,8 @@
 //! Analytical parameter counts and FLOPs per training sample.
 
 use super::{
-    BertConfig, DecoderConfig, DecoderMlp, DecoderNorm, DecoderPositions, Family, ModelConfig,
-    ResBlock, ResNetConfig, ResStem, VitConfig,
+    BertConfig, DecoderConfig, DecoderMlp, DecoderNorm, DecoderPositions, EncoderConfig, Family,
+    ModelConfig, ResBlock, ResNetConfig, ResStem, VitConfig,
 };
 
 /// Output size of a convolution or pooling along one axis.
@@ -17,6 +17,7 @@ impl ModelConfig {
             ModelConfig::Resnet(_) => Family::Resnet,
             ModelConfig::Bert(_) => Family::Bert,
             ModelConfig::Decoder(_) => Family::Decoder,
+            ModelConfig::Encoder(_) => Family::Encoder,
         }
     }
 
@@ -27,6 +28,7 @@ impl ModelConfig {
             ModelConfig::Bert(b) => b.num_classes,
             // The softmax runs over the vocabulary.
             ModelConfig::Decoder(d) => d.vocab_size,
+            ModelConfig::Encoder(e) => e.num_classes,
         }
     }
 
@@ -37,6 +39,7 @@ impl ModelConfig {
             ModelConfig::Resnet(r) => resnet_params(r),
             ModelConfig::Bert(b) => bert_backbone_params(b) + bert_head_params(b),
             ModelConfig::Decoder(d) => decoder_params(d),
+            ModelConfig::Encoder(e) => encoder_params(e),
         };
         u64::try_from(n).unwrap_or(0)
     }
@@ -59,6 +62,7 @@ impl ModelConfig {
                 r.num_classes,
             ),
             ModelConfig::Bert(b) => (b.hidden, b.num_classes),
+            ModelConfig::Encoder(e) => (e.hidden, e.num_classes),
             ModelConfig::Decoder(_) => (0, 0),
         };
         u64::try_from(features * classes + classes).unwrap_or(0)
@@ -76,6 +80,7 @@ impl ModelConfig {
             ModelConfig::Resnet(r) => resnet_macs(r),
             ModelConfig::Bert(b) => bert_macs(b),
             ModelConfig::Decoder(d) => decoder_macs(d),
+            ModelConfig::Encoder(e) => encoder_macs(e),
         };
         u64::try_from(n).unwrap_or(0)
     }
@@ -241,4 +246,27 @@ fn decoder_macs(c: &DecoderConfig) -> i64 {
     };
     let layer = t * (projections + mlp) + 2 * t * t * d;
     c.layers * layer + t * d * c.vocab_size
+}
+
+/// One `nn.TransformerEncoderLayer`: the attention's packed in-projection
+/// (3d² + 3d) and out-projection (d² + d), the feed-forward block (d·f + f,
+/// f·d + d) and two LayerNorms (2 × 2d).
+fn encoder_layer_params(e: &EncoderConfig) -> i64 {
+    let (d, f) = (e.hidden, e.intermediate);
+    (3 * d * d + 3 * d) + (d * d + d) + (d * f + f) + (f * d + d) + 4 * d
+}
+
+fn encoder_params(e: &EncoderConfig) -> i64 {
+    let d = e.hidden;
+    e.vocab_size * d
+        + e.max_position * d
+        + e.layers * encoder_layer_params(e)
+        + (d * e.num_classes + e.num_classes)
+}
+
+/// Per sample: per token and layer 4d² (projections) + 2df (feed-forward) +
+/// 2Td (QKᵀ and the weighted sum of V), and the head on the pooled vector.
+fn encoder_macs(e: &EncoderConfig) -> i64 {
+    let (d, f, t) = (e.hidden, e.intermediate, e.seq_len);
+    t * e.layers * (4 * d * d + 2 * d * f + 2 * t * d) + d * e.num_classes
 }

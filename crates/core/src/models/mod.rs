@@ -36,6 +36,9 @@ pub enum Family {
     Bert,
     /// Decoder-only language models (GPT-2, Llama), trained on next tokens.
     Decoder,
+    /// A sequence classifier over PyTorch's `nn.TransformerEncoder` (the
+    /// TensorFlow→PyTorch migration seed's fraud model).
+    Encoder,
 }
 
 impl Family {
@@ -187,6 +190,25 @@ impl DecoderConfig {
     }
 }
 
+/// The seed's `FraudTransformer`: token embedding plus a learned position
+/// table, `layers` × `nn.TransformerEncoderLayer(hidden, heads,
+/// dim_feedforward=intermediate, dropout=0.1, batch_first=True)` (post-norm,
+/// LayerNorm eps 1e-5, ReLU, attention and every linear layer with biases),
+/// the mean over positions, and `Linear(hidden, num_classes)`. One class is
+/// the seed's binary head (a sigmoid on one logit, binary cross-entropy);
+/// more are softmax classes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EncoderConfig {
+    pub vocab_size: i64,
+    pub hidden: i64,
+    pub layers: i64,
+    pub heads: i64,
+    pub intermediate: i64,
+    pub max_position: i64,
+    pub seq_len: i64,
+    pub num_classes: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "family", rename_all = "snake_case")]
 pub enum ModelConfig {
@@ -194,6 +216,7 @@ pub enum ModelConfig {
     Resnet(ResNetConfig),
     Bert(BertConfig),
     Decoder(DecoderConfig),
+    Encoder(EncoderConfig),
 }
 
 /// One entry of the catalogue.

@@ -89,6 +89,9 @@ pub struct RawSpec {
     pub eval_every_steps: Option<i64>,
     #[serde(default)]
     pub target_accuracy: Option<f64>,
+    /// A held-out loss to reach (time-to-loss; a decoder's loss per token).
+    #[serde(default)]
+    pub target_loss: Option<f64>,
     #[serde(default)]
     pub stop_at_target: bool,
     #[serde(default)]
@@ -131,6 +134,7 @@ impl RawSpec {
             window_steps: default_window(),
             eval_every_steps: None,
             target_accuracy: None,
+            target_loss: None,
             stop_at_target: false,
             threads: None,
             synthetic_samples: default_synthetic_samples(),

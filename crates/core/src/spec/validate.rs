@@ -39,6 +39,8 @@ pub struct RunSpec {
     pub window_steps: u64,
     pub eval_every_steps: Option<u64>,
     pub target_accuracy: Option<f64>,
+    /// A held-out loss to reach, instead of an accuracy.
+    pub target_loss: Option<f64>,
     pub stop_at_target: bool,
     pub threads: Option<u32>,
     pub synthetic_samples: u64,
@@ -169,7 +171,33 @@ impl RunSpec {
             opts.image_size = Some(size);
             opts.num_classes = Some(classes);
         }
+        if data == DataSource::Text && entry.family != Family::Decoder {
+            return Err(SpecError::new(
+                "data",
+                "text",
+                &format!(
+                    "synthetic{} for {} (the text corpus trains decoder language models)",
+                    if entry.family.is_image() {
+                        ", mnist or cifar10"
+                    } else {
+                        ""
+                    },
+                    raw.model
+                ),
+            ));
+        }
         let model_config = entry.config(&opts)?;
+        if data == DataSource::Text {
+            if let ModelConfig::Decoder(c) = &model_config {
+                if c.vocab_size < 256 {
+                    return Err(SpecError::new(
+                        "vocab_size",
+                        c.vocab_size,
+                        "256 or more with data = text (byte-level tokens)",
+                    ));
+                }
+            }
+        }
         if !(raw.lr.is_finite() && raw.lr > 0.0) {
             return Err(SpecError::new("lr", raw.lr, "a finite number > 0"));
         }
@@ -200,15 +228,34 @@ impl RunSpec {
                 return Err(SpecError::new(
                     "target_accuracy",
                     t,
-                    "no value with synthetic data (accuracy on random labels means nothing); use mnist or cifar10",
+                    "no value with synthetic data (accuracy on random labels means nothing); use mnist, cifar10 or text",
                 ));
             }
         }
-        if raw.stop_at_target && raw.target_accuracy.is_none() {
+        if let Some(t) = raw.target_loss {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(SpecError::new("target_loss", t, "a finite number > 0"));
+            }
+            if data == DataSource::Synthetic {
+                return Err(SpecError::new(
+                    "target_loss",
+                    t,
+                    "no value with synthetic data (there is no held-out split); use mnist, cifar10 or text",
+                ));
+            }
+            if let Some(a) = raw.target_accuracy {
+                return Err(SpecError::new(
+                    "target_loss",
+                    format!("{t} (with target_accuracy = {a})"),
+                    "one target: target_accuracy or target_loss",
+                ));
+            }
+        }
+        if raw.stop_at_target && raw.target_accuracy.is_none() && raw.target_loss.is_none() {
             return Err(SpecError::new(
                 "stop_at_target",
                 true,
-                "false unless target_accuracy is set",
+                "false unless target_accuracy or target_loss is set",
             ));
         }
         let threads = raw
@@ -239,6 +286,7 @@ impl RunSpec {
             window_steps,
             eval_every_steps,
             target_accuracy: raw.target_accuracy,
+            target_loss: raw.target_loss,
             stop_at_target: raw.stop_at_target,
             threads,
             synthetic_samples,

@@ -4,6 +4,7 @@
 
 mod bert;
 mod decoder;
+mod encoder;
 mod resnet;
 mod vit;
 
@@ -84,6 +85,7 @@ pub fn build(cfg: &ModelConfig, vs: &nn::VarStore, init: InitMode) -> Box<dyn nn
         ModelConfig::Resnet(c) => Box::new(resnet::ResNet::new(&root, c, init)),
         ModelConfig::Bert(c) => Box::new(bert::BertClassifier::new(&root, c, init)),
         ModelConfig::Decoder(c) => Box::new(decoder::Decoder::new(&root, c, init)),
+        ModelConfig::Encoder(c) => Box::new(encoder::FraudTransformer::new(&root, c, init)),
     }
 }
 
@@ -117,6 +119,11 @@ fn attention_shape(cfg: &ModelConfig) -> Option<([i64; 4], bool, bool)> {
             [c.seq_len, c.heads, c.kv_heads, c.head_dim()],
             c.dropout,
             true,
+        )),
+        ModelConfig::Encoder(c) => Some((
+            [c.seq_len, c.heads, c.heads, c.hidden / c.heads],
+            true,
+            false,
         )),
         ModelConfig::Resnet(_) => None,
     }
