@@ -1147,54 +1147,17 @@ fn decoders_match_hugging_face_logits() {
         );
         let exported = Scratch::new(&format!("parity-{model}-weights"));
         let dir = exported.0.to_str().unwrap().to_string();
-        let mut child = Command::new(&env.python)
-            .args(["-m", "trainbench_worker.parity", "--export", &dir])
-            .env("PYTHONPATH", envs::package_dir())
-            .env("OMP_NUM_THREADS", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(described["config"].to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{model}: {}", text(&out));
-        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let config = described["config"].to_string();
+        let r = parity(&env, &["--export", &dir], &config);
         check_parity(model, "pytorch", &r, &described);
         // The JAX and TensorFlow decoders, with the PyTorch worker's weights
         // (copied from the reference) loaded, against the reference's logits.
         for framework in ["jax", "tensorflow"] {
-            let other = ready(framework);
-            let mut child = Command::new(&other.python)
-                .args([
-                    "-m",
-                    "trainbench_worker.parity",
-                    "--framework",
-                    framework,
-                    &dir,
-                ])
-                .env("PYTHONPATH", envs::package_dir())
-                .env("OMP_NUM_THREADS", "1")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(described["config"].to_string().as_bytes())
-                .unwrap();
-            let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "{framework} {model}: {}", text(&out));
-            let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let r = parity(
+                &ready(framework),
+                &["--framework", framework, &dir],
+                &config,
+            );
             check_parity(model, framework, &r, &described);
         }
         // The libtorch worker's decoder, loading the same weights by name.
@@ -1208,6 +1171,31 @@ fn decoders_match_hugging_face_logits() {
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
         check_parity(model, "tch", &r, &described);
     }
+}
+
+/// `python -m trainbench_worker.parity ARGS` in `env` with the model config
+/// on stdin; its JSON answer.
+fn parity(env: &envs::FrameworkEnv, args: &[&str], config: &str) -> Value {
+    use std::io::Write;
+    let mut child = Command::new(&env.python)
+        .args(["-m", "trainbench_worker.parity"])
+        .args(args)
+        .env("PYTHONPATH", envs::package_dir())
+        .env("OMP_NUM_THREADS", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(config.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "parity {args:?}: {}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// Parameter counts equal to the reference's and the catalogue's; logits
