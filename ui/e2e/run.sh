@@ -27,11 +27,24 @@ export DISPLAY="$display"
 export TRAINBENCH_DB="$work/studio.sqlite" TRAINBENCH_CONFIG_DIR="$work/config"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TRAINBENCH_NO_NVML=1
 export WEBKIT_DISABLE_DMABUF_RENDERER=1 WEBKIT_DISABLE_COMPOSITING_MODE=1
-port=$((4400 + RANDOM % 500))
-tauri-driver --port "$port" >"$out/tauri-driver.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do
-  curl -sf "http://127.0.0.1:$port/status" >/dev/null 2>&1 && break
-  sleep 0.2
+# Both ports chosen here, apart: left to itself WebKitWebDriver takes 4445,
+# which a random intermediary port (or anything else) can hold — seen once in
+# CI ("Unable to listen … port 4445"). A driver that does not answer is
+# stopped and started again on other ports, three tries.
+ready=""
+for try in 1 2 3; do
+  port=$((4400 + RANDOM % 500))
+  native=$((5400 + RANDOM % 500))
+  tauri-driver --port "$port" --native-port "$native" >"$out/tauri-driver-$try.log" 2>&1 &
+  driver=$!
+  for _ in $(seq 75); do
+    if curl -sf "http://127.0.0.1:$port/status" >/dev/null 2>&1; then ready=yes; break; fi
+    sleep 0.2
+  done
+  if [ -n "$ready" ]; then pids+=("$driver"); break; fi
+  echo "e2e: tauri-driver on ports $port/$native did not answer (try $try); see $out/tauri-driver-$try.log" >&2
+  kill -TERM "$driver" 2>/dev/null || true
+  wait "$driver" 2>/dev/null || true
 done
+[ -n "$ready" ] || { echo "e2e: tauri-driver did not start" >&2; exit 1; }
 TAURI_DRIVER_URL="http://127.0.0.1:$port" node ui/e2e/studio.e2e.mjs "$app" "$out"

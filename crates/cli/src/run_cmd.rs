@@ -136,6 +136,9 @@ fn print_plan(a: &RunArgs, host: &Host) -> Result<ExitCode, CliError> {
                 "args": cfg.worker.args,
                 "env": cfg.worker.env.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
                 "stdin": input,
+                // With --batch-size max the stdin shows batch 1, the first
+                // probe; the runs take the largest batch that fits.
+                "batch_search": cfg.batch_search,
             })
         );
     }

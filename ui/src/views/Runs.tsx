@@ -256,8 +256,17 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
           <dd>
             {bytes(s.peak_memory_bytes)} {s.peak_memory_source ? `(${s.peak_memory_source}${s.peak_memory_device ? `, ${s.peak_memory_device}` : ""})` : ""}
           </dd>
-          <dt>Time to accuracy</dt>
-          <dd>{s.target_accuracy === null ? "no target set" : s.target_reached === false ? `not reached (best ${num(s.best_accuracy)})` : `${seconds(s.time_to_accuracy_s)} to ${s.target_accuracy}`}</dd>
+          {s.target_loss != null ? (
+            <>
+              <dt>Time to loss</dt>
+              <dd>{s.target_reached === false ? `not reached (best ${num(s.best_loss)})` : `${seconds(s.time_to_loss_s)} to a held-out loss ≤ ${s.target_loss}`}</dd>
+            </>
+          ) : (
+            <>
+              <dt>Time to accuracy</dt>
+              <dd>{s.target_accuracy === null ? "no target set" : s.target_reached === false ? `not reached (best ${num(s.best_accuracy)})` : `${seconds(s.time_to_accuracy_s)} to ${s.target_accuracy}`}</dd>
+            </>
+          )}
           <dt>Epoch time</dt>
           <dd>
             {seconds(s.epoch_time_s)} {s.epoch_basis ? `(${s.epoch_basis})` : ""}
