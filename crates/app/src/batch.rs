@@ -15,12 +15,13 @@ use trainbench_core::batch_search::{
 };
 use trainbench_core::spec::CheckedSpec;
 use trainbench_core::summary::RunStatus;
-use trainbench_runner::{Progress, Runner, RunnerOptions, MEMORY_LIMIT_REASON};
+use trainbench_runner::{Runner, RunnerOptions, MEMORY_LIMIT_REASON};
 use trainbench_store::{NewRun, Store};
 
 use crate::error::{AppError, AppResult};
+use crate::execute::Silent;
 use crate::host::Host;
-use crate::sweep::{PlannedConfig, Rejected, SweepPlan};
+use crate::sweep::{Job, PlannedConfig, Rejected, SweepPlan};
 use crate::workspace::Workspace;
 
 /// What the search reports as it goes.
@@ -42,11 +43,6 @@ impl SearchProgress for Quiet {
     fn chosen(&mut self, _config: &str, _batch: Result<u32, &str>) {}
 }
 
-struct Silent;
-impl Progress for Silent {
-    fn event(&mut self, _run_id: i64, _event: &trainbench_core::protocol::Event) {}
-}
-
 /// The probe's spec: the configuration at `batch`, [`PROBE_STEPS`] steps,
 /// one-step windows, no evaluation target, no profile.
 fn probe_spec(cfg: &PlannedConfig, batch: u32) -> Result<CheckedSpec, String> {
@@ -62,30 +58,19 @@ fn probe_spec(cfg: &PlannedConfig, batch: u32) -> Result<CheckedSpec, String> {
     CheckedSpec::new(raw).map_err(|e| e.to_string())
 }
 
-/// One probe, run to its end in a scratch database.
+/// One probe (`spec`, from [`probe_spec`]), run to its end in a scratch
+/// database.
 async fn probe(
     cfg: &PlannedConfig,
+    spec: &CheckedSpec,
     host: &Host,
     search: &BatchSearch,
-    batch: u32,
     opts: RunnerOptions,
     cancel: watch::Receiver<bool>,
 ) -> AppResult<BatchProbe> {
     let started = Instant::now();
-    let failed = |reason: String| BatchProbe {
-        batch_size: batch,
-        outcome: ProbeOutcome::Failed,
-        peak_memory_bytes: None,
-        peak_memory_source: None,
-        seconds: started.elapsed().as_secs_f64(),
-        reason: Some(reason),
-    };
-    let spec = match probe_spec(cfg, batch) {
-        Ok(s) => s,
-        Err(e) => return Ok(failed(e)),
-    };
     let mut scratch = Store::open_in_memory()?;
-    let run_id = scratch.insert_run(&NewRun::of_spec(cfg.framework, cfg.env.clone(), &spec))?;
+    let run_id = scratch.insert_run(&NewRun::of_spec(cfg.framework, cfg.env.clone(), spec))?;
     let runner = Runner {
         worker: cfg.worker.clone(),
         gpu: &host.gpu,
@@ -95,7 +80,7 @@ async fn probe(
         },
     };
     let out = runner
-        .run(&mut scratch, run_id, &spec, &mut Silent, cancel)
+        .run(&mut scratch, run_id, spec, &mut Silent, cancel)
         .await
         .map_err(|e| AppError::Internal(e.to_string()))?;
     let seconds = started.elapsed().as_secs_f64();
@@ -128,7 +113,7 @@ async fn probe(
         _ => out.reason.clone(),
     };
     Ok(BatchProbe {
-        batch_size: batch,
+        batch_size: spec.spec.batch_size as u32,
         outcome,
         peak_memory_bytes: peak,
         peak_memory_source: source,
@@ -168,12 +153,15 @@ impl Workspace {
                 if *cancel.borrow() {
                     return Err(AppError::Cancelled);
                 }
-                if let Err(e) = probe_spec(&cfg, batch) {
-                    beyond = Some(e);
-                    break;
-                }
+                let spec = match probe_spec(&cfg, batch) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        beyond = Some(e);
+                        break;
+                    }
+                };
                 progress.probing(&key, batch);
-                let p = probe(&cfg, host, &search, batch, opts, cancel.clone()).await?;
+                let p = probe(&cfg, &spec, host, &search, opts, cancel.clone()).await?;
                 self.store
                     .insert_batch_probe(sweep, &key, search.memory_limit_bytes, &p)?;
                 progress.probed(&key, &p);
@@ -199,16 +187,9 @@ impl Workspace {
                 });
                 continue;
             };
-            let mut raw = probe_spec(&cfg, best).map_err(AppError::Internal)?.raw;
-            // The run itself: the request's length, windows, target and
-            // profile, at the batch found.
-            raw.steps = cfg.spec.raw.steps;
-            raw.epochs = cfg.spec.raw.epochs;
-            raw.window_steps = cfg.spec.raw.window_steps;
-            raw.target_accuracy = cfg.spec.raw.target_accuracy;
-            raw.target_loss = cfg.spec.raw.target_loss;
-            raw.stop_at_target = cfg.spec.raw.stop_at_target;
-            raw.profile = cfg.spec.raw.profile;
+            // The run itself: the request's spec at the batch found.
+            let mut raw = cfg.spec.raw.clone();
+            raw.batch_size = i64::from(best);
             cfg.spec = CheckedSpec::new(raw).map_err(|e| AppError::Internal(e.to_string()))?;
             progress.chosen(&key, Ok(best));
             cfg.label = key.replacen(" bmax", &format!(" b{best} (max)"), 1);
@@ -217,5 +198,31 @@ impl Workspace {
         }
         plan.configs = kept;
         Ok(())
+    }
+    /// The sweep of a plan with batch searches, in both shells: the sweep
+    /// created, every search run (probes stored as they end), then the runs
+    /// queued in that sweep at the batches found. Refuses (the first
+    /// refusal) when no configuration is left; the ones refused beside the
+    /// ones that run stay in `plan.rejected` for the shell to show.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn search_then_queue(
+        &mut self,
+        host: &Host,
+        plan: &mut SweepPlan,
+        command: &str,
+        price: Option<&str>,
+        opts: RunnerOptions,
+        cancel: watch::Receiver<bool>,
+        progress: &mut dyn SearchProgress,
+    ) -> AppResult<(i64, Vec<Job>)> {
+        let sweep = self.create_sweep(plan, command)?;
+        self.search_batches(host, plan, sweep, opts, cancel, progress)
+            .await?;
+        if plan.configs.is_empty() {
+            if let Some(r) = plan.rejected.first() {
+                return Err(r.clone().into());
+            }
+        }
+        self.queue_into(sweep, plan, price)
     }
 }

@@ -82,7 +82,7 @@ pub async fn run_job(
 }
 
 /// Progress that shows nothing (a run that never starts).
-struct Silent;
+pub(crate) struct Silent;
 impl Progress for Silent {
     fn event(&mut self, _run_id: i64, _event: &trainbench_core::protocol::Event) {}
 }

@@ -520,14 +520,14 @@ impl Workspace {
 
     /// Creates the sweep before its batch search (`search_batches`), so that
     /// the probes are stored under it as they end.
-    pub fn create_sweep(&self, plan: &SweepPlan, command: &str) -> AppResult<i64> {
+    pub(crate) fn create_sweep(&self, plan: &SweepPlan, command: &str) -> AppResult<i64> {
         Ok(self
             .store
             .create_sweep(command, plan.configs.len() as u32, plan.repeats)?)
     }
 
     /// Queues the plan's runs in `sweep` (made by `create_sweep`).
-    pub fn queue_into(
+    pub(crate) fn queue_into(
         &self,
         sweep: i64,
         plan: &SweepPlan,

@@ -60,15 +60,17 @@ pub fn run_jobs(
     Ok(finished)
 }
 
-/// The batch searches of the plan, each probe printed on stderr as it ends;
-/// Ctrl-C stops the search (the probes that ended stay stored).
-fn search_batches(
+/// The batch searches of the plan, then its runs queued (the app's
+/// `search_then_queue`), each probe printed on stderr as it ends; Ctrl-C
+/// stops the search (the probes that ended stay stored).
+fn search_then_queue(
     ws: &mut Workspace,
     host: &Host,
     plan: &mut trainbench_app::sweep::SweepPlan,
-    sweep: i64,
+    command: &str,
+    price: Option<&str>,
     opts: RunnerOptions,
-) -> Result<(), CliError> {
+) -> Result<(i64, Vec<Job>), CliError> {
     struct Printed;
     impl SearchProgress for Printed {
         fn probing(&mut self, config: &str, batch: u32) {
@@ -106,17 +108,17 @@ fn search_batches(
     }
     let runtime = execute::runtime()?;
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-    runtime.block_on(async {
+    let queued = runtime.block_on(async {
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("\ntrainbench: cancelling the batch search (Ctrl-C)");
                 let _ = cancel_tx.send(true);
             }
         });
-        ws.search_batches(host, plan, sweep, opts, cancel_rx, &mut Printed)
+        ws.search_then_queue(host, plan, command, price, opts, cancel_rx, &mut Printed)
             .await
     })?;
-    Ok(())
+    Ok(queued)
 }
 
 /// What each configuration's worker would be started with, one JSON line each.
@@ -180,17 +182,18 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     };
     let (sweep, jobs) = if plan.configs.iter().any(|c| c.batch_search.is_some()) {
         // The largest batch that fits, probed before anything is queued.
-        let sweep = ws.create_sweep(&plan, &command)?;
-        search_batches(&mut ws, &host, &mut plan, sweep, opts)?;
-        if plan.configs.is_empty() {
-            if let Some(r) = plan.rejected.first() {
-                return Err(r.clone().into());
-            }
-        }
+        let queued = search_then_queue(
+            &mut ws,
+            &host,
+            &mut plan,
+            &command,
+            request.price.as_deref(),
+            opts,
+        )?;
         for r in &plan.rejected {
             eprintln!("trainbench: {}: {}", r.label, r.message);
         }
-        ws.queue_into(sweep, &plan, request.price.as_deref())?
+        queued
     } else {
         ws.queue(&plan, request.price.as_deref(), &command)?
     };

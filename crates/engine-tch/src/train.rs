@@ -261,6 +261,20 @@ fn classification_loss(
     )?)
 }
 
+/// The model's inputs and targets from a batch: a decoder's sequence of
+/// `seq_len + 1` tokens gives its first `seq_len` as inputs and, one on, the
+/// next tokens as targets; other models take `x` and `y` as they are.
+fn inputs_and_targets(
+    cfg: &ModelConfig,
+    x: &Tensor,
+    y: &Tensor,
+) -> Result<(Tensor, Tensor), WorkerError> {
+    Ok(match cfg {
+        ModelConfig::Decoder(c) => (x.f_narrow(1, 0, c.seq_len)?, x.f_narrow(1, 1, c.seq_len)?),
+        _ => (x.shallow_clone(), y.shallow_clone()),
+    })
+}
+
 /// The predicted classes (one logit: positive above 0).
 fn predicted(cfg: &ModelConfig, logits: &Tensor) -> Result<Tensor, WorkerError> {
     if binary_head(cfg) {
@@ -304,17 +318,10 @@ impl Trainer<'_> {
     /// over every position).
     fn forward_loss(&self, x: &Tensor, y: &Tensor) -> Result<Tensor, WorkerError> {
         self.autocast(true)?;
-        let loss = if let ModelConfig::Decoder(c) = &self.spec.model_config {
-            let t = c.seq_len;
-            let logits = self.net.forward_t(&x.narrow(1, 0, t), true);
-            logits
-                .f_to_kind(Kind::Float)?
-                .flatten(0, 1)
-                .cross_entropy_for_logits(&x.narrow(1, 1, t).flatten(0, 1))
-        } else {
-            let logits = self.net.forward_t(x, true).f_to_kind(Kind::Float)?;
-            classification_loss(&self.spec.model_config, &logits, y, Reduction::Mean)?
-        };
+        let cfg = &self.spec.model_config;
+        let (x, y) = inputs_and_targets(cfg, x, y)?;
+        let logits = self.net.forward_t(&x, true).f_to_kind(Kind::Float)?;
+        let loss = classification_loss(cfg, &logits, &y, Reduction::Mean)?;
         self.autocast(false)?;
         Ok(loss)
     }
@@ -483,12 +490,11 @@ impl Trainer<'_> {
             let mut start = 0;
             while start < n {
                 let len = chunk.min(n - start);
-                let mut x = ex.f_narrow(0, start, len)?;
-                let mut y = ey.f_narrow(0, start, len)?;
-                if let Some(t) = decoder {
-                    y = x.f_narrow(1, 1, t)?;
-                    x = x.f_narrow(1, 0, t)?;
-                }
+                let (x, y) = inputs_and_targets(
+                    &self.spec.model_config,
+                    &ex.f_narrow(0, start, len)?,
+                    &ey.f_narrow(0, start, len)?,
+                )?;
                 let logits = self.net.forward_t(&x, false).f_to_kind(Kind::Float)?;
                 loss_sum +=
                     classification_loss(&self.spec.model_config, &logits, &y, Reduction::Sum)?;

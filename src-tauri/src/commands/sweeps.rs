@@ -82,23 +82,17 @@ fn search_then_queue(
 ) -> ApiResult<(i64, Vec<Job>)> {
     let mut ws = Workspace::open_beside(db)?;
     let host = Host::open();
-    let sweep = ws.create_sweep(&plan, command)?;
     // Nothing cancels a search started from the wizard (each probe is short).
     let (_keep, cancel) = tokio::sync::watch::channel(false);
-    execute::runtime()?.block_on(ws.search_batches(
+    Ok(execute::runtime()?.block_on(ws.search_then_queue(
         &host,
         &mut plan,
-        sweep,
+        command,
+        price.as_deref(),
         RunnerOptions::default(),
         cancel,
         &mut Quiet,
-    ))?;
-    if plan.configs.is_empty() {
-        if let Some(r) = plan.rejected.first() {
-            return Err(AppError::from(r.clone()).into());
-        }
-    }
-    Ok(ws.queue_into(sweep, &plan, price.as_deref())?)
+    ))?)
 }
 
 /// Streams a run's progress to `on_progress` (throttled); returns what there

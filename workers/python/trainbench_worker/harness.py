@@ -277,6 +277,21 @@ def classification_loss_kind(config):
     return "binary" if config["family"] == "encoder" and config["num_classes"] == 1 else "softmax"
 
 
+def inputs_and_targets(plan, x, y):
+    """The model's inputs and targets from a batch (any framework's arrays):
+    a decoder's sequences of ``seq_len + 1`` tokens give their first
+    ``seq_len`` as inputs and, one on, the next tokens as targets (causal LM:
+    each position predicts the next token); other models take ``x``, ``y``."""
+    if plan.family == "decoder":
+        return x[:, :-1], x[:, 1:]
+    return x, y
+
+
+def predictions_per_sample(plan):
+    """Targets one sample is scored on: a decoder's every next token, else one."""
+    return plan.config["seq_len"] if plan.family == "decoder" else 1
+
+
 def eval_batch(plan):
     """Sequences (or images) per evaluation batch."""
     if plan.family == "decoder":

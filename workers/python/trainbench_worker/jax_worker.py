@@ -26,7 +26,8 @@ import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, attention_shape, check_precision,
-                      classification_loss_kind, cpu_name, eval_batch, has_attention_dropout)
+                      classification_loss_kind, cpu_name, eval_batch, has_attention_dropout, inputs_and_targets,
+                      predictions_per_sample)
 from .protocol import WorkerError, first_line, unsupported
 
 # torch.cuda.amp.GradScaler's defaults, for amp-fp16.
@@ -602,9 +603,7 @@ class JaxBackend(Backend):
         every device's samples."""
         x = jax.lax.with_sharding_constraint(jnp.take(x_all, idx, axis=0), self.batch_sharding)
         y = jax.lax.with_sharding_constraint(jnp.take(y_all, idx, axis=0), self.batch_sharding)
-        if self.plan.family == "decoder":
-            # Causal LM: each position predicts the next token of the sequence.
-            x, y = x[:, :-1], x[:, 1:]
+        x, y = inputs_and_targets(self.plan, x, y)
         step = state["step"] + 1
         rngs = {"dropout": jax.random.fold_in(jax.random.PRNGKey(self.plan.seed), step)}
         scale = state["scale"] if self.loss_scaling else 1.0
@@ -645,9 +644,10 @@ class JaxBackend(Backend):
 
         def batch(totals, b):
             x, y, w = (jax.lax.with_sharding_constraint(a, self.batch_sharding) for a in b)
-            if self.plan.family == "decoder":
-                # Every next-token prediction of each sequence (padding weighs 0).
-                x, y, w = x[:, :-1], x[:, 1:], jnp.broadcast_to(w[:, None], (x.shape[0], x.shape[1] - 1))
+            x, y = inputs_and_targets(self.plan, x, y)
+            if y.ndim > w.ndim:
+                # Every next-token prediction of a sequence weighs as it does (padding 0).
+                w = jnp.broadcast_to(w[:, None], y.shape)
             logits = self.model.apply(variables, x, train=False).astype(jnp.float32)
             correct = jnp.sum((_predicted(logits, self.binary) == y) * w)
             return (totals[0] + correct, totals[1] + jnp.sum(_cross_entropy(logits, y, self.binary) * w)), None
@@ -718,8 +718,7 @@ class JaxBackend(Backend):
         w = np.concatenate([np.ones(n, np.float32), np.zeros(pad, np.float32)])
         sharding = NamedSharding(self.mesh, P(None, "data"))
         self.eval_n = n
-        # Predictions per sample: a decoder's every next token.
-        self.eval_per_sample = self.plan.config["seq_len"] if self.plan.family == "decoder" else 1
+
         self.ex, self.ey, self.ew = (jax.device_put(a.reshape((batches, b) + a.shape[1:]), sharding) for a in (x, y, w))
         self.eval_fn = jax.jit(self._evaluate, in_shardings=(self.replicated, sharding, sharding, sharding),
                                out_shardings=self.replicated)
@@ -755,7 +754,7 @@ class JaxBackend(Backend):
     def evaluate(self):
         variables = {"params": self.state["params"], **self.state["model_state"]}
         correct, total_loss = jax.device_get(self.eval_fn(variables, self.ex, self.ey, self.ew))
-        predictions = self.eval_n * self.eval_per_sample
+        predictions = self.eval_n * predictions_per_sample(self.plan)
         return float(correct) / predictions, float(total_loss) / predictions, self.eval_n
 
     def compile_s(self):

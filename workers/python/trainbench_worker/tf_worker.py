@@ -22,7 +22,7 @@ import tensorflow as tf  # noqa: E402
 from keras import layers  # noqa: E402
 
 from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, check_precision,  # noqa: E402
-                      classification_loss_kind, cpu_name, eval_batch)
+                      classification_loss_kind, cpu_name, eval_batch, inputs_and_targets, predictions_per_sample)
 from .protocol import WorkerError, first_line, unsupported  # noqa: E402
 
 
@@ -669,12 +669,9 @@ class TFBackend(Backend):
         """One replica's share of the global batch: its loss (the sum over its
         samples divided by the global batch, so that the all-reduced sum of
         gradients is the gradient of the global mean) and its gradients."""
-        per_sample = 1
-        if self.plan.family == "decoder":
-            # Causal LM: each position predicts the next token of the sequence
-            # (the mean over the global batch's tokens).
-            x, y = x[:, :-1], x[:, 1:]
-            per_sample = self.plan.config["seq_len"]
+        # A decoder's loss: the mean over the global batch's next tokens.
+        x, y = inputs_and_targets(self.plan, x, y)
+        per_sample = predictions_per_sample(self.plan)
         with tf.GradientTape() as tape:
             logits = tf.cast(self.model(x, training=True), tf.float32)
             ce = _per_sample_loss(logits, y, self.binary)
@@ -776,8 +773,7 @@ class TFBackend(Backend):
 
     def _eval_batch(self, x, y):
         with tf.device(self.home):
-            if self.plan.family == "decoder":
-                x, y = x[:, :-1], x[:, 1:]  # every next-token prediction
+            x, y = inputs_and_targets(self.plan, x, y)
             logits = tf.cast(self.model(x, training=False), tf.float32)
             loss = tf.reduce_sum(_per_sample_loss(logits, y, self.binary))
             if self.binary:
@@ -795,7 +791,7 @@ class TFBackend(Backend):
             loss, right = self.eval_fn(self.ex[s:s + step], self.ey[s:s + step])
             total_loss += float(loss)
             correct += int(right)
-        predictions = n * (self.plan.config["seq_len"] if self.plan.family == "decoder" else 1)
+        predictions = n * predictions_per_sample(self.plan)
         return correct / predictions, total_loss / predictions, n
 
     def loss_scale(self):

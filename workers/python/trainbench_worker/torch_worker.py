@@ -17,7 +17,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, attention_shape, check_precision,
-                      classification_loss_kind, cpu_name, eval_batch, has_attention_dropout)
+                      classification_loss_kind, cpu_name, eval_batch, has_attention_dropout, inputs_and_targets)
 from .protocol import WorkerError, first_line, monotonic_ns, peak_rss_bytes, unsupported
 
 
@@ -508,9 +508,7 @@ class TorchBackend(Backend):
         return self.x.index_select(0, local), self.y.index_select(0, local)
 
     def _forward(self, x, y):
-        if self.plan.family == "decoder":
-            # Causal LM: each position predicts the next token of the sequence.
-            x, y = x[:, :-1], x[:, 1:]
+        x, y = inputs_and_targets(self.plan, x, y)
         if self.autocast is not None:
             with torch.autocast(self.device.type, dtype=self.autocast):
                 out = self.model(x)
@@ -671,9 +669,7 @@ class TorchBackend(Backend):
         predictions = 0
         step = eval_batch(self.plan)
         for s in range(0, n, step):
-            x, y = self.ex[s:s + step], self.ey[s:s + step]
-            if self.plan.family == "decoder":
-                x, y = x[:, :-1], x[:, 1:]
+            x, y = inputs_and_targets(self.plan, self.ex[s:s + step], self.ey[s:s + step])
             if self.autocast is not None:
                 with torch.autocast(self.device.type, dtype=self.autocast):
                     out = self.raw(x)
