@@ -305,7 +305,14 @@ export type DataSource =
  *  CPython's `pydoc_data/topics.py` (the interpreter's help text, about
  *  750 KB); 90 % trains, the last 10 % is held out.
  */
-"text";
+"text" | 
+/**
+ *  JPEG/PNG images in class folders under `data_path` (`train/<class>/`
+ *  and `val/<class>/`, or `<class>/` with every tenth image held out),
+ *  decoded and augmented on the host while training runs, by each
+ *  framework's own loader with `loader_workers` workers.
+ */
+"folder";
 
 /**  One row of the decision matrix: which entry wins a metric. */
 export type Decision = {
@@ -1213,8 +1220,13 @@ export type SweepRequest = {
 	device: string | null,
 	steps: number | null,
 	epochs: number | null,
-	/**  `synthetic`, `mnist` or `cifar10:DIR`. */
+	/**  `synthetic`, `mnist`, `cifar10:DIR`, `text`, `text:FILE` or `folder:DIR`. */
 	data: string,
+	/**
+	 *  Loader workers of an image folder (default 2; 0: the training thread
+	 *  decodes).
+	 */
+	loader_workers?: number | null,
 	num_classes: number | null,
 	/**  Tokens per sequence of a text model; `None` keeps the model's. */
 	seq_len?: number | null,

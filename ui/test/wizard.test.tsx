@@ -37,6 +37,19 @@ describe("toRequest", () => {
     expect(parseIntList("batch_size", "", 1, 8)).toMatchObject({ message: expect.stringContaining("is empty") });
   });
 
+  it("sends an image folder with its path and loader workers", () => {
+    const r = toRequest({ ...defaultForm(), data: "folder", folderPath: " /data/digits ", loaderWorkers: "0" });
+    expect("model" in r && r.data).toBe("folder:/data/digits");
+    expect("model" in r && r.loader_workers).toBe(0);
+    const d = toRequest({ ...defaultForm(), data: "folder", folderPath: "/data/digits" });
+    expect("model" in d && d.loader_workers).toBeNull();
+    expect(toRequest({ ...defaultForm(), data: "folder" })).toMatchObject({ field: "data", message: expect.stringContaining("needs the image folder") });
+    expect(toRequest({ ...defaultForm(), data: "folder", folderPath: "/d", loaderWorkers: "-1" })).toMatchObject({ field: "loader_workers" });
+    // Other data ignores what was typed for a folder.
+    const m = toRequest({ ...defaultForm(), data: "mnist", folderPath: "/d", loaderWorkers: "3" });
+    expect("model" in m && [m.data, m.loader_workers]).toEqual(["mnist", null]);
+  });
+
   it("reads a target as a fraction or a percentage", () => {
     const a = toRequest({ ...defaultForm(), targetAccuracy: "0.95" });
     const b = toRequest({ ...defaultForm(), targetAccuracy: "95 %".replace(" ", "") });

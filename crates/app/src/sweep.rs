@@ -34,8 +34,12 @@ pub struct SweepRequest {
     pub device: Option<String>,
     pub steps: Option<i64>,
     pub epochs: Option<i64>,
-    /// `synthetic`, `mnist` or `cifar10:DIR`.
+    /// `synthetic`, `mnist`, `cifar10:DIR`, `text`, `text:FILE` or `folder:DIR`.
     pub data: String,
+    /// Loader workers of an image folder (default 2; 0: the training thread
+    /// decodes).
+    #[serde(default)]
+    pub loader_workers: Option<i64>,
     pub num_classes: Option<i64>,
     /// Tokens per sequence of a text model; `None` keeps the model's.
     #[serde(default)]
@@ -85,6 +89,7 @@ impl Default for SweepRequest {
             steps: Some(100),
             epochs: None,
             data: "synthetic".into(),
+            loader_workers: None,
             num_classes: None,
             seq_len: None,
             target_accuracy: None,
@@ -194,20 +199,51 @@ pub fn resolve_framework(
     }
 }
 
-/// `synthetic`, `mnist`, `cifar10:DIR` → (source, path).
+/// `synthetic`, `mnist`, `text`, `cifar10:DIR`, `text:FILE`, `folder:DIR` →
+/// (source, path).
 pub fn parse_data(s: &str) -> Result<(String, Option<String>), Rejected> {
     match s {
         "synthetic" | "mnist" | "text" => Ok((s.to_owned(), None)),
-        other => match (other.strip_prefix("cifar10:"), other.strip_prefix("text:")) {
-            (Some(dir), _) if !dir.is_empty() => Ok(("cifar10".into(), Some(dir.to_owned()))),
-            (_, Some(file)) if !file.is_empty() => Ok(("text".into(), Some(file.to_owned()))),
+        other => match other.split_once(':') {
+            Some((source @ ("cifar10" | "text" | "folder"), path)) if !path.is_empty() => {
+                Ok((source.to_owned(), Some(path.to_owned())))
+            }
             _ => Err(reject(
                 "all",
                 "data",
-                format!("data = {other} is not allowed: expected synthetic, mnist, cifar10:DIR, text or text:FILE"),
+                format!("data = {other} is not allowed: expected synthetic, mnist, cifar10:DIR, text, text:FILE or folder:DIR"),
             )),
         },
     }
+}
+
+/// The class folders of an image folder, by the rule the Python workers
+/// apply (`workers/python/trainbench_worker/images.py`): the non-hidden
+/// sub-folders of `DIR/train` when it exists, else of `DIR`, sorted.
+pub fn folder_classes(dir: &std::path::Path) -> Result<Vec<String>, String> {
+    let train = dir.join("train");
+    let root = if train.is_dir() {
+        train
+    } else {
+        dir.to_path_buf()
+    };
+    let entries =
+        std::fs::read_dir(&root).map_err(|e| format!("{} cannot be read: {e}", root.display()))?;
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    if names.len() < 2 {
+        return Err(format!(
+            "{} holds {} class folder(s); expected at least 2 (one folder of images per class)",
+            root.display(),
+            names.len()
+        ));
+    }
+    Ok(names)
 }
 
 /// Checks every combination of `req` on this machine. Settings shared by all
@@ -274,6 +310,7 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
             "memory_limit = 0 is not allowed: expected a size such as 8G or 512MiB".into(),
         ));
     }
+    let mut folder_class_count = None;
     let data = match parse_data(&req.data) {
         Ok((data, path)) => {
             match (data.as_str(), &path) {
@@ -287,6 +324,24 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
                     "data",
                     format!("data = text:{p} is not allowed: expected an existing file (its bytes are the tokens)"),
                 )),
+                ("folder", Some(p)) => match folder_classes(std::path::Path::new(p)) {
+                    Err(why) => rejected.push(reject(
+                        "all",
+                        "data",
+                        format!("data = folder:{p} is not allowed: {why}; expected an image folder (train/<class>/ and val/<class>/, or <class>/)"),
+                    )),
+                    Ok(classes) => {
+                        let count = classes.len() as i64;
+                        match req.num_classes {
+                            Some(n) if n != count => rejected.push(reject(
+                                "all",
+                                "num_classes",
+                                format!("num_classes = {n} is not allowed: {p} has {count} class folders; expected {count} or no value"),
+                            )),
+                            _ => folder_class_count = Some(count),
+                        }
+                    }
+                },
                 _ => {}
             }
             Some((data, path))
@@ -374,7 +429,8 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
                                 raw.data.clone_from(data);
                                 raw.data_path.clone_from(path);
                             }
-                            raw.num_classes = req.num_classes;
+                            raw.num_classes = req.num_classes.or(folder_class_count);
+                            raw.loader_workers = req.loader_workers;
                             raw.seq_len = req.seq_len;
                             if let Some(t) = req.target_accuracy {
                                 raw.target_accuracy = Some(t);

@@ -317,9 +317,15 @@ pub struct RunArgs {
     pub steps: Option<i64>,
     #[arg(long)]
     pub epochs: Option<i64>,
-    /// synthetic, mnist or cifar10:DIR.
+    /// synthetic, mnist, cifar10:DIR, text, text:FILE or folder:DIR (JPEG/PNG
+    /// images in class folders: train/<class>/ and val/<class>/, or <class>/).
     #[arg(long)]
     pub data: Option<String>,
+    /// Workers that decode and augment an image folder while training runs
+    /// (DataLoader processes, tf.data parallel calls, JAX decoding threads;
+    /// default 2; 0: the training thread decodes).
+    #[arg(long)]
+    pub loader_workers: Option<i64>,
     #[arg(long)]
     pub num_classes: Option<i64>,
     /// Tokens per sequence of a text model (BERT, the decoders; default: the model's).
@@ -445,6 +451,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                 "steps" => a.steps = a.steps.or(Some(num("steps")?)),
                 "epochs" => a.epochs = a.epochs.or(Some(num("epochs")?)),
                 "num_classes" => a.num_classes = a.num_classes.or(Some(num("num_classes")?)),
+                "loader_workers" => a.loader_workers = a.loader_workers.or(Some(num("loader_workers")?)),
                 "seq_len" => a.seq_len = a.seq_len.or(Some(num("seq_len")?)),
                 "window_steps" => a.window_steps = a.window_steps.or(Some(num("window_steps")?)),
                 "eval_every" => a.eval_every = a.eval_every.or(Some(num("eval_every")?)),
@@ -473,7 +480,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                     })?))
                 }
                 other => {
-                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
                 }
             }
         }
@@ -529,6 +536,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                 "synthetic".into()
             }
         }),
+        loader_workers: a.loader_workers,
         num_classes: a.num_classes,
         seq_len: a.seq_len,
         target_accuracy: a.target_accuracy.or(if quick { Some(0.95) } else { None }),

@@ -347,6 +347,14 @@ pub fn print_show(d: &RunDetail) {
     if let Some(reason) = &r.status_reason {
         println!("reason: {reason}");
     }
+    if let Some(data) = d.hello.as_ref().map(|h| &h["data"]) {
+        if let Some(loader) = data["loader"].as_str() {
+            println!(
+                "data loader:       {loader} ({} training images in {} classes, {} held out evaluated)",
+                data["train_samples"], data["classes"], data["eval_samples"]
+            );
+        }
+    }
     if let Some(s) = &r.summary {
         println!(
             "throughput:        {} samples/s ({} windows, {} warm-up excluded)",

@@ -47,7 +47,7 @@ pub struct DeviceInfo {
 }
 
 /// Where a data set's samples come from and how they are split.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DataInfo {
     pub source: String,
     pub path: Option<String>,
@@ -56,6 +56,17 @@ pub struct DataInfo {
     /// Samples per epoch as trained (whole batches only: the last partial batch
     /// of an epoch is dropped so every step has the same batch size).
     pub samples_per_epoch: u64,
+    /// A streamed source (an image folder): its class count, its layout,
+    /// how many held-out images it has (at most 1,024 are evaluated) and the
+    /// loader that decodes it while training runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_out_images: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loader: Option<String>,
 }
 
 /// A part of a training step that a worker times on its own in the step

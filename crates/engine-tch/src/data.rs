@@ -417,6 +417,14 @@ pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
                 Some(dir),
             )
         }
+        DataSource::Folder => {
+            // The planner refuses this combination (core's check_runnable);
+            // a spec written by hand gets the same answer from the worker.
+            return Err(WorkerError::unsupported(
+                "data",
+                "data = folder is not allowed for framework tch: the libtorch worker has no image-folder loader; expected synthetic, mnist, cifar10 or text (pytorch, tensorflow and jax decode folders)",
+            ));
+        }
     };
     let train_samples = train_y.size()[0] as u64;
     let eval_samples = eval.as_ref().map(|(_, y)| y.size()[0] as u64).unwrap_or(0);
@@ -454,6 +462,7 @@ pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
             train_samples,
             eval_samples,
             samples_per_epoch,
+            ..DataInfo::default()
         },
     })
 }

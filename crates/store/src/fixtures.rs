@@ -130,6 +130,7 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
                 train_samples: 4096,
                 eval_samples: 1000,
                 samples_per_epoch: 4096,
+                ..DataInfo::default()
             },
             train_start_ns: 1_000_000_000,
             t_ns: 1_000_000_000,

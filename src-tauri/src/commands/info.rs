@@ -36,7 +36,12 @@ pub fn app_info(studio: State<'_, Studio>) -> ApiResult<AppInfo> {
         frameworks: framework_choices(),
         precisions: Precision::ALL.iter().map(|p| p.as_str().into()).collect(),
         compile_modes: Compile::ALL.iter().map(|c| c.as_str().into()).collect(),
-        data_sources: vec!["synthetic".into(), "mnist".into(), "text".into()],
+        data_sources: vec![
+            "synthetic".into(),
+            "mnist".into(),
+            "text".into(),
+            "folder".into(),
+        ],
         prices: prices.into_iter().map(|p| p.row).collect(),
         charts: ChartKind::ALL.to_vec(),
         settings: studio.settings(),

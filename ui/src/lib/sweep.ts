@@ -13,6 +13,10 @@ export interface WizardForm {
   devices: number[];
   batchSizes: string;
   data: string;
+  /** With data "folder": the image folder (train/<class>/ and val/<class>/, or <class>/). */
+  folderPath: string;
+  /** With data "folder": workers that decode while training runs ("" = the default, 2). */
+  loaderWorkers: string;
   length: "steps" | "epochs";
   steps: string;
   epochs: string;
@@ -34,6 +38,8 @@ export const defaultForm = (): WizardForm => ({
   devices: [1],
   batchSizes: "64",
   data: "synthetic",
+  folderPath: "",
+  loaderWorkers: "",
   length: "steps",
   steps: "100",
   epochs: "1",
@@ -95,6 +101,19 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
   }
   const repeats = parseOne("repeats", f.repeats, 1, 50);
   if (typeof repeats !== "number") return repeats;
+  let data = f.data;
+  let loaderWorkers: number | null = null;
+  if (f.data === "folder") {
+    if (f.folderPath.trim() === "") {
+      return { field: "data", message: "data = folder needs the image folder: a directory with train/<class>/ and val/<class>/, or <class>/ folders of JPEG/PNG images" };
+    }
+    data = `folder:${f.folderPath.trim()}`;
+    if (f.loaderWorkers.trim() !== "") {
+      const n = parseOne("loader_workers", f.loaderWorkers, 0, 64);
+      if (typeof n !== "number") return n;
+      loaderWorkers = n;
+    }
+  }
   let steps: number | null = null;
   let epochs: number | null = null;
   if (f.length === "steps") {
@@ -130,7 +149,8 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     device: null,
     steps,
     epochs,
-    data: f.data,
+    data,
+    loader_workers: loaderWorkers,
     num_classes: null,
     seq_len: null,
     target_accuracy: target,

@@ -3,6 +3,7 @@
 // shows the run count and flags combinations that cannot run, per field.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { Channel } from "@tauri-apps/api/core";
+import { open } from "@tauri-apps/plugin-dialog";
 import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto } from "../api";
 import { installView } from "../lib/install";
 import { count, flops } from "../lib/format";
@@ -308,10 +309,27 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
                   ? "MNIST sample (5,000 real images)"
                   : d === "text"
                     ? "text (Python's help text as byte tokens; decoder models)"
-                    : "synthetic (random tensors)"}
+                    : d === "folder"
+                      ? "image folder (JPEG/PNG decoded while training runs)"
+                      : "synthetic (random tensors)"}
               </option>
             ))}
           </select>
+          {form.data === "folder" && (
+            <div class="folder">
+              <label for="folder-path">Image folder</label>
+              <input id="folder-path" name="folder_path" value={form.folderPath} onInput={(e) => set({ folderPath: e.currentTarget.value })} placeholder="/data/imagenet-subset" />
+              <button type="button" onClick={async () => {
+                const path = await open({ title: "Choose an image folder", directory: true, multiple: false });
+                if (typeof path === "string") set({ folderPath: path });
+              }}>Choose…</button>
+              <label for="loader-workers">Loader workers</label>
+              <input id="loader-workers" name="loader_workers" value={form.loaderWorkers} onInput={(e) => set({ loaderWorkers: e.currentTarget.value })} placeholder="2" />
+              <p class="hint">train/&lt;class&gt;/ and val/&lt;class&gt;/ (or &lt;class&gt;/, every tenth image held out). Workers decode and augment on the host while the model trains: DataLoader processes, tf.data parallel calls, JAX decoding threads; 0 decodes on the training thread. The libtorch worker (tch) has no folder loader.</p>
+              <FieldMessages field="loader_workers" messages={messages} />
+              <FieldMessages field="num_classes" messages={messages} />
+            </div>
+          )}
           <FieldMessages field="data" messages={messages} />
         </section>
         <section>

@@ -62,6 +62,7 @@ class Plan:
         self.length = s["length"]
         self.data = s["data"]
         self.data_path = s.get("data_path")
+        self.loader_workers = s.get("loader_workers")
         self.seed = int(s["seed"])
         self.lr = float(s["lr"])
         self.weight_decay = float(s["weight_decay"])
@@ -387,6 +388,14 @@ class Data:
                 if not os.path.isfile(path):
                     raise bad_config(f"data_path = {path} does not exist", "data_path")
                 tx, ty, ex, ey = load_text(path, plan.config["seq_len"])
+            elif plan.data == "folder":
+                from . import images
+
+                folder = images.Folder(plan.data_path, c["num_classes"])
+                self.folder = folder
+                path = plan.data_path
+                tx, ty = folder.train_files, folder.labels()
+                ex, ey = images.eval_arrays(folder, c["image_size"])
             elif plan.data == "mnist":
                 path = plan.data_path or find_mnist()
                 if not path:
@@ -401,7 +410,7 @@ class Data:
                 tx, ty, ex, ey = load_cifar(path)
             self.path = path
             self.train = (tx, ty)
-            self.eval = (ex, ey)
+            self.eval = (ex, ey) if len(ey) else None
             self.samples_per_epoch = len(ty) // gb * gb
             self.shuffle = True
         if self.samples_per_epoch == 0:
@@ -413,27 +422,64 @@ class Data:
         self.rng = np.random.default_rng(plan.seed)
         self.order = None
         self.position = 0
+        self.epoch = -1
         self.gb = gb
         self.busy_s = data_busy_s()
+        self.streamed = plan.data == "folder"
+        self.stream = None
 
     def info(self):
-        return {
+        info = {
             "source": self.source,
             "path": self.path,
             "train_samples": int(len(self.train[1])),
             "eval_samples": int(len(self.eval[1])) if self.eval else 0,
             "samples_per_epoch": int(self.samples_per_epoch),
         }
+        if self.streamed:
+            info.update(classes=len(self.folder.classes), layout=self.folder.layout,
+                        held_out_images=self.folder.eval_total, loader=self.loader_text)
+        return info
 
-    def next_indices(self):
-        """Indices of the next global batch: epoch-wise shuffled for real data,
-        cycled contiguous slices of the synthetic pool."""
+    def attach(self, stream, text):
+        """The framework's loader of a streamed source: an iterator of
+        batches, and what it is (shown in the run's data info)."""
+        self.stream = stream
+        self.loader_text = text
+
+    def orders(self, rank=0, per_rank=None):
+        """For a loader: (data-set positions, epoch) of every batch in turn,
+        this process's part of each global batch (``per_rank`` samples from
+        ``rank × per_rank``; the whole global batch when None)."""
+        while True:
+            idx = self._next_indices()
+            if per_rank is not None:
+                idx = idx[rank * per_rank:(rank + 1) * per_rank]
+            yield idx, self.epoch
+
+    def next_batch(self):
+        """What the backend's step takes next: the indices of the next global
+        batch into the arrays it holds, or, for a streamed source, the batch
+        its loader decoded (``images.HostBatch``)."""
         if self.busy_s:
             busy(self.busy_s)
+        if self.streamed:
+            return next(self.stream)
+        return self._next_indices()
+
+    def close(self):
+        close = getattr(self.stream, "close", None)
+        if close is not None:
+            close()
+
+    def _next_indices(self):
+        """Epoch-wise shuffled for real data, cycled contiguous slices of the
+        synthetic pool."""
         if self.shuffle:
             if self.order is None or self.position >= self.steps_per_epoch:
                 self.order = self.rng.permutation(len(self.train[1]))
                 self.position = 0
+                self.epoch += 1
             idx = self.order[self.position * self.gb:(self.position + 1) * self.gb]
         else:
             in_pool = max(len(self.train[1]) // self.gb, 1)
@@ -527,7 +573,7 @@ class Backend:
 
     # --- the step breakdown and recompilation (issue 15) ---------------------
 
-    def split_step(self, next_indices, lr, local=False):
+    def split_step(self, next_batch, lr, local=False):
         """One training step timed phase by phase, each phase closed by
         :meth:`sync`: ``[(phase, seconds), ...]`` with phases from ``data``,
         ``forward``, ``backward``, ``optimizer`` (protocol ``Phase``). With
@@ -595,14 +641,14 @@ def measure_breakdown(plan, backend, data, lr, steps_trained):
     for _ in range(n):
         backend.sync()
         start = monotonic_ns()
-        backend.step(data.next_indices(), lr)
+        backend.step(data.next_batch(), lr)
         backend.sync()
         whole.append((monotonic_ns() - start) / 1e9)
-        split = backend.split_step(data.next_indices, lr)
+        split = backend.split_step(data.next_batch, lr)
         if split is None:
             # One program: the host's batch preparation, then the rest.
             start = monotonic_ns()
-            idx = data.next_indices()
+            idx = data.next_batch()
             prepared = monotonic_ns()
             backend.step(idx, lr)
             backend.sync()
@@ -611,7 +657,7 @@ def measure_breakdown(plan, backend, data, lr, steps_trained):
         for phase, seconds in split:
             add(phase, seconds)
         if backend.local_backward():
-            for phase, seconds in backend.split_step(data.next_indices, lr, local=True):
+            for phase, seconds in backend.split_step(data.next_batch, lr, local=True):
                 add(phase, seconds)
     if backend.rank == 0:
         emit("breakdown", whole_step_s=whole,
@@ -628,7 +674,7 @@ def measure_profile(plan, backend, data, lr):
         return
     steps = int(rule["steps"])
     try:
-        result = backend.profile(lambda: backend.step(data.next_indices(), lr), steps)
+        result = backend.profile(lambda: backend.step(data.next_batch(), lr), steps)
     except WorkerError:
         raise
     except Exception as e:  # a profiler that fails must not lose the run's measurements
@@ -712,8 +758,8 @@ def train(plan, backend, data):
     while step < steps:
         step += 1
         lr = learning_rate(plan.lr, step, warmup, steps)
-        idx = data.next_indices()
-        if step == reshape:
+        idx = data.next_batch()
+        if step == reshape and isinstance(idx, np.ndarray):
             idx = idx[:-1]
         if recompiles is not None and step > 1:
             before = backend.compile_count()
@@ -773,6 +819,7 @@ def train(plan, backend, data):
     if step > 1:
         measure_breakdown(plan, backend, data, lr, step)
         measure_profile(plan, backend, data, lr)
+    data.close()
     backend.finish()
     for m in memory:
         emit("memory", **m)

@@ -28,6 +28,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, attention_shape, check_precision,
                       classification_loss_kind, cpu_name, eval_batch, has_attention_dropout, inputs_and_targets,
                       predictions_per_sample)
+from .images import HostBatch
 from .protocol import WorkerError, first_line, unsupported
 
 # torch.cuda.amp.GradScaler's defaults, for amp-fp16.
@@ -603,6 +604,11 @@ class JaxBackend(Backend):
         every device's samples."""
         x = jax.lax.with_sharding_constraint(jnp.take(x_all, idx, axis=0), self.batch_sharding)
         y = jax.lax.with_sharding_constraint(jnp.take(y_all, idx, axis=0), self.batch_sharding)
+        return self._batch_step(state, x, y, lr)
+
+    def _batch_step(self, state, x, y, lr):
+        """One AdamW step on a global batch already sharded over the mesh
+        (a streamed source's decoded batch comes here directly)."""
         x, y = inputs_and_targets(self.plan, x, y)
         step = state["step"] + 1
         rngs = {"dropout": jax.random.fold_in(jax.random.PRNGKey(self.plan.seed), step)}
@@ -691,6 +697,9 @@ class JaxBackend(Backend):
         return mode
 
     def set_data(self, data):
+        if data.streamed:
+            self._set_stream(data)
+            return
         x, y = data.train
         if self.plan.family in TOKEN_FAMILIES:
             x = x.astype(np.int32)
@@ -699,6 +708,34 @@ class JaxBackend(Backend):
         # Replicated: every device gathers its share of each batch locally.
         self.x = jax.device_put(x, self.replicated)
         self.y = jax.device_put(y.astype(np.int32), self.replicated)
+        if data.eval is not None:
+            self._set_eval(*data.eval)
+
+    def _set_stream(self, data):
+        """An image folder through a NumPy pipeline: ``loader_workers``
+        threads decode and augment whole global batches with Pillow (NHWC),
+        two per thread ahead; each batch is put on the mesh sharded by
+        samples, and the step takes it as it is."""
+        from . import images
+
+        n = int(self.plan.loader_workers)
+        size = int(self.plan.config["image_size"])
+        files, labels = data.train
+        seed = self.plan.seed
+
+        def make(order, epoch):
+            x, y = images.train_batch(files, labels, order, size, seed, epoch, channels_last=True)
+            return HostBatch(x, y.astype(np.int32))
+
+        self.jitted = jax.jit(self._batch_step,
+                              in_shardings=(self.replicated, self.batch_sharding, self.batch_sharding,
+                                            self.replicated),
+                              out_shardings=(self.replicated, self.replicated), donate_argnums=0)
+        where = (f"{n} decoding thread{'s' if n > 1 else ''}, 2 batches ahead each" if n else
+                 "decoded on the training thread, nothing ahead")
+        data.attach(images.ThreadLoader(make, data.orders(), n),
+                    f"NumPy pipeline ({where}); Pillow decode, RandomResizedCrop, flip, normalise; "
+                    "jax.device_put sharded over the mesh")
         if data.eval is not None:
             self._set_eval(*data.eval)
 
@@ -724,20 +761,27 @@ class JaxBackend(Backend):
                                out_shardings=self.replicated)
 
     def step(self, idx, lr):
-        idx = idx.astype(np.int32)
         lr = np.float32(lr)
+        if isinstance(idx, HostBatch):
+            # The decoded batch onto the mesh, each device its share of samples.
+            args = (jax.device_put(idx.x, self.batch_sharding), jax.device_put(idx.y, self.batch_sharding), lr)
+            shape = idx.x.shape
+        else:
+            idx = idx.astype(np.int32)
+            args = (self.x, self.y, idx, lr)
+            shape = idx.shape
         try:
             if self.compiled is None:
                 start = time.perf_counter()
-                self.compiled = self.jitted.lower(self.state, self.x, self.y, idx, lr).compile()
+                self.compiled = self.jitted.lower(self.state, *args).compile()
                 self.compile_time = time.perf_counter() - start
-                self.executables = {idx.shape: self.compiled}
-            elif idx.shape not in self.executables:
+                self.executables = {shape: self.compiled}
+            elif shape not in self.executables:
                 # A new batch shape: compile for it, as jax.jit does (the
                 # jax.monitoring listener counts it: the recompile badge).
-                self.executables[idx.shape] = self.jitted.lower(self.state, self.x, self.y, idx, lr).compile()
-            executable = self.executables[idx.shape]
-            self.state, self.loss = executable(self.state, self.x, self.y, idx, lr)
+                self.executables[shape] = self.jitted.lower(self.state, *args).compile()
+            executable = self.executables[shape]
+            self.state, self.loss = executable(self.state, *args)
         except Exception as e:
             if is_oom(e):
                 raise WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
@@ -761,7 +805,8 @@ class JaxBackend(Backend):
         return self.compile_time
 
     def fused(self):
-        text = "batch gather, forward, backward and optimizer update run as one jax.jit XLA executable"
+        first = "forward" if self.plan.data == "folder" else "batch gather, forward"
+        text = f"{first}, backward and optimizer update run as one jax.jit XLA executable"
         if self.plan.devices > 1:
             text += ", with the gradient all-reduce across devices inside"
         return text

@@ -23,6 +23,7 @@ from keras import layers  # noqa: E402
 
 from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, check_precision,  # noqa: E402
                       classification_loss_kind, cpu_name, eval_batch, inputs_and_targets, predictions_per_sample)
+from .images import HostBatch  # noqa: E402
 from .protocol import WorkerError, first_line, unsupported  # noqa: E402
 
 
@@ -559,8 +560,10 @@ class TFBackend(Backend):
         # all-reduce and optimizer update run in the graph around it.
         self.grads = tf.function(self._loss_and_grads, jit_compile=True) if xla and n > 1 else self._loss_and_grads
         self.step_fn = tf.function(self._step, jit_compile=xla and n == 1)
+        self.jit_step = xla and n == 1
         self.eval_fn = tf.function(self._eval_batch, jit_compile=xla)
         self.traced_s = None
+        self.streamed = plan.data == "folder"
 
     def _devices(self, plan):
         """Threads, visible GPUs and logical CPUs: all before TensorFlow's
@@ -659,11 +662,64 @@ class TFBackend(Backend):
         def images(x):  # NCHW → NHWC, once (tf.constant copies the view)
             return x if self.plan.family in TOKEN_FAMILIES else x.transpose(0, 2, 3, 1)
 
+        if data.streamed:
+            self._set_stream(data)
         with tf.device(self.home):
-            x, y = data.train
-            self.x, self.y = tf.constant(images(x)), tf.constant(y.astype("int32"))
+            if not data.streamed:
+                x, y = data.train
+                self.x, self.y = tf.constant(images(x)), tf.constant(y.astype("int32"))
             if data.eval is not None:
                 self.ex, self.ey = tf.constant(images(data.eval[0])), tf.constant(data.eval[1].astype("int32"))
+
+    def _set_stream(self, data):
+        """An image folder through tf.data: file names in the harness's
+        order, read, decoded and augmented by ``map`` with ``loader_workers``
+        parallel calls (0: on the training thread, nothing ahead), batched,
+        two batches prefetched. The step takes the decoded batch instead of
+        gathering from arrays it holds."""
+        from . import images as host
+
+        n = int(self.plan.loader_workers)
+        size = int(self.plan.config["image_size"])
+        files, labels = data.train
+        with tf.device("/cpu:0"):
+            names = tf.constant(files)
+            classes = tf.constant(labels.astype("int32"))
+            mean, std = tf.constant(host.MEAN), tf.constant(host.STD)
+        seed = int(self.plan.seed)
+
+        def positions():
+            for idx, epoch in data.orders():
+                for i in idx:
+                    yield int(i), epoch
+
+        def load(i, epoch):
+            # The sample's randomness from (seed, epoch, position), as in every loader.
+            key = tf.stack([tf.constant(seed, tf.int64) * 1_000_003 + epoch, i])
+            img = tf.io.decode_image(tf.io.read_file(tf.gather(names, i)), channels=3, expand_animations=False)
+            begin, extent, _ = tf.image.stateless_sample_distorted_bounding_box(
+                tf.shape(img), bounding_boxes=tf.constant([[[0.0, 0.0, 1.0, 1.0]]]), seed=key,
+                min_object_covered=0.0, aspect_ratio_range=host.RATIO, area_range=host.SCALE, max_attempts=10,
+                use_image_if_no_bounding_boxes=True)
+            img = tf.image.resize(tf.slice(img, begin, extent), [size, size], method="bilinear")
+            img = tf.image.stateless_random_flip_left_right(img, seed=key + 1)
+            return (img / 255.0 - mean) / std, tf.gather(classes, i)
+
+        ds = tf.data.Dataset.from_generator(
+            positions, output_signature=(tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int64)))
+        ds = ds.map(load, num_parallel_calls=n or None, deterministic=True)
+        ds = ds.batch(self.plan.global_batch, drop_remainder=True)
+        if n:
+            ds = ds.prefetch(2)
+        options = tf.data.Options()
+        options.autotune.enabled = False
+        options.threading.private_threadpool_size = max(n, 1)
+        ds = ds.with_options(options)
+        self.step_fn = tf.function(self._host_step, jit_compile=self.jit_step)
+        where = (f"map with {n} parallel call{'s' if n > 1 else ''}, 2 batches prefetched" if n else
+                 "map on the training thread (no parallel calls, nothing prefetched)")
+        data.attach(_Stream(iter(ds), files), f"tf.data ({where}); tf.io.decode_image, "
+                                       "stateless_sample_distorted_bounding_box crop, flip, normalise")
 
     def _loss_and_grads(self, x, y):
         """One replica's share of the global batch: its loss (the sum over its
@@ -686,18 +742,26 @@ class TFBackend(Backend):
         return loss
 
     def _step(self, idx, lr):
+        with tf.device(self.home):
+            x, y = tf.gather(self.x, idx), tf.gather(self.y, idx)
+        return self._host_step(x, y, lr)
+
+    def _host_step(self, x, y, lr):
         self.opt.learning_rate.assign(lr)
         n = self.plan.devices
         with tf.device(self.home):
-            xs = tf.split(tf.gather(self.x, idx), n)
-            ys = tf.split(tf.gather(self.y, idx), n)
+            xs = tf.split(x, n)
+            ys = tf.split(y, n)
         x = self.strategy.experimental_distribute_values_from_function(lambda ctx: xs[ctx.replica_id_in_sync_group])
         y = self.strategy.experimental_distribute_values_from_function(lambda ctx: ys[ctx.replica_id_in_sync_group])
         losses = self.strategy.run(self._replica_step, args=(x, y))
         return self.strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
 
     def step(self, idx, lr):
-        args = (tf.constant(idx), tf.constant(lr, tf.float32))
+        if isinstance(idx, HostBatch):
+            args = (idx.x, idx.y, tf.constant(lr, tf.float32))
+        else:
+            args = (tf.constant(idx), tf.constant(lr, tf.float32))
         try:
             if self.traced_s is None:
                 # Tracing the step into a graph, timed on its own; graph
@@ -715,7 +779,8 @@ class TFBackend(Backend):
 
     def fused(self):
         graph = "one tf.function(jit_compile=True) XLA program" if self.plan.compile == "xla" else "one tf.function graph"
-        text = f"batch gather, forward, backward and optimizer update run as {graph}"
+        first = "forward" if self.streamed else "batch gather, forward"
+        text = f"{first}, backward and optimizer update run as {graph}"
         if self.plan.devices > 1:
             text += ", with MirroredStrategy's gradient all-reduce inside"
         return text
@@ -811,6 +876,27 @@ def info():
     return {"version": tf.__version__, "gpus": [_gpu_name(g) for g in tf.config.list_physical_devices("GPU")],
             "libraries": {"keras": keras.__version__, "cuda (tf build)": build_info.get("cuda_version"),
                           "cudnn (tf build)": build_info.get("cudnn_version")}}
+
+
+class _Stream:
+    def __init__(self, it, files):
+        self.it, self.files = it, files
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            x, y = next(self.it)
+        except tf.errors.InvalidArgumentError as e:
+            # tf.io.decode_image does not say which file it could not decode: find it.
+            from . import images
+
+            for path in self.files:
+                images.eval_image(path, 8)  # raises the WorkerError naming the file
+            raise WorkerError("bad_config", f"data_path: tf.data could not decode an image: {first_line(e)}",
+                              field="data_path") from e
+        return HostBatch(x, y)
 
 
 Backend = TFBackend

@@ -4,20 +4,23 @@ parallelism with DDP through torchrun (NCCL on GPUs, gloo on CPU processes).
 The models mirror the libtorch worker's (crates/engine-tch/src/models): timm's
 VisionTransformer and torchvision's ResNet at their defaults, Hugging Face's
 BertModel plus the sequence-classification head; the decoders (GPT-2, Llama)
-follow Hugging Face's GPT2LMHeadModel and LlamaForCausalLM (PyTorch only so
-far). Parameter counts must equal the
+follow Hugging Face's GPT2LMHeadModel and LlamaForCausalLM. Parameter counts must equal the
 catalogue's; :func:`count_params` builds them on the meta device, so even ViT-G
 is counted without allocating it.
 """
 import os
 import sys
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torch.utils.data
 
+from . import images
 from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, attention_shape, check_precision,
                       classification_loss_kind, cpu_name, eval_batch, has_attention_dropout, inputs_and_targets)
+from .images import HostBatch
 from .protocol import WorkerError, first_line, monotonic_ns, peak_rss_bytes, unsupported
 
 
@@ -369,6 +372,61 @@ def is_oom(e):
         or "can't allocate memory" in text
 
 
+class _FolderImages(torch.utils.data.Dataset):
+    """Training images of a folder, keyed by (position, epoch): a sample's
+    augmentation depends on nothing else (``images.sample_rng``)."""
+
+    def __init__(self, files, labels, size, seed):
+        self.files, self.labels, self.size, self.seed = files, labels, size, seed
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, key):
+        """(image CHW, label, "") or, for a file that cannot be decoded,
+        (zeros, label, why): DataLoader would re-raise a worker's exception
+        as a RuntimeError without its class and field, so the error travels
+        with the batch and the training process raises it."""
+        i, epoch = key
+        try:
+            x = images.train_image(self.files[i], self.size, images.sample_rng(self.seed, epoch, i))
+        except WorkerError as e:
+            return torch.zeros(3, self.size, self.size), self.labels[i], e.message
+        return torch.from_numpy(np.ascontiguousarray(x.transpose(2, 0, 1))), self.labels[i], ""
+
+
+class _Orders:
+    """DataLoader's batch sampler: this rank's part of every global batch,
+    in the harness's order, without end."""
+
+    def __init__(self, data, rank, per_rank):
+        self.data, self.rank, self.per_rank = data, rank, per_rank
+
+    def __iter__(self):
+        for idx, epoch in self.data.orders(self.rank, self.per_rank):
+            yield [(int(i), epoch) for i in idx]
+
+
+class _Stream:
+    def __init__(self, it):
+        self.it = it
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        x, y, errors = next(self.it)
+        for why in errors:
+            if why:
+                raise WorkerError("bad_config", why, field="data_path")
+        return HostBatch(x, y)
+
+    def close(self):
+        shutdown = getattr(self.it, "_shutdown_workers", None)
+        if shutdown is not None:
+            shutdown()
+
+
 class TorchBackend(Backend):
     worker = "pytorch"
     framework = "pytorch"
@@ -491,9 +549,12 @@ class TorchBackend(Backend):
         return mode
 
     def set_data(self, data):
-        x, y = data.train
-        self.x = torch.from_numpy(x).to(self.device)
-        self.y = torch.from_numpy(y).to(self.device)
+        if data.streamed:
+            self._set_stream(data)
+        else:
+            x, y = data.train
+            self.x = torch.from_numpy(x).to(self.device)
+            self.y = torch.from_numpy(y).to(self.device)
         if data.eval is not None:
             self.ex = torch.from_numpy(data.eval[0]).to(self.device)
             self.ey = torch.from_numpy(data.eval[1]).to(self.device)
@@ -502,7 +563,27 @@ class TorchBackend(Backend):
             if data.eval is not None:
                 self.ex = self.ex.long()
 
+    def _set_stream(self, data):
+        """An image folder through torch.utils.data.DataLoader: each of
+        ``loader_workers`` processes decodes and augments whole batches (this
+        process's part of each global batch, in the harness's order)."""
+        from torch.utils.data import DataLoader
+
+        n = int(self.plan.loader_workers)
+        files, labels = data.train
+        dataset = _FolderImages(files, labels.tolist(), int(self.plan.config["image_size"]), self.plan.seed)
+        loader = DataLoader(dataset, batch_sampler=_Orders(data, self.rank, self.plan.batch_size), num_workers=n,
+                            pin_memory=self.plan.is_cuda, persistent_workers=n > 0,
+                            prefetch_factor=2 if n else None)
+        where = (f"{n} worker process{'es' if n > 1 else ''}, 2 batches ahead each" if n else
+                 "in the training process (num_workers = 0)")
+        data.attach(_Stream(iter(loader)),
+                    f"torch.utils.data.DataLoader, {where}; Pillow decode, RandomResizedCrop, flip, normalise"
+                    + ("; pinned memory" if self.plan.is_cuda else ""))
+
     def _batch(self, idx):
+        if isinstance(idx, HostBatch):
+            return idx.x.to(self.device, non_blocking=True), idx.y.to(self.device, non_blocking=True)
         b = self.plan.batch_size
         local = torch.from_numpy(idx[self.rank * b:(self.rank + 1) * b]).to(self.device)
         return self.x.index_select(0, local), self.y.index_select(0, local)
@@ -548,7 +629,7 @@ class TorchBackend(Backend):
             raise
         return loss.detach()
 
-    def split_step(self, next_indices, lr, local=False):
+    def split_step(self, next_batch, lr, local=False):
         for g in self.opt.param_groups:
             g["lr"] = lr
         times = []
@@ -561,7 +642,7 @@ class TorchBackend(Backend):
             mark[0] = now
 
         try:
-            x, y = self._batch(next_indices())
+            x, y = self._batch(next_batch())
             lap("data")
             if local:
                 # The same forward and backward without DDP's gradient

@@ -29,7 +29,7 @@ pub use plan::{PlanWarmup, ProfileRule, WorkerPlan};
 pub use raw::RawSpec;
 pub use runnable::{check_runnable, Machine};
 pub use schedule::{default_warmup, interleaved_plan, learning_rate};
-pub use validate::{CheckedSpec, Length, RunSpec};
+pub use validate::{CheckedSpec, Length, RunSpec, DEFAULT_LOADER_WORKERS, MAX_LOADER_WORKERS};
 
 #[cfg(test)]
 mod tests;

@@ -234,14 +234,20 @@ pub enum DataSource {
     /// CPython's `pydoc_data/topics.py` (the interpreter's help text, about
     /// 750 KB); 90 % trains, the last 10 % is held out.
     Text,
+    /// JPEG/PNG images in class folders under `data_path` (`train/<class>/`
+    /// and `val/<class>/`, or `<class>/` with every tenth image held out),
+    /// decoded and augmented on the host while training runs, by each
+    /// framework's own loader with `loader_workers` workers.
+    Folder,
 }
 
 impl DataSource {
-    pub const ALL: [DataSource; 4] = [
+    pub const ALL: [DataSource; 5] = [
         DataSource::Synthetic,
         DataSource::Mnist,
         DataSource::Cifar10,
         DataSource::Text,
+        DataSource::Folder,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -250,6 +256,7 @@ impl DataSource {
             DataSource::Mnist => "mnist",
             DataSource::Cifar10 => "cifar10",
             DataSource::Text => "text",
+            DataSource::Folder => "folder",
         }
     }
 
@@ -257,7 +264,9 @@ impl DataSource {
         DataSource::ALL
             .into_iter()
             .find(|d| d.as_str() == s)
-            .ok_or_else(|| SpecError::new("data", s, "one of synthetic, mnist, cifar10, text"))
+            .ok_or_else(|| {
+                SpecError::new("data", s, "one of synthetic, mnist, cifar10, text, folder")
+            })
     }
 
     /// Image shape (channels, size) and class count a real data set imposes.
@@ -266,7 +275,13 @@ impl DataSource {
             DataSource::Synthetic => None,
             DataSource::Mnist => Some((1, 28, 10)),
             DataSource::Cifar10 => Some((3, 32, 10)),
-            DataSource::Text => None,
+            DataSource::Text | DataSource::Folder => None,
         }
+    }
+
+    /// Decoded from files on the host while training runs (the other
+    /// sources are loaded once, before the first step, and indexed in place).
+    pub fn streamed(self) -> bool {
+        self == DataSource::Folder
     }
 }

@@ -65,6 +65,10 @@ pub struct RawSpec {
     pub data: String,
     #[serde(default)]
     pub data_path: Option<String>,
+    /// Processes or threads that decode and augment images for `data =
+    /// folder` (0: on the training thread itself); no value with other data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loader_workers: Option<i64>,
     #[serde(default)]
     pub num_classes: Option<i64>,
     #[serde(default)]
@@ -122,6 +126,7 @@ impl RawSpec {
             epochs: None,
             data: default_data(),
             data_path: None,
+            loader_workers: None,
             num_classes: None,
             image_size: None,
             in_channels: None,

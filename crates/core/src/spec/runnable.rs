@@ -1,6 +1,6 @@
 //! Whether a valid spec can run with a framework on this machine.
 
-use super::options::{Compile, Device, Parallel, Precision};
+use super::options::{Compile, DataSource, Device, Parallel, Precision};
 use super::validate::RunSpec;
 use crate::error::SpecError;
 use crate::framework::Framework;
@@ -91,6 +91,13 @@ pub fn check_runnable(
             "devices",
             spec.devices,
             "1 for framework tch (one device per process); pytorch, tensorflow and jax run several",
+        ));
+    }
+    if framework == Framework::Tch && spec.data == DataSource::Folder {
+        return Err(SpecError::new(
+            "data",
+            "folder",
+            "synthetic, mnist, cifar10 or text for framework tch (the libtorch worker has no image-folder loader; pytorch, tensorflow and jax decode folders with their own loaders)",
         ));
     }
     if spec.device == Device::Cpu && matches!(spec.precision, Precision::Tf32 | Precision::AmpFp16)

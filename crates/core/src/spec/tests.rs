@@ -98,6 +98,84 @@ fn data_set_fixes_the_input_shape() {
 }
 
 #[test]
+fn an_image_folder_takes_its_classes_from_the_folder_and_rgb_at_the_model_size() {
+    let s = spec(r#","data":"folder","data_path":"/d","num_classes":7"#).unwrap();
+    assert_eq!(s.loader_workers, Some(DEFAULT_LOADER_WORKERS));
+    assert!(s.data.streamed());
+    match &s.model_config {
+        ModelConfig::Resnet(r) => {
+            assert_eq!((r.in_channels, r.image_size, r.num_classes), (3, 32, 7))
+        }
+        other => panic!("{other:?}"),
+    }
+    let zero =
+        spec(r#","data":"folder","data_path":"/d","num_classes":7,"loader_workers":0"#).unwrap();
+    assert_eq!(zero.loader_workers, Some(0));
+    // Loader workers are part of the configuration: 0 and 2 are two of them.
+    assert_ne!(
+        ConfigKeys::of(Framework::Pytorch, None, &s).config,
+        ConfigKeys::of(Framework::Pytorch, None, &zero).config
+    );
+    // A spec without a folder keeps the key it had before the field existed.
+    assert!(!serde_json::to_string(&spec("").unwrap())
+        .unwrap()
+        .contains("loader_workers"));
+    for (extra, field, says) in [
+        (
+            r#","data":"folder","num_classes":7"#,
+            "data_path",
+            "(missing)",
+        ),
+        (
+            r#","data":"folder","data_path":"/d""#,
+            "num_classes",
+            "class folders",
+        ),
+        (
+            r#","data":"folder","data_path":"/d","num_classes":7,"loader_workers":-1"#,
+            "loader_workers",
+            "from 0 to 64",
+        ),
+        (
+            r#","data":"folder","data_path":"/d","num_classes":7,"loader_workers":65"#,
+            "loader_workers",
+            "from 0 to 64",
+        ),
+        (
+            r#","data":"mnist","loader_workers":2"#,
+            "loader_workers",
+            "data = mnist",
+        ),
+        (
+            r#","data":"folder","data_path":"/d","num_classes":7,"in_channels":1"#,
+            "in_channels",
+            "RGB",
+        ),
+    ] {
+        let e = spec(extra).unwrap_err();
+        assert_eq!(e.field, field, "{extra}: {e}");
+        assert!(e.to_string().contains(says), "{extra}: {e}");
+    }
+    let text_model = RunSpec::from_json(
+        r#"{"model":"gpt2_tiny","batch_size":2,"steps":1,"data":"folder","data_path":"/d","num_classes":2}"#,
+    )
+    .unwrap_err();
+    assert_eq!(text_model.field, "data");
+    let cpu = Machine {
+        gpus: 0,
+        cpu_cores: 2,
+    };
+    let all = [Framework::Tch, Framework::Pytorch];
+    assert_eq!(
+        check_runnable(&s, Framework::Tch, &all, cpu)
+            .unwrap_err()
+            .field,
+        "data"
+    );
+    assert!(check_runnable(&s, Framework::Pytorch, &all, cpu).is_ok());
+}
+
+#[test]
 fn repeats_are_interleaved() {
     assert_eq!(interleaved_plan(2, 2), vec![(0, 0), (1, 0), (0, 1), (1, 1)]);
     assert!(interleaved_plan(3, 0).is_empty());

@@ -8,6 +8,11 @@ use crate::error::SpecError;
 use crate::models::{self, CatalogEntry, Family, ModelConfig, ModelOptions};
 use crate::protocol::PROTOCOL_VERSION;
 
+/// Loader workers of an image folder when the spec names none.
+pub const DEFAULT_LOADER_WORKERS: u32 = 2;
+/// The most loader workers a spec may ask for.
+pub const MAX_LOADER_WORKERS: u32 = 64;
+
 /// How long a run trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -31,6 +36,10 @@ pub struct RunSpec {
     pub length: Length,
     pub data: DataSource,
     pub data_path: Option<String>,
+    /// With `data = folder` only: the loader's workers (0: the training
+    /// thread decodes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loader_workers: Option<u32>,
     pub seed: u64,
     pub lr: f64,
     pub weight_decay: f64,
@@ -136,6 +145,38 @@ impl RunSpec {
                 "the directory holding CIFAR-10's binary batches (data_batch_1.bin … test_batch.bin)",
             ));
         }
+        if data == DataSource::Folder && raw.data_path.is_none() {
+            return Err(SpecError::new(
+                "data_path",
+                "(missing)",
+                "the directory holding the images: train/<class>/*.jpg|png (and val/<class>/), or <class>/*.jpg|png",
+            ));
+        }
+        let loader_workers = match (data, raw.loader_workers) {
+            (DataSource::Folder, None) => Some(DEFAULT_LOADER_WORKERS),
+            (DataSource::Folder, Some(n)) => Some(
+                u32::try_from(n)
+                    .ok()
+                    .filter(|&n| n <= MAX_LOADER_WORKERS)
+                    .ok_or_else(|| {
+                        SpecError::new(
+                            "loader_workers",
+                            n,
+                            &format!("a whole number from 0 to {MAX_LOADER_WORKERS}"),
+                        )
+                    })?,
+            ),
+            (_, None) => None,
+            (other, Some(n)) => {
+                return Err(SpecError::new(
+                    "loader_workers",
+                    n,
+                    &format!(
+                        "no value with data = {other} (only an image folder is decoded while training runs)"
+                    ),
+                ))
+            }
+        };
         let mut opts = ModelOptions {
             num_classes: raw.num_classes,
             image_size: raw.image_size,
@@ -170,6 +211,33 @@ impl RunSpec {
             opts.in_channels = Some(channels);
             opts.image_size = Some(size);
             opts.num_classes = Some(classes);
+        }
+        if data == DataSource::Folder {
+            if !entry.family.is_image() {
+                return Err(SpecError::new(
+                    "data",
+                    data.as_str(),
+                    &format!(
+                        "synthetic for the text model {} (an image folder needs an image model)",
+                        raw.model
+                    ),
+                ));
+            }
+            if let Some(c) = raw.in_channels.filter(|&c| c != 3) {
+                return Err(SpecError::new(
+                    "in_channels",
+                    c,
+                    "3 (images are decoded as RGB) or no value",
+                ));
+            }
+            opts.in_channels = Some(3);
+            if raw.num_classes.is_none() {
+                return Err(SpecError::new(
+                    "num_classes",
+                    "(missing)",
+                    "the number of class folders under data_path (the studio counts them when it plans a sweep)",
+                ));
+            }
         }
         if data == DataSource::Text && entry.family != Family::Decoder {
             return Err(SpecError::new(
@@ -228,7 +296,7 @@ impl RunSpec {
                 return Err(SpecError::new(
                     "target_accuracy",
                     t,
-                    "no value with synthetic data (accuracy on random labels means nothing); use mnist, cifar10 or text",
+                    "no value with synthetic data (accuracy on random labels means nothing); use mnist, cifar10, text or folder",
                 ));
             }
         }
@@ -240,7 +308,7 @@ impl RunSpec {
                 return Err(SpecError::new(
                     "target_loss",
                     t,
-                    "no value with synthetic data (there is no held-out split); use mnist, cifar10 or text",
+                    "no value with synthetic data (there is no held-out split); use mnist, cifar10, text or folder",
                 ));
             }
             if let Some(a) = raw.target_accuracy {
@@ -279,6 +347,7 @@ impl RunSpec {
             length,
             data,
             data_path: raw.data_path,
+            loader_workers,
             seed: raw.seed,
             lr: raw.lr,
             weight_decay: raw.weight_decay,
