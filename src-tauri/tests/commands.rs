@@ -329,7 +329,7 @@ fn a_sweep_runs_streams_progress_compares_and_is_saved() {
     let decisions = view["comparison"]["decisions"]
         .as_array()
         .expect("decisions");
-    assert_eq!(decisions.len(), 4);
+    assert_eq!(decisions.len(), 5);
     let e = app.err(
         "compare",
         json!({"runIds": [ids[0]], "grouping": "runs", "baseline": null}),

@@ -589,7 +589,12 @@ export type MemoryPeak = {
 };
 
 /**  The four headline metrics of a comparison. */
-export type Metric = "throughput" | "peak_memory" | "cost_per_epoch" | "time_to_accuracy";
+export type Metric = "throughput" | "peak_memory" | "cost_per_epoch" | "time_to_accuracy" | 
+/**
+ *  Seconds of training until the held-out loss first reached the run's
+ *  target loss (a decoder's loss per token on real text).
+ */
+"time_to_loss";
 
 /**
  *  One metric of one entry. `value` is `None` when it was not measured (or the

@@ -116,7 +116,7 @@ fn session_save_export_import_round_trip() {
     ok(&out);
     let c = &show["comparison"];
     assert_eq!(c["entries"].as_array().unwrap().len(), 2);
-    assert_eq!(c["decisions"].as_array().unwrap().len(), 4);
+    assert_eq!(c["decisions"].as_array().unwrap().len(), 5);
 
     // PDF.
     let pdf = dir.join("report.pdf");

@@ -8,6 +8,7 @@ export const METRICS: { metric: Metric; title: string; unit: string; higherIsBet
   { metric: "peak_memory", title: "Peak memory", unit: "MiB", higherIsBetter: false },
   { metric: "cost_per_epoch", title: "Cost per epoch", unit: "USD", higherIsBetter: false },
   { metric: "time_to_accuracy", title: "Time to accuracy", unit: "s", higherIsBetter: false },
+  { metric: "time_to_loss", title: "Time to loss", unit: "s", higherIsBetter: false },
 ];
 
 export interface Bar {

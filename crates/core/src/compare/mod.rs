@@ -26,14 +26,18 @@ pub enum Metric {
     PeakMemory,
     CostPerEpoch,
     TimeToAccuracy,
+    /// Seconds of training until the held-out loss first reached the run's
+    /// target loss (a decoder's loss per token on real text).
+    TimeToLoss,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 4] = [
+    pub const ALL: [Metric; 5] = [
         Metric::Throughput,
         Metric::PeakMemory,
         Metric::CostPerEpoch,
         Metric::TimeToAccuracy,
+        Metric::TimeToLoss,
     ];
 
     pub fn key(self) -> &'static str {
@@ -42,6 +46,7 @@ impl Metric {
             Metric::PeakMemory => "peak_memory",
             Metric::CostPerEpoch => "cost_per_epoch",
             Metric::TimeToAccuracy => "time_to_accuracy",
+            Metric::TimeToLoss => "time_to_loss",
         }
     }
 
@@ -55,6 +60,7 @@ impl Metric {
             Metric::PeakMemory => "Peak memory",
             Metric::CostPerEpoch => "Cost per epoch",
             Metric::TimeToAccuracy => "Time to accuracy",
+            Metric::TimeToLoss => "Time to loss",
         }
     }
 
@@ -64,7 +70,7 @@ impl Metric {
             Metric::Throughput => "samples/s",
             Metric::PeakMemory => "MiB",
             Metric::CostPerEpoch => "USD",
-            Metric::TimeToAccuracy => "s",
+            Metric::TimeToAccuracy | Metric::TimeToLoss => "s",
         }
     }
 
@@ -78,6 +84,7 @@ impl Metric {
             Metric::PeakMemory => s.peak_memory_bytes.map(|b| b as f64 / MIB),
             Metric::CostPerEpoch => s.cost_per_epoch_usd,
             Metric::TimeToAccuracy => s.time_to_accuracy_s,
+            Metric::TimeToLoss => s.time_to_loss_s,
         }
     }
 }
@@ -299,6 +306,19 @@ fn metric_value(metric: Metric, runs: &[&RunRow]) -> MetricValue {
                         .count();
                     Some(format!("not reached in {not} of {} runs", runs.len()))
                 } else if summaries.iter().all(|s| s.target_accuracy.is_none()) {
+                    Some("no target set".into())
+                } else {
+                    Some("not measured".into())
+                }
+            }
+            Metric::TimeToLoss => {
+                let not = summaries
+                    .iter()
+                    .filter(|s| s.target_loss.is_some() && s.time_to_loss_s.is_none())
+                    .count();
+                if not > 0 {
+                    Some(format!("not reached in {not} of {} runs", runs.len()))
+                } else if summaries.iter().all(|s| s.target_loss.is_none()) {
                     Some("no target set".into())
                 } else {
                     Some("not measured".into())

@@ -101,6 +101,45 @@ fn deltas_winners_and_confidence() {
 }
 
 #[test]
+fn time_to_loss_ranks_lowest_first_and_says_when_a_target_was_missed() {
+    let mut rows = vec![
+        row(1, "a", 1, Some(100.0), None),
+        row(2, "b", 1, Some(90.0), None),
+        row(3, "c", 1, Some(80.0), None),
+    ];
+    for (r, t) in rows.iter_mut().zip([Some(12.0), Some(9.5), None]) {
+        let s = r.summary.as_mut().expect("summary");
+        s.target_loss = Some(3.0);
+        s.time_to_loss_s = t;
+    }
+    let c = compare(&rows, Grouping::Runs, Some(1)).expect("compare");
+    let d = c
+        .decisions
+        .iter()
+        .find(|d| d.metric == Metric::TimeToLoss)
+        .expect("a time-to-loss row");
+    assert_eq!((d.winner, d.runner_up), (Some(1), Some(0)));
+    assert_eq!(
+        c.entries[2].metrics[&Metric::TimeToLoss].note.as_deref(),
+        Some("not reached in 1 of 1 runs")
+    );
+    let plain = compare(&rows[..2], Grouping::Runs, None).expect("compare");
+    assert_eq!(
+        plain.entries[0].metrics[&Metric::TimeToLoss].value,
+        Some(12.0)
+    );
+    let mut none = rows.clone();
+    for r in &mut none {
+        r.summary.as_mut().expect("summary").target_loss = None;
+    }
+    let c = compare(&none, Grouping::Runs, None).expect("compare");
+    assert_eq!(
+        c.entries[2].metrics[&Metric::TimeToLoss].note.as_deref(),
+        Some("no target set")
+    );
+}
+
+#[test]
 fn overlapping_intervals_are_not_a_clear_win() {
     let rows = vec![
         row(1, "a", 1, Some(100.0), Some((90.0, 110.0))),

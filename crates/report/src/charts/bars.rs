@@ -15,7 +15,7 @@ fn value_text(m: Metric, v: f64) -> String {
         Metric::CostPerEpoch => format!("${v:.2}"),
         Metric::PeakMemory => format!("{v:.0} MiB"),
         Metric::Throughput => format!("{v:.1}"),
-        Metric::TimeToAccuracy => format!("{v:.1} s"),
+        Metric::TimeToAccuracy | Metric::TimeToLoss => format!("{v:.1} s"),
     }
 }
 
