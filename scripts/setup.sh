@@ -49,6 +49,10 @@ dpkg -s libwebkit2gtk-4.1-dev >/dev/null 2>&1 || missing+=(libwebkit2gtk-4.1-dev
 command -v WebKitWebDriver >/dev/null 2>&1 || missing+=(webkit2gtk-driver)
 command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb xauth)
 command -v import >/dev/null 2>&1 || missing+=(imagemagick)
+# Remote hosts: the studio drives the system ssh; its tests start their own
+# sshd on 127.0.0.1 (never the machine's port 22).
+command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 # The fake libnvidia-ml.so the tests build reads its JSON script with cJSON.
 dpkg -s libcjson-dev >/dev/null 2>&1 || missing+=(libcjson-dev)
 # Node.js builds the UI (Debian 12's nodejs 18 is enough: vite 6, vitest 3).

@@ -49,6 +49,9 @@ pub async fn run_job(
             reason: Some(CANCELLED_BEFORE_START.into()),
         });
     }
+    if let Some(target) = &job.remote {
+        return crate::remote::run_job(ws, host, target, job, opts, progress, cancel).await;
+    }
     let runner = Runner {
         worker: job.worker.clone(),
         gpu: &host.gpu,

@@ -21,6 +21,7 @@ pub mod frameworks;
 pub mod host;
 pub mod live;
 pub mod prices;
+pub mod remote;
 pub mod reports;
 pub mod sweep;
 pub mod workspace;

@@ -10,8 +10,9 @@ use trainbench_core::spec::{
 };
 use trainbench_store::{NewRun, Store, StoreError};
 
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::host::Host;
+use crate::remote::RemoteTarget;
 use crate::workspace::Workspace;
 
 use trainbench_runner::envs;
@@ -126,6 +127,8 @@ pub struct PlannedConfig {
     /// Once searched: the search's key (its configuration, `bmax`), under
     /// which the sweep's probes are stored and which its runs record.
     pub searched: Option<String>,
+    /// The remote host it runs on; `None`: this machine.
+    pub remote: Option<RemoteTarget>,
 }
 
 /// A combination that cannot run, and why (the field, the value, what is allowed).
@@ -249,7 +252,30 @@ pub fn folder_classes(dir: &std::path::Path) -> Result<Vec<String>, String> {
 /// Checks every combination of `req` on this machine. Settings shared by all
 /// combinations that are wrong are reported once, with the label `all`.
 pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> SweepPlan {
+    plan_sweep_on(req, machine, gpus_present, None)
+}
+
+/// [`plan_sweep`] for a machine: this one (`remote` = `None`), or a remote
+/// host as its last check found it — its frameworks and environments, its
+/// GPUs and cores; data paths are then paths on the host, checked there by
+/// the worker.
+pub fn plan_sweep_on(
+    req: &SweepRequest,
+    machine: Machine,
+    gpus_present: bool,
+    remote: Option<&RemoteTarget>,
+) -> SweepPlan {
     let mut rejected = Vec::new();
+    if let (Some(r), true) = (remote, req.batch_max) {
+        rejected.push(reject(
+            "all",
+            "batch_size",
+            format!(
+                "batch_size = max is not allowed on host {}: the batch search runs on this machine only so far; expected whole numbers",
+                r.host.name
+            ),
+        ));
+    }
     let repeats = match u32::try_from(req.repeats) {
         Ok(r) if r >= 1 => r,
         _ => {
@@ -312,6 +338,16 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
     }
     let mut folder_class_count = None;
     let data = match parse_data(&req.data) {
+        Ok((data, path)) if remote.is_some() => {
+            if data == "folder" && req.num_classes.is_none() {
+                rejected.push(reject(
+                    "all",
+                    "num_classes",
+                    "num_classes = (missing) is not allowed with data = folder on a remote host: expected the number of class folders (the worker there checks it)".into(),
+                ));
+            }
+            Some((data, path))
+        }
         Ok((data, path)) => {
             match (data.as_str(), &path) {
                 ("cifar10", Some(p)) if !std::path::Path::new(p).is_dir() => rejected.push(reject(
@@ -391,7 +427,14 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
     };
     let mut configs = Vec::new();
     for given in &req.framework {
-        let (framework, env, worker) = match resolve_framework(given) {
+        let resolved = match remote {
+            None => resolve_framework(given),
+            Some(r) => r
+                .host
+                .resolve(given)
+                .map_err(|message| reject(given, "framework", message)),
+        };
+        let (framework, env, worker) = match resolved {
             Ok(x) => x,
             Err(r) => {
                 rejected.push(r);
@@ -413,8 +456,12 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
                             } else {
                                 batch.to_string()
                             };
-                            let label =
-                                format!("{given} {model} {precision}{compiled} ×{devices} b{b}");
+                            let place = remote
+                                .map(|r| format!(" on {}", r.host.name))
+                                .unwrap_or_default();
+                            let label = format!(
+                                "{given} {model} {precision}{compiled} ×{devices} b{b}{place}"
+                            );
                             let mut raw = RawSpec::new(model, *batch);
                             raw.precision.clone_from(precision);
                             raw.compile.clone_from(compile);
@@ -462,6 +509,7 @@ pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> S
                                     worker: worker.clone(),
                                     batch_search: search,
                                     searched: None,
+                                    remote: remote.cloned(),
                                 }),
                                 Err(e) => rejected.push(Rejected {
                                     label,
@@ -494,6 +542,8 @@ pub struct Job {
     pub worker: WorkerCommand,
     /// Resident memory its worker may use (the sweep's `memory_limit`).
     pub memory_limit_bytes: Option<u64>,
+    /// The remote host it runs on; `None`: this machine.
+    pub remote: Option<RemoteTarget>,
 }
 
 /// Checks the price offering exists; names the table's offerings if not.
@@ -514,6 +564,29 @@ pub(crate) fn check_price(
             names.join("; ")
         ),
     )))
+}
+
+/// Checks every combination of `req` on the remote host `name` as its last
+/// check found it (`trainbench host check`).
+pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
+    let h = crate::remote::host(name)?;
+    let inv = h.inventory.clone().ok_or_else(|| AppError::BadInput {
+        field: "host".into(),
+        message: format!("host = {name} has not been checked: run `trainbench host check {name}`"),
+    })?;
+    let machine = Machine {
+        gpus: u32::try_from(inv.gpus.len()).unwrap_or(u32::MAX),
+        cpu_cores: inv.cpu_cores,
+    };
+    let target = RemoteTarget {
+        host: std::sync::Arc::new(h),
+    };
+    Ok(plan_sweep_on(
+        req,
+        machine,
+        !inv.gpus.is_empty(),
+        Some(&target),
+    ))
 }
 
 /// Stores the sweep and its runs (status `queued`), repeats interleaved.
@@ -552,6 +625,7 @@ pub(crate) fn queue_into(
             config: c,
             worker: cfg.worker.clone(),
             memory_limit_bytes: plan.memory_limit_bytes,
+            remote: cfg.remote.clone(),
         });
     }
     Ok((sweep, queued))
@@ -562,6 +636,16 @@ impl Workspace {
     /// offering against this database's table (refused first when unknown).
     pub fn plan(&self, req: &SweepRequest, host: &Host) -> AppResult<SweepPlan> {
         let mut plan = plan_sweep(req, host.machine(), host.gpu_count() > 0);
+        if let Some(r) = self.check_price(req.price.as_deref())? {
+            plan.rejected.insert(0, r);
+        }
+        Ok(plan)
+    }
+
+    /// Checks every combination of `req` on the remote host `name` as its
+    /// last check found it (`trainbench host check`), and the price.
+    pub fn plan_on(&self, req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
+        let mut plan = plan_on_host(req, name)?;
         if let Some(r) = self.check_price(req.price.as_deref())? {
             plan.rejected.insert(0, r);
         }

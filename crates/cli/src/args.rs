@@ -121,6 +121,26 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::kit_cmd::KitCommand,
     },
+    /// Remote hosts over SSH: add, list, check, remove.
+    Host {
+        #[command(subcommand)]
+        command: Option<HostCommand>,
+        #[arg(long, global = true)]
+        json: bool,
+    },
+    /// Follow a run on a remote host again (after a lost connection or a
+    /// stopped studio) until it ends; nothing it measured is lost.
+    Attach {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// What the studio starts on a remote host: runs DIR/job.json there.
+    #[command(hide = true)]
+    Agent {
+        #[command(subcommand)]
+        command: AgentCommand,
+    },
     /// The price table used for cost per epoch (list, add, edit).
     Prices {
         #[command(subcommand)]
@@ -128,6 +148,34 @@ pub enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum HostCommand {
+    /// Adds a host (or replaces one of that name): copies the kit there and
+    /// checks which frameworks and GPUs it has.
+    Add {
+        name: String,
+        /// ssh://[user@]host[:port][/folder] (the folder for kits and runs;
+        /// default ~/.trainbench-remote). ~/.ssh/config applies.
+        url: String,
+        /// An interpreter on the host to look for frameworks in (repeatable;
+        /// default python3).
+        #[arg(long)]
+        python: Vec<String>,
+    },
+    /// The hosts and what their last check found.
+    List,
+    /// Checks a host again (and sends the kit if this studio changed).
+    Check { name: String },
+    /// Forgets a host (its runs stay stored).
+    Remove { name: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AgentCommand {
+    /// Runs the job in DIR, journaling to DIR/journal.jsonl.
+    Run { dir: PathBuf },
 }
 
 /// Which runs a comparison holds: a saved session, or run ids.
@@ -317,6 +365,10 @@ pub struct RunArgs {
     pub steps: Option<i64>,
     #[arg(long)]
     pub epochs: Option<i64>,
+    /// Run on a remote host of the studio's list (`trainbench host add`)
+    /// instead of this machine.
+    #[arg(long)]
+    pub host: Option<String>,
     /// synthetic, mnist, cifar10:DIR, text, text:FILE or folder:DIR (JPEG/PNG
     /// images in class folders: train/<class>/ and val/<class>/, or <class>/).
     #[arg(long)]
@@ -448,6 +500,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                 }
                 "memory_limit" => a.memory_limit = a.memory_limit.or(Some(s)),
                 "data" => a.data = a.data.or(Some(s)),
+                "host" => a.host = a.host.or(Some(s)),
                 "steps" => a.steps = a.steps.or(Some(num("steps")?)),
                 "epochs" => a.epochs = a.epochs.or(Some(num("epochs")?)),
                 "num_classes" => a.num_classes = a.num_classes.or(Some(num("num_classes")?)),
@@ -480,7 +533,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                     })?))
                 }
                 other => {
-                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
                 }
             }
         }

@@ -9,6 +9,7 @@ mod args;
 mod env_cmd;
 mod error;
 mod gpu_check;
+mod host_cmd;
 mod kit_cmd;
 mod output;
 mod prices_cmd;
@@ -103,6 +104,9 @@ fn real_main() -> Result<ExitCode, CliError> {
         Command::Env { command, json } => env_cmd::run(command, json),
         Command::GpuCheck(a) => gpu_check::run(&db, *a),
         Command::Kit { command } => kit_cmd::run(command),
+        Command::Host { command, json } => host_cmd::host(command, json),
+        Command::Attach { id, json } => host_cmd::attach(&db, id, json),
+        Command::Agent { command } => host_cmd::agent(command),
     }
 }
 

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use trainbench_app::batch::SearchProgress;
 use trainbench_app::execute::{self, Finished};
-use trainbench_app::sweep::{plan_sweep, Job};
+use trainbench_app::sweep::{plan_on_host, plan_sweep, Job};
 use trainbench_app::{Host, RunnerOptions, Workspace};
 use trainbench_core::batch_search::{BatchProbe, ProbeOutcome};
 use trainbench_core::compare::{compare, Grouping, Metric};
@@ -167,7 +167,10 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     };
     let sweep_started = std::time::Instant::now();
     // Every combination is checked before the database is touched.
-    let mut plan = plan_sweep(&request, host.machine(), host.gpu_count() > 0);
+    let mut plan = match &a.host {
+        Some(name) => plan_on_host(&request, name)?,
+        None => plan_sweep(&request, host.machine(), host.gpu_count() > 0),
+    };
     if let Some(r) = plan.rejected.first() {
         return Err(r.clone().into());
     }

@@ -38,8 +38,9 @@ pub enum RunnerError {
     },
 }
 
-/// How to start the worker of one framework.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How to start the worker of one framework (serialised into a remote run's
+/// job file: the agent on the host starts what the studio resolved there).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WorkerCommand {
     pub program: PathBuf,
     pub args: Vec<String>,
@@ -384,6 +385,7 @@ async fn run_one(
     // Whatever the worker said after a stop still counts (it may have finished).
     while let Ok(Line::Stdout(text)) = rx.try_recv() {
         if let Some(e) = Event::parse_line(&text) {
+            progress.event(run_id, &e);
             if e.is_terminal() {
                 terminal = Some(e.clone());
             }
@@ -398,13 +400,17 @@ async fn run_one(
         }
     };
     for (index, peak) in nvml_peaks {
-        events.push(Event::Memory {
+        let e = Event::Memory {
             device: format!("cuda:{index}"),
             source: "nvml_process".into(),
             peak_bytes: peak,
             reserved_peak_bytes: None,
-        });
+        };
+        progress.event(run_id, &e);
+        events.push(e);
     }
+    // Progress sees everything stored (a remote agent's journal is made of it).
+    progress.telemetry(run_id, &samples);
     store.record(run_id, &events, &samples)?;
     // Let the stderr reader drain what the worker wrote last.
     tokio::time::sleep(Duration::from_millis(50)).await;

@@ -17,9 +17,11 @@ pub mod fixtures;
 mod measurements;
 mod portable;
 mod prices;
+mod remote;
 mod runs;
 mod sessions;
 pub use portable::{hostname, ImportOutcome};
+pub use remote::RemoteRun;
 pub use runs::{NewRun, StoredBatchSearch};
 pub use sessions::LoadedComparison;
 pub use trainbench_core::record::{RunDetail, RunRow, StoredEval, StoredWindow};
@@ -66,6 +68,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         8,
         "0008_batch_search.sql",
         include_str!("../../../migrations/0008_batch_search.sql"),
+    ),
+    (
+        9,
+        "0009_remote_runs.sql",
+        include_str!("../../../migrations/0009_remote_runs.sql"),
     ),
 ];
 

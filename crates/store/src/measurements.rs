@@ -21,8 +21,41 @@ impl Store {
         telemetry: &[TelemetrySample],
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
+        record_in(&tx, id, events, telemetry)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Events and samples read from a remote run's journal, and how far the
+    /// journal has been read, in one transaction: a studio that stops between
+    /// two reads re-attaches exactly after what it stored.
+    pub fn record_journal(
+        &mut self,
+        id: i64,
+        events: &[Event],
+        telemetry: &[TelemetrySample],
+        offset: u64,
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        record_in(&tx, id, events, telemetry)?;
+        tx.execute(
+            "UPDATE remote_runs SET journal_offset = ?2 WHERE run_id = ?1",
+            params![id, u(offset)],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+fn record_in(
+    tx: &Transaction<'_>,
+    id: i64,
+    events: &[Event],
+    telemetry: &[TelemetrySample],
+) -> Result<()> {
+    {
         for e in events {
-            record_event(&tx, id, e)?;
+            record_event(tx, id, e)?;
         }
         if !telemetry.is_empty() {
             let mut stmt = tx.prepare_cached(
@@ -50,9 +83,11 @@ impl Store {
                 ])?;
             }
         }
-        tx.commit()?;
-        Ok(())
     }
+    Ok(())
+}
+
+impl Store {
     pub fn windows(&self, id: i64) -> Result<Vec<StoredWindow>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT idx, first_step, steps, samples, start_ns, end_ns, loss_mean, lr FROM windows WHERE run_id = ?1 ORDER BY idx",

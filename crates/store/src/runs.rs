@@ -143,9 +143,12 @@ impl Store {
     /// exists as `interrupted` (runs of a studio still alive are left alone).
     /// Returns how many.
     pub fn mark_interrupted(&self) -> Result<usize> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, runner_pid FROM runs WHERE status IN ('running', 'queued')")?;
+        // A run on a remote host may still be training there: it waits for
+        // `attach`, not marked.
+        let mut stmt = self.conn.prepare(
+            "SELECT id, runner_pid FROM runs WHERE status IN ('running', 'queued')
+                 AND id NOT IN (SELECT run_id FROM remote_runs WHERE finished = 0)",
+        )?;
         let open: Vec<(i64, Option<u32>)> = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;

@@ -1,0 +1,473 @@
+//! Remote hosts over SSH with real parts: an OpenSSH server on 127.0.0.1
+//! (started here with its own host key, a test user key and a second server
+//! reached through ProxyJump), the system `ssh` client, the kit copied over,
+//! and the studio's agent training with the PyTorch and JAX environments as
+//! the "host's" Python. A killed ssh client and a killed studio lose
+//! nothing; a cancel reaches the host.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use trainbench_app::envs;
+
+mod common;
+
+use common::{output_json, text, Scratch, TRAINBENCH};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn user() -> String {
+    let out = Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn keygen(path: &Path) {
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// An sshd on 127.0.0.1 that accepts the test key; stopped when dropped.
+struct Sshd {
+    child: Child,
+    port: u16,
+}
+
+impl Sshd {
+    fn start(dir: &Path, name: &str) -> Sshd {
+        // sshd started as root wants its privilege-separation folder.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let port = free_port();
+        let host_key = dir.join(format!("{name}-host-key"));
+        keygen(&host_key);
+        let config = dir.join(format!("{name}-sshd_config"));
+        std::fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
+                 UsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\nPidFile {}\nLogLevel ERROR\n",
+                host_key.display(),
+                dir.join("authorized_keys").display(),
+                dir.join(format!("{name}.pid")).display(),
+            ),
+        )
+        .unwrap();
+        let child = Command::new("/usr/sbin/sshd")
+            .args(["-D", "-e", "-f"])
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("/usr/sbin/sshd (Debian's openssh-server; scripts/setup.sh installs it)");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "sshd on port {port} never listened"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Sshd { child, port }
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Two sshd servers, a client config (test key, known hosts, a ProxyJump
+/// alias) and a studio home; the shared ssh connections closed when dropped.
+struct Lab {
+    scratch: Scratch,
+    a: Sshd,
+    _b: Sshd,
+}
+
+impl Lab {
+    fn new(tag: &str) -> Lab {
+        let scratch = Scratch::new(tag);
+        let dir = scratch.0.clone();
+        let key = dir.join("user-key");
+        keygen(&key);
+        std::fs::copy(dir.join("user-key.pub"), dir.join("authorized_keys")).unwrap();
+        let a = Sshd::start(&dir, "a");
+        let b = Sshd::start(&dir, "b");
+        let u = user();
+        std::fs::write(
+            dir.join("ssh_config"),
+            format!(
+                "Host jumped\n  HostName 127.0.0.1\n  Port {}\n  User {u}\n  ProxyJump {u}@127.0.0.1:{}\n\
+                 Host *\n  IdentityFile {}\n  IdentitiesOnly yes\n  UserKnownHostsFile {}\n  \
+                 StrictHostKeyChecking accept-new\n  LogLevel ERROR\n",
+                b.port,
+                a.port,
+                key.display(),
+                dir.join("known_hosts").display()
+            ),
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.join("cm")).unwrap();
+        Lab { scratch, a, _b: b }
+    }
+
+    fn dir(&self) -> &Path {
+        &self.scratch.0
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(TRAINBENCH);
+        c.arg("--db")
+            .arg(self.dir().join("studio.sqlite"))
+            .env("TRAINBENCH_HOME", self.dir().join("home"))
+            .env("TRAINBENCH_SSH_CONFIG", self.dir().join("ssh_config"))
+            .env("TRAINBENCH_SSH_CONTROL_DIR", self.dir().join("cm"))
+            .env("TRAINBENCH_NO_NVML", "1")
+            .env("OMP_NUM_THREADS", "1");
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> (Output, Value) {
+        output_json(self.cmd().args(args))
+    }
+
+    fn url(&self, folder: &str) -> String {
+        format!(
+            "ssh://{}@127.0.0.1:{}{}",
+            user(),
+            self.a.port,
+            self.dir().join(folder).display()
+        )
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if let Ok(rd) = std::fs::read_dir(self.dir().join("cm")) {
+            for socket in rd.flatten() {
+                let _ = Command::new("ssh")
+                    .arg("-o")
+                    .arg(format!("ControlPath={}", socket.path().display()))
+                    .args(["-O", "exit", "x"])
+                    .output();
+            }
+        }
+    }
+}
+
+fn python(framework: &str) -> String {
+    let e = envs::resolve(framework.parse().unwrap(), None).unwrap_or_else(|e| {
+        panic!("{framework}: {e} — run `make setup` (scripts/setup.sh installs every framework)")
+    });
+    e.python.display().to_string()
+}
+
+fn windows(db: &Path, id: i64) -> Vec<i64> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT idx FROM windows WHERE run_id = ?1 ORDER BY idx")
+        .unwrap();
+    stmt.query_map([id], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<Vec<i64>, _>>()
+        .unwrap()
+}
+
+fn status(lab: &Lab, id: i64) -> Value {
+    let (_, v) = lab.run(&["show", &id.to_string(), "--json"]);
+    v
+}
+
+/// Waits until run `id` (the newest) is running with at least `n` windows stored.
+fn wait_running(lab: &Lab, n: usize) -> i64 {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        if let Ok(conn) = rusqlite::Connection::open(lab.dir().join("studio.sqlite")) {
+            let id: Option<i64> = conn
+                .query_row(
+                    "SELECT MAX(id) FROM runs WHERE status = 'running'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap_or(None);
+            if let Some(id) = id {
+                if windows(&lab.dir().join("studio.sqlite"), id).len() >= n {
+                    return id;
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "no run reached {n} windows");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The ssh clients a studio process started that read a journal.
+fn journal_readers(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let ppid = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if ppid == Some(parent) && String::from_utf8_lossy(&cmd).contains("journal.jsonl") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn kill(pid: u32, signal: &str) {
+    Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+}
+
+const RUN: [&str; 12] = [
+    "run",
+    "--host",
+    "box",
+    "--model",
+    "resnet_mini",
+    "--batch-size",
+    "16",
+    "--threads",
+    "1",
+    "--window-steps",
+    "5",
+    "--json",
+];
+
+#[test]
+fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studio() {
+    let torch = python("pytorch");
+    let jax = python("jax");
+    let lab = Lab::new("remote");
+    let db = lab.dir().join("studio.sqlite");
+
+    // Added: the kit copied, its frameworks found in the two interpreters.
+    let (out, v) = lab.run(&[
+        "host",
+        "add",
+        "box",
+        &lab.url("remote-root"),
+        "--python",
+        &torch,
+        "--python",
+        &jax,
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let inv = &v["hosts"][0]["inventory"];
+    let found: Vec<&str> = inv["frameworks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["framework"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, ["pytorch", "jax"], "{inv}");
+    assert!(
+        inv["kit_dir"]
+            .as_str()
+            .unwrap()
+            .contains("remote-root/kit/"),
+        "{inv}"
+    );
+    assert!(inv["cpu_cores"].as_u64().unwrap() >= 1, "{inv}");
+    // Through a jump host, with the client's own config (ProxyJump alias).
+    let (out, v) = lab.run(&[
+        "host",
+        "add",
+        "far",
+        &format!("ssh://jumped{}", lab.dir().join("far-root").display()),
+        "--python",
+        &torch,
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        v["hosts"][0]["inventory"]["frameworks"][0]["framework"],
+        "pytorch"
+    );
+    let (out, v) = lab.run(&["host", "list", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["hosts"].as_array().unwrap().len(), 2);
+
+    // A sweep on the host: stored, summarised and compared like local runs.
+    let mut args = RUN.to_vec();
+    args.extend(["--framework", "pytorch,jax", "--steps", "30"]);
+    let (out, v) = lab.run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let runs = v["runs"].as_array().unwrap();
+    for r in runs {
+        assert_eq!(r["status"], "completed", "{r}");
+        assert!(r["throughput_samples_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        let shown = status(&lab, r["id"].as_i64().unwrap());
+        assert!(
+            shown["environment"].as_str().unwrap().starts_with("box:"),
+            "{shown}"
+        );
+        assert!(shown["provenance"]["hostname"].is_string(), "{shown}");
+    }
+    let (a, b) = (runs[0]["id"].to_string(), runs[1]["id"].to_string());
+    let (out, c) = lab.run(&["compare", &a, &b, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(c["comparison"]["entries"].as_array().unwrap().len(), 2);
+    let csv = lab.dir().join("remote.csv");
+    let (out, _) = lab.run(&["export", "csv", &a, &b, "-o", csv.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    // The ssh client reading the journal killed mid-run: the studio
+    // reconnects from the stored offset; every window arrives exactly once.
+    let mut args = RUN.to_vec();
+    args.extend(["--framework", "pytorch", "--steps", "200"]);
+    let studio = lab
+        .cmd()
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let id = wait_running(&lab, 3);
+    let readers = journal_readers(studio.id());
+    assert!(!readers.is_empty(), "no ssh client reads the journal");
+    for pid in readers {
+        kill(pid, "-KILL");
+    }
+    let out = studio.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let shown = status(&lab, id);
+    assert_eq!(shown["status"], "completed", "{shown}");
+    let w = windows(&db, id);
+    assert_eq!(w, (0..w.len() as i64).collect::<Vec<_>>(), "windows {w:?}");
+    assert_eq!(
+        w.len(),
+        40,
+        "199 timed steps in windows of 5 (the last of 4)"
+    );
+
+    // The studio itself killed mid-run: the run stays running (not
+    // interrupted), and `attach` reads the rest.
+    let mut studio = lab
+        .cmd()
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = wait_running(&lab, 3);
+    kill(studio.id(), "-KILL");
+    let _ = studio.wait();
+    let (_, v) = lab.run(&["runs", "--json"]);
+    let row = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap()
+        .clone();
+    assert_eq!(row["status"], "running", "{row}");
+    let (out, v) = lab.run(&["attach", &id.to_string(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["runs"][0]["status"], "completed", "{v}");
+    let w = windows(&db, id);
+    assert_eq!(w, (0..40).collect::<Vec<_>>(), "windows {w:?}");
+    let (out, _) = lab.run(&["attach", &id.to_string()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("read to the end already"),
+        "{}",
+        text(&out)
+    );
+
+    // Ctrl-C cancels on the host: the worker there stops, the run is cancelled.
+    let studio = lab
+        .cmd()
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let id = wait_running(&lab, 2);
+    kill(studio.id(), "-INT");
+    let out = studio.wait_with_output().unwrap();
+    let shown = status(&lab, id);
+    assert_eq!(shown["status"], "cancelled", "{}\n{shown}", text(&out));
+    let dir: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT dir FROM remote_runs WHERE run_id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let pid = std::fs::read_to_string(PathBuf::from(&dir).join("agent.pid")).unwrap();
+    // Gone, or a zombie left for an init that does not reap (in a container).
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|s| {
+            s.rsplit_once(") ")
+                .is_some_and(|(_, r)| !r.starts_with('Z'))
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while alive() {
+        assert!(Instant::now() < deadline, "the agent still runs");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let journal = std::fs::read_to_string(PathBuf::from(&dir).join("journal.jsonl")).unwrap();
+    assert!(journal.trim_end().ends_with('}') && journal.contains("\"status\":\"cancelled\""));
+    // Everything the journal holds was read: the stored offset is its size.
+    let offset: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT journal_offset FROM remote_runs WHERE run_id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(offset as usize, journal.len());
+
+    // Refused with the field named: an unknown host, a framework the host
+    // lacks, a bad address.
+    for (args, says) in [
+        (
+            vec!["run", "--host", "nowhere", "--steps", "3"],
+            "host = nowhere is not allowed",
+        ),
+        (
+            vec!["run", "--host", "far", "--framework", "jax", "--steps", "3"],
+            "framework = jax is not allowed on host far",
+        ),
+        (
+            vec!["host", "add", "x", "box:22"],
+            "url = box:22 is not allowed",
+        ),
+    ] {
+        let (out, _) = lab.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(says), "{args:?}: {}", text(&out));
+    }
+}
