@@ -11,5 +11,7 @@ CREATE TABLE remote_runs (
     dir TEXT NOT NULL,
     journal_offset INTEGER NOT NULL DEFAULT 0 CHECK (journal_offset >= 0),
     finished INTEGER NOT NULL DEFAULT 0 CHECK (finished IN (0, 1)),
+    -- The Slurm job the run's agent runs in, on a Slurm host (sbatch --parsable).
+    slurm_job TEXT,
     created_unix_ms INTEGER NOT NULL
 );

@@ -53,6 +53,9 @@ command -v import >/dev/null 2>&1 || missing+=(imagemagick)
 # sshd on 127.0.0.1 (never the machine's port 22).
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+# Slurm: the tests start a single-machine cluster (munged, slurmctld, two slurmd).
+command -v slurmctld >/dev/null 2>&1 || missing+=(slurm-wlm)
+command -v munged >/dev/null 2>&1 || missing+=(munge)
 # The fake libnvidia-ml.so the tests build reads its JSON script with cJSON.
 dpkg -s libcjson-dev >/dev/null 2>&1 || missing+=(libcjson-dev)
 # Node.js builds the UI (Debian 12's nodejs 18 is enough: vite 6, vitest 3).

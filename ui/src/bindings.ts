@@ -1219,6 +1219,11 @@ export type SweepRequest = {
 	precision: string[],
 	compile: string[],
 	devices: number[],
+	/**
+	 *  Machines a run spans (each with `devices` devices); more than one on a
+	 *  Slurm host only.
+	 */
+	nodes?: number | null,
 	parallel: string | null,
 	batch_size: number[],
 	/**  `cpu` or `cuda:N`; the first GPU when there is one, else the CPU. */

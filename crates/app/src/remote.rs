@@ -172,8 +172,28 @@ pub struct Inventory {
     pub frameworks: Vec<RemoteFramework>,
     /// The GPUs the frameworks see (the longest list any of them gave).
     pub gpus: Vec<String>,
+    /// The cluster behind a Slurm login host.
+    #[serde(default)]
+    pub slurm: Option<SlurmInventory>,
     /// What was looked for and not found, with why.
     pub left_out: Vec<String>,
+}
+
+/// A Slurm login host: where jobs go.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlurmSettings {
+    /// `None`: the cluster's default partition.
+    pub partition: Option<String>,
+}
+
+/// What `sinfo` said about the partition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlurmInventory {
+    pub version: String,
+    pub nodes: u32,
+    /// The fewest CPUs and GPUs of any node (what a job can count on).
+    pub cpus_per_node: u32,
+    pub gpus_per_node: u32,
 }
 
 /// A host in the studio's list (`$TRAINBENCH_HOME/hosts.json`).
@@ -183,6 +203,13 @@ pub struct RemoteHost {
     pub url: SshUrl,
     /// Interpreters to look for frameworks in (default `python3`).
     pub pythons: Vec<String>,
+    /// Variables exported before every command on the host (and so into
+    /// its Slurm jobs), e.g. `SLURM_CONF`.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    /// Jobs go through Slurm (`sbatch`) instead of running on the host.
+    #[serde(default)]
+    pub slurm: Option<SlurmSettings>,
     pub inventory: Option<Inventory>,
 }
 
@@ -332,10 +359,52 @@ fn check_name(name: &str) -> AppResult<()> {
     Ok(())
 }
 
+/// `KEY=VALUE` as `host add --env` takes it.
+pub fn parse_env(text: &str) -> AppResult<(String, String)> {
+    let (k, v) = text.split_once('=').ok_or_else(|| {
+        bad(
+            "env",
+            format!("env = {text} is not allowed: expected KEY=VALUE"),
+        )
+    })?;
+    if k.is_empty()
+        || k.starts_with(|c: char| c.is_ascii_digit())
+        || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(bad(
+            "env",
+            format!("env = {text} is not allowed: the name must be letters, digits and _, not starting with a digit"),
+        ));
+    }
+    Ok((k.to_owned(), v.to_owned()))
+}
+
 /// Adds (or replaces) a host, installs the kit there and checks it.
-pub fn add_host(name: &str, url: &str, pythons: &[String]) -> AppResult<RemoteHost> {
+pub fn add_host(
+    name: &str,
+    url: &str,
+    pythons: &[String],
+    env: &[String],
+    slurm: Option<SlurmSettings>,
+) -> AppResult<RemoteHost> {
     check_name(name)?;
     let url = SshUrl::parse(url)?;
+    if let Some(p) = slurm.as_ref().and_then(|s| s.partition.as_deref()) {
+        if p.is_empty()
+            || !p
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return Err(bad(
+                "partition",
+                format!("partition = {p:?} is not allowed: expected letters, digits, - _ ."),
+            ));
+        }
+    }
+    let env = env
+        .iter()
+        .map(|e| parse_env(e))
+        .collect::<AppResult<Vec<_>>>()?;
     let mut h = RemoteHost {
         name: name.to_owned(),
         url,
@@ -344,6 +413,8 @@ pub fn add_host(name: &str, url: &str, pythons: &[String]) -> AppResult<RemoteHo
         } else {
             pythons.to_vec()
         },
+        env,
+        slurm,
         inventory: None,
     };
     h.inventory = Some(check(&h)?);
@@ -421,6 +492,16 @@ fn control_dir() -> PathBuf {
     }
     let uid = rustix::process::getuid().as_raw();
     std::env::temp_dir().join(format!("trainbench-ssh-{uid}"))
+}
+
+/// `script` with the host's variables exported first.
+fn host_sh(h: &RemoteHost, script: &str, stdin: Option<&[u8]>) -> AppResult<String> {
+    let exports: String = h
+        .env
+        .iter()
+        .map(|(k, v)| format!("export {k}={}; ", q(v)))
+        .collect();
+    remote_sh(&h.url, &format!("{exports}{script}"), stdin)
 }
 
 /// Runs `script` on the host with `sh -c`; its stdout, or an error with ssh's
@@ -615,7 +696,23 @@ fn check(h: &RemoteHost) -> AppResult<Inventory> {
             ));
         }
     }
-    let out = remote_sh(&h.url, &script, None)?;
+    if let Some(s) = &h.slurm {
+        let part = s
+            .partition
+            .as_deref()
+            .map(|p| format!(" -p {}", q(p)))
+            .unwrap_or_default();
+        script.push_str(&format!(
+            "echo \"slurm_version $(sinfo --version 2>&1)\"; sinfo -h{part} -o '%D %c %G' 2>&1 | sed 's/^/slurm_nodes /'; "
+        ));
+    }
+    let out = host_sh(h, &script, None)?;
+    let mut slurm: Option<SlurmInventory> = h.slurm.as_ref().map(|_| SlurmInventory {
+        version: String::new(),
+        nodes: 0,
+        cpus_per_node: u32::MAX,
+        gpus_per_node: u32::MAX,
+    });
     let mut inv = Inventory {
         checked_unix_ms: trainbench_store::now_unix_ms(),
         hostname: String::new(),
@@ -625,11 +722,43 @@ fn check(h: &RemoteHost) -> AppResult<Inventory> {
         kit_version: kit.version,
         frameworks: Vec::new(),
         gpus: Vec::new(),
+        slurm: None,
         left_out: Vec::new(),
     };
     for line in out.lines() {
         let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
         match key {
+            "slurm_version" => {
+                if let Some(s) = slurm.as_mut() {
+                    s.version = rest.trim().to_owned();
+                }
+            }
+            "slurm_nodes" => {
+                // "COUNT CPUS GRES" per group of like nodes; GRES "gpu:8", "gpu:h100:8" or "(null)".
+                let mut f = rest.split_whitespace();
+                let (Some(n), Some(c)) = (
+                    f.next().and_then(|x| x.parse::<u32>().ok()),
+                    f.next()
+                        .and_then(|x| x.trim_end_matches('+').parse::<u32>().ok()),
+                ) else {
+                    return Err(bad(
+                        "host",
+                        format!("host = {}: sinfo said {rest:?}: is Slurm there (and SLURM_CONF set with --env)?", h.name),
+                    ));
+                };
+                let gpus = f
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .filter(|g| g.starts_with("gpu"))
+                    .filter_map(|g| g.split('(').next()?.rsplit(':').next()?.parse::<u32>().ok())
+                    .sum::<u32>();
+                if let Some(s) = slurm.as_mut() {
+                    s.nodes += n;
+                    s.cpus_per_node = s.cpus_per_node.min(c);
+                    s.gpus_per_node = s.gpus_per_node.min(gpus);
+                }
+            }
             "hostname" => inv.hostname = rest.trim().to_owned(),
             "cores" => inv.cpu_cores = rest.trim().parse().unwrap_or(1),
             "root" => inv.root_dir = rest.trim().to_owned(),
@@ -664,6 +793,25 @@ fn check(h: &RemoteHost) -> AppResult<Inventory> {
             }
             _ => {}
         }
+    }
+    if let Some(mut s) = slurm {
+        if s.nodes == 0 {
+            return Err(bad(
+                "host",
+                format!(
+                    "host = {}: sinfo lists no nodes{}",
+                    h.name,
+                    h.slurm
+                        .as_ref()
+                        .and_then(|x| x.partition.as_deref())
+                        .map(|p| format!(" in partition {p}"))
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        s.cpus_per_node = s.cpus_per_node.max(1);
+        inv.cpu_cores = s.cpus_per_node;
+        inv.slurm = Some(s);
     }
     // Only what no interpreter had stays left out.
     let found: Vec<Framework> = inv.frameworks.iter().map(|f| f.framework).collect();
@@ -865,12 +1013,41 @@ pub(crate) async fn run_job(
         silence_timeout_s: opts.silence_timeout.as_secs(),
     };
     let text = serde_json::to_vec(&remote).map_err(|e| AppError::Internal(e.to_string()))?;
-    let start = format!(
-        "set -e; mkdir -p {d}; cat > {d}/job.json; cd {d}; setsid nohup {tb} agent run {d} > {d}/agent.log 2>&1 < /dev/null & echo started",
-        d = q(&dir),
-        tb = q(&format!("{}/bin/trainbench", inv.kit_dir)),
-    );
-    if let Err(e) = remote_sh(&h.url, &start, Some(&text)) {
+    let tb = q(&format!("{}/bin/trainbench", inv.kit_dir));
+    let start = match &h.slurm {
+        // Detached on the host itself: it outlives the connection.
+        None => format!(
+            "set -e; mkdir -p {d}; cat > {d}/job.json; cd {d}; setsid nohup {tb} agent run {d} > {d}/agent.log 2>&1 < /dev/null & echo started",
+            d = q(&dir),
+        ),
+        // A batch job whose first node runs the agent (and, for several
+        // nodes, the worker's srun + torchrun).
+        Some(s) => {
+            let spec = &job.spec.spec;
+            let mut lines = vec![
+                "#!/bin/sh".to_owned(),
+                format!("#SBATCH --job-name=trainbench-run{}", job.run_id),
+                format!("#SBATCH --nodes={}", spec.nodes),
+                "#SBATCH --ntasks-per-node=1".to_owned(),
+                format!("#SBATCH --output={dir}/slurm-%j.out"),
+            ];
+            if let Some(p) = &s.partition {
+                lines.push(format!("#SBATCH --partition={p}"));
+            }
+            if spec.device != trainbench_core::spec::Device::Cpu {
+                lines.push(format!("#SBATCH --gres=gpu:{}", spec.devices));
+            }
+            lines.push(format!("exec {tb} agent run {}", q(&dir)));
+            let script = lines.join("\n") + "\n";
+            format!(
+                "set -e; mkdir -p {d}; cat > {d}/job.json; printf '%s' {sc} > {d}/job.sbatch; cd {d}; sbatch --parsable {d}/job.sbatch",
+                d = q(&dir),
+                sc = q(&script),
+            )
+        }
+    };
+    let started = host_sh(h, &start, Some(&text));
+    if let Err(e) = &started {
         let reason = format!("could not start the run on host {}: {e}", h.name);
         ws.store.finish_run(
             job.run_id,
@@ -888,6 +1065,41 @@ pub(crate) async fn run_job(
     }
     ws.store
         .insert_remote_run(job.run_id, &h.name, &h.url.to_string(), &dir)?;
+    if h.slurm.is_some() {
+        // "12345" or "12345;cluster".
+        let out = started.unwrap_or_default();
+        let id = out
+            .trim()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .to_owned();
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit() || c == '_') {
+            let reason = format!("sbatch on host {} gave no job id: {out:?}", h.name);
+            ws.store.finish_run(
+                job.run_id,
+                RunStatus::Failed,
+                Some(&reason),
+                Some("internal"),
+                None,
+                "",
+            )?;
+            ws.store.finish_remote_run(job.run_id)?;
+            return Ok(Finished {
+                run_id: job.run_id,
+                status: RunStatus::Failed,
+                reason: Some(reason),
+            });
+        }
+        progress.log(
+            job.run_id,
+            &format!("[slurm] submitted job {id} on {}", h.name),
+        );
+        ws.store.set_slurm_job(job.run_id, &id)?;
+    }
     follow(ws, local, h, job.run_id, progress, cancel).await
 }
 
@@ -914,9 +1126,12 @@ pub async fn follow(
     let mut started = ws.store.run_row(run_id)?.status == RunStatus::Running;
     let mut cancel_sent = false;
     let mut last_contact = Instant::now();
+    let slurm_job = rr.slurm_job.clone();
+    let mut said_pending = false;
+    let mut ended_at: Option<(Instant, String)> = None;
     loop {
         if *cancel.borrow() && !cancel_sent {
-            cancel_sent = send_cancel(h, &rr.dir);
+            cancel_sent = send_cancel(h, &rr.dir, slurm_job.as_deref());
         }
         let mut child = tokio::process::Command::from(ssh(&h.url))
             .arg(format!(
@@ -939,6 +1154,7 @@ pub async fn follow(
         let mut samples: Vec<TelemetrySample> = Vec::new();
         let mut buf = vec![0u8; 64 * 1024];
         let mut flush = tokio::time::interval(Duration::from_millis(500));
+        let mut poll = tokio::time::interval(Duration::from_secs(3));
         let mut stored = offset;
         let mut cancellable = true;
         let ended: Option<JournalLine> = loop {
@@ -984,6 +1200,8 @@ pub async fn follow(
                     }
                 },
                 _ = flush.tick() => {
+                    // ssh is up (its keep-alives end it within 15 s when not).
+                    last_contact = Instant::now();
                     if offset != stored {
                         ws.store.record_journal(run_id, &events, &samples, offset)?;
                         events.clear();
@@ -994,7 +1212,38 @@ pub async fn follow(
                 changed = cancel.changed(), if cancellable => {
                     cancellable = changed.is_ok();
                     if *cancel.borrow() && !cancel_sent {
-                        cancel_sent = send_cancel(h, &rr.dir);
+                        cancel_sent = send_cancel(h, &rr.dir, slurm_job.as_deref());
+                    }
+                },
+                _ = poll.tick(), if slurm_job.is_some() => {
+                    // A job that ended without its agent's outcome (cancelled
+                    // while queued, killed by Slurm): after 10 s for the
+                    // journal to catch up, its state is the outcome.
+                    let job = slurm_job.as_deref().unwrap_or_default();
+                    let state = slurm_state(h, job);
+                    match state.as_deref() {
+                        Some("PENDING") if !said_pending => {
+                            said_pending = true;
+                            progress.log(run_id, &format!("[slurm] job {job} is waiting in the queue"));
+                        }
+                        Some(s) if !SLURM_ACTIVE.contains(&s) => {
+                            let (since, _) = ended_at.get_or_insert_with(|| (Instant::now(), s.to_owned()));
+                            if since.elapsed() > Duration::from_secs(10) {
+                                let tail = host_sh(h, &format!("tail -n 20 {}/slurm-{job}.out 2>/dev/null || true", q(&rr.dir)), None)
+                                    .unwrap_or_default();
+                                break Some(JournalLine::Outcome {
+                                    status: if s == "CANCELLED" { RunStatus::Cancelled } else { RunStatus::Failed },
+                                    reason: Some(format!(
+                                        "Slurm job {job} ended {s} before the run's agent wrote its outcome (the job's output: {}/slurm-{job}.out)",
+                                        rr.dir
+                                    )),
+                                    error_class: (s != "CANCELLED").then(|| "internal".to_owned()),
+                                    exit_code: None,
+                                    stderr_tail: tail,
+                                });
+                            }
+                        }
+                        _ => {}
                     }
                 },
             }
@@ -1048,14 +1297,41 @@ pub async fn follow(
     }
 }
 
-/// SIGTERM to the run's agent on the host; whether ssh said it was sent.
-fn send_cancel(h: &RemoteHost, dir: &str) -> bool {
-    remote_sh(
-        &h.url,
-        &format!("kill -TERM $(cat {}/agent.pid)", q(dir)),
-        None,
-    )
-    .is_ok()
+/// SIGTERM to the run's agent on the host, or `scancel` of its Slurm job
+/// (Slurm sends the agent SIGTERM, or drops the job from the queue); whether
+/// ssh said it was sent.
+fn send_cancel(h: &RemoteHost, dir: &str, slurm_job: Option<&str>) -> bool {
+    let script = match slurm_job {
+        Some(job) => format!("scancel {}", q(job)),
+        None => format!("kill -TERM $(cat {}/agent.pid)", q(dir)),
+    };
+    host_sh(h, &script, None).is_ok()
+}
+
+/// Slurm job states in which the job is still to run or running.
+const SLURM_ACTIVE: [&str; 7] = [
+    "PENDING",
+    "CONFIGURING",
+    "RUNNING",
+    "COMPLETING",
+    "SUSPENDED",
+    "REQUEUED",
+    "RESIZING",
+];
+
+/// A Slurm job's state: squeue while it is known there, then sacct (where
+/// accounting is on) or scontrol (while the controller remembers it).
+fn slurm_state(h: &RemoteHost, job: &str) -> Option<String> {
+    let j = q(job);
+    let script = format!(
+        "s=$(squeue -h -j {j} -o %T 2>/dev/null); \
+         [ -z \"$s\" ] && s=$(sacct -X -n -P -j {j} -o State 2>/dev/null | head -n 1 | cut -d' ' -f1); \
+         [ -z \"$s\" ] && s=$(scontrol show job {j} 2>/dev/null | sed -n 's/.*JobState=\\([A-Z_]*\\).*/\\1/p' | head -n 1); \
+         echo \"$s\""
+    );
+    let out = host_sh(h, &script, None).ok()?;
+    let s = out.trim().to_owned();
+    (!s.is_empty()).then_some(s)
 }
 
 /// Re-attaches to a remote run the studio stopped following.

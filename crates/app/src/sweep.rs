@@ -29,6 +29,10 @@ pub struct SweepRequest {
     pub precision: Vec<String>,
     pub compile: Vec<String>,
     pub devices: Vec<i64>,
+    /// Machines a run spans (each with `devices` devices); more than one on a
+    /// Slurm host only.
+    #[serde(default)]
+    pub nodes: Option<i64>,
     pub parallel: Option<String>,
     pub batch_size: Vec<i64>,
     /// `cpu` or `cuda:N`; the first GPU when there is one, else the CPU.
@@ -84,6 +88,7 @@ impl Default for SweepRequest {
             precision: vec!["fp32".into()],
             compile: vec!["off".into()],
             devices: vec![1],
+            nodes: None,
             parallel: None,
             batch_size: vec![64],
             device: None,
@@ -266,6 +271,13 @@ pub fn plan_sweep_on(
     remote: Option<&RemoteTarget>,
 ) -> SweepPlan {
     let mut rejected = Vec::new();
+    if let (None, Some(n)) = (remote, req.nodes.filter(|&n| n != 1)) {
+        rejected.push(reject(
+            "all",
+            "nodes",
+            format!("nodes = {n} is not allowed on this machine: expected 1 (several nodes run on a Slurm host: `trainbench run --host NAME --nodes {n}`)"),
+        ));
+    }
     if let (Some(r), true) = (remote, req.batch_max) {
         rejected.push(reject(
             "all",
@@ -459,14 +471,19 @@ pub fn plan_sweep_on(
                             let place = remote
                                 .map(|r| format!(" on {}", r.host.name))
                                 .unwrap_or_default();
+                            let spread = match req.nodes {
+                                Some(n) if n > 1 => format!(" ×{n} nodes"),
+                                _ => String::new(),
+                            };
                             let label = format!(
-                                "{given} {model} {precision}{compiled} ×{devices} b{b}{place}"
+                                "{given} {model} {precision}{compiled} ×{devices}{spread} b{b}{place}"
                             );
                             let mut raw = RawSpec::new(model, *batch);
                             raw.precision.clone_from(precision);
                             raw.compile.clone_from(compile);
                             raw.device.clone_from(&device);
                             raw.devices = *devices;
+                            raw.nodes = req.nodes;
                             if let Some(p) = req.parallel.as_ref().filter(|_| *devices > 1) {
                                 raw.parallel.clone_from(p);
                             }
@@ -574,19 +591,43 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
         field: "host".into(),
         message: format!("host = {name} has not been checked: run `trainbench host check {name}`"),
     })?;
-    let machine = Machine {
-        gpus: u32::try_from(inv.gpus.len()).unwrap_or(u32::MAX),
-        cpu_cores: inv.cpu_cores,
+    // A Slurm host: what one node of its partition has; else the host itself.
+    let (machine, nodes) = match &inv.slurm {
+        Some(s) => (
+            Machine {
+                gpus: s.gpus_per_node,
+                cpu_cores: s.cpus_per_node,
+            },
+            Some(s.nodes),
+        ),
+        None => (
+            Machine {
+                gpus: u32::try_from(inv.gpus.len()).unwrap_or(u32::MAX),
+                cpu_cores: inv.cpu_cores,
+            },
+            None,
+        ),
     };
     let target = RemoteTarget {
         host: std::sync::Arc::new(h),
     };
-    Ok(plan_sweep_on(
-        req,
-        machine,
-        !inv.gpus.is_empty(),
-        Some(&target),
-    ))
+    let mut plan = plan_sweep_on(req, machine, machine.gpus > 0, Some(&target));
+    if let Some(n) = req.nodes.filter(|&n| n > 1) {
+        let why = match nodes {
+            None => Some(format!(
+                "nodes = {n} is not allowed on host {name}: several nodes run through Slurm; expected 1 (add a Slurm login host with `trainbench host add NAME ssh://login --slurm`)"
+            )),
+            Some(have) if i64::from(have) < n => Some(format!(
+                "nodes = {n} is not allowed on host {name}: its partition has {have} node(s); expected at most {have}"
+            )),
+            _ => None,
+        };
+        if let Some(message) = why {
+            plan.configs.clear();
+            plan.rejected.insert(0, reject("all", "nodes", message));
+        }
+    }
+    Ok(plan)
 }
 
 /// Stores the sweep and its runs (status `queued`), repeats interleaved.

@@ -163,6 +163,16 @@ pub enum HostCommand {
         /// default python3).
         #[arg(long)]
         python: Vec<String>,
+        /// KEY=VALUE exported before every command there (repeatable), e.g.
+        /// SLURM_CONF=/etc/slurm/other.conf.
+        #[arg(long)]
+        env: Vec<String>,
+        /// A Slurm login host: runs go through sbatch (several nodes with --nodes).
+        #[arg(long)]
+        slurm: bool,
+        /// The Slurm partition (default: the cluster's default).
+        #[arg(long, requires = "slurm")]
+        partition: Option<String>,
     },
     /// The hosts and what their last check found.
     List,
@@ -369,6 +379,10 @@ pub struct RunArgs {
     /// instead of this machine.
     #[arg(long)]
     pub host: Option<String>,
+    /// Machines each run spans, with --devices devices each (PyTorch through
+    /// torchrun under Slurm; a Slurm host only).
+    #[arg(long)]
+    pub nodes: Option<i64>,
     /// synthetic, mnist, cifar10:DIR, text, text:FILE or folder:DIR (JPEG/PNG
     /// images in class folders: train/<class>/ and val/<class>/, or <class>/).
     #[arg(long)]
@@ -501,6 +515,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                 "memory_limit" => a.memory_limit = a.memory_limit.or(Some(s)),
                 "data" => a.data = a.data.or(Some(s)),
                 "host" => a.host = a.host.or(Some(s)),
+                "nodes" => a.nodes = a.nodes.or(Some(num("nodes")?)),
                 "steps" => a.steps = a.steps.or(Some(num("steps")?)),
                 "epochs" => a.epochs = a.epochs.or(Some(num("epochs")?)),
                 "num_classes" => a.num_classes = a.num_classes.or(Some(num("num_classes")?)),
@@ -533,7 +548,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                     })?))
                 }
                 other => {
-                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
                 }
             }
         }
@@ -590,6 +605,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
             }
         }),
         loader_workers: a.loader_workers,
+        nodes: a.nodes,
         num_classes: a.num_classes,
         seq_len: a.seq_len,
         target_accuracy: a.target_accuracy.or(if quick { Some(0.95) } else { None }),

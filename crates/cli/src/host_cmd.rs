@@ -44,6 +44,12 @@ fn print_host(h: &RemoteHost) {
             for f in &i.frameworks {
                 println!("  {} {} ({})", f.framework, f.version, f.python);
             }
+            if let Some(s) = &i.slurm {
+                println!(
+                    "  Slurm {}: {} node(s), {} CPUs and {} GPU(s) per node",
+                    s.version, s.nodes, s.cpus_per_node, s.gpus_per_node
+                );
+            }
             for l in &i.left_out {
                 println!("  left out: {l}");
             }
@@ -66,8 +72,16 @@ pub fn host(command: Option<HostCommand>, json_out: bool) -> Result<ExitCode, Cl
     };
     match command.unwrap_or(HostCommand::List) {
         HostCommand::List => list(remote::hosts()?),
-        HostCommand::Add { name, url, python } => {
-            list(vec![remote::add_host(&name, &url, &python)?])
+        HostCommand::Add {
+            name,
+            url,
+            python,
+            env,
+            slurm,
+            partition,
+        } => {
+            let slurm = slurm.then_some(remote::SlurmSettings { partition });
+            list(vec![remote::add_host(&name, &url, &python, &env, slurm)?])
         }
         HostCommand::Check { name } => list(vec![remote::check_host(&name)?]),
         HostCommand::Remove { name } => {

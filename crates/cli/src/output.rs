@@ -362,6 +362,14 @@ pub fn print_show(d: &RunDetail) {
             s.windows_total,
             s.windows_warmup
         );
+        let nodes = d.spec["nodes"].as_u64().unwrap_or(1);
+        if let (true, Some(t)) = (nodes > 1, s.throughput_samples_per_s) {
+            println!(
+                "per node:          {:.1} samples/s ({nodes} nodes × {} device(s); throughput / nodes)",
+                t / nodes as f64,
+                r.devices / nodes.max(1) as u32
+            );
+        }
         if let (Some(t), Some(per)) = (s.tokens_per_s, s.tokens_per_sample) {
             println!(
                 "tokens/s:          {t:.0}{} ({per} tokens per sequence, every position trained on)",

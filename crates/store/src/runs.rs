@@ -67,7 +67,9 @@ impl NewRun {
             precision: spec.precision,
             compile: spec.compile,
             device: spec.device,
-            devices: spec.devices,
+            // Every device of the run, on all its nodes (throughput per
+            // device, MFU and scaling count them all).
+            devices: spec.world_size(),
             parallel: spec.parallel,
             batch_size: spec.batch_size,
             data: spec.data,

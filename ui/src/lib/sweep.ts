@@ -144,6 +144,7 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     precision: f.precisions,
     compile: f.compile,
     devices: f.devices,
+    nodes: null,
     parallel: null,
     batch_size: batch,
     device: null,

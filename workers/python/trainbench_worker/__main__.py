@@ -37,6 +37,44 @@ def _import(framework):
             "framework") from e
 
 
+def _launch_nodes(plan_text, plan):
+    """Several nodes: inside a Slurm allocation, replace this process with
+    ``srun`` starting one torchrun per node, which meet at this host through
+    torchrun's c10d rendezvous and start ``devices`` ranks each; global rank 0
+    speaks for the run (its stdout comes back through srun)."""
+    import shutil
+    import socket
+
+    job = os.environ.get("SLURM_JOB_ID")
+    if not job:
+        raise WorkerError("unsupported", f"nodes = {plan.nodes} is not allowed here: several nodes need a Slurm "
+                                         "allocation (a Slurm host: `trainbench host add NAME ssh://login --slurm`); "
+                                         "expected 1", "nodes")
+    srun = shutil.which("srun")
+    if not srun:
+        raise WorkerError("unsupported", f"nodes = {plan.nodes}: srun is not on PATH in Slurm job {job}", "nodes")
+    host = os.environ.get("TRAINBENCH_RDZV_HOST") or socket.gethostname()
+    with socket.socket() as s:  # a free port on this (the first) node for the rendezvous
+        s.bind(("", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ)
+    start = protocol.process_start_ns()
+    if start is not None:
+        env[protocol.LAUNCH_ENV] = str(start)
+    env["TRAINBENCH_PLAN"] = plan_text
+    env.setdefault("OMP_NUM_THREADS", str(plan.threads()))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cmd = [srun, f"--nodes={plan.nodes}", f"--ntasks={plan.nodes}", "--ntasks-per-node=1", "--kill-on-bad-exit=1",
+           sys.executable, "-m", "torch.distributed.run", f"--nnodes={plan.nodes}",
+           f"--nproc-per-node={plan.devices}", "--rdzv-backend=c10d", f"--rdzv-endpoint={host}:{port}",
+           f"--rdzv-id=trainbench-{job}", "-m", "trainbench_worker", "pytorch", "train", "--plan",
+           "env:TRAINBENCH_PLAN"]
+    sys.stderr.flush()
+    protocol.give_back_stdout()
+    os.execve(srun, cmd, env)
+
+
 def _launch_processes(plan_text, plan):
     """Several CPU processes or GPUs for PyTorch: replace this process with
     torchrun, which starts one rank per device; rank 0 speaks for the run."""
@@ -76,6 +114,8 @@ def cmd_train(framework, plan_arg):
     if plan.framework != framework:
         raise WorkerError("bad_config", f"framework = {plan.framework} is not allowed: this is the {framework} worker",
                           "framework")
+    if framework == "pytorch" and plan.nodes > 1 and "WORLD_SIZE" not in os.environ:
+        _launch_nodes(text, plan)
     if framework == "pytorch" and plan.devices > 1 and "WORLD_SIZE" not in os.environ:
         _launch_processes(text, plan)
     if int(os.environ.get("RANK", "0")) != 0:

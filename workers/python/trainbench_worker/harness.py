@@ -57,6 +57,8 @@ class Plan:
         self.compile = s["compile"]
         self.device = s["device"]
         self.devices = int(s["devices"])
+        # Machines, each with `devices` devices (several: torchrun under Slurm).
+        self.nodes = int(s.get("nodes", 1))
         self.parallel = s.get("parallel", "ddp")
         self.batch_size = int(s["batch_size"])
         self.length = s["length"]
@@ -88,7 +90,7 @@ class Plan:
 
     @property
     def global_batch(self):
-        return self.batch_size * self.devices
+        return self.batch_size * self.devices * self.nodes
 
     @property
     def is_cuda(self):

@@ -515,6 +515,10 @@ class JaxBackend(Backend):
     framework_version = jax.__version__
 
     def __init__(self, plan):
+        if plan.nodes > 1:
+            raise unsupported(f"nodes = {plan.nodes} is not allowed for {self.framework}: expected 1 (several nodes run "
+                              "PyTorch through torchrun under Slurm; multi-worker TensorFlow and multi-process JAX are "
+                              "not built yet)", "nodes")
         self.plan = plan
         self.world_size = plan.devices
         _count_compiles()

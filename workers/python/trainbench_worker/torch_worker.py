@@ -439,8 +439,9 @@ class TorchBackend(Backend):
         self.world_size = int(os.environ.get("WORLD_SIZE", "1"))
         self.rank = int(os.environ.get("RANK", "0"))
         local = int(os.environ.get("LOCAL_RANK", "0"))
-        if self.world_size != plan.devices:
-            raise WorkerError("internal", f"started with {self.world_size} processes for devices = {plan.devices}")
+        if self.world_size != plan.devices * plan.nodes:
+            raise WorkerError("internal", f"started with {self.world_size} processes for devices = {plan.devices}"
+                                          f" on {plan.nodes} node(s)")
         torch.set_num_threads(plan.threads())
         torch.set_num_interop_threads(1)
         if plan.is_cuda:

@@ -37,6 +37,7 @@ impl ConfigKeys {
         };
         let mut one_device = spec.clone();
         one_device.devices = 1;
+        one_device.nodes = 1;
         one_device.parallel = Parallel::Ddp;
         ConfigKeys {
             config: text(spec),

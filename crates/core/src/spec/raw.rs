@@ -56,6 +56,10 @@ pub struct RawSpec {
     pub device: String,
     #[serde(default = "default_one")]
     pub devices: i64,
+    /// Machines the run spans (each with `devices` devices); more than one
+    /// runs through Slurm (torchrun's c10d rendezvous under srun).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<i64>,
     pub batch_size: i64,
     #[serde(default)]
     pub steps: Option<i64>,
@@ -121,6 +125,7 @@ impl RawSpec {
             parallel: default_parallel(),
             device: default_device(),
             devices: default_one(),
+            nodes: None,
             batch_size,
             steps: None,
             epochs: None,

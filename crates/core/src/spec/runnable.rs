@@ -86,6 +86,13 @@ pub fn check_runnable(
             &format!("ddp for framework {framework} (FSDP is PyTorch's)"),
         ));
     }
+    if spec.nodes > 1 && framework != Framework::Pytorch {
+        return Err(SpecError::new(
+            "nodes",
+            spec.nodes,
+            &format!("1 for framework {framework} (several nodes run PyTorch through torchrun under Slurm; TensorFlow and JAX multi-node are not built yet)"),
+        ));
+    }
     if framework == Framework::Tch && spec.devices > 1 {
         return Err(SpecError::new(
             "devices",

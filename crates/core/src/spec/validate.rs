@@ -30,6 +30,10 @@ pub struct RunSpec {
     pub compile: Compile,
     pub device: Device,
     pub devices: u32,
+    /// Machines, each with `devices` devices (1 unless the run spans a
+    /// cluster's nodes; left out of the configuration key when 1).
+    #[serde(skip_serializing_if = "is_one")]
+    pub nodes: u32,
     pub parallel: Parallel,
     /// Per device: the global batch is `batch_size × devices`.
     pub batch_size: u64,
@@ -58,6 +62,10 @@ pub struct RunSpec {
     /// worker in the plan (`WorkerPlan::profile`).
     #[serde(skip)]
     pub profile: bool,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 fn at_least_one(field: &str, v: i64) -> Result<u64, SpecError> {
@@ -110,6 +118,13 @@ impl RunSpec {
         let device = Device::parse(&raw.device)?;
         let devices = u32::try_from(at_least_one("devices", raw.devices)?)
             .map_err(|_| SpecError::new("devices", raw.devices, "a whole number ≥ 1"))?;
+        let nodes = match raw.nodes {
+            None => 1,
+            Some(n) => u32::try_from(at_least_one("nodes", n)?)
+                .ok()
+                .filter(|&n| n <= 4096)
+                .ok_or_else(|| SpecError::new("nodes", n, "a whole number from 1 to 4096"))?,
+        };
         let parallel = Parallel::parse(&raw.parallel)?;
         if parallel == Parallel::Fsdp && devices < 2 {
             return Err(SpecError::new(
@@ -342,6 +357,7 @@ impl RunSpec {
             compile,
             device,
             devices,
+            nodes,
             parallel,
             batch_size,
             length,
@@ -361,6 +377,11 @@ impl RunSpec {
             synthetic_samples,
             profile: raw.profile,
         })
+    }
+
+    /// Processes in the run's process group: devices on every node.
+    pub fn world_size(&self) -> u32 {
+        self.devices.saturating_mul(self.nodes)
     }
 
     pub fn family(&self) -> Family {
