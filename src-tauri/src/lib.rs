@@ -147,6 +147,10 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::settings::settings,
             commands::settings::set_database,
             commands::settings::set_theme,
+            commands::hosts::list_hosts,
+            commands::hosts::add_host,
+            commands::hosts::check_host,
+            commands::hosts::remove_host,
         ])
         // Run ids, byte counts and nanosecond stamps stay far below 2^53.
         .dangerously_cast_bigints_to_number()

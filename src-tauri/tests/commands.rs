@@ -471,6 +471,28 @@ fn runs_can_be_cancelled_queued_or_running() {
 fn settings_refuse_bad_values_and_keep_what_was_there() {
     let dir = scratch("settings");
     let app = open_app(&dir);
+    // Remote hosts: refused before anything connects, naming the field.
+    let host = |name: &str, url: &str| json!({"request": {"name": name, "url": url, "pythons": [], "env": [], "slurm": false, "partition": null}});
+    assert_error(
+        &app.err("add_host", host("gpu1", "gpu1.example.org:22")),
+        "bad_input",
+        &["url = gpu1.example.org:22 is not allowed", "ssh://"],
+    );
+    assert_error(
+        &app.err("add_host", host("no spaces", "ssh://gpu1")),
+        "bad_input",
+        &["name = \"no spaces\" is not allowed"],
+    );
+    assert_error(
+        &app.err("remove_host", json!({"name": "nowhere-host"})),
+        "bad_input",
+        &["host = nowhere-host is not allowed"],
+    );
+    let e = app.err(
+        "plan",
+        json!({"request": request(json!({"host": "nowhere-host"}))}),
+    );
+    assert_error(&e, "bad_input", &["host = nowhere-host is not allowed"]);
     let before = app.ok("settings", json!({}));
     let e = app.err("set_database", json!({"path": dir}));
     assert_error(&e, "bad_input", &["database", "not a folder"]);

@@ -79,9 +79,26 @@ export const commands = {
 	 */
 	setDatabase: (path: string) => typedError<Settings, ApiError>(__TAURI_INVOKE("set_database", { path })),
 	setTheme: (theme: Theme) => typedError<Settings, ApiError>(__TAURI_INVOKE("set_theme", { theme })),
+	listHosts: () => typedError<RemoteHost[], ApiError>(__TAURI_INVOKE("list_hosts")),
+	addHost: (request: AddHostRequest) => typedError<RemoteHost, ApiError>(__TAURI_INVOKE("add_host", { request })),
+	checkHost: (name: string) => typedError<RemoteHost, ApiError>(__TAURI_INVOKE("check_host", { name })),
+	removeHost: (name: string) => typedError<RemoteHost[], ApiError>(__TAURI_INVOKE("remove_host", { name })),
 };
 
 /* Types */
+/**  A host as Settings adds it. */
+export type AddHostRequest = {
+	name: string,
+	/**  `ssh://[user@]host[:port][/folder]`. */
+	url: string,
+	/**  Interpreters on the host (empty: python3). */
+	pythons: string[],
+	/**  `KEY=VALUE` exported before every command there. */
+	env: string[],
+	slurm: boolean,
+	partition: string | null,
+};
+
 /**
  *  An error crossing to the UI. `code` is stable and machine-readable
  *  (the app layer's: `bad_input`, `not_found`, `run_active`, `store`,
@@ -497,6 +514,25 @@ export type Interval = {
 	high: number | null,
 };
 
+/**  What a host offers, as its last check found it. */
+export type Inventory = {
+	checked_unix_ms: number,
+	hostname: string,
+	cpu_cores: number,
+	/**  The kit's folder on the host (absolute). */
+	kit_dir: string,
+	/**  The root folder on the host (absolute). */
+	root_dir: string,
+	kit_version: string,
+	frameworks: RemoteFramework[],
+	/**  The GPUs the frameworks see (the longest list any of them gave). */
+	gpus: string[],
+	/**  The cluster behind a Slurm login host. */
+	slurm?: SlurmInventory | null,
+	/**  What was looked for and not found, with why. */
+	left_out: string[],
+};
+
 export type LiveEval = {
 	t_s: number | null,
 	step: number,
@@ -825,6 +861,31 @@ export type Rejected = {
 	message: string,
 };
 
+/**  A Python framework the host's check found. */
+export type RemoteFramework = {
+	framework: Framework,
+	version: string,
+	/**  The interpreter on the host that imports it. */
+	python: string,
+	gpus: string[],
+};
+
+/**  A host in the studio's list (`$TRAINBENCH_HOME/hosts.json`). */
+export type RemoteHost = {
+	name: string,
+	url: SshUrl,
+	/**  Interpreters to look for frameworks in (default `python3`). */
+	pythons: string[],
+	/**
+	 *  Variables exported before every command on the host (and so into
+	 *  its Slurm jobs), e.g. `SLURM_CONF`.
+	 */
+	env?: ([string, string])[],
+	/**  Jobs go through Slurm (`sbatch`) instead of running on the host. */
+	slurm?: SlurmSettings | null,
+	inventory: Inventory | null,
+};
+
 /**  What to report on: a saved session, or runs with a grouping and baseline. */
 export type ReportSelection = {
 	session_id: number | null,
@@ -1068,6 +1129,21 @@ export type Settings = {
 	file?: string,
 };
 
+/**  What `sinfo` said about the partition. */
+export type SlurmInventory = {
+	version: string,
+	nodes: number,
+	/**  The fewest CPUs and GPUs of any node (what a job can count on). */
+	cpus_per_node: number,
+	gpus_per_node: number,
+};
+
+/**  A Slurm login host: where jobs go. */
+export type SlurmSettings = {
+	/**  `None`: the cluster's default partition. */
+	partition: string | null,
+};
+
 /**  The speed-up of one entry against the baseline. */
 export type Speedup = {
 	/**  Index into `entries`. */
@@ -1091,6 +1167,18 @@ export type Speedup = {
 	 *  (only from repeats; `None` with one run, or no difference at all).
 	 */
 	repeats_needed: number | null,
+};
+
+/**  `ssh://[user@]host[:port][/root]`. */
+export type SshUrl = {
+	user: string | null,
+	host: string,
+	port: number | null,
+	/**
+	 *  The folder on the host that holds kits and runs (absolute, or
+	 *  relative to the login's home).
+	 */
+	root: string,
 };
 
 export type Started = {
@@ -1219,6 +1307,8 @@ export type SweepRequest = {
 	precision: string[],
 	compile: string[],
 	devices: number[],
+	/**  A remote host of the studio's list to run on (`None`: this machine). */
+	host?: string | null,
 	/**
 	 *  Machines a run spans (each with `devices` devices); more than one on a
 	 *  Slurm host only.

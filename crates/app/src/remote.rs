@@ -47,6 +47,7 @@ fn bad(field: &str, message: String) -> AppError {
 
 /// `ssh://[user@]host[:port][/root]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SshUrl {
     pub user: Option<String>,
     pub host: String,
@@ -150,6 +151,7 @@ impl std::fmt::Display for SshUrl {
 
 /// A Python framework the host's check found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RemoteFramework {
     pub framework: Framework,
     pub version: String,
@@ -160,6 +162,7 @@ pub struct RemoteFramework {
 
 /// What a host offers, as its last check found it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Inventory {
     pub checked_unix_ms: i64,
     pub hostname: String,
@@ -181,6 +184,7 @@ pub struct Inventory {
 
 /// A Slurm login host: where jobs go.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SlurmSettings {
     /// `None`: the cluster's default partition.
     pub partition: Option<String>,
@@ -188,6 +192,7 @@ pub struct SlurmSettings {
 
 /// What `sinfo` said about the partition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SlurmInventory {
     pub version: String,
     pub nodes: u32,
@@ -198,6 +203,7 @@ pub struct SlurmInventory {
 
 /// A host in the studio's list (`$TRAINBENCH_HOME/hosts.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RemoteHost {
     pub name: String,
     pub url: SshUrl,

@@ -29,6 +29,9 @@ pub struct SweepRequest {
     pub precision: Vec<String>,
     pub compile: Vec<String>,
     pub devices: Vec<i64>,
+    /// A remote host of the studio's list to run on (`None`: this machine).
+    #[serde(default)]
+    pub host: Option<String>,
     /// Machines a run spans (each with `devices` devices); more than one on a
     /// Slurm host only.
     #[serde(default)]
@@ -88,6 +91,7 @@ impl Default for SweepRequest {
             precision: vec!["fp32".into()],
             compile: vec!["off".into()],
             devices: vec![1],
+            host: None,
             nodes: None,
             parallel: None,
             batch_size: vec![64],
@@ -583,6 +587,15 @@ pub(crate) fn check_price(
     )))
 }
 
+/// Checks every combination of `req` where it is to run: on the remote host
+/// it names, else on this machine.
+pub fn plan_request(req: &SweepRequest, host: &Host) -> AppResult<SweepPlan> {
+    match &req.host {
+        Some(name) => plan_on_host(req, name),
+        None => Ok(plan_sweep(req, host.machine(), host.gpu_count() > 0)),
+    }
+}
+
 /// Checks every combination of `req` on the remote host `name` as its last
 /// check found it (`trainbench host check`).
 pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
@@ -673,20 +686,11 @@ pub(crate) fn queue_into(
 }
 
 impl Workspace {
-    /// Checks every combination of `req` on this machine, and the price
-    /// offering against this database's table (refused first when unknown).
+    /// Checks every combination of `req` where it is to run (this machine,
+    /// or the remote host it names), and the price offering against this
+    /// database's table (refused first when unknown).
     pub fn plan(&self, req: &SweepRequest, host: &Host) -> AppResult<SweepPlan> {
-        let mut plan = plan_sweep(req, host.machine(), host.gpu_count() > 0);
-        if let Some(r) = self.check_price(req.price.as_deref())? {
-            plan.rejected.insert(0, r);
-        }
-        Ok(plan)
-    }
-
-    /// Checks every combination of `req` on the remote host `name` as its
-    /// last check found it (`trainbench host check`), and the price.
-    pub fn plan_on(&self, req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
-        let mut plan = plan_on_host(req, name)?;
+        let mut plan = plan_request(req, host)?;
         if let Some(r) = self.check_price(req.price.as_deref())? {
             plan.rejected.insert(0, r);
         }

@@ -605,6 +605,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
             }
         }),
         loader_workers: a.loader_workers,
+        host: a.host.clone(),
         nodes: a.nodes,
         num_classes: a.num_classes,
         seq_len: a.seq_len,

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use trainbench_app::batch::SearchProgress;
 use trainbench_app::execute::{self, Finished};
-use trainbench_app::sweep::{plan_on_host, plan_sweep, Job};
+use trainbench_app::sweep::{plan_request, Job};
 use trainbench_app::{Host, RunnerOptions, Workspace};
 use trainbench_core::batch_search::{BatchProbe, ProbeOutcome};
 use trainbench_core::compare::{compare, Grouping, Metric};
@@ -124,7 +124,7 @@ fn search_then_queue(
 /// What each configuration's worker would be started with, one JSON line each.
 fn print_plan(a: &RunArgs, host: &Host) -> Result<ExitCode, CliError> {
     let request = args::merge_config(a)?;
-    let plan = plan_sweep(&request, host.machine(), host.gpu_count() > 0);
+    let plan = plan_request(&request, host)?;
     if let Some(r) = plan.rejected.first() {
         return Err(r.clone().into());
     }
@@ -167,10 +167,7 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     };
     let sweep_started = std::time::Instant::now();
     // Every combination is checked before the database is touched.
-    let mut plan = match &a.host {
-        Some(name) => plan_on_host(&request, name)?,
-        None => plan_sweep(&request, host.machine(), host.gpu_count() > 0),
-    };
+    let mut plan = plan_request(&request, &host)?;
     if let Some(r) = plan.rejected.first() {
         return Err(r.clone().into());
     }

@@ -11,6 +11,10 @@ export interface WizardForm {
   precisions: string[];
   compile: string[];
   devices: number[];
+  /** A remote host's name; "" = this machine. */
+  host: string;
+  /** Nodes per run on a Slurm host ("" = 1). */
+  nodes: string;
   batchSizes: string;
   data: string;
   /** With data "folder": the image folder (train/<class>/ and val/<class>/, or <class>/). */
@@ -36,6 +40,8 @@ export const defaultForm = (): WizardForm => ({
   precisions: ["fp32"],
   compile: ["off"],
   devices: [1],
+  host: "",
+  nodes: "",
   batchSizes: "64",
   data: "synthetic",
   folderPath: "",
@@ -101,6 +107,12 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
   }
   const repeats = parseOne("repeats", f.repeats, 1, 50);
   if (typeof repeats !== "number") return repeats;
+  let nodes: number | null = null;
+  if (f.host !== "" && f.nodes.trim() !== "") {
+    const n = parseOne("nodes", f.nodes, 1, 4096);
+    if (typeof n !== "number") return n;
+    nodes = n;
+  }
   let data = f.data;
   let loaderWorkers: number | null = null;
   if (f.data === "folder") {
@@ -144,7 +156,8 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     precision: f.precisions,
     compile: f.compile,
     devices: f.devices,
-    nodes: null,
+    host: f.host === "" ? null : f.host,
+    nodes,
     parallel: null,
     batch_size: batch,
     device: null,

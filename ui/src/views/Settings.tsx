@@ -1,8 +1,9 @@
-// Database location, price table, framework environments, theme.
+// Database location, price table, framework environments, remote hosts, theme.
 import { useEffect, useState } from "preact/hooks";
 import { save } from "@tauri-apps/plugin-dialog";
 import { api, call, type AppInfo, type FrameworkEnv, type PriceEntry, type PriceRow, type Theme } from "../api";
 import { ErrorBox } from "./common";
+import { Hosts } from "./Hosts";
 
 const emptyPrice = (): PriceRow => ({ offering: "", devices: 1, device: "", usd_per_hour: 0, usd_per_device_hour: 0, as_of: new Date().toISOString().slice(0, 10), source: "" });
 
@@ -112,6 +113,7 @@ export function Settings({ info, onChanged }: { info: AppInfo; onChanged: () => 
         </table>
         <p class="hint">Missing frameworks can be installed from “New benchmark”; register another environment with <code>trainbench env register</code>.</p>
       </section>
+      <Hosts />
       <section>
         <h3>Price table</h3>
         <button type="button" onClick={() => setEdit(emptyPrice())}>

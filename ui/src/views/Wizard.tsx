@@ -4,8 +4,9 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { Channel } from "@tauri-apps/api/core";
 import { open } from "@tauri-apps/plugin-dialog";
-import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto } from "../api";
+import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto, type RemoteHost } from "../api";
 import { installView } from "../lib/install";
+import { hostSummary } from "../lib/hosts";
 import { count, flops } from "../lib/format";
 import { canStart, defaultForm, messagesByField, planText, toRequest, type FieldError, type WizardForm } from "../lib/sweep";
 import { ErrorBox } from "./common";
@@ -86,6 +87,10 @@ function InstallFigures({ progress }: { progress: InstallProgress }) {
 export function Wizard({ info, onStarted, onInfoChanged }: Props) {
   const [form, setForm] = useState<WizardForm>(defaultForm);
   const [plan, setPlan] = useState<PlanDto | null>(null);
+  const [hosts, setHosts] = useState<RemoteHost[]>([]);
+  useEffect(() => {
+    call(api.listHosts()).then(setHosts).catch(() => setHosts([]));
+  }, []);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [installing, setInstalling] = useState<{ framework: string; lines: string[]; progress: InstallProgress | null } | null>(null);
@@ -297,6 +302,28 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
           <input id="memory-limit" name="memory_limit" value={form.memoryLimit} onInput={(e) => set({ memoryLimit: e.currentTarget.value })} placeholder="none, or 8G" />
           <p class="hint">Resident memory a worker may use; one over it is stopped as out of memory.</p>
           <FieldMessages field="memory_limit" messages={messages} />
+        </section>
+        <section>
+          <h3>
+            <label for="run-on">Run on</label>
+          </h3>
+          <select id="run-on" name="host" value={form.host} onChange={(e) => set({ host: e.currentTarget.value, nodes: "" })}>
+            <option value="">this machine</option>
+            {hosts.map((h) => (
+              <option key={h.name} value={h.name}>
+                {h.name} — {hostSummary(h)}
+              </option>
+            ))}
+          </select>
+          {hosts.find((h) => h.name === form.host)?.slurm && (
+            <label>
+              Nodes
+              <input name="nodes" value={form.nodes} onInput={(e) => set({ nodes: e.currentTarget.value })} placeholder="1" />
+            </label>
+          )}
+          <p class="hint">Remote hosts are added in Settings; runs there are stored here with the host's provenance.</p>
+          <FieldMessages field="host" messages={messages} />
+          <FieldMessages field="nodes" messages={messages} />
         </section>
         <section>
           <h3>

@@ -1,0 +1,52 @@
+// Remote hosts for Settings and the wizard: the add form turned into the
+// backend's request, and one line describing what a host's check found.
+// Pure: tested in test/hosts.test.ts.
+import type { AddHostRequest, RemoteHost } from "../bindings";
+
+export interface HostForm {
+  name: string;
+  url: string;
+  /** Interpreters, separated by commas or new lines. */
+  pythons: string;
+  /** KEY=VALUE, one per line. */
+  env: string;
+  slurm: boolean;
+  partition: string;
+}
+
+export const emptyHostForm = (): HostForm => ({ name: "", url: "ssh://", pythons: "", env: "", slurm: false, partition: "" });
+
+const list = (text: string, sep: RegExp) =>
+  text
+    .split(sep)
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+
+/** The request; names, addresses and variables are checked by the backend. */
+export function toAddHost(f: HostForm): AddHostRequest {
+  return {
+    name: f.name.trim(),
+    url: f.url.trim(),
+    pythons: list(f.pythons, /[,\n]/),
+    env: list(f.env, /\n/),
+    slurm: f.slurm,
+    partition: f.slurm && f.partition.trim() !== "" ? f.partition.trim() : null,
+  };
+}
+
+/** "gpu1 · 16 CPU cores · 8 GPUs (NVIDIA H100) · pytorch 2.11.0, jax 0.11.0". */
+export function hostSummary(h: RemoteHost): string {
+  const i = h.inventory;
+  if (!i) return "not checked";
+  const parts = [i.hostname, `${i.cpu_cores} CPU cores`];
+  if (i.slurm) {
+    parts.push(`Slurm ${i.slurm.version}: ${i.slurm.nodes} node${i.slurm.nodes === 1 ? "" : "s"}, ${i.slurm.gpus_per_node} GPU(s) per node`);
+  } else if (i.gpus.length > 0) {
+    const names = [...new Set(i.gpus)].join(", ");
+    parts.push(`${i.gpus.length} GPU${i.gpus.length === 1 ? "" : "s"} (${names})`);
+  } else {
+    parts.push("no GPU");
+  }
+  parts.push(i.frameworks.length > 0 ? i.frameworks.map((f) => `${f.framework} ${f.version}`).join(", ") : "no framework found");
+  return parts.join(" · ");
+}
