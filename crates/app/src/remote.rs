@@ -1161,6 +1161,7 @@ pub async fn follow(
         let mut buf = vec![0u8; 64 * 1024];
         let mut flush = tokio::time::interval(Duration::from_millis(500));
         let mut poll = tokio::time::interval(Duration::from_secs(3));
+        let spawned = Instant::now();
         let mut stored = offset;
         let mut cancellable = true;
         let ended: Option<JournalLine> = loop {
@@ -1206,8 +1207,11 @@ pub async fn follow(
                     }
                 },
                 _ = flush.tick() => {
-                    // ssh is up (its keep-alives end it within 15 s when not).
-                    last_contact = Instant::now();
+                    // ssh has been up a while (its keep-alives end it within
+                    // 15 s when the host is gone): the host is in contact.
+                    if spawned.elapsed() > Duration::from_secs(2) {
+                        last_contact = Instant::now();
+                    }
                     if offset != stored {
                         ws.store.record_journal(run_id, &events, &samples, offset)?;
                         events.clear();
@@ -1221,11 +1225,43 @@ pub async fn follow(
                         cancel_sent = send_cancel(h, &rr.dir, slurm_job.as_deref());
                     }
                 },
-                _ = poll.tick(), if slurm_job.is_some() => {
+                _ = poll.tick() => {
+                    if *cancel.borrow() && !cancel_sent {
+                        cancel_sent = send_cancel(h, &rr.dir, slurm_job.as_deref());
+                    }
+                    let Some(job) = slurm_job.as_deref() else {
+                        // The agent on the host: one that ended (or never
+                        // started) without journaling an outcome ends the run,
+                        // after 10 s for the journal to catch up.
+                        let state = agent_state(h, &rr.dir);
+                        let (limit, what) = match state.as_deref() {
+                            Some("ENDED") => (10, "ended without writing the run's outcome"),
+                            Some("STARTING") => (60, "did not start"),
+                            _ => {
+                                ended_at = None;
+                                continue;
+                            }
+                        };
+                        let (since, _) = ended_at.get_or_insert_with(|| (Instant::now(), what.to_owned()));
+                        if since.elapsed() > Duration::from_secs(limit) {
+                            let tail = host_sh(h, &format!("tail -n 20 {}/agent.log 2>/dev/null || true", q(&rr.dir)), None)
+                                .unwrap_or_default();
+                            break Some(JournalLine::Outcome {
+                                status: RunStatus::Failed,
+                                reason: Some(format!(
+                                    "the run's agent on host {} {what} (its log: {}/agent.log)",
+                                    h.name, rr.dir
+                                )),
+                                error_class: Some("internal".into()),
+                                exit_code: None,
+                                stderr_tail: tail,
+                            });
+                        }
+                        continue;
+                    };
                     // A job that ended without its agent's outcome (cancelled
                     // while queued, killed by Slurm): after 10 s for the
                     // journal to catch up, its state is the outcome.
-                    let job = slurm_job.as_deref().unwrap_or_default();
                     let state = slurm_state(h, job);
                     match state.as_deref() {
                         Some("PENDING") if !said_pending => {
@@ -1312,6 +1348,19 @@ fn send_cancel(h: &RemoteHost, dir: &str, slurm_job: Option<&str>) -> bool {
         None => format!("kill -TERM $(cat {}/agent.pid)", q(dir)),
     };
     host_sh(h, &script, None).is_ok()
+}
+
+/// The agent of a run on an SSH host: `RUNNING`, `ENDED` (gone, or a zombie
+/// an init that does not reap left) or `STARTING` (no pid file yet).
+fn agent_state(h: &RemoteHost, dir: &str) -> Option<String> {
+    let d = q(dir);
+    let script = format!(
+        "if [ ! -f {d}/agent.pid ]; then echo STARTING; \
+         else p=$(cat {d}/agent.pid); s=$(ps -o stat= -p \"$p\" 2>/dev/null); \
+         case \"$s\" in ''|Z*) echo ENDED;; *) echo RUNNING;; esac; fi"
+    );
+    let out = host_sh(h, &script, None).ok()?;
+    Some(out.trim().to_owned())
 }
 
 /// Slurm job states in which the job is still to run or running.

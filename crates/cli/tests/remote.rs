@@ -243,6 +243,25 @@ fn journal_readers(parent: u32) -> Vec<u32> {
     out
 }
 
+/// Processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        let ppid = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|x| x.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 fn kill(pid: u32, signal: &str) {
     Command::new("kill")
         .args([signal, &pid.to_string()])
@@ -451,6 +470,43 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
         )
         .unwrap();
     assert_eq!(offset as usize, journal.len());
+
+    // The agent killed on the host: no outcome will come; the run fails
+    // saying so (after 10 s for the journal to catch up).
+    let studio = lab
+        .cmd()
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let id = wait_running(&lab, 2);
+    let dir: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT dir FROM remote_runs WHERE run_id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let agent: u32 = std::fs::read_to_string(PathBuf::from(&dir).join("agent.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let workers = children_of(agent);
+    kill(agent, "-KILL");
+    for w in workers {
+        kill(w, "-KILL"); // the host's worker, orphaned: not the studio's to find
+    }
+    let out = studio.wait_with_output().unwrap();
+    let shown = status(&lab, id);
+    assert_eq!(shown["status"], "failed", "{}\n{shown}", text(&out));
+    assert!(
+        shown["status_reason"]
+            .as_str()
+            .unwrap()
+            .contains("ended without writing the run's outcome"),
+        "{shown}"
+    );
 
     // Refused with the field named: an unknown host, a framework the host
     // lacks, a bad address.
