@@ -653,8 +653,9 @@ impl Drop for Slurm {
 }
 
 #[test]
-fn a_slurm_cluster_runs_a_two_node_pytorch_job_and_cancels_one() {
+fn a_slurm_cluster_runs_two_node_pytorch_and_jax_jobs_and_cancels_one() {
     let torch = python("pytorch");
+    let jax = python("jax");
     let lab = Lab::new("slurm");
     let slurm = Slurm::start(lab.dir());
     let conf = format!("SLURM_CONF={}", slurm.conf.display());
@@ -665,6 +666,8 @@ fn a_slurm_cluster_runs_a_two_node_pytorch_job_and_cancels_one() {
         &lab.url("cluster-root"),
         "--python",
         &torch,
+        "--python",
+        &jax,
         "--slurm",
         "--partition",
         "tb",
@@ -731,6 +734,39 @@ fn a_slurm_cluster_runs_a_two_node_pytorch_job_and_cancels_one() {
         assert_eq!(slurm.job_state(&job), "COMPLETED");
         ids.push(id.to_string());
     }
+    // JAX over two nodes: one process per node, joined by jax.distributed.
+    let (out, v) = lab.run(&[
+        "run",
+        "--host",
+        "cluster",
+        "--framework",
+        "jax",
+        "--nodes",
+        "2",
+        "--model",
+        "resnet_mini",
+        "--batch-size",
+        "8",
+        "--threads",
+        "1",
+        "--steps",
+        "30",
+        "--window-steps",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = &v["runs"][0];
+    assert_eq!(r["status"], "completed", "{r}");
+    let shown = status(&lab, r["id"].as_i64().unwrap());
+    assert_eq!(shown["hello"]["world_size"].as_u64(), Some(2), "{shown}");
+    assert!(
+        shown["hello"]["execution"]
+            .as_str()
+            .unwrap()
+            .contains("jax.distributed"),
+        "{shown}"
+    );
     let (out, c) = lab.run(&["compare", &ids[0], &ids[1], "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Nodes scale as devices do: one series over 1 and 2 devices, with the

@@ -37,11 +37,13 @@ def _import(framework):
             "framework") from e
 
 
-def _launch_nodes(plan_text, plan):
+def _launch_nodes(plan_text, plan, framework):
     """Several nodes: inside a Slurm allocation, replace this process with
-    ``srun`` starting one torchrun per node, which meet at this host through
-    torchrun's c10d rendezvous and start ``devices`` ranks each; global rank 0
-    speaks for the run (its stdout comes back through srun)."""
+    ``srun`` starting one process per node. PyTorch: a torchrun each, which
+    meet at this host through torchrun's c10d rendezvous and start
+    ``devices`` ranks each. JAX: the worker itself, joined by
+    ``jax.distributed.initialize`` with this host as coordinator. Global rank
+    0 speaks for the run (its stdout comes back through srun)."""
     import shutil
     import socket
 
@@ -66,10 +68,16 @@ def _launch_nodes(plan_text, plan):
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     cmd = [srun, f"--nodes={plan.nodes}", f"--ntasks={plan.nodes}", "--ntasks-per-node=1", "--kill-on-bad-exit=1",
-           sys.executable, "-m", "torch.distributed.run", f"--nnodes={plan.nodes}",
-           f"--nproc-per-node={plan.devices}", "--rdzv-backend=c10d", f"--rdzv-endpoint={host}:{port}",
-           f"--rdzv-id=trainbench-{job}", "-m", "trainbench_worker", "pytorch", "train", "--plan",
-           "env:TRAINBENCH_PLAN"]
+           sys.executable]
+    if framework == "pytorch":
+        cmd += ["-m", "torch.distributed.run", f"--nnodes={plan.nodes}", f"--nproc-per-node={plan.devices}",
+                "--rdzv-backend=c10d", f"--rdzv-endpoint={host}:{port}", f"--rdzv-id=trainbench-{job}"]
+    elif framework == "jax":
+        env["TRAINBENCH_COORDINATOR"] = f"{host}:{port}"
+    else:
+        raise WorkerError("unsupported", f"nodes = {plan.nodes} is not allowed for {framework}: expected 1 "
+                                         "(several nodes: pytorch or jax)", "nodes")
+    cmd += ["-m", "trainbench_worker", framework, "train", "--plan", "env:TRAINBENCH_PLAN"]
     sys.stderr.flush()
     protocol.give_back_stdout()
     os.execve(srun, cmd, env)
@@ -114,11 +122,14 @@ def cmd_train(framework, plan_arg):
     if plan.framework != framework:
         raise WorkerError("bad_config", f"framework = {plan.framework} is not allowed: this is the {framework} worker",
                           "framework")
-    if framework == "pytorch" and plan.nodes > 1 and "WORLD_SIZE" not in os.environ:
-        _launch_nodes(text, plan)
+    if plan.nodes > 1 and "WORLD_SIZE" not in os.environ and "TRAINBENCH_COORDINATOR" not in os.environ:
+        _launch_nodes(text, plan, framework)
     if framework == "pytorch" and plan.devices > 1 and "WORLD_SIZE" not in os.environ:
         _launch_processes(text, plan)
-    if int(os.environ.get("RANK", "0")) != 0:
+    rank = os.environ.get("RANK")
+    if rank is None and "TRAINBENCH_COORDINATOR" in os.environ:  # a JAX process of several nodes
+        rank = os.environ.get("SLURM_PROCID")
+    if int(rank or "0") != 0:
         protocol.silence()
     try:
         backend = mod.Backend(plan)

@@ -515,14 +515,32 @@ class JaxBackend(Backend):
     framework_version = jax.__version__
 
     def __init__(self, plan):
-        if plan.nodes > 1:
-            raise unsupported(f"nodes = {plan.nodes} is not allowed for {self.framework}: expected 1 (several nodes run "
-                              "PyTorch through torchrun under Slurm; multi-worker TensorFlow and multi-process JAX are "
-                              "not built yet)", "nodes")
         self.plan = plan
-        self.world_size = plan.devices
+        self.world_size = plan.devices * plan.nodes
+        self.multi = plan.nodes > 1
+        if self.multi:
+            # One process per node (srun), joined by jax.distributed; on the
+            # CPU, cross-process collectives through gloo.
+            coordinator = os.environ.get("TRAINBENCH_COORDINATOR")
+            if not coordinator:
+                raise unsupported(f"nodes = {plan.nodes}: no coordinator address (the worker launches itself "
+                                  "under srun inside a Slurm allocation)", "nodes")
+            if not plan.is_cuda:
+                jax.config.update("jax_cpu_collectives_implementation", "gloo")
+            self.rank = int(os.environ.get("SLURM_PROCID", "0"))
+            if not plan.is_cuda:
+                jax.config.update("jax_platforms", "cpu")
+                jax.config.update("jax_num_cpu_devices", plan.devices)
+            jax.distributed.initialize(coordinator_address=coordinator, num_processes=plan.nodes,
+                                       process_id=self.rank)
         _count_compiles()
-        if plan.is_cuda:
+        if self.multi:
+            # Every process's devices, in process order: the mesh spans them all.
+            self.devices = jax.devices("gpu" if plan.is_cuda else "cpu")
+            if len(self.devices) != self.world_size:
+                raise unsupported(f"nodes = {plan.nodes} × devices = {plan.devices}: JAX sees {len(self.devices)} "
+                                  "devices over its processes", "devices")
+        elif plan.is_cuda:
             # On a GPU, XLA's host threads only launch work: they are left as JAX starts them.
             try:
                 gpus = jax.devices("gpu")
@@ -694,13 +712,26 @@ class JaxBackend(Backend):
 
     def execution(self):
         mode = "jax.jit (XLA)"
-        if self.plan.devices > 1:
+        if self.multi:
+            mode += (f"; data parallel over {self.world_size} devices of {self.plan.nodes} processes "
+                     f"(jax.distributed, one per node{'' if self.plan.is_cuda else '; gloo collectives on the CPU'})")
+        elif self.plan.devices > 1:
             mode += f"; data parallel over {self.plan.devices} devices (NamedSharding)"
         if self.attention_text:
             mode += f"; {self.attention_text}"
         return mode
 
+    def _put(self, a, sharding):
+        """A host array as a jax.Array with ``sharding``: device_put in one
+        process; across processes, each gives the shards its devices hold
+        (every process holds the same host data)."""
+        if not self.multi:
+            return jax.device_put(a, sharding)
+        return jax.make_array_from_callback(a.shape, sharding, lambda index: a[index])
+
     def set_data(self, data):
+        if data.streamed and self.multi:
+            raise unsupported("data = folder with nodes > 1 is not built for JAX yet: expected 1 node", "nodes")
         if data.streamed:
             self._set_stream(data)
             return
@@ -710,8 +741,8 @@ class JaxBackend(Backend):
         else:
             x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))  # NCHW → NHWC
         # Replicated: every device gathers its share of each batch locally.
-        self.x = jax.device_put(x, self.replicated)
-        self.y = jax.device_put(y.astype(np.int32), self.replicated)
+        self.x = self._put(x, self.replicated)
+        self.y = self._put(y.astype(np.int32), self.replicated)
         if data.eval is not None:
             self._set_eval(*data.eval)
 
@@ -748,7 +779,7 @@ class JaxBackend(Backend):
         smaller; a multiple of the devices), padded with weight-0 samples and
         sharded over the mesh, so one compiled scan evaluates it all."""
         n = len(y)
-        devices = self.plan.devices
+        devices = len(self.devices)
         b = -(-min(eval_batch(self.plan), n) // devices) * devices
         batches = -(-n // b)
         pad = batches * b - n
@@ -760,7 +791,7 @@ class JaxBackend(Backend):
         sharding = NamedSharding(self.mesh, P(None, "data"))
         self.eval_n = n
 
-        self.ex, self.ey, self.ew = (jax.device_put(a.reshape((batches, b) + a.shape[1:]), sharding) for a in (x, y, w))
+        self.ex, self.ey, self.ew = (self._put(a.reshape((batches, b) + a.shape[1:]), sharding) for a in (x, y, w))
         self.eval_fn = jax.jit(self._evaluate, in_shardings=(self.replicated, sharding, sharding, sharding),
                                out_shardings=self.replicated)
 
@@ -772,7 +803,7 @@ class JaxBackend(Backend):
             shape = idx.x.shape
         else:
             idx = idx.astype(np.int32)
-            args = (self.x, self.y, idx, lr)
+            args = (self.x, self.y, self._put(idx, self.batch_sharding) if self.multi else idx, lr)
             shape = idx.shape
         try:
             if self.compiled is None:
@@ -856,6 +887,20 @@ class JaxBackend(Backend):
 
     def loss_scale(self):
         return float(self.state["scale"]) if self.loss_scaling else None
+
+    def max_over_ranks(self, n):
+        if not self.multi:
+            return n
+        from jax.experimental import multihost_utils
+
+        return int(np.max(multihost_utils.process_allgather(np.asarray(n, np.int64))))
+
+    def finish(self):
+        if self.multi:
+            from jax.experimental import multihost_utils
+
+            multihost_utils.sync_global_devices("trainbench finish")
+            jax.distributed.shutdown()
 
     def memory_events(self):
         # XLA's BFC allocator: the peak in use, and the peak of the pool it holds

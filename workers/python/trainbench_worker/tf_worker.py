@@ -531,8 +531,7 @@ class TFBackend(Backend):
     def __init__(self, plan):
         if plan.nodes > 1:
             raise unsupported(f"nodes = {plan.nodes} is not allowed for {self.framework}: expected 1 (several nodes run "
-                              "PyTorch through torchrun under Slurm; multi-worker TensorFlow and multi-process JAX are "
-                              "not built yet)", "nodes")
+                              "PyTorch and JAX under Slurm; multi-worker TensorFlow is not built yet)", "nodes")
         self.plan = plan
         self.framework_version = tf.__version__
         self.world_size = plan.devices

@@ -86,11 +86,11 @@ pub fn check_runnable(
             &format!("ddp for framework {framework} (FSDP is PyTorch's)"),
         ));
     }
-    if spec.nodes > 1 && framework != Framework::Pytorch {
+    if spec.nodes > 1 && !matches!(framework, Framework::Pytorch | Framework::Jax) {
         return Err(SpecError::new(
             "nodes",
             spec.nodes,
-            &format!("1 for framework {framework} (several nodes run PyTorch through torchrun under Slurm; TensorFlow and JAX multi-node are not built yet)"),
+            &format!("1 for framework {framework} (several nodes run PyTorch through torchrun and JAX through jax.distributed under Slurm; multi-worker TensorFlow is not built yet)"),
         ));
     }
     if framework == Framework::Tch && spec.devices > 1 {
