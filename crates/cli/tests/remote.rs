@@ -653,9 +653,10 @@ impl Drop for Slurm {
 }
 
 #[test]
-fn a_slurm_cluster_runs_two_node_pytorch_and_jax_jobs_and_cancels_one() {
+fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one() {
     let torch = python("pytorch");
     let jax = python("jax");
+    let tf = python("tensorflow");
     let lab = Lab::new("slurm");
     let slurm = Slurm::start(lab.dir());
     let conf = format!("SLURM_CONF={}", slurm.conf.display());
@@ -668,6 +669,8 @@ fn a_slurm_cluster_runs_two_node_pytorch_and_jax_jobs_and_cancels_one() {
         &torch,
         "--python",
         &jax,
+        "--python",
+        &tf,
         "--slurm",
         "--partition",
         "tb",
@@ -734,13 +737,14 @@ fn a_slurm_cluster_runs_two_node_pytorch_and_jax_jobs_and_cancels_one() {
         assert_eq!(slurm.job_state(&job), "COMPLETED");
         ids.push(id.to_string());
     }
-    // JAX over two nodes: one process per node, joined by jax.distributed.
+    // JAX (jax.distributed) and TensorFlow (MultiWorkerMirroredStrategy)
+    // over two nodes: one process per node.
     let (out, v) = lab.run(&[
         "run",
         "--host",
         "cluster",
         "--framework",
-        "jax",
+        "jax,tensorflow",
         "--nodes",
         "2",
         "--model",
@@ -756,17 +760,23 @@ fn a_slurm_cluster_runs_two_node_pytorch_and_jax_jobs_and_cancels_one() {
         "--json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let r = &v["runs"][0];
-    assert_eq!(r["status"], "completed", "{r}");
-    let shown = status(&lab, r["id"].as_i64().unwrap());
-    assert_eq!(shown["hello"]["world_size"].as_u64(), Some(2), "{shown}");
-    assert!(
-        shown["hello"]["execution"]
-            .as_str()
-            .unwrap()
-            .contains("jax.distributed"),
-        "{shown}"
-    );
+    for (r, scheme) in v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(["jax.distributed", "MultiWorkerMirroredStrategy"])
+    {
+        assert_eq!(r["status"], "completed", "{r}");
+        let shown = status(&lab, r["id"].as_i64().unwrap());
+        assert_eq!(shown["hello"]["world_size"].as_u64(), Some(2), "{shown}");
+        assert!(
+            shown["hello"]["execution"]
+                .as_str()
+                .unwrap()
+                .contains(scheme),
+            "{shown}"
+        );
+    }
     let (out, c) = lab.run(&["compare", &ids[0], &ids[1], "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Nodes scale as devices do: one series over 1 and 2 devices, with the

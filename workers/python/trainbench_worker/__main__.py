@@ -42,8 +42,9 @@ def _launch_nodes(plan_text, plan, framework):
     ``srun`` starting one process per node. PyTorch: a torchrun each, which
     meet at this host through torchrun's c10d rendezvous and start
     ``devices`` ranks each. JAX: the worker itself, joined by
-    ``jax.distributed.initialize`` with this host as coordinator. Global rank
-    0 speaks for the run (its stdout comes back through srun)."""
+    ``jax.distributed.initialize`` with this host as coordinator. TensorFlow:
+    the worker itself, one MultiWorkerMirroredStrategy worker per node. Global
+    rank 0 speaks for the run (its stdout comes back through srun)."""
     import shutil
     import socket
 
@@ -74,9 +75,27 @@ def _launch_nodes(plan_text, plan, framework):
                 "--rdzv-backend=c10d", f"--rdzv-endpoint={host}:{port}", f"--rdzv-id=trainbench-{job}"]
     elif framework == "jax":
         env["TRAINBENCH_COORDINATOR"] = f"{host}:{port}"
-    else:
-        raise WorkerError("unsupported", f"nodes = {plan.nodes} is not allowed for {framework}: expected 1 "
-                                         "(several nodes: pytorch or jax)", "nodes")
+    elif framework == "tensorflow":
+        # Every worker's address up front (TF_CONFIG): the allocation's nodes
+        # at one port, or, with TRAINBENCH_RDZV_HOST, that host at free ports.
+        if os.environ.get("TRAINBENCH_RDZV_HOST"):
+            ports = [port]
+            while len(ports) < plan.nodes:
+                with socket.socket() as s:
+                    s.bind(("", 0))
+                    ports.append(s.getsockname()[1])
+            workers = [f"{host}:{p}" for p in ports]
+        else:
+            import subprocess
+
+            names = subprocess.run(["scontrol", "show", "hostnames", os.environ.get("SLURM_JOB_NODELIST", "")],
+                                   capture_output=True, text=True).stdout.split()
+            if len(names) != plan.nodes:
+                raise WorkerError("unsupported", f"nodes = {plan.nodes}: scontrol lists {len(names)} node(s) in "
+                                                 f"Slurm job {job}", "nodes")
+            workers = [f"{n}:{port}" for n in names]
+        env["TRAINBENCH_TF_WORKERS"] = ",".join(workers)
+        env["TRAINBENCH_COORDINATOR"] = workers[0]
     cmd += ["-m", "trainbench_worker", framework, "train", "--plan", "env:TRAINBENCH_PLAN"]
     sys.stderr.flush()
     protocol.give_back_stdout()
@@ -127,7 +146,7 @@ def cmd_train(framework, plan_arg):
     if framework == "pytorch" and plan.devices > 1 and "WORLD_SIZE" not in os.environ:
         _launch_processes(text, plan)
     rank = os.environ.get("RANK")
-    if rank is None and "TRAINBENCH_COORDINATOR" in os.environ:  # a JAX process of several nodes
+    if rank is None and "TRAINBENCH_COORDINATOR" in os.environ:  # a JAX or TensorFlow process of several nodes
         rank = os.environ.get("SLURM_PROCID")
     if int(rank or "0") != 0:
         protocol.silence()

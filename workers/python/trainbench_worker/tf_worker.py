@@ -529,18 +529,38 @@ class TFBackend(Backend):
     framework = "tensorflow"
 
     def __init__(self, plan):
-        if plan.nodes > 1:
-            raise unsupported(f"nodes = {plan.nodes} is not allowed for {self.framework}: expected 1 (several nodes run "
-                              "PyTorch and JAX under Slurm; multi-worker TensorFlow is not built yet)", "nodes")
         self.plan = plan
         self.framework_version = tf.__version__
-        self.world_size = plan.devices
+        self.world_size = plan.devices * plan.nodes
+        self.multi = plan.nodes > 1
+        if self.multi:
+            # One worker process per node (srun), a TF_CONFIG cluster of them
+            # all: MultiWorkerMirroredStrategy, before any other TensorFlow op.
+            import json
+
+            workers = [w for w in os.environ.get("TRAINBENCH_TF_WORKERS", "").split(",") if w]
+            if len(workers) != plan.nodes:
+                raise unsupported(f"nodes = {plan.nodes}: {len(workers)} worker addresses (the worker launches itself "
+                                  "under srun inside a Slurm allocation)", "nodes")
+            if not plan.is_cuda and plan.devices > 1:
+                raise unsupported(f"devices = {plan.devices} is not allowed with nodes = {plan.nodes} on the CPU for "
+                                  "TensorFlow: expected 1 per node (one CPU replica per worker)", "devices")
+            self.rank = int(os.environ.get("SLURM_PROCID", "0"))
+            os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": workers},
+                                                  "task": {"type": "worker", "index": self.rank}})
         self._devices(plan)
         keras.utils.set_random_seed(plan.seed)
         self._precision(plan)
         self.binary = classification_loss_kind(plan.config) == "binary"
         n = plan.devices
-        if n > 1:
+        self.cross_device = None
+        if self.multi:
+            impl = (tf.distribute.experimental.CommunicationImplementation.NCCL if plan.is_cuda
+                    else tf.distribute.experimental.CommunicationImplementation.RING)
+            self.strategy = tf.distribute.MultiWorkerMirroredStrategy(
+                communication_options=tf.distribute.experimental.CommunicationOptions(implementation=impl))
+            n = self.strategy.num_replicas_in_sync
+        elif n > 1:
             # One process, one replica per device; gradients all-reduced inside
             # the optimizer's update.
             self.cross_device = tf.distribute.NcclAllReduce() if plan.is_cuda else tf.distribute.ReductionToOneDevice()
@@ -626,8 +646,10 @@ class TFBackend(Backend):
             libs.append(("cuda (tf build)", build_info["cuda_version"]))
         if self.plan.is_cuda and build_info.get("cudnn_version"):
             libs.append(("cudnn (tf build)", build_info["cudnn_version"]))
-        if self.plan.devices > 1:
+        if self.cross_device is not None:
             libs.append(("tf.distribute cross-device ops", type(self.cross_device).__name__))
+        if self.multi:
+            libs.append(("tf.distribute collectives", "NCCL" if self.plan.is_cuda else "RING (gRPC)"))
         return libs
 
     def devices_visible(self):
@@ -654,7 +676,10 @@ class TFBackend(Backend):
             mode = "tf.function(jit_compile=True) (XLA)"
         else:
             mode = "tf.function graph; each replica's forward and backward in tf.function(jit_compile=True) (XLA)"
-        if n > 1:
+        if self.multi:
+            mode += (f"; MultiWorkerMirroredStrategy over {self.plan.nodes} workers × {n} "
+                     f"{'GPU(s) (NCCL)' if self.plan.is_cuda else 'CPU replica (RING collectives over gRPC)'}")
+        elif n > 1:
             mode += f"; MirroredStrategy over {n} {'GPUs (NCCL)' if self.plan.is_cuda else 'logical CPU devices'}"
         if self.plan.family != "resnet":
             mode += ("; attention: matmul, softmax and matmul ops written out (TensorFlow has no fused attention "
@@ -751,7 +776,7 @@ class TFBackend(Backend):
 
     def _host_step(self, x, y, lr):
         self.opt.learning_rate.assign(lr)
-        n = self.plan.devices
+        n = self.strategy.num_replicas_in_sync  # every worker's replicas
         with tf.device(self.home):
             xs = tf.split(x, n)
             ys = tf.split(y, n)
@@ -784,12 +809,12 @@ class TFBackend(Backend):
         graph = "one tf.function(jit_compile=True) XLA program" if self.plan.compile == "xla" else "one tf.function graph"
         first = "forward" if self.streamed else "batch gather, forward"
         text = f"{first}, backward and optimizer update run as {graph}"
-        if self.plan.devices > 1:
-            text += ", with MirroredStrategy's gradient all-reduce inside"
+        if self.plan.devices > 1 or self.multi:
+            text += ", with the strategy's gradient all-reduce inside"
         return text
 
     def communication(self):
-        if self.plan.devices == 1:
+        if self.plan.devices == 1 and not self.multi:
             return None
         return "MirroredStrategy all-reduces gradients inside the step's graph: communication is part of the fused step"
 
@@ -834,6 +859,12 @@ class TFBackend(Backend):
                                 timeline, what)
 
     def sync(self):
+        if self.multi:
+            # sync_devices would wait on every worker's devices (which this
+            # eager context does not reach): reading the optimizer's step
+            # count waits for this worker's last update instead.
+            self.opt.iterations.numpy()
+            return
         tf.test.experimental.sync_devices()
 
     def loss_values(self, handles):

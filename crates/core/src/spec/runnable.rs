@@ -86,11 +86,11 @@ pub fn check_runnable(
             &format!("ddp for framework {framework} (FSDP is PyTorch's)"),
         ));
     }
-    if spec.nodes > 1 && !matches!(framework, Framework::Pytorch | Framework::Jax) {
+    if spec.nodes > 1 && framework == Framework::Tch {
         return Err(SpecError::new(
             "nodes",
             spec.nodes,
-            &format!("1 for framework {framework} (several nodes run PyTorch through torchrun and JAX through jax.distributed under Slurm; multi-worker TensorFlow is not built yet)"),
+            "1 for framework tch (several nodes run PyTorch through torchrun, JAX through jax.distributed and TensorFlow through MultiWorkerMirroredStrategy under Slurm)",
         ));
     }
     if framework == Framework::Tch && spec.devices > 1 {
