@@ -792,6 +792,24 @@ fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one(
         .as_f64()
         .unwrap();
     assert!(e > 0.0, "{e}");
+    // Exported like local runs: the PDF names the host's runs and their scaling.
+    let pdf = lab.dir().join("cluster.pdf");
+    let (out, _) = lab.run(&[
+        "export",
+        "pdf",
+        &ids[0],
+        &ids[1],
+        "-o",
+        pdf.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let txt = Command::new("pdftotext")
+        .arg(&pdf)
+        .arg("-")
+        .output()
+        .unwrap();
+    let txt = String::from_utf8_lossy(&txt.stdout).replace('\n', " ");
+    assert!(txt.contains("cluster:pytorch"), "{txt}");
 
     // Ctrl-C: scancel; the agent journals the cancellation.
     let studio = lab

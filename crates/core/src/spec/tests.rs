@@ -176,6 +176,40 @@ fn an_image_folder_takes_its_classes_from_the_folder_and_rgb_at_the_model_size()
 }
 
 #[test]
+fn nodes_multiply_the_world_and_scale_like_devices() {
+    let one = spec("").unwrap();
+    let two = spec(r#","nodes":2,"devices":2"#).unwrap();
+    assert_eq!((one.nodes, one.world_size()), (1, 1));
+    assert_eq!((two.nodes, two.world_size()), (2, 4));
+    // One node keeps the key it had before the field existed; nodes, like
+    // devices, leave the scaling key alone.
+    assert!(!serde_json::to_string(&one).unwrap().contains("nodes"));
+    let k1 = ConfigKeys::of(Framework::Pytorch, None, &one);
+    let k2 = ConfigKeys::of(Framework::Pytorch, None, &two);
+    assert_ne!(k1.config, k2.config);
+    assert_eq!(k1.scaling, k2.scaling);
+    for bad in ["0", "-1", "5000"] {
+        let e = spec(&format!(r#","nodes":{bad}"#)).unwrap_err();
+        assert_eq!(e.field, "nodes", "{e}");
+    }
+    let cpu = Machine {
+        gpus: 0,
+        cpu_cores: 2,
+    };
+    let all = Framework::ALL;
+    let n = spec(r#","nodes":2"#).unwrap();
+    assert_eq!(
+        check_runnable(&n, Framework::Tch, &all, cpu)
+            .unwrap_err()
+            .field,
+        "nodes"
+    );
+    for f in Framework::PYTHON {
+        assert!(check_runnable(&n, f, &all, cpu).is_ok(), "{f}");
+    }
+}
+
+#[test]
 fn repeats_are_interleaved() {
     assert_eq!(interleaved_plan(2, 2), vec![(0, 0), (1, 0), (0, 1), (1, 1)]);
     assert!(interleaved_plan(3, 0).is_empty());
