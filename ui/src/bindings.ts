@@ -97,6 +97,8 @@ export type AddHostRequest = {
 	env: string[],
 	slurm: boolean,
 	partition: string | null,
+	/**  More machines for several nodes without Slurm (`ssh://…`). */
+	peers?: string[],
 };
 
 /**
@@ -529,6 +531,8 @@ export type Inventory = {
 	gpus: string[],
 	/**  The cluster behind a Slurm login host. */
 	slurm?: SlurmInventory | null,
+	/**  Each peer's kit folder (absolute), in the order of `peers`. */
+	peer_kits?: string[],
 	/**  What was looked for and not found, with why. */
 	left_out: string[],
 };
@@ -883,6 +887,11 @@ export type RemoteHost = {
 	env?: ([string, string])[],
 	/**  Jobs go through Slurm (`sbatch`) instead of running on the host. */
 	slurm?: SlurmSettings | null,
+	/**
+	 *  More machines for runs over several nodes without Slurm: node 1, 2, …
+	 *  (the host itself is node 0 and reaches them with its own ssh).
+	 */
+	peers?: SshUrl[],
 	inventory: Inventory | null,
 };
 

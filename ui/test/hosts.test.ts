@@ -8,6 +8,7 @@ const host = (over: Partial<RemoteHost> = {}): RemoteHost => ({
   pythons: ["python3"],
   env: [],
   slurm: null,
+  peers: [],
   inventory: {
     checked_unix_ms: 0,
     hostname: "gpu1",
@@ -18,6 +19,7 @@ const host = (over: Partial<RemoteHost> = {}): RemoteHost => ({
     frameworks: [{ framework: "pytorch", version: "2.11.0", python: "python3", gpus: ["NVIDIA H100"] }],
     gpus: ["NVIDIA H100", "NVIDIA H100"],
     slurm: null,
+    peer_kits: [],
     left_out: [],
   },
   ...over,
@@ -26,7 +28,8 @@ const host = (over: Partial<RemoteHost> = {}): RemoteHost => ({
 describe("hosts", () => {
   it("turns the form into the request, lists split and trimmed", () => {
     const r = toAddHost({ ...emptyHostForm(), name: " gpu1 ", url: "ssh://me@gpu1 ", pythons: "python3, /opt/py/bin/python\n", env: "SLURM_CONF=/x\n\n A=b ", slurm: true, partition: " " });
-    expect(r).toEqual({ name: "gpu1", url: "ssh://me@gpu1", pythons: ["python3", "/opt/py/bin/python"], env: ["SLURM_CONF=/x", "A=b"], slurm: true, partition: null });
+    expect(r).toEqual({ name: "gpu1", url: "ssh://me@gpu1", pythons: ["python3", "/opt/py/bin/python"], env: ["SLURM_CONF=/x", "A=b"], slurm: true, partition: null, peers: [] });
+    expect(toAddHost({ ...emptyHostForm(), peers: "ssh://n2\n\n ssh://n3 " }).peers).toEqual(["ssh://n2", "ssh://n3"]);
     expect(toAddHost({ ...emptyHostForm(), partition: "gpu" }).partition).toBeNull();
   });
 

@@ -178,6 +178,9 @@ pub struct Inventory {
     /// The cluster behind a Slurm login host.
     #[serde(default)]
     pub slurm: Option<SlurmInventory>,
+    /// Each peer's kit folder (absolute), in the order of `peers`.
+    #[serde(default)]
+    pub peer_kits: Vec<String>,
     /// What was looked for and not found, with why.
     pub left_out: Vec<String>,
 }
@@ -216,6 +219,10 @@ pub struct RemoteHost {
     /// Jobs go through Slurm (`sbatch`) instead of running on the host.
     #[serde(default)]
     pub slurm: Option<SlurmSettings>,
+    /// More machines for runs over several nodes without Slurm: node 1, 2, …
+    /// (the host itself is node 0 and reaches them with its own ssh).
+    #[serde(default)]
+    pub peers: Vec<SshUrl>,
     pub inventory: Option<Inventory>,
 }
 
@@ -257,19 +264,48 @@ impl RemoteHost {
                 self.framework_names(inv)
             )
         })?;
-        let env = self.env_name(found);
+        let env_name = self.env_name(found);
         if let Some((_, e)) = given.split_once('@') {
-            if e != env {
+            if e != env_name {
                 return Err(format!(
-                    "framework = {given} is not allowed on host {}: its {framework} environment is {env}",
+                    "framework = {given} is not allowed on host {}: its {framework} environment is {env_name}",
                     self.name
                 ));
             }
         }
         let workers = format!("{}/share/trainbench/workers/python", inv.kit_dir);
+        let mut env = vec![
+            ("PYTHONPATH".into(), workers),
+            ("PYTHONUNBUFFERED".into(), "1".into()),
+        ];
+        if !self.peers.is_empty() {
+            // Node i ≥ 1 through the host's ssh: the same interpreter path,
+            // the peer's own kit.
+            let peers: Vec<serde_json::Value> = self
+                .peers
+                .iter()
+                .zip(&inv.peer_kits)
+                .map(|(p, kit)| {
+                    let mut ssh = Vec::new();
+                    if let Some(port) = p.port {
+                        ssh.extend(["-p".to_owned(), port.to_string()]);
+                    }
+                    ssh.push(p.destination());
+                    serde_json::json!({
+                        "ssh": ssh,
+                        "python": found.python,
+                        "workers": format!("{kit}/share/trainbench/workers/python"),
+                    })
+                })
+                .collect();
+            env.push((
+                "TRAINBENCH_PEERS".into(),
+                serde_json::Value::from(peers).to_string(),
+            ));
+        }
         Ok((
             framework,
-            Some(env),
+            Some(env_name),
             WorkerCommand {
                 program: PathBuf::from(&found.python),
                 args: vec![
@@ -278,10 +314,7 @@ impl RemoteHost {
                     framework.as_str().into(),
                     "train".into(),
                 ],
-                env: vec![
-                    ("PYTHONPATH".into(), workers),
-                    ("PYTHONUNBUFFERED".into(), "1".into()),
-                ],
+                env,
                 plan_for: Some(framework),
             },
         ))
@@ -392,9 +425,20 @@ pub fn add_host(
     pythons: &[String],
     env: &[String],
     slurm: Option<SlurmSettings>,
+    peers: &[String],
 ) -> AppResult<RemoteHost> {
     check_name(name)?;
     let url = SshUrl::parse(url)?;
+    let peers = peers
+        .iter()
+        .map(|p| SshUrl::parse(p).map_err(|e| bad("peer", e.to_string())))
+        .collect::<AppResult<Vec<_>>>()?;
+    if slurm.is_some() && !peers.is_empty() {
+        return Err(bad(
+            "peer",
+            "peer is not allowed with slurm: Slurm chooses a job's nodes; expected one or the other".into(),
+        ));
+    }
     if let Some(p) = slurm.as_ref().and_then(|s| s.partition.as_deref()) {
         if p.is_empty()
             || !p
@@ -421,6 +465,7 @@ pub fn add_host(
         },
         env,
         slurm,
+        peers,
         inventory: None,
     };
     h.inventory = Some(check(&h)?);
@@ -687,6 +732,11 @@ struct FrameworkInfo {
 fn check(h: &RemoteHost) -> AppResult<Inventory> {
     let kit = local_kit()?;
     let kit_dir = install_kit(&h.url, &kit)?;
+    let kit_for_peers = LocalKit {
+        exe: kit.exe.clone(),
+        workers: kit.workers.clone(),
+        version: kit.version.clone(),
+    };
     let mut script = format!(
         "echo \"hostname $(hostname)\"; echo \"cores $(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)\"; mkdir -p {r}/runs; echo \"root $(cd {r} && pwd)\"; ",
         r = q(&h.url.root)
@@ -729,6 +779,7 @@ fn check(h: &RemoteHost) -> AppResult<Inventory> {
         frameworks: Vec::new(),
         gpus: Vec::new(),
         slurm: None,
+        peer_kits: Vec::new(),
         left_out: Vec::new(),
     };
     for line in out.lines() {
@@ -818,6 +869,24 @@ fn check(h: &RemoteHost) -> AppResult<Inventory> {
         s.cpus_per_node = s.cpus_per_node.max(1);
         inv.cpu_cores = s.cpus_per_node;
         inv.slurm = Some(s);
+    }
+    // Peers: the same kit, and the interpreter the host found, there.
+    for p in &h.peers {
+        let kit_dir = install_kit(p, &kit_for_peers)?;
+        let pythons = inv
+            .frameworks
+            .iter()
+            .map(|f| q(&f.python))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let missing = remote_sh(p, &format!("for py in {pythons}; do [ -x \"$py\" ] || command -v \"$py\" >/dev/null || echo \"$py\"; done"), None)?;
+        if !missing.trim().is_empty() {
+            return Err(bad(
+                "peer",
+                format!("peer = {p} is not allowed: it lacks {} (peers run the interpreter the host uses, at the same path)", missing.split_whitespace().collect::<Vec<_>>().join(", ")),
+            ));
+        }
+        inv.peer_kits.push(kit_dir);
     }
     // Only what no interpreter had stays left out.
     let found: Vec<Framework> = inv.frameworks.iter().map(|f| f.framework).collect();

@@ -618,7 +618,7 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
                 gpus: u32::try_from(inv.gpus.len()).unwrap_or(u32::MAX),
                 cpu_cores: inv.cpu_cores,
             },
-            None,
+            (!h.peers.is_empty()).then(|| u32::try_from(h.peers.len() + 1).unwrap_or(u32::MAX)),
         ),
     };
     let target = RemoteTarget {
@@ -628,10 +628,11 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
     if let Some(n) = req.nodes.filter(|&n| n > 1) {
         let why = match nodes {
             None => Some(format!(
-                "nodes = {n} is not allowed on host {name}: several nodes run through Slurm; expected 1 (add a Slurm login host with `trainbench host add NAME ssh://login --slurm`)"
+                "nodes = {n} is not allowed on host {name}: several nodes run through Slurm or a host's peers; expected 1 (add a Slurm login host with `trainbench host add NAME ssh://login --slurm`, or one with `--peer ssh://node2`)"
             )),
             Some(have) if i64::from(have) < n => Some(format!(
-                "nodes = {n} is not allowed on host {name}: its partition has {have} node(s); expected at most {have}"
+                "nodes = {n} is not allowed on host {name}: it has {have} node(s){}; expected at most {have}",
+                if inv.slurm.is_some() { " in its partition" } else { " (itself and its peers)" }
             )),
             _ => None,
         };

@@ -173,6 +173,11 @@ pub enum HostCommand {
         /// The Slurm partition (default: the cluster's default).
         #[arg(long, requires = "slurm")]
         partition: Option<String>,
+        /// Another machine for runs over several nodes without Slurm
+        /// (repeatable, node 1, 2, …): ssh://[user@]host[:port][/folder], reached
+        /// from the host with its ssh; same interpreter paths.
+        #[arg(long, conflicts_with = "slurm")]
+        peer: Vec<String>,
     },
     /// The hosts and what their last check found.
     List,

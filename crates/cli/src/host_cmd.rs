@@ -44,6 +44,9 @@ fn print_host(h: &RemoteHost) {
             for f in &i.frameworks {
                 println!("  {} {} ({})", f.framework, f.version, f.python);
             }
+            for (p, kit) in h.peers.iter().zip(&i.peer_kits) {
+                println!("  peer {p} (kit in {kit})");
+            }
             if let Some(s) = &i.slurm {
                 println!(
                     "  Slurm {}: {} node(s), {} CPUs and {} GPU(s) per node",
@@ -79,9 +82,12 @@ pub fn host(command: Option<HostCommand>, json_out: bool) -> Result<ExitCode, Cl
             env,
             slurm,
             partition,
+            peer,
         } => {
             let slurm = slurm.then_some(remote::SlurmSettings { partition });
-            list(vec![remote::add_host(&name, &url, &python, &env, slurm)?])
+            list(vec![remote::add_host(
+                &name, &url, &python, &env, slurm, &peer,
+            )?])
         }
         HostCommand::Check { name } => list(vec![remote::check_host(&name)?]),
         HostCommand::Remove { name } => {

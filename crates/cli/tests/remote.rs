@@ -103,7 +103,7 @@ impl Drop for Sshd {
 struct Lab {
     scratch: Scratch,
     a: Sshd,
-    _b: Sshd,
+    b: Sshd,
 }
 
 impl Lab {
@@ -130,7 +130,7 @@ impl Lab {
         )
         .unwrap();
         std::fs::create_dir_all(dir.join("cm")).unwrap();
-        Lab { scratch, a, _b: b }
+        Lab { scratch, a, b }
     }
 
     fn dir(&self) -> &Path {
@@ -362,6 +362,80 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
     let csv = lab.dir().join("remote.csv");
     let (out, _) = lab.run(&["export", "csv", &a, &b, "-o", csv.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    // Two nodes without Slurm: the host and a peer (the second sshd) reached
+    // from the host with its ssh; PyTorch through torchrun's c10d
+    // rendezvous, JAX through jax.distributed.
+    let peer = format!(
+        "ssh://{}@127.0.0.1:{}{}",
+        user(),
+        lab.b.port,
+        lab.dir().join("peer-root").display()
+    );
+    let ssh_config = format!(
+        "TRAINBENCH_SSH_CONFIG={}",
+        lab.dir().join("ssh_config").display()
+    );
+    let (out, v) = lab.run(&[
+        "host",
+        "add",
+        "pair",
+        &lab.url("pair-root"),
+        "--python",
+        &torch,
+        "--python",
+        &jax,
+        "--peer",
+        &peer,
+        "--env",
+        &ssh_config,
+        "--env",
+        "TRAINBENCH_RDZV_HOST=127.0.0.1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        v["hosts"][0]["inventory"]["peer_kits"][0]
+            .as_str()
+            .unwrap()
+            .contains("peer-root/kit/"),
+        "{v}"
+    );
+    let mut args = RUN.to_vec();
+    args[2] = "pair";
+    args.extend([
+        "--framework",
+        "pytorch,jax",
+        "--nodes",
+        "2",
+        "--steps",
+        "30",
+    ]);
+    let (out, v) = lab.run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for r in v["runs"].as_array().unwrap() {
+        assert_eq!(r["status"], "completed", "{r}");
+        let shown = status(&lab, r["id"].as_i64().unwrap());
+        assert_eq!(shown["hello"]["world_size"].as_u64(), Some(2), "{shown}");
+        assert_eq!(shown["devices"].as_u64(), Some(2), "{shown}");
+    }
+    let (out, _) = lab.run(&[
+        "run",
+        "--host",
+        "pair",
+        "--framework",
+        "pytorch",
+        "--nodes",
+        "3",
+        "--steps",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("it has 2 node(s) (itself and its peers)"),
+        "{}",
+        text(&out)
+    );
 
     // The ssh client reading the journal killed mid-run: the studio
     // reconnects from the stored offset; every window arrives exactly once.
@@ -868,7 +942,7 @@ fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one(
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     for (host, nodes, says) in [
-        ("cluster", "3", "its partition has 2 node(s)"),
+        ("cluster", "3", "it has 2 node(s) in its partition"),
         ("plain", "2", "several nodes run through Slurm"),
     ] {
         let (out, _) = lab.run(&[

@@ -18,6 +18,9 @@ pub struct AddHostRequest {
     pub env: Vec<String>,
     pub slurm: bool,
     pub partition: Option<String>,
+    /// More machines for several nodes without Slurm (`ssh://…`).
+    #[serde(default)]
+    pub peers: Vec<String>,
 }
 
 #[tauri::command]
@@ -39,6 +42,7 @@ pub async fn add_host(request: AddHostRequest) -> ApiResult<RemoteHost> {
             &request.pythons,
             &request.env,
             slurm,
+            &request.peers,
         )
     })
     .await

@@ -12,9 +12,11 @@ export interface HostForm {
   env: string;
   slurm: boolean;
   partition: string;
+  /** Peers for several nodes without Slurm: ssh:// addresses, one per line. */
+  peers: string;
 }
 
-export const emptyHostForm = (): HostForm => ({ name: "", url: "ssh://", pythons: "", env: "", slurm: false, partition: "" });
+export const emptyHostForm = (): HostForm => ({ name: "", url: "ssh://", pythons: "", env: "", slurm: false, partition: "", peers: "" });
 
 const list = (text: string, sep: RegExp) =>
   text
@@ -31,6 +33,7 @@ export function toAddHost(f: HostForm): AddHostRequest {
     env: list(f.env, /\n/),
     slurm: f.slurm,
     partition: f.slurm && f.partition.trim() !== "" ? f.partition.trim() : null,
+    peers: f.slurm ? [] : list(f.peers, /\n/),
   };
 }
 

@@ -89,6 +89,12 @@ export function Hosts() {
           <label class="inline">
             <input type="checkbox" name="host_slurm" checked={form.slurm} onChange={(e) => set({ slurm: e.currentTarget.checked })} /> Slurm login host (runs go through sbatch; several nodes possible)
           </label>
+          {!form.slurm && (
+            <label>
+              Peers for several nodes (ssh:// per line; reached from the host)
+              <textarea name="host_peers" value={form.peers} onInput={(e) => set({ peers: e.currentTarget.value })} />
+            </label>
+          )}
           {form.slurm && (
             <label>
               Partition

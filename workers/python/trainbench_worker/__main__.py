@@ -49,13 +49,18 @@ def _launch_nodes(plan_text, plan, framework):
     import socket
 
     job = os.environ.get("SLURM_JOB_ID")
-    if not job:
+    peers = os.environ.get("TRAINBENCH_PEERS")
+    if not job and not peers:
         raise WorkerError("unsupported", f"nodes = {plan.nodes} is not allowed here: several nodes need a Slurm "
-                                         "allocation (a Slurm host: `trainbench host add NAME ssh://login --slurm`); "
-                                         "expected 1", "nodes")
-    srun = shutil.which("srun")
-    if not srun:
+                                         "allocation or a host with peers (`trainbench host add NAME ssh://login "
+                                         "--slurm`, or `--peer ssh://node2`); expected 1", "nodes")
+    srun = shutil.which("srun") if job else None
+    if job and not srun:
         raise WorkerError("unsupported", f"nodes = {plan.nodes}: srun is not on PATH in Slurm job {job}", "nodes")
+    if not job and framework == "tensorflow":
+        raise WorkerError("unsupported", f"nodes = {plan.nodes} over SSH peers is not built for tensorflow: expected "
+                                         "a Slurm host, or pytorch or jax", "nodes")
+    job = job or f"ssh-{os.getpid()}"
     host = os.environ.get("TRAINBENCH_RDZV_HOST") or socket.gethostname()
     with socket.socket() as s:  # a free port on this (the first) node for the rendezvous
         s.bind(("", 0))
@@ -99,7 +104,52 @@ def _launch_nodes(plan_text, plan, framework):
     cmd += ["-m", "trainbench_worker", framework, "train", "--plan", "env:TRAINBENCH_PLAN"]
     sys.stderr.flush()
     protocol.give_back_stdout()
+    if srun is None:
+        _fan_out_over_ssh(cmd[cmd.index(sys.executable) + 1:], env, plan, json.loads(peers))
     os.execve(srun, cmd, env)
+
+
+def _fan_out_over_ssh(args, env, plan, peers):
+    """Several nodes over SSH (a host with peers, no Slurm): node 0 here and
+    node i on peer i-1 through ``ssh -tt`` (a pseudo-terminal, so that the
+    remote side is hung up when this launcher or its ssh dies), each running
+    ``python ARGS`` with node rank i; node 0's stdout is this worker's. The
+    first node to fail stops the others; exits as node 0 did."""
+    import shlex
+    import subprocess
+    import time
+
+    if len(peers) < plan.nodes - 1:
+        raise WorkerError("unsupported", f"nodes = {plan.nodes} is not allowed: this host has {len(peers)} peer(s); "
+                                         f"expected at most {len(peers) + 1}", "nodes")
+    passed = ["TRAINBENCH_PLAN", "TRAINBENCH_COORDINATOR", "OMP_NUM_THREADS", protocol.LAUNCH_ENV]
+    procs = [subprocess.Popen([sys.executable, *args], env={**env, "TRAINBENCH_NODE_RANK": "0"})]
+    config = os.environ.get("TRAINBENCH_SSH_CONFIG")
+    for i, peer in enumerate(peers[:plan.nodes - 1], start=1):
+        values = {k: env[k] for k in passed if k in env}
+        values.update(PYTHONPATH=peer["workers"], PYTHONUNBUFFERED="1", TRAINBENCH_NODE_RANK=str(i))
+        remote = "cd /tmp && " + " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items()) + " exec " + \
+            shlex.join([peer["python"], *args])
+        ssh = ["ssh", *(["-F", config] if config else []), "-o", "BatchMode=yes", "-tt", *peer["ssh"], "--", remote]
+        procs.append(subprocess.Popen(ssh, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno()))
+    code = None
+    while code is None:
+        for p in procs:
+            rc = p.poll()
+            if rc is not None and (rc != 0 or p is procs[0]):
+                code = rc
+                break
+        time.sleep(0.2)
+    deadline = time.monotonic() + (60 if code == 0 else 0)
+    for p in procs[1:]:
+        try:
+            p.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            p.kill()
+    if procs[0].poll() is None:
+        procs[0].kill()
+    sys.stdout.flush()
+    os._exit(procs[0].wait() if code == 0 else (code or 1))
 
 
 def _launch_processes(plan_text, plan):
@@ -147,7 +197,7 @@ def cmd_train(framework, plan_arg):
         _launch_processes(text, plan)
     rank = os.environ.get("RANK")
     if rank is None and "TRAINBENCH_COORDINATOR" in os.environ:  # a JAX or TensorFlow process of several nodes
-        rank = os.environ.get("SLURM_PROCID")
+        rank = os.environ.get("TRAINBENCH_NODE_RANK", os.environ.get("SLURM_PROCID"))
     if int(rank or "0") != 0:
         protocol.silence()
     try:

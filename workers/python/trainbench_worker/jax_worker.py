@@ -527,7 +527,7 @@ class JaxBackend(Backend):
                                   "under srun inside a Slurm allocation)", "nodes")
             if not plan.is_cuda:
                 jax.config.update("jax_cpu_collectives_implementation", "gloo")
-            self.rank = int(os.environ.get("SLURM_PROCID", "0"))
+            self.rank = int(os.environ.get("TRAINBENCH_NODE_RANK", os.environ.get("SLURM_PROCID", "0")))
             if not plan.is_cuda:
                 jax.config.update("jax_platforms", "cpu")
                 jax.config.update("jax_num_cpu_devices", plan.devices)

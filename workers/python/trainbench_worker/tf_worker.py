@@ -545,7 +545,7 @@ class TFBackend(Backend):
             if not plan.is_cuda and plan.devices > 1:
                 raise unsupported(f"devices = {plan.devices} is not allowed with nodes = {plan.nodes} on the CPU for "
                                   "TensorFlow: expected 1 per node (one CPU replica per worker)", "devices")
-            self.rank = int(os.environ.get("SLURM_PROCID", "0"))
+            self.rank = int(os.environ.get("TRAINBENCH_NODE_RANK", os.environ.get("SLURM_PROCID", "0")))
             os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": workers},
                                                   "task": {"type": "worker", "index": self.rank}})
         self._devices(plan)
