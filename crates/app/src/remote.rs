@@ -292,6 +292,7 @@ impl RemoteHost {
                     }
                     ssh.push(p.destination());
                     serde_json::json!({
+                        "host": p.host,
                         "ssh": ssh,
                         "python": found.python,
                         "workers": format!("{kit}/share/trainbench/workers/python"),

@@ -365,7 +365,9 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
 
     // Two nodes without Slurm: the host and a peer (the second sshd) reached
     // from the host with its ssh; PyTorch through torchrun's c10d
-    // rendezvous, JAX through jax.distributed.
+    // rendezvous, JAX through jax.distributed, TensorFlow through
+    // MultiWorkerMirroredStrategy.
+    let tf = python("tensorflow");
     let peer = format!(
         "ssh://{}@127.0.0.1:{}{}",
         user(),
@@ -385,6 +387,8 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
         &torch,
         "--python",
         &jax,
+        "--python",
+        &tf,
         "--peer",
         &peer,
         "--env",
@@ -405,7 +409,7 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
     args[2] = "pair";
     args.extend([
         "--framework",
-        "pytorch,jax",
+        "pytorch,jax,tensorflow",
         "--nodes",
         "2",
         "--steps",

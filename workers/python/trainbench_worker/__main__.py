@@ -57,9 +57,6 @@ def _launch_nodes(plan_text, plan, framework):
     srun = shutil.which("srun") if job else None
     if job and not srun:
         raise WorkerError("unsupported", f"nodes = {plan.nodes}: srun is not on PATH in Slurm job {job}", "nodes")
-    if not job and framework == "tensorflow":
-        raise WorkerError("unsupported", f"nodes = {plan.nodes} over SSH peers is not built for tensorflow: expected "
-                                         "a Slurm host, or pytorch or jax", "nodes")
     job = job or f"ssh-{os.getpid()}"
     host = os.environ.get("TRAINBENCH_RDZV_HOST") or socket.gethostname()
     with socket.socket() as s:  # a free port on this (the first) node for the rendezvous
@@ -82,7 +79,8 @@ def _launch_nodes(plan_text, plan, framework):
         env["TRAINBENCH_COORDINATOR"] = f"{host}:{port}"
     elif framework == "tensorflow":
         # Every worker's address up front (TF_CONFIG): the allocation's nodes
-        # at one port, or, with TRAINBENCH_RDZV_HOST, that host at free ports.
+        # (or this host and its peers) at one port, or, with
+        # TRAINBENCH_RDZV_HOST, that host at free ports.
         if os.environ.get("TRAINBENCH_RDZV_HOST"):
             ports = [port]
             while len(ports) < plan.nodes:
@@ -90,6 +88,8 @@ def _launch_nodes(plan_text, plan, framework):
                     s.bind(("", 0))
                     ports.append(s.getsockname()[1])
             workers = [f"{host}:{p}" for p in ports]
+        elif peers:
+            workers = [f"{host}:{port}"] + [f"{p['host']}:{port}" for p in json.loads(peers)[:plan.nodes - 1]]
         else:
             import subprocess
 
@@ -122,7 +122,8 @@ def _fan_out_over_ssh(args, env, plan, peers):
     if len(peers) < plan.nodes - 1:
         raise WorkerError("unsupported", f"nodes = {plan.nodes} is not allowed: this host has {len(peers)} peer(s); "
                                          f"expected at most {len(peers) + 1}", "nodes")
-    passed = ["TRAINBENCH_PLAN", "TRAINBENCH_COORDINATOR", "OMP_NUM_THREADS", protocol.LAUNCH_ENV]
+    passed = ["TRAINBENCH_PLAN", "TRAINBENCH_COORDINATOR", "TRAINBENCH_TF_WORKERS", "OMP_NUM_THREADS",
+              protocol.LAUNCH_ENV]
     procs = [subprocess.Popen([sys.executable, *args], env={**env, "TRAINBENCH_NODE_RANK": "0"})]
     config = os.environ.get("TRAINBENCH_SSH_CONFIG")
     for i, peer in enumerate(peers[:plan.nodes - 1], start=1):
