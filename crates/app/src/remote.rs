@@ -384,16 +384,17 @@ pub fn host(name: &str) -> AppResult<RemoteHost> {
     })
 }
 
-fn check_name(name: &str) -> AppResult<()> {
-    if name.is_empty()
-        || name.len() > 64
-        || !name
+/// A name of 1–64 letters, digits, `-`, `_` and `.` (a host's, a partition's).
+fn check_word(field: &str, value: &str) -> AppResult<()> {
+    if value.is_empty()
+        || value.len() > 64
+        || !value
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
     {
         return Err(bad(
-            "name",
-            format!("name = {name:?} is not allowed: expected 1–64 letters, digits, - _ ."),
+            field,
+            format!("{field} = {value:?} is not allowed: expected 1–64 letters, digits, - _ ."),
         ));
     }
     Ok(())
@@ -428,7 +429,7 @@ pub fn add_host(
     slurm: Option<SlurmSettings>,
     peers: &[String],
 ) -> AppResult<RemoteHost> {
-    check_name(name)?;
+    check_word("name", name)?;
     let url = SshUrl::parse(url)?;
     let peers = peers
         .iter()
@@ -441,16 +442,7 @@ pub fn add_host(
         ));
     }
     if let Some(p) = slurm.as_ref().and_then(|s| s.partition.as_deref()) {
-        if p.is_empty()
-            || !p
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            return Err(bad(
-                "partition",
-                format!("partition = {p:?} is not allowed: expected letters, digits, - _ ."),
-            ));
-        }
+        check_word("partition", p)?;
     }
     let env = env
         .iter()
@@ -1125,19 +1117,7 @@ pub(crate) async fn run_job(
     let started = host_sh(h, &start, Some(&text));
     if let Err(e) = &started {
         let reason = format!("could not start the run on host {}: {e}", h.name);
-        ws.store.finish_run(
-            job.run_id,
-            RunStatus::Failed,
-            Some(&reason),
-            Some("internal"),
-            None,
-            "",
-        )?;
-        return Ok(Finished {
-            run_id: job.run_id,
-            status: RunStatus::Failed,
-            reason: Some(reason),
-        });
+        return failed_to_start(ws, job.run_id, reason);
     }
     ws.store
         .insert_remote_run(job.run_id, &h.name, &h.url.to_string(), &dir)?;
@@ -1155,20 +1135,8 @@ pub(crate) async fn run_job(
             .to_owned();
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit() || c == '_') {
             let reason = format!("sbatch on host {} gave no job id: {out:?}", h.name);
-            ws.store.finish_run(
-                job.run_id,
-                RunStatus::Failed,
-                Some(&reason),
-                Some("internal"),
-                None,
-                "",
-            )?;
             ws.store.finish_remote_run(job.run_id)?;
-            return Ok(Finished {
-                run_id: job.run_id,
-                status: RunStatus::Failed,
-                reason: Some(reason),
-            });
+            return failed_to_start(ws, job.run_id, reason);
         }
         progress.log(
             job.run_id,
@@ -1177,6 +1145,23 @@ pub(crate) async fn run_job(
         ws.store.set_slurm_job(job.run_id, &id)?;
     }
     follow(ws, local, h, job.run_id, progress, cancel).await
+}
+
+/// A run that never started on its host, stored as failed (class internal).
+fn failed_to_start(ws: &mut Workspace, run_id: i64, reason: String) -> AppResult<Finished> {
+    ws.store.finish_run(
+        run_id,
+        RunStatus::Failed,
+        Some(&reason),
+        Some("internal"),
+        None,
+        "",
+    )?;
+    Ok(Finished {
+        run_id,
+        status: RunStatus::Failed,
+        reason: Some(reason),
+    })
 }
 
 /// Reads a remote run's journal from where the database says reading

@@ -949,12 +949,7 @@ fn constructed_runs_raise_exactly_their_badge() {
         pdf.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let txt = Command::new("pdftotext")
-        .arg(&pdf)
-        .arg("-")
-        .output()
-        .unwrap();
-    let txt = String::from_utf8_lossy(&txt.stdout).replace('\n', " ");
+    let txt = common::pdf_text(&pdf);
     assert!(txt.contains("Where the step goes"), "{txt}");
     assert!(txt.contains("data accounts for"), "{txt}");
     // A run without a breakdown is refused, naming the side and the run.
@@ -965,23 +960,6 @@ fn constructed_runs_raise_exactly_their_badge() {
         "{}",
         text(&out)
     );
-}
-
-/// Processes whose parent is `pid`.
-fn children(pid: u32) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/stat"))
-                .ok()
-                .and_then(|s| {
-                    let after = &s[s.rfind(')')? + 2..];
-                    after.split_whitespace().nth(1)?.parse::<u32>().ok()
-                })
-                == Some(pid)
-        })
-        .collect()
 }
 
 /// User + system CPU seconds of a process (`None` once it is gone).
@@ -1021,7 +999,7 @@ fn a_worker_paused_mid_run_fails_the_window_spread_badge() {
         .unwrap();
     let started = std::time::Instant::now();
     let worker = loop {
-        if let Some(w) = children(child.id()).into_iter().next() {
+        if let Some(w) = common::children(child.id()).into_iter().next() {
             break w;
         }
         assert!(started.elapsed().as_secs() < 60, "no worker process");

@@ -225,41 +225,13 @@ fn wait_running(lab: &Lab, n: usize) -> i64 {
 
 /// The ssh clients a studio process started that read a journal.
 fn journal_readers(parent: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let ppid = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if ppid == Some(parent) && String::from_utf8_lossy(&cmd).contains("journal.jsonl") {
-            out.push(pid);
-        }
-    }
-    out
-}
-
-/// Processes whose parent is `pid`.
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        let ppid = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|x| x.parse::<u32>().ok());
-        if ppid == Some(pid) {
-            out.push(p);
-        }
-    }
-    out
+    common::children(parent)
+        .into_iter()
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).contains("journal.jsonl")
+        })
+        .collect()
 }
 
 fn kill(pid: u32, signal: &str) {
@@ -570,7 +542,7 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
         .trim()
         .parse()
         .unwrap();
-    let workers = children_of(agent);
+    let workers = common::children(agent);
     kill(agent, "-KILL");
     for w in workers {
         kill(w, "-KILL"); // the host's worker, orphaned: not the studio's to find
@@ -730,6 +702,31 @@ impl Drop for Slurm {
     }
 }
 
+/// `trainbench run` on the test cluster: resnet_mini, batch 8, one thread,
+/// windows of 5.
+fn cluster_run<'a>(framework: &'a str, nodes: &'a str, steps: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--host",
+        "cluster",
+        "--framework",
+        framework,
+        "--nodes",
+        nodes,
+        "--model",
+        "resnet_mini",
+        "--batch-size",
+        "8",
+        "--threads",
+        "1",
+        "--steps",
+        steps,
+        "--window-steps",
+        "5",
+        "--json",
+    ]
+}
+
 #[test]
 fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one() {
     let torch = python("pytorch");
@@ -769,26 +766,7 @@ fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one(
     // One node, then two: stored, with the world size and the scaling.
     let mut ids = Vec::new();
     for nodes in ["1", "2"] {
-        let (out, v) = lab.run(&[
-            "run",
-            "--host",
-            "cluster",
-            "--framework",
-            "pytorch",
-            "--nodes",
-            nodes,
-            "--model",
-            "resnet_mini",
-            "--batch-size",
-            "8",
-            "--threads",
-            "1",
-            "--steps",
-            "30",
-            "--window-steps",
-            "5",
-            "--json",
-        ]);
+        let (out, v) = lab.run(&cluster_run("pytorch", nodes, "30"));
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         let r = &v["runs"][0];
         assert_eq!(r["status"], "completed", "{r}");
@@ -817,26 +795,7 @@ fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one(
     }
     // JAX (jax.distributed) and TensorFlow (MultiWorkerMirroredStrategy)
     // over two nodes: one process per node.
-    let (out, v) = lab.run(&[
-        "run",
-        "--host",
-        "cluster",
-        "--framework",
-        "jax,tensorflow",
-        "--nodes",
-        "2",
-        "--model",
-        "resnet_mini",
-        "--batch-size",
-        "8",
-        "--threads",
-        "1",
-        "--steps",
-        "30",
-        "--window-steps",
-        "5",
-        "--json",
-    ]);
+    let (out, v) = lab.run(&cluster_run("jax,tensorflow", "2", "30"));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     for (r, scheme) in v["runs"]
         .as_array()
@@ -881,37 +840,13 @@ fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one(
         pdf.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let txt = Command::new("pdftotext")
-        .arg(&pdf)
-        .arg("-")
-        .output()
-        .unwrap();
-    let txt = String::from_utf8_lossy(&txt.stdout).replace('\n', " ");
+    let txt = common::pdf_text(&pdf);
     assert!(txt.contains("cluster:pytorch"), "{txt}");
 
     // Ctrl-C: scancel; the agent journals the cancellation.
     let studio = lab
         .cmd()
-        .args([
-            "run",
-            "--host",
-            "cluster",
-            "--framework",
-            "pytorch",
-            "--nodes",
-            "2",
-            "--model",
-            "resnet_mini",
-            "--batch-size",
-            "8",
-            "--threads",
-            "1",
-            "--steps",
-            "2000",
-            "--window-steps",
-            "5",
-            "--json",
-        ])
+        .args(cluster_run("pytorch", "2", "2000"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

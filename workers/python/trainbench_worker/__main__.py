@@ -37,6 +37,21 @@ def _import(framework):
             "framework") from e
 
 
+def _launch_env(plan_text, plan):
+    """The environment of the processes a launcher starts: the plan, when
+    this process started, the threads per rank, and this package on the path
+    (torchrun's rendezvous and every rank import it)."""
+    env = dict(os.environ)
+    start = protocol.process_start_ns()
+    if start is not None:
+        env[protocol.LAUNCH_ENV] = str(start)
+    env["TRAINBENCH_PLAN"] = plan_text
+    env.setdefault("OMP_NUM_THREADS", str(plan.threads()))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
 def _launch_nodes(plan_text, plan, framework):
     """Several nodes: inside a Slurm allocation, replace this process with
     ``srun`` starting one process per node. PyTorch: a torchrun each, which
@@ -62,14 +77,7 @@ def _launch_nodes(plan_text, plan, framework):
     with socket.socket() as s:  # a free port on this (the first) node for the rendezvous
         s.bind(("", 0))
         port = s.getsockname()[1]
-    env = dict(os.environ)
-    start = protocol.process_start_ns()
-    if start is not None:
-        env[protocol.LAUNCH_ENV] = str(start)
-    env["TRAINBENCH_PLAN"] = plan_text
-    env.setdefault("OMP_NUM_THREADS", str(plan.threads()))
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = _launch_env(plan_text, plan)
     cmd = [srun, f"--nodes={plan.nodes}", f"--ntasks={plan.nodes}", "--ntasks-per-node=1", "--kill-on-bad-exit=1",
            sys.executable]
     if framework == "pytorch":
@@ -156,15 +164,7 @@ def _fan_out_over_ssh(args, env, plan, peers):
 def _launch_processes(plan_text, plan):
     """Several CPU processes or GPUs for PyTorch: replace this process with
     torchrun, which starts one rank per device; rank 0 speaks for the run."""
-    env = dict(os.environ)
-    start = protocol.process_start_ns()
-    if start is not None:
-        env[protocol.LAUNCH_ENV] = str(start)
-    env["TRAINBENCH_PLAN"] = plan_text
-    env.setdefault("OMP_NUM_THREADS", str(plan.threads()))
-    # torchrun's rendezvous and each rank need this package on their path.
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = _launch_env(plan_text, plan)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={plan.devices}",
            "-m", "trainbench_worker", "pytorch", "train", "--plan", "env:TRAINBENCH_PLAN"]
     sys.stderr.flush()

@@ -156,3 +156,30 @@ pub fn wait_for_windows(db: &Db, id: i64, n: i64) {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// Processes whose parent is `pid`.
+pub fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let after = &s[s.rfind(')')? + 2..];
+                    after.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
+
+/// A PDF's text on one line (poppler's pdftotext).
+pub fn pdf_text(pdf: &Path) -> String {
+    let out = Command::new("pdftotext")
+        .arg(pdf)
+        .arg("-")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).replace('\n', " ")
+}
