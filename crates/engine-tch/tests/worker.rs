@@ -150,9 +150,15 @@ fn check_breakdown(o: &Outcome, model: &str, batch: u64, steps: u64) {
         b.split_difference * 100.0,
         b.tolerance * 100.0
     );
-    // Backward costs more than forward in every model here (≈ 2× the FLOPs).
+    // Backward has about twice forward's FLOPs, but these tiny models are
+    // bound by per-operator overhead: BERT-tiny measured 24.1 ms backward
+    // against 24.2 ms forward on a busy 2-core CI machine. A backward under
+    // three quarters of forward would mean time booked to the wrong phase.
     let mean = |p: Part| b.part(p).unwrap().mean_s;
-    assert!(mean(Part::Backward) > mean(Part::Forward), "{model}: {b:?}");
+    assert!(
+        mean(Part::Backward) > 0.75 * mean(Part::Forward),
+        "{model}: {b:?}"
+    );
 }
 
 /// Trains on synthetic data and checks the event stream's shape.
