@@ -27,7 +27,7 @@ use trainbench_core::summary::RunStatus;
 use trainbench_core::telemetry::TelemetrySample;
 use trainbench_core::Framework;
 use trainbench_runner::{envs, Progress, Runner, RunnerOptions, WorkerCommand};
-use trainbench_store::{NewRun, Store};
+use trainbench_store::{NewRun, RemoteRun, Store};
 
 use crate::error::{AppError, AppResult};
 use crate::execute::Finished;
@@ -725,11 +725,6 @@ struct FrameworkInfo {
 fn check(h: &RemoteHost) -> AppResult<Inventory> {
     let kit = local_kit()?;
     let kit_dir = install_kit(&h.url, &kit)?;
-    let kit_for_peers = LocalKit {
-        exe: kit.exe.clone(),
-        workers: kit.workers.clone(),
-        version: kit.version.clone(),
-    };
     let mut script = format!(
         "echo \"hostname $(hostname)\"; echo \"cores $(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)\"; mkdir -p {r}/runs; echo \"root $(cd {r} && pwd)\"; ",
         r = q(&h.url.root)
@@ -768,7 +763,7 @@ fn check(h: &RemoteHost) -> AppResult<Inventory> {
         cpu_cores: 1,
         kit_dir,
         root_dir: String::new(),
-        kit_version: kit.version,
+        kit_version: kit.version.clone(),
         frameworks: Vec::new(),
         gpus: Vec::new(),
         slurm: None,
@@ -865,7 +860,7 @@ fn check(h: &RemoteHost) -> AppResult<Inventory> {
     }
     // Peers: the same kit, and the interpreter the host found, there.
     for p in &h.peers {
-        let kit_dir = install_kit(p, &kit_for_peers)?;
+        let kit_dir = install_kit(p, &kit)?;
         let pythons = inv
             .frameworks
             .iter()
@@ -1144,7 +1139,8 @@ pub(crate) async fn run_job(
         );
         ws.store.set_slurm_job(job.run_id, &id)?;
     }
-    follow(ws, local, h, job.run_id, progress, cancel).await
+    let rr = remote_run_of(ws, job.run_id)?;
+    follow(ws, local, h, rr, progress, cancel).await
 }
 
 /// A run that never started on its host, stored as failed (class internal).
@@ -1169,20 +1165,15 @@ fn failed_to_start(ws: &mut Workspace, run_id: i64, reason: String) -> AppResult
 /// host when `cancel` turns on. A host unreachable for longer than
 /// [`give_up_after`] leaves the run detached (still `running`; `attach`
 /// resumes it).
-pub async fn follow(
+async fn follow(
     ws: &mut Workspace,
     local: &Host,
     h: &RemoteHost,
-    run_id: i64,
+    rr: RemoteRun,
     progress: &mut dyn Progress,
     mut cancel: watch::Receiver<bool>,
 ) -> AppResult<Finished> {
-    let rr = ws.store.remote_run(run_id)?.ok_or_else(|| {
-        bad(
-            "run",
-            format!("run = {run_id} is not allowed: it did not run on a remote host"),
-        )
-    })?;
+    let run_id = rr.run_id;
     let mut offset = rr.journal_offset;
     let mut started = ws.store.run_row(run_id)?.status == RunStatus::Running;
     let mut cancel_sent = false;
@@ -1444,6 +1435,16 @@ fn slurm_state(h: &RemoteHost, job: &str) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
+/// The remote row of run `run_id`, or why there is none.
+fn remote_run_of(ws: &Workspace, run_id: i64) -> AppResult<RemoteRun> {
+    ws.store.remote_run(run_id)?.ok_or_else(|| {
+        bad(
+            "run",
+            format!("run = {run_id} is not allowed: it did not run on a remote host"),
+        )
+    })
+}
+
 /// Re-attaches to a remote run the studio stopped following.
 pub async fn attach(
     ws: &mut Workspace,
@@ -1452,12 +1453,7 @@ pub async fn attach(
     progress: &mut dyn Progress,
     cancel: watch::Receiver<bool>,
 ) -> AppResult<Finished> {
-    let rr = ws.store.remote_run(run_id)?.ok_or_else(|| {
-        bad(
-            "run",
-            format!("run = {run_id} is not allowed: it did not run on a remote host"),
-        )
-    })?;
+    let rr = remote_run_of(ws, run_id)?;
     if rr.finished {
         return Err(bad(
             "run",
@@ -1465,7 +1461,7 @@ pub async fn attach(
         ));
     }
     let h = host(&rr.host)?;
-    follow(ws, local, &h, run_id, progress, cancel).await
+    follow(ws, local, &h, rr, progress, cancel).await
 }
 
 #[cfg(test)]
