@@ -10,7 +10,7 @@ cargo metadata --format-version 1 --no-deps --locked | python3 -c '
 import json, sys
 # Rows, lowest first: a crate may use crates of lower rows only.
 ROWS = {
-    "trainbench-core": 0,
+    "trainbench-core": 0, "trainbench-files": 0,
     "trainbench-engine-tch": 1, "trainbench-store": 1, "trainbench-probe": 1, "trainbench-report": 1,
     "trainbench-runner": 2,
     "trainbench-app": 3,
@@ -50,7 +50,7 @@ print(f"check-deps: {len(seen)} crates, each on lower rows only; the CLI and the
 # Direct dependencies are not enough for the pure crates: nothing they pull
 # in may bring a forbidden crate either.
 forbidden='^(tauri|tauri-[a-z-]+|tch|torch-sys|nvml-wrapper|rusqlite|libsqlite3-sys|tokio)$'
-for crate in trainbench-core trainbench-report; do
+for crate in trainbench-core trainbench-files trainbench-report; do
   names="$(cargo tree -p "$crate" -e normal,build --prefix none --format '{p}' | awk '{print $1}' | sort -u)"
   bad="$(grep -E "$forbidden" <<<"$names" || true)"
   if [ -n "$bad" ]; then

@@ -79,10 +79,9 @@ impl Studio {
             .settings
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut next = s.clone();
-        f(&mut next);
-        next.save()
-            .map_err(|e| ApiError::new("io", format!("saving {}: {e}", next.file)))?;
+        let next = s
+            .update(f)
+            .map_err(|e| ApiError::new("io", format!("saving {}: {e}", s.file)))?;
         *s = next.clone();
         Ok(next)
     }

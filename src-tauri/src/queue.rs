@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use trainbench_app::execute::{self, run_job};
 use trainbench_app::live::Figures;
 use trainbench_app::sweep::Job;
-use trainbench_app::{Host, Progress, RunnerOptions, Workspace};
+use trainbench_app::{AppError, Host, Progress, RunnerOptions, Workspace};
 use trainbench_core::protocol::Event;
 use trainbench_core::summary::RunStatus;
 use trainbench_core::telemetry::TelemetrySample;
@@ -231,12 +231,19 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 impl Queue {
     /// Starts the queue thread.
     pub fn start(opts: RunnerOptions) -> Queue {
+        Queue::start_with_hook(opts, |_| {})
+    }
+
+    /// Starts the queue thread with `before_run` called with each run's id
+    /// just before it runs, inside the part of the thread that survives a
+    /// panic (tests make it panic there).
+    pub fn start_with_hook(opts: RunnerOptions, before_run: fn(i64)) -> Queue {
         let (tx, rx) = mpsc::channel::<(PathBuf, Job)>();
         let state = Arc::new(Mutex::new(State::default()));
         let shared = state.clone();
         std::thread::Builder::new()
             .name("trainbench-queue".into())
-            .spawn(move || queue_thread(rx, shared, opts))
+            .spawn(move || queue_thread(rx, shared, opts, before_run))
             .map(drop)
             .unwrap_or_else(|e| eprintln!("trainbench-studio: cannot start the queue: {e}"));
         Queue { tx, state }
@@ -325,7 +332,21 @@ impl Queue {
     }
 }
 
-fn queue_thread(rx: mpsc::Receiver<(PathBuf, Job)>, state: Arc<Mutex<State>>, opts: RunnerOptions) {
+/// What a panic carried, as text.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
+fn queue_thread(
+    rx: mpsc::Receiver<(PathBuf, Job)>,
+    state: Arc<Mutex<State>>,
+    opts: RunnerOptions,
+    before_run: fn(i64),
+) {
     let runtime = match execute::runtime() {
         Ok(r) => r,
         Err(e) => {
@@ -366,7 +387,19 @@ fn queue_thread(rx: mpsc::Receiver<(PathBuf, Job)>, state: Arc<Mutex<State>>, op
             state: state.clone(),
             origin_ns: None,
         };
-        let outcome = runtime.block_on(run_job(ws, &host, &job, opts, &mut progress, cancel));
+        // A panic (a bug) fails this run with its message; the queue goes on.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            before_run(job.run_id);
+            runtime.block_on(run_job(ws, &host, &job, opts, &mut progress, cancel))
+        }));
+        let outcome = caught.unwrap_or_else(|panic| {
+            let reason = format!(
+                "the studio's run queue hit an internal error and stopped this run: {}",
+                panic_text(panic.as_ref())
+            );
+            let _ = ws.mark_failed(job.run_id, &reason);
+            Err(AppError::Internal(reason))
+        });
         lock(&state).running = None;
         match outcome {
             Ok(f) => finish_live(&state, job.run_id, f.status, f.reason),

@@ -1,6 +1,8 @@
 //! The studio's own settings, kept in `$XDG_CONFIG_HOME/trainbench/studio.json`
 //! (`$TRAINBENCH_CONFIG_DIR` overrides the folder): the database location and
-//! the theme. Written whole (temporary file, then rename).
+//! the theme. Changed under a lock (`studio.json.lock`) and written whole (a
+//! temporary file opened exclusively, fsynced, renamed), so two windows or a
+//! crash never lose or half-write it.
 
 use std::path::{Path, PathBuf};
 
@@ -60,14 +62,28 @@ impl Settings {
         s
     }
 
-    pub fn save(&self) -> std::io::Result<()> {
+    /// Applies `change` to the settings as saved now (another studio may
+    /// have changed them since these were loaded) and writes them whole,
+    /// under the settings' lock. Returns the settings as written.
+    pub fn update(&self, change: impl FnOnce(&mut Settings)) -> Result<Settings, String> {
+        use trainbench_app::files::{write_atomic, FileLock};
         let file = PathBuf::from(&self.file);
-        if let Some(d) = file.parent() {
-            std::fs::create_dir_all(d)?;
-        }
-        let bytes = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        let tmp = file.with_extension("json.partial");
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, &file)
+        let _lock = FileLock::exclusive(&file).map_err(|e| e.to_string())?;
+        let mut next = std::fs::read(&file)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Settings>(&b).ok())
+            .map_or_else(
+                || self.clone(),
+                |mut saved| {
+                    // What this studio runs on now, whatever another one saved.
+                    saved.database.clone_from(&self.database);
+                    saved
+                },
+            );
+        change(&mut next);
+        next.file.clone_from(&self.file);
+        let bytes = serde_json::to_vec_pretty(&next).map_err(|e| e.to_string())?;
+        write_atomic("settings", &file, &bytes).map_err(|e| e.to_string())?;
+        Ok(next)
     }
 }

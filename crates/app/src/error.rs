@@ -126,6 +126,17 @@ impl From<EnvError> for AppError {
     }
 }
 
+impl From<trainbench_files::FileError> for AppError {
+    /// A path the field may not name is bad input; a refused write (no
+    /// space, no permission) is the machine's, said as the system said it.
+    fn from(e: trainbench_files::FileError) -> Self {
+        match e.field() {
+            Some(field) => AppError::bad(field, e.to_string()),
+            None => AppError::Internal(e.to_string()),
+        }
+    }
+}
+
 impl From<ReportError> for AppError {
     fn from(e: ReportError) -> Self {
         AppError::Report(e)

@@ -33,6 +33,7 @@ pub use workspace::{SessionRef, Workspace};
 /// What the shells need of the services, re-exported so they depend on this
 /// crate alone: the progress trait and runner options, the framework
 /// environments, stored-data types, report sections and provenance helpers.
+pub use trainbench_files as files;
 pub use trainbench_probe::{self_cpu_seconds, GpuInfo, GIT_REVISION};
 pub use trainbench_report::pdf::{utc_text, Section};
 pub use trainbench_runner::envs;

@@ -355,18 +355,17 @@ pub fn hosts() -> AppResult<Vec<RemoteHost>> {
     }
 }
 
-fn save_hosts(list: &[RemoteHost]) -> AppResult<()> {
+/// Changes the host list under its lock (`hosts.json.lock`), read and written
+/// whole inside it, so two processes adding hosts at once both keep theirs.
+fn update_hosts<T>(change: impl FnOnce(&mut Vec<RemoteHost>) -> AppResult<T>) -> AppResult<T> {
     let path = hosts_file();
-    let io =
-        |e: std::io::Error| AppError::Internal(format!("cannot write {}: {e}", path.display()));
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    // Whole or not at all: a temporary file renamed over the list.
-    let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_string_pretty(list).map_err(|e| AppError::Internal(e.to_string()))?;
-    std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, &path).map_err(io)
+    let _lock = trainbench_files::FileLock::exclusive(&path)?;
+    let mut list = hosts()?;
+    let out = change(&mut list)?;
+    let text =
+        serde_json::to_string_pretty(&list).map_err(|e| AppError::Internal(e.to_string()))?;
+    trainbench_files::write_atomic("hosts", &path, text.as_bytes())?;
+    Ok(out)
 }
 
 /// The host called `name`.
@@ -462,10 +461,11 @@ pub fn add_host(
         inventory: None,
     };
     h.inventory = Some(check(&h)?);
-    let mut list = hosts()?;
-    list.retain(|x| x.name != name);
-    list.push(h.clone());
-    save_hosts(&list)?;
+    update_hosts(|list| {
+        list.retain(|x| x.name != name);
+        list.push(h.clone());
+        Ok(())
+    })?;
     Ok(h)
 }
 
@@ -473,21 +473,21 @@ pub fn add_host(
 pub fn check_host(name: &str) -> AppResult<RemoteHost> {
     let mut h = host(name)?;
     h.inventory = Some(check(&h)?);
-    let mut list = hosts()?;
-    for x in &mut list {
-        if x.name == name {
+    update_hosts(|list| {
+        for x in list.iter_mut().filter(|x| x.name == name) {
             *x = h.clone();
         }
-    }
-    save_hosts(&list)?;
+        Ok(())
+    })?;
     Ok(h)
 }
 
 pub fn remove_host(name: &str) -> AppResult<()> {
     host(name)?;
-    let mut list = hosts()?;
-    list.retain(|x| x.name != name);
-    save_hosts(&list)
+    update_hosts(|list| {
+        list.retain(|x| x.name != name);
+        Ok(())
+    })
 }
 
 // --- ssh ---------------------------------------------------------------------

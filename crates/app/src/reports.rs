@@ -75,10 +75,18 @@ pub struct Imported {
     pub from_host: String,
 }
 
-/// Writes `bytes` to `path` whole or not at all (a temporary file beside it,
-/// renamed): a failed export never leaves half a file or harms an old one.
+/// Writes an export to `path` whole or not at all (a temporary file opened
+/// exclusively beside it, fsynced, renamed): a failed export never leaves half
+/// a file or harms an old one, and no export replaces a SQLite database or its
+/// side files (field `output`). `Workspace::write_export` also protects the
+/// open database before it has a header on disk.
 pub fn write_file(path: &Path, bytes: &[u8]) -> AppResult<Written> {
-    trainbench_report::write_atomic(path, bytes)?;
+    write_guarded(path, bytes, &[])
+}
+
+fn write_guarded(path: &Path, bytes: &[u8], protected: &[&Path]) -> AppResult<Written> {
+    trainbench_files::refuse_sqlite("output", path, protected)?;
+    trainbench_files::write_atomic("output", path, bytes)?;
     Ok(Written {
         path: path.display().to_string(),
         bytes: bytes.len() as u64,
@@ -111,6 +119,12 @@ fn runs_title(ids: &[i64]) -> String {
 }
 
 impl Workspace {
+    /// An export written whole to `path` (see [`write_file`]); refused when
+    /// `path` is this workspace's database or one of its side files.
+    pub fn write_export(&self, path: &Path, bytes: &[u8]) -> AppResult<Written> {
+        write_guarded(path, bytes, &[self.path()])
+    }
+
     /// Loads runs and compares them (see `trainbench_core::compare::compare`).
     pub fn comparison(
         &self,
@@ -227,30 +241,21 @@ impl Workspace {
         let file = self.store.export_session(s.id, &by)?;
         let bytes = serde_json::to_vec_pretty(&file)
             .map_err(|e| AppError::Internal(format!("session file: {e}")))?;
-        Ok((write_file(path, &bytes)?, file))
+        Ok((self.write_export(path, &bytes)?, file))
     }
 
     /// Imports a session file: all of it in one transaction, or nothing.
-    /// The file is checked (size, format, every number) before the store
-    /// sees it.
+    /// The file is checked (a regular file, its size, format, every number
+    /// and text) before the store sees it.
     pub fn import_session_file(&mut self, path: &Path) -> AppResult<Imported> {
-        let unreadable = |e: std::io::Error| {
-            AppError::bad_input(
-                "file",
-                path.display(),
-                &format!("a readable session file ({e})"),
-            )
-        };
-        let size = std::fs::metadata(path).map_err(unreadable)?.len();
-        let max = MAX_SESSION_FILE_BYTES as u64;
-        if size > max {
-            return Err(AppError::bad_input(
-                "file",
-                path.display(),
-                &format!("a session file of at most {max} bytes (it has {size})"),
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(unreadable)?;
+        // A regular file of bounded size only: a pipe, a device, a folder
+        // or a kernel file is refused before anything is read.
+        let bytes = trainbench_files::read_bounded(
+            "file",
+            path,
+            "a session file",
+            MAX_SESSION_FILE_BYTES as u64,
+        )?;
         let parsed = SessionFile::parse(&bytes)
             .map_err(|e| AppError::bad("file", format!("file = {}: {e}", path.display())))?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());

@@ -90,6 +90,19 @@ impl Workspace {
     }
 
     /// Deletes runs and all their data (never queued or running ones).
+    /// Ends a run as failed (class `internal`) with `reason`: a run whose
+    /// loop could not finish it (the shell's queue caught a panic).
+    pub fn mark_failed(&self, id: i64, reason: &str) -> AppResult<()> {
+        Ok(self.store.finish_run(
+            id,
+            trainbench_core::summary::RunStatus::Failed,
+            Some(reason),
+            Some("internal"),
+            None,
+            "",
+        )?)
+    }
+
     pub fn delete_runs(&mut self, ids: &[i64]) -> AppResult<usize> {
         Ok(self.store.delete_runs(ids)?)
     }

@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
+use trainbench_core::text::escape_controls;
 
 use serde_json::json;
 use trainbench_app::execute;
@@ -25,24 +26,26 @@ fn host_json(h: &RemoteHost) -> serde_json::Value {
 }
 
 fn print_host(h: &RemoteHost) {
+    // What a host reported is shown as text, never as terminal commands.
+    let e = |s: &str| escape_controls(s).into_owned();
     println!("{}  {}", h.name, h.url);
     match &h.inventory {
         None => println!("  not checked: `trainbench host check {}`", h.name),
         Some(i) => {
             println!(
                 "  {} · {} CPU cores · {} · kit {} in {}",
-                i.hostname,
+                e(&i.hostname),
                 i.cpu_cores,
                 if i.gpus.is_empty() {
                     "no GPU".to_owned()
                 } else {
-                    format!("{} GPU(s): {}", i.gpus.len(), i.gpus.join(", "))
+                    format!("{} GPU(s): {}", i.gpus.len(), e(&i.gpus.join(", ")))
                 },
-                i.kit_version,
-                i.kit_dir
+                e(&i.kit_version),
+                e(&i.kit_dir)
             );
             for f in &i.frameworks {
-                println!("  {} {} ({})", f.framework, f.version, f.python);
+                println!("  {} {} ({})", f.framework, e(&f.version), e(&f.python));
             }
             for (p, kit) in h.peers.iter().zip(&i.peer_kits) {
                 println!("  peer {p} (kit in {kit})");

@@ -19,6 +19,7 @@ mod runs_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use trainbench_core::text::escape_controls;
 
 use clap::Parser;
 use serde_json::json;
@@ -141,7 +142,7 @@ fn main() -> ExitCode {
                     json!({"error": {"code": "bad_input", "field": field, "message": message}})
                 );
             }
-            eprintln!("trainbench: {message}");
+            eprintln!("trainbench: {}", escape_controls(&message));
             ExitCode::from(2)
         }
         Err(CliError::Failed(message)) => {
@@ -151,7 +152,7 @@ fn main() -> ExitCode {
                     json!({"error": {"code": "failed", "message": message}})
                 );
             }
-            eprintln!("trainbench: {message}");
+            eprintln!("trainbench: {}", escape_controls(&message));
             ExitCode::from(1)
         }
     }

@@ -1,6 +1,7 @@
 //! What the CLI prints: progress, tables, run details, comparisons.
 
 use std::time::{Duration, Instant};
+use trainbench_core::text::escape_controls;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
@@ -119,10 +120,13 @@ impl Progress for Bar {
                 ),
                 true,
             ),
-            Event::Done { reason, .. } => self.line(format!("done ({reason})"), true),
-            Event::Error { class, message, .. } => {
-                self.line(format!("error ({}): {message}", class.as_str()), true)
+            Event::Done { reason, .. } => {
+                self.line(format!("done ({})", escape_controls(reason)), true)
             }
+            Event::Error { class, message, .. } => self.line(
+                format!("error ({}): {}", class.as_str(), escape_controls(message)),
+                true,
+            ),
             Event::Breakdown(t) => self.line(
                 format!(
                     "step breakdown: {} extra steps timed after the windows",
@@ -345,7 +349,7 @@ pub fn print_show(d: &RunDetail) {
         r.data
     );
     if let Some(reason) = &r.status_reason {
-        println!("reason: {reason}");
+        println!("reason: {}", escape_controls(reason));
     }
     if let Some(data) = d.hello.as_ref().map(|h| &h["data"]) {
         if let Some(loader) = data["loader"].as_str() {
@@ -467,7 +471,7 @@ pub fn print_show(d: &RunDetail) {
     }
     if r.status != RunStatus::Completed {
         if let Some(t) = d.stderr_tail.as_deref().filter(|t| !t.is_empty()) {
-            println!("last lines of the worker's output:\n{t}");
+            println!("last lines of the worker's output:\n{}", escape_controls(t));
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::json;
-use trainbench_app::reports::{parse_charts, write_file, Selected, Selection, Source};
+use trainbench_app::reports::{parse_charts, Selected, Selection, Source};
 use trainbench_app::{SessionRef, Workspace};
 use trainbench_core::compare::Grouping;
 use trainbench_core::session::SessionSettings;
@@ -145,7 +145,7 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
         } => {
             let started = std::time::Instant::now();
             let sel = select(&ws, &selection)?;
-            let written = write_file(&output, &ws.pdf(&sel, title, &[])?)?;
+            let written = ws.write_export(&output, &ws.pdf(&sel, title, &[])?)?;
             eprintln!(
                 "wrote {} ({} bytes, {} runs) in {:.0} ms",
                 output.display(),
@@ -180,7 +180,7 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
             };
             match output {
                 Some(path) => {
-                    write_file(&path, &bytes)?;
+                    ws.write_export(&path, &bytes)?;
                 }
                 None => {
                     use std::io::Write;
@@ -197,7 +197,7 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
         } => {
             let kind = parse_charts(std::slice::from_ref(&kind))?[0];
             let sel = select(&ws, &selection)?;
-            write_file(&output, &ws.chart(&sel, kind, &output)?)?;
+            ws.write_export(&output, &ws.chart(&sel, kind, &output)?)?;
             eprintln!("wrote {}", output.display());
         }
         ExportCommand::Session { name, output } => {

@@ -42,6 +42,7 @@ pub mod spec;
 pub mod stats;
 pub mod summary;
 pub mod telemetry;
+pub mod text;
 
 pub use error::SpecError;
 pub use framework::Framework;

@@ -34,40 +34,6 @@ pub enum ReportError {
     },
 }
 
-/// Writes a report file whole or not at all: a temporary file beside it,
-/// renamed over the target, so a failed export never leaves half a file.
-pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let invalid = |allowed: String| ReportError::Invalid {
-        field: "output",
-        value: path.display().to_string(),
-        allowed,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    if !dir.is_dir() {
-        return Err(invalid(format!(
-            "expected a file in an existing folder ({} does not exist)",
-            dir.display()
-        )));
-    }
-    let name = path
-        .file_name()
-        .ok_or_else(|| invalid("expected a file name".into()))?;
-    let tmp = dir.join(format!(
-        ".{}.partial-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            ReportError::Io(format!("writing {}: {e}", path.display()))
-        })
-}
-
 /// The fonts every report and chart uses.
 pub mod fonts {
     use std::sync::{Arc, OnceLock};

@@ -5,14 +5,15 @@
 //! cancelled. Everything received before a failure is kept.
 
 pub mod envs;
+pub mod lines;
+pub mod patient;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{interval, sleep_until, Instant, MissedTickBehavior};
@@ -23,9 +24,6 @@ use trainbench_core::summary::{summarize, RunStatus, RunSummary};
 use trainbench_core::{Device, Framework};
 use trainbench_probe::{GpuProbe, HostSampler};
 use trainbench_store::{Store, StoreError, TelemetrySample};
-
-/// Lines of the worker's stderr (and non-protocol stdout) kept with a run.
-const STDERR_TAIL_LINES: usize = 40;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
@@ -213,7 +211,12 @@ impl Runner<'_> {
         progress: &mut dyn Progress,
         cancel: watch::Receiver<bool>,
     ) -> Result<Outcome, RunnerError> {
-        run_one(store, run_id, spec, self, progress, cancel).await
+        // Flushes wait briefly for another writer (see `patient`); the
+        // store's default wait comes back whatever happens.
+        store.set_busy_timeout(patient::FLUSH_WAIT)?;
+        let outcome = run_one(store, run_id, spec, self, progress, cancel).await;
+        store.set_busy_timeout(trainbench_store::BUSY_TIMEOUT)?;
+        outcome
     }
 }
 
@@ -253,21 +256,19 @@ async fn run_one(
         let _ = stdin.shutdown().await;
     }
 
-    let tail: Arc<Mutex<VecDeque<String>>> = Arc::new(Mutex::new(VecDeque::new()));
-    let push_tail = |tail: &Arc<Mutex<VecDeque<String>>>, line: String| {
+    let tail: Arc<Mutex<lines::Tail>> = Arc::default();
+    let push_tail = |tail: &Arc<Mutex<lines::Tail>>, line: String| {
         if let Ok(mut t) = tail.lock() {
-            if t.len() == STDERR_TAIL_LINES {
-                t.pop_front();
-            }
-            t.push_back(line);
+            t.push(line);
         }
     };
     if let Some(stderr) = child.stderr.take() {
         let tail = tail.clone();
         tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                push_tail(&tail, line);
+            let mut reader = BufReader::new(stderr);
+            while let Ok(Some(line)) = lines::read_capped(&mut reader, lines::MAX_LINE_BYTES).await
+            {
+                push_tail(&tail, line.text());
             }
         });
     }
@@ -275,18 +276,12 @@ async fn run_one(
     if let Some(stdout) = child.stdout.take() {
         tokio::spawn(async move {
             let mut reader = BufReader::new(stdout);
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                // Bytes, not str: a worker printing invalid UTF-8 is log text too.
-                match reader.read_until(b'\n', &mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
-                        if tx.send(Line::Stdout(line)).await.is_err() {
-                            return;
-                        }
-                    }
+            // Bytes, not str: a worker printing invalid UTF-8 is log text too;
+            // a line over the cap is cut with a marker and the run goes on.
+            while let Ok(Some(line)) = lines::read_capped(&mut reader, lines::MAX_LINE_BYTES).await
+            {
+                if tx.send(Line::Stdout(line.text())).await.is_err() {
+                    return;
                 }
             }
             let _ = tx.send(Line::StdoutClosed).await;
@@ -301,8 +296,11 @@ async fn run_one(
     let mut flush_tick = interval(opts.flush_interval);
     flush_tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut deadline = Instant::now() + opts.silence_timeout;
+    // Not yet stored: events, and samples already shown (`samples` are new).
     let mut events: Vec<Event> = Vec::new();
+    let mut unstored: Vec<TelemetrySample> = Vec::new();
     let mut samples: Vec<TelemetrySample> = Vec::new();
+    let mut told_busy = false;
     let mut terminal: Option<Event> = None;
     // A stop the runner made: status, reason and, for a memory stop, the class.
     let mut stopped: Option<(RunStatus, String, Option<&str>)> = None;
@@ -366,9 +364,21 @@ async fn run_one(
             },
             _ = flush_tick.tick() => {
                 progress.telemetry(run_id, &samples);
-                store.record(run_id, &events, &samples)?;
-                events.clear();
-                samples.clear();
+                unstored.append(&mut samples);
+                match store.record(run_id, &events, &unstored) {
+                    Ok(()) => {
+                        events.clear();
+                        unstored.clear();
+                    }
+                    // Kept for the next flush; the worker trains on.
+                    Err(e) if patient::transient(&e) => {
+                        if !told_busy {
+                            progress.log(run_id, &format!("[studio] the database is busy or full ({e}): measurements are kept in memory and written when it is free"));
+                            told_busy = true;
+                        }
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             },
             _ = sleep_until(deadline) => {
                 kill_worker(&mut child, pid);
@@ -411,24 +421,27 @@ async fn run_one(
     }
     // Progress sees everything stored (a remote agent's journal is made of it).
     progress.telemetry(run_id, &samples);
-    store.record(run_id, &events, &samples)?;
+    unstored.append(&mut samples);
+    store.set_busy_timeout(trainbench_store::BUSY_TIMEOUT)?;
+    let patience = patient::STORE_PATIENCE;
+    patient::patiently(patience, || store.record(run_id, &events, &unstored)).await?;
     // Let the stderr reader drain what the worker wrote last.
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let stderr_tail = tail
-        .lock()
-        .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
-        .unwrap_or_default();
+    let stderr_tail = tail.lock().map(|t| t.text()).unwrap_or_default();
     let exit_code = exit.as_ref().and_then(ExitStatus::code);
     let (status, reason, class) = decide_status(stopped, terminal.as_ref(), exit.as_ref());
-    store.finish_run(
-        run_id,
-        status,
-        reason.as_deref(),
-        class.as_deref(),
-        exit_code,
-        &stderr_tail,
-    )?;
-    let summary = finish_summary(store, run_id, gpu)?;
+    patient::patiently(patience, || {
+        store.finish_run(
+            run_id,
+            status,
+            reason.as_deref(),
+            class.as_deref(),
+            exit_code,
+            &stderr_tail,
+        )
+    })
+    .await?;
+    let summary = patient::patiently(patience, || finish_summary(store, run_id, gpu)).await?;
     Ok(Outcome {
         run_id,
         status,

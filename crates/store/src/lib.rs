@@ -27,6 +27,10 @@ pub use sessions::LoadedComparison;
 pub use trainbench_core::record::{RunDetail, RunRow, StoredEval, StoredWindow};
 pub use trainbench_core::telemetry::TelemetrySample;
 
+/// How long a write waits for another connection's lock before it fails as
+/// busy, unless [`Store::set_busy_timeout`] says otherwise.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The embedded migrations: (version, file name, SQL).
 pub const MIGRATIONS: &[(u32, &str, &str)] = &[
     (
@@ -85,12 +89,16 @@ pub enum StoreError {
     },
     #[error("database: {0}")]
     Sql(#[from] rusqlite::Error),
-    #[error("database {path} was written by a newer TrainBench (schema {found}, this build knows up to {known})")]
+    #[error("database {path} was written by a newer TrainBench (schema {found}, this build knows up to {known}): update the studio, or choose another file")]
     TooNew {
         path: PathBuf,
         found: u32,
         known: u32,
     },
+    #[error("database {path} is not a TrainBench database: the file is not a SQLite database, or it is damaged; choose another file (or move this one away and a new database is made)")]
+    NotADatabase { path: PathBuf },
+    #[error("database {path} belongs to another program (it holds the tables {tables}, none of TrainBench's): choose another file")]
+    Foreign { path: PathBuf, tables: String },
     #[error("{what} {id} does not exist")]
     NotFound { what: &'static str, id: String },
     #[error("stored JSON is unreadable: {0}")]
@@ -110,6 +118,34 @@ pub enum StoreError {
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
+
+impl StoreError {
+    fn sqlite_code(&self) -> Option<rusqlite::ErrorCode> {
+        match self {
+            StoreError::Sql(rusqlite::Error::SqliteFailure(e, _))
+            | StoreError::Open {
+                source: rusqlite::Error::SqliteFailure(e, _),
+                ..
+            } => Some(e.code),
+            _ => None,
+        }
+    }
+
+    /// Another connection holds the write lock (a long import or delete in a
+    /// second process): trying again later succeeds.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self.sqlite_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+
+    /// The disk (or the file-size limit) is full: trying again once there is
+    /// space succeeds; nothing half-written was kept.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self.sqlite_code(), Some(rusqlite::ErrorCode::DiskFull))
+    }
+}
 
 /// A bad value with its field and what is allowed.
 pub(crate) fn invalid(
@@ -151,11 +187,56 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// Brings the schema up to date, all in one write transaction taken before
+/// the version is read (`BEGIN IMMEDIATE`): when several processes open a new
+/// or old database at once, one migrates and the others wait, then find
+/// nothing left to do. Default prices are seeded into an empty table in the
+/// same transaction. A file another program made (tables, but none of ours)
+/// is refused before anything is written to it.
 fn apply_migrations(conn: &mut Connection, path: &Path) -> Result<()> {
-    conn.execute_batch(
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let current = usable_schema(&tx, path)?;
+    tx.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_migrations (
              version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_unix_ms INTEGER NOT NULL)",
     )?;
+    for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+        tx.execute_batch(sql)?;
+        if *version == 5 {
+            runs::fill_typed_columns(&tx, None)?;
+        }
+        tx.execute(
+            "INSERT INTO schema_migrations (version, name, applied_unix_ms) VALUES (?1, ?2, ?3)",
+            params![version, name, now_unix_ms()],
+        )?;
+    }
+    let prices: i64 = tx.query_row("SELECT COUNT(*) FROM prices", [], |r| r.get(0))?;
+    if prices == 0 {
+        for p in default_prices() {
+            prices::upsert_price_on(&tx, &p, false)?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// The schema version of a database this studio can use (0 for an empty
+/// file); a file another program made (tables, but none of ours) or one from
+/// a newer studio is refused. Reads only.
+fn usable_schema(conn: &Connection, path: &Path) -> Result<u32> {
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if tables.is_empty() {
+        return Ok(0);
+    }
+    if !tables.iter().any(|t| t == "schema_migrations") {
+        return Err(StoreError::Foreign {
+            path: path.to_owned(),
+            tables: tables.join(", "),
+        });
+    }
     let current: u32 = conn.query_row(
         "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
         [],
@@ -169,19 +250,43 @@ fn apply_migrations(conn: &mut Connection, path: &Path) -> Result<()> {
             known,
         });
     }
-    for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        if *version == 5 {
-            runs::fill_typed_columns(&tx, None)?;
+    Ok(current)
+}
+
+/// Sets WAL mode. Changing the journal mode needs the database to itself for
+/// a moment and SQLite does not wait for that (no busy handler), so a second
+/// process opening a new database at the same instant retries for a while.
+fn set_wal(conn: &Connection) -> Result<()> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return Ok(other?),
         }
-        tx.execute(
-            "INSERT INTO schema_migrations (version, name, applied_unix_ms) VALUES (?1, ?2, ?3)",
-            params![version, name, now_unix_ms()],
-        )?;
-        tx.commit()?;
     }
-    Ok(())
+}
+
+/// What opening `path` failed with, said so a person knows what to do: a
+/// file that is not a SQLite database (or a damaged one) is named as such.
+fn open_error(path: &Path, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Sql(rusqlite::Error::SqliteFailure(f, _))
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt
+            ) =>
+        {
+            StoreError::NotADatabase {
+                path: path.to_owned(),
+            }
+        }
+        other => other,
+    }
 }
 
 fn u(v: u64) -> i64 {
@@ -210,25 +315,29 @@ impl Store {
     }
 
     fn init(mut conn: Connection, path: PathBuf) -> Result<Store> {
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", true)?;
-        apply_migrations(&mut conn, &path)?;
-        let store = Store { conn, path };
-        let prices: i64 = store
-            .conn
-            .query_row("SELECT COUNT(*) FROM prices", [], |r| r.get(0))?;
-        if prices == 0 {
-            for p in default_prices() {
-                store.upsert_price(&p, false)?;
-            }
-        }
-        Ok(store)
+        let setup = |conn: &mut Connection| -> Result<()> {
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            // Refused before anything is written (WAL mode changes the file).
+            usable_schema(conn, &path)?;
+            set_wal(conn)?;
+            conn.pragma_update(None, "synchronous", "NORMAL")?;
+            conn.pragma_update(None, "foreign_keys", true)?;
+            apply_migrations(conn, &path)
+        };
+        setup(&mut conn).map_err(|e| open_error(&path, e))?;
+        Ok(Store { conn, path })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// How long a write waits for another connection's lock before it fails
+    /// as busy (10 s unless changed). The runner waits briefly while a worker
+    /// trains, so a flush never holds up reading its output. [`BUSY_TIMEOUT`]
+    /// restores the default.
+    pub fn set_busy_timeout(&self, wait: std::time::Duration) -> Result<()> {
+        Ok(self.conn.busy_timeout(wait)?)
     }
 
     pub fn schema_version(&self) -> Result<u32> {

@@ -20,7 +20,10 @@ impl Store {
         events: &[Event],
         telemetry: &[TelemetrySample],
     ) -> Result<()> {
-        let tx = self.conn.transaction()?;
+        // IMMEDIATE: the write lock is taken (or waited for) up front.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         record_in(&tx, id, events, telemetry)?;
         tx.commit()?;
         Ok(())

@@ -118,7 +118,10 @@ impl Store {
             status_reason: d.row.status_reason.clone(),
             error_class: d.row.error_class.clone(),
             exit_code: d.row.exit_code,
-            stderr_tail: d.stderr_tail.clone(),
+            stderr_tail: d
+                .stderr_tail
+                .clone()
+                .map(|t| trainbench_core::text::cut(t, trainbench_core::session::MAX_STDERR_TAIL)),
             created_unix_ms: d.row.created_unix_ms,
             started_unix_ms: d.row.started_unix_ms,
             ended_unix_ms: d.row.ended_unix_ms,
@@ -273,15 +276,10 @@ impl Store {
         let mut n = 1;
         while name_taken(&tx, &name, None)? {
             n += 1;
-            name = format!(
-                "{} (imported from {}{})",
-                file.session.name,
-                file.machine.hostname,
-                if n > 2 {
-                    format!(", {}", n - 1)
-                } else {
-                    String::new()
-                }
+            name = trainbench_core::session::imported_name(
+                &file.session.name,
+                &file.machine.hostname,
+                n,
             );
         }
         let baseline = file.session.baseline_run_uid.as_ref().and_then(|b| {

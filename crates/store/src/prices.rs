@@ -39,13 +39,22 @@ impl Store {
     }
 
     pub fn upsert_price(&self, p: &PriceRow, by_user: bool) -> Result<()> {
-        self.conn.execute(
-            "INSERT INTO prices (offering, devices, device, usd_per_hour, usd_per_device_hour, as_of, source, edited_by_user)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-             ON CONFLICT (offering) DO UPDATE SET devices = ?2, device = ?3, usd_per_hour = ?4,
-                 usd_per_device_hour = ?5, as_of = ?6, source = ?7, edited_by_user = ?8",
-            params![p.offering, p.devices, p.device, p.usd_per_hour, p.usd_per_device_hour, p.as_of, p.source, by_user],
-        )?;
-        Ok(())
+        upsert_price_on(&self.conn, p, by_user)
     }
+}
+
+/// One price row written on `conn` (inside a caller's transaction too).
+pub(crate) fn upsert_price_on(
+    conn: &rusqlite::Connection,
+    p: &PriceRow,
+    by_user: bool,
+) -> Result<()> {
+    conn.execute(
+        "INSERT INTO prices (offering, devices, device, usd_per_hour, usd_per_device_hour, as_of, source, edited_by_user)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (offering) DO UPDATE SET devices = ?2, device = ?3, usd_per_hour = ?4,
+             usd_per_device_hour = ?5, as_of = ?6, source = ?7, edited_by_user = ?8",
+        params![p.offering, p.devices, p.device, p.usd_per_hour, p.usd_per_device_hour, p.as_of, p.source, by_user],
+    )?;
+    Ok(())
 }

@@ -310,6 +310,46 @@ fn bad_files_are_refused_with_a_clear_error_and_change_nothing() {
         &|v| v["session"]["name"] = "a\u{7}b".into(),
         "control characters",
     );
+    with(
+        "huge status reason",
+        &|v| v["runs"][0]["status_reason"] = "x".repeat(70_000).into(),
+        "runs[0].status_reason is 70000 bytes long: at most 65536 allowed",
+    );
+    with(
+        "huge provenance",
+        &|v| v["runs"][0]["provenance"] = serde_json::json!({"x": "y".repeat(1 << 20)}),
+        "runs[0].provenance is",
+    );
+    with(
+        "huge stderr tail",
+        &|v| v["runs"][1]["stderr_tail"] = "e".repeat(300_000).into(),
+        "runs[1].stderr_tail",
+    );
+    with(
+        "a chart twice",
+        &|v| v["session"]["settings"]["charts"] = serde_json::json!(["throughput", "throughput"]),
+        "each chart at most once",
+    );
+    with(
+        "a hidden series twice",
+        &|v| v["session"]["settings"]["hidden_series"] = serde_json::json!(["1", "1"]),
+        "hidden_series[1] appears twice",
+    );
+    with(
+        "escape codes in the host name",
+        &|v| v["machine"]["hostname"] = "box\u{1b}[2J".into(),
+        "machine.hostname",
+    );
+    with(
+        "a long host name",
+        &|v| v["machine"]["hostname"] = "h".repeat(300).into(),
+        "machine.hostname is 300 bytes long",
+    );
+    with(
+        "a huge memory device",
+        &|v| v["runs"][0]["memory"][0]["device"] = "d".repeat(300).into(),
+        "runs[0].memory[0].device",
+    );
     let collide = local_uid.clone();
     let mut v = good.clone();
     v["runs"][2]["uid"] = collide.into();
@@ -331,4 +371,32 @@ fn bad_files_are_refused_with_a_clear_error_and_change_nothing() {
         assert_eq!(dump(&target), before, "{label}: the database changed");
     }
     assert_eq!(target.integrity_check().expect("check"), "ok");
+}
+
+#[test]
+fn an_imported_session_whose_name_is_taken_gets_a_name_that_can_be_typed_and_exported() {
+    let dir = scratch("names");
+    let mut good = valid_file_json(&dir);
+    let mut target = Store::open(&dir.join("target.sqlite")).expect("open");
+    let local = write_run(&mut target, &FixtureRun::default()).expect("local run");
+    // The same name here already, and a 200-character name in the file from a
+    // host whose name is as long as allowed.
+    let long = "n".repeat(200);
+    target
+        .save_session(&long, &[local], None, &SessionSettings::default())
+        .expect("local session");
+    good["session"]["name"] = long.clone().into();
+    good["machine"]["hostname"] = "h".repeat(255).into();
+    let file = SessionFile::parse(good.to_string().as_bytes()).expect("valid");
+    let outcome = target.import_session(&file, None).expect("imported");
+    let name = outcome.session_name;
+    assert_ne!(name, long);
+    assert!(name.contains("(imported from hhh"), "{name}");
+    trainbench_core::session::check_session_name(&name).expect("a name that could be typed");
+    // And it travels on: exported and parsed again.
+    let again = target
+        .export_session(outcome.session_id, "test")
+        .expect("exported again");
+    let bytes = serde_json::to_vec(&again).expect("json");
+    SessionFile::parse(&bytes).expect("the exported file imports");
 }

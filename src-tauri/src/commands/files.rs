@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use tauri::State;
-use trainbench_app::reports::{write_file, Written};
+use trainbench_app::reports::Written;
 use trainbench_app::SessionRef;
 
 use super::dto::{count, ImportResult, ReportSelection};
@@ -18,8 +18,7 @@ pub fn export_pdf(
     selection: ReportSelection,
     path: PathBuf,
 ) -> ApiResult<Written> {
-    let bytes = studio.with(|w| w.pdf(&w.select(&selection.into())?, None, &[]))?;
-    Ok(write_file(&path, &bytes)?)
+    studio.with(|w| w.write_export(&path, &w.pdf(&w.select(&selection.into())?, None, &[])?))
 }
 
 /// Runs with configuration and summary columns as CSV (all runs when `run_ids` is empty).
@@ -30,15 +29,14 @@ pub fn export_csv(
     run_ids: Vec<i64>,
     path: PathBuf,
 ) -> ApiResult<Written> {
-    let bytes = studio.with(|w| {
+    studio.with(|w| {
         let rows = if run_ids.is_empty() {
             w.runs()?
         } else {
             w.runs_by_id(&run_ids)?
         };
-        w.runs_csv(&rows)
-    })?;
-    Ok(write_file(&path, &bytes)?)
+        w.write_export(&path, &w.runs_csv(&rows)?)
+    })
 }
 
 /// A saved session as a portable file (runs, raw data, provenance, chart settings).

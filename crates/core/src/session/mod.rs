@@ -135,6 +135,60 @@ pub const MAX_SESSION_FILE_BYTES: usize = 512 * 1024 * 1024;
 pub const MAX_RUNS: usize = 10_000;
 pub const MAX_ROWS_PER_RUN: usize = 2_000_000;
 const MAX_TEXT: usize = 1 << 20;
+/// The size bounds of a session file's text fields, in bytes (JSON values:
+/// as serialised). Every field a file carries has one; `docs/reliability.md`
+/// lists them.
+pub const TEXT_BOUNDS: &[(&str, usize)] = &[
+    ("exported_by", 200),
+    ("machine.hostname", 255),
+    ("machine.machine_id", 255),
+    ("runs[].config_key", 64 * 1024),
+    ("runs[].model", 200),
+    ("runs[].price_offering", 200),
+    ("runs[].status_reason", 64 * 1024),
+    ("runs[].error_class", 64),
+    ("runs[].done_reason", 64 * 1024),
+    ("runs[].stderr_tail", MAX_STDERR_TAIL),
+    ("runs[].spec", MAX_TEXT),
+    ("runs[].hello", MAX_TEXT),
+    ("runs[].provenance", MAX_TEXT),
+    ("runs[].memory[].device", 200),
+    ("runs[].memory[].source", 200),
+    ("runs[].telemetry[].source", 200),
+    ("session.settings.hidden_series[]", 64 * 1024),
+];
+/// The longest log tail a run keeps (the runner keeps far less; older runs
+/// are cut to it when exported).
+pub const MAX_STDERR_TAIL: usize = 256 * 1024;
+
+/// The bound of a text field named as in [`TEXT_BOUNDS`].
+pub fn text_bound(field: &str) -> usize {
+    TEXT_BOUNDS
+        .iter()
+        .find(|(f, _)| *f == field)
+        .map_or(MAX_TEXT, |(_, b)| *b)
+}
+
+/// The name an imported session gets when `base` is taken here: `base
+/// (imported from HOST)` or `…, N)`, held to the rules of a name typed by hand
+/// (control characters become spaces, at most 200 characters: the base is
+/// shortened first).
+pub fn imported_name(base: &str, host: &str, n: u32) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect()
+    };
+    let host: String = clean(host).chars().take(60).collect();
+    let suffix = if n > 2 {
+        format!(" (imported from {host}, {})", n - 1)
+    } else {
+        format!(" (imported from {host})")
+    };
+    let room = 200usize.saturating_sub(suffix.chars().count());
+    let base: String = clean(base).chars().take(room).collect();
+    format!("{base}{suffix}")
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]

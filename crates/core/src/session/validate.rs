@@ -21,12 +21,100 @@ pub fn is_uid(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-fn check_text(field: &str, s: &str) -> Result<(), SessionFileError> {
-    if s.len() > MAX_TEXT {
+/// A text field within its bound from [`TEXT_BOUNDS`] (`bound_of` names it
+/// there; `field` is the path shown).
+fn check_bounded(field: &str, bound_of: &str, s: &str) -> Result<(), SessionFileError> {
+    let max = text_bound(bound_of);
+    if s.len() > max {
         return Err(invalid(
             field,
-            format!("is {} bytes long: at most {MAX_TEXT} allowed", s.len()),
+            format!("is {} bytes long: at most {max} allowed", s.len()),
         ));
+    }
+    Ok(())
+}
+
+/// A JSON value within its bound, as serialised.
+fn check_json(field: &str, bound_of: &str, v: &serde_json::Value) -> Result<(), SessionFileError> {
+    check_bounded(field, bound_of, &v.to_string())
+}
+
+/// Texts shown on one line (host names, ids): no control characters.
+fn check_line(field: &str, s: &str) -> Result<(), SessionFileError> {
+    if s.chars().any(char::is_control) {
+        return Err(invalid(
+            field,
+            format!("= {s:?} is not allowed: expected no control characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_settings(settings: &SessionSettings) -> Result<(), SessionFileError> {
+    let mut seen = std::collections::HashSet::new();
+    for c in &settings.charts {
+        if !seen.insert(*c) {
+            return Err(invalid(
+                "session.settings.charts",
+                format!("lists {} twice: each chart at most once", c.key()),
+            ));
+        }
+    }
+    if settings.hidden_series.len() > MAX_RUNS {
+        return Err(invalid(
+            "session.settings.hidden_series",
+            format!(
+                "has {} entries: at most {MAX_RUNS} allowed",
+                settings.hidden_series.len()
+            ),
+        ));
+    }
+    let mut hidden = std::collections::HashSet::new();
+    for (i, h) in settings.hidden_series.iter().enumerate() {
+        let field = format!("session.settings.hidden_series[{i}]");
+        check_bounded(&field, "session.settings.hidden_series[]", h)?;
+        if !hidden.insert(h.as_str()) {
+            return Err(invalid(field, "appears twice"));
+        }
+    }
+    Ok(())
+}
+
+/// Every text of a run within its bound.
+fn check_run_texts(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
+    let texts = [
+        ("config_key", Some(&r.config_key)),
+        ("model", Some(&r.model)),
+        ("price_offering", r.price_offering.as_ref()),
+        ("status_reason", r.status_reason.as_ref()),
+        ("error_class", r.error_class.as_ref()),
+        ("done_reason", r.done_reason.as_ref()),
+        ("stderr_tail", r.stderr_tail.as_ref()),
+    ];
+    for (name, text) in texts {
+        if let Some(t) = text {
+            check_bounded(&format!("runs[{i}].{name}"), &format!("runs[].{name}"), t)?;
+        }
+    }
+    check_line(&format!("runs[{i}].model"), &r.model)?;
+    let values = [
+        ("spec", Some(&r.spec)),
+        ("hello", r.hello.as_ref()),
+        ("provenance", r.provenance.as_ref()),
+    ];
+    for (name, value) in values {
+        if let Some(v) = value {
+            check_json(&format!("runs[{i}].{name}"), &format!("runs[].{name}"), v)?;
+        }
+    }
+    for (j, m) in r.memory.iter().enumerate() {
+        let mf = |n: &str| format!("runs[{i}].memory[{j}].{n}");
+        check_bounded(&mf("device"), "runs[].memory[].device", &m.device)?;
+        check_bounded(&mf("source"), "runs[].memory[].source", &m.source)?;
+    }
+    for (j, t) in r.telemetry.iter().enumerate() {
+        let field = format!("runs[{i}].telemetry[{j}].source");
+        check_bounded(&field, "runs[].telemetry[].source", &t.source)?;
     }
     Ok(())
 }
@@ -111,8 +199,15 @@ impl SessionFile {
                 ),
             ));
         }
-        check_text("machine.hostname", &self.machine.hostname)?;
-        check_text("machine.machine_id", &self.machine.machine_id)?;
+        check_settings(&self.session.settings)?;
+        check_bounded("exported_by", "exported_by", &self.exported_by)?;
+        for (field, text) in [
+            ("machine.hostname", &self.machine.hostname),
+            ("machine.machine_id", &self.machine.machine_id),
+        ] {
+            check_bounded(field, field, text)?;
+            check_line(field, text)?;
+        }
         if self.runs.is_empty() || self.runs.len() > MAX_RUNS {
             return Err(invalid(
                 "runs",
@@ -141,12 +236,7 @@ impl SessionFile {
                     format!("= {} appears twice in the file", r.id),
                 ));
             }
-            for (name, text) in [("config_key", r.config_key.as_str()), ("model", &r.model)] {
-                check_text(&f(name), text)?;
-            }
-            if let Some(t) = &r.stderr_tail {
-                check_text(&f("stderr_tail"), t)?;
-            }
+            check_run_texts(i, r)?;
             if matches!(r.status, RunStatus::Queued | RunStatus::Running) {
                 return Err(invalid(
                     f("status"),

@@ -144,18 +144,19 @@ fn load_registry() -> Result<Registry, EnvError> {
     }
 }
 
-/// Writes the registry whole, through a temporary file, so that a crash never
-/// leaves half of it.
-fn save_registry(r: &Registry) -> Result<(), EnvError> {
+/// Changes the registry under its lock, read and written whole inside it
+/// (a temporary file renamed over it), so that a crash never leaves half of
+/// it and two processes registering at once both keep theirs.
+fn update_registry(
+    change: impl FnOnce(&mut Registry) -> Result<(), EnvError>,
+) -> Result<(), EnvError> {
     let path = registry_path();
-    let io = |e: std::io::Error| EnvError::Io(format!("cannot write {}: {e}", path.display()));
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_string_pretty(r).map_err(|e| EnvError::Io(e.to_string()))?;
-    std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, &path).map_err(io)
+    let io = |e: trainbench_files::FileError| EnvError::Io(e.to_string());
+    let _lock = trainbench_files::FileLock::exclusive(&path).map_err(io)?;
+    let mut r = load_registry()?;
+    change(&mut r)?;
+    let text = serde_json::to_string_pretty(&r).map_err(|e| EnvError::Io(e.to_string()))?;
+    trainbench_files::write_atomic("environments", &path, text.as_bytes()).map_err(io)
 }
 
 fn sha256_hex(text: &str) -> String {
@@ -379,37 +380,39 @@ pub fn register(name: &str, framework: Framework, python: &Path) -> Result<Frame
             format!("a python in which the {framework} worker starts (it said: {why})"),
         )
     })?;
-    let mut r = load_registry()?;
-    r.environments.insert(
-        name.to_owned(),
-        Registered {
-            framework: framework.to_owned(),
-            python,
-        },
-    );
-    save_registry(&r)?;
+    update_registry(|r| {
+        r.environments.insert(
+            name.to_owned(),
+            Registered {
+                framework: framework.to_owned(),
+                python,
+            },
+        );
+        Ok(())
+    })?;
     resolve(framework, Some(name))
 }
 
 /// Forgets a registered environment (its files are left alone).
 pub fn unregister(name: &str) -> Result<(), EnvError> {
-    let mut r = load_registry()?;
-    if r.environments.remove(name).is_none() {
-        let names: Vec<String> = r.environments.keys().cloned().collect();
-        return Err(bad(
-            "name",
-            name,
-            format!(
-                "a registered environment ({})",
-                if names.is_empty() {
-                    "none registered".into()
-                } else {
-                    names.join(", ")
-                }
-            ),
-        ));
-    }
-    save_registry(&r)
+    update_registry(|r| {
+        if r.environments.remove(name).is_none() {
+            let names: Vec<String> = r.environments.keys().cloned().collect();
+            return Err(bad(
+                "name",
+                name,
+                format!(
+                    "a registered environment ({})",
+                    if names.is_empty() {
+                        "none registered".into()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            ));
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]

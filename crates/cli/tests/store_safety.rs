@@ -1,0 +1,256 @@
+//! The store under hostile paths and concurrent openers: no export replaces a
+//! database, several processes opening a new or old database at once all
+//! succeed, and a database this studio cannot use is refused with a message
+//! that says why, the file left as it was; a run outlasts another process
+//! holding the store's lock.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{text, Db};
+use trainbench_store::fixtures::{write_run, FixtureRun};
+use trainbench_store::Store;
+
+/// Two generated runs (ids 1 and 2), saved as session "s".
+fn seeded(name: &str) -> Db {
+    let db = Db::new(name);
+    let mut store = Store::open(&db.path()).unwrap();
+    for seed in [1, 2] {
+        write_run(
+            &mut store,
+            &FixtureRun {
+                seed,
+                samples_per_s: 300.0 + seed as f64 * 50.0,
+                ..FixtureRun::default()
+            },
+        )
+        .unwrap();
+    }
+    drop(store);
+    let (out, _) = db.run(&["session", "save", "s", "1", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    db
+}
+
+fn run_count(path: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let ok: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+    conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn no_export_replaces_the_open_database_its_side_files_or_any_sqlite_file() {
+    let db = seeded("export-guard");
+    let store = db.path();
+    let other = db.dir().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+        .unwrap();
+    let link = db.dir().join("link.png");
+    std::os::unix::fs::symlink(&store, &link).unwrap();
+    let targets = [
+        store.clone(),
+        db.dir().join("studio.sqlite-wal"),
+        db.dir().join("studio.sqlite-shm"),
+        db.dir().join("./studio.sqlite"),
+        link,
+        other.clone(),
+    ];
+    for target in &targets {
+        let t = target.to_str().unwrap();
+        for args in [
+            vec!["export", "pdf", "1", "2", "-o", t],
+            vec!["export", "csv", "-o", t],
+            vec!["export", "chart", "throughput", "1", "2", "-o", t],
+            vec!["export", "session", "s", "-o", t],
+        ] {
+            let (out, _) = db.run(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+            assert!(err.contains("output"), "the field is named: {err}");
+            // A chart's name must end in .png or .svg, which is checked first.
+            if args[1] != "chart" || t.ends_with(".png") {
+                assert!(err.contains("never replace a database"), "{err}");
+            }
+        }
+    }
+    assert_eq!(run_count(&store), 2, "the store is untouched");
+    let conn = rusqlite::Connection::open(&other).unwrap();
+    let x: i64 = conn.query_row("SELECT x FROM t", [], |r| r.get(0)).unwrap();
+    assert_eq!(x, 1, "the other database is untouched");
+    // A link to the database named like a chart is refused as the database.
+    assert!(targets.iter().any(|t| t.ends_with("link.png")));
+    // An ordinary file is replaced whole, with nothing left beside it.
+    let csv = db.dir().join("runs.csv");
+    std::fs::write(&csv, "old").unwrap();
+    let (out, _) = db.run(&["export", "csv", "-o", csv.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .contains("throughput"));
+    let partial = std::fs::read_dir(db.dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".partial"))
+        .count();
+    assert_eq!(partial, 0, "no temporary file left");
+}
+
+#[test]
+fn several_processes_opening_a_new_or_old_database_at_once_all_succeed() {
+    let db = Db::new("open-race");
+    for round in 0..8 {
+        let path = db.dir().join(format!("race-{round}.sqlite"));
+        if round % 2 == 1 {
+            // An old database: only the first migrations applied.
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE schema_migrations (
+                     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_unix_ms INTEGER NOT NULL)",
+            )
+            .unwrap();
+            for (version, name, sql) in &trainbench_store::MIGRATIONS[..3] {
+                conn.execute_batch(sql).unwrap();
+                conn.execute(
+                    "INSERT INTO schema_migrations VALUES (?1, ?2, 0)",
+                    rusqlite::params![version, name],
+                )
+                .unwrap();
+            }
+        }
+        let openers: Vec<_> = (0..6)
+            .map(|_| {
+                Command::new(common::TRAINBENCH)
+                    .arg("--db")
+                    .arg(&path)
+                    .args(["runs", "--json"])
+                    .env("TRAINBENCH_NO_NVML", "1")
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in openers {
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "round {round}: {}", text(&out));
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(
+            store.schema_version().unwrap(),
+            trainbench_store::MIGRATIONS.len() as u32
+        );
+        assert_eq!(store.prices().unwrap().len(), 5, "prices seeded once");
+    }
+}
+
+#[test]
+fn a_newer_damaged_or_foreign_database_is_refused_and_left_as_it_was() {
+    let db = Db::new("refused");
+    let newer = db.dir().join("newer.sqlite");
+    drop(Store::open(&newer).unwrap());
+    rusqlite::Connection::open(&newer)
+        .unwrap()
+        .execute(
+            "INSERT INTO schema_migrations VALUES (999, '0999_future.sql', 0)",
+            [],
+        )
+        .unwrap();
+    let damaged = db.dir().join("damaged.sqlite");
+    std::fs::write(&damaged, vec![0x5a_u8; 8192]).unwrap();
+    let foreign = db.dir().join("foreign.sqlite");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE contacts (name TEXT)")
+        .unwrap();
+    for (path, says) in [
+        (&newer, "newer TrainBench"),
+        (&damaged, "not a TrainBench database"),
+        (&foreign, "belongs to another program"),
+    ] {
+        let before = std::fs::read(path).unwrap();
+        let out = Command::new(common::TRAINBENCH)
+            .arg("--db")
+            .arg(path)
+            .args(["runs"])
+            .env("TRAINBENCH_NO_NVML", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(err.contains(says), "{path:?}: {err}");
+        assert!(err.contains("choose another file"), "{err}");
+        assert_eq!(std::fs::read(path).unwrap(), before, "{path:?} unchanged");
+    }
+}
+
+/// Windows stored for run `id`.
+fn stored_windows(path: &Path, id: i64) -> i64 {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM windows WHERE run_id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+#[test]
+fn a_run_completes_with_every_window_while_another_process_holds_the_store_for_15_s() {
+    let db = Db::new("busy-store");
+    // Long enough that the lock below is taken while it trains.
+    let args = [
+        "run",
+        "--model",
+        "resnet_mini",
+        "--steps",
+        "150",
+        "--batch-size",
+        "8",
+        "--window-steps",
+        "3",
+        "--json",
+    ];
+    // The same configuration undisturbed: how many windows it stores.
+    let (out, v) = db.run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let expected = stored_windows(&db.path(), v["runs"][0]["id"].as_i64().unwrap());
+    assert!(expected > 3, "{expected} windows");
+
+    let run = db
+        .cmd()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Another writer takes the lock once the run has stored a window, and
+    // holds it for 15 s (longer than any wait for a lock).
+    common::wait_for_windows(&db, 2, 1);
+    let holder = rusqlite::Connection::open(db.path()).unwrap();
+    holder
+        .execute_batch("BEGIN IMMEDIATE; UPDATE prices SET source = source;")
+        .unwrap();
+    let held = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_secs(15));
+    holder.execute_batch("COMMIT").unwrap();
+    drop(holder);
+    let out = run.wait_with_output().unwrap();
+    assert!(held.elapsed().as_secs() >= 15);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runs"][0]["status"], "completed", "{v}");
+    assert_eq!(stored_windows(&db.path(), 2), expected, "every window");
+}

@@ -1,0 +1,64 @@
+//! Text from elsewhere (workers, hosts, imported files) made safe to keep and
+//! to show: cut to a size with a marker, and control characters escaped
+//! before they reach a terminal (where they could move the cursor, change
+//! colours or rewrite what was printed before).
+
+use std::borrow::Cow;
+
+/// `text` cut to at most `max` bytes (at a character boundary), with a marker
+/// saying how much was cut.
+pub fn cut(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let skipped = text.len() - end;
+    text.truncate(end);
+    text.push_str(&format!(" [… {skipped} more bytes cut]"));
+    text
+}
+
+/// `text` with every control character but the newline and tab written as
+/// an escape (`\u{1b}` for ESC), so it prints as what it is.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    let keep = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(keep) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if keep(c) {
+                    c.to_string()
+                } else {
+                    c.escape_unicode().to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_keeps_whole_characters_and_says_how_much_went() {
+        assert_eq!(cut("short".into(), 10), "short");
+        let c = cut("éééé".into(), 3);
+        assert_eq!(c, "é [… 6 more bytes cut]");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_for_the_terminal() {
+        assert_eq!(escape_controls("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(
+            escape_controls("red \u{1b}[31m\r!\u{7}"),
+            "red \\u{1b}[31m\\u{d}!\\u{7}"
+        );
+        assert!(matches!(escape_controls("x"), Cow::Borrowed(_)));
+    }
+}

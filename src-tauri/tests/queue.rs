@@ -1,0 +1,78 @@
+//! The desktop's run queue on its own thread, with a real database and real
+//! tch workers: a panic while a run is under way fails that run with the
+//! panic's message, and the queue goes on with the next one.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use trainbench_app::sweep::SweepRequest;
+use trainbench_app::{Host, RunnerOptions, Workspace};
+use trainbench_core::summary::RunStatus;
+use trainbench_studio::queue::Queue;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("queue-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// Panics for the first run of the database (id 1) only.
+fn panic_on_first(run_id: i64) {
+    assert_ne!(run_id, 1, "a bug in the queue, injected by the test");
+}
+
+#[test]
+fn a_panic_in_the_queue_fails_that_run_with_its_message_and_the_queue_goes_on() {
+    let exe = std::env::current_exe().expect("test binary");
+    let worker = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .map(|d| d.join("trainbench-worker-tch"))
+        .expect("target dir");
+    assert!(worker.is_file(), "{} is missing", worker.display());
+    std::env::set_var("TRAINBENCH_WORKER_TCH", worker);
+    std::env::set_var("TRAINBENCH_NO_NVML", "1");
+    std::env::set_var("OMP_NUM_THREADS", "1");
+
+    let db = scratch("panic").join("studio.sqlite");
+    let (ws, _) = Workspace::open(&db).expect("database");
+    let request = SweepRequest {
+        model: vec!["resnet_mini".into()],
+        batch_size: vec![8],
+        steps: Some(6),
+        repeats: 2,
+        ..SweepRequest::default()
+    };
+    let plan = ws.plan(&request, &Host::open()).expect("plan");
+    let (_, jobs) = ws.queue(&plan, None, "queue test").expect("queued");
+    assert_eq!(
+        jobs.iter().map(|j| j.run_id).collect::<Vec<_>>(),
+        [1, 2],
+        "two runs"
+    );
+
+    let queue = Queue::start_with_hook(RunnerOptions::default(), panic_on_first);
+    queue.push(db.clone(), jobs).expect("pushed");
+    let started = Instant::now();
+    while queue.unfinished() > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "the queue never finished"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let first = ws.run(1).expect("run 1");
+    assert_eq!(first.status, RunStatus::Failed);
+    let reason = first.status_reason.unwrap_or_default();
+    assert!(reason.contains("internal error"), "{reason}");
+    assert!(reason.contains("injected by the test"), "{reason}");
+    let second = ws.run(2).expect("run 2");
+    assert_eq!(second.status, RunStatus::Completed, "the queue went on");
+    let entries = queue.entries();
+    assert!(
+        entries.iter().any(|e| e.run_id == 1),
+        "the live view shows the failed run"
+    );
+}
