@@ -58,4 +58,4 @@ for crate in trainbench-core trainbench-files trainbench-report; do
     exit 1
   fi
 done
-echo "check-deps: trainbench-core and trainbench-report depend (transitively) on none of tauri, tch, torch-sys, nvml-wrapper, rusqlite, tokio"
+echo "check-deps: trainbench-core, trainbench-files and trainbench-report depend (transitively) on none of tauri, tch, torch-sys, nvml-wrapper, rusqlite, tokio"

@@ -28,6 +28,9 @@ pub struct Studio {
     pub host: Host,
     /// Framework installs under way (the wizard's Install), cancellable.
     pub installs: std::sync::Arc<trainbench_app::frameworks::Installs>,
+    /// Why the database the settings name could not be opened: the app then
+    /// works on a database in memory and asks for another file.
+    database_problem: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for Studio {
@@ -40,16 +43,31 @@ impl std::fmt::Debug for Studio {
 
 impl Studio {
     /// Opens the database the settings name; marks runs left `running` by a
-    /// studio that stopped as interrupted.
+    /// studio that stopped as interrupted. A database that cannot be opened
+    /// (from a newer studio, damaged, another program's) does not stop the
+    /// app: it opens on an empty database in memory, and the window shows
+    /// why and asks for another file ([`Studio::database_problem`]).
     pub fn new(settings: Settings) -> Result<Studio, AppError> {
-        let (workspace, _) = Workspace::open(std::path::Path::new(&settings.database))?;
+        let (workspace, problem) = match Workspace::open(std::path::Path::new(&settings.database)) {
+            Ok((w, _)) => (w, None),
+            Err(e) => (Workspace::in_memory()?, Some(e.to_string())),
+        };
         Ok(Studio {
             workspace: Mutex::new(workspace),
             settings: Mutex::new(settings),
             queue: Queue::start(RunnerOptions::default()),
             host: Host::open(),
             installs: std::sync::Arc::default(),
+            database_problem: Mutex::new(problem),
         })
+    }
+
+    /// Why the settings' database could not be opened, until another is chosen.
+    pub fn database_problem(&self) -> Option<String> {
+        self.database_problem
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     fn workspace_lock(&self) -> MutexGuard<'_, Workspace> {
@@ -104,6 +122,10 @@ impl Studio {
         let (workspace, _) = Workspace::open(&path)?;
         let settings = self.update_settings(|s| s.database = path.display().to_string())?;
         *self.workspace_lock() = workspace;
+        *self
+            .database_problem
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         Ok(settings)
     }
 

@@ -6,6 +6,7 @@ import { getCurrentWindow } from "@tauri-apps/api/window";
 import { api, call, type AppInfo, type SavedSession } from "./api";
 import { Boundary, Confirm, ErrorBox } from "./views/common";
 import { Compare, type CompareState } from "./views/Compare";
+import { DatabaseProblem } from "./views/DatabaseProblem";
 import { Queue } from "./views/Queue";
 import { Runs } from "./views/Runs";
 import { Sessions } from "./views/Sessions";
@@ -95,6 +96,9 @@ export function App() {
             onYes={quit}
             onNo={() => setClosing(null)}
           />
+        )}
+        {info?.database_problem && (
+          <DatabaseProblem problem={info.database_problem} database={info.settings.database} onChosen={loadInfo} />
         )}
         {!info && !error && <p>Starting…</p>}
         {info && (

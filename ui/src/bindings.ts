@@ -126,6 +126,11 @@ export type AppInfo = {
 	prices: PriceRow[],
 	charts: ChartKind[],
 	settings: Settings,
+	/**
+	 *  Why the settings' database could not be opened (the app is on an
+	 *  empty database in memory until another file is chosen).
+	 */
+	database_problem: string | null,
 };
 
 /**  One row of a profile per sample: a category, or idle (`category: None`). */

@@ -42,6 +42,15 @@ impl Workspace {
         Ok((Workspace { store }, interrupted))
     }
 
+    /// A database in memory, kept nowhere: what the desktop app works on
+    /// while the file it was given cannot be opened and the person picks
+    /// another.
+    pub fn in_memory() -> AppResult<Workspace> {
+        Ok(Workspace {
+            store: Store::open_in_memory()?,
+        })
+    }
+
     /// A second connection to a database this process already has open (a
     /// batch search beside the run queue): unlike `open`, it leaves running
     /// runs alone.

@@ -267,3 +267,52 @@ fn ctrl_c_cancels_an_environment_install_and_leaves_nothing() {
         .unwrap();
     assert_eq!(jax["ready"], false, "{v}");
 }
+
+/// The peak resident memory (VmHWM) of process `pid` so far, in bytes.
+fn peak_rss(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[test]
+fn a_worker_printing_a_128_mib_line_is_cut_and_the_studio_stays_small() {
+    let db = Db::new("output-bomb");
+    let studio = db
+        .cmd()
+        .env("TRAINBENCH_WORKER_TCH", fake("output-bomb.sh"))
+        .env("BOMB_MIB", "128")
+        .args([&["run"], &SMALL[..], &["--json"]].concat())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = studio.id();
+    let reader = std::thread::spawn(move || studio.wait_with_output().unwrap());
+    let mut peak = 0;
+    while !reader.is_finished() {
+        if let Some(p) = peak_rss(pid) {
+            peak = peak.max(p);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = reader.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runs"][0]["status"], "completed", "{v}");
+    // Two 128 MiB lines read whole would take at least 256 MiB.
+    assert!(peak > 0, "the studio's memory was read");
+    assert!(peak < 100 << 20, "the studio peaked at {peak} bytes");
+    let (_, detail) = db.run(&["show", &v["runs"][0]["id"].to_string(), "--json"]);
+    let tail = detail["stderr_tail"].as_str().unwrap_or_default();
+    assert!(
+        tail.len() < 256 * 1024,
+        "the stored tail is {} bytes",
+        tail.len()
+    );
+    assert!(
+        tail.contains("more bytes cut"),
+        "the long line is marked as cut"
+    );
+}

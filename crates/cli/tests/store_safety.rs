@@ -254,3 +254,39 @@ fn a_run_completes_with_every_window_while_another_process_holds_the_store_for_1
     assert_eq!(v["runs"][0]["status"], "completed", "{v}");
     assert_eq!(stored_windows(&db.path(), 2), expected, "every window");
 }
+
+#[test]
+fn imports_refuse_devices_pipes_folders_and_kernel_files_at_once() {
+    let db = Db::new("hostile-import");
+    let fifo = db.dir().join("pipe.json");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let huge = db.dir().join("huge.json");
+    // A sparse file just over the bound: refused by its size, nothing read.
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(trainbench_core::session::MAX_SESSION_FILE_BYTES as u64 + 1)
+        .unwrap();
+    drop(f);
+    for (path, says) in [
+        (Path::new("/dev/zero").to_path_buf(), "a device"),
+        (fifo, "a named pipe"),
+        (db.dir().to_path_buf(), "a folder"),
+        (Path::new("/proc/self/status").to_path_buf(), "kernel"),
+        (huge, "at most"),
+    ] {
+        let started = std::time::Instant::now();
+        let (out, _) = db.run(&["import", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{path:?}: {}", text(&out));
+        assert!(err.contains("file = "), "the field is named: {err}");
+        assert!(err.contains(says), "{path:?}: {err}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{path:?} took {:?}",
+            started.elapsed()
+        );
+    }
+}

@@ -42,6 +42,9 @@ pub struct AppInfo {
     pub prices: Vec<PriceRow>,
     pub charts: Vec<ChartKind>,
     pub settings: Settings,
+    /// Why the settings' database could not be opened (the app is on an
+    /// empty database in memory until another file is chosen).
+    pub database_problem: Option<String>,
 }
 
 /// The wizard's verdict on a sweep before anything runs.

@@ -45,5 +45,6 @@ pub fn app_info(studio: State<'_, Studio>) -> ApiResult<AppInfo> {
         prices: prices.into_iter().map(|p| p.row).collect(),
         charts: ChartKind::ALL.to_vec(),
         settings: studio.settings(),
+        database_problem: studio.database_problem(),
     })
 }

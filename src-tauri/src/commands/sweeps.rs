@@ -39,6 +39,12 @@ pub async fn start_sweep(
     request: SweepRequest,
     skip_rejected: bool,
 ) -> ApiResult<Started> {
+    if let Some(problem) = studio.database_problem() {
+        return Err(ApiError::new(
+            "database",
+            format!("choose a database in Settings before starting runs: {problem}"),
+        ));
+    }
     let plan = studio.with(|w| w.plan(&request, &studio.host))?;
     if let Some(r) = plan
         .rejected
