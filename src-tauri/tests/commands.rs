@@ -3,6 +3,8 @@
 //! CPU, the real queue thread. Only the window is mocked (no webview here; the
 //! real window is driven over WebDriver in `ui/e2e`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,11 +27,7 @@ struct App {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("studio-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    common::scratch(&format!("studio-{name}"))
 }
 
 fn setup_env() {
@@ -378,7 +376,7 @@ fn a_sweep_runs_streams_progress_compares_and_is_saved() {
         "export_csv",
         json!({"runIds": [], "path": dir.join("missing/runs.csv")}),
     );
-    assert_error(&e, "report", &["output", "does not exist"]);
+    assert_error(&e, "bad_input", &["output", "does not exist"]);
     let file = dir.join("session.json");
     app.ok("export_session", json!({"id": sid, "path": file}));
 

@@ -3,17 +3,15 @@
 //! memory, says why, refuses to start runs, leaves the file as it was, and
 //! takes another file when one is chosen.
 
+mod common;
+
 use std::path::PathBuf;
 
 use trainbench_studio::settings::{Settings, Theme};
 use trainbench_studio::Studio;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("database-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    common::scratch(&format!("database-{name}"))
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! tch workers: a panic while a run is under way fails that run with the
 //! panic's message, and the queue goes on with the next one.
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -11,11 +13,7 @@ use trainbench_core::summary::RunStatus;
 use trainbench_studio::queue::Queue;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("queue-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    common::scratch(&format!("queue-{name}"))
 }
 
 /// Panics for the first run of the database (id 1) only.

@@ -1160,6 +1160,10 @@ fn failed_to_start(ws: &mut Workspace, run_id: i64, reason: String) -> AppResult
     })
 }
 
+/// The longest journal line read (a telemetry batch is a few KiB); a longer
+/// one is skipped whole, its bytes still counted in the offset.
+const JOURNAL_LINE_CAP: usize = 16 << 20;
+
 /// Reads a remote run's journal from where the database says reading
 /// stopped, to its outcome: reconnecting when ssh drops, cancelling on the
 /// host when `cancel` turns on. A host unreachable for longer than
@@ -1201,7 +1205,7 @@ async fn follow(
             .stdout
             .take()
             .ok_or_else(|| AppError::Internal("ssh has no stdout".into()))?;
-        let mut pending: Vec<u8> = Vec::new();
+        let mut lines = trainbench_runner::lines::LineSplitter::new(JOURNAL_LINE_CAP);
         let mut events: Vec<Event> = Vec::new();
         let mut samples: Vec<TelemetrySample> = Vec::new();
         let mut buf = vec![0u8; 64 * 1024];
@@ -1216,11 +1220,17 @@ async fn follow(
                     Ok(0) | Err(_) => break None,
                     Ok(n) => {
                         last_contact = Instant::now();
-                        pending.extend_from_slice(&buf[..n]);
+                        lines.push(&buf[..n]);
                         let mut outcome = None;
-                        while let Some(i) = pending.iter().position(|&b| b == b'\n') {
-                            let line: Vec<u8> = pending.drain(..=i).collect();
-                            offset += line.len() as u64;
+                        while let Some(piece) = lines.next_piece() {
+                            offset += piece.len();
+                            let line = match piece {
+                                trainbench_runner::lines::Piece::Line(l) => l,
+                                trainbench_runner::lines::Piece::Cut(n) => {
+                                    progress.log(run_id, &format!("[journal] a line of {n} bytes, over the {JOURNAL_LINE_CAP}-byte cap, was skipped"));
+                                    continue;
+                                }
+                            };
                             let Ok(parsed) = serde_json::from_slice::<JournalLine>(&line) else {
                                 progress.log(run_id, &format!("[journal] unreadable line: {}", String::from_utf8_lossy(&line).trim_end()));
                                 continue;

@@ -91,6 +91,89 @@ impl Tail {
 
 pub use trainbench_core::text::cut;
 
+/// One piece of a stream split into lines by [`LineSplitter`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// A whole line, its newline included.
+    Line(Vec<u8>),
+    /// A line over the cap, dropped: how many bytes it had (newline included).
+    Cut(u64),
+}
+
+impl Piece {
+    /// Bytes of the stream this piece stands for.
+    pub fn len(&self) -> u64 {
+        match self {
+            Piece::Line(l) => l.len() as u64,
+            Piece::Cut(n) => *n,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Splits bytes that arrive in chunks (a journal read over ssh) into lines,
+/// scanning each byte once and holding at most `cap` bytes of a line: a longer
+/// line is dropped whole and reported as [`Piece::Cut`] with its length, so a
+/// reader that counts offsets stays exact.
+#[derive(Debug)]
+pub struct LineSplitter {
+    cap: usize,
+    pending: Vec<u8>,
+    /// Bytes of `pending` known to hold no newline.
+    scanned: usize,
+    /// Bytes dropped so far of a line over the cap.
+    cutting: Option<u64>,
+}
+
+impl LineSplitter {
+    pub fn new(cap: usize) -> LineSplitter {
+        LineSplitter {
+            cap,
+            pending: Vec::new(),
+            scanned: 0,
+            cutting: None,
+        }
+    }
+
+    pub fn push(&mut self, data: &[u8]) {
+        self.pending.extend_from_slice(data);
+    }
+
+    /// The next whole line (or cut one); `None` until more bytes arrive.
+    pub fn next_piece(&mut self) -> Option<Piece> {
+        let newline = self.pending[self.scanned..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map(|i| self.scanned + i);
+        match (newline, self.cutting) {
+            (Some(end), Some(dropped)) => {
+                self.pending.drain(..=end);
+                self.scanned = 0;
+                self.cutting = None;
+                Some(Piece::Cut(dropped + end as u64 + 1))
+            }
+            (Some(end), None) => {
+                let line = self.pending.drain(..=end).collect();
+                self.scanned = 0;
+                Some(Piece::Line(line))
+            }
+            (None, cutting) => {
+                if cutting.is_some() || self.pending.len() > self.cap {
+                    self.cutting = Some(cutting.unwrap_or(0) + self.pending.len() as u64);
+                    self.pending.clear();
+                    self.scanned = 0;
+                } else {
+                    self.scanned = self.pending.len();
+                }
+                None
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +200,31 @@ mod tests {
         assert_eq!(got[2].bytes, b"last witho");
         assert_eq!(lines(b"", 10).await, vec![]);
         assert_eq!(lines(b"\n", 10).await[0].bytes, b"");
+    }
+
+    #[test]
+    fn a_splitter_gives_lines_across_chunks_and_cuts_long_ones_keeping_offsets() {
+        let mut s = LineSplitter::new(8);
+        let mut pieces = Vec::new();
+        let input: Vec<u8> = [&b"ab\ncd"[..], b"e\n", &[b'x'; 30], b"yy\nok\n"].concat();
+        for chunk in input.chunks(5) {
+            s.push(chunk);
+            while let Some(p) = s.next_piece() {
+                pieces.push(p);
+            }
+        }
+        assert_eq!(
+            pieces,
+            vec![
+                Piece::Line(b"ab\n".to_vec()),
+                Piece::Line(b"cde\n".to_vec()),
+                Piece::Cut(33),
+                Piece::Line(b"ok\n".to_vec()),
+            ]
+        );
+        let total: u64 = pieces.iter().map(Piece::len).sum();
+        assert_eq!(total, input.len() as u64, "offsets stay exact");
+        assert!(s.pending.is_empty());
     }
 
     #[test]
