@@ -21,6 +21,7 @@ use trainbench_app::{AppError, Host, Progress, RunnerOptions, Workspace};
 use trainbench_core::protocol::Event;
 use trainbench_core::summary::RunStatus;
 use trainbench_core::telemetry::TelemetrySample;
+use trainbench_core::text::panic_message;
 
 /// How often a watched run's progress is sent to the UI at most.
 pub const SEND_EVERY: Duration = Duration::from_millis(250);
@@ -332,15 +333,6 @@ impl Queue {
     }
 }
 
-/// What a panic carried, as text.
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into())
-}
-
 fn queue_thread(
     rx: mpsc::Receiver<(PathBuf, Job)>,
     state: Arc<Mutex<State>>,
@@ -395,7 +387,7 @@ fn queue_thread(
         let outcome = caught.unwrap_or_else(|panic| {
             let reason = format!(
                 "the studio's run queue hit an internal error and stopped this run: {}",
-                panic_text(panic.as_ref())
+                panic_message(panic.as_ref()).unwrap_or("no message")
             );
             let _ = ws.mark_failed(job.run_id, &reason);
             Err(AppError::Internal(reason))

@@ -71,14 +71,7 @@ pub async fn run_job(
         }),
         Err(e) => {
             let reason = e.to_string();
-            let _ = ws.store.finish_run(
-                job.run_id,
-                RunStatus::Failed,
-                Some(&reason),
-                Some("internal"),
-                None,
-                "",
-            );
+            let _ = ws.mark_failed(job.run_id, &reason);
             Err(AppError::Internal(reason))
         }
     }

@@ -98,9 +98,9 @@ impl Workspace {
         Ok(self.store.telemetry(id)?)
     }
 
-    /// Deletes runs and all their data (never queued or running ones).
     /// Ends a run as failed (class `internal`) with `reason`: a run whose
-    /// loop could not finish it (the shell's queue caught a panic).
+    /// loop could not finish (the runner's own error, or a panic the shell's
+    /// queue caught).
     pub fn mark_failed(&self, id: i64, reason: &str) -> AppResult<()> {
         Ok(self.store.finish_run(
             id,
@@ -112,6 +112,7 @@ impl Workspace {
         )?)
     }
 
+    /// Deletes runs and all their data (never queued or running ones).
     pub fn delete_runs(&mut self, ids: &[i64]) -> AppResult<usize> {
         Ok(self.store.delete_runs(ids)?)
     }

@@ -4,12 +4,12 @@
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
-use trainbench_core::text::escape_controls;
 
 use serde_json::json;
 use trainbench_app::execute;
 use trainbench_app::remote::{self, RemoteHost};
 use trainbench_app::Host;
+use trainbench_core::text::escape_controls;
 
 use crate::args::{AgentCommand, HostCommand};
 use crate::error::CliError;
@@ -48,16 +48,19 @@ fn print_host(h: &RemoteHost) {
                 println!("  {} {} ({})", f.framework, e(&f.version), e(&f.python));
             }
             for (p, kit) in h.peers.iter().zip(&i.peer_kits) {
-                println!("  peer {p} (kit in {kit})");
+                println!("  peer {p} (kit in {})", e(kit));
             }
             if let Some(s) = &i.slurm {
                 println!(
                     "  Slurm {}: {} node(s), {} CPUs and {} GPU(s) per node",
-                    s.version, s.nodes, s.cpus_per_node, s.gpus_per_node
+                    e(&s.version),
+                    s.nodes,
+                    s.cpus_per_node,
+                    s.gpus_per_node
                 );
             }
             for l in &i.left_out {
-                println!("  left out: {l}");
+                println!("  left out: {}", e(l));
             }
         }
     }

@@ -19,11 +19,11 @@ mod runs_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use trainbench_core::text::escape_controls;
 
 use clap::Parser;
 use serde_json::json;
 use trainbench_app::Workspace;
+use trainbench_core::text::{escape_controls, panic_message};
 
 use crate::args::{Cli, Command};
 use crate::error::{bad, CliError};
@@ -117,12 +117,7 @@ fn real_main() -> Result<ExitCode, CliError> {
 fn quiet_broken_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
+        let msg = panic_message(info.payload()).unwrap_or("");
         if msg.contains("failed printing to stdout") && msg.contains("Broken pipe") {
             std::process::exit(141);
         }

@@ -1,7 +1,6 @@
 //! What the CLI prints: progress, tables, run details, comparisons.
 
 use std::time::{Duration, Instant};
-use trainbench_core::text::escape_controls;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
@@ -12,6 +11,7 @@ use trainbench_core::compare::{config_label, Comparison, Confidence, Metric, Met
 use trainbench_core::protocol::Event;
 use trainbench_core::record::{RunDetail, RunRow};
 use trainbench_core::summary::RunStatus;
+use trainbench_core::text::escape_controls;
 
 /// Progress of one run: a bar on a terminal, plain lines (at most every 2 s)
 /// otherwise. Both go to stderr; stdout is for results.

@@ -41,6 +41,14 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// The message a panic carried (`panic!("…")` gives a `&str` or a `String`).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,6 +58,17 @@ mod tests {
         assert_eq!(cut("short".into(), 10), "short");
         let c = cut("éééé".into(), 3);
         assert_eq!(c, "é [… 6 more bytes cut]");
+    }
+
+    #[test]
+    fn a_panic_message_is_read_whether_it_was_a_str_or_a_string() {
+        let caught = std::panic::catch_unwind(|| panic!("plain")).unwrap_err();
+        assert_eq!(panic_message(caught.as_ref()), Some("plain"));
+        let n = 3;
+        let caught = std::panic::catch_unwind(|| panic!("formatted {n}")).unwrap_err();
+        assert_eq!(panic_message(caught.as_ref()), Some("formatted 3"));
+        let caught = std::panic::catch_unwind(|| std::panic::panic_any(7_u8)).unwrap_err();
+        assert_eq!(panic_message(caught.as_ref()), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use trainbench_core::protocol::ErrorClass;
 use trainbench_core::spec::SpecError;
+use trainbench_core::text::panic_message;
 
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
@@ -108,13 +109,9 @@ static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
 /// without printing a panic trace.
 pub fn guarded<T>(f: impl FnOnce() -> Result<T, WorkerError>) -> Result<T, WorkerError> {
     panic::set_hook(Box::new(|info| {
-        let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {
-            (*s).to_owned()
-        } else if let Some(s) = info.payload().downcast_ref::<String>() {
-            s.clone()
-        } else {
-            "unknown panic".to_owned()
-        };
+        let msg = panic_message(info.payload())
+            .unwrap_or("unknown panic")
+            .to_owned();
         let location = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))

@@ -51,12 +51,6 @@ impl FileError {
             FileError::Io { .. } => None,
         }
     }
-
-    /// True when the disk (or the process's file-size limit) is full.
-    pub fn is_disk_full(&self) -> bool {
-        matches!(self, FileError::Io { message, .. } if message.contains("No space left")
-            || message.contains("File too large") || message.contains("quota"))
-    }
 }
 
 pub type Result<T> = std::result::Result<T, FileError>;
@@ -174,7 +168,7 @@ pub fn write_atomic(field: &'static str, path: &Path, bytes: &[u8]) -> Result<()
     if path.is_dir() {
         return Err(invalid(field, path, "a file name, not a folder"));
     }
-    let tmp = loop {
+    let (tmp_path, mut file) = loop {
         let candidate = dir.join(format!(
             ".{}.partial-{}-{}",
             name.to_string_lossy(),
@@ -192,7 +186,6 @@ pub fn write_atomic(field: &'static str, path: &Path, bytes: &[u8]) -> Result<()
             Err(e) => return Err(io("cannot write", path, &e)),
         }
     };
-    let (tmp_path, mut file) = tmp;
     let written = file
         .write_all(bytes)
         .and_then(|()| file.sync_all())

@@ -211,10 +211,9 @@ impl Runner<'_> {
         progress: &mut dyn Progress,
         cancel: watch::Receiver<bool>,
     ) -> Result<Outcome, RunnerError> {
-        // Flushes wait briefly for another writer (see `patient`); the
-        // store's default wait comes back whatever happens.
-        store.set_busy_timeout(patient::FLUSH_WAIT)?;
         let outcome = run_one(store, run_id, spec, self, progress, cancel).await;
+        // The store's default wait comes back however the run ended (its
+        // flushes wait only briefly: see `patient`).
         store.set_busy_timeout(trainbench_store::BUSY_TIMEOUT)?;
         outcome
     }
@@ -306,6 +305,8 @@ async fn run_one(
     let mut stopped: Option<(RunStatus, String, Option<&str>)> = None;
     // Once the cancel sender is gone, nobody can cancel any more.
     let mut cancellable = true;
+    // While the worker trains, a flush waits only briefly for another writer.
+    store.set_busy_timeout(patient::FLUSH_WAIT)?;
 
     loop {
         if *cancel.borrow_and_update() {

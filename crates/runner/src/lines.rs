@@ -89,7 +89,7 @@ impl Tail {
     }
 }
 
-pub use trainbench_core::text::cut;
+use trainbench_core::text::cut;
 
 /// One piece of a stream split into lines by [`LineSplitter`].
 #[derive(Debug, PartialEq, Eq)]
