@@ -39,6 +39,11 @@ export const commands = {
 	runDetail: (runId: number) => typedError<RunView, ApiError>(__TAURI_INVOKE("run_detail", { runId })),
 	/**  Deletes runs (never queued or running ones); returns how many went. */
 	deleteRuns: (runIds: number[]) => typedError<number, ApiError>(__TAURI_INVOKE("delete_runs", { runIds })),
+	/**
+	 *  Stops waiting for a remote run whose host is gone for good: stored as
+	 *  interrupted (what was read is kept), so it can be deleted.
+	 */
+	abandonRun: (runId: number) => typedError<null, ApiError>(__TAURI_INVOKE("abandon_run", { runId })),
 	/**  Compares runs (or their configurations, repeats pooled) against a baseline. */
 	compare: (runIds: number[], grouping: Grouping, baseline: number | null) => typedError<CompareView, ApiError>(__TAURI_INVOKE("compare", { runIds, grouping, baseline })),
 	listSessions: () => typedError<SavedSession[], ApiError>(__TAURI_INVOKE("list_sessions")),
@@ -900,6 +905,20 @@ export type RemoteHost = {
 	inventory: Inventory | null,
 };
 
+/**  A run on a remote host: where, and whether its journal is still awaited. */
+export type RemoteRunView = {
+	host: string,
+	url: string,
+	/**  The run's folder on the host. */
+	dir: string,
+	/**  Journal bytes read and stored. */
+	journal_bytes: number | null,
+	/**  Its end has not been read yet: it may still be training there. */
+	waiting: boolean,
+	/**  This app's queue is reading its journal now. */
+	followed: boolean,
+};
+
 /**  What to report on: a saved session, or runs with a grouping and baseline. */
 export type ReportSelection = {
 	session_id: number | null,
@@ -1092,6 +1111,8 @@ export type RunView = {
 	label: string,
 	telemetry: TelemetrySample[],
 	telemetry_thinned: boolean,
+	/**  Where it ran when it ran on a remote host. */
+	remote: RemoteRunView | null,
 };
 
 /**  A reason to doubt a run's numbers. */

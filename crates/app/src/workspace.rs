@@ -113,6 +113,11 @@ impl Workspace {
     }
 
     /// Deletes runs and all their data (never queued or running ones).
+    /// Where run `id` ran when it ran on a remote host.
+    pub fn remote_run(&self, id: i64) -> AppResult<Option<trainbench_store::RemoteRun>> {
+        Ok(self.store.remote_run(id)?)
+    }
+
     pub fn delete_runs(&mut self, ids: &[i64]) -> AppResult<usize> {
         Ok(self.store.delete_runs(ids)?)
     }

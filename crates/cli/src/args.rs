@@ -132,6 +132,10 @@ pub enum Command {
     /// stopped studio) until it ends; nothing it measured is lost.
     Attach {
         id: i64,
+        /// Stop waiting for a run whose host is gone for good: stored as
+        /// interrupted (what was read is kept), so it can be deleted.
+        #[arg(long)]
+        abandon: bool,
         #[arg(long)]
         json: bool,
     },

@@ -136,6 +136,19 @@ pub fn attach(db: &Path, id: i64, json_out: bool) -> Result<ExitCode, CliError> 
     Ok(ExitCode::SUCCESS)
 }
 
+/// Stops waiting for a remote run whose host is gone (`attach --abandon`).
+pub fn abandon(db: &Path, id: i64, json_out: bool) -> Result<ExitCode, CliError> {
+    let mut ws = open_workspace(db)?;
+    remote::abandon(&mut ws, id)?;
+    let row = ws.run(id)?;
+    if json_out {
+        println!("{}", json!({"runs": [crate::output::run_json(&row)]}));
+    } else {
+        crate::output::print_runs_table(&[row]);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn agent(command: AgentCommand) -> Result<ExitCode, CliError> {
     match command {
         AgentCommand::Run { dir } => {

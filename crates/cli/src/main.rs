@@ -106,7 +106,12 @@ fn real_main() -> Result<ExitCode, CliError> {
         Command::GpuCheck(a) => gpu_check::run(&db, *a),
         Command::Kit { command } => kit_cmd::run(command),
         Command::Host { command, json } => host_cmd::host(command, json),
-        Command::Attach { id, json } => host_cmd::attach(&db, id, json),
+        Command::Attach {
+            id,
+            abandon: true,
+            json,
+        } => host_cmd::abandon(&db, id, json),
+        Command::Attach { id, json, .. } => host_cmd::attach(&db, id, json),
         Command::Agent { command } => host_cmd::agent(command),
     }
 }

@@ -74,6 +74,21 @@ impl Bar {
 }
 
 impl Progress for Bar {
+    /// The studio's own notes (a busy or full database, a remote host's
+    /// connection, Slurm's queue); the worker's log text stays in the run.
+    fn log(&mut self, _run_id: i64, line: &str) {
+        if ["[studio]", "[remote]", "[slurm]", "[journal]"]
+            .iter()
+            .any(|p| line.starts_with(p))
+        {
+            let text = format!("{}: {}", self.label, escape_controls(line));
+            match &self.bar {
+                Some(b) => b.println(text),
+                None => eprintln!("{text}"),
+            }
+        }
+    }
+
     fn event(&mut self, _run_id: i64, event: &Event) {
         self.figures.observe(event);
         match event {

@@ -290,3 +290,126 @@ fn imports_refuse_devices_pipes_folders_and_kernel_files_at_once() {
         );
     }
 }
+
+/// A small tmpfs mounted over a folder (root only); unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Tmpfs(dir.to_owned()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Fills the file system holding `path` with it, to the last byte.
+fn fill(path: &Path) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).unwrap();
+    let chunk = vec![0u8; 64 * 1024];
+    while f.write(&chunk).is_ok_and(|n| n > 0) {}
+    let one = [0u8; 1];
+    while f.write(&one).is_ok_and(|n| n > 0) {}
+    let _ = f.sync_all();
+}
+
+#[test]
+fn a_full_disk_keeps_the_worker_training_and_the_sweep_is_stored_whole_when_space_returns() {
+    let db = Db::new("full-disk");
+    // A real file system that fills: a 16 MiB tmpfs holding the database.
+    let Some(_fs) = Tmpfs::mount(db.dir(), "16m") else {
+        eprintln!("SKIPPED: a tmpfs cannot be mounted here (it needs root)");
+        return;
+    };
+    let base = [
+        "run",
+        "--model",
+        "resnet_mini",
+        "--steps",
+        "150",
+        "--batch-size",
+        "8",
+        "--window-steps",
+        "3",
+        "--json",
+    ];
+    // The same configuration undisturbed: how many windows it stores.
+    let (out, v) = db.run(&base);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let expected = stored_windows(&db.path(), v["runs"][0]["id"].as_i64().unwrap());
+    assert!(expected > 3, "{expected} windows");
+    let mut args = base.to_vec();
+    args.extend(["--repeats", "2"]);
+
+    let mut run = db
+        .cmd()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stderr = run.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    common::wait_for_windows(&db, 2, 1);
+    let filler = db.dir().join("filler");
+    fill(&filler);
+    // The worker trains to its end; the studio then waits for space, saying so.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+            .expect("the studio never said the disk is full");
+        if line.contains("the disk holding the database is full")
+            && line.contains("free some space")
+        {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(
+        run.try_wait().unwrap().is_none(),
+        "the studio gave up on a full disk"
+    );
+    std::fs::remove_file(&filler).unwrap();
+    let status = run.wait().unwrap();
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut run.stdout.take().unwrap(), &mut stdout).unwrap();
+    let log = reader.join().unwrap();
+    assert!(status.success(), "{stdout}\n{log}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    for r in v["runs"].as_array().unwrap() {
+        assert_eq!(r["status"], "completed", "{r}");
+        let id = r["id"].as_i64().unwrap();
+        assert_eq!(
+            stored_windows(&db.path(), id),
+            expected,
+            "every window of run {id}"
+        );
+    }
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2, "{v}");
+    // Nothing was half-written.
+    assert_eq!(run_count(&db.path()), 3);
+}

@@ -425,24 +425,40 @@ async fn run_one(
     unstored.append(&mut samples);
     store.set_busy_timeout(trainbench_store::BUSY_TIMEOUT)?;
     let patience = patient::STORE_PATIENCE;
-    patient::patiently(patience, || store.record(run_id, &events, &unstored)).await?;
+    let mut full = |e: &StoreError| {
+        progress.log(
+            run_id,
+            &format!("[studio] the disk holding the database is full ({e}): free some space; run {run_id}'s measurements are kept in memory and stored as soon as there is room"),
+        );
+    };
+    patient::patiently(
+        patience,
+        || store.record(run_id, &events, &unstored),
+        &mut full,
+    )
+    .await?;
     // Let the stderr reader drain what the worker wrote last.
     tokio::time::sleep(Duration::from_millis(50)).await;
     let stderr_tail = tail.lock().map(|t| t.text()).unwrap_or_default();
     let exit_code = exit.as_ref().and_then(ExitStatus::code);
     let (status, reason, class) = decide_status(stopped, terminal.as_ref(), exit.as_ref());
-    patient::patiently(patience, || {
-        store.finish_run(
-            run_id,
-            status,
-            reason.as_deref(),
-            class.as_deref(),
-            exit_code,
-            &stderr_tail,
-        )
-    })
+    patient::patiently(
+        patience,
+        || {
+            store.finish_run(
+                run_id,
+                status,
+                reason.as_deref(),
+                class.as_deref(),
+                exit_code,
+                &stderr_tail,
+            )
+        },
+        &mut full,
+    )
     .await?;
-    let summary = patient::patiently(patience, || finish_summary(store, run_id, gpu)).await?;
+    let summary =
+        patient::patiently(patience, || finish_summary(store, run_id, gpu), &mut full).await?;
     Ok(Outcome {
         run_id,
         status,

@@ -21,7 +21,7 @@ mod remote;
 mod runs;
 mod sessions;
 pub use portable::{hostname, ImportOutcome};
-pub use remote::RemoteRun;
+pub use remote::{JournalEnd, RemoteRun};
 pub use runs::{NewRun, StoredBatchSearch};
 pub use sessions::LoadedComparison;
 pub use trainbench_core::record::{RunDetail, RunRow, StoredEval, StoredWindow};

@@ -50,7 +50,7 @@ impl Store {
     }
 }
 
-fn record_in(
+pub(crate) fn record_in(
     tx: &Transaction<'_>,
     id: i64,
     events: &[Event],

@@ -136,6 +136,23 @@ pub struct RunView {
     pub label: String,
     pub telemetry: Vec<TelemetrySample>,
     pub telemetry_thinned: bool,
+    /// Where it ran when it ran on a remote host.
+    pub remote: Option<RemoteRunView>,
+}
+
+/// A run on a remote host: where, and whether its journal is still awaited.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct RemoteRunView {
+    pub host: String,
+    pub url: String,
+    /// The run's folder on the host.
+    pub dir: String,
+    /// Journal bytes read and stored.
+    pub journal_bytes: f64,
+    /// Its end has not been read yet: it may still be training there.
+    pub waiting: bool,
+    /// This app's queue is reading its journal now.
+    pub followed: bool,
 }
 
 /// A curve of one run over wall time (seconds since training started).

@@ -1,10 +1,11 @@
-//! The runs table, one run in full, deleting runs.
+//! The runs table, one run in full, deleting runs, giving up on a remote
+//! run whose host is gone.
 
 use tauri::State;
 use trainbench_core::telemetry::TelemetrySample;
 
-use super::dto::{count, RunListItem, RunView};
-use crate::error::ApiResult;
+use super::dto::{count, RemoteRunView, RunListItem, RunView};
+use crate::error::{ApiError, ApiResult};
 use crate::Studio;
 
 /// Every stored run, newest first.
@@ -22,12 +23,46 @@ pub fn list_runs(studio: State<'_, Studio>) -> ApiResult<Vec<RunListItem>> {
 pub fn run_detail(studio: State<'_, Studio>, run_id: i64) -> ApiResult<RunView> {
     let (detail, telemetry) = studio.with(|w| Ok((w.run_detail(run_id)?, w.telemetry(run_id)?)))?;
     let (telemetry, thinned) = thin(telemetry, 2000);
+    let remote = studio
+        .with(|w| w.remote_run(run_id))?
+        .map(|r| RemoteRunView {
+            followed: followed(&studio, run_id),
+            host: r.host,
+            url: r.url,
+            dir: r.dir,
+            journal_bytes: r.journal_offset as f64,
+            waiting: !r.finished,
+        });
     Ok(RunView {
         label: trainbench_core::compare::config_label(&detail.row),
         detail,
         telemetry,
         telemetry_thinned: thinned,
+        remote,
     })
+}
+
+/// Whether this app's queue is running (or following) run `run_id` now.
+fn followed(studio: &Studio, run_id: i64) -> bool {
+    studio
+        .queue
+        .entries()
+        .iter()
+        .any(|e| e.run_id == run_id && e.status.is_none())
+}
+
+/// Stops waiting for a remote run whose host is gone for good: stored as
+/// interrupted (what was read is kept), so it can be deleted.
+#[tauri::command]
+#[specta::specta]
+pub fn abandon_run(studio: State<'_, Studio>, run_id: i64) -> ApiResult<()> {
+    if followed(&studio, run_id) {
+        return Err(ApiError::new(
+            "run",
+            format!("run = {run_id} is not allowed: this app is reading it from its host now; cancel it instead"),
+        ));
+    }
+    studio.with(|w| trainbench_app::remote::abandon(w, run_id))
 }
 
 /// Keeps every k-th sample of each source so no source has more than `max`.

@@ -1,6 +1,10 @@
 //! What the desktop app's integration tests share.
 #![allow(dead_code, reason = "each test file uses its own subset")]
 
+pub mod app;
+#[path = "../../../crates/cli/tests/common/sshd.rs"]
+pub mod sshd;
+
 use std::path::PathBuf;
 
 /// A fresh folder under cargo's temporary folder for tests, named `NAME-PID`.

@@ -8,6 +8,7 @@ import { bytes, date, num, rate, seconds, usd } from "../lib/format";
 import { defaultQuery, queryRuns, type SortKey, type TableQuery } from "../lib/table";
 import { Confirm, ErrorBox } from "./common";
 import { Badges, BreakdownTable, ProfileTable } from "./Breakdown";
+import { RemoteWait } from "./RemoteWait";
 
 const PAGE = 300;
 
@@ -199,8 +200,9 @@ function Provenance({ value }: { value: unknown }) {
 export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () => void }) {
   const [view, setView] = useState<RunView | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const load = () => call(api.runDetail(runId)).then(setView).catch(setError);
   useEffect(() => {
-    call(api.runDetail(runId)).then(setView).catch(setError);
+    load();
   }, [runId]);
   if (error) return <aside class="detail"><ErrorBox error={error} /></aside>;
   if (!view) return <aside class="detail">Loading…</aside>;
@@ -223,6 +225,9 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
         <span class={`badge ${d.status}`}>{d.status}</span> {d.status_reason}
         {d.origin && <span class="hint"> — imported from {d.origin.hostname} (run #{d.origin.source_run_id} there)</span>}
       </p>
+      {view.remote && <RemoteWait runId={d.id} remote={view.remote} abandon={async (id) => {
+            await call(api.abandonRun(id));
+          }} onChanged={load} onError={setError} />}
       {d.error_class && (
         <div class="error">
           <strong>{d.error_class}</strong> {d.status_reason}

@@ -7,6 +7,9 @@
     reason = "test helpers; each test file uses its own subset"
 )]
 
+pub mod ssh;
+pub mod sshd;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

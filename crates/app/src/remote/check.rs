@@ -1,0 +1,191 @@
+//! A host's check: the kit sent (or found), then one script that reports
+//! the host's name, cores, root folder, each interpreter's frameworks and
+//! GPUs, and Slurm's nodes; the peers get the kit and are checked for the
+//! interpreter the host uses.
+
+use serde::Deserialize;
+use trainbench_core::Framework;
+
+use super::bad;
+use super::hosts::{Inventory, RemoteFramework, RemoteHost, SlurmInventory};
+use super::kit::{install_kit, local_kit};
+use super::shell::{host_sh, quote, remote_sh};
+use crate::error::AppResult;
+
+#[derive(Deserialize)]
+struct FrameworkInfo {
+    version: String,
+    #[serde(default)]
+    gpus: Vec<String>,
+}
+
+pub(crate) fn check(h: &RemoteHost) -> AppResult<Inventory> {
+    let kit = local_kit()?;
+    let kit_dir = install_kit(&h.url, &kit)?;
+    let mut script = format!(
+        "echo \"hostname $(hostname)\"; echo \"cores $(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)\"; mkdir -p {r}/runs; echo \"root $(cd {r} && pwd)\"; ",
+        r = quote(&h.url.root)
+    );
+    // Each interpreter answers by its index in the host's list: its path
+    // is never part of what the host prints back.
+    for (i, py) in h.pythons.iter().enumerate() {
+        for fw in Framework::PYTHON {
+            script.push_str(&format!(
+                "o=$(PYTHONPATH={w} {p} -m trainbench_worker {f} info 2>&1 | tail -n 1); echo \"fw {f} {i} $o\"; ",
+                w = quote(&format!("{kit_dir}/share/trainbench/workers/python")),
+                p = quote(py),
+                f = fw.as_str(),
+            ));
+        }
+    }
+    if let Some(s) = &h.slurm {
+        let part = s
+            .partition
+            .as_deref()
+            .map(|p| format!(" -p {}", quote(p)))
+            .unwrap_or_default();
+        script.push_str(&format!(
+            "echo \"slurm_version $(sinfo --version 2>&1)\"; sinfo -h{part} -o '%D %c %G' 2>&1 | sed 's/^/slurm_nodes /'; "
+        ));
+    }
+    let out = host_sh(h, &script, None)?;
+    let mut slurm: Option<SlurmInventory> = h.slurm.as_ref().map(|_| SlurmInventory {
+        version: String::new(),
+        nodes: 0,
+        cpus_per_node: u32::MAX,
+        gpus_per_node: u32::MAX,
+    });
+    let mut inv = Inventory {
+        checked_unix_ms: trainbench_store::now_unix_ms(),
+        hostname: String::new(),
+        cpu_cores: 1,
+        kit_dir,
+        root_dir: String::new(),
+        kit_version: kit.version.clone(),
+        frameworks: Vec::new(),
+        gpus: Vec::new(),
+        slurm: None,
+        peer_kits: Vec::new(),
+        left_out: Vec::new(),
+    };
+    for line in out.lines() {
+        let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match key {
+            "slurm_version" => {
+                if let Some(s) = slurm.as_mut() {
+                    s.version = rest.trim().to_owned();
+                }
+            }
+            "slurm_nodes" => {
+                // "COUNT CPUS GRES" per group of like nodes; GRES "gpu:8", "gpu:h100:8" or "(null)".
+                let mut f = rest.split_whitespace();
+                let (Some(n), Some(c)) = (
+                    f.next().and_then(|x| x.parse::<u32>().ok()),
+                    f.next()
+                        .and_then(|x| x.trim_end_matches('+').parse::<u32>().ok()),
+                ) else {
+                    return Err(bad(
+                        "host",
+                        format!("host = {}: sinfo said {rest:?}: is Slurm there (and SLURM_CONF set with --env)?", h.name),
+                    ));
+                };
+                let gpus = f
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .filter(|g| g.starts_with("gpu"))
+                    .filter_map(|g| g.split('(').next()?.rsplit(':').next()?.parse::<u32>().ok())
+                    .sum::<u32>();
+                if let Some(s) = slurm.as_mut() {
+                    s.nodes += n;
+                    s.cpus_per_node = s.cpus_per_node.min(c);
+                    s.gpus_per_node = s.gpus_per_node.min(gpus);
+                }
+            }
+            "hostname" => inv.hostname = rest.trim().to_owned(),
+            "cores" => inv.cpu_cores = rest.trim().parse().unwrap_or(1),
+            "root" => inv.root_dir = rest.trim().to_owned(),
+            "fw" => {
+                let mut parts = rest.splitn(3, ' ');
+                let (Some(fw), Some(py), Some(answer)) = (
+                    parts.next(),
+                    parts
+                        .next()
+                        .and_then(|i| i.parse::<usize>().ok())
+                        .and_then(|i| h.pythons.get(i)),
+                    parts.next(),
+                ) else {
+                    continue;
+                };
+                let Ok(framework) = Framework::parse(fw) else {
+                    continue;
+                };
+                if inv.frameworks.iter().any(|f| f.framework == framework) {
+                    continue;
+                }
+                match serde_json::from_str::<FrameworkInfo>(answer) {
+                    Ok(i) => {
+                        if i.gpus.len() > inv.gpus.len() {
+                            inv.gpus.clone_from(&i.gpus);
+                        }
+                        inv.frameworks.push(RemoteFramework {
+                            framework,
+                            version: i.version.split('+').next().unwrap_or(&i.version).to_owned(),
+                            python: py.to_owned(),
+                            gpus: i.gpus,
+                        });
+                    }
+                    Err(_) => inv
+                        .left_out
+                        .push(format!("{framework} in {py}: {}", answer.trim())),
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(mut s) = slurm {
+        if s.nodes == 0 {
+            return Err(bad(
+                "host",
+                format!(
+                    "host = {}: sinfo lists no nodes{}",
+                    h.name,
+                    h.slurm
+                        .as_ref()
+                        .and_then(|x| x.partition.as_deref())
+                        .map(|p| format!(" in partition {p}"))
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        s.cpus_per_node = s.cpus_per_node.max(1);
+        inv.cpu_cores = s.cpus_per_node;
+        inv.slurm = Some(s);
+    }
+    // Peers: the same kit, and the interpreter the host found, there.
+    for p in &h.peers {
+        let kit_dir = install_kit(p, &kit)?;
+        let pythons = inv
+            .frameworks
+            .iter()
+            .map(|f| quote(&f.python))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let missing = remote_sh(p, &format!("for py in {pythons}; do [ -x \"$py\" ] || command -v \"$py\" >/dev/null || echo \"$py\"; done"), None)?;
+        if !missing.trim().is_empty() {
+            return Err(bad(
+                "peer",
+                format!("peer = {p} is not allowed: it lacks {} (peers run the interpreter the host uses, at the same path)", missing.split_whitespace().collect::<Vec<_>>().join(", ")),
+            ));
+        }
+        inv.peer_kits.push(kit_dir);
+    }
+    // Only what no interpreter had stays left out.
+    let found: Vec<Framework> = inv.frameworks.iter().map(|f| f.framework).collect();
+    inv.left_out
+        .retain(|l| !found.iter().any(|f| l.starts_with(&format!("{f} in "))));
+    inv.left_out.push(
+        "tch: the libtorch worker is not sent to remote hosts yet (it must match the host's libtorch)".into(),
+    );
+    Ok(inv)
+}

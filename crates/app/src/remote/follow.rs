@@ -1,0 +1,480 @@
+//! Following a remote run: its journal read over ssh from the offset the
+//! database holds, stored in batches with the offset, reconnecting when the
+//! connection drops; the agent's (or the Slurm job's) liveness polled so a
+//! run whose agent died still ends; cancelling on the host; attaching again.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::sync::watch;
+use trainbench_core::protocol::Event;
+use trainbench_core::summary::RunStatus;
+use trainbench_core::telemetry::TelemetrySample;
+use trainbench_runner::lines::{LineSplitter, Piece};
+use trainbench_runner::Progress;
+use trainbench_store::{JournalEnd, RemoteRun};
+
+use super::agent::{agent_alive, JournalLine};
+use super::bad;
+use super::hosts::{host, RemoteHost};
+use super::shell::{host_sh, quote, sh_c, ssh};
+use crate::error::{AppError, AppResult};
+use crate::execute::Finished;
+use crate::host::Host;
+use crate::workspace::Workspace;
+
+/// How long the studio keeps trying to reach a host before it leaves a run
+/// detached (`TRAINBENCH_REMOTE_GIVE_UP_S`, default 120 s).
+fn give_up_after() -> Duration {
+    Duration::from_secs(
+        std::env::var("TRAINBENCH_REMOTE_GIVE_UP_S")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(120),
+    )
+}
+
+/// The longest journal line read (a telemetry batch is a few KiB); a longer
+/// one is skipped whole, its bytes still counted in the offset.
+const JOURNAL_LINE_CAP: usize = 16 << 20;
+
+/// Where following a run stands, across reconnections.
+struct Follow<'a> {
+    h: &'a RemoteHost,
+    rr: &'a RemoteRun,
+    /// Journal bytes read (and, after each flush, stored).
+    offset: u64,
+    started: bool,
+    cancel_sent: bool,
+    last_contact: Instant,
+    said_pending: bool,
+    /// When the agent or the job was first seen ended, and how.
+    ended_at: Option<Instant>,
+}
+
+/// What one connection read and did not store yet.
+#[derive(Default)]
+struct Batch {
+    events: Vec<Event>,
+    samples: Vec<TelemetrySample>,
+}
+
+/// Reads a remote run's journal from where the database says reading
+/// stopped, to its outcome: reconnecting when ssh drops, cancelling on the
+/// host when `cancel` turns on. A host unreachable for longer than
+/// [`give_up_after`] leaves the run detached (still `running`; `attach`
+/// resumes it).
+pub(crate) async fn follow(
+    ws: &mut Workspace,
+    local: &Host,
+    h: &RemoteHost,
+    rr: RemoteRun,
+    progress: &mut dyn Progress,
+    mut cancel: watch::Receiver<bool>,
+) -> AppResult<Finished> {
+    let run_id = rr.run_id;
+    let mut f = Follow {
+        h,
+        rr: &rr,
+        offset: rr.journal_offset,
+        started: ws.store.run_row(run_id)?.status == RunStatus::Running,
+        cancel_sent: false,
+        last_contact: Instant::now(),
+        said_pending: false,
+        ended_at: None,
+    };
+    loop {
+        f.cancel_if_asked(&cancel);
+        let mut batch = Batch::default();
+        let ended = f.read(ws, progress, &mut cancel, &mut batch).await?;
+        if let Some(line) = ended {
+            let (status, reason, error_class, exit_code, tail) = outcome(line, h);
+            if !f.started {
+                ws.store.start_run(run_id, &serde_json::json!({}))?;
+            }
+            let end = JournalEnd {
+                status,
+                reason: reason.as_deref(),
+                error_class: error_class.as_deref(),
+                exit_code,
+                stderr_tail: &tail,
+            };
+            ws.store
+                .finish_journal(run_id, &batch.events, &batch.samples, f.offset, &end)?;
+            trainbench_runner::finish_summary(&ws.store, run_id, &local.gpu)?;
+            return Ok(Finished {
+                run_id,
+                status,
+                reason,
+            });
+        }
+        ws.store
+            .record_journal(run_id, &batch.events, &batch.samples, f.offset)?;
+        if f.last_contact.elapsed() > give_up_after() {
+            return Err(AppError::Internal(format!(
+                "lost contact with host {} ({}) for {} s: run {run_id} is still running there; `trainbench attach {run_id}` resumes reading it",
+                h.name,
+                h.url,
+                f.last_contact.elapsed().as_secs()
+            )));
+        }
+        progress.log(
+            run_id,
+            &format!(
+                "[remote] the connection to {} ended; reconnecting from byte {}",
+                h.name, f.offset
+            ),
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// The run's end from its outcome line: a status that is not an end
+/// (`running`, `queued`) is refused and the run failed with why; the log
+/// tail is bounded like a local run's.
+fn outcome(
+    line: JournalLine,
+    h: &RemoteHost,
+) -> (
+    RunStatus,
+    Option<String>,
+    Option<String>,
+    Option<i32>,
+    String,
+) {
+    let JournalLine::Outcome {
+        status,
+        reason,
+        error_class,
+        exit_code,
+        stderr_tail,
+    } = line
+    else {
+        unreachable!("only an outcome ends a journal")
+    };
+    let tail = trainbench_core::text::cut(stderr_tail, trainbench_core::session::MAX_STDERR_TAIL);
+    if matches!(status, RunStatus::Queued | RunStatus::Running) {
+        return (
+            RunStatus::Failed,
+            Some(format!(
+                "the run's agent on host {} wrote an outcome that is not an end (status {}); the run is stored as failed",
+                h.name,
+                status.as_str()
+            )),
+            Some("internal".into()),
+            exit_code,
+            tail,
+        );
+    }
+    (status, reason, error_class, exit_code, tail)
+}
+
+impl Follow<'_> {
+    fn cancel_if_asked(&mut self, cancel: &watch::Receiver<bool>) {
+        if *cancel.borrow() && !self.cancel_sent {
+            self.cancel_sent = send_cancel(self.h, &self.rr.dir, self.rr.slurm_job.as_deref());
+        }
+    }
+
+    /// One ssh connection reading the journal (`tail -F` from the offset),
+    /// until the outcome, the connection's end, or the run's end seen by a
+    /// poll. Flushes what it read every 0.5 s; the rest is left in `batch`.
+    async fn read(
+        &mut self,
+        ws: &mut Workspace,
+        progress: &mut dyn Progress,
+        cancel: &mut watch::Receiver<bool>,
+        batch: &mut Batch,
+    ) -> AppResult<Option<JournalLine>> {
+        let run_id = self.rr.run_id;
+        let mut child = tokio::process::Command::from(ssh(&self.h.url)?)
+            .arg(sh_c(&format!(
+                "tail -c +{} -F {}/journal.jsonl 2>/dev/null",
+                self.offset + 1,
+                quote(&self.rr.dir)
+            )))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| AppError::Internal(format!("cannot start ssh: {e}")))?;
+        let mut out = child
+            .stdout
+            .take()
+            .ok_or_else(|| AppError::Internal("ssh has no stdout".into()))?;
+        let mut lines = LineSplitter::new(JOURNAL_LINE_CAP);
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut flush = tokio::time::interval(Duration::from_millis(500));
+        let mut poll = tokio::time::interval(Duration::from_secs(3));
+        let spawned = Instant::now();
+        let mut stored = self.offset;
+        let mut cancellable = true;
+        let ended = loop {
+            tokio::select! {
+                n = out.read(&mut buf) => match n {
+                    Ok(0) | Err(_) => break None,
+                    Ok(n) => {
+                        self.last_contact = Instant::now();
+                        lines.push(&buf[..n]);
+                        if let Some(o) = self.take_lines(ws, progress, &mut lines, batch)? {
+                            break Some(o);
+                        }
+                    }
+                },
+                _ = flush.tick() => {
+                    // ssh has been up a while (its keep-alives end it within
+                    // 15 s when the host is gone): the host is in contact.
+                    if spawned.elapsed() > Duration::from_secs(2) {
+                        self.last_contact = Instant::now();
+                    }
+                    if self.offset != stored {
+                        ws.store.record_journal(run_id, &batch.events, &batch.samples, self.offset)?;
+                        *batch = Batch::default();
+                        stored = self.offset;
+                    }
+                },
+                changed = cancel.changed(), if cancellable => {
+                    cancellable = changed.is_ok();
+                    self.cancel_if_asked(cancel);
+                },
+                _ = poll.tick() => {
+                    self.cancel_if_asked(cancel);
+                    if let Some(o) = self.ended_without_outcome(progress) {
+                        break Some(o);
+                    }
+                },
+            }
+        };
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+        Ok(ended)
+    }
+
+    /// Every whole line read so far: events and samples into `batch`, logs
+    /// to `progress`, the provenance starting the run; the outcome, if
+    /// read, ends it (what follows it is not read).
+    fn take_lines(
+        &mut self,
+        ws: &mut Workspace,
+        progress: &mut dyn Progress,
+        lines: &mut LineSplitter,
+        batch: &mut Batch,
+    ) -> AppResult<Option<JournalLine>> {
+        let run_id = self.rr.run_id;
+        while let Some(piece) = lines.next_piece() {
+            self.offset += piece.len();
+            let line = match piece {
+                Piece::Line(l) => l,
+                Piece::Cut(n) => {
+                    progress.log(run_id, &format!("[journal] a line of {n} bytes, over the {JOURNAL_LINE_CAP}-byte cap, was skipped"));
+                    continue;
+                }
+            };
+            let Ok(parsed) = serde_json::from_slice::<JournalLine>(&line) else {
+                progress.log(
+                    run_id,
+                    &format!(
+                        "[journal] unreadable line: {}",
+                        String::from_utf8_lossy(&line).trim_end()
+                    ),
+                );
+                continue;
+            };
+            match parsed {
+                JournalLine::Provenance { provenance } => {
+                    if !self.started {
+                        ws.store.start_run(run_id, &provenance)?;
+                        self.started = true;
+                    }
+                }
+                JournalLine::Event { event } => {
+                    progress.event(run_id, &event);
+                    batch.events.push(event);
+                }
+                JournalLine::Telemetry { samples } => {
+                    progress.telemetry(run_id, &samples);
+                    batch.samples.extend(samples);
+                }
+                JournalLine::Log { line } => progress.log(run_id, &line),
+                o @ JournalLine::Outcome { .. } => return Ok(Some(o)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The run's end when its agent (or Slurm job) ended without journaling
+    /// an outcome: after 10 s for the journal to catch up (60 s for an agent
+    /// that never started), an outcome saying so with the log's tail.
+    fn ended_without_outcome(&mut self, progress: &mut dyn Progress) -> Option<JournalLine> {
+        let (h, dir) = (self.h, &self.rr.dir);
+        let Some(job) = self.rr.slurm_job.as_deref() else {
+            let (limit, what) = match agent_state(h, dir).as_deref() {
+                Some("ENDED") => (10, "ended without writing the run's outcome"),
+                Some("STARTING") => (60, "did not start"),
+                _ => {
+                    self.ended_at = None;
+                    return None;
+                }
+            };
+            if self.ended_at.get_or_insert_with(Instant::now).elapsed()
+                <= Duration::from_secs(limit)
+            {
+                return None;
+            }
+            let tail = host_sh(
+                h,
+                &format!("tail -n 20 {}/agent.log 2>/dev/null || true", quote(dir)),
+                None,
+            )
+            .unwrap_or_default();
+            return Some(JournalLine::Outcome {
+                status: RunStatus::Failed,
+                reason: Some(format!(
+                    "the run's agent on host {} {what} (its log: {dir}/agent.log)",
+                    h.name
+                )),
+                error_class: Some("internal".into()),
+                exit_code: None,
+                stderr_tail: tail,
+            });
+        };
+        let state = slurm_state(h, job)?;
+        if state == "PENDING" && !self.said_pending {
+            self.said_pending = true;
+            progress.log(
+                self.rr.run_id,
+                &format!("[slurm] job {job} is waiting in the queue"),
+            );
+        }
+        if SLURM_ACTIVE.contains(&state.as_str())
+            || self.ended_at.get_or_insert_with(Instant::now).elapsed() <= Duration::from_secs(10)
+        {
+            return None;
+        }
+        let tail = host_sh(
+            h,
+            &format!(
+                "tail -n 20 {}/slurm-{}.out 2>/dev/null || true",
+                quote(dir),
+                quote(job)
+            ),
+            None,
+        )
+        .unwrap_or_default();
+        Some(JournalLine::Outcome {
+            status: if state == "CANCELLED" { RunStatus::Cancelled } else { RunStatus::Failed },
+            reason: Some(format!(
+                "Slurm job {job} ended {state} before the run's agent wrote its outcome (the job's output: {dir}/slurm-{job}.out)"
+            )),
+            error_class: (state != "CANCELLED").then(|| "internal".to_owned()),
+            exit_code: None,
+            stderr_tail: tail,
+        })
+    }
+}
+
+/// SIGTERM to the run's agent on the host (only if the process with its pid
+/// is still the agent that wrote it), or `scancel` of its Slurm job (Slurm
+/// sends the agent SIGTERM, or drops the job from the queue); whether ssh
+/// said it was sent.
+fn send_cancel(h: &RemoteHost, dir: &str, slurm_job: Option<&str>) -> bool {
+    let script = match slurm_job {
+        Some(job) => format!("scancel {}", quote(job)),
+        None => format!(
+            "{}; if [ $alive = 1 ]; then kill -TERM \"$p\"; fi",
+            agent_alive(&quote(dir))
+        ),
+    };
+    host_sh(h, &script, None).is_ok()
+}
+
+/// The agent of a run on an SSH host: `RUNNING`, `ENDED` (gone, a zombie an
+/// init that does not reap left, or its pid now another process's) or
+/// `STARTING` (no pid file yet).
+fn agent_state(h: &RemoteHost, dir: &str) -> Option<String> {
+    let d = quote(dir);
+    let script = format!(
+        "if [ ! -f {d}/agent.pid ]; then echo STARTING; else {}; \
+         if [ $alive = 1 ]; then echo RUNNING; else echo ENDED; fi; fi",
+        agent_alive(&d)
+    );
+    let out = host_sh(h, &script, None).ok()?;
+    Some(out.trim().to_owned())
+}
+
+/// Slurm job states in which the job is still to run or running.
+const SLURM_ACTIVE: [&str; 7] = [
+    "PENDING",
+    "CONFIGURING",
+    "RUNNING",
+    "COMPLETING",
+    "SUSPENDED",
+    "REQUEUED",
+    "RESIZING",
+];
+
+/// A Slurm job's state: squeue while it is known there, then sacct (where
+/// accounting is on) or scontrol (while the controller remembers it).
+fn slurm_state(h: &RemoteHost, job: &str) -> Option<String> {
+    let j = quote(job);
+    let script = format!(
+        "s=$(squeue -h -j {j} -o %T 2>/dev/null); \
+         [ -z \"$s\" ] && s=$(sacct -X -n -P -j {j} -o State 2>/dev/null | head -n 1 | cut -d' ' -f1); \
+         [ -z \"$s\" ] && s=$(scontrol show job {j} 2>/dev/null | sed -n 's/.*JobState=\\([A-Z_]*\\).*/\\1/p' | head -n 1); \
+         echo \"$s\""
+    );
+    let out = host_sh(h, &script, None).ok()?;
+    let s = out.trim().to_owned();
+    (!s.is_empty()).then_some(s)
+}
+
+/// The remote row of run `run_id`, or why there is none.
+pub(crate) fn remote_run_of(ws: &Workspace, run_id: i64) -> AppResult<RemoteRun> {
+    ws.store.remote_run(run_id)?.ok_or_else(|| {
+        bad(
+            "run",
+            format!("run = {run_id} is not allowed: it did not run on a remote host"),
+        )
+    })
+}
+
+/// Re-attaches to a remote run the studio stopped following.
+pub async fn attach(
+    ws: &mut Workspace,
+    local: &Host,
+    run_id: i64,
+    progress: &mut dyn Progress,
+    cancel: watch::Receiver<bool>,
+) -> AppResult<Finished> {
+    let rr = remote_run_of(ws, run_id)?;
+    if rr.finished {
+        return Err(bad(
+            "run",
+            format!("run = {run_id} is not allowed: its journal was read to the end already"),
+        ));
+    }
+    let h = host(&rr.host)?;
+    follow(ws, local, &h, rr, progress, cancel).await
+}
+
+/// Stops waiting for a remote run whose host is gone for good: stored as
+/// `interrupted` with why (what was read stays), so it can be deleted. The
+/// host is not contacted: the run may still be training there, in its
+/// folder, which is left alone.
+pub fn abandon(ws: &mut Workspace, run_id: i64) -> AppResult<()> {
+    let rr = remote_run_of(ws, run_id)?;
+    if rr.finished {
+        return Err(bad(
+            "run",
+            format!("run = {run_id} is not allowed: its journal was read to the end already (it is not waiting for its host)"),
+        ));
+    }
+    let reason = format!(
+        "abandoned: the studio stopped waiting for host {} ({}); the {} journal bytes read before are kept; the run's folder there ({}) was left alone",
+        rr.host, rr.url, rr.journal_offset, rr.dir
+    );
+    ws.store.abandon_remote_run(run_id, &reason)?;
+    Ok(())
+}

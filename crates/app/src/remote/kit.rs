@@ -1,0 +1,226 @@
+//! The kit a host needs to run jobs: the studio's command-line binary and
+//! the Python workers, sent once per version (a hash of its files) and
+//! checked on the host against a manifest of SHA-256 sums after every
+//! unpacking and before every reuse, so a kit cut short in transit or
+//! changed on the host afterwards is sent again rather than run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+use trainbench_runner::envs;
+
+use super::shell::{quote, remote_sh};
+use super::url::SshUrl;
+use crate::error::{AppError, AppResult};
+
+/// The manifest's name in the kit: `sha256sum -c` reads it.
+const MANIFEST: &str = "MANIFEST.sha256";
+
+/// The files of the kit and where they go in it.
+pub(crate) struct LocalKit {
+    /// (this machine's file, its path in the kit).
+    files: Vec<(PathBuf, String)>,
+    /// `HEX  ./path` per file, sorted by path.
+    manifest: String,
+    pub(crate) version: String,
+}
+
+/// The command-line binary sent as the kit's `bin/trainbench`:
+/// `TRAINBENCH_REMOTE_BINARY`, or else [`cli_binary_for`] this program.
+fn cli_binary() -> AppResult<PathBuf> {
+    if let Some(p) = std::env::var_os("TRAINBENCH_REMOTE_BINARY") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| AppError::Internal(format!("cannot find this program's binary: {e}")))?;
+    cli_binary_for(&exe)
+}
+
+/// `exe` when it is the CLI, or else the CLI installed beside it (the
+/// desktop app's case: its own binary opens a window, useless on a host).
+fn cli_binary_for(exe: &Path) -> AppResult<PathBuf> {
+    if exe.file_name().is_some_and(|n| n == "trainbench") {
+        return Ok(exe.to_owned());
+    }
+    let beside = exe.with_file_name("trainbench");
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    Err(AppError::BadInput {
+        field: "host".into(),
+        message: format!(
+            "host is not allowed yet: remote hosts run the studio's command-line program `trainbench`, which is not installed beside {} (install the package with both programs, or set TRAINBENCH_REMOTE_BINARY to its path)",
+            exe.display()
+        ),
+    })
+}
+
+pub(crate) fn local_kit() -> AppResult<LocalKit> {
+    let exe = cli_binary()?;
+    let workers = envs::package_dir().join("trainbench_worker");
+    let mut files = vec![(exe, "bin/trainbench".to_owned())];
+    let mut py = Vec::new();
+    collect_py(&workers, &mut py);
+    for f in py {
+        let rel = f.strip_prefix(&workers).unwrap_or(&f).to_string_lossy();
+        let rel = format!("share/trainbench/workers/python/trainbench_worker/{rel}");
+        files.push((f, rel));
+    }
+    files.sort_by(|a, b| a.1.cmp(&b.1));
+    let manifest = manifest_of(files.iter().map(|(p, rel)| (p.clone(), rel.as_str())))?;
+    let digest = Sha256::digest(manifest.as_bytes());
+    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    Ok(LocalKit {
+        files,
+        manifest,
+        version: format!("{}-{hex}", env!("CARGO_PKG_VERSION")),
+    })
+}
+
+/// `HEX  ./path` for each (file, path in the kit).
+fn manifest_of<'a>(files: impl Iterator<Item = (PathBuf, &'a str)>) -> AppResult<String> {
+    let mut manifest = String::new();
+    for (path, rel) in files {
+        let bytes = std::fs::read(&path)
+            .map_err(|e| AppError::Internal(format!("cannot read {}: {e}", path.display())))?;
+        let sum: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        manifest.push_str(&format!("{sum}  ./{rel}\n"));
+    }
+    Ok(manifest)
+}
+
+fn collect_py(dir: &Path, out: &mut Vec<PathBuf>) {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                collect_py(&p, out);
+            } else if p.extension().is_some_and(|x| x == "py") {
+                out.push(p);
+            }
+        }
+    }
+}
+
+/// The shell test that the kit in `dir` (quoted) matches its manifest.
+fn verified(dir: &str) -> String {
+    format!("(cd {dir} && sha256sum -c {MANIFEST} >/dev/null 2>&1)")
+}
+
+/// Sends the kit unless the host has this version, whole; returns its
+/// folder there.
+pub(crate) fn install_kit(url: &SshUrl, kit: &LocalKit) -> AppResult<String> {
+    let dir = format!("{}/kit/{}", url.root, kit.version);
+    let d = quote(&dir);
+    let have = remote_sh(
+        url,
+        &format!("if {} ; then cd {d} && pwd; fi", verified(&d)),
+        None,
+    )?;
+    if !have.trim().is_empty() {
+        return Ok(have.trim().to_owned());
+    }
+    let tar = kit_tar(kit)?;
+    // A folder of this studio's own to unpack into: two studios sending the
+    // same kit at once do not unpack into one folder.
+    let part = quote(&format!(
+        "{dir}.part-{}-{}",
+        std::process::id(),
+        trainbench_store::now_unix_ms()
+    ));
+    let script = format!(
+        "set -e; command -v sha256sum >/dev/null || {{ echo 'the host has no sha256sum (coreutils), needed to check the kit' >&2; exit 3; }}; \
+         rm -rf {part}; mkdir -p {part}; tar -xzf - -C {part}; \
+         if ! {check_part}; then echo 'the kit sent does not match its manifest (cut short or changed on the way)' >&2; rm -rf {part}; exit 4; fi; \
+         if {check_dir}; then rm -rf {part}; else rm -rf {d}; mv -T {part} {d} || rm -rf {part}; fi; \
+         {check_dir} || {{ echo 'the kit on the host does not match its manifest' >&2; exit 4; }}; cd {d}; pwd",
+        check_part = verified(&part),
+        check_dir = verified(&d),
+    );
+    Ok(remote_sh(url, &script, Some(&tar))?.trim().to_owned())
+}
+
+/// The kit as a gzipped tar: its files and the manifest.
+fn kit_tar(kit: &LocalKit) -> AppResult<Vec<u8>> {
+    let stage = Staging(envs::home().join(format!("kit-staging-{}", std::process::id())));
+    let io = |e: std::io::Error| AppError::Internal(format!("staging the kit: {e}"));
+    let _ = std::fs::remove_dir_all(stage.path());
+    std::fs::create_dir_all(stage.path()).map_err(io)?;
+    for (src, rel) in &kit.files {
+        let to = stage.path().join(rel);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        std::fs::copy(src, &to).map_err(io)?;
+    }
+    // What is sent is what was hashed: a file replaced meanwhile (an
+    // upgrade, a rebuild) stops here instead of failing the check there.
+    let staged = manifest_of(
+        kit.files
+            .iter()
+            .map(|(_, rel)| (stage.path().join(rel), rel.as_str())),
+    )?;
+    if staged != kit.manifest {
+        return Err(AppError::Internal(
+            "the studio's files changed while the kit was being made (an upgrade or a rebuild?): try again".into(),
+        ));
+    }
+    std::fs::write(stage.path().join(MANIFEST), &kit.manifest).map_err(io)?;
+    let tar = Command::new("tar")
+        .arg("-C")
+        .arg(stage.path())
+        .args(["-czf", "-", "."])
+        .output()
+        .map_err(|e| AppError::Internal(format!("tar: {e}")))?;
+    if !tar.status.success() {
+        return Err(AppError::Internal(format!(
+            "tar: {}",
+            String::from_utf8_lossy(&tar.stderr)
+        )));
+    }
+    Ok(tar.stdout)
+}
+
+/// A folder removed when dropped.
+struct Staging(PathBuf);
+
+impl Staging {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_desktop_sends_the_command_line_program_beside_it() {
+        let dir = std::env::temp_dir().join(format!("tb-kit-bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let studio = dir.join("trainbench-studio");
+        std::fs::write(&studio, b"gui").unwrap();
+        let e = cli_binary_for(&studio).unwrap_err().to_string();
+        assert!(
+            e.contains("`trainbench`, which is not installed beside"),
+            "{e}"
+        );
+        std::fs::write(dir.join("trainbench"), b"cli").unwrap();
+        assert_eq!(cli_binary_for(&studio).unwrap(), dir.join("trainbench"));
+        assert_eq!(
+            cli_binary_for(&dir.join("trainbench")).unwrap(),
+            dir.join("trainbench")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

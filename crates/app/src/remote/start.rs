@@ -1,0 +1,140 @@
+//! Starting a job on a host: the agent detached there (`setsid nohup`), or a
+//! Slurm batch job whose first node runs it; the run's folder and journal
+//! recorded, then followed to the end.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use trainbench_core::summary::RunStatus;
+use trainbench_core::Framework;
+use trainbench_runner::{Progress, RunnerOptions};
+
+use super::agent::RemoteJob;
+use super::follow::{follow, remote_run_of};
+use super::hosts::RemoteHost;
+use super::shell::{host_sh, quote};
+use crate::error::{AppError, AppResult};
+use crate::execute::Finished;
+use crate::host::Host;
+use crate::sweep::Job;
+use crate::workspace::Workspace;
+
+/// Where a job runs: the planner marks jobs for a host with it.
+#[derive(Debug, Clone)]
+pub struct RemoteTarget {
+    pub host: Arc<RemoteHost>,
+}
+
+/// Starts a queued job on its host and follows it to its end.
+pub(crate) async fn run_job(
+    ws: &mut Workspace,
+    local: &Host,
+    target: &RemoteTarget,
+    job: &Job,
+    opts: RunnerOptions,
+    progress: &mut dyn Progress,
+    cancel: watch::Receiver<bool>,
+) -> AppResult<Finished> {
+    let h = &target.host;
+    let inv = h.inventory()?;
+    let dir = format!(
+        "{}/runs/{}-run{}-{}",
+        inv.root_dir,
+        trainbench_store::hostname().replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"),
+        job.run_id,
+        trainbench_store::now_unix_ms()
+    );
+    let remote = RemoteJob {
+        framework: job.worker.plan_for.unwrap_or(Framework::Tch),
+        environment: ws.store.run_row(job.run_id)?.environment.clone(),
+        spec: job.spec.raw.clone(),
+        worker: job.worker.clone(),
+        memory_limit_bytes: job.memory_limit_bytes.or(opts.memory_limit_bytes),
+        silence_timeout_s: opts.silence_timeout.as_secs(),
+    };
+    let text = serde_json::to_vec(&remote).map_err(|e| AppError::Internal(e.to_string()))?;
+    let tb = quote(&format!("{}/bin/trainbench", inv.kit_dir));
+    let start = match &h.slurm {
+        // Detached on the host itself: it outlives the connection.
+        None => format!(
+            "set -e; mkdir -p {d}; cat > {d}/job.json; cd {d}; setsid nohup {tb} agent run {d} > {d}/agent.log 2>&1 < /dev/null & echo started",
+            d = quote(&dir),
+        ),
+        // A batch job whose first node runs the agent (and, for several
+        // nodes, the worker's srun + torchrun).
+        Some(s) => {
+            let spec = &job.spec.spec;
+            let mut lines = vec![
+                "#!/bin/sh".to_owned(),
+                format!("#SBATCH --job-name=trainbench-run{}", job.run_id),
+                format!("#SBATCH --nodes={}", spec.nodes),
+                "#SBATCH --ntasks-per-node=1".to_owned(),
+                // Relative to the job's folder (sbatch runs there): no path
+                // of the host's in a directive, where Slurm reads `%`.
+                "#SBATCH --output=slurm-%j.out".to_owned(),
+            ];
+            if let Some(p) = &s.partition {
+                lines.push(format!("#SBATCH --partition={p}"));
+            }
+            if spec.device != trainbench_core::spec::Device::Cpu {
+                lines.push(format!("#SBATCH --gres=gpu:{}", spec.devices));
+            }
+            lines.push(format!("exec {tb} agent run {}", quote(&dir)));
+            let script = lines.join("\n") + "\n";
+            format!(
+                "set -e; mkdir -p {d}; cat > {d}/job.json; printf '%s' {sc} > {d}/job.sbatch; cd {d}; sbatch --parsable {d}/job.sbatch",
+                d = quote(&dir),
+                sc = quote(&script),
+            )
+        }
+    };
+    let started = host_sh(h, &start, Some(&text));
+    if let Err(e) = &started {
+        let reason = format!("could not start the run on host {}: {e}", h.name);
+        return failed_to_start(ws, job.run_id, reason);
+    }
+    ws.store
+        .insert_remote_run(job.run_id, &h.name, &h.url.to_string(), &dir)?;
+    if h.slurm.is_some() {
+        // "12345" or "12345;cluster".
+        let out = started.unwrap_or_default();
+        let id = out
+            .trim()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .to_owned();
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit() || c == '_') {
+            let reason = format!("sbatch on host {} gave no job id: {out:?}", h.name);
+            ws.store.finish_remote_run(job.run_id)?;
+            return failed_to_start(ws, job.run_id, reason);
+        }
+        progress.log(
+            job.run_id,
+            &format!("[slurm] submitted job {id} on {}", h.name),
+        );
+        ws.store.set_slurm_job(job.run_id, &id)?;
+    }
+    let rr = remote_run_of(ws, job.run_id)?;
+    follow(ws, local, h, rr, progress, cancel).await
+}
+
+/// A run that never started on its host, stored as failed (class internal).
+fn failed_to_start(ws: &mut Workspace, run_id: i64, reason: String) -> AppResult<Finished> {
+    ws.store.finish_run(
+        run_id,
+        RunStatus::Failed,
+        Some(&reason),
+        Some("internal"),
+        None,
+        "",
+    )?;
+    Ok(Finished {
+        run_id,
+        status: RunStatus::Failed,
+        reason: Some(reason),
+    })
+}

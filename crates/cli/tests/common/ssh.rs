@@ -1,0 +1,104 @@
+//! The CLI's remote lab: [`Servers`] and a studio home, driven through the
+//! `trainbench` binary; helpers to watch its database.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use trainbench_app::envs;
+
+use super::sshd::Servers;
+use super::{output_json, Scratch, TRAINBENCH};
+
+/// Two sshd servers, their client config and a studio home in a scratch
+/// folder (the servers stop before the folder goes).
+pub struct Lab {
+    pub servers: Servers,
+    pub scratch: Scratch,
+}
+
+impl Lab {
+    pub fn new(tag: &str) -> Lab {
+        let scratch = Scratch::new(tag);
+        let servers = Servers::start(&scratch.0);
+        Lab { servers, scratch }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.scratch.0
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(TRAINBENCH);
+        c.arg("--db")
+            .arg(self.dir().join("studio.sqlite"))
+            .env("TRAINBENCH_HOME", self.dir().join("home"))
+            .env("TRAINBENCH_SSH_CONFIG", self.dir().join("ssh_config"))
+            .env("TRAINBENCH_SSH_CONTROL_DIR", self.dir().join("cm"))
+            .env("TRAINBENCH_NO_NVML", "1")
+            .env("OMP_NUM_THREADS", "1");
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> (Output, Value) {
+        output_json(self.cmd().args(args))
+    }
+
+    pub fn url(&self, folder: &str) -> String {
+        self.servers.url(folder)
+    }
+}
+
+pub fn python(framework: &str) -> String {
+    let e = envs::resolve(framework.parse().unwrap(), None).unwrap_or_else(|e| {
+        panic!("{framework}: {e} — run `make setup` (scripts/setup.sh installs every framework)")
+    });
+    e.python.display().to_string()
+}
+
+pub fn windows(db: &Path, id: i64) -> Vec<i64> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT idx FROM windows WHERE run_id = ?1 ORDER BY idx")
+        .unwrap();
+    stmt.query_map([id], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<Vec<i64>, _>>()
+        .unwrap()
+}
+
+pub fn status(lab: &Lab, id: i64) -> Value {
+    let (_, v) = lab.run(&["show", &id.to_string(), "--json"]);
+    v
+}
+
+/// Waits until run `id` (the newest) is running with at least `n` windows stored.
+pub fn wait_running(lab: &Lab, n: usize) -> i64 {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        if let Ok(conn) = rusqlite::Connection::open(lab.dir().join("studio.sqlite")) {
+            let id: Option<i64> = conn
+                .query_row(
+                    "SELECT MAX(id) FROM runs WHERE status = 'running'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap_or(None);
+            if let Some(id) = id {
+                if windows(&lab.dir().join("studio.sqlite"), id).len() >= n {
+                    return id;
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "no run reached {n} windows");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+pub fn kill(pid: u32, signal: &str) {
+    Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+}

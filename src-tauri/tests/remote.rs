@@ -1,0 +1,83 @@
+//! The desktop app reaches a remote host: a real sshd on 127.0.0.1, the
+//! app's own commands (Settings' `add_host`, the wizard's `start_sweep`)
+//! through Tauri's IPC, and a run trained there by the PyTorch environment
+//! as the host's Python. The kit sent is the command-line program installed
+//! beside the app's binary, never the app itself.
+
+mod common;
+
+use std::time::Duration;
+
+use serde_json::json;
+use trainbench_app::envs;
+
+use common::app::{open_app, request, scratch};
+use common::sshd::Servers;
+
+#[test]
+fn a_run_started_from_the_desktop_trains_on_a_remote_host_with_the_cli_as_kit() {
+    let torch = envs::resolve(trainbench_core::Framework::Pytorch, None)
+        .expect("the PyTorch environment (scripts/setup.sh installs it)")
+        .python;
+    let dir = scratch("remote");
+    let servers = Servers::start(&dir);
+    std::env::set_var("TRAINBENCH_HOME", dir.join("home"));
+    std::env::set_var("TRAINBENCH_SSH_CONFIG", dir.join("ssh_config"));
+    std::env::set_var("TRAINBENCH_SSH_CONTROL_DIR", dir.join("cm"));
+    std::env::remove_var("TRAINBENCH_REMOTE_BINARY");
+    // As the package installs them: the CLI beside the app's binary (here,
+    // this test's binary in target/debug/deps).
+    let exe = std::env::current_exe().expect("test binary");
+    let cli = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .map(|d| d.join("trainbench"))
+        .expect("target dir");
+    assert!(
+        cli.is_file(),
+        "{} is missing: cargo test --workspace builds it",
+        cli.display()
+    );
+    let beside = exe.with_file_name("trainbench");
+    if std::fs::symlink_metadata(&beside).is_err() {
+        let _ = std::os::unix::fs::symlink(&cli, &beside);
+    }
+
+    let app = open_app(&dir);
+    let host = app.ok(
+        "add_host",
+        json!({"request": {
+            "name": "box", "url": servers.url("remote root"), "pythons": [torch],
+            "env": [], "slurm": false, "partition": null, "peers": []
+        }}),
+    );
+    assert_eq!(
+        host["inventory"]["frameworks"][0]["framework"], "pytorch",
+        "{host}"
+    );
+    let kit = host["inventory"]["kit_dir"].as_str().expect("kit folder");
+    let sent = std::fs::read(format!("{kit}/bin/trainbench")).expect("the kit's binary");
+    assert!(
+        sent == std::fs::read(&cli).expect("the CLI"),
+        "the kit's binary is not the command-line program"
+    );
+
+    let started = app.ok(
+        "start_sweep",
+        json!({"request": request(json!({
+            "framework": ["pytorch"], "host": "box", "batch_size": [8], "steps": 10,
+            "window_steps": 5
+        })), "skipRejected": false}),
+    );
+    let id = started["run_ids"][0].as_i64().expect("a run");
+    app.wait_idle(Duration::from_secs(300));
+    let run = app.ok("run_detail", json!({"runId": id}));
+    assert_eq!(run["detail"]["status"], "completed", "{run}");
+    assert!(
+        run["detail"]["environment"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("box:")),
+        "{run}"
+    );
+    drop(servers);
+}
