@@ -6,6 +6,7 @@
 
 pub mod commands;
 pub mod error;
+pub mod live_telemetry;
 pub mod queue;
 pub mod settings;
 

@@ -11,6 +11,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::live_telemetry::{self, Thinning, LIVE_POINTS_PER_SOURCE};
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tokio::sync::watch;
@@ -99,6 +100,10 @@ pub struct LiveRun {
     #[serde(skip)]
     #[specta(skip)]
     log_dropped: usize,
+    /// How `telemetry` is kept to a bounded number of points.
+    #[serde(skip)]
+    #[specta(skip)]
+    thinning: Thinning,
 }
 
 /// What changed since the last update: the figures, and the points, evaluations,
@@ -111,6 +116,9 @@ pub struct LiveUpdate {
     pub points: Vec<LivePoint>,
     pub evals: Vec<LiveEval>,
     pub telemetry: Vec<LiveTelemetry>,
+    /// `telemetry` is the whole series, older points thinned: it replaces
+    /// what the window holds instead of being appended.
+    pub telemetry_replace: bool,
     pub log: Vec<String>,
 }
 
@@ -144,6 +152,7 @@ impl LiveRun {
             telemetry: Vec::new(),
             log: Vec::new(),
             log_dropped: 0,
+            thinning: Thinning::default(),
         }
     }
 
@@ -152,12 +161,18 @@ impl LiveRun {
     }
 
     fn update_from(&self, sent: &Sent) -> LiveUpdate {
+        let replace = sent.telemetry_generation != self.thinning.generation;
         LiveUpdate {
             run_id: self.run_id,
             figures: self.figures.clone(),
             points: self.points[sent.points.min(self.points.len())..].to_vec(),
             evals: self.evals[sent.evals.min(self.evals.len())..].to_vec(),
-            telemetry: self.telemetry[sent.telemetry.min(self.telemetry.len())..].to_vec(),
+            telemetry: if replace {
+                self.telemetry.clone()
+            } else {
+                self.telemetry[sent.telemetry.min(self.telemetry.len())..].to_vec()
+            },
+            telemetry_replace: replace,
             log: self.log[sent
                 .log
                 .saturating_sub(self.log_dropped)
@@ -185,6 +200,8 @@ struct Sent {
     points: usize,
     evals: usize,
     telemetry: usize,
+    /// The telemetry's thinning generation when it was sent.
+    telemetry_generation: u64,
     log: usize,
 }
 
@@ -443,6 +460,7 @@ fn send(s: &mut State, run_id: i64) {
         points: live.points.len(),
         evals: live.evals.len(),
         telemetry: live.telemetry.len(),
+        telemetry_generation: live.thinning.generation,
         log: live.log_dropped + live.log.len(),
     };
     if let Some(ws) = s.watchers.get_mut(&run_id) {
@@ -545,7 +563,9 @@ impl Progress for LiveProgress {
             .collect();
         let mut s = lock(&self.state);
         if let Some(l) = s.live.get_mut(&run_id) {
-            l.telemetry.extend(points);
+            for p in points {
+                live_telemetry::push(&mut l.telemetry, &mut l.thinning, p, LIVE_POINTS_PER_SOURCE);
+            }
         }
         maybe_send(&mut s, run_id);
     }

@@ -606,6 +606,11 @@ export type LiveUpdate = {
 	points: LivePoint[],
 	evals: LiveEval[],
 	telemetry: LiveTelemetry[],
+	/**
+	 *  `telemetry` is the whole series, older points thinned: it replaces
+	 *  what the window holds instead of being appended.
+	 */
+	telemetry_replace: boolean,
 	log: string[],
 } & LiveFigures;
 
@@ -953,6 +958,11 @@ export type RunDetail = {
 	evals: StoredEval[],
 	memory: MemoryPeak[],
 	telemetry_samples: number,
+	/**
+	 *  How many telemetry samples the run had before they were averaged
+	 *  into time buckets (long runs; `crate::downsample`); `None`: none were.
+	 */
+	telemetry_raw_samples?: number | null,
 } & RunRow;
 
 /**  A run as the runs table lists it: configuration and headline numbers. */

@@ -79,13 +79,20 @@ describe("live view", () => {
     const next = applyUpdate(base, {
       run_id: 7, phase: "finished", status: "completed", reason: null, step: 8, total_steps: 8,
       current_samples_per_s: 12, steady_samples_per_s: 11,
-      points: [{ t_s: 2, step: 8, samples_per_s: 12, loss: 1.5 }], evals: [{ t_s: 2, step: 8, accuracy: 0.5 }], telemetry: [], log: ["b"],
+      points: [{ t_s: 2, step: 8, samples_per_s: 12, loss: 1.5 }], evals: [{ t_s: 2, step: 8, accuracy: 0.5 }], telemetry: [], telemetry_replace: false, log: ["b"],
     });
     expect(next.points).toHaveLength(2);
     expect(next.status).toBe("completed");
     expect(next.log).toEqual(["a", "b"]);
     expect(liveCurves(next).throughput).toEqual([[1, 2], [10, 12]]);
     expect(liveCurves(next).accuracy).toEqual([[2], [0.5]]);
+  });
+
+  it("takes a thinned series whole instead of appending it", () => {
+    const thinned = [{ t_s: 0.5, source: "host", memory_bytes: 1048576, util_percent: null, power_w: null, cpu_percent: 50 }];
+    const u = { run_id: 7, phase: "training" as const, status: null, reason: null, step: 5, total_steps: 8, current_samples_per_s: 10, steady_samples_per_s: null, points: [], evals: [], log: [] };
+    expect(applyUpdate(base, { ...u, telemetry: thinned, telemetry_replace: true }).telemetry).toEqual(thinned);
+    expect(applyUpdate(base, { ...u, telemetry: thinned, telemetry_replace: false }).telemetry).toHaveLength(2);
   });
 
   it("shows CPU memory in MiB when there is no GPU", () => {

@@ -377,6 +377,7 @@ mod tests {
                 peak_bytes: 3 << 30,
             }],
             telemetry_samples: 70,
+            telemetry_raw_samples: None,
         }
     }
 

@@ -30,6 +30,7 @@ pub mod batch_search;
 pub mod breakdown;
 pub mod checks;
 pub mod compare;
+pub mod downsample;
 pub mod error;
 pub mod framework;
 pub mod models;

@@ -89,6 +89,10 @@ pub struct RunDetail {
     pub evals: Vec<StoredEval>,
     pub memory: Vec<MemoryPeak>,
     pub telemetry_samples: u64,
+    /// How many telemetry samples the run had before they were averaged
+    /// into time buckets (long runs; `crate::downsample`); `None`: none were.
+    #[serde(default)]
+    pub telemetry_raw_samples: Option<u64>,
 }
 
 impl RunDetail {

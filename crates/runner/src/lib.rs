@@ -544,9 +544,10 @@ fn trainbench_core_clock() -> u64 {
         .saturating_add(ts.tv_nsec as u64)
 }
 
-/// Computes and stores a run's summary from what was stored.
+/// Computes and stores a run's summary from what was stored, then averages
+/// a long run's telemetry down to what views and exports keep.
 pub fn finish_summary(
-    store: &Store,
+    store: &mut Store,
     run_id: i64,
     gpu: &GpuProbe,
 ) -> Result<RunSummary, StoreError> {
@@ -579,6 +580,10 @@ pub fn finish_summary(
     }
     let summary = summarize(&m);
     store.save_summary(run_id, &summary)?;
+    // The summary used every sample; what is kept for views and exports of
+    // a long run is averaged down (trainbench_core::downsample). A failure
+    // here keeps every sample: correct, only larger.
+    let _ = store.compact_telemetry(run_id, None);
     Ok(summary)
 }
 

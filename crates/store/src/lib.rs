@@ -12,6 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection};
 use trainbench_core::reference::default_prices;
+mod compact;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 mod measurements;
@@ -20,6 +21,7 @@ mod prices;
 mod remote;
 mod runs;
 mod sessions;
+pub use compact::Compacted;
 pub use portable::{hostname, ImportOutcome};
 pub use remote::{JournalEnd, RemoteRun};
 pub use runs::{NewRun, StoredBatchSearch};
@@ -77,6 +79,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         9,
         "0009_remote_runs.sql",
         include_str!("../../../migrations/0009_remote_runs.sql"),
+    ),
+    (
+        10,
+        "0010_telemetry_compaction.sql",
+        include_str!("../../../migrations/0010_telemetry_compaction.sql"),
     ),
 ];
 

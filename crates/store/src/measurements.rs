@@ -60,34 +60,76 @@ pub(crate) fn record_in(
         for e in events {
             record_event(tx, id, e)?;
         }
-        if !telemetry.is_empty() {
-            let mut stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO telemetry (run_id, t_ns, source, cpu_percent, rss_bytes, host_cpu_percent,
-                     mem_used_bytes, util_percent, power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons,
-                     other_processes)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            )?;
-            for t in telemetry {
-                stmt.execute(params![
-                    id,
-                    u(t.t_ns),
-                    t.source,
-                    t.cpu_percent,
-                    t.rss_bytes.map(u),
-                    t.host_cpu_percent,
-                    t.mem_used_bytes.map(u),
-                    t.util_percent,
-                    t.power_w,
-                    t.energy_mj.map(u),
-                    t.sm_clock_mhz,
-                    t.mem_clock_mhz,
-                    t.throttle_reasons.map(u),
-                    t.other_processes,
-                ])?;
-            }
-        }
+        insert_telemetry(tx, id, telemetry)?;
     }
     Ok(())
+}
+
+/// Telemetry samples of run `id`, as they are (a row replaces one with the
+/// same time and source).
+pub(crate) fn insert_telemetry(
+    tx: &rusqlite::Connection,
+    id: i64,
+    telemetry: &[TelemetrySample],
+) -> Result<()> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT OR REPLACE INTO telemetry (run_id, t_ns, source, cpu_percent, rss_bytes, host_cpu_percent,
+             mem_used_bytes, util_percent, power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons,
+             other_processes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?;
+    for t in telemetry {
+        stmt.execute(params![
+            id,
+            u(t.t_ns),
+            t.source,
+            t.cpu_percent,
+            t.rss_bytes.map(u),
+            t.host_cpu_percent,
+            t.mem_used_bytes.map(u),
+            t.util_percent,
+            t.power_w,
+            t.energy_mj.map(u),
+            t.sm_clock_mhz,
+            t.mem_clock_mhz,
+            t.throttle_reasons.map(u),
+            t.other_processes,
+        ])?;
+    }
+    Ok(())
+}
+
+/// Run `id`'s telemetry in time order (of one source, or of all).
+pub(crate) fn telemetry_of(
+    conn: &rusqlite::Connection,
+    id: i64,
+    source: Option<&str>,
+) -> Result<Vec<TelemetrySample>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t_ns, source, cpu_percent, rss_bytes, host_cpu_percent, mem_used_bytes, util_percent,
+                power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons, other_processes
+         FROM telemetry WHERE run_id = ?1 AND (?2 IS NULL OR source = ?2) ORDER BY t_ns, source",
+    )?;
+    let rows = stmt
+        .query_map(params![id, source], |r| {
+            Ok(TelemetrySample {
+                t_ns: r.get(0)?,
+                source: r.get(1)?,
+                cpu_percent: r.get(2)?,
+                rss_bytes: r.get(3)?,
+                host_cpu_percent: r.get(4)?,
+                mem_used_bytes: r.get(5)?,
+                util_percent: r.get(6)?,
+                power_w: r.get(7)?,
+                energy_mj: r.get(8)?,
+                sm_clock_mhz: r.get(9)?,
+                mem_clock_mhz: r.get(10)?,
+                throttle_reasons: r.get(11)?,
+                other_processes: r.get(12)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
 }
 
 impl Store {
@@ -233,31 +275,7 @@ impl Store {
 
     /// Every telemetry sample of a run, in time order per source.
     pub fn telemetry(&self, id: i64) -> Result<Vec<TelemetrySample>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT t_ns, source, cpu_percent, rss_bytes, host_cpu_percent, mem_used_bytes, util_percent,
-                    power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons, other_processes
-             FROM telemetry WHERE run_id = ?1 ORDER BY t_ns, source",
-        )?;
-        let rows = stmt
-            .query_map(params![id], |r| {
-                Ok(TelemetrySample {
-                    t_ns: r.get(0)?,
-                    source: r.get(1)?,
-                    cpu_percent: r.get(2)?,
-                    rss_bytes: r.get(3)?,
-                    host_cpu_percent: r.get(4)?,
-                    mem_used_bytes: r.get(5)?,
-                    util_percent: r.get(6)?,
-                    power_w: r.get(7)?,
-                    energy_mj: r.get(8)?,
-                    sm_clock_mhz: r.get(9)?,
-                    mem_clock_mhz: r.get(10)?,
-                    throttle_reasons: r.get(11)?,
-                    other_processes: r.get(12)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        telemetry_of(&self.conn, id, None)
     }
 }
 

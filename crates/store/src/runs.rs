@@ -382,10 +382,10 @@ impl Store {
                 ))
             },
         )?;
-        let telemetry_samples: u64 = self.conn.query_row(
-            "SELECT COUNT(*) FROM telemetry WHERE run_id = ?1",
+        let (telemetry_samples, telemetry_raw_samples): (u64, Option<u64>) = self.conn.query_row(
+            "SELECT (SELECT COUNT(*) FROM telemetry WHERE run_id = ?1), telemetry_raw_samples FROM runs WHERE id = ?1",
             params![id],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         Ok(RunDetail {
             row,
@@ -403,6 +403,7 @@ impl Store {
             evals: self.evals(id)?,
             memory: self.memory(id)?,
             telemetry_samples,
+            telemetry_raw_samples,
         })
     }
 

@@ -203,7 +203,8 @@ export function applyUpdate(live: LiveRun, u: import("../bindings").LiveUpdate):
     steady_samples_per_s: u.steady_samples_per_s,
     points: live.points.concat(u.points),
     evals: live.evals.concat(u.evals),
-    telemetry: live.telemetry.concat(u.telemetry),
+    // The app thins long runs' series and then sends them whole.
+    telemetry: u.telemetry_replace ? u.telemetry : live.telemetry.concat(u.telemetry),
     log: log.length > 400 ? log.slice(log.length - 200) : log,
   };
 }

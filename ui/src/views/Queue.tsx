@@ -84,7 +84,7 @@ export function LiveView({ runId, onOpenRun }: { runId: number; onOpenRun: (id: 
         }
         snapshot = l;
         // Updates that raced the snapshot repeat what it holds; only their figures matter.
-        for (const u of pending) snapshot = { ...applyUpdate(snapshot, { ...u, points: [], evals: [], telemetry: [], log: [] }) };
+        for (const u of pending) snapshot = { ...applyUpdate(snapshot, { ...u, points: [], evals: [], telemetry: [], telemetry_replace: false, log: [] }) };
         setLive(snapshot);
       })
       .catch(setError);

@@ -255,6 +255,13 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
           <dd>
             {s.windows_total} ({s.windows_warmup} warm-up: {s.warmup_rule})
           </dd>
+          <dt>Telemetry</dt>
+          <dd>
+            {d.telemetry_samples} samples stored
+            {d.telemetry_raw_samples != null
+              ? ` (averaged from ${d.telemetry_raw_samples} at the end of the run, to at most 20,000 per source: the summary used every sample; curves and exports use the averages)`
+              : ""}
+          </dd>
           <dt>Time to first step</dt>
           <dd>{seconds(s.time_to_first_step_s)}</dd>
           <dt>Peak memory</dt>

@@ -102,7 +102,7 @@ pub(crate) async fn follow(
             };
             ws.store
                 .finish_journal(run_id, &batch.events, &batch.samples, f.offset, &end)?;
-            trainbench_runner::finish_summary(&ws.store, run_id, &local.gpu)?;
+            trainbench_runner::finish_summary(&mut ws.store, run_id, &local.gpu)?;
             return Ok(Finished {
                 run_id,
                 status,
