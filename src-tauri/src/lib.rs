@@ -151,6 +151,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::runs::run_detail,
             commands::runs::delete_runs,
             commands::runs::abandon_run,
+            commands::runs::attach_run,
             commands::compare::compare,
             commands::sessions::list_sessions,
             commands::sessions::save_session,

@@ -2,7 +2,9 @@
 //! app's own commands (Settings' `add_host`, the wizard's `start_sweep`)
 //! through Tauri's IPC, and a run trained there by the PyTorch environment
 //! as the host's Python. The kit sent is the command-line program installed
-//! beside the app's binary, never the app itself.
+//! beside the app's binary, never the app itself. A remote run nothing
+//! follows (its CLI killed) is followed again from the app, or abandoned and
+//! deleted.
 
 mod common;
 
@@ -79,5 +81,108 @@ fn a_run_started_from_the_desktop_trains_on_a_remote_host_with_the_cli_as_kit() 
             .is_some_and(|e| e.starts_with("box:")),
         "{run}"
     );
+
+    // Runs started from a terminal whose studio was killed: nothing reads them.
+    let db = dir.join("studio.sqlite");
+    let orphan = |steps: &str| -> i64 {
+        let mut cli_run = std::process::Command::new(&cli)
+            .arg("--db")
+            .arg(&db)
+            .args([
+                "run",
+                "--host",
+                "box",
+                "--framework",
+                "pytorch",
+                "--model",
+                "resnet_mini",
+                "--batch-size",
+                "8",
+                "--threads",
+                "1",
+                "--window-steps",
+                "5",
+                "--steps",
+                steps,
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(dir.join(format!("cli-{steps}.log"))).expect("log"))
+            .spawn()
+            .expect("the CLI");
+        let deadline = std::time::Instant::now() + Duration::from_secs(180);
+        let id = loop {
+            let runs = app.ok("list_runs", json!({}));
+            let running = runs.as_array().and_then(|r| {
+                r.iter()
+                    .find(|r| r["status"] == "running")
+                    .and_then(|r| r["id"].as_i64())
+            });
+            if let Some(id) = running {
+                let v = app.ok("run_detail", json!({"runId": id}));
+                if v["detail"]["windows"]
+                    .as_array()
+                    .is_some_and(|w| !w.is_empty())
+                {
+                    break id;
+                }
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no remote run started: {}",
+                std::fs::read_to_string(dir.join(format!("cli-{steps}.log"))).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        cli_run.kill().expect("killed");
+        cli_run.wait().expect("reaped");
+        id
+    };
+
+    // Followed again from the app: it finishes in the app's queue.
+    let id = orphan("300");
+    let v = app.ok("run_detail", json!({"runId": id}));
+    assert_eq!(v["remote"]["waiting"], true, "{}", v["remote"]);
+    assert_eq!(v["remote"]["followed"], false, "{}", v["remote"]);
+    app.ok("attach_run", json!({"runId": id}));
+    app.wait_idle(Duration::from_secs(300));
+    let v = app.ok("run_detail", json!({"runId": id}));
+    assert_eq!(
+        v["detail"]["status"], "completed",
+        "{}",
+        v["detail"]["status_reason"]
+    );
+    assert_eq!(v["remote"]["waiting"], false);
+    assert_eq!(
+        v["detail"]["windows"].as_array().map(Vec::len),
+        Some(60),
+        "every window"
+    );
+
+    // A host gone for good: abandoned from the app, then deleted.
+    let id = orphan("3000");
+    let v = app.ok("run_detail", json!({"runId": id}));
+    let pid_file = std::fs::read_to_string(format!(
+        "{}/agent.pid",
+        v["remote"]["dir"].as_str().expect("the run's folder")
+    ))
+    .expect("agent.pid");
+    let agent = pid_file.split_whitespace().next().expect("pid").to_owned();
+    let _ = std::process::Command::new("pkill")
+        .args(["-KILL", "-P", &agent])
+        .status();
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &agent])
+        .status();
+    app.ok("abandon_run", json!({"runId": id}));
+    let v = app.ok("run_detail", json!({"runId": id}));
+    assert_eq!(v["detail"]["status"], "interrupted");
+    assert!(
+        v["detail"]["status_reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("abandoned:")),
+        "{}",
+        v["detail"]["status_reason"]
+    );
+    assert_eq!(app.ok("delete_runs", json!({"runIds": [id]})), json!(1));
     drop(servers);
 }

@@ -44,6 +44,11 @@ export const commands = {
 	 *  interrupted (what was read is kept), so it can be deleted.
 	 */
 	abandonRun: (runId: number) => typedError<null, ApiError>(__TAURI_INVOKE("abandon_run", { runId })),
+	/**
+	 *  Follows a remote run again (its journal from where it was stored) in the
+	 *  run queue; a cancel there stops it on the host.
+	 */
+	attachRun: (runId: number) => typedError<null, ApiError>(__TAURI_INVOKE("attach_run", { runId })),
 	/**  Compares runs (or their configurations, repeats pooled) against a baseline. */
 	compare: (runIds: number[], grouping: Grouping, baseline: number | null) => typedError<CompareView, ApiError>(__TAURI_INVOKE("compare", { runIds, grouping, baseline })),
 	listSessions: () => typedError<SavedSession[], ApiError>(__TAURI_INVOKE("list_sessions")),

@@ -12,9 +12,10 @@ describe("RemoteWait", () => {
   it("says where the run is and abandons it only after confirming", async () => {
     const el = document.createElement("div");
     const calls: number[] = [];
+    const attached: number[] = [];
     let changed = 0;
     render(
-      <RemoteWait runId={7} remote={remote} abandon={async (id) => void calls.push(id)} onChanged={() => changed++} onError={() => {}} />,
+      <RemoteWait runId={7} remote={remote} attach={async (id) => void attached.push(id)} abandon={async (id) => void calls.push(id)} onChanged={() => changed++} onError={() => {}} />,
       el,
     );
     expect(el.textContent).toContain("trainbench attach 7");
@@ -27,13 +28,17 @@ describe("RemoteWait", () => {
     await flush();
     expect(calls).toEqual([7]);
     expect(changed).toBe(1);
+    (el.querySelector("#attach-run") as HTMLButtonElement).click();
+    await flush();
+    expect(attached).toEqual([7]);
+    expect(changed).toBe(2);
   });
 
   it("shows nothing once the run's end was read, and no button while the queue reads it", () => {
     const el = document.createElement("div");
-    render(<RemoteWait runId={7} remote={{ ...remote, waiting: false }} abandon={async () => {}} onChanged={() => {}} onError={() => {}} />, el);
+    render(<RemoteWait runId={7} remote={{ ...remote, waiting: false }} attach={async () => {}} abandon={async () => {}} onChanged={() => {}} onError={() => {}} />, el);
     expect(el.textContent).toBe("");
-    render(<RemoteWait runId={7} remote={{ ...remote, followed: true }} abandon={async () => {}} onChanged={() => {}} onError={() => {}} />, el);
+    render(<RemoteWait runId={7} remote={{ ...remote, followed: true }} attach={async () => {}} abandon={async () => {}} onChanged={() => {}} onError={() => {}} />, el);
     expect(el.querySelector("#abandon-run")).toBeNull();
   });
 });

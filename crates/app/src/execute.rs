@@ -34,6 +34,10 @@ pub async fn run_job(
     progress: &mut dyn Progress,
     cancel: watch::Receiver<bool>,
 ) -> AppResult<Finished> {
+    // A run followed again on its host: a cancel goes to the host.
+    if let Some(target) = job.remote.as_ref().filter(|t| t.attach) {
+        return crate::remote::run_job(ws, host, target, job, opts, progress, cancel).await;
+    }
     if *cancel.borrow() {
         ws.store.finish_run(
             job.run_id,

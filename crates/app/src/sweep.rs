@@ -623,6 +623,7 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
     };
     let target = RemoteTarget {
         host: std::sync::Arc::new(h),
+        attach: false,
     };
     let mut plan = plan_sweep_on(req, machine, machine.gpus > 0, Some(&target));
     if let Some(n) = req.nodes.filter(|&n| n > 1) {

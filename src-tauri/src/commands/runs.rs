@@ -97,3 +97,21 @@ fn thin(samples: Vec<TelemetrySample>, max: usize) -> (Vec<TelemetrySample>, boo
 pub fn delete_runs(studio: State<'_, Studio>, run_ids: Vec<i64>) -> ApiResult<u32> {
     Ok(count(studio.with(|w| w.delete_runs(&run_ids))?))
 }
+
+/// Follows a remote run again (its journal from where it was stored) in the
+/// run queue; a cancel there stops it on the host.
+#[tauri::command]
+#[specta::specta]
+pub fn attach_run(studio: State<'_, Studio>, run_id: i64) -> ApiResult<()> {
+    if followed(&studio, run_id) {
+        return Err(ApiError::new(
+            "run",
+            format!("run = {run_id} is not allowed: this app is reading it from its host already"),
+        ));
+    }
+    let job = studio.with(|w| trainbench_app::remote::attach_job(w, run_id))?;
+    studio
+        .queue
+        .push(studio.db_path(), vec![job])
+        .map_err(ApiError::internal)
+}

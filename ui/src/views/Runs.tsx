@@ -225,9 +225,20 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
         <span class={`badge ${d.status}`}>{d.status}</span> {d.status_reason}
         {d.origin && <span class="hint"> — imported from {d.origin.hostname} (run #{d.origin.source_run_id} there)</span>}
       </p>
-      {view.remote && <RemoteWait runId={d.id} remote={view.remote} abandon={async (id) => {
+      {view.remote && (
+        <RemoteWait
+          runId={d.id}
+          remote={view.remote}
+          attach={async (id) => {
+            await call(api.attachRun(id));
+          }}
+          abandon={async (id) => {
             await call(api.abandonRun(id));
-          }} onChanged={load} onError={setError} />}
+          }}
+          onChanged={load}
+          onError={setError}
+        />
+      )}
       {d.error_class && (
         <div class="error">
           <strong>{d.error_class}</strong> {d.status_reason}

@@ -478,3 +478,38 @@ pub fn abandon(ws: &mut Workspace, run_id: i64) -> AppResult<()> {
     ws.store.abandon_remote_run(run_id, &reason)?;
     Ok(())
 }
+
+/// A queue job that follows run `run_id` on its host again (what `attach`
+/// does, for a shell with a run queue: the desktop).
+pub fn attach_job(ws: &Workspace, run_id: i64) -> AppResult<crate::sweep::Job> {
+    let rr = remote_run_of(ws, run_id)?;
+    if rr.finished {
+        return Err(bad(
+            "run",
+            format!("run = {run_id} is not allowed: its journal was read to the end already"),
+        ));
+    }
+    let h = host(&rr.host)?;
+    let detail = ws.store.run_detail(run_id)?;
+    let raw: trainbench_core::spec::RawSpec = serde_json::from_value(detail.spec.clone())
+        .map_err(|e| AppError::Internal(format!("run {run_id}'s stored spec: {e}")))?;
+    let spec = trainbench_core::spec::CheckedSpec::new(raw).map_err(AppError::from)?;
+    let worker = trainbench_runner::WorkerCommand {
+        program: std::path::PathBuf::new(),
+        args: Vec::new(),
+        env: Vec::new(),
+        plan_for: Some(detail.row.framework),
+    };
+    Ok(crate::sweep::Job {
+        run_id,
+        spec,
+        label: trainbench_core::compare::config_label(&detail.row),
+        config: 0,
+        worker,
+        memory_limit_bytes: None,
+        remote: Some(super::RemoteTarget {
+            host: std::sync::Arc::new(h),
+            attach: true,
+        }),
+    })
+}

@@ -21,7 +21,7 @@ mod start;
 mod url;
 
 pub use agent::{agent_run, JournalLine, RemoteJob};
-pub use follow::{abandon, attach};
+pub use follow::{abandon, attach, attach_job};
 pub use hosts::{
     add_host, check_host, host, hosts, parse_env, remove_host, Inventory, RemoteFramework,
     RemoteHost, SlurmInventory, SlurmSettings,

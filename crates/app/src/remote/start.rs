@@ -23,6 +23,9 @@ use crate::workspace::Workspace;
 #[derive(Debug, Clone)]
 pub struct RemoteTarget {
     pub host: Arc<RemoteHost>,
+    /// The run was started there already: follow its journal again
+    /// (`attach`) instead of starting it.
+    pub attach: bool,
 }
 
 /// Starts a queued job on its host and follows it to its end.
@@ -35,6 +38,9 @@ pub(crate) async fn run_job(
     progress: &mut dyn Progress,
     cancel: watch::Receiver<bool>,
 ) -> AppResult<Finished> {
+    if target.attach {
+        return super::follow::attach(ws, local, job.run_id, progress, cancel).await;
+    }
     let h = &target.host;
     let inv = h.inventory()?;
     let dir = format!(
