@@ -207,27 +207,34 @@ fn stored_windows(path: &Path, id: i64) -> i64 {
         .unwrap()
 }
 
-#[test]
-fn a_run_completes_with_every_window_while_another_process_holds_the_store_for_15_s() {
-    let db = Db::new("busy-store");
-    // Long enough that the lock below is taken while it trains.
-    let args = [
-        "run",
-        "--model",
-        "resnet_mini",
-        "--steps",
-        "150",
-        "--batch-size",
-        "8",
-        "--window-steps",
-        "3",
-        "--json",
-    ];
-    // The same configuration undisturbed: how many windows it stores.
-    let (out, v) = db.run(&args);
+/// A run long enough that a lock or a full disk comes while it trains.
+const LONG_RUN: [&str; 10] = [
+    "run",
+    "--model",
+    "resnet_mini",
+    "--steps",
+    "150",
+    "--batch-size",
+    "8",
+    "--window-steps",
+    "3",
+    "--json",
+];
+
+/// How many windows [`LONG_RUN`] stores undisturbed.
+fn undisturbed_windows(db: &Db) -> i64 {
+    let (out, v) = db.run(&LONG_RUN);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let expected = stored_windows(&db.path(), v["runs"][0]["id"].as_i64().unwrap());
     assert!(expected > 3, "{expected} windows");
+    expected
+}
+
+#[test]
+fn a_run_completes_with_every_window_while_another_process_holds_the_store_for_15_s() {
+    let db = Db::new("busy-store");
+    let args = LONG_RUN;
+    let expected = undisturbed_windows(&db);
 
     let run = db
         .cmd()
@@ -331,24 +338,8 @@ fn a_full_disk_keeps_the_worker_training_and_the_sweep_is_stored_whole_when_spac
         eprintln!("SKIPPED: a tmpfs cannot be mounted here (it needs root)");
         return;
     };
-    let base = [
-        "run",
-        "--model",
-        "resnet_mini",
-        "--steps",
-        "150",
-        "--batch-size",
-        "8",
-        "--window-steps",
-        "3",
-        "--json",
-    ];
-    // The same configuration undisturbed: how many windows it stores.
-    let (out, v) = db.run(&base);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let expected = stored_windows(&db.path(), v["runs"][0]["id"].as_i64().unwrap());
-    assert!(expected > 3, "{expected} windows");
-    let mut args = base.to_vec();
+    let expected = undisturbed_windows(&db);
+    let mut args = LONG_RUN.to_vec();
     args.extend(["--repeats", "2"]);
 
     let mut run = db

@@ -440,6 +440,18 @@ pub(crate) fn remote_run_of(ws: &Workspace, run_id: i64) -> AppResult<RemoteRun>
     })
 }
 
+/// The remote row of run `run_id` when its journal's end is still awaited.
+fn waiting_run(ws: &Workspace, run_id: i64) -> AppResult<RemoteRun> {
+    let rr = remote_run_of(ws, run_id)?;
+    if rr.finished {
+        return Err(bad(
+            "run",
+            format!("run = {run_id} is not allowed: its journal was read to the end already (it is not waiting for its host)"),
+        ));
+    }
+    Ok(rr)
+}
+
 /// Re-attaches to a remote run the studio stopped following.
 pub async fn attach(
     ws: &mut Workspace,
@@ -448,13 +460,7 @@ pub async fn attach(
     progress: &mut dyn Progress,
     cancel: watch::Receiver<bool>,
 ) -> AppResult<Finished> {
-    let rr = remote_run_of(ws, run_id)?;
-    if rr.finished {
-        return Err(bad(
-            "run",
-            format!("run = {run_id} is not allowed: its journal was read to the end already"),
-        ));
-    }
+    let rr = waiting_run(ws, run_id)?;
     let h = host(&rr.host)?;
     follow(ws, local, &h, rr, progress, cancel).await
 }
@@ -464,13 +470,7 @@ pub async fn attach(
 /// host is not contacted: the run may still be training there, in its
 /// folder, which is left alone.
 pub fn abandon(ws: &mut Workspace, run_id: i64) -> AppResult<()> {
-    let rr = remote_run_of(ws, run_id)?;
-    if rr.finished {
-        return Err(bad(
-            "run",
-            format!("run = {run_id} is not allowed: its journal was read to the end already (it is not waiting for its host)"),
-        ));
-    }
+    let rr = waiting_run(ws, run_id)?;
     let reason = format!(
         "abandoned: the studio stopped waiting for host {} ({}); the {} journal bytes read before are kept; the run's folder there ({}) was left alone",
         rr.host, rr.url, rr.journal_offset, rr.dir
@@ -482,13 +482,7 @@ pub fn abandon(ws: &mut Workspace, run_id: i64) -> AppResult<()> {
 /// A queue job that follows run `run_id` on its host again (what `attach`
 /// does, for a shell with a run queue: the desktop).
 pub fn attach_job(ws: &Workspace, run_id: i64) -> AppResult<crate::sweep::Job> {
-    let rr = remote_run_of(ws, run_id)?;
-    if rr.finished {
-        return Err(bad(
-            "run",
-            format!("run = {run_id} is not allowed: its journal was read to the end already"),
-        ));
-    }
+    let rr = waiting_run(ws, run_id)?;
     let h = host(&rr.host)?;
     let detail = ws.store.run_detail(run_id)?;
     let raw: trainbench_core::spec::RawSpec = serde_json::from_value(detail.spec.clone())
