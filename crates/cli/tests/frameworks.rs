@@ -1090,7 +1090,8 @@ fn decoders_train_in_every_framework_and_report_tokens_per_second() {
             assert!(!s["breakdown"].is_null(), "{what}");
             // Each framework names its attention kernel: SDPA's pick (math
             // under GPT-2's attention dropout), JAX's dot_product_attention
-            // where there is no dropout, TensorFlow's written-out ops.
+            // (Flax's own on a CPU) where there is no dropout, TensorFlow's
+            // written-out ops.
             let execution = d["hello"]["execution"].as_str().unwrap_or_default();
             let expected = match (framework, model) {
                 ("pytorch", "gpt2_tiny") => {
@@ -1100,7 +1101,7 @@ fn decoders_train_in_every_framework_and_report_tokens_per_second() {
                 ("tch", "gpt2_tiny") => "scaled_dot_product_attention, the unfused math kernel",
                 ("tch", _) => "scaled_dot_product_attention, flash attention",
                 ("jax", "gpt2_tiny") => "written out in XLA",
-                ("jax", _) => "jax.nn.dot_product_attention, XLA implementation (CPU)",
+                ("jax", _) => "flax.linen.dot_product_attention, Flax's own",
                 _ => "TensorFlow has no fused attention kernel",
             };
             assert!(

@@ -507,3 +507,38 @@ pub fn attach_job(ws: &Workspace, run_id: i64) -> AppResult<crate::sweep::Job> {
         }),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remote::SshUrl;
+
+    #[test]
+    fn an_outcome_that_is_not_an_end_fails_the_run_and_tails_are_bounded() {
+        let h = RemoteHost {
+            name: "box".into(),
+            url: SshUrl::parse("ssh://box").unwrap(),
+            pythons: vec!["python3".into()],
+            env: Vec::new(),
+            slurm: None,
+            peers: Vec::new(),
+            inventory: None,
+        };
+        let line = |status| JournalLine::Outcome {
+            status,
+            reason: Some("why".into()),
+            error_class: None,
+            exit_code: Some(0),
+            stderr_tail: "x".repeat(1 << 20),
+        };
+        for status in [RunStatus::Running, RunStatus::Queued] {
+            let (s, reason, class, _, tail) = outcome(line(status), &h);
+            assert_eq!(s, RunStatus::Failed);
+            assert!(reason.unwrap().contains("not an end"));
+            assert_eq!(class.as_deref(), Some("internal"));
+            assert!(tail.len() < trainbench_core::session::MAX_STDERR_TAIL + 100);
+        }
+        let (s, reason, ..) = outcome(line(RunStatus::Completed), &h);
+        assert_eq!((s, reason.as_deref()), (RunStatus::Completed, Some("why")));
+    }
+}
