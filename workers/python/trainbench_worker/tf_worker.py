@@ -71,28 +71,36 @@ def _gelu(x):
     return tf.nn.gelu(x, approximate=False)
 
 
+class KerasAttention(layers.MultiHeadAttention):
+    """Keras' own multi-head attention, as Keras users build a ViT (separate
+    query, key, value and output projections: the same parameters as one
+    fused qkv projection); its softmax(QKᵀ/√d)·V named for the operator
+    profile's "attention", the projections staying matmuls."""
+
+    def _compute_attention(self, *args, **kwargs):
+        with tf.name_scope("trainbench.attention"):
+            return super()._compute_attention(*args, **kwargs)
+
+
 class VitBlock(layers.Layer):
     def __init__(self, d, heads, mlp, **kwargs):
         super().__init__(**kwargs)
         self.d, self.heads, self.mlp = d, heads, mlp
         self.norm1 = layers.LayerNormalization(epsilon=1e-6)
-        self.qkv = _dense(3 * d)
-        self.proj = _dense(d)
+        self.attn = KerasAttention(heads, d // heads, kernel_initializer=_normal(0.02), bias_initializer="zeros")
         self.norm2 = layers.LayerNormalization(epsilon=1e-6)
         self.fc1 = _dense(mlp)
         self.fc2 = _dense(d)
 
     def build(self, input_shape):
-        for layer in (self.norm1, self.qkv, self.proj, self.norm2, self.fc1):
+        for layer in (self.norm1, self.norm2, self.fc1):
             layer.build((None, self.d))
+        self.attn.build((None, input_shape[1], self.d), (None, input_shape[1], self.d))
         self.fc2.build((None, self.mlp))
 
     def call(self, x):
-        t, d = x.shape[1], self.d
-        qkv = tf.reshape(self.qkv(self.norm1(x)), (-1, t, 3, self.heads, d // self.heads))
-        qkv = tf.transpose(qkv, (2, 0, 3, 1, 4))
-        a = _attention(qkv[0], qkv[1], qkv[2])
-        x = x + self.proj(tf.reshape(tf.transpose(a, (0, 2, 1, 3)), (-1, t, d)))
+        y = self.norm1(x)
+        x = x + self.attn(y, y)
         return x + self.fc2(_gelu(self.fc1(self.norm2(x))))
 
 
@@ -681,7 +689,9 @@ class TFBackend(Backend):
                      f"{'GPU(s) (NCCL)' if self.plan.is_cuda else 'CPU replica (RING collectives over gRPC)'}")
         elif n > 1:
             mode += f"; MirroredStrategy over {n} {'GPUs (NCCL)' if self.plan.is_cuda else 'logical CPU devices'}"
-        if self.plan.family != "resnet":
+        if self.plan.family == "vit":
+            mode += "; attention: Keras' layers.MultiHeadAttention"
+        elif self.plan.family != "resnet":
             mode += ("; attention: matmul, softmax and matmul ops written out (TensorFlow has no fused attention "
                      "kernel; Keras's dot_product_attention composes the same ops and refuses flash_attention here)")
         return mode
