@@ -456,24 +456,9 @@ fn remote_hosts_run_only_what_the_user_typed() {
     }
 
     // A run through the interpreter with spaces, the variables exported.
-    let (out, v) = lab.run(&[
-        "run",
-        "--host",
-        "box",
-        "--framework",
-        "pytorch",
-        "--model",
-        "resnet_mini",
-        "--batch-size",
-        "8",
-        "--threads",
-        "1",
-        "--steps",
-        "10",
-        "--window-steps",
-        "5",
-        "--json",
-    ]);
+    let mut args = RUN.to_vec();
+    args.extend(["--framework", "pytorch", "--steps", "10"]);
+    let (out, v) = lab.run(&args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(v["runs"][0]["status"], "completed", "{v}");
     assert!(!Path::new(&mark).exists(), "a command ran on the host");
