@@ -25,7 +25,13 @@ fn a_run_started_from_the_desktop_trains_on_a_remote_host_with_the_cli_as_kit() 
     let servers = Servers::start(&dir);
     std::env::set_var("TRAINBENCH_HOME", dir.join("home"));
     std::env::set_var("TRAINBENCH_SSH_CONFIG", dir.join("ssh_config"));
-    std::env::set_var("TRAINBENCH_SSH_CONTROL_DIR", dir.join("cm"));
+    // A control folder too long for ssh's socket names (a clone in a deep
+    // folder, a long home): the studio connects without sharing.
+    let deep = dir
+        .join("cm")
+        .join("a-folder-deep-enough-that-no-socket-fits-in-it");
+    std::fs::create_dir_all(&deep).expect("control folder");
+    std::env::set_var("TRAINBENCH_SSH_CONTROL_DIR", &deep);
     std::env::remove_var("TRAINBENCH_REMOTE_BINARY");
     // As the package installs them: the CLI beside the app's binary (here,
     // this test's binary in target/debug/deps).

@@ -35,30 +35,49 @@ pub(crate) fn ssh(url: &SshUrl) -> AppResult<Command> {
         c.arg("-F").arg(cfg);
     }
     let control = private_dir(&control_dir())?;
+    c.args(["-o", "BatchMode=yes"]);
+    c.args(shared_connection(&control));
     c.args([
-        "-o",
-        "BatchMode=yes",
         "-o",
         "ConnectTimeout=15",
         "-o",
         "ServerAliveInterval=5",
         "-o",
         "ServerAliveCountMax=3",
-        "-o",
-        "ControlMaster=auto",
-        "-o",
     ]);
-    // ssh expands `%` in the path: a literal one is written `%%`.
-    c.arg(format!(
-        "ControlPath={}/%C",
-        control.display().to_string().replace('%', "%%")
-    ));
-    c.args(["-o", "ControlPersist=60"]);
     if let Some(p) = url.port {
         c.args(["-p", &p.to_string()]);
     }
     c.arg(url.destination()).arg("--");
     Ok(c)
+}
+
+/// The longest socket path ssh can use (`sun_path` holds 108 bytes with its
+/// final zero; ssh adds `.` and 16 random characters while it sets one up).
+const SOCKET_PATH_MAX: usize = 107 - 17;
+
+/// ssh's options for one shared connection per host, its socket in
+/// `control/` named by the hash of the connection (`%C`, 40 characters).
+/// A folder whose path leaves no room for that name gets no sharing: every
+/// command opens its own connection, slower but working, instead of ssh
+/// refusing to connect at all.
+fn shared_connection(control: &Path) -> Vec<String> {
+    let dir = control.display().to_string();
+    if dir.len() + 1 + 40 > SOCKET_PATH_MAX {
+        return ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
+            .map(String::from)
+            .to_vec();
+    }
+    // ssh expands `%` in the path: a literal one is written `%%`.
+    [
+        "-o".to_owned(),
+        "ControlMaster=auto".to_owned(),
+        "-o".to_owned(),
+        format!("ControlPath={}/%C", dir.replace('%', "%%")),
+        "-o".to_owned(),
+        "ControlPersist=60".to_owned(),
+    ]
+    .to_vec()
 }
 
 /// Where ssh's shared connections live: short (a socket path has ~100
@@ -167,6 +186,21 @@ fn unreachable_or(url: &SshUrl, code: Option<i32>, err: &str) -> AppError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_control_folder_too_long_for_a_socket_turns_sharing_off_instead_of_failing() {
+        let short = shared_connection(Path::new("/tmp/trainbench-ssh-0"));
+        assert!(short.contains(&"ControlPath=/tmp/trainbench-ssh-0/%C".to_owned()));
+        assert!(short.contains(&"ControlMaster=auto".to_owned()));
+        let pct = shared_connection(Path::new("/tmp/50%"));
+        assert!(pct.contains(&"ControlPath=/tmp/50%%/%C".to_owned()));
+        // 49 characters of folder: 49 + 1 + 40 + 17 = 107, the most a socket takes.
+        let edge = format!("/{}", "d".repeat(48));
+        assert!(shared_connection(Path::new(&edge)).contains(&format!("ControlPath={edge}/%C")));
+        let long = format!("/{}", "d".repeat(49));
+        let off = shared_connection(Path::new(&long));
+        assert_eq!(off, ["-o", "ControlMaster=no", "-o", "ControlPath=none"]);
+    }
 
     /// Words an attacker would try, and random mixes of shell metacharacters.
     pub(crate) fn hostile_words() -> Vec<String> {
