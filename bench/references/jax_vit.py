@@ -6,19 +6,17 @@ positions, pre-norm blocks, LayerNorm eps 1e-6, exact GELU, head on the class
 token), so the parameter count equals the studio's: 5,526,346 with 10
 classes.
 
-    python bench/references/jax_vit.py [--batch 8] [--steps 24] [--warmup 4]
+    python bench/references/jax_vit.py [--batch 8] [--steps 20] [--warmup 4]
 
-Prints one JSON line: parameters and samples/s over the timed steps.
+Prints one JSON line: parameters and the median window's samples/s.
 """
-import argparse
-import json
-import time
-
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+
+from timing import arguments, measure, report
 
 
 class Block(nn.Module):
@@ -57,22 +55,17 @@ class ViT(nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=24)
-    ap.add_argument("--warmup", type=int, default=4)
-    ap.add_argument("--classes", type=int, default=10)
-    a = ap.parse_args()
+    a = arguments(batch=8).parse_args()
     model = ViT(classes=a.classes)
     rng = np.random.default_rng(0)
     images = jnp.asarray(rng.standard_normal((a.batch, 224, 224, 3), dtype=np.float32))
     labels = jnp.asarray(rng.integers(0, a.classes, a.batch))
     params = model.init(jax.random.PRNGKey(0), images)
     tx = optax.adamw(1e-3, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.05)
-    opt = tx.init(params)
+    state = [params, tx.init(params)]
 
     @jax.jit
-    def step(params, opt, x, y):
+    def train_step(params, opt, x, y):
         def loss_fn(p):
             logits = model.apply(p, x)
             return optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), y).mean()
@@ -81,17 +74,13 @@ def main():
         updates, opt = tx.update(grads, opt, params)
         return optax.apply_updates(params, updates), opt, loss
 
-    for _ in range(a.warmup):
-        params, opt, loss = step(params, opt, images, labels)
-    loss.block_until_ready()
-    t = time.perf_counter()
-    for _ in range(a.steps):
-        params, opt, loss = step(params, opt, images, labels)
-    loss.block_until_ready()
-    seconds = time.perf_counter() - t
-    count = sum(int(np.prod(p.shape)) for p in jax.tree_util.tree_leaves(params))
-    print(json.dumps({"framework": "jax", "model": "vit_tiny_patch16_224", "params": count,
-                      "batch": a.batch, "samples_per_s": a.batch * a.steps / seconds}))
+    def step():
+        state[0], state[1], loss = train_step(state[0], state[1], images, labels)
+        return loss
+
+    result = measure(step, lambda loss: loss.block_until_ready(), a)
+    count = sum(int(np.prod(p.shape)) for p in jax.tree_util.tree_leaves(state[0]))
+    report("jax", "vit_tiny_patch16_224", count, a, result, version=jax.__version__)
 
 
 if __name__ == "__main__":

@@ -6,14 +6,11 @@ Keras layers at their defaults (``layers.MultiHeadAttention``,
 LayerNorm eps 1e-6, exact GELU, head on the class token): 5,526,346
 parameters with 10 classes, as the studio's.
 
-    python bench/references/tf_vit.py [--batch 8] [--steps 16] [--warmup 4]
+    python bench/references/tf_vit.py [--batch 8] [--steps 20] [--warmup 4]
 
-Prints one JSON line: parameters and samples/s over the timed steps.
+Prints one JSON line: parameters and the median window's samples/s.
 """
-import argparse
-import json
 import os
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -21,6 +18,8 @@ import numpy as np  # noqa: E402
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from keras import layers  # noqa: E402
+
+from timing import arguments, measure, report  # noqa: E402
 
 
 class ClassToken(layers.Layer):
@@ -51,13 +50,7 @@ def vit(classes, dim=192, depth=12, heads=3, mlp=768, patch=16):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=16)
-    ap.add_argument("--warmup", type=int, default=4)
-    ap.add_argument("--classes", type=int, default=10)
-    ap.add_argument("--threads", type=int, default=1)
-    a = ap.parse_args()
+    a = arguments(batch=8).parse_args()
     tf.config.threading.set_intra_op_parallelism_threads(a.threads)
     tf.config.threading.set_inter_op_parallelism_threads(a.threads)
     model = vit(a.classes)
@@ -66,14 +59,13 @@ def main():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((a.batch, 224, 224, 3), dtype=np.float32)
     y = rng.integers(0, a.classes, a.batch)
-    for _ in range(a.warmup):
-        model.train_on_batch(x, y)
-    t = time.perf_counter()
-    for _ in range(a.steps):
-        model.train_on_batch(x, y)
-    seconds = time.perf_counter() - t
-    print(json.dumps({"framework": "tensorflow", "model": "vit_tiny_patch16_224", "params": model.count_params(),
-                      "batch": a.batch, "samples_per_s": a.batch * a.steps / seconds}))
+    # train_on_batch returns the loss as a number: each step has ended.
+    result = measure(lambda: model.train_on_batch(x, y), lambda _: None, a)
+    report("tensorflow", "vit_tiny_patch16_224", trainable(model), a, result, version=tf.__version__)
+
+
+def trainable(model):
+    return int(sum(np.prod(w.shape) for w in model.trainable_weights))
 
 
 if __name__ == "__main__":

@@ -1100,7 +1100,7 @@ fn decoders_train_in_every_framework_and_report_tokens_per_second() {
                 ("pytorch", _) => "F.scaled_dot_product_attention, flash attention",
                 ("tch", "gpt2_tiny") => "scaled_dot_product_attention, the unfused math kernel",
                 ("tch", _) => "scaled_dot_product_attention, flash attention",
-                ("jax", "gpt2_tiny") => "written out in XLA",
+                ("jax", "gpt2_tiny") => "Flax's own (einsum · softmax in float32 · einsum, in XLA; CPU, with its attention dropout",
                 ("jax", _) => "flax.linen.dot_product_attention, Flax's own",
                 _ => "TensorFlow has no fused attention kernel",
             };

@@ -79,19 +79,23 @@ def _attention(q, k, v, dtype, impl, dropout=None, causal=False):
     float32, the two matmuls in the compute dtype. The named scope only labels
     the HLO (the operator profile's "attention", as torch's SDPA is there).
 
-    Without attention dropout this is Flax's own ``nn.dot_product_attention``
-    (``impl="flax"``, on a CPU), or ``jax.nn.dot_product_attention`` with
-    ``implementation=impl`` (``"xla"``, or ``"cudnn"`` for cuDNN's fused
-    attention where the backend found it works, see :func:`attention_choice`);
-    it has no dropout, so a model that drops attention probabilities while
-    training (BERT, GPT-2) has them written out here."""
+    On a CPU this is Flax's own ``nn.dot_product_attention`` (``impl="flax"``,
+    dropping attention probabilities while training where the model does).
+    Elsewhere ``jax.nn.dot_product_attention`` with ``implementation=impl``
+    (``"xla"``, or ``"cudnn"`` for cuDNN's fused attention where the backend
+    found it works, see :func:`attention_choice`); it has no dropout, so on a
+    GPU a model that drops attention probabilities while training (BERT,
+    GPT-2) has them written out here."""
     with jax.named_scope("trainbench.attention"):
-        if impl == "flax" and (dropout is None or dropout.deterministic):
+        if impl == "flax":
             groups = q.shape[2] // k.shape[2]
             if groups > 1:
                 k, v = jnp.repeat(k, groups, axis=2), jnp.repeat(v, groups, axis=2)
             mask = nn.make_causal_mask(jnp.ones(q.shape[:2], bool)) if causal else None
-            return nn.dot_product_attention(q, k, v, mask=mask, dtype=dtype, deterministic=True,
+            drops = dropout is not None and not dropout.deterministic and dropout.rate > 0
+            return nn.dot_product_attention(q, k, v, mask=mask, dtype=dtype, deterministic=not drops,
+                                            dropout_rng=dropout.make_rng("dropout") if drops else None,
+                                            dropout_rate=dropout.rate if drops else 0.0,
                                             force_fp32_for_softmax=True)
         if dropout is None or dropout.deterministic:
             return jax.nn.dot_product_attention(q, k, v, is_causal=causal, implementation=impl)
@@ -114,13 +118,16 @@ def attention_choice(config, dtype, cuda):
     shape = attention_shape(config)
     if shape is None:
         return "xla", None
+    if not cuda:
+        # Flax's own attention (einsum, softmax, einsum) is 7-12 % faster than
+        # jax.nn.dot_product_attention's XLA path on a CPU, and it drops
+        # attention probabilities as Flax users train BERT and GPT-2.
+        why = ", with its attention dropout while training" if has_attention_dropout(config) else ""
+        return "flax", ("attention: flax.linen.dot_product_attention, Flax's own (einsum · softmax in float32 · "
+                        f"einsum, in XLA; CPU{why})")
     if has_attention_dropout(config):
         return "xla", ("attention: softmax(QKᵀ/√d)·V written out in XLA (the model drops attention probabilities "
                        "while training; jax.nn.dot_product_attention has no dropout)")
-    if not cuda:
-        # Flax's own attention (einsum, softmax, einsum) is 7-12 % faster than
-        # jax.nn.dot_product_attention's XLA path on a CPU.
-        return "flax", "attention: flax.linen.dot_product_attention, Flax's own (einsum · softmax in float32 · einsum, in XLA; CPU)"
     if dtype not in (jnp.bfloat16, jnp.float16):
         return "xla", "attention: jax.nn.dot_product_attention, XLA implementation (cuDNN's takes bf16/fp16 only)"
     t, h, kv, hd = shape
@@ -574,8 +581,12 @@ class JaxBackend(Backend):
         self.attention, self.attention_text = attention_choice(plan.config, self.dtype, plan.is_cuda)
         self.binary = classification_loss_kind(plan.config) == "binary"
         self.model = build(plan.config, self.dtype, self.attention)
-        self.tx = optax.inject_hyperparams(optax.adamw)(learning_rate=plan.lr, b1=ADAMW_BETAS[0], b2=ADAMW_BETAS[1],
-                                                        eps=ADAMW_EPS, weight_decay=plan.weight_decay)
+        # AdamW as optax composes it (scale_by_adam, add_decayed_weights), the
+        # step's learning rate applied last: the studio's schedule comes with
+        # each step (as torch's param_groups), without inject_hyperparams'
+        # extra state and copies.
+        self.tx = optax.chain(optax.scale_by_adam(b1=ADAMW_BETAS[0], b2=ADAMW_BETAS[1], eps=ADAMW_EPS),
+                              optax.add_decayed_weights(plan.weight_decay))
         try:
             self.state = jax.jit(self._init_state, out_shardings=self.replicated)()
             jax.block_until_ready(self.state)
@@ -656,12 +667,12 @@ class JaxBackend(Backend):
 
         grads, (loss, model_state) = jax.grad(loss_fn, has_aux=True)(state["params"])
         opt = state["opt"]
-        opt = opt._replace(hyperparams={**opt.hyperparams, "learning_rate": lr})
 
         def apply(grads):
             # The named scope only labels the HLO (the operator profile's "optimizer").
             with jax.named_scope("trainbench.optimizer"):
                 updates, new_opt = self.tx.update(grads, opt, state["params"])
+                updates = jax.tree.map(lambda u: (-lr * u).astype(u.dtype), updates)
                 return optax.apply_updates(state["params"], updates), new_opt
 
         new = {**state, "model_state": model_state, "step": step}
