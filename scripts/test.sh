@@ -10,6 +10,7 @@ export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 start=$SECONDS
 echo "== rustfmt"; cargo fmt --all -- --check
 echo "== layering"; bash scripts/check-deps.sh
+echo "== sizes"; python3 scripts/check_sizes.py
 # The UI first: the desktop crate embeds ui/dist when it compiles.
 echo "== ui: typecheck, unit tests (vitest), build"
 (cd ui && npm run --silent typecheck && npx vitest run && npm run --silent build)

@@ -14,6 +14,7 @@ mod kit_cmd;
 mod output;
 mod prices_cmd;
 mod report_cmd;
+mod run_args;
 mod run_cmd;
 mod runs_cmd;
 

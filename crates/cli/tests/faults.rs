@@ -1,7 +1,8 @@
 //! Runs that go wrong, with the real `trainbench` binary and a real SQLite
 //! file: workers that print garbage, hang, exit early or are killed (the
 //! scripts in `tests/fake-workers/` wrap or replace the real worker), and a
-//! studio killed or interrupted mid-run. What was measured is kept and the
+//! studio killed or interrupted mid-run, or a reader that closes the pipe
+//! early. What was measured is kept and the
 //! database stays sound.
 #![allow(
     clippy::unwrap_used,
@@ -315,4 +316,22 @@ fn a_worker_printing_a_128_mib_line_is_cut_and_the_studio_stays_small() {
         tail.contains("more bytes cut"),
         "the long line is marked as cut"
     );
+}
+
+#[test]
+fn a_reader_that_closes_early_ends_the_cli_quietly() {
+    // `trainbench env list | head -0`: the pipe's read end is closed before
+    // the CLI prints, so its first write fails with EPIPE.
+    let db = Db::new("pipe");
+    let mut child = db
+        .cmd()
+        .args(["env", "list"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(141), "{}", text(&out));
+    assert!(out.stderr.is_empty(), "{}", text(&out));
 }

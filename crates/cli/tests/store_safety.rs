@@ -2,7 +2,8 @@
 //! database, several processes opening a new or old database at once all
 //! succeed, and a database this studio cannot use is refused with a message
 //! that says why, the file left as it was; a run outlasts another process
-//! holding the store's lock.
+//! holding the store's lock; the price table is listed, added to and edited
+//! in place.
 #![allow(
     clippy::unwrap_used,
     reason = "a test fails loudly on what it did not expect"
@@ -403,4 +404,118 @@ fn a_full_disk_keeps_the_worker_training_and_the_sweep_is_stored_whole_when_spac
     assert_eq!(v["runs"].as_array().unwrap().len(), 2, "{v}");
     // Nothing was half-written.
     assert_eq!(run_count(&db.path()), 3);
+}
+
+#[test]
+fn prices_can_be_listed_added_and_edited() {
+    let db = Db::new("prices");
+    let (out, v) = db.run(&["prices", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["prices"].as_array().unwrap().len(), 5);
+    let (out, v) = db.run(&[
+        "prices",
+        "add",
+        "My lab 4x L40S",
+        "--devices",
+        "4",
+        "--device",
+        "L40S",
+        "--usd-per-hour",
+        "6",
+        "--as-of",
+        "2026-11",
+        "--source",
+        "our invoice",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let row = v["prices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["row"]["offering"] == "My lab 4x L40S")
+        .unwrap()
+        .clone();
+    assert_eq!(row["row"]["usd_per_device_hour"], 1.5);
+    let (out, v) = db.run(&[
+        "prices",
+        "edit",
+        "My lab 4x L40S",
+        "--usd-per-hour",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let row = v["prices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["row"]["offering"] == "My lab 4x L40S")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            row["row"]["usd_per_device_hour"].as_f64(),
+            row["edited_by_user"].as_bool()
+        ),
+        (Some(2.0), Some(true))
+    );
+    let (out, v) = db.run(&[
+        "prices",
+        "add",
+        "Broken",
+        "--devices",
+        "1",
+        "--device",
+        "X",
+        "--usd-per-hour",
+        "-3",
+        "--as-of",
+        "x",
+        "--source",
+        "y",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(v["error"]["field"], "usd_per_hour");
+    // The desktop app's rules are the same (core's PriceRow::validate): a
+    // price of 0, a date that is not one, too many devices are refused.
+    let add = |extra: &[&str]| {
+        let mut a = vec!["prices", "add", "Checked", "--device", "X", "--source", "y"];
+        for (flag, default) in [
+            ("--devices", "2"),
+            ("--usd-per-hour", "4"),
+            ("--as-of", "2026-11-01"),
+        ] {
+            if !extra.contains(&flag) {
+                a.extend([flag, default]);
+            }
+        }
+        a.extend_from_slice(extra);
+        a.push("--json");
+        db.run(&a)
+    };
+    for (extra, field) in [
+        (&["--usd-per-hour", "0"][..], "usd_per_hour"),
+        (&["--as-of", "last week"][..], "as_of"),
+        (&["--as-of", "2026-02-30"][..], "as_of"),
+        (&["--devices", "2000"][..], "devices"),
+        (
+            &["--usd-per-device-hour", "20000"][..],
+            "usd_per_device_hour",
+        ),
+    ] {
+        let (out, v) = add(extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {v}");
+        assert_eq!(v["error"]["field"], field, "{extra:?}: {v}");
+    }
+    let (_, v) = db.run(&["prices", "--json"]);
+    assert!(
+        !v["prices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["row"]["offering"] == "Checked"),
+        "nothing refused was stored: {v}"
+    );
 }

@@ -230,12 +230,16 @@ class ResNet(keras.Model):
 
 
 class BertLayer(layers.Layer):
+    """Hugging Face's BertLayer as a Keras user builds it: Keras'
+    ``layers.MultiHeadAttention`` (query, key, value and output projections,
+    dropout 0.1 on the attention probabilities), then post-norm residuals."""
+
     def __init__(self, c, **kwargs):
         super().__init__(**kwargs)
         d = c["hidden"]
         self.d, self.heads, self.inter = d, c["heads"], c["intermediate"]
-        self.query, self.key, self.value = _dense(d), _dense(d), _dense(d)
-        self.attn_out = _dense(d)
+        self.attn = KerasAttention(self.heads, d // self.heads, dropout=0.1, kernel_initializer=_normal(0.02),
+                                   bias_initializer="zeros")
         self.attn_norm = layers.LayerNormalization(epsilon=1e-12)
         self.intermediate = _dense(c["intermediate"])
         self.output_dense = _dense(d)
@@ -243,20 +247,13 @@ class BertLayer(layers.Layer):
         self.dropout = layers.Dropout(0.1)
 
     def build(self, input_shape):
-        for layer in (self.query, self.key, self.value, self.attn_out, self.attn_norm, self.intermediate,
-                      self.out_norm):
+        for layer in (self.attn_norm, self.intermediate, self.out_norm):
             layer.build((None, self.d))
+        self.attn.build((None, None, self.d), (None, None, self.d))
         self.output_dense.build((None, self.inter))
 
     def call(self, x):
-        t, d = x.shape[1], self.d
-
-        def split(layer):
-            return tf.transpose(tf.reshape(layer(x), (-1, t, self.heads, d // self.heads)), (0, 2, 1, 3))
-
-        ctx = _attention(split(self.query), split(self.key), split(self.value), self.dropout)
-        ctx = tf.reshape(tf.transpose(ctx, (0, 2, 1, 3)), (-1, t, d))
-        x = self.attn_norm(x + self.dropout(self.attn_out(ctx)))
+        x = self.attn_norm(x + self.dropout(self.attn(x, x)))
         ff = self.dropout(self.output_dense(_gelu(self.intermediate(x))))
         return self.out_norm(x + ff)
 
@@ -425,35 +422,34 @@ class Decoder(keras.Model):
 class EncoderLayer(layers.Layer):
     """PyTorch's nn.TransformerEncoderLayer (batch_first, post-norm, ReLU,
     dropout 0.1 on the attention probabilities, after the attention and in
-    and after the feed-forward block; LayerNorm eps 1e-5)."""
+    and after the feed-forward block; LayerNorm eps 1e-5), its attention
+    Keras' ``layers.MultiHeadAttention`` as a Keras user writes it."""
 
     def __init__(self, c, **kwargs):
         super().__init__(**kwargs)
         d = c["hidden"]
         self.d, self.heads, self.inter = d, c["heads"], c["intermediate"]
-        self.in_proj, self.out_proj = _dense(3 * d), _dense(d)
+        self.attn = KerasAttention(self.heads, d // self.heads, dropout=0.1, kernel_initializer=_normal(0.02),
+                                   bias_initializer="zeros")
         self.linear1, self.linear2 = _dense(self.inter), _dense(d)
         self.norm1 = layers.LayerNormalization(epsilon=1e-5)
         self.norm2 = layers.LayerNormalization(epsilon=1e-5)
         self.dropout = layers.Dropout(0.1)
 
     def build(self, input_shape):
-        for layer in (self.in_proj, self.out_proj, self.linear1, self.norm1, self.norm2):
+        for layer in (self.linear1, self.norm1, self.norm2):
             layer.build((None, self.d))
+        self.attn.build((None, None, self.d), (None, None, self.d))
         self.linear2.build((None, self.inter))
 
     def call(self, x):
-        t, d, h = x.shape[1], self.d, self.heads
-        qkv = tf.transpose(tf.reshape(self.in_proj(x), (-1, t, 3, h, d // h)), (2, 0, 3, 1, 4))
-        a = _attention(qkv[0], qkv[1], qkv[2], self.dropout)
-        a = tf.reshape(tf.transpose(a, (0, 2, 1, 3)), (-1, t, d))
-        x = self.norm1(x + self.dropout(self.out_proj(a)))
+        x = self.norm1(x + self.dropout(self.attn(x, x)))
         ff = self.linear2(self.dropout(tf.nn.relu(self.linear1(x))))
         return self.norm2(x + self.dropout(ff))
 
 
 class FraudTransformer(keras.Model):
-    """The migration seed's FraudTransformer (torch_worker.FraudTransformer):
+    """The fraud-detection transformer (torch_worker.FraudTransformer):
     token and position embeddings, post-norm encoder layers, the mean over
     positions, a linear head."""
 
@@ -689,7 +685,7 @@ class TFBackend(Backend):
                      f"{'GPU(s) (NCCL)' if self.plan.is_cuda else 'CPU replica (RING collectives over gRPC)'}")
         elif n > 1:
             mode += f"; MirroredStrategy over {n} {'GPUs (NCCL)' if self.plan.is_cuda else 'logical CPU devices'}"
-        if self.plan.family == "vit":
+        if self.plan.family in ("vit", "bert", "encoder"):
             mode += "; attention: Keras' layers.MultiHeadAttention"
         elif self.plan.family != "resnet":
             mode += ("; attention: matmul, softmax and matmul ops written out (TensorFlow has no fused attention "

@@ -238,6 +238,7 @@ pub struct CatalogEntry {
     build: fn() -> ModelConfig,
 }
 
+mod builders;
 mod catalog;
 mod counts;
 

@@ -1,0 +1,401 @@
+//! A sweep: the cross product of the values chosen for each setting, checked
+//! before anything runs, then queued (configurations × repeats, interleaved).
+//! The CLI's flags and the desktop wizard both fill a [`SweepRequest`], so
+//! both give the same verdict on every combination.
+
+use serde::{Deserialize, Serialize};
+use trainbench_core::batch_search::{BatchSearch, DEFAULT_CAP};
+use trainbench_core::spec::{
+    check_runnable, interleaved_plan, CheckedSpec, Framework, Machine, RawSpec,
+};
+use trainbench_store::{NewRun, Store, StoreError};
+
+use crate::error::{AppError, AppResult};
+use crate::host::Host;
+use crate::remote::RemoteTarget;
+use crate::workspace::Workspace;
+
+use trainbench_runner::envs;
+use trainbench_runner::WorkerCommand;
+
+mod plan;
+use plan::reject;
+pub use plan::{folder_classes, parse_data, plan_sweep, plan_sweep_on, resolve_framework};
+
+/// Every setting of a sweep; several values in a list make several
+/// configurations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SweepRequest {
+    pub model: Vec<String>,
+    /// `tch`, `pytorch`, `tensorflow`, `jax`, or `FRAMEWORK@ENVIRONMENT`.
+    pub framework: Vec<String>,
+    pub precision: Vec<String>,
+    pub compile: Vec<String>,
+    pub devices: Vec<i64>,
+    /// A remote host of the studio's list to run on (`None`: this machine).
+    #[serde(default)]
+    pub host: Option<String>,
+    /// Machines a run spans (each with `devices` devices); more than one on a
+    /// Slurm host only.
+    #[serde(default)]
+    pub nodes: Option<i64>,
+    pub parallel: Option<String>,
+    pub batch_size: Vec<i64>,
+    /// `cpu` or `cuda:N`; the first GPU when there is one, else the CPU.
+    pub device: Option<String>,
+    pub steps: Option<i64>,
+    pub epochs: Option<i64>,
+    /// `synthetic`, `mnist`, `cifar10:DIR`, `text`, `text:FILE` or `folder:DIR`.
+    pub data: String,
+    /// Loader workers of an image folder (default 2; 0: the training thread
+    /// decodes).
+    #[serde(default)]
+    pub loader_workers: Option<i64>,
+    pub num_classes: Option<i64>,
+    /// Tokens per sequence of a text model; `None` keeps the model's.
+    #[serde(default)]
+    pub seq_len: Option<i64>,
+    pub target_accuracy: Option<f64>,
+    /// A held-out loss to reach (time-to-loss).
+    #[serde(default)]
+    pub target_loss: Option<f64>,
+    /// Evaluate every this many steps (default: each epoch and at the end).
+    #[serde(default)]
+    pub eval_every_steps: Option<i64>,
+    pub stop_at_target: bool,
+    pub window_steps: Option<i64>,
+    pub threads: Option<i64>,
+    pub lr: Option<f64>,
+    pub repeats: i64,
+    /// A price-table offering for cost per epoch.
+    pub price: Option<String>,
+    /// The operator profile after the timed part.
+    #[serde(default)]
+    pub profile: bool,
+    /// `--batch-size max`: search the largest power-of-two batch that fits
+    /// (then `batch_size` is empty).
+    #[serde(default)]
+    pub batch_max: bool,
+    /// The largest batch the search tries (default 65,536).
+    #[serde(default)]
+    pub batch_cap: Option<u32>,
+    /// Resident memory a worker's processes may use (bytes): a worker over it
+    /// is stopped (failed, out of memory). Required for a batch search on the
+    /// CPU, where it is what "fits" means.
+    #[serde(default)]
+    pub memory_limit_bytes: Option<u64>,
+}
+
+impl Default for SweepRequest {
+    fn default() -> Self {
+        SweepRequest {
+            model: vec!["resnet_mini".into()],
+            framework: vec![Framework::Tch.to_string()],
+            precision: vec!["fp32".into()],
+            compile: vec!["off".into()],
+            devices: vec![1],
+            host: None,
+            nodes: None,
+            parallel: None,
+            batch_size: vec![64],
+            device: None,
+            steps: Some(100),
+            epochs: None,
+            data: "synthetic".into(),
+            loader_workers: None,
+            num_classes: None,
+            seq_len: None,
+            target_accuracy: None,
+            target_loss: None,
+            eval_every_steps: None,
+            stop_at_target: true,
+            window_steps: None,
+            threads: None,
+            lr: None,
+            repeats: 1,
+            price: None,
+            profile: false,
+            batch_max: false,
+            batch_cap: None,
+            memory_limit_bytes: None,
+        }
+    }
+}
+
+/// One configuration that can run.
+#[derive(Debug, Clone)]
+pub struct PlannedConfig {
+    pub framework: Framework,
+    /// A registered environment (`framework@name`); `None` for the framework's own.
+    pub env: Option<String>,
+    /// The spec as built from the request and as validated.
+    pub spec: CheckedSpec,
+    pub label: String,
+    pub worker: WorkerCommand,
+    /// The batch is to be searched (`--batch-size max`) before the runs are
+    /// queued: the spec then holds batch 1 until [`Workspace::search_batches`]
+    /// sets the largest that fits.
+    pub batch_search: Option<BatchSearch>,
+    /// Once searched: the search's key (its configuration, `bmax`), under
+    /// which the sweep's probes are stored and which its runs record.
+    pub searched: Option<String>,
+    /// The remote host it runs on; `None`: this machine.
+    pub remote: Option<RemoteTarget>,
+}
+
+/// A combination that cannot run, and why (the field, the value, what is allowed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Rejected {
+    /// The combination, or `all` for a setting every combination shares.
+    pub label: String,
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct SweepPlan {
+    pub configs: Vec<PlannedConfig>,
+    pub rejected: Vec<Rejected>,
+    pub repeats: u32,
+    /// The request's resident-memory limit, for every run and probe.
+    pub memory_limit_bytes: Option<u64>,
+}
+
+impl SweepPlan {
+    /// Runs the sweep would queue.
+    pub fn runs(&self) -> usize {
+        self.configs.len() * self.repeats as usize
+    }
+}
+
+/// A run the sweep queued (stored as `queued`), as the run loop takes it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub run_id: i64,
+    pub spec: CheckedSpec,
+    pub label: String,
+    /// Index into the plan's configurations.
+    pub config: usize,
+    pub worker: WorkerCommand,
+    /// Resident memory its worker may use (the sweep's `memory_limit`).
+    pub memory_limit_bytes: Option<u64>,
+    /// The remote host it runs on; `None`: this machine.
+    pub remote: Option<RemoteTarget>,
+}
+
+/// Checks the price offering exists; names the table's offerings if not.
+pub(crate) fn check_price(
+    store: &Store,
+    price: Option<&str>,
+) -> Result<Option<Rejected>, StoreError> {
+    let Some(p) = price else { return Ok(None) };
+    if store.price(p)?.is_some() {
+        return Ok(None);
+    }
+    let names: Vec<String> = store.prices()?.into_iter().map(|r| r.0.offering).collect();
+    Ok(Some(reject(
+        "all",
+        "price",
+        format!(
+            "price = {p} is not allowed: expected one of the price table's offerings: {}",
+            names.join("; ")
+        ),
+    )))
+}
+
+/// Checks every combination of `req` where it is to run: on the remote host
+/// it names, else on this machine.
+pub fn plan_request(req: &SweepRequest, host: &Host) -> AppResult<SweepPlan> {
+    match &req.host {
+        Some(name) => plan_on_host(req, name),
+        None => Ok(plan_sweep(req, host.machine(), host.gpu_count() > 0)),
+    }
+}
+
+/// Checks every combination of `req` on the remote host `name` as its last
+/// check found it (`trainbench host check`).
+pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
+    let h = crate::remote::host(name)?;
+    let inv = h.inventory.clone().ok_or_else(|| AppError::BadInput {
+        field: "host".into(),
+        message: format!("host = {name} has not been checked: run `trainbench host check {name}`"),
+    })?;
+    // A Slurm host: what one node of its partition has; else the host itself.
+    let (machine, nodes) = match &inv.slurm {
+        Some(s) => (
+            Machine {
+                gpus: s.gpus_per_node,
+                cpu_cores: s.cpus_per_node,
+            },
+            Some(s.nodes),
+        ),
+        None => (
+            Machine {
+                gpus: u32::try_from(inv.gpus.len()).unwrap_or(u32::MAX),
+                cpu_cores: inv.cpu_cores,
+            },
+            (!h.peers.is_empty()).then(|| u32::try_from(h.peers.len() + 1).unwrap_or(u32::MAX)),
+        ),
+    };
+    let target = RemoteTarget {
+        host: std::sync::Arc::new(h),
+        attach: false,
+    };
+    let mut plan = plan_sweep_on(req, machine, machine.gpus > 0, Some(&target));
+    if let Some(n) = req.nodes.filter(|&n| n > 1) {
+        let why = match nodes {
+            None => Some(format!(
+                "nodes = {n} is not allowed on host {name}: several nodes run through Slurm or a host's peers; expected 1 (add a Slurm login host with `trainbench host add NAME ssh://login --slurm`, or one with `--peer ssh://node2`)"
+            )),
+            Some(have) if i64::from(have) < n => Some(format!(
+                "nodes = {n} is not allowed on host {name}: it has {have} node(s){}; expected at most {have}",
+                if inv.slurm.is_some() { " in its partition" } else { " (itself and its peers)" }
+            )),
+            _ => None,
+        };
+        if let Some(message) = why {
+            plan.configs.clear();
+            plan.rejected.insert(0, reject("all", "nodes", message));
+        }
+    }
+    Ok(plan)
+}
+
+/// Stores the sweep and its runs (status `queued`), repeats interleaved.
+pub(crate) fn queue_sweep(
+    store: &Store,
+    plan: &SweepPlan,
+    price: Option<&str>,
+    command: &str,
+) -> Result<(i64, Vec<Job>), StoreError> {
+    let sweep = store.create_sweep(command, plan.configs.len() as u32, plan.repeats)?;
+    queue_into(store, sweep, plan, price)
+}
+
+/// Stores the plan's runs as queued in an existing sweep (one whose batch
+/// search ran first).
+pub(crate) fn queue_into(
+    store: &Store,
+    sweep: i64,
+    plan: &SweepPlan,
+    price: Option<&str>,
+) -> Result<(i64, Vec<Job>), StoreError> {
+    let mut queued = Vec::new();
+    for (c, r) in interleaved_plan(plan.configs.len(), plan.repeats as usize) {
+        let cfg = &plan.configs[c];
+        let id = store.insert_run(&NewRun {
+            sweep_id: Some(sweep),
+            repeat_index: r as u32,
+            price_offering: price.map(str::to_string),
+            batch_search: cfg.searched.clone(),
+            ..NewRun::of_spec(cfg.framework, cfg.env.clone(), &cfg.spec)
+        })?;
+        queued.push(Job {
+            run_id: id,
+            spec: cfg.spec.clone(),
+            label: cfg.label.clone(),
+            config: c,
+            worker: cfg.worker.clone(),
+            memory_limit_bytes: plan.memory_limit_bytes,
+            remote: cfg.remote.clone(),
+        });
+    }
+    Ok((sweep, queued))
+}
+
+impl Workspace {
+    /// Checks every combination of `req` where it is to run (this machine,
+    /// or the remote host it names), and the price offering against this
+    /// database's table (refused first when unknown).
+    pub fn plan(&self, req: &SweepRequest, host: &Host) -> AppResult<SweepPlan> {
+        let mut plan = plan_request(req, host)?;
+        if let Some(r) = self.check_price(req.price.as_deref())? {
+            plan.rejected.insert(0, r);
+        }
+        Ok(plan)
+    }
+
+    /// `None` when there is no price or the table has the offering; else
+    /// why not, naming the table's offerings.
+    pub fn check_price(&self, price: Option<&str>) -> AppResult<Option<Rejected>> {
+        Ok(check_price(&self.store, price)?)
+    }
+
+    /// Creates the sweep before its batch search (`search_batches`), so that
+    /// the probes are stored under it as they end.
+    pub(crate) fn create_sweep(&self, plan: &SweepPlan, command: &str) -> AppResult<i64> {
+        Ok(self
+            .store
+            .create_sweep(command, plan.configs.len() as u32, plan.repeats)?)
+    }
+
+    /// Queues the plan's runs in `sweep` (made by `create_sweep`).
+    pub(crate) fn queue_into(
+        &self,
+        sweep: i64,
+        plan: &SweepPlan,
+        price: Option<&str>,
+    ) -> AppResult<(i64, Vec<Job>)> {
+        Ok(queue_into(&self.store, sweep, plan, price)?)
+    }
+
+    /// Stores the plan's runs as queued (a sweep, repeats interleaved) and
+    /// returns them in the order they are to run.
+    pub fn queue(
+        &self,
+        plan: &SweepPlan,
+        price: Option<&str>,
+        command: &str,
+    ) -> AppResult<(i64, Vec<Job>)> {
+        Ok(queue_sweep(&self.store, plan, price, command)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_planned_spec_is_typed_and_the_stored_row_takes_its_values_from_it() {
+        let req = SweepRequest {
+            model: vec!["resnet_mini".into()],
+            precision: vec!["fp32".into(), "amp-bf16".into()],
+            batch_size: vec![24],
+            steps: Some(7),
+            ..SweepRequest::default()
+        };
+        let cpu = Machine {
+            gpus: 0,
+            cpu_cores: 2,
+        };
+        let plan = plan_sweep(&req, cpu, false);
+        assert!(plan.rejected.is_empty(), "{:?}", plan.rejected);
+        assert_eq!(plan.configs.len(), 2);
+        let spec = &plan.configs[1].spec.spec;
+        assert_eq!(spec.batch_size, 24);
+        assert_eq!(spec.precision, trainbench_core::Precision::AmpBf16);
+        assert_eq!(spec.length, trainbench_core::spec::Length::Steps(7));
+
+        let store = Store::open_in_memory().expect("an in-memory store");
+        let (_, jobs) = queue_sweep(&store, &plan, None, "test").expect("queued");
+        for job in &jobs {
+            let row = store.run_row(job.run_id).expect("stored");
+            let spec = &plan.configs[job.config].spec.spec;
+            assert_eq!(row.batch_size, 24, "not a default");
+            assert_eq!(row.precision, spec.precision);
+            assert_eq!(row.framework, Framework::Tch);
+            assert_eq!(row.device, spec.device);
+            assert_eq!(
+                row.config_key,
+                trainbench_core::spec::ConfigKeys::of(Framework::Tch, None, spec).config
+            );
+            // What the libtorch worker reads validates to the same spec.
+            let reread = trainbench_core::RunSpec::from_json(&job.spec.raw.to_json())
+                .expect("the stored spec validates");
+            assert_eq!(reread.batch_size, 24);
+            assert_eq!(reread.precision, spec.precision);
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! Tables of runs, one run in full, groups, scaling, batch searches, prices.
+
+use super::*;
+
+pub fn print_runs_table(rows: &[RunRow]) {
+    println!(
+        "{:>5}  {:<11} {:<34} {:>26}  {:>10}  {:>18}  {:>20}  {:>16}",
+        "run",
+        "status",
+        "configuration",
+        "samples/s [95% CI]",
+        "1st step",
+        "peak memory",
+        "time to accuracy",
+        "cost/epoch"
+    );
+    for r in rows {
+        let config = config_label(r);
+        let s = r.summary.as_ref();
+        let mem = match s {
+            Some(s) => format!(
+                "{} {}",
+                mib(s.peak_memory_bytes),
+                s.peak_memory_source.as_deref().unwrap_or("")
+            ),
+            None => "not measured".into(),
+        };
+        println!(
+            "{:>5}  {:<11} {:<34} {:>26}  {:>10}  {:>18}  {:>20}  {:>16}",
+            r.id,
+            r.status.as_str(),
+            config,
+            throughput_text(r),
+            s.and_then(|s| s.time_to_first_step_s)
+                .map_or("—".into(), |t| format!("{t:.2} s")),
+            mem,
+            tta_text(r),
+            cost_text(r)
+        );
+    }
+}
+
+pub fn print_scaling(rows: &[Value]) {
+    if rows.is_empty() {
+        return;
+    }
+    println!("\nscaling efficiency = throughput(N) ÷ (N × throughput(1)):");
+    for r in rows {
+        let eff = r["scaling_efficiency"]
+            .as_f64()
+            .map_or("not measured".into(), |e| format!("{:.1} %", e * 100.0));
+        println!(
+            "  {:<44} {eff}  ({} vs {} samples/s on one device)",
+            r["configuration"].as_str().unwrap_or(""),
+            num(r["throughput_samples_per_s"].as_f64(), 1),
+            num(r["single_device_throughput_samples_per_s"].as_f64(), 1),
+        );
+    }
+}
+
+pub fn print_groups(groups: &[Value]) {
+    println!("\nrepeats (mean of run medians, Student-t 95 % CI):");
+    for g in groups {
+        let r = &g["repeats"];
+        let mean = r["throughput_mean_samples_per_s"].as_f64();
+        let ci = match (
+            r["throughput_ci95"]["low"].as_f64(),
+            r["throughput_ci95"]["high"].as_f64(),
+        ) {
+            (Some(l), Some(h)) => format!("[{l:.1}, {h:.1}]"),
+            _ => "CI not measured".into(),
+        };
+        println!(
+            "  {:<40} {} samples/s {ci} over {} completed run(s)",
+            g["configuration"].as_str().unwrap_or(""),
+            num(mean, 1),
+            r["runs"]
+        );
+    }
+}
+
+/// The probes a run's batch came from (`--batch-size max`).
+pub fn print_batch_search(s: &trainbench_app::StoredBatchSearch) {
+    println!(
+        "batch search:      largest power of two that fits{}; {} probes of {} steps, each in a fresh worker",
+        s.memory_limit_bytes
+            .map(|l| format!(" within {} of resident memory", bytes(l)))
+            .unwrap_or_default(),
+        s.probes.len(),
+        trainbench_core::batch_search::PROBE_STEPS
+    );
+    for p in &s.probes {
+        println!(
+            "  batch {:>6}  {:<22} peak {:>10}  {:>6.1} s{}",
+            p.batch_size,
+            p.outcome.label(),
+            p.peak_memory_bytes.map_or("not measured".into(), bytes),
+            p.seconds,
+            p.reason
+                .as_deref()
+                .filter(|_| p.outcome != trainbench_core::batch_search::ProbeOutcome::Fits)
+                .map(|r| format!("  {r}"))
+                .unwrap_or_default()
+        );
+    }
+}
+
+pub fn print_show(d: &RunDetail) {
+    let r = &d.row;
+    println!(
+        "run {}: {} — {} {} {} ×{} batch {} data {}",
+        r.id,
+        r.status.as_str(),
+        r.framework,
+        r.model,
+        r.precision,
+        r.devices,
+        r.batch_size,
+        r.data
+    );
+    if let Some(reason) = &r.status_reason {
+        println!("reason: {}", escape_controls(reason));
+    }
+    if let Some(data) = d.hello.as_ref().map(|h| &h["data"]) {
+        if let Some(loader) = data["loader"].as_str() {
+            println!(
+                "data loader:       {loader} ({} training images in {} classes, {} held out evaluated)",
+                data["train_samples"], data["classes"], data["eval_samples"]
+            );
+        }
+    }
+    if let Some(s) = &r.summary {
+        println!(
+            "throughput:        {} samples/s ({} windows, {} warm-up excluded)",
+            throughput_text(r),
+            s.windows_total,
+            s.windows_warmup
+        );
+        let nodes = d.spec["nodes"].as_u64().unwrap_or(1);
+        if let (true, Some(t)) = (nodes > 1, s.throughput_samples_per_s) {
+            println!(
+                "per node:          {:.1} samples/s ({nodes} nodes × {} device(s); throughput / nodes)",
+                t / nodes as f64,
+                r.devices / nodes.max(1) as u32
+            );
+        }
+        if let (Some(t), Some(per)) = (s.tokens_per_s, s.tokens_per_sample) {
+            println!(
+                "tokens/s:          {t:.0}{} ({per} tokens per sequence, every position trained on)",
+                s.tokens_per_s_ci95
+                    .map(|c| format!(" [95% CI {:.0}–{:.0}]", c.low, c.high))
+                    .unwrap_or_default()
+            );
+        }
+        println!("warm-up rule:      {}", s.warmup_rule);
+        println!(
+            "time to 1st step:  {} from process start; {} from the start of training; compile alone: {}",
+            s.time_to_first_step_s
+                .map_or("not measured".into(), |t| format!("{t:.2} s")),
+            d.first_step_train_s
+                .map_or("not measured".into(), |t| format!("{t:.2} s")),
+            d.compile_s.map_or("not measured apart (inside the first step)".into(), |t| format!("{t:.2} s"))
+        );
+        println!(
+            "peak memory:       {} ({} on {})",
+            mib(s.peak_memory_bytes),
+            s.peak_memory_source.as_deref().unwrap_or("-"),
+            s.peak_memory_device.as_deref().unwrap_or("-")
+        );
+        println!("time to accuracy:  {}", tta_text(r));
+        println!(
+            "epoch time:        {} ({})",
+            s.epoch_time_s.map_or("not measured".into(), duration_text),
+            s.epoch_basis.as_deref().unwrap_or("not measured")
+        );
+        println!(
+            "cost per epoch:    {}{}",
+            cost_text(r),
+            s.price_as_of
+                .as_deref()
+                .map(|d| format!(" (price as of {d})"))
+                .unwrap_or_default()
+        );
+        println!(
+            "energy per sample: {} ({})",
+            s.energy_j_per_sample
+                .map_or("not measured".into(), |j| format!("{j:.4} J")),
+            if s.energy_note.is_empty() {
+                "no note stored"
+            } else {
+                &s.energy_note
+            }
+        );
+        if let Some(g) = &s.gpu {
+            println!(
+                "GPU (steady):      {} mean power, {} mean utilisation, {} NVML samples on {}",
+                g.mean_power_w
+                    .map_or("not measured".into(), |p| format!("{p:.0} W")),
+                g.mean_util_percent
+                    .map_or("not measured".into(), |u| format!("{u:.0} %")),
+                g.samples,
+                g.sources.join(", ")
+            );
+        }
+        if let Some(scale) = d.loss_scale {
+            println!("loss scale at end: {scale}");
+        }
+        for w in &s.warnings {
+            println!("warning:           {} ({})", w.message, w.code);
+        }
+        print_breakdown(s.breakdown.as_ref());
+        print_profile(d.profile.as_ref());
+        for c in &s.checks {
+            println!(
+                "check:             [{}] {}: {}",
+                c.status.as_str(),
+                c.kind.label(),
+                c.evidence
+            );
+        }
+        println!(
+            "MFU:               {} ({})",
+            s.mfu
+                .map_or("not measured".into(), |m| format!("{:.2} %", m * 100.0)),
+            s.mfu_note
+        );
+        println!(
+            "parameters:        {}",
+            s.param_count
+                .map_or("not measured".into(), |p| p.to_string())
+        );
+    }
+    println!(
+        "windows: {}, evaluations: {}, telemetry samples: {}",
+        d.windows.len(),
+        d.evals.len(),
+        d.telemetry_samples
+    );
+    if let Some(p) = &d.provenance {
+        println!("provenance: {p}");
+    }
+    if r.status != RunStatus::Completed {
+        if let Some(t) = d.stderr_tail.as_deref().filter(|t| !t.is_empty()) {
+            println!("last lines of the worker's output:\n{}", escape_controls(t));
+        }
+    }
+}
+
+pub fn print_prices(rows: &[PriceEntry]) {
+    println!(
+        "{:<32} {:>3} {:<16} {:>10} {:>12}  {:<20} source",
+        "offering", "n", "device", "$/hour", "$/dev-hour", "as of"
+    );
+    for PriceEntry { row: p, by_user } in rows {
+        println!(
+            "{:<32} {:>3} {:<16} {:>10.2} {:>12.2}  {:<20} {}{}",
+            p.offering,
+            p.devices,
+            p.device,
+            p.usd_per_hour,
+            p.usd_per_device_hour,
+            p.as_of,
+            p.source,
+            if *by_user { " (edited)" } else { "" }
+        );
+    }
+}

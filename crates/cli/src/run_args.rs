@@ -1,0 +1,302 @@
+//! `trainbench run`'s flags and its TOML file, merged into one sweep request:
+//! several comma-separated values for one flag (or a TOML array) make a sweep,
+//! the cross product of every list.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use trainbench_app::sweep::SweepRequest;
+use trainbench_core::batch_search::parse_memory;
+use trainbench_core::Framework;
+
+use crate::error::{bad, CliError};
+
+#[derive(Args, Clone, Default)]
+#[command(allow_negative_numbers = true)]
+pub struct RunArgs {
+    /// TOML file with the same keys as the flags (lists make a sweep); flags win.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long)]
+    pub framework: Option<String>,
+    #[arg(long)]
+    pub precision: Option<String>,
+    /// off (the framework's default), on or max-autotune (pytorch's torch.compile), xla (tensorflow).
+    #[arg(long)]
+    pub compile: Option<String>,
+    /// cpu or cuda:N (default: the first GPU NVML sees, else cpu).
+    #[arg(long)]
+    pub device: Option<String>,
+    #[arg(long)]
+    pub devices: Option<String>,
+    /// With --devices ≥ 2: ddp (a replica per device; default) or fsdp (PyTorch, sharded).
+    #[arg(long)]
+    pub parallel: Option<String>,
+    /// Batch per device: whole numbers (a list makes a sweep), or `max` for
+    /// the largest power of two that fits (probed, each probe in a fresh
+    /// worker; on the CPU within --memory-limit).
+    #[arg(long)]
+    pub batch_size: Option<String>,
+    /// With --batch-size max: the largest batch to try (default 65536).
+    #[arg(long)]
+    pub batch_cap: Option<u32>,
+    /// Resident memory a worker's processes may use, e.g. 8G or 512MiB: a
+    /// worker over it is stopped (out of memory). Needed by --batch-size max
+    /// on the CPU.
+    #[arg(long)]
+    pub memory_limit: Option<String>,
+    #[arg(long)]
+    pub steps: Option<i64>,
+    #[arg(long)]
+    pub epochs: Option<i64>,
+    /// Run on a remote host of the studio's list (`trainbench host add`)
+    /// instead of this machine.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Machines each run spans, with --devices devices each (PyTorch through
+    /// torchrun under Slurm; a Slurm host only).
+    #[arg(long)]
+    pub nodes: Option<i64>,
+    /// synthetic, mnist, cifar10:DIR, text, text:FILE or folder:DIR (JPEG/PNG
+    /// images in class folders: train/<class>/ and val/<class>/, or <class>/).
+    #[arg(long)]
+    pub data: Option<String>,
+    /// Workers that decode and augment an image folder while training runs
+    /// (DataLoader processes, tf.data parallel calls, JAX decoding threads;
+    /// default 2; 0: the training thread decodes).
+    #[arg(long)]
+    pub loader_workers: Option<i64>,
+    #[arg(long)]
+    pub num_classes: Option<i64>,
+    /// Tokens per sequence of a text model (BERT, the decoders; default: the model's).
+    #[arg(long)]
+    pub seq_len: Option<i64>,
+    #[arg(long)]
+    pub target_accuracy: Option<f64>,
+    /// Evaluate on the held-out split every this many steps (default: once
+    /// per epoch and at the end).
+    #[arg(long)]
+    pub eval_every: Option<i64>,
+    /// A held-out loss to reach (time-to-loss; per token for a decoder on
+    /// --data text); the run stops there unless --no-stop-at-target.
+    #[arg(long)]
+    pub target_loss: Option<f64>,
+    /// Keep training after the target is reached (default: stop there).
+    #[arg(long)]
+    pub no_stop_at_target: bool,
+    /// AdamW peak learning rate (default 1e-3; 2e-3 for the quick default).
+    #[arg(long)]
+    pub lr: Option<f64>,
+    #[arg(long)]
+    pub window_steps: Option<i64>,
+    #[arg(long)]
+    pub threads: Option<i64>,
+    #[arg(long)]
+    pub repeats: Option<u32>,
+    /// Price-table offering for cost per epoch.
+    #[arg(long)]
+    pub price: Option<String>,
+    /// After the timed part, profile a few steps with the framework's own
+    /// profiler: top operators and categories by self time
+    #[arg(long)]
+    pub profile: bool,
+    /// Print what each configuration's worker would be started with (command
+    /// and stdin, one JSON line each) and run nothing.
+    #[arg(long)]
+    pub print_plan: bool,
+    /// Seconds a worker may stay silent before the run is stopped as `timeout`.
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|x| x.trim().to_owned())
+        .filter(|x| !x.is_empty())
+        .collect()
+}
+
+fn ints(field: &str, s: &str) -> Result<Vec<i64>, CliError> {
+    list(s)
+        .iter()
+        .map(|x| {
+            x.parse::<i64>().map_err(|_| {
+                bad(
+                    field,
+                    format!(
+                        "{field} = {x} is not allowed: expected whole numbers, comma-separated"
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// A TOML value as a comma-separated string (arrays join).
+fn toml_str(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Array(a) => a.iter().map(toml_str).collect::<Vec<_>>().join(","),
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Flags and config file merged, lists split, defaults filled.
+pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
+    let mut a = a.clone();
+    if let Some(path) = &a.config {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            bad(
+                "config",
+                format!("config = {} cannot be read: {e}", path.display()),
+            )
+        })?;
+        let table: toml::Table = text.parse().map_err(|e| {
+            bad(
+                "config",
+                format!("config = {} is not valid TOML: {e}", path.display()),
+            )
+        })?;
+        for (key, value) in &table {
+            let s = toml_str(value);
+            let num = |field: &str| {
+                s.parse::<i64>().map_err(|_| {
+                    bad(
+                        field,
+                        format!(
+                            "{field} = {s} (in {}) is not allowed: expected a whole number",
+                            path.display()
+                        ),
+                    )
+                })
+            };
+            match key.as_str() {
+                "model" => a.model = a.model.or(Some(s)),
+                "framework" => a.framework = a.framework.or(Some(s)),
+                "precision" => a.precision = a.precision.or(Some(s)),
+                "compile" => a.compile = a.compile.or(Some(s)),
+                "device" => a.device = a.device.or(Some(s)),
+                "devices" => a.devices = a.devices.or(Some(s)),
+                "parallel" => a.parallel = a.parallel.or(Some(s)),
+                "batch_size" => a.batch_size = a.batch_size.or(Some(s)),
+                "batch_cap" => {
+                    a.batch_cap = a.batch_cap.or(Some(u32::try_from(num("batch_cap")?).map_err(|_| {
+                        bad("batch_cap", format!("batch_cap = {s} is not allowed: expected a whole number ≥ 1"))
+                    })?))
+                }
+                "memory_limit" => a.memory_limit = a.memory_limit.or(Some(s)),
+                "data" => a.data = a.data.or(Some(s)),
+                "host" => a.host = a.host.or(Some(s)),
+                "nodes" => a.nodes = a.nodes.or(Some(num("nodes")?)),
+                "steps" => a.steps = a.steps.or(Some(num("steps")?)),
+                "epochs" => a.epochs = a.epochs.or(Some(num("epochs")?)),
+                "num_classes" => a.num_classes = a.num_classes.or(Some(num("num_classes")?)),
+                "loader_workers" => a.loader_workers = a.loader_workers.or(Some(num("loader_workers")?)),
+                "seq_len" => a.seq_len = a.seq_len.or(Some(num("seq_len")?)),
+                "window_steps" => a.window_steps = a.window_steps.or(Some(num("window_steps")?)),
+                "eval_every" => a.eval_every = a.eval_every.or(Some(num("eval_every")?)),
+                "threads" => a.threads = a.threads.or(Some(num("threads")?)),
+                "repeats" => a.repeats = a.repeats.or(Some(u32::try_from(num("repeats")?).map_err(|_| bad("repeats", format!("repeats = {s} is not allowed: expected a whole number ≥ 1")))?)),
+                "target_accuracy" => {
+                    a.target_accuracy = a.target_accuracy.or(Some(s.parse().map_err(|_| {
+                        bad("target_accuracy", format!("target_accuracy = {s} is not allowed: expected a number in (0, 1]"))
+                    })?))
+                }
+                "target_loss" => {
+                    a.target_loss = a.target_loss.or(Some(s.parse().map_err(|_| {
+                        bad("target_loss", format!("target_loss = {s} is not allowed: expected a number > 0"))
+                    })?))
+                }
+                "price" => a.price = a.price.or(Some(s)),
+                "profile" => {
+                    a.profile = a.profile
+                        || value.as_bool().ok_or_else(|| {
+                            bad("profile", format!("profile = {s} (in {}) is not allowed: expected true or false", path.display()))
+                        })?
+                }
+                "lr" => {
+                    a.lr = a.lr.or(Some(s.parse().map_err(|_| {
+                        bad("lr", format!("lr = {s} is not allowed: expected a number > 0"))
+                    })?))
+                }
+                other => {
+                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
+                }
+            }
+        }
+    }
+    // The quick default: a small model on the MNIST sample, to 95 % (5 epochs
+    // at lr 2e-3 reach it on this machine's CPU in about 10 s).
+    let quick = a.model.is_none() && a.steps.is_none() && a.epochs.is_none() && a.data.is_none();
+    let (steps, epochs) = match (a.steps, a.epochs) {
+        (None, None) if quick => (None, Some(5)),
+        (None, None) => (Some(100), None),
+        other => other,
+    };
+    let batch_text = a.batch_size.as_deref().unwrap_or("64");
+    let batch_max = batch_text.trim() == "max";
+    if !batch_max && batch_text.split(',').any(|b| b.trim() == "max") {
+        return Err(bad(
+            "batch_size",
+            format!(
+                "batch_size = {batch_text} is not allowed: expected whole numbers, or max alone"
+            ),
+        ));
+    }
+    let memory_limit_bytes = match a.memory_limit.as_deref() {
+        None => None,
+        Some(m) => Some(parse_memory(m).ok_or_else(|| {
+            bad(
+                "memory_limit",
+                format!(
+                    "memory_limit = {m} is not allowed: expected a size such as 8G, 8GiB or 512MiB"
+                ),
+            )
+        })?),
+    };
+    Ok(SweepRequest {
+        model: list(a.model.as_deref().unwrap_or("resnet_mini")),
+        framework: list(a.framework.as_deref().unwrap_or(Framework::Tch.as_str())),
+        precision: list(a.precision.as_deref().unwrap_or("fp32")),
+        compile: list(a.compile.as_deref().unwrap_or("off")),
+        devices: ints("devices", a.devices.as_deref().unwrap_or("1"))?,
+        parallel: a.parallel.clone(),
+        batch_size: if batch_max {
+            Vec::new()
+        } else {
+            ints("batch_size", batch_text)?
+        },
+        device: a.device.clone(),
+        steps,
+        epochs,
+        data: a.data.clone().unwrap_or_else(|| {
+            if quick {
+                "mnist".into()
+            } else {
+                "synthetic".into()
+            }
+        }),
+        loader_workers: a.loader_workers,
+        host: a.host.clone(),
+        nodes: a.nodes,
+        num_classes: a.num_classes,
+        seq_len: a.seq_len,
+        target_accuracy: a.target_accuracy.or(if quick { Some(0.95) } else { None }),
+        target_loss: a.target_loss,
+        eval_every_steps: a.eval_every,
+        stop_at_target: !a.no_stop_at_target,
+        window_steps: a.window_steps,
+        threads: a.threads,
+        lr: a.lr.or(if quick { Some(2e-3) } else { None }),
+        repeats: i64::from(a.repeats.unwrap_or(1)),
+        price: a.price.clone(),
+        profile: a.profile,
+        batch_max,
+        batch_cap: a.batch_cap,
+        memory_limit_bytes,
+    })
+}

@@ -1,0 +1,284 @@
+//! Operator profiles, amp-bf16 on the CPU and every catalogue model's parameter
+//! count in every framework.
+
+use super::*;
+
+/// `--profile`: a few steps after the timed part under torch.profiler,
+/// libtorch's Kineto profiler (tch), jax.profiler and TensorFlow's profiler,
+/// reduced to categories the models really exercise; kept out of the
+/// configuration's identity.
+#[test]
+fn operator_profiles_of_tiny_models_have_the_expected_categories() {
+    ready("pytorch");
+    ready("jax");
+    ready("tensorflow");
+    let home = Home::new("profile");
+    let category = |p: &Value, c: &str| {
+        p["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["category"] == c)
+            .map_or(0.0, |x| x["self_s"].as_f64().unwrap())
+    };
+    let mut ids = Vec::new();
+    for (framework, model, expect) in [
+        (
+            "pytorch",
+            "vit_mini_patch4_32",
+            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
+        ),
+        (
+            "jax",
+            "vit_mini_patch4_32",
+            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
+        ),
+        (
+            "pytorch",
+            "resnet_mini",
+            &["matmul_conv", "norm_elementwise", "optimizer"][..],
+        ),
+        (
+            "tensorflow",
+            "vit_mini_patch4_32",
+            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
+        ),
+        (
+            "tch",
+            "vit_mini_patch4_32",
+            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
+        ),
+        (
+            "tch",
+            "resnet_mini",
+            &["matmul_conv", "norm_elementwise", "optimizer"][..],
+        ),
+    ] {
+        let (out, v) = home.run(&[
+            "run",
+            "--framework",
+            framework,
+            "--model",
+            model,
+            "--batch-size",
+            "16",
+            "--steps",
+            "20",
+            "--profile",
+            "--json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
+        let id = v["runs"][0]["id"].as_i64().unwrap();
+        ids.push(id);
+        let (_, d) = home.run(&["show", &id.to_string(), "--json"]);
+        let p = &d["profile"];
+        let what = format!("{framework} {model}: {p}");
+        assert!(p["not_measured"].is_null(), "{what}");
+        assert_eq!(p["steps"], 3, "{what}");
+        assert_eq!(p["timeline"], "host", "{what}");
+        let span = p["span_s"].as_f64().unwrap();
+        let (busy, idle) = (p["busy_s"].as_f64().unwrap(), p["idle_s"].as_f64().unwrap());
+        assert!(span > 0.0 && busy > 0.0 && busy <= span, "{what}");
+        assert!((busy + idle - span).abs() <= 1e-9 * span.max(1.0), "{what}");
+        for c in expect {
+            assert!(category(p, c) > 0.0, "{c} has no time: {what}");
+        }
+        // One training thread: the categories' self times cannot exceed the
+        // span. TensorFlow's executor and XLA's CPU thunk executor (JAX) run
+        // independent operators concurrently on several threads, so their
+        // operator time may exceed the span (seen: JAX 0.360 s in 0.353 s).
+        let concurrent = matches!(framework, "tensorflow" | "jax");
+        let total: f64 = p["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["self_s"].as_f64().unwrap())
+            .sum();
+        assert!(
+            concurrent || total <= span * 1.01,
+            "{total} s of self time in a {span} s span: {what}"
+        );
+        // Matrix products are the biggest single cost of these models on a CPU.
+        let top = &p["ops"][0];
+        assert!(top["self_s"].as_f64().unwrap() > 0.0, "{what}");
+        let listed: Vec<f64> = p["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["self_s"].as_f64().unwrap())
+            .collect();
+        assert!(
+            listed.windows(2).all(|w| w[0] >= w[1]),
+            "ops not sorted: {what}"
+        );
+        if model == "resnet_mini" {
+            assert!(
+                p["ops"].as_array().unwrap().iter().any(|o| o["name"]
+                    .as_str()
+                    .unwrap()
+                    .contains("convolution")
+                    && o["category"] == "matmul_conv"),
+                "{what}"
+            );
+        }
+        // The timed windows and the breakdown are there as in any run.
+        assert!(!d["summary"]["breakdown"].is_null(), "{what}");
+    }
+    // The profile is not part of the configuration: a run without it is a repeat.
+    let (out, v) = home.run(&[
+        "run",
+        "--framework",
+        "pytorch",
+        "--model",
+        "resnet_mini",
+        "--batch-size",
+        "16",
+        "--steps",
+        "20",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
+    let (_, plain) = home.run(&["show", &v["runs"][0]["id"].to_string(), "--json"]);
+    let (_, profiled) = home.run(&["show", &ids[2].to_string(), "--json"]);
+    assert_eq!(plain["config_key"], profiled["config_key"]);
+    assert!(plain["profile"].is_null());
+    // explain compares the two ViT profiles category by category.
+    let (out, e) = home.run(&[
+        "explain",
+        &ids[0].to_string(),
+        &ids[1].to_string(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let rows = e["profile"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8, "{e}");
+    let gap: f64 = rows.iter().map(|r| r["gap_s"].as_f64().unwrap()).sum();
+    assert!(
+        (gap - e["profile"]["gap_s"].as_f64().unwrap()).abs() < 1e-12,
+        "{e}"
+    );
+    // So does a comparison: each entry's profile per sample, and its gap to the baseline.
+    let (out, c) = home.run(&[
+        "compare",
+        &ids[0].to_string(),
+        &ids[1].to_string(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let c = if c["comparison"].is_null() {
+        &c
+    } else {
+        &c["comparison"]
+    };
+    assert_eq!(
+        c["entries"][0]["profile"]["rows"].as_array().unwrap().len(),
+        8,
+        "{c}"
+    );
+    let gaps = c["profile_gaps"].as_array().unwrap();
+    assert_eq!(gaps.len(), 1, "{c}");
+    assert_eq!(gaps[0]["entry"], 1);
+    let verdict = gaps[0]["gap"]["verdict"].as_str().unwrap();
+    assert!(verdict.contains("in the operator profiles"), "{verdict}");
+    // The libtorch worker's profile names its tool and libtorch's operators.
+    let (_, d) = home.run(&["show", &ids[4].to_string(), "--json"]);
+    let tool = d["profile"]["tool"].as_str().unwrap();
+    assert!(
+        tool.starts_with("libtorch profiler (Kineto, libtorch 2."),
+        "{tool}"
+    );
+    assert!(
+        d["profile"]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["name"].as_str().unwrap().starts_with("aten::")),
+        "{}",
+        d["profile"]
+    );
+}
+
+/// bfloat16 autocast / mixed precision on the CPU in every Python framework.
+#[test]
+fn every_python_framework_trains_in_amp_bf16_on_the_cpu() {
+    for framework in FRAMEWORKS {
+        ready(framework);
+    }
+    let home = Home::new("bf16");
+    let (out, v) = home.run(&[
+        "run",
+        "--framework",
+        "pytorch,tensorflow,jax",
+        "--precision",
+        "amp-bf16",
+        "--model",
+        "vit_mini_patch4_32",
+        "--batch-size",
+        "8",
+        "--steps",
+        "12",
+        "--window-steps",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
+    for run in v["runs"].as_array().unwrap() {
+        assert_eq!(run["status"], "completed", "{run}");
+        assert_eq!(run["precision"], "amp-bf16");
+        let (_, d) = home.run(&["show", &run["id"].to_string(), "--json"]);
+        let words = d["hello"]["precision_in_effect"]
+            .as_str()
+            .unwrap()
+            .to_lowercase();
+        assert!(words.contains("bfloat16"), "{}: {words}", run["framework"]);
+    }
+}
+
+fn counts(env: &envs::FrameworkEnv, configs: &[Value]) -> Vec<u64> {
+    let mut child = Command::new(&env.python)
+        .args(["-m", "trainbench_worker", env.framework.as_str(), "count"])
+        .env("PYTHONPATH", envs::package_dir())
+        .env("OMP_NUM_THREADS", "1")
+        .env("TF_CPP_MIN_LOG_LEVEL", "2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json!(configs).to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Parameter-count parity: every catalogue model, built by every framework,
+/// has the core crate's count (which equals the reference implementations').
+/// Every framework builds without allocating weights (PyTorch on the meta
+/// device, TensorFlow in a stateless scope, JAX through eval_shape), so even
+/// ViT-G (1.8 B) is counted in every framework on every run.
+#[test]
+fn every_framework_builds_every_model_with_the_catalogue_count() {
+    for framework in FRAMEWORKS {
+        let env = ready(framework);
+        let (names, configs): (Vec<&str>, Vec<Value>) = model_names()
+            .into_iter()
+            .map(|n| (n, lookup(n).unwrap().default_config()))
+            .map(|(n, c)| (n, serde_json::to_value(&c).unwrap()))
+            .unzip();
+        let got = counts(&env, &configs);
+        for ((name, config), got) in names.iter().zip(&configs).zip(got) {
+            let want = lookup(name)
+                .unwrap()
+                .config(&Default::default())
+                .unwrap()
+                .param_count();
+            assert_eq!(got, want, "{framework} {name}: {config}");
+        }
+    }
+}
