@@ -18,6 +18,7 @@ pub mod error;
 pub mod execute;
 pub mod explain;
 pub mod frameworks;
+pub mod gpu_check;
 pub mod host;
 pub mod live;
 pub mod prices;

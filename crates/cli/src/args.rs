@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-pub use crate::run_args::{merge_config, RunArgs};
+use crate::run_args::RunArgs;
 
 #[derive(Parser)]
 #[command(

@@ -13,7 +13,7 @@ use trainbench_core::text::escape_controls;
 
 use crate::args::{AgentCommand, HostCommand};
 use crate::error::CliError;
-use crate::open_workspace;
+use crate::open::open_workspace;
 use crate::output::Bar;
 
 fn host_json(h: &RemoteHost) -> serde_json::Value {

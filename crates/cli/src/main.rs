@@ -11,6 +11,7 @@ mod error;
 mod gpu_check;
 mod host_cmd;
 mod kit_cmd;
+mod open;
 mod output;
 mod prices_cmd;
 mod report_cmd;
@@ -18,47 +19,15 @@ mod run_args;
 mod run_cmd;
 mod runs_cmd;
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
 use serde_json::json;
-use trainbench_app::Workspace;
 use trainbench_core::text::{escape_controls, panic_message};
 
 use crate::args::{Cli, Command};
-use crate::error::{bad, CliError};
-
-/// The database: `--db`, else the studio's default (`$TRAINBENCH_DB`, else the XDG data directory).
-fn db_path(flag: Option<PathBuf>) -> PathBuf {
-    flag.unwrap_or_else(trainbench_app::workspace::default_database)
-}
-
-/// Opens the database, saying so when runs of a studio that stopped were
-/// marked interrupted.
-fn open_workspace(path: &Path) -> Result<Workspace, CliError> {
-    let (ws, n) = Workspace::open(path)?;
-    if n > 0 {
-        eprintln!("trainbench: {n} run(s) left running by a studio that stopped are now marked interrupted");
-    }
-    Ok(ws)
-}
-
-/// Run ids as typed, each a number.
-fn parse_ids(ids: &[String]) -> Result<Vec<i64>, CliError> {
-    ids.iter()
-        .map(|s| {
-            s.parse::<i64>().map_err(|_| {
-                bad(
-                    "id",
-                    format!(
-                        "id = {s} is not allowed: expected a run number (see `trainbench runs`)"
-                    ),
-                )
-            })
-        })
-        .collect()
-}
+use crate::error::CliError;
+use crate::open::db_path;
 
 fn real_main() -> Result<ExitCode, CliError> {
     let cli = Cli::parse();

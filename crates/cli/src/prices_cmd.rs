@@ -9,7 +9,7 @@ use trainbench_app::prices::PriceEdit;
 
 use crate::args::{PriceArgs, PriceCommand};
 use crate::error::CliError;
-use crate::open_workspace;
+use crate::open::open_workspace;
 use crate::output;
 
 fn edit(p: PriceArgs) -> PriceEdit {

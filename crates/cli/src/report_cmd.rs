@@ -12,8 +12,8 @@ use trainbench_core::session::SessionSettings;
 
 use crate::args::{ExportCommand, Selection as SelectionArgs, SessionCommand};
 use crate::error::{bad, CliError};
+use crate::open::{open_workspace, parse_ids};
 use crate::output::print_compare;
-use crate::{open_workspace, parse_ids};
 
 /// A saved session named on the command line (a number no session is named is its id).
 fn named(name: &str) -> SessionRef {

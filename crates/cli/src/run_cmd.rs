@@ -14,10 +14,10 @@ use trainbench_core::batch_search::{BatchProbe, ProbeOutcome};
 use trainbench_core::compare::{compare, Grouping, Metric};
 use trainbench_core::summary::{aggregate_repeats, RunStatus};
 
-use crate::args::{self, RunArgs};
 use crate::error::{bad, CliError};
-use crate::open_workspace;
+use crate::open::open_workspace;
 use crate::output::{self, print_runs_table, run_json, Bar};
+use crate::run_args::{self, RunArgs};
 
 /// Runs queued jobs one after another with a progress bar each; Ctrl-C
 /// cancels the rest (each still stored, as cancelled).
@@ -123,7 +123,7 @@ fn search_then_queue(
 
 /// What each configuration's worker would be started with, one JSON line each.
 fn print_plan(a: &RunArgs, host: &Host) -> Result<ExitCode, CliError> {
-    let request = args::merge_config(a)?;
+    let request = run_args::merge_config(a)?;
     let plan = plan_request(&request, host)?;
     if let Some(r) = plan.rejected.first() {
         return Err(r.clone().into());
@@ -155,7 +155,7 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     if a.print_plan {
         return print_plan(&a, &host);
     }
-    let request = args::merge_config(&a)?;
+    let request = run_args::merge_config(&a)?;
     let timeout = match a.timeout.unwrap_or(600.0) {
         t if t.is_finite() && t > 0.0 => std::time::Duration::from_secs_f64(t),
         t => {

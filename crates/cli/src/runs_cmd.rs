@@ -8,8 +8,8 @@ use trainbench_core::compare::{compare as compare_rows, Grouping};
 use trainbench_core::models::{lookup, model_names, ModelOptions};
 
 use crate::error::{bad, CliError};
+use crate::open::{open_workspace, parse_ids};
 use crate::output::{self, print_compare, print_runs_table, print_show, run_json};
-use crate::{open_workspace, parse_ids};
 
 pub fn describe(model: &str, opts: ModelOptions, json_out: bool) -> Result<ExitCode, CliError> {
     let entry = lookup(model).ok_or_else(|| {
