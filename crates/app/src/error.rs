@@ -3,13 +3,12 @@
 //! field, the app as `{code, message}`. The field, the value and what is
 //! allowed are in the message of every bad-input error.
 
+use serde::{Deserialize, Serialize};
 use trainbench_core::compare::CompareError;
 use trainbench_core::spec::SpecError;
 use trainbench_report::ReportError;
 use trainbench_runner::envs::EnvError;
 use trainbench_store::StoreError;
-
-use crate::sweep::Rejected;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -141,6 +140,16 @@ impl From<ReportError> for AppError {
     fn from(e: ReportError) -> Self {
         AppError::Report(e)
     }
+}
+
+/// A combination that cannot run, and why (the field, the value, what is allowed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Rejected {
+    /// The combination, or `all` for a setting every combination shares.
+    pub label: String,
+    pub field: String,
+    pub message: String,
 }
 
 impl From<Rejected> for AppError {

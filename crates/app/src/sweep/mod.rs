@@ -10,6 +10,7 @@ use trainbench_core::spec::{
 };
 use trainbench_store::{NewRun, Store, StoreError};
 
+pub use crate::error::Rejected;
 use crate::error::{AppError, AppResult};
 use crate::host::Host;
 use crate::remote::RemoteTarget;
@@ -142,16 +143,6 @@ pub struct PlannedConfig {
     pub searched: Option<String>,
     /// The remote host it runs on; `None`: this machine.
     pub remote: Option<RemoteTarget>,
-}
-
-/// A combination that cannot run, and why (the field, the value, what is allowed).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct Rejected {
-    /// The combination, or `all` for a setting every combination shares.
-    pub label: String,
-    pub field: String,
-    pub message: String,
 }
 
 #[derive(Debug, Clone)]
