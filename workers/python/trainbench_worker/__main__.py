@@ -177,7 +177,8 @@ def cmd_train(framework, plan_arg):
     # The framework first: an environment without it (or without numpy) is
     # reported as not installed, with the command that installs it.
     mod = _import(framework)
-    from .harness import Data, Plan, train
+    from .data import Data
+    from .harness import Plan, train
 
     if plan_arg == "env:TRAINBENCH_PLAN":
         text = os.environ.get("TRAINBENCH_PLAN", "")

@@ -95,7 +95,7 @@ def _copy(sd, ours, c):
 def check(c, batch=2, tokens=None, export=None):
     import torch
 
-    from .torch_worker import Decoder
+    from .torch_models import Decoder
 
     torch.manual_seed(0)
     ref, name = reference_model(c)
@@ -131,7 +131,7 @@ def _jax_logits(c, w, ids):
     (torch names; nn.Linear's (out, in) weights are Flax's kernels transposed)."""
     import jax
 
-    from . import jax_worker
+    from . import jax_models
 
     def norm(prefix):
         out = {"scale": w[prefix + ".weight"]}
@@ -150,26 +150,43 @@ def _jax_logits(c, w, ids):
         params["pos"] = {"embedding": w["pos.weight"]}
     if "head.weight" in w:
         params["head"] = dense("head")
+    d, h, kv = c["hidden"], c["heads"], c["kv_heads"]
+    hd = d // h
+
+    def heads(weight, bias, n):
+        # An nn.Linear slice (n·hd, d) → Flax's DenseGeneral kernel (d, n, hd).
+        out = {"kernel": weight.T.reshape(d, n, hd)}
+        if bias is not None:
+            out["bias"] = bias.reshape(n, hd)
+        return out
+
     for i in range(c["layers"]):
         b = f"blocks.{i}"
-        params[f"blocks_{i}"] = {"norm1": norm(b + ".norm1"), "norm2": norm(b + ".norm2"),
-                                 **{n: dense(f"{b}.{n}") for n in ("qkv", "o", "up", "down")}}
-    model = jax_worker.build(c)
-    shapes = jax.eval_shape(lambda: jax_worker._init_variables(model, c, jax.random.PRNGKey(0)))["params"]
+        qkv_w, qkv_b = w[b + ".qkv.weight"], w.get(b + ".qkv.bias")
+        cut = [0, d, d + kv * hd, d + 2 * kv * hd]
+        q, k, v = (heads(qkv_w[cut[j]:cut[j + 1]], None if qkv_b is None else qkv_b[cut[j]:cut[j + 1]], n)
+                   for j, n in enumerate((h, kv, kv)))
+        o = {"kernel": w[b + ".o.weight"].T.reshape(h, hd, d)}
+        if b + ".o.bias" in w:
+            o["bias"] = w[b + ".o.bias"]
+        params[f"blocks_{i}"] = {"norm1": norm(b + ".norm1"), "norm2": norm(b + ".norm2"), "query": q, "key": k,
+                                 "value": v, "o": o, **{n: dense(f"{b}.{n}") for n in ("up", "down")}}
+    model = jax_models.build(c)
+    shapes = jax.eval_shape(lambda: jax_models._init_variables(model, c, jax.random.PRNGKey(0)))["params"]
     got_shapes = jax.tree.map(lambda a: a.shape, params)
     if got_shapes != jax.tree.map(lambda a: a.shape, shapes):
         raise SystemExit(f"the mapped parameters do not match the JAX decoder's: {got_shapes}")
     logits = model.apply({"params": params}, ids, train=False)
-    return np.asarray(logits), jax_worker._size(params), f"JAX {jax.__version__}"
+    return np.asarray(logits), jax_models._size(params), f"JAX {jax.__version__}"
 
 
 def _tf_logits(c, w, ids):
     """The TensorFlow worker's decoder with the PyTorch worker's weights."""
     import tensorflow as tf
 
-    from . import tf_worker
+    from . import tf_models
 
-    model = tf_worker.build(c)
+    model = tf_models.build(c)
 
     def norm(layer, prefix):
         if c["norm"] == "layer_norm":
@@ -186,16 +203,29 @@ def _tf_logits(c, w, ids):
     model.embed.embeddings.assign(w["embed.weight"])
     if model.pos is not None:
         model.pos.embeddings.assign(w["pos.weight"])
+    def keras_attention(attn, prefix):
+        # torch's fused qkv (3d, d) → Keras' query, key, value (d, heads, head_dim);
+        # its output (d, d) → (heads, head_dim, d).
+        d, h = c["hidden"], c["heads"]
+        qkv_w, qkv_b = w[prefix + ".qkv.weight"], w[prefix + ".qkv.bias"]
+        for j, part in enumerate((attn._query_dense, attn._key_dense, attn._value_dense)):
+            part.kernel.assign(qkv_w[j * d:(j + 1) * d].T.reshape(d, h, d // h))
+            part.bias.assign(qkv_b[j * d:(j + 1) * d].reshape(h, d // h))
+        attn._output_dense.kernel.assign(w[prefix + ".o.weight"].T.reshape(h, d // h, d))
+        attn._output_dense.bias.assign(w[prefix + ".o.bias"])
+
     for i, b in enumerate(model.blocks):
         norm(b.norm1, f"blocks.{i}.norm1")
         norm(b.norm2, f"blocks.{i}.norm2")
-        for n in ("qkv", "o", "up", "down"):
+        if b.keras:
+            keras_attention(b.attn, f"blocks.{i}")
+        for n in ("up", "down") if b.keras else ("qkv", "o", "up", "down"):
             dense(getattr(b, n), f"blocks.{i}.{n}")
     norm(model.norm, "norm")
     if model.head is not None:
         dense(model.head, "head")
     logits = model(tf.constant(ids), training=False)
-    return logits.numpy(), tf_worker._count(model), f"TensorFlow {tf.__version__}"
+    return logits.numpy(), tf_models._count(model), f"TensorFlow {tf.__version__}"
 
 
 def check_framework(c, framework, directory):

@@ -67,6 +67,7 @@ fn decoders_train_in_every_framework_and_report_tokens_per_second() {
                 ("tch", _) => "scaled_dot_product_attention, flash attention",
                 ("jax", "gpt2_tiny") => "Flax's own (einsum · softmax in float32 · einsum, in XLA; CPU, with its attention dropout",
                 ("jax", _) => "flax.linen.dot_product_attention, Flax's own",
+                ("tensorflow", "gpt2_tiny") => "attention: Keras' layers.MultiHeadAttention",
                 _ => "TensorFlow has no fused attention kernel",
             };
             assert!(
