@@ -305,7 +305,7 @@ class FraudTransformer(nn.Module):
     code: token embedding plus a learned position table, PyTorch's
     nn.TransformerEncoder of nn.TransformerEncoderLayer(d_model, nhead,
     dim_feedforward, dropout=0.1, batch_first=True) (post-norm, ReLU), the
-    mean over positions and a linear head (one logit: the seed's sigmoid is
+    mean over positions and a linear head (one logit: the published code's sigmoid is
     in the binary cross-entropy). Every sequence is full length."""
 
     def __init__(self, c):

@@ -243,7 +243,7 @@ fn decoders_reach_a_target_loss_on_real_text_in_every_framework() {
     assert!(corpora.windows(2).all(|w| w[0] == w[1]), "{corpora:?}");
 }
 
-/// The migration seed's FraudTransformer (nn.TransformerEncoder, mean pool,
+/// The published fraud-detection FraudTransformer (nn.TransformerEncoder, mean pool,
 /// one logit under binary cross-entropy) trains in every framework with the
 /// parameter count of its definition; at initialisation the loss on random
 /// binary labels is about ln 2.
@@ -283,8 +283,8 @@ fn the_seed_fraud_transformer_trains_in_every_framework() {
             "{framework}: first window's loss {first} vs ln 2"
         );
     }
-    // The seed's own code counts 354,034,689 parameters, not the 1.2 B its
-    // article states; the catalogue says so and carries a 1.2 B-sized one.
+    // Its own code counts 354,034,689 parameters, not the 1.2 B its
+    // write-up states; the catalogue says so and carries a 1.2 B-sized one.
     let seed = lookup("fraud_transformer_seed").unwrap();
     assert_eq!(seed.default_config().param_count(), 354_034_689);
     assert!(seed.summary.contains("not the 1.2 B"));

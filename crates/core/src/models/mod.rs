@@ -37,7 +37,7 @@ pub enum Family {
     /// Decoder-only language models (GPT-2, Llama), trained on next tokens.
     Decoder,
     /// A sequence classifier over PyTorch's `nn.TransformerEncoder` (the
-    /// TensorFlow→PyTorch migration seed's fraud model).
+    /// fraud-detection model of a published TensorFlow→PyTorch migration).
     Encoder,
 }
 
@@ -190,12 +190,12 @@ impl DecoderConfig {
     }
 }
 
-/// The seed's `FraudTransformer`: token embedding plus a learned position
+/// The fraud-detection `FraudTransformer`: token embedding plus a learned position
 /// table, `layers` × `nn.TransformerEncoderLayer(hidden, heads,
 /// dim_feedforward=intermediate, dropout=0.1, batch_first=True)` (post-norm,
 /// LayerNorm eps 1e-5, ReLU, attention and every linear layer with biases),
 /// the mean over positions, and `Linear(hidden, num_classes)`. One class is
-/// the seed's binary head (a sigmoid on one logit, binary cross-entropy);
+/// its binary head (a sigmoid on one logit, binary cross-entropy);
 /// more are softmax classes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EncoderConfig {

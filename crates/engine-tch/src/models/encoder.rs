@@ -1,4 +1,4 @@
-//! The TensorFlow→PyTorch migration seed's `FraudTransformer`: token
+//! The fraud-detection `FraudTransformer` of a published TensorFlow→PyTorch migration: token
 //! embedding plus a learned position table, layers of PyTorch's
 //! `nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0.1,
 //! batch_first=True)` — post-norm, ReLU, LayerNorm eps 1e-5, a packed
