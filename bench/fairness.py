@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 
+from frameworks import T975  # the Student-t quantiles frameworks.py uses (this folder is on sys.path)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLI = os.path.join(ROOT, "target", "release", "trainbench")
 REFS = os.path.join(ROOT, "bench", "references")
@@ -45,7 +47,6 @@ FAMILIES = {
 # framework -> (reference prefix, environment's framework)
 FRAMEWORKS = {"pytorch": ("torch", "pytorch"), "tch": ("torch", "pytorch"), "jax": ("jax", "jax"),
               "tensorflow": ("tf", "tensorflow")}
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
 def pythons():

@@ -10,11 +10,11 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 use trainbench_app::gpu_check::{
-    self, figures_row, verdict_row, GpuCheckOutcome, GpuCheckPlan, GpuCheckRequest, Prepared,
-    FIGURE_HEADERS,
+    self, evidence_rows, figures_row, verdict_row, GpuCheckOutcome, GpuCheckPlan, GpuCheckRequest,
+    Prepared, FIGURE_HEADERS,
 };
 use trainbench_app::{Host, RunnerOptions};
-use trainbench_core::acceptance::{Verdict, CHECKS};
+use trainbench_core::acceptance::CHECKS;
 
 use crate::error::CliError;
 use crate::open::open_workspace;
@@ -140,19 +140,8 @@ fn print_outcome(p: &GpuCheckPlan, o: &GpuCheckOutcome) {
             .collect::<Vec<_>>(),
     );
     println!();
-    for (d, c) in o.details.iter().zip(&o.checks) {
-        for ch in c
-            .iter()
-            .filter(|ch| matches!(ch.verdict, Verdict::Fail | Verdict::Note))
-        {
-            println!(
-                "run #{} {}: {} — {}",
-                d.row.id,
-                ch.key,
-                ch.verdict.symbol(),
-                ch.evidence
-            );
-        }
+    for row in evidence_rows(&o.details, &o.checks) {
+        println!("run {} {}: {} — {}", row[0], row[1], row[2], row[3]);
     }
     for s in &p.skipped {
         println!("{s}");

@@ -304,6 +304,16 @@ def _decoder_dense(units, bias, std):
     return layers.Dense(units, use_bias=bias, kernel_initializer=_normal(std), bias_initializer="zeros")
 
 
+def keras_attention(config):
+    """Whether the model's attention is Keras' ``layers.MultiHeadAttention``:
+    the ViT, BERT, the encoder classifier and GPT-2 (learned positions, every
+    head its own keys and values). Llama's rotary positions and grouped-query
+    heads are not what that layer takes: written out."""
+    if config["family"] == "decoder":
+        return config["positions"] == "learned" and config["kv_heads"] == config["heads"]
+    return config["family"] in ("vit", "bert", "encoder")
+
+
 class DecoderBlock(layers.Layer):
     """The PyTorch worker's DecoderBlock: pre-norm causal self-attention
     (GPT-2: Keras' layers.MultiHeadAttention with its causal mask; Llama:
@@ -323,10 +333,7 @@ class DecoderBlock(layers.Layer):
         # GPT-2 scales the init of the projections into the residual stream.
         out_std = 0.02 / math.sqrt(2 * c["layers"]) if c["norm"] == "layer_norm" else 0.02
         self.norm1, self.norm2 = _decoder_norm(c), _decoder_norm(c)
-        # GPT-2 (learned positions, every head its own keys and values): Keras'
-        # own attention, as Keras users build it. Llama's rotary positions and
-        # grouped-query heads are not what that layer takes: written out.
-        self.keras = c["positions"] == "learned" and kv == h
+        self.keras = keras_attention(c)
         self.out_std = out_std
         if self.keras:
             self.attn = KerasAttention(h, self.head_dim, dropout=0.1 if c["dropout"] else 0.0, use_bias=bias,

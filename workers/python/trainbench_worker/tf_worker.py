@@ -23,7 +23,7 @@ from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, check_pre
                       classification_loss_kind, cpu_name, eval_batch, inputs_and_targets, predictions_per_sample)
 from .images import HostBatch  # noqa: E402
 from .protocol import WorkerError, first_line, unsupported  # noqa: E402
-from .tf_models import _count, build, count_params  # noqa: E402, F401 (count_params: `count`)
+from .tf_models import _count, build, count_params, keras_attention  # noqa: E402, F401 (count_params: `count`)
 
 
 # --- the backend --------------------------------------------------------------
@@ -206,9 +206,7 @@ class TFBackend(Backend):
                      f"{'GPU(s) (NCCL)' if self.plan.is_cuda else 'CPU replica (RING collectives over gRPC)'}")
         elif n > 1:
             mode += f"; MirroredStrategy over {n} {'GPUs (NCCL)' if self.plan.is_cuda else 'logical CPU devices'}"
-        keras_decoder = self.plan.family == "decoder" and self.plan.config["positions"] == "learned" \
-            and self.plan.config["kv_heads"] == self.plan.config["heads"]
-        if self.plan.family in ("vit", "bert", "encoder") or keras_decoder:
+        if keras_attention(self.plan.config):
             mode += "; attention: Keras' layers.MultiHeadAttention"
         elif self.plan.family != "resnet":
             mode += ("; attention: matmul, softmax and matmul ops written out (TensorFlow has no fused attention "

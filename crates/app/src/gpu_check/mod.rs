@@ -25,7 +25,7 @@ use crate::{frameworks, hostname, now_unix_ms, utc_text, VERSION};
 
 pub mod report;
 
-pub use report::{figures_row, verdict_row, FIGURE_HEADERS};
+pub use report::{evidence_rows, figures_row, verdict_row, FIGURE_HEADERS};
 
 /// What a person asks of the suite.
 #[derive(Debug, Clone)]
