@@ -13,15 +13,17 @@ ROWS = {
     "trainbench-core": 0, "trainbench-files": 0,
     "trainbench-engine-tch": 1, "trainbench-store": 1, "trainbench-probe": 1, "trainbench-report": 1,
     "trainbench-runner": 2,
-    "trainbench-app": 3,
-    "trainbench-cli": 4, "trainbench-studio": 4,
+    "trainbench-remote": 3,
+    "trainbench-app": 4,
+    "trainbench-cli": 5, "trainbench-studio": 5,
 }
 SHELLS = {"trainbench-cli", "trainbench-studio"}
 SHELL_MAY_USE = {"trainbench-app", "trainbench-core"}
 PURE = {"tauri", "tauri-build", "tauri-specta", "tauri-plugin-dialog", "tch", "torch-sys",
         "nvml-wrapper", "rusqlite", "libsqlite3-sys", "tokio"}
 NO_GUI_OR_LIBTORCH = {"tauri", "tauri-build", "tauri-specta", "tauri-plugin-dialog", "tch", "torch-sys"}
-FORBIDDEN = {"trainbench-core": PURE, "trainbench-report": PURE, "trainbench-app": NO_GUI_OR_LIBTORCH}
+FORBIDDEN = {"trainbench-core": PURE, "trainbench-report": PURE, "trainbench-app": NO_GUI_OR_LIBTORCH,
+             "trainbench-remote": NO_GUI_OR_LIBTORCH}
 meta = json.load(sys.stdin)
 problems = []
 seen = set()

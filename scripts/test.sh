@@ -11,6 +11,7 @@ start=$SECONDS
 echo "== rustfmt"; cargo fmt --all -- --check
 echo "== layering"; bash scripts/check-deps.sh
 echo "== sizes"; python3 scripts/check_sizes.py
+echo "== module loops"; python3 scripts/check_module_loops.py
 # The UI first: the desktop crate embeds ui/dist when it compiles.
 echo "== ui: typecheck, unit tests (vitest), build"
 (cd ui && npm run --silent typecheck && npx vitest run && npm run --silent build)

@@ -8,7 +8,20 @@
 
 use std::collections::HashMap;
 
-use crate::queue::LiveTelemetry;
+use serde::Serialize;
+
+/// Device or host use at one instant.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct LiveTelemetry {
+    pub t_s: f64,
+    /// `host` or `gpu:N`.
+    pub source: String,
+    /// Device memory in use (GPU) or the worker's resident memory (host).
+    pub memory_bytes: Option<u64>,
+    pub util_percent: Option<f64>,
+    pub power_w: Option<f64>,
+    pub cpu_percent: Option<f64>,
+}
 
 /// Points kept per source in a live view.
 pub const LIVE_POINTS_PER_SOURCE: usize = 2_000;

@@ -11,6 +11,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+pub use crate::live_telemetry::LiveTelemetry;
 use crate::live_telemetry::{self, Thinning, LIVE_POINTS_PER_SOURCE};
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -45,19 +46,6 @@ pub struct LiveEval {
     pub t_s: f64,
     pub step: u64,
     pub accuracy: f64,
-}
-
-/// Device or host use at one instant.
-#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
-pub struct LiveTelemetry {
-    pub t_s: f64,
-    /// `host` or `gpu:N`.
-    pub source: String,
-    /// Device memory in use (GPU) or the worker's resident memory (host).
-    pub memory_bytes: Option<u64>,
-    pub util_percent: Option<f64>,
-    pub power_w: Option<f64>,
-    pub cpu_percent: Option<f64>,
 }
 
 /// Where a run is in its life.

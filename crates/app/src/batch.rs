@@ -21,7 +21,8 @@ use trainbench_store::{NewRun, Store};
 use crate::error::{AppError, AppResult};
 use crate::execute::Silent;
 use crate::host::Host;
-use crate::sweep::{Job, PlannedConfig, Rejected, SweepPlan};
+use crate::job::{Job, Rejected};
+use crate::sweep::{PlannedConfig, SweepPlan};
 use crate::workspace::Workspace;
 
 /// What the search reports as it goes.

@@ -3,12 +3,14 @@
 //! field, the app as `{code, message}`. The field, the value and what is
 //! allowed are in the message of every bad-input error.
 
-use serde::{Deserialize, Serialize};
 use trainbench_core::compare::CompareError;
 use trainbench_core::spec::SpecError;
+use trainbench_remote::RemoteError;
 use trainbench_report::ReportError;
 use trainbench_runner::envs::EnvError;
 use trainbench_store::StoreError;
+
+pub use crate::job::Rejected;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -142,16 +144,6 @@ impl From<ReportError> for AppError {
     }
 }
 
-/// A combination that cannot run, and why (the field, the value, what is allowed).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct Rejected {
-    /// The combination, or `all` for a setting every combination shares.
-    pub label: String,
-    pub field: String,
-    pub message: String,
-}
-
 impl From<Rejected> for AppError {
     /// A combination that cannot run: the message says which (unless the
     /// setting is shared by all of them).
@@ -162,5 +154,15 @@ impl From<Rejected> for AppError {
             format!("{}: {}", r.label, r.message)
         };
         AppError::bad(&r.field, message)
+    }
+}
+
+impl From<RemoteError> for AppError {
+    fn from(e: RemoteError) -> Self {
+        match e {
+            RemoteError::BadInput { field, message } => AppError::BadInput { field, message },
+            RemoteError::Store(s) => s.into(),
+            RemoteError::Internal(m) => AppError::Internal(m),
+        }
     }
 }

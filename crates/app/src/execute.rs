@@ -3,24 +3,142 @@
 //! job whose cancel switch is already on when its turn comes is stored as
 //! cancelled without starting.
 
+use std::future::Future;
+use std::pin::Pin;
+
 use tokio::sync::watch;
 use trainbench_core::summary::RunStatus;
+use trainbench_probe::GpuProbe;
+use trainbench_remote::{HostJob, RemoteTarget};
 use trainbench_runner::{Progress, Runner, RunnerOptions};
 
 use crate::error::{AppError, AppResult};
 use crate::host::Host;
-use crate::sweep::Job;
+pub use crate::job::Finished;
+use crate::job::Job;
 use crate::workspace::Workspace;
 
 /// The reason stored for a run cancelled while it waited.
 pub const CANCELLED_BEFORE_START: &str = "cancelled before this run started";
 
-/// How a job ended, as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Finished {
-    pub run_id: i64,
-    pub status: RunStatus,
-    pub reason: Option<String>,
+/// A job's run to its end, in a future that borrows what it is given.
+pub type Execution<'a> = Pin<Box<dyn Future<Output = AppResult<Finished>> + 'a>>;
+
+/// Where a job runs: this machine's runner, or a remote host's agent.
+/// [`run_job`] calls it the same way for both.
+pub trait Executor {
+    /// Whether a cancel that came before the job's turn keeps it from
+    /// starting. A run already going on elsewhere (followed again) says
+    /// no: the cancel must reach it there.
+    fn skips_when_cancelled_before_start(&self) -> bool {
+        true
+    }
+
+    /// Runs `job` to its end and stores how it ended.
+    fn execute<'a>(
+        &'a self,
+        ws: &'a mut Workspace,
+        job: &'a Job,
+        opts: RunnerOptions,
+        progress: &'a mut dyn Progress,
+        cancel: watch::Receiver<bool>,
+    ) -> Execution<'a>;
+}
+
+/// This machine: the worker process through the runner.
+pub struct Local<'h> {
+    pub gpu: &'h GpuProbe,
+}
+
+impl Executor for Local<'_> {
+    fn execute<'a>(
+        &'a self,
+        ws: &'a mut Workspace,
+        job: &'a Job,
+        opts: RunnerOptions,
+        progress: &'a mut dyn Progress,
+        cancel: watch::Receiver<bool>,
+    ) -> Execution<'a> {
+        Box::pin(async move {
+            let runner = Runner {
+                worker: job.worker.clone(),
+                gpu: self.gpu,
+                opts: RunnerOptions {
+                    memory_limit_bytes: job.memory_limit_bytes.or(opts.memory_limit_bytes),
+                    ..opts
+                },
+            };
+            match runner
+                .run(&mut ws.store, job.run_id, &job.spec, progress, cancel)
+                .await
+            {
+                Ok(o) => Ok(Finished {
+                    run_id: job.run_id,
+                    status: o.status,
+                    reason: o.reason,
+                }),
+                Err(e) => {
+                    let reason = e.to_string();
+                    let _ = ws.mark_failed(job.run_id, &reason);
+                    Err(AppError::Internal(reason))
+                }
+            }
+        })
+    }
+}
+
+/// A remote host: the run started there (or followed again) and its
+/// journal read to the end; this machine's probe gives the summary's
+/// provenance.
+pub struct Remote<'t> {
+    pub target: &'t RemoteTarget,
+    pub gpu: &'t GpuProbe,
+}
+
+impl Executor for Remote<'_> {
+    fn skips_when_cancelled_before_start(&self) -> bool {
+        !self.target.attach
+    }
+
+    fn execute<'a>(
+        &'a self,
+        ws: &'a mut Workspace,
+        job: &'a Job,
+        opts: RunnerOptions,
+        progress: &'a mut dyn Progress,
+        cancel: watch::Receiver<bool>,
+    ) -> Execution<'a> {
+        Box::pin(async move {
+            let on_host = HostJob {
+                run_id: job.run_id,
+                spec: &job.spec,
+                worker: &job.worker,
+                memory_limit_bytes: job.memory_limit_bytes,
+            };
+            let store = &mut ws.store;
+            Ok(trainbench_remote::run_job(
+                store,
+                self.gpu,
+                self.target,
+                on_host,
+                opts,
+                progress,
+                cancel,
+            )
+            .await?)
+        })
+    }
+}
+
+/// The executor for where `job` runs (the planner put its host on it).
+pub fn executor_for<'a>(job: &'a Job, host: &'a Host) -> Box<dyn Executor + 'a> {
+    match &job.remote {
+        Some(target) => Box::new(Remote {
+            target,
+            gpu: &host.gpu,
+        }),
+        None => Box::new(Local { gpu: &host.gpu }),
+    }
 }
 
 /// Runs one queued job to its end and stores the outcome. `cancel` stops it
@@ -34,11 +152,8 @@ pub async fn run_job(
     progress: &mut dyn Progress,
     cancel: watch::Receiver<bool>,
 ) -> AppResult<Finished> {
-    // A run followed again on its host: a cancel goes to the host.
-    if let Some(target) = job.remote.as_ref().filter(|t| t.attach) {
-        return crate::remote::run_job(ws, host, target, job, opts, progress, cancel).await;
-    }
-    if *cancel.borrow() {
+    let executor = executor_for(job, host);
+    if *cancel.borrow() && executor.skips_when_cancelled_before_start() {
         ws.store.finish_run(
             job.run_id,
             RunStatus::Cancelled,
@@ -53,32 +168,7 @@ pub async fn run_job(
             reason: Some(CANCELLED_BEFORE_START.into()),
         });
     }
-    if let Some(target) = &job.remote {
-        return crate::remote::run_job(ws, host, target, job, opts, progress, cancel).await;
-    }
-    let runner = Runner {
-        worker: job.worker.clone(),
-        gpu: &host.gpu,
-        opts: RunnerOptions {
-            memory_limit_bytes: job.memory_limit_bytes.or(opts.memory_limit_bytes),
-            ..opts
-        },
-    };
-    match runner
-        .run(&mut ws.store, job.run_id, &job.spec, progress, cancel)
-        .await
-    {
-        Ok(o) => Ok(Finished {
-            run_id: job.run_id,
-            status: o.status,
-            reason: o.reason,
-        }),
-        Err(e) => {
-            let reason = e.to_string();
-            let _ = ws.mark_failed(job.run_id, &reason);
-            Err(AppError::Internal(reason))
-        }
-    }
+    executor.execute(ws, job, opts, progress, cancel).await
 }
 
 /// Progress that shows nothing (a run that never starts).

@@ -11,6 +11,8 @@
 //!   session files out and in.
 //! - [`prices`]: the price table under one rule set (core's `PriceRow::validate`).
 //! - [`frameworks`], [`host`]: what a person can choose, and this machine.
+//! - [`job`]: the job types the use cases share (a leaf module); [`remote`]:
+//!   hosts over ssh, from `trainbench-remote`.
 //! - [`error`]: one error type with a stable code and the field at fault.
 
 pub mod batch;
@@ -20,6 +22,7 @@ pub mod explain;
 pub mod frameworks;
 pub mod gpu_check;
 pub mod host;
+pub mod job;
 pub mod live;
 pub mod prices;
 pub mod remote;

@@ -152,6 +152,15 @@ pub trait Progress {
     fn telemetry(&mut self, _run_id: i64, _samples: &[TelemetrySample]) {}
 }
 
+/// How a job ended, as stored: what the run loop of either place (this
+/// machine or a remote host) hands back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub run_id: i64,
+    pub status: RunStatus,
+    pub reason: Option<String>,
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {

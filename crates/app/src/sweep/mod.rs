@@ -10,11 +10,11 @@ use trainbench_core::spec::{
 };
 use trainbench_store::{NewRun, Store, StoreError};
 
-pub use crate::error::Rejected;
 use crate::error::{AppError, AppResult};
 use crate::host::Host;
-use crate::remote::RemoteTarget;
+pub use crate::job::{Job, Rejected};
 use crate::workspace::Workspace;
+use trainbench_remote::RemoteTarget;
 
 use trainbench_runner::envs;
 use trainbench_runner::WorkerCommand;
@@ -159,21 +159,6 @@ impl SweepPlan {
     pub fn runs(&self) -> usize {
         self.configs.len() * self.repeats as usize
     }
-}
-
-/// A run the sweep queued (stored as `queued`), as the run loop takes it.
-#[derive(Debug, Clone)]
-pub struct Job {
-    pub run_id: i64,
-    pub spec: CheckedSpec,
-    pub label: String,
-    /// Index into the plan's configurations.
-    pub config: usize,
-    pub worker: WorkerCommand,
-    /// Resident memory its worker may use (the sweep's `memory_limit`).
-    pub memory_limit_bytes: Option<u64>,
-    /// The remote host it runs on; `None`: this machine.
-    pub remote: Option<RemoteTarget>,
 }
 
 /// Checks the price offering exists; names the table's offerings if not.

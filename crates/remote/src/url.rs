@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{bad, DEFAULT_ROOT};
-use crate::error::AppResult;
+use crate::error::RemoteResult;
+use crate::{bad, DEFAULT_ROOT};
 
 /// `ssh://[user@]host[:port][/root]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,7 +19,7 @@ pub struct SshUrl {
 }
 
 impl SshUrl {
-    pub fn parse(text: &str) -> AppResult<SshUrl> {
+    pub fn parse(text: &str) -> RemoteResult<SshUrl> {
         let refuse = |why: &str| {
             bad(
                 "url",

@@ -9,15 +9,15 @@ use trainbench_core::summary::RunStatus;
 use trainbench_core::Framework;
 use trainbench_runner::{Progress, RunnerOptions};
 
-use super::agent::RemoteJob;
-use super::follow::{follow, remote_run_of};
-use super::hosts::RemoteHost;
-use super::shell::{host_sh, quote};
-use crate::error::{AppError, AppResult};
-use crate::execute::Finished;
-use crate::host::Host;
-use crate::sweep::Job;
-use crate::workspace::Workspace;
+use crate::agent::RemoteJob;
+use crate::error::{RemoteError, RemoteResult};
+use crate::follow::{follow, remote_run_of};
+use crate::hosts::RemoteHost;
+use crate::shell::{host_sh, quote};
+use trainbench_core::spec::CheckedSpec;
+use trainbench_probe::GpuProbe;
+use trainbench_runner::{Finished, WorkerCommand};
+use trainbench_store::Store;
 
 /// Where a job runs: the planner marks jobs for a host with it.
 #[derive(Debug, Clone)]
@@ -28,18 +28,30 @@ pub struct RemoteTarget {
     pub attach: bool,
 }
 
-/// Starts a queued job on its host and follows it to its end.
-pub(crate) async fn run_job(
-    ws: &mut Workspace,
-    local: &Host,
+/// A queued run to start on a host: its id, its checked spec, and the
+/// worker and memory limit the planner chose.
+#[derive(Debug, Clone, Copy)]
+pub struct HostJob<'a> {
+    pub run_id: i64,
+    pub spec: &'a CheckedSpec,
+    pub worker: &'a WorkerCommand,
+    pub memory_limit_bytes: Option<u64>,
+}
+
+/// Starts a queued job on its host (or, for a run started there already,
+/// follows its journal again) and follows it to its end. `gpu` is this
+/// machine's probe, for the summary's provenance.
+pub async fn run_job(
+    store: &mut Store,
+    gpu: &GpuProbe,
     target: &RemoteTarget,
-    job: &Job,
+    job: HostJob<'_>,
     opts: RunnerOptions,
     progress: &mut dyn Progress,
     cancel: watch::Receiver<bool>,
-) -> AppResult<Finished> {
+) -> RemoteResult<Finished> {
     if target.attach {
-        return super::follow::attach(ws, local, job.run_id, progress, cancel).await;
+        return crate::follow::attach(store, gpu, job.run_id, progress, cancel).await;
     }
     let h = &target.host;
     let inv = h.inventory()?;
@@ -52,13 +64,13 @@ pub(crate) async fn run_job(
     );
     let remote = RemoteJob {
         framework: job.worker.plan_for.unwrap_or(Framework::Tch),
-        environment: ws.store.run_row(job.run_id)?.environment.clone(),
+        environment: store.run_row(job.run_id)?.environment.clone(),
         spec: job.spec.raw.clone(),
         worker: job.worker.clone(),
         memory_limit_bytes: job.memory_limit_bytes.or(opts.memory_limit_bytes),
         silence_timeout_s: opts.silence_timeout.as_secs(),
     };
-    let text = serde_json::to_vec(&remote).map_err(|e| AppError::Internal(e.to_string()))?;
+    let text = serde_json::to_vec(&remote).map_err(|e| RemoteError::Internal(e.to_string()))?;
     let tb = quote(&format!("{}/bin/trainbench", inv.kit_dir));
     let start = match &h.slurm {
         // Detached on the host itself: it outlives the connection.
@@ -97,10 +109,9 @@ pub(crate) async fn run_job(
     let started = host_sh(h, &start, Some(&text));
     if let Err(e) = &started {
         let reason = format!("could not start the run on host {}: {e}", h.name);
-        return failed_to_start(ws, job.run_id, reason);
+        return failed_to_start(store, job.run_id, reason);
     }
-    ws.store
-        .insert_remote_run(job.run_id, &h.name, &h.url.to_string(), &dir)?;
+    store.insert_remote_run(job.run_id, &h.name, &h.url.to_string(), &dir)?;
     if h.slurm.is_some() {
         // "12345" or "12345;cluster".
         let out = started.unwrap_or_default();
@@ -115,22 +126,22 @@ pub(crate) async fn run_job(
             .to_owned();
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit() || c == '_') {
             let reason = format!("sbatch on host {} gave no job id: {out:?}", h.name);
-            ws.store.finish_remote_run(job.run_id)?;
-            return failed_to_start(ws, job.run_id, reason);
+            store.finish_remote_run(job.run_id)?;
+            return failed_to_start(store, job.run_id, reason);
         }
         progress.log(
             job.run_id,
             &format!("[slurm] submitted job {id} on {}", h.name),
         );
-        ws.store.set_slurm_job(job.run_id, &id)?;
+        store.set_slurm_job(job.run_id, &id)?;
     }
-    let rr = remote_run_of(ws, job.run_id)?;
-    follow(ws, local, h, rr, progress, cancel).await
+    let rr = remote_run_of(store, job.run_id)?;
+    follow(store, gpu, h, rr, progress, cancel).await
 }
 
 /// A run that never started on its host, stored as failed (class internal).
-fn failed_to_start(ws: &mut Workspace, run_id: i64, reason: String) -> AppResult<Finished> {
-    ws.store.finish_run(
+fn failed_to_start(store: &mut Store, run_id: i64, reason: String) -> RemoteResult<Finished> {
+    store.finish_run(
         run_id,
         RunStatus::Failed,
         Some(&reason),

@@ -6,11 +6,11 @@
 use serde::Deserialize;
 use trainbench_core::Framework;
 
-use super::bad;
-use super::hosts::{Inventory, RemoteFramework, RemoteHost, SlurmInventory};
-use super::kit::{install_kit, local_kit};
-use super::shell::{host_sh, quote, remote_sh};
-use crate::error::AppResult;
+use crate::bad;
+use crate::error::RemoteResult;
+use crate::hosts::{Inventory, RemoteFramework, RemoteHost, SlurmInventory};
+use crate::kit::{install_kit, local_kit};
+use crate::shell::{host_sh, quote, remote_sh};
 
 #[derive(Deserialize)]
 struct FrameworkInfo {
@@ -19,7 +19,7 @@ struct FrameworkInfo {
     gpus: Vec<String>,
 }
 
-pub(crate) fn check(h: &RemoteHost) -> AppResult<Inventory> {
+pub(crate) fn check(h: &RemoteHost) -> RemoteResult<Inventory> {
     let kit = local_kit()?;
     let kit_dir = install_kit(&h.url, &kit)?;
     let mut script = format!(

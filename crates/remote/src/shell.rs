@@ -9,10 +9,10 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::bad;
-use super::hosts::RemoteHost;
-use super::url::SshUrl;
-use crate::error::{AppError, AppResult};
+use crate::bad;
+use crate::error::{RemoteError, RemoteResult};
+use crate::hosts::RemoteHost;
+use crate::url::SshUrl;
 
 /// `s` as one word of a POSIX shell: single-quoted, each `'` written as
 /// `'\''`. Inside single quotes no character is special (`$`, backticks,
@@ -29,7 +29,7 @@ pub(crate) fn sh_c(script: &str) -> String {
 
 /// The system ssh towards a host: batch mode (a key or the agent, never a
 /// password prompt), keep-alives, and one shared connection per host.
-pub(crate) fn ssh(url: &SshUrl) -> AppResult<Command> {
+pub(crate) fn ssh(url: &SshUrl) -> RemoteResult<Command> {
     let mut c = Command::new(std::env::var_os("TRAINBENCH_SSH").unwrap_or_else(|| "ssh".into()));
     if let Some(cfg) = std::env::var_os("TRAINBENCH_SSH_CONFIG") {
         c.arg("-F").arg(cfg);
@@ -94,7 +94,7 @@ fn control_dir() -> PathBuf {
 /// link, or one others may write to is refused: whoever controls it could
 /// put a socket there that ssh would use as the connection to a host. A
 /// folder of the user's own that others may only read is made 0700.
-pub(crate) fn private_dir(dir: &Path) -> AppResult<PathBuf> {
+pub(crate) fn private_dir(dir: &Path) -> RemoteResult<PathBuf> {
     let refuse = |why: String| {
         bad(
             "ssh control folder",
@@ -132,7 +132,7 @@ pub(crate) fn private_dir(dir: &Path) -> AppResult<PathBuf> {
 }
 
 /// `script` with the host's variables exported first.
-pub(crate) fn host_sh(h: &RemoteHost, script: &str, stdin: Option<&[u8]>) -> AppResult<String> {
+pub(crate) fn host_sh(h: &RemoteHost, script: &str, stdin: Option<&[u8]>) -> RemoteResult<String> {
     let exports: String = h
         .env
         .iter()
@@ -143,7 +143,7 @@ pub(crate) fn host_sh(h: &RemoteHost, script: &str, stdin: Option<&[u8]>) -> App
 
 /// Runs `script` on the host with `sh -c`; its stdout, or an error with ssh's
 /// or the script's message.
-pub(crate) fn remote_sh(url: &SshUrl, script: &str, stdin: Option<&[u8]>) -> AppResult<String> {
+pub(crate) fn remote_sh(url: &SshUrl, script: &str, stdin: Option<&[u8]>) -> RemoteResult<String> {
     let mut c = ssh(url)?;
     c.arg(sh_c(script));
     c.stdin(if stdin.is_some() {
@@ -155,13 +155,13 @@ pub(crate) fn remote_sh(url: &SshUrl, script: &str, stdin: Option<&[u8]>) -> App
     .stderr(Stdio::piped());
     let mut child = c
         .spawn()
-        .map_err(|e| AppError::Internal(format!("cannot start ssh: {e}")))?;
+        .map_err(|e| RemoteError::Internal(format!("cannot start ssh: {e}")))?;
     if let (Some(bytes), Some(mut input)) = (stdin, child.stdin.take()) {
         let _ = input.write_all(bytes);
     }
     let out = child
         .wait_with_output()
-        .map_err(|e| AppError::Internal(format!("ssh: {e}")))?;
+        .map_err(|e| RemoteError::Internal(format!("ssh: {e}")))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
         return Err(unreachable_or(url, out.status.code(), &err));
@@ -169,14 +169,14 @@ pub(crate) fn remote_sh(url: &SshUrl, script: &str, stdin: Option<&[u8]>) -> App
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn unreachable_or(url: &SshUrl, code: Option<i32>, err: &str) -> AppError {
+fn unreachable_or(url: &SshUrl, code: Option<i32>, err: &str) -> RemoteError {
     if code == Some(255) {
         bad(
             "host",
             format!("cannot reach {url} over ssh: {err} (the studio runs `ssh` in batch mode: a key or the agent must log in without a prompt)"),
         )
     } else {
-        AppError::Internal(format!(
+        RemoteError::Internal(format!(
             "on {url}: {err} (exit {})",
             code.map_or("?".into(), |c| c.to_string())
         ))

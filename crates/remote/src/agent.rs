@@ -16,8 +16,7 @@ use trainbench_core::Framework;
 use trainbench_runner::{Progress, Runner, RunnerOptions, WorkerCommand};
 use trainbench_store::{NewRun, Store};
 
-use crate::error::{AppError, AppResult};
-use crate::host::Host;
+use crate::error::{RemoteError, RemoteResult};
 
 /// What the agent on the host runs (`DIR/job.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -63,14 +62,14 @@ pub enum JournalLine {
 
 /// The agent: runs `DIR/job.json` with the ordinary runner on this machine,
 /// journaling everything to `DIR/journal.jsonl`; SIGTERM cancels.
-pub async fn agent_run(dir: &Path) -> AppResult<()> {
+pub async fn agent_run(dir: &Path) -> RemoteResult<()> {
     let io = |what: &str, e: std::io::Error| {
-        AppError::Internal(format!("{what} in {}: {e}", dir.display()))
+        RemoteError::Internal(format!("{what} in {}: {e}", dir.display()))
     };
     let job: RemoteJob = serde_json::from_str(
         &std::fs::read_to_string(dir.join("job.json")).map_err(|e| io("job.json", e))?,
     )
-    .map_err(|e| AppError::Internal(format!("job.json: {e}")))?;
+    .map_err(|e| RemoteError::Internal(format!("job.json: {e}")))?;
     // The pid with the process's start time: a pid alone may name another
     // process once this one has ended.
     let started = own_start_ticks().unwrap_or(0);
@@ -85,8 +84,8 @@ pub async fn agent_run(dir: &Path) -> AppResult<()> {
         .open(dir.join("journal.jsonl"))
         .map_err(|e| io("journal.jsonl", e))?;
     let mut journal = Journal { file };
-    let host = Host::open();
-    let spec = CheckedSpec::new(job.spec.clone()).map_err(AppError::from)?;
+    let gpu = trainbench_probe::GpuProbe::open();
+    let spec = CheckedSpec::new(job.spec.clone()).map_err(RemoteError::from)?;
     let mut store = Store::open(&dir.join("agent.sqlite"))?;
     let id = store.insert_run(&NewRun::of_spec(
         job.framework,
@@ -94,18 +93,18 @@ pub async fn agent_run(dir: &Path) -> AppResult<()> {
         &spec,
     ))?;
     journal.write(&JournalLine::Provenance {
-        provenance: trainbench_probe::provenance(&host.gpu),
+        provenance: trainbench_probe::provenance(&gpu),
     })?;
     let (tx, rx) = watch::channel(false);
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| AppError::Internal(format!("SIGTERM handler: {e}")))?;
+        .map_err(|e| RemoteError::Internal(format!("SIGTERM handler: {e}")))?;
     tokio::spawn(async move {
         term.recv().await;
         let _ = tx.send(true);
     });
     let runner = Runner {
         worker: job.worker.clone(),
-        gpu: &host.gpu,
+        gpu: &gpu,
         opts: RunnerOptions {
             memory_limit_bytes: job.memory_limit_bytes,
             silence_timeout: Duration::from_secs(job.silence_timeout_s.max(1)),
@@ -138,15 +137,15 @@ struct Journal {
 }
 
 impl Journal {
-    fn write(&mut self, line: &JournalLine) -> AppResult<()> {
+    fn write(&mut self, line: &JournalLine) -> RemoteResult<()> {
         let mut text =
-            serde_json::to_string(line).map_err(|e| AppError::Internal(e.to_string()))?;
+            serde_json::to_string(line).map_err(|e| RemoteError::Internal(e.to_string()))?;
         text.push('\n');
         // One write per line (O_APPEND): a reader never sees half of one
         // unless the disk fills, and then it waits for the rest.
         self.file
             .write_all(text.as_bytes())
-            .map_err(|e| AppError::Internal(format!("journal: {e}")))
+            .map_err(|e| RemoteError::Internal(format!("journal: {e}")))
     }
 }
 
@@ -214,7 +213,7 @@ mod tests {
         std::fs::write(dir.join("agent.pid"), pid_file).unwrap();
         let script = format!(
             "{}; echo $alive",
-            agent_alive(&super::super::shell::quote(&dir.display().to_string()))
+            agent_alive(&crate::shell::quote(&dir.display().to_string()))
         );
         let out = Command::new("sh").arg("-c").arg(script).output().unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_owned()

@@ -15,14 +15,15 @@ use trainbench_runner::lines::{LineSplitter, Piece};
 use trainbench_runner::Progress;
 use trainbench_store::{JournalEnd, RemoteRun};
 
-use super::agent::{agent_alive, JournalLine};
-use super::bad;
-use super::hosts::{host, RemoteHost};
-use super::shell::{host_sh, quote, sh_c, ssh};
-use crate::error::{AppError, AppResult};
-use crate::execute::Finished;
-use crate::host::Host;
-use crate::workspace::Workspace;
+use crate::agent::{agent_alive, JournalLine};
+use crate::bad;
+use crate::error::{RemoteError, RemoteResult};
+use crate::hosts::RemoteHost;
+use crate::list::host;
+use crate::shell::{host_sh, quote, sh_c, ssh};
+use trainbench_probe::GpuProbe;
+use trainbench_runner::Finished;
+use trainbench_store::Store;
 
 /// How long the studio keeps trying to reach a host before it leaves a run
 /// detached (`TRAINBENCH_REMOTE_GIVE_UP_S`, default 120 s).
@@ -66,19 +67,19 @@ struct Batch {
 /// [`give_up_after`] leaves the run detached (still `running`; `attach`
 /// resumes it).
 pub(crate) async fn follow(
-    ws: &mut Workspace,
-    local: &Host,
+    store: &mut Store,
+    gpu: &GpuProbe,
     h: &RemoteHost,
     rr: RemoteRun,
     progress: &mut dyn Progress,
     mut cancel: watch::Receiver<bool>,
-) -> AppResult<Finished> {
+) -> RemoteResult<Finished> {
     let run_id = rr.run_id;
     let mut f = Follow {
         h,
         rr: &rr,
         offset: rr.journal_offset,
-        started: ws.store.run_row(run_id)?.status == RunStatus::Running,
+        started: store.run_row(run_id)?.status == RunStatus::Running,
         cancel_sent: false,
         last_contact: Instant::now(),
         said_pending: false,
@@ -87,11 +88,11 @@ pub(crate) async fn follow(
     loop {
         f.cancel_if_asked(&cancel);
         let mut batch = Batch::default();
-        let ended = f.read(ws, progress, &mut cancel, &mut batch).await?;
+        let ended = f.read(store, progress, &mut cancel, &mut batch).await?;
         if let Some(line) = ended {
             let (status, reason, error_class, exit_code, tail) = outcome(line, h);
             if !f.started {
-                ws.store.start_run(run_id, &serde_json::json!({}))?;
+                store.start_run(run_id, &serde_json::json!({}))?;
             }
             let end = JournalEnd {
                 status,
@@ -100,19 +101,17 @@ pub(crate) async fn follow(
                 exit_code,
                 stderr_tail: &tail,
             };
-            ws.store
-                .finish_journal(run_id, &batch.events, &batch.samples, f.offset, &end)?;
-            trainbench_runner::finish_summary(&mut ws.store, run_id, &local.gpu)?;
+            store.finish_journal(run_id, &batch.events, &batch.samples, f.offset, &end)?;
+            trainbench_runner::finish_summary(store, run_id, gpu)?;
             return Ok(Finished {
                 run_id,
                 status,
                 reason,
             });
         }
-        ws.store
-            .record_journal(run_id, &batch.events, &batch.samples, f.offset)?;
+        store.record_journal(run_id, &batch.events, &batch.samples, f.offset)?;
         if f.last_contact.elapsed() > give_up_after() {
-            return Err(AppError::Internal(format!(
+            return Err(RemoteError::Internal(format!(
                 "lost contact with host {} ({}) for {} s: run {run_id} is still running there; `trainbench attach {run_id}` resumes reading it",
                 h.name,
                 h.url,
@@ -182,11 +181,11 @@ impl Follow<'_> {
     /// poll. Flushes what it read every 0.5 s; the rest is left in `batch`.
     async fn read(
         &mut self,
-        ws: &mut Workspace,
+        store: &mut Store,
         progress: &mut dyn Progress,
         cancel: &mut watch::Receiver<bool>,
         batch: &mut Batch,
-    ) -> AppResult<Option<JournalLine>> {
+    ) -> RemoteResult<Option<JournalLine>> {
         let run_id = self.rr.run_id;
         let mut child = tokio::process::Command::from(ssh(&self.h.url)?)
             .arg(sh_c(&format!(
@@ -199,11 +198,11 @@ impl Follow<'_> {
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| AppError::Internal(format!("cannot start ssh: {e}")))?;
+            .map_err(|e| RemoteError::Internal(format!("cannot start ssh: {e}")))?;
         let mut out = child
             .stdout
             .take()
-            .ok_or_else(|| AppError::Internal("ssh has no stdout".into()))?;
+            .ok_or_else(|| RemoteError::Internal("ssh has no stdout".into()))?;
         let mut lines = LineSplitter::new(JOURNAL_LINE_CAP);
         let mut buf = vec![0u8; 64 * 1024];
         let mut flush = tokio::time::interval(Duration::from_millis(500));
@@ -218,7 +217,7 @@ impl Follow<'_> {
                     Ok(n) => {
                         self.last_contact = Instant::now();
                         lines.push(&buf[..n]);
-                        if let Some(o) = self.take_lines(ws, progress, &mut lines, batch)? {
+                        if let Some(o) = self.take_lines(store, progress, &mut lines, batch)? {
                             break Some(o);
                         }
                     }
@@ -230,7 +229,7 @@ impl Follow<'_> {
                         self.last_contact = Instant::now();
                     }
                     if self.offset != stored {
-                        ws.store.record_journal(run_id, &batch.events, &batch.samples, self.offset)?;
+                        store.record_journal(run_id, &batch.events, &batch.samples, self.offset)?;
                         *batch = Batch::default();
                         stored = self.offset;
                     }
@@ -257,11 +256,11 @@ impl Follow<'_> {
     /// read, ends it (what follows it is not read).
     fn take_lines(
         &mut self,
-        ws: &mut Workspace,
+        store: &mut Store,
         progress: &mut dyn Progress,
         lines: &mut LineSplitter,
         batch: &mut Batch,
-    ) -> AppResult<Option<JournalLine>> {
+    ) -> RemoteResult<Option<JournalLine>> {
         let run_id = self.rr.run_id;
         while let Some(piece) = lines.next_piece() {
             self.offset += piece.len();
@@ -285,7 +284,7 @@ impl Follow<'_> {
             match parsed {
                 JournalLine::Provenance { provenance } => {
                     if !self.started {
-                        ws.store.start_run(run_id, &provenance)?;
+                        store.start_run(run_id, &provenance)?;
                         self.started = true;
                     }
                 }
@@ -431,8 +430,8 @@ fn slurm_state(h: &RemoteHost, job: &str) -> Option<String> {
 }
 
 /// The remote row of run `run_id`, or why there is none.
-pub(crate) fn remote_run_of(ws: &Workspace, run_id: i64) -> AppResult<RemoteRun> {
-    ws.store.remote_run(run_id)?.ok_or_else(|| {
+pub(crate) fn remote_run_of(store: &Store, run_id: i64) -> RemoteResult<RemoteRun> {
+    store.remote_run(run_id)?.ok_or_else(|| {
         bad(
             "run",
             format!("run = {run_id} is not allowed: it did not run on a remote host"),
@@ -441,8 +440,8 @@ pub(crate) fn remote_run_of(ws: &Workspace, run_id: i64) -> AppResult<RemoteRun>
 }
 
 /// The remote row of run `run_id` when its journal's end is still awaited.
-fn waiting_run(ws: &Workspace, run_id: i64) -> AppResult<RemoteRun> {
-    let rr = remote_run_of(ws, run_id)?;
+pub fn waiting_run(store: &Store, run_id: i64) -> RemoteResult<RemoteRun> {
+    let rr = remote_run_of(store, run_id)?;
     if rr.finished {
         return Err(bad(
             "run",
@@ -454,64 +453,35 @@ fn waiting_run(ws: &Workspace, run_id: i64) -> AppResult<RemoteRun> {
 
 /// Re-attaches to a remote run the studio stopped following.
 pub async fn attach(
-    ws: &mut Workspace,
-    local: &Host,
+    store: &mut Store,
+    gpu: &GpuProbe,
     run_id: i64,
     progress: &mut dyn Progress,
     cancel: watch::Receiver<bool>,
-) -> AppResult<Finished> {
-    let rr = waiting_run(ws, run_id)?;
+) -> RemoteResult<Finished> {
+    let rr = waiting_run(store, run_id)?;
     let h = host(&rr.host)?;
-    follow(ws, local, &h, rr, progress, cancel).await
+    follow(store, gpu, &h, rr, progress, cancel).await
 }
 
 /// Stops waiting for a remote run whose host is gone for good: stored as
 /// `interrupted` with why (what was read stays), so it can be deleted. The
 /// host is not contacted: the run may still be training there, in its
 /// folder, which is left alone.
-pub fn abandon(ws: &mut Workspace, run_id: i64) -> AppResult<()> {
-    let rr = waiting_run(ws, run_id)?;
+pub fn abandon(store: &mut Store, run_id: i64) -> RemoteResult<()> {
+    let rr = waiting_run(store, run_id)?;
     let reason = format!(
         "abandoned: the studio stopped waiting for host {} ({}); the {} journal bytes read before are kept; the run's folder there ({}) was left alone",
         rr.host, rr.url, rr.journal_offset, rr.dir
     );
-    ws.store.abandon_remote_run(run_id, &reason)?;
+    store.abandon_remote_run(run_id, &reason)?;
     Ok(())
-}
-
-/// A queue job that follows run `run_id` on its host again (what `attach`
-/// does, for a shell with a run queue: the desktop).
-pub fn attach_job(ws: &Workspace, run_id: i64) -> AppResult<crate::sweep::Job> {
-    let rr = waiting_run(ws, run_id)?;
-    let h = host(&rr.host)?;
-    let detail = ws.store.run_detail(run_id)?;
-    let raw: trainbench_core::spec::RawSpec = serde_json::from_value(detail.spec.clone())
-        .map_err(|e| AppError::Internal(format!("run {run_id}'s stored spec: {e}")))?;
-    let spec = trainbench_core::spec::CheckedSpec::new(raw).map_err(AppError::from)?;
-    let worker = trainbench_runner::WorkerCommand {
-        program: std::path::PathBuf::new(),
-        args: Vec::new(),
-        env: Vec::new(),
-        plan_for: Some(detail.row.framework),
-    };
-    Ok(crate::sweep::Job {
-        run_id,
-        spec,
-        label: trainbench_core::compare::config_label(&detail.row),
-        config: 0,
-        worker,
-        memory_limit_bytes: None,
-        remote: Some(super::RemoteTarget {
-            host: std::sync::Arc::new(h),
-            attach: true,
-        }),
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::remote::SshUrl;
+    use crate::SshUrl;
 
     #[test]
     fn an_outcome_that_is_not_an_end_fails_the_run_and_tails_are_bounded() {

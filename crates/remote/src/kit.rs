@@ -10,9 +10,9 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 use trainbench_runner::envs;
 
-use super::shell::{quote, remote_sh};
-use super::url::SshUrl;
-use crate::error::{AppError, AppResult};
+use crate::error::{RemoteError, RemoteResult};
+use crate::shell::{quote, remote_sh};
+use crate::url::SshUrl;
 
 /// The manifest's name in the kit: `sha256sum -c` reads it.
 const MANIFEST: &str = "MANIFEST.sha256";
@@ -28,18 +28,18 @@ pub(crate) struct LocalKit {
 
 /// The command-line binary sent as the kit's `bin/trainbench`:
 /// `TRAINBENCH_REMOTE_BINARY`, or else [`cli_binary_for`] this program.
-fn cli_binary() -> AppResult<PathBuf> {
+fn cli_binary() -> RemoteResult<PathBuf> {
     if let Some(p) = std::env::var_os("TRAINBENCH_REMOTE_BINARY") {
         return Ok(PathBuf::from(p));
     }
     let exe = std::env::current_exe()
-        .map_err(|e| AppError::Internal(format!("cannot find this program's binary: {e}")))?;
+        .map_err(|e| RemoteError::Internal(format!("cannot find this program's binary: {e}")))?;
     cli_binary_for(&exe)
 }
 
 /// `exe` when it is the CLI, or else the CLI installed beside it (the
 /// desktop app's case: its own binary opens a window, useless on a host).
-fn cli_binary_for(exe: &Path) -> AppResult<PathBuf> {
+fn cli_binary_for(exe: &Path) -> RemoteResult<PathBuf> {
     if exe.file_name().is_some_and(|n| n == "trainbench") {
         return Ok(exe.to_owned());
     }
@@ -47,7 +47,7 @@ fn cli_binary_for(exe: &Path) -> AppResult<PathBuf> {
     if beside.is_file() {
         return Ok(beside);
     }
-    Err(AppError::BadInput {
+    Err(RemoteError::BadInput {
         field: "host".into(),
         message: format!(
             "host is not allowed yet: remote hosts run the studio's command-line program `trainbench`, which is not installed beside {} (install the package with both programs, or set TRAINBENCH_REMOTE_BINARY to its path)",
@@ -56,7 +56,7 @@ fn cli_binary_for(exe: &Path) -> AppResult<PathBuf> {
     })
 }
 
-pub(crate) fn local_kit() -> AppResult<LocalKit> {
+pub(crate) fn local_kit() -> RemoteResult<LocalKit> {
     let exe = cli_binary()?;
     let workers = envs::package_dir().join("trainbench_worker");
     let mut files = vec![(exe, "bin/trainbench".to_owned())];
@@ -79,11 +79,11 @@ pub(crate) fn local_kit() -> AppResult<LocalKit> {
 }
 
 /// `HEX  ./path` for each (file, path in the kit).
-fn manifest_of<'a>(files: impl Iterator<Item = (PathBuf, &'a str)>) -> AppResult<String> {
+fn manifest_of<'a>(files: impl Iterator<Item = (PathBuf, &'a str)>) -> RemoteResult<String> {
     let mut manifest = String::new();
     for (path, rel) in files {
         let bytes = std::fs::read(&path)
-            .map_err(|e| AppError::Internal(format!("cannot read {}: {e}", path.display())))?;
+            .map_err(|e| RemoteError::Internal(format!("cannot read {}: {e}", path.display())))?;
         let sum: String = Sha256::digest(&bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -113,7 +113,7 @@ fn verified(dir: &str) -> String {
 
 /// Sends the kit unless the host has this version, whole; returns its
 /// folder there.
-pub(crate) fn install_kit(url: &SshUrl, kit: &LocalKit) -> AppResult<String> {
+pub(crate) fn install_kit(url: &SshUrl, kit: &LocalKit) -> RemoteResult<String> {
     let dir = format!("{}/kit/{}", url.root, kit.version);
     let d = quote(&dir);
     let have = remote_sh(
@@ -145,9 +145,9 @@ pub(crate) fn install_kit(url: &SshUrl, kit: &LocalKit) -> AppResult<String> {
 }
 
 /// The kit as a gzipped tar: its files and the manifest.
-fn kit_tar(kit: &LocalKit) -> AppResult<Vec<u8>> {
+fn kit_tar(kit: &LocalKit) -> RemoteResult<Vec<u8>> {
     let stage = Staging(envs::home().join(format!("kit-staging-{}", std::process::id())));
-    let io = |e: std::io::Error| AppError::Internal(format!("staging the kit: {e}"));
+    let io = |e: std::io::Error| RemoteError::Internal(format!("staging the kit: {e}"));
     let _ = std::fs::remove_dir_all(stage.path());
     std::fs::create_dir_all(stage.path()).map_err(io)?;
     for (src, rel) in &kit.files {
@@ -165,7 +165,7 @@ fn kit_tar(kit: &LocalKit) -> AppResult<Vec<u8>> {
             .map(|(_, rel)| (stage.path().join(rel), rel.as_str())),
     )?;
     if staged != kit.manifest {
-        return Err(AppError::Internal(
+        return Err(RemoteError::Internal(
             "the studio's files changed while the kit was being made (an upgrade or a rebuild?): try again".into(),
         ));
     }
@@ -175,9 +175,9 @@ fn kit_tar(kit: &LocalKit) -> AppResult<Vec<u8>> {
         .arg(stage.path())
         .args(["-czf", "-", "."])
         .output()
-        .map_err(|e| AppError::Internal(format!("tar: {e}")))?;
+        .map_err(|e| RemoteError::Internal(format!("tar: {e}")))?;
     if !tar.status.success() {
-        return Err(AppError::Internal(format!(
+        return Err(RemoteError::Internal(format!(
             "tar: {}",
             String::from_utf8_lossy(&tar.stderr)
         )));

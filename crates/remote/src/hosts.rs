@@ -1,5 +1,5 @@
-//! The studio's host list (`$TRAINBENCH_HOME/hosts.json`): what each host is,
-//! what its last check found, and the rules every field obeys — checked
+//! What a host of the studio's list is, what its last check found, and the
+//! rules every field obeys — checked
 //! when a host is added (CLI or desktop) and again whenever the list is read,
 //! so a hand-edited file cannot smuggle a command into a remote shell.
 
@@ -7,11 +7,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use trainbench_core::Framework;
-use trainbench_runner::{envs, WorkerCommand};
+use trainbench_runner::WorkerCommand;
 
-use super::url::SshUrl;
-use super::{bad, check};
-use crate::error::{AppError, AppResult};
+use crate::bad;
+use crate::error::RemoteResult;
+use crate::url::SshUrl;
 
 /// A Python framework the host's check found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,7 +91,7 @@ pub struct RemoteHost {
 }
 
 impl RemoteHost {
-    pub(crate) fn inventory(&self) -> AppResult<&Inventory> {
+    pub(crate) fn inventory(&self) -> RemoteResult<&Inventory> {
         self.inventory.as_ref().ok_or_else(|| {
             bad(
                 "host",
@@ -201,67 +201,8 @@ impl RemoteHost {
     }
 }
 
-fn hosts_file() -> PathBuf {
-    envs::home().join("hosts.json")
-}
-
-/// The studio's hosts, by name.
-pub fn hosts() -> AppResult<Vec<RemoteHost>> {
-    let path = hosts_file();
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let list: Vec<RemoteHost> = serde_json::from_str(&text).map_err(|e| {
-                AppError::Internal(format!("{} is not a host list: {e}", path.display()))
-            })?;
-            for h in &list {
-                validate(h).map_err(|e| match e {
-                    AppError::BadInput { field, message } => AppError::BadInput {
-                        field,
-                        message: format!("{}: host {:?}: {message}", path.display(), h.name),
-                    },
-                    other => other,
-                })?;
-            }
-            Ok(list)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(AppError::Internal(format!(
-            "cannot read {}: {e}",
-            path.display()
-        ))),
-    }
-}
-
-/// Changes the host list under its lock (`hosts.json.lock`), read and written
-/// whole inside it, so two processes adding hosts at once both keep theirs.
-fn update_hosts<T>(change: impl FnOnce(&mut Vec<RemoteHost>) -> AppResult<T>) -> AppResult<T> {
-    let path = hosts_file();
-    let _lock = trainbench_files::FileLock::exclusive(&path)?;
-    let mut list = hosts()?;
-    let out = change(&mut list)?;
-    let text =
-        serde_json::to_string_pretty(&list).map_err(|e| AppError::Internal(e.to_string()))?;
-    trainbench_files::write_atomic("hosts", &path, text.as_bytes())?;
-    Ok(out)
-}
-
-/// The host called `name`.
-pub fn host(name: &str) -> AppResult<RemoteHost> {
-    let list = hosts()?;
-    let names: Vec<String> = list.iter().map(|h| h.name.clone()).collect();
-    list.into_iter().find(|h| h.name == name).ok_or_else(|| {
-        bad(
-            "host",
-            format!(
-                "host = {name} is not allowed: expected one of the studio's hosts ({}); add one with `trainbench host add NAME ssh://user@host`",
-                if names.is_empty() { "none yet".into() } else { names.join(", ") }
-            ),
-        )
-    })
-}
-
 /// A name of 1–64 letters, digits, `-`, `_` and `.` (a host's, a partition's).
-fn check_word(field: &str, value: &str) -> AppResult<()> {
+pub(crate) fn check_word(field: &str, value: &str) -> RemoteResult<()> {
     if value.is_empty()
         || value.len() > 64
         || !value
@@ -277,7 +218,7 @@ fn check_word(field: &str, value: &str) -> AppResult<()> {
 }
 
 /// `KEY=VALUE` as `host add --env` takes it.
-pub fn parse_env(text: &str) -> AppResult<(String, String)> {
+pub fn parse_env(text: &str) -> RemoteResult<(String, String)> {
     let (k, v) = text.split_once('=').ok_or_else(|| {
         bad(
             "env",
@@ -296,82 +237,10 @@ pub fn parse_env(text: &str) -> AppResult<(String, String)> {
     Ok((k.to_owned(), v.to_owned()))
 }
 
-/// Adds (or replaces) a host, installs the kit there and checks it.
-pub fn add_host(
-    name: &str,
-    url: &str,
-    pythons: &[String],
-    env: &[String],
-    slurm: Option<SlurmSettings>,
-    peers: &[String],
-) -> AppResult<RemoteHost> {
-    check_word("name", name)?;
-    let url = SshUrl::parse(url)?;
-    let peers = peers
-        .iter()
-        .map(|p| SshUrl::parse(p).map_err(|e| bad("peer", e.to_string())))
-        .collect::<AppResult<Vec<_>>>()?;
-    if slurm.is_some() && !peers.is_empty() {
-        return Err(bad(
-            "peer",
-            "peer is not allowed with slurm: Slurm chooses a job's nodes; expected one or the other".into(),
-        ));
-    }
-    if let Some(p) = slurm.as_ref().and_then(|s| s.partition.as_deref()) {
-        check_word("partition", p)?;
-    }
-    let env = env
-        .iter()
-        .map(|e| parse_env(e))
-        .collect::<AppResult<Vec<_>>>()?;
-    let mut h = RemoteHost {
-        name: name.to_owned(),
-        url,
-        pythons: if pythons.is_empty() {
-            vec!["python3".into()]
-        } else {
-            pythons.to_vec()
-        },
-        env,
-        slurm,
-        peers,
-        inventory: None,
-    };
-    validate(&h)?;
-    h.inventory = Some(check::check(&h)?);
-    update_hosts(|list| {
-        list.retain(|x| x.name != name);
-        list.push(h.clone());
-        Ok(())
-    })?;
-    Ok(h)
-}
-
-/// Checks a host again (the kit re-sent if it changed) and stores what it has.
-pub fn check_host(name: &str) -> AppResult<RemoteHost> {
-    let mut h = host(name)?;
-    h.inventory = Some(check::check(&h)?);
-    update_hosts(|list| {
-        for x in list.iter_mut().filter(|x| x.name == name) {
-            *x = h.clone();
-        }
-        Ok(())
-    })?;
-    Ok(h)
-}
-
-pub fn remove_host(name: &str) -> AppResult<()> {
-    host(name)?;
-    update_hosts(|list| {
-        list.retain(|x| x.name != name);
-        Ok(())
-    })
-}
-
 /// An interpreter on a host, as `--python` takes it: an absolute path (spaces
 /// and any other printable character allowed: it is quoted), or a command
 /// name looked up on the host's PATH.
-pub(crate) fn check_python(value: &str) -> AppResult<()> {
+pub(crate) fn check_python(value: &str) -> RemoteResult<()> {
     let why = if value.is_empty() {
         Some("it is empty")
     } else if value.len() > 4096 {
@@ -400,9 +269,9 @@ pub(crate) fn check_python(value: &str) -> AppResult<()> {
 }
 
 /// Every field of a host by the rules it was entered under.
-fn validate(h: &RemoteHost) -> AppResult<()> {
+pub(crate) fn validate(h: &RemoteHost) -> RemoteResult<()> {
     check_word("name", &h.name)?;
-    let again = |field: &str, u: &SshUrl| -> AppResult<()> {
+    let again = |field: &str, u: &SshUrl| -> RemoteResult<()> {
         match SshUrl::parse(&u.to_string()) {
             Ok(p) if p == *u => Ok(()),
             Ok(_) => Err(bad(

@@ -10,33 +10,35 @@
 //! loses nothing: reading resumes where the database says it stopped
 //! (`trainbench attach ID`). Cancelling sends the agent SIGTERM; it stops the
 //! worker and journals the cancellation.
+//!
+//! Beneath the application layer: it knows the store, the runner and the
+//! probe, never a use case; the app's executor for remote jobs calls
+//! [`run_job`].
 
 mod agent;
 mod check;
+mod error;
 mod follow;
 mod hosts;
 mod kit;
+mod list;
 mod shell;
 mod start;
 mod url;
 
 pub use agent::{agent_run, JournalLine, RemoteJob};
-pub use follow::{abandon, attach, attach_job};
-pub use hosts::{
-    add_host, check_host, host, hosts, parse_env, remove_host, Inventory, RemoteFramework,
-    RemoteHost, SlurmInventory, SlurmSettings,
-};
-pub(crate) use start::run_job;
-pub use start::RemoteTarget;
+pub use error::{RemoteError, RemoteResult};
+pub use follow::{abandon, attach, waiting_run};
+pub use hosts::{parse_env, Inventory, RemoteFramework, RemoteHost, SlurmInventory, SlurmSettings};
+pub use list::{add_host, check_host, host, hosts, remove_host};
+pub use start::{run_job, HostJob, RemoteTarget};
 pub use url::SshUrl;
-
-use crate::error::AppError;
 
 /// The remote root when the address names none (relative to the login's home).
 pub const DEFAULT_ROOT: &str = ".trainbench-remote";
 
-fn bad(field: &str, message: String) -> AppError {
-    AppError::BadInput {
+fn bad(field: &str, message: String) -> RemoteError {
+    RemoteError::BadInput {
         field: field.into(),
         message,
     }
