@@ -22,6 +22,7 @@ Needs target/release/trainbench (`make build-cli`) and the studio's
 environments (`trainbench env list`). Both sides run under `taskset -c CPUS`
 (`--cpus ''` to leave them unpinned).
 """
+
 import argparse
 import json
 import math
@@ -45,8 +46,12 @@ FAMILIES = {
     "decoder": ("gpt2_tiny", [], 8, 4, 20, 4),
 }
 # framework -> (reference prefix, environment's framework)
-FRAMEWORKS = {"pytorch": ("torch", "pytorch"), "tch": ("torch", "pytorch"), "jax": ("jax", "jax"),
-              "tensorflow": ("tf", "tensorflow")}
+FRAMEWORKS = {
+    "pytorch": ("torch", "pytorch"),
+    "tch": ("torch", "pytorch"),
+    "jax": ("jax", "jax"),
+    "tensorflow": ("tf", "tensorflow"),
+}
 
 
 def pythons():
@@ -60,8 +65,26 @@ def pinned(cmd, cpus):
 
 def studio(fw, family, a, db, env):
     model, extra, batch, warmup, steps, window = FAMILIES[family]
-    cmd = [CLI, "--db", db, "run", "--framework", fw, "--model", model, *extra, "--batch-size", str(batch),
-           "--steps", str(warmup + steps), "--window-steps", str(window), "--threads", str(a.threads), "--json"]
+    cmd = [
+        CLI,
+        "--db",
+        db,
+        "run",
+        "--framework",
+        fw,
+        "--model",
+        model,
+        *extra,
+        "--batch-size",
+        str(batch),
+        "--steps",
+        str(warmup + steps),
+        "--window-steps",
+        str(window),
+        "--threads",
+        str(a.threads),
+        "--json",
+    ]
     out = subprocess.run(pinned(cmd, a.cpus), capture_output=True, text=True, env=env)
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
@@ -72,8 +95,20 @@ def studio(fw, family, a, db, env):
 def reference(fw, family, a, python, env):
     _, _, batch, warmup, steps, window = FAMILIES[family]
     script = os.path.join(REFS, f"{FRAMEWORKS[fw][0]}_{family}.py")
-    cmd = [python, script, "--batch", str(batch), "--warmup", str(warmup), "--steps", str(steps),
-           "--window", str(window), "--threads", str(a.threads)]
+    cmd = [
+        python,
+        script,
+        "--batch",
+        str(batch),
+        "--warmup",
+        str(warmup),
+        "--steps",
+        str(steps),
+        "--window",
+        str(window),
+        "--threads",
+        str(a.threads),
+    ]
     out = subprocess.run(pinned(cmd, a.cpus), capture_output=True, text=True, env=env, cwd=REFS)
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
@@ -111,29 +146,37 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "bench.sqlite")
         for r in range(a.repeats):
-            for fam, fw in work[r % len(work):] + work[:r % len(work)]:
+            for fam, fw in work[r % len(work) :] + work[: r % len(work)]:
                 python = py[FRAMEWORKS[fw][1]]
-                sides = [("studio", lambda: studio(fw, fam, a, db, env)),
-                         ("reference", lambda: reference(fw, fam, a, python, env))]
+                sides = [
+                    ("studio", lambda fw=fw, fam=fam: studio(fw, fam, a, db, env)),
+                    ("reference", lambda fw=fw, fam=fam, python=python: reference(fw, fam, a, python, env)),
+                ]
                 got = {}
-                for side, go in (sides if r % 2 == 0 else sides[::-1]):
+                for side, go in sides if r % 2 == 0 else sides[::-1]:
                     got[side] = go()
                 (s, sp), (ref, rp) = got["studio"], got["reference"]
                 if sp != rp:
                     sys.exit(f"{fam}/{fw}: the studio's model has {sp} parameters, the reference's {rp}")
                 pairs[(fam, fw)].append({"studio": s, "reference": ref, "ratio": s / ref, "params": sp})
-                print(f"repeat {r + 1} {fam:<8} {fw:<11} studio {s:8.2f}  reference {ref:8.2f}  "
-                      f"ratio {s / ref:.3f}", flush=True)
-    print(f"\nfp32, {a.threads} thread(s), synthetic data, {a.repeats} alternating repeats, "
-          f"CPUs {a.cpus or 'unpinned'}; samples/s = median window after warm-up; "
-          "ratio = geometric mean of the paired studio ÷ reference ratios, Student-t 95 % interval")
+                print(
+                    f"repeat {r + 1} {fam:<8} {fw:<11} studio {s:8.2f}  reference {ref:8.2f}  ratio {s / ref:.3f}",
+                    flush=True,
+                )
+    print(
+        f"\nfp32, {a.threads} thread(s), synthetic data, {a.repeats} alternating repeats, "
+        f"CPUs {a.cpus or 'unpinned'}; samples/s = median window after warm-up; "
+        "ratio = geometric mean of the paired studio ÷ reference ratios, Student-t 95 % interval"
+    )
     print("| family | model | framework | studio samples/s (median) | reference (median) | ratio | 95 % interval |")
     print("|---|---|---|---:|---:|---:|---|")
     for (fam, fw), rows in pairs.items():
         g, ci = ratio_interval([x["ratio"] for x in rows])
         ci_text = f"{ci[0]:.2f}–{ci[1]:.2f}" if ci else "one repeat"
-        print(f"| {fam} | {FAMILIES[fam][0]} | {fw} | {statistics.median(x['studio'] for x in rows):.2f} | "
-              f"{statistics.median(x['reference'] for x in rows):.2f} | {g:.3f} | {ci_text} |")
+        print(
+            f"| {fam} | {FAMILIES[fam][0]} | {fw} | {statistics.median(x['studio'] for x in rows):.2f} | "
+            f"{statistics.median(x['reference'] for x in rows):.2f} | {g:.3f} | {ci_text} |"
+        )
     if a.json:
         with open(a.json, "w") as f:
             json.dump({f"{fam}|{fw}": v for (fam, fw), v in pairs.items()}, f, indent=1)

@@ -16,6 +16,7 @@ the compile time where the framework measures it apart.
 
     python bench/frameworks.py --repeats 3
 """
+
 import argparse
 import json
 import os
@@ -38,9 +39,14 @@ CONFIGS = [
     ("tensorflow", "xla"),
     ("jax", "off"),
 ]
-LABEL = {("tch", "off"): "tch (libtorch, Rust)", ("pytorch", "off"): "PyTorch eager",
-         ("pytorch", "on"): "PyTorch torch.compile", ("tensorflow", "off"): "TensorFlow (graph)",
-         ("tensorflow", "xla"): "TensorFlow + XLA", ("jax", "off"): "JAX (jit)"}
+LABEL = {
+    ("tch", "off"): "tch (libtorch, Rust)",
+    ("pytorch", "off"): "PyTorch eager",
+    ("pytorch", "on"): "PyTorch torch.compile",
+    ("tensorflow", "off"): "TensorFlow (graph)",
+    ("tensorflow", "xla"): "TensorFlow + XLA",
+    ("jax", "off"): "JAX (jit)",
+}
 
 
 def mean_ci(xs):
@@ -66,28 +72,55 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "bench.sqlite")
         for r in range(args.repeats):
-            order = work[r % len(work):] + work[:r % len(work)]
+            order = work[r % len(work) :] + work[: r % len(work)]
             for model, fw, comp in order:
-                cmd = [BIN, "--db", db, "run", "--framework", fw, "--compile", comp, "--model", model,
-                       "--batch-size", str(args.batch_size), "--steps", str(args.steps),
-                       "--threads", str(args.threads), "--json"]
+                cmd = [
+                    BIN,
+                    "--db",
+                    db,
+                    "run",
+                    "--framework",
+                    fw,
+                    "--compile",
+                    comp,
+                    "--model",
+                    model,
+                    "--batch-size",
+                    str(args.batch_size),
+                    "--steps",
+                    str(args.steps),
+                    "--threads",
+                    str(args.threads),
+                    "--json",
+                ]
                 out = subprocess.run(cmd, capture_output=True, text=True, env=env)
                 if out.returncode != 0:
                     sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
                 run = json.loads(out.stdout)["runs"][0]
-                detail = json.loads(subprocess.run([BIN, "--db", db, "show", str(run["id"]), "--json"],
-                                                   capture_output=True, text=True, check=True).stdout)
-                row = {"throughput": run["throughput_samples_per_s"], "ci": run["throughput_ci95"],
-                       "first_step_s": run["time_to_first_step_s"],
-                       "compile_s": detail.get("compile_s"),
-                       "version": (detail.get("hello") or {}).get("framework_version"),
-                       "execution": (detail.get("hello") or {}).get("execution")}
+                detail = json.loads(
+                    subprocess.run(
+                        [BIN, "--db", db, "show", str(run["id"]), "--json"], capture_output=True, text=True, check=True
+                    ).stdout
+                )
+                row = {
+                    "throughput": run["throughput_samples_per_s"],
+                    "ci": run["throughput_ci95"],
+                    "first_step_s": run["time_to_first_step_s"],
+                    "compile_s": detail.get("compile_s"),
+                    "version": (detail.get("hello") or {}).get("framework_version"),
+                    "execution": (detail.get("hello") or {}).get("execution"),
+                }
                 results[(model, fw, comp)].append(row)
-                print(f"repeat {r + 1} {model:<20} {LABEL[(fw, comp)]:<24} {row['throughput']:8.1f} samples/s  "
-                      f"first step {row['first_step_s']:.2f} s", flush=True)
-    print(f"\nbatch {args.batch_size}, fp32, {args.threads} thread(s), synthetic data, {args.steps} steps, "
-          f"{args.repeats} interleaved repeats; throughput = median over repeats of each run's steady median; "
-          f"CI = Student-t 95 % of the mean of run medians")
+                print(
+                    f"repeat {r + 1} {model:<20} {LABEL[(fw, comp)]:<24} {row['throughput']:8.1f} samples/s  "
+                    f"first step {row['first_step_s']:.2f} s",
+                    flush=True,
+                )
+    print(
+        f"\nbatch {args.batch_size}, fp32, {args.threads} thread(s), synthetic data, {args.steps} steps, "
+        f"{args.repeats} interleaved repeats; throughput = median over repeats of each run's steady median; "
+        f"CI = Student-t 95 % of the mean of run medians"
+    )
     print("| model | framework | version | samples/s (median) | 95 % CI | first step, s (median) |")
     print("|---|---|---|---:|---|---:|")
     for (model, fw, comp), rows in results.items():
@@ -95,8 +128,10 @@ def main():
         _, ci = mean_ci(tps)
         fs = statistics.median(x["first_step_s"] for x in rows)
         ci_text = f"{ci[0]:.1f}–{ci[1]:.1f}" if ci else "not measured"
-        print(f"| {model} | {LABEL[(fw, comp)]} | {rows[0]['version']} | {statistics.median(tps):.1f} | "
-              f"{ci_text} | {fs:.2f} |")
+        print(
+            f"| {model} | {LABEL[(fw, comp)]} | {rows[0]['version']} | {statistics.median(tps):.1f} | "
+            f"{ci_text} | {fs:.2f} |"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump({f"{m}|{fw}|{c}": v for (m, fw, c), v in results.items()}, f, indent=1)

@@ -15,6 +15,7 @@ and the ratio is of the medians over repeats. Needs ``target/release/trainbench`
 
     python bench/gpt2_vs_hf.py --seq-len 256 --batch-size 2 --steps 12 --window-steps 3 --repeats 2
 """
+
 import argparse
 import json
 import os
@@ -58,14 +59,35 @@ print(json.dumps({"samples_per_s": statistics.median(windows[1:]), "windows": wi
 
 def torch_python():
     home = os.environ.get("TRAINBENCH_HOME") or os.path.join(
-        os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "trainbench")
+        os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "trainbench"
+    )
     return os.path.join(home, "envs", "torch-2.13.0", "bin", "python")
 
 
 def run_studio(a, db, framework="pytorch"):
-    cmd = [CLI, "--db", db, "run", "--framework", framework, "--model", "gpt2_small", "--seq-len", str(a.seq_len),
-           "--batch-size", str(a.batch_size), "--steps", str(a.steps), "--window-steps", str(a.window_steps),
-           "--threads", str(a.threads), "--lr", str(a.lr), "--json"]
+    cmd = [
+        CLI,
+        "--db",
+        db,
+        "run",
+        "--framework",
+        framework,
+        "--model",
+        "gpt2_small",
+        "--seq-len",
+        str(a.seq_len),
+        "--batch-size",
+        str(a.batch_size),
+        "--steps",
+        str(a.steps),
+        "--window-steps",
+        str(a.window_steps),
+        "--threads",
+        str(a.threads),
+        "--lr",
+        str(a.lr),
+        "--json",
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(a.threads)))
     if out.returncode != 0:
         sys.exit(f"studio {framework} run failed: {out.stdout[-2000:]}\n{out.stderr[-2000:]}")
@@ -74,10 +96,20 @@ def run_studio(a, db, framework="pytorch"):
 
 
 def run_hf(a):
-    args = {"threads": a.threads, "lr": a.lr, "batch": a.batch_size, "seq_len": a.seq_len, "steps": a.steps,
-            "window": a.window_steps}
-    out = subprocess.run([torch_python(), "-c", HF_LOOP, json.dumps(args)], capture_output=True, text=True,
-                         env=dict(os.environ, OMP_NUM_THREADS=str(a.threads)))
+    args = {
+        "threads": a.threads,
+        "lr": a.lr,
+        "batch": a.batch_size,
+        "seq_len": a.seq_len,
+        "steps": a.steps,
+        "window": a.window_steps,
+    }
+    out = subprocess.run(
+        [torch_python(), "-c", HF_LOOP, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, OMP_NUM_THREADS=str(a.threads)),
+    )
     if out.returncode != 0:
         sys.exit(f"Hugging Face loop failed: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -92,8 +124,11 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--repeats", type=int, default=2)
-    p.add_argument("--frameworks", default="tensorflow,jax,tch",
-                   help="the studio's other workers to measure at the same settings (comma-separated, or empty)")
+    p.add_argument(
+        "--frameworks",
+        default="tensorflow,jax,tch",
+        help="the studio's other workers to measure at the same settings (comma-separated, or empty)",
+    )
     a = p.parse_args()
     studio, hf = [], []
     others = {f: [] for f in a.frameworks.split(",") if f}
@@ -109,19 +144,32 @@ def main():
                 else:
                     h = run_hf(a)
                     hf.append(h["samples_per_s"])
-                    print(f"repeat {r + 1} HF loop {h['samples_per_s'] * a.seq_len:9.1f} tokens/s ({h['params']} "
-                          f"parameters, transformers {h['transformers']}, torch {h['torch']})", flush=True)
+                    print(
+                        f"repeat {r + 1} HF loop {h['samples_per_s'] * a.seq_len:9.1f} tokens/s ({h['params']} "
+                        f"parameters, transformers {h['transformers']}, torch {h['torch']})",
+                        flush=True,
+                    )
             for f, got in others.items():
                 tp, params = run_studio(a, db, f)
                 got.append(tp)
                 print(f"repeat {r + 1} studio {f} {tp * a.seq_len:9.1f} tokens/s ({params} parameters)", flush=True)
     s, h = statistics.median(studio), statistics.median(hf)
-    print(json.dumps({
-        "model": "gpt2_small", "seq_len": a.seq_len, "batch_size": a.batch_size, "threads": a.threads,
-        "studio_tokens_per_s": s * a.seq_len, "hf_tokens_per_s": h * a.seq_len, "ratio_studio_to_hf": s / h,
-        "studio_runs": [x * a.seq_len for x in studio], "hf_runs": [x * a.seq_len for x in hf],
-        "other_frameworks_tokens_per_s": {f: statistics.median(v) * a.seq_len for f, v in others.items()},
-    }))
+    print(
+        json.dumps(
+            {
+                "model": "gpt2_small",
+                "seq_len": a.seq_len,
+                "batch_size": a.batch_size,
+                "threads": a.threads,
+                "studio_tokens_per_s": s * a.seq_len,
+                "hf_tokens_per_s": h * a.seq_len,
+                "ratio_studio_to_hf": s / h,
+                "studio_runs": [x * a.seq_len for x in studio],
+                "hf_runs": [x * a.seq_len for x in hf],
+                "other_frameworks_tokens_per_s": {f: statistics.median(v) * a.seq_len for f, v in others.items()},
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ and compares the steady throughput the studio reports with the bare worker's
 (summarised by the same code). Also reports the runner's own CPU use (the
 `trainbench` process itself, not its worker) while it samples at 10 Hz.
 """
+
 import argparse
 import json
 import os
@@ -34,14 +35,35 @@ def main():
     studio, bare, cpu = [], [], []
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "bench.sqlite")
-        flags = ["--framework", args.framework, "--model", args.model, "--batch-size", str(args.batch_size),
-                 "--steps", str(args.steps), "--threads", str(args.threads)]
-        plan = json.loads(subprocess.run([os.path.join(BIN, "trainbench"), "run", *flags, "--print-plan"],
-                                         capture_output=True, text=True, env=env, check=True).stdout)
+        flags = [
+            "--framework",
+            args.framework,
+            "--model",
+            args.model,
+            "--batch-size",
+            str(args.batch_size),
+            "--steps",
+            str(args.steps),
+            "--threads",
+            str(args.threads),
+        ]
+        plan = json.loads(
+            subprocess.run(
+                [os.path.join(BIN, "trainbench"), "run", *flags, "--print-plan"],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            ).stdout
+        )
 
         def run_studio():
-            out = subprocess.run([os.path.join(BIN, "trainbench"), "--db", db, "run", *flags, "--json"],
-                                 capture_output=True, text=True, env=env)
+            out = subprocess.run(
+                [os.path.join(BIN, "trainbench"), "--db", db, "run", *flags, "--json"],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
             if out.returncode != 0:
                 sys.exit(f"trainbench run failed: {out.stdout}\n{out.stderr}")
             doc = json.loads(out.stdout)
@@ -50,10 +72,21 @@ def main():
 
         def run_bare():
             worker_env = dict(env, **{k: v for k, v in plan["env"]})
-            w = subprocess.run([plan["program"], *plan["args"]], input=plan["stdin"],
-                               capture_output=True, text=True, env=worker_env, check=True)
-            s = subprocess.run([os.path.join(BIN, "trainbench-worker-tch"), "summarize"], input=w.stdout,
-                               capture_output=True, text=True, check=True)
+            w = subprocess.run(
+                [plan["program"], *plan["args"]],
+                input=plan["stdin"],
+                capture_output=True,
+                text=True,
+                env=worker_env,
+                check=True,
+            )
+            s = subprocess.run(
+                [os.path.join(BIN, "trainbench-worker-tch"), "summarize"],
+                input=w.stdout,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             return json.loads(s.stdout)["steady"]["median_samples_per_s"]
 
         for r in range(args.repeats):
@@ -64,20 +97,28 @@ def main():
                 tp_bare, tp_studio = run_bare(), run_studio()
             studio.append(tp_studio)
             bare.append(tp_bare)
-            print(f"repeat {r + 1}: studio {tp_studio:.1f} samples/s, bare worker {tp_bare:.1f} samples/s, "
-                  f"runner CPU {cpu[-1]:.2f} % of one core", flush=True)
+            print(
+                f"repeat {r + 1}: studio {tp_studio:.1f} samples/s, bare worker {tp_bare:.1f} samples/s, "
+                f"runner CPU {cpu[-1]:.2f} % of one core",
+                flush=True,
+            )
     ms, mb = statistics.median(studio), statistics.median(bare)
     ratios = [a / b for a, b in zip(studio, bare)]
-    print(f"\n{args.framework} {args.model}, batch {args.batch_size}, {args.steps} steps, {args.threads} thread(s), "
-          f"{args.repeats} alternations (ABBA)")
+    print(
+        f"\n{args.framework} {args.model}, batch {args.batch_size}, {args.steps} steps, {args.threads} thread(s), "
+        f"{args.repeats} alternations (ABBA)"
+    )
     print(f"median studio {ms:.1f} samples/s vs bare {mb:.1f} samples/s: difference {100 * (ms - mb) / mb:+.2f} %")
     if len(ratios) >= 2:
         m = statistics.mean(ratios)
         half = 1.96 * statistics.stdev(ratios) / len(ratios) ** 0.5
-        print(f"paired ratio studio/bare: mean {m:.3f} (≈95 % CI {m - half:.3f}–{m + half:.3f}); "
-              f"run-to-run spread of the bare worker: {100 * statistics.pstdev(bare) / mb:.1f} % (sd)")
-    print(f"runner CPU while sampling at 10 Hz: median {statistics.median(cpu):.2f} % of one core "
-          f"(max {max(cpu):.2f} %)")
+        print(
+            f"paired ratio studio/bare: mean {m:.3f} (≈95 % CI {m - half:.3f}–{m + half:.3f}); "
+            f"run-to-run spread of the bare worker: {100 * statistics.pstdev(bare) / mb:.1f} % (sd)"
+        )
+    print(
+        f"runner CPU while sampling at 10 Hz: median {statistics.median(cpu):.2f} % of one core (max {max(cpu):.2f} %)"
+    )
 
 
 if __name__ == "__main__":

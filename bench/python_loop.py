@@ -8,6 +8,7 @@ schedule, thread count and timing windows. It prints the worker protocol's
 
     python bench/python_loop.py --model resnet_mini --batch-size 64 --steps 200 --threads 1
 """
+
 import argparse
 import json
 import math
@@ -26,7 +27,7 @@ def since_process_start_s():
     """Seconds since the kernel started this process (as the Rust worker reports)."""
     with open("/proc/self/stat") as f:
         stat = f.read()
-    after = stat[stat.rfind(")") + 2:].split()
+    after = stat[stat.rfind(")") + 2 :].split()
     start_ticks = int(after[19])
     ticks = os.sysconf("SC_CLK_TCK")
     return time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / ticks
@@ -43,8 +44,12 @@ MODELS = ("resnet_mini", "vit_mini_patch4_32")
 
 
 def model_config(name):
-    out = subprocess.run([os.path.join(ROOT, "target", "release", "trainbench"), "describe", "--model", name,
-                          "--json"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [os.path.join(ROOT, "target", "release", "trainbench"), "describe", "--model", name, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)["config"]
 
 
@@ -98,24 +103,40 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         start = ((step - 1) % batches_in_pool) * b
-        x, y = xs[start:start + b], ys[start:start + b]
+        x, y = xs[start : start + b], ys[start : start + b]
         loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
         if step == 1:
             now = time.monotonic_ns()
-            emit({"event": "first_step", "since_process_start_s": since_process_start_s(),
-                  "since_train_start_s": (now - train_start) / 1e9, "t_ns": now})
+            emit(
+                {
+                    "event": "first_step",
+                    "since_process_start_s": since_process_start_s(),
+                    "since_train_start_s": (now - train_start) / 1e9,
+                    "t_ns": now,
+                }
+            )
             window_start = time.monotonic_ns()
             continue
         window_loss = window_loss + loss.detach()
         window_steps += 1
         if window_steps == args.window_steps or step == total:
             end = time.monotonic_ns()  # CPU: every op has finished when it returns
-            emit({"event": "window", "index": index, "first_step": window_first, "steps": window_steps,
-                  "samples": window_steps * b, "start_ns": window_start, "end_ns": end,
-                  "loss_mean": float(window_loss) / window_steps, "lr": lr})
+            emit(
+                {
+                    "event": "window",
+                    "index": index,
+                    "first_step": window_first,
+                    "steps": window_steps,
+                    "samples": window_steps * b,
+                    "start_ns": window_start,
+                    "end_ns": end,
+                    "loss_mean": float(window_loss) / window_steps,
+                    "lr": lr,
+                }
+            )
             index += 1
             window_first = step + 1
             window_steps, window_loss = 0, 0.0

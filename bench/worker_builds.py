@@ -8,6 +8,7 @@ and the ratio B ÷ A, with the spread of the per-pair ratios.
 
     python bench/worker_builds.py --a OLD/trainbench-worker-tch --b target/release/trainbench-worker-tch
 """
+
 import argparse
 import statistics
 
@@ -35,19 +36,19 @@ def main():
         a, b = [], []
         for r in range(args.repeats):
             order = ((a, args.a), (b, args.b))
-            for into, worker in (order if r % 2 == 0 else order[::-1]):
+            for into, worker in order if r % 2 == 0 else order[::-1]:
                 into.append(run(worker, model, args.batch_size, args.steps, args.threads, args.window_steps))
             print(f"{model:<20} repeat {r + 1}: A {a[-1]:8.1f}  B {b[-1]:8.1f} samples/s", flush=True)
         ratios = [y / x for x, y in zip(a, b)]
-        rows.append((model, statistics.median(a), statistics.median(b), statistics.median(ratios),
-                     min(ratios), max(ratios)))
+        rows.append(
+            (model, statistics.median(a), statistics.median(b), statistics.median(ratios), min(ratios), max(ratios))
+        )
     print()
     print("| model | A samples/s | B samples/s | B ÷ A (median of pairs) | pair range |")
     print("|---|---:|---:|---:|---|")
     for model, ma, mb, r, lo, hi in rows:
         print(f"| {model} | {ma:.1f} | {mb:.1f} | {r:.3f} | {lo:.3f}–{hi:.3f} |")
-    print(f"\nbatch {args.batch_size}, fp32, {args.threads} thread(s), {args.steps} steps, "
-          f"{args.repeats} ABBA repeats")
+    print(f"\nbatch {args.batch_size}, fp32, {args.threads} thread(s), {args.steps} steps, {args.repeats} ABBA repeats")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ in its files (tests excluded: everything after `#[cfg(test)]`), where NAME
 is another top-level module of the same crate. Loops make rooms that cannot
 be changed one at a time; shared types go in a leaf module instead.
 """
+
 import pathlib
 import re
 import sys

@@ -12,6 +12,7 @@ file or function, its size and the limit.
     python3 scripts/check_sizes.py            # the check (exit 1 on a breach)
     python3 scripts/check_sizes.py --report   # every file and function over a limit
 """
+
 import ast
 import os
 import re
@@ -71,8 +72,11 @@ def python_functions(text, path):
         tree = ast.parse(text, path)
     except SyntaxError:
         return []
-    return [(n.name, n.lineno, n.end_lineno - n.lineno + 1) for n in ast.walk(tree)
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [
+        (n.name, n.lineno, n.end_lineno - n.lineno + 1)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
 
 
 def measure():
@@ -85,8 +89,13 @@ def measure():
         lines = text.splitlines()
         if len(lines) > FILE_LIMIT:
             over[path] = (len(lines), FILE_LIMIT)
-        fns = rust_functions(lines) if path.endswith(".rs") else \
-            python_functions(text, path) if path.endswith(".py") else []
+        fns = (
+            rust_functions(lines)
+            if path.endswith(".rs")
+            else python_functions(text, path)
+            if path.endswith(".py")
+            else []
+        )
         for name, _, n in fns:
             if n > FN_LIMIT:
                 key = f"{path}::{name}"
@@ -108,7 +117,7 @@ def ceilings():
 def main():
     over = measure()
     if "--report" in sys.argv:
-        for key, (n, limit) in sorted(over.items()):
+        for key, (n, _limit) in sorted(over.items()):
             print(f"{key} {n}")
         return 0
     allowed = ceilings()
@@ -128,8 +137,10 @@ def main():
         print(f"note: {s}; lower or remove its line in scripts/size-ceilings.txt")
     for b in breaches:
         print(f"error: {b}", file=sys.stderr)
-    print(f"sizes: {len(over)} over a limit, {len(breaches)} past their ceiling "
-          f"(files ≤ {FILE_LIMIT} lines, functions ≤ {FN_LIMIT})")
+    print(
+        f"sizes: {len(over)} over a limit, {len(breaches)} past their ceiling "
+        f"(files ≤ {FILE_LIMIT} lines, functions ≤ {FN_LIMIT})"
+    )
     return 1 if breaches else 0
 
 

@@ -81,6 +81,15 @@ if ! command -v cargo >/dev/null 2>&1; then
     export PATH="$HOME/.cargo/bin:$PATH"
   fi
 fi
+# The workspace's release (rust-toolchain.toml): an installed stable of that
+# release is named so, rather than downloaded again.
+want_rust="$(sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml)"
+if command -v rustup >/dev/null 2>&1 && ! rustup toolchain list | grep -q "^$want_rust-"; then
+  stable_rustc="$(rustup which --toolchain stable rustc 2>/dev/null || true)"
+  if [ -n "$stable_rustc" ] && "$stable_rustc" --version | grep -q "^rustc $want_rust "; then
+    rustup toolchain link "$want_rust" "$(dirname "$(dirname "$stable_rustc")")"
+  fi
+fi
 if command -v rustup >/dev/null 2>&1; then
   for c in clippy rustfmt; do
     rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
@@ -152,5 +161,16 @@ if [ "$(cat ui/node_modules/.trainbench-lock 2>/dev/null)" != "$want" ]; then
   took "UI packages installed"
 else
   took "UI packages present"
+fi
+# 5. The tests' linters (`--all` only: running the studio needs none):
+#    ruff for the Python code (the UI's linter, Biome, is one of its packages).
+if [ "$all" = 1 ]; then
+  RUFF_VERSION=0.17.6
+  ruff_dir="$TRAINBENCH_HOME/tools/ruff"
+  if ! "$ruff_dir/bin/ruff" --version 2>/dev/null | grep -q "^ruff $RUFF_VERSION$"; then
+    rm -rf "$ruff_dir"
+    python3 -m venv "$ruff_dir" && "$ruff_dir/bin/python" -m pip install -q "ruff==$RUFF_VERSION"
+    took "ruff $RUFF_VERSION installed in $ruff_dir"
+  fi
 fi
 say "done in $((SECONDS - setup_start)) s"

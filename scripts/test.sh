@@ -9,12 +9,20 @@ source scripts/env.sh
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 start=$SECONDS
 echo "== rustfmt"; cargo fmt --all -- --check
+echo "== python: ruff check, ruff format --check (ruff.toml)"
+"$TRAINBENCH_HOME/tools/ruff/bin/ruff" check --quiet . && "$TRAINBENCH_HOME/tools/ruff/bin/ruff" format --check --quiet .
 echo "== layering"; bash scripts/check-deps.sh
+# Licences, banned and duplicate crates, sources (deny.toml); advisories need
+# GitHub's database, which this machine cannot reach.
+echo "== cargo deny: licences, bans, sources"
+command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --version 0.20.2 --locked
+cargo deny --log-level error check licenses bans sources
 echo "== sizes"; python3 scripts/check_sizes.py
 echo "== module loops"; python3 scripts/check_module_loops.py
+echo "== doc paths"; python3 scripts/check_doc_paths.py
 # The UI first: the desktop crate embeds ui/dist when it compiles.
-echo "== ui: typecheck, unit tests (vitest), build"
-(cd ui && npm run --silent typecheck && npx vitest run && npm run --silent build)
+echo "== ui: typecheck, lint (Biome), unit tests (vitest), build"
+(cd ui && npm run --silent typecheck && npm run --silent lint && npx vitest run && npm run --silent build)
 echo "== clippy"; cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== tests"
 log="$(mktemp)"

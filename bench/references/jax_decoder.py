@@ -8,12 +8,12 @@ studio's ``gpt2_tiny``. Samples are sequences of 128 tokens.
 
     python bench/references/jax_decoder.py [--batch 8] [--steps 20]
 """
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-
 from timing import arguments, measure, report
 
 SEQ, VOCAB, WIDTH, LAYERS, HEADS = 128, 256, 128, 2, 2
@@ -53,8 +53,9 @@ def main():
     @jax.jit
     def train_step(params, opt, n, batch):
         def loss_fn(p):
-            logits = model.apply({"params": p}, batch[:, :-1],
-                                 rngs={"dropout": jax.random.fold_in(jax.random.PRNGKey(1), n)})
+            logits = model.apply(
+                {"params": p}, batch[:, :-1], rngs={"dropout": jax.random.fold_in(jax.random.PRNGKey(1), n)}
+            )
             return optax.softmax_cross_entropy_with_integer_labels(logits, batch[:, 1:]).mean()
 
         loss, grads = jax.value_and_grad(loss_fn)(params)

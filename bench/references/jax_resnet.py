@@ -6,6 +6,7 @@ classes, as the studio's ``resnet18``.
 
     python bench/references/jax_resnet.py [--batch 8] [--steps 20]
 """
+
 from functools import partial
 
 import flax.linen as nn
@@ -13,7 +14,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-
 from timing import arguments, measure, report
 
 

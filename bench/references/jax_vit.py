@@ -10,12 +10,12 @@ classes.
 
 Prints one JSON line: parameters and the median window's samples/s.
 """
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-
 from timing import arguments, measure, report
 
 

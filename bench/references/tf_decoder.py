@@ -9,17 +9,17 @@ sequences of 128 tokens.
 
     python bench/references/tf_decoder.py [--batch 8] [--steps 20] [--threads 1]
 """
+
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from keras import layers, ops  # noqa: E402
-
-from timing import arguments, measure, report  # noqa: E402
-from tf_vit import trainable  # noqa: E402
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import layers, ops
+from tf_vit import trainable
+from timing import arguments, measure, report
 
 SEQ, VOCAB, WIDTH, LAYERS, HEADS = 128, 256, 128, 2, 2
 
@@ -62,8 +62,10 @@ def main():
     tf.config.threading.set_intra_op_parallelism_threads(a.threads)
     tf.config.threading.set_inter_op_parallelism_threads(a.threads)
     model = GPT()
-    model.compile(optimizer=keras.optimizers.AdamW(1e-3, weight_decay=0.05, beta_1=0.9, beta_2=0.999, epsilon=1e-8),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.AdamW(1e-3, weight_decay=0.05, beta_1=0.9, beta_2=0.999, epsilon=1e-8),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     tokens = np.random.default_rng(0).integers(0, VOCAB, (a.batch, SEQ + 1))
     model(tokens[:1, :-1])  # builds the weights
     result = measure(lambda: model.train_on_batch(tokens[:, :-1], tokens[:, 1:]), lambda _: None, a)

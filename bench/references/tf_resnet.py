@@ -7,17 +7,17 @@ classes, as the studio's ``resnet18``.
 
     python bench/references/tf_resnet.py [--batch 8] [--steps 20] [--threads 1]
 """
+
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from keras import layers  # noqa: E402
-
-from timing import arguments, measure, report  # noqa: E402
-from tf_vit import trainable  # noqa: E402
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import layers
+from tf_vit import trainable
+from timing import arguments, measure, report
 
 
 def conv_bn(x, filters, kernel, strides):
@@ -52,8 +52,10 @@ def main():
     tf.config.threading.set_intra_op_parallelism_threads(a.threads)
     tf.config.threading.set_inter_op_parallelism_threads(a.threads)
     model = resnet18(a.classes)
-    model.compile(optimizer=keras.optimizers.AdamW(1e-3, weight_decay=0.05, beta_1=0.9, beta_2=0.999, epsilon=1e-8),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.AdamW(1e-3, weight_decay=0.05, beta_1=0.9, beta_2=0.999, epsilon=1e-8),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     rng = np.random.default_rng(0)
     x = rng.standard_normal((a.batch, 224, 224, 3), dtype=np.float32)
     y = rng.integers(0, a.classes, a.batch)

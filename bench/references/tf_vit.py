@@ -10,24 +10,25 @@ parameters with 10 classes, as the studio's.
 
 Prints one JSON line: parameters and the median window's samples/s.
 """
+
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from keras import layers  # noqa: E402
-
-from timing import arguments, measure, report  # noqa: E402
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import layers
+from timing import arguments, measure, report
 
 
 class ClassToken(layers.Layer):
     def build(self, input_shape):
         d = input_shape[-1]
         self.cls = self.add_weight(shape=(1, 1, d), initializer="zeros", name="cls")
-        self.pos = self.add_weight(shape=(1, input_shape[1] + 1, d),
-                                   initializer=keras.initializers.RandomNormal(stddev=0.02), name="pos")
+        self.pos = self.add_weight(
+            shape=(1, input_shape[1] + 1, d), initializer=keras.initializers.RandomNormal(stddev=0.02), name="pos"
+        )
 
     def call(self, x):
         cls = tf.broadcast_to(self.cls, (tf.shape(x)[0], 1, x.shape[-1]))
@@ -54,8 +55,10 @@ def main():
     tf.config.threading.set_intra_op_parallelism_threads(a.threads)
     tf.config.threading.set_inter_op_parallelism_threads(a.threads)
     model = vit(a.classes)
-    model.compile(optimizer=keras.optimizers.AdamW(1e-3, weight_decay=0.05, beta_1=0.9, beta_2=0.999, epsilon=1e-8),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.AdamW(1e-3, weight_decay=0.05, beta_1=0.9, beta_2=0.999, epsilon=1e-8),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     rng = np.random.default_rng(0)
     x = rng.standard_normal((a.batch, 224, 224, 3), dtype=np.float32)
     y = rng.integers(0, a.classes, a.batch)

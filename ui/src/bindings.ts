@@ -13,7 +13,7 @@ export const commands = {
 	 *  Stores the sweep's runs as queued and hands them to the queue. Refuses the
 	 *  whole sweep (nothing stored) when a combination cannot run, unless
 	 *  `skip_rejected`: then only the combinations that can run are queued. A
-	 *  setting every combination shares (`label` "all") always refuses. With a
+	 *  setting every combination shares (no `label`) always refuses. With a
 	 *  batch search (`batch_size = max`) the probes run first, on a thread of
 	 *  their own with a second connection to the database, and the promise
 	 *  resolves once the runs are queued at the batches found.
@@ -112,15 +112,15 @@ export type AddHostRequest = {
 };
 
 /**
- *  An error crossing to the UI. `code` is stable and machine-readable
- *  (the app layer's: `bad_input`, `not_found`, `run_active`, `store`,
- *  `report`, `environment`, `busy`, `internal`; and `io`); `message` is for
- *  people and names the field, the value and what is allowed where the input
- *  was wrong.
+ *  An error crossing to the UI. `code` is one of the app layer's stable
+ *  codes (a union type in TypeScript, so the UI cannot test for a code that
+ *  does not exist); `message` is for people and names the field, the value
+ *  and what is allowed where the input was wrong; `field` is that field.
  */
 export type ApiError = {
-	code: string,
+	code: ErrorCode,
 	message: string,
+	field: string | null,
 };
 
 /**  Everything the wizard needs to offer choices. */
@@ -375,6 +375,27 @@ export type EntryProfileGap = {
 	entry: number,
 	gap: ProfileGap,
 };
+
+/**
+ *  The stable, machine-readable kind of an error, as the shells hand it on
+ *  (the CLI's `--json` errors, the desktop's `{code, message}`).
+ */
+export type ErrorCode = 
+/**  Input a person fixes; the error names the field. */
+"bad_input" | 
+/**  Something asked for by id or name is not there. */
+"not_found" | 
+/**  A run that is queued or running cannot be changed. */
+"run_active" | "store" | "report" | "environment" | 
+/**  Something must finish first. */
+"busy" | "cancelled" | 
+/**
+ *  The database could not be opened (the desktop's own: it then runs on
+ *  an empty one and asks for another file).
+ */
+"database" | 
+/**  A file the shell itself reads or writes (settings). */
+"io" | "internal";
 
 /**  How a difference in time per sample between two runs splits over the parts. */
 export type Explanation = {
@@ -877,10 +898,16 @@ export type QueueEntry = {
 	total_steps: number | null,
 };
 
-/**  A combination that cannot run, and why (the field, the value, what is allowed). */
+/**
+ *  A combination that cannot run, and why (the field, the value, what is
+ *  allowed).
+ */
 export type Rejected = {
-	/**  The combination, or `all` for a setting every combination shares. */
-	label: string,
+	/**
+	 *  The combination refused; `None` when the setting is one every
+	 *  combination shares, so that nothing of the sweep can run.
+	 */
+	label: string | null,
 	field: string,
 	message: string,
 };

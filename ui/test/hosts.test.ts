@@ -36,7 +36,8 @@ describe("hosts", () => {
   it("says what a check found, or that there was none", () => {
     expect(hostSummary(host())).toBe("gpu1 · 16 CPU cores · 2 GPUs (NVIDIA H100) · pytorch 2.11.0");
     expect(hostSummary(host({ inventory: null }))).toBe("not checked");
-    const inv = host().inventory!;
+    const inv = host().inventory;
+    if (!inv) throw new Error("the test host has an inventory");
     expect(hostSummary(host({ inventory: { ...inv, gpus: [], frameworks: [], slurm: { version: "slurm-wlm 22.05.8", nodes: 2, cpus_per_node: 1, gpus_per_node: 0 } } }))).toBe(
       "gpu1 · 16 CPU cores · Slurm slurm-wlm 22.05.8: 2 nodes, 0 GPU(s) per node · no framework found",
     );

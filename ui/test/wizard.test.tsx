@@ -98,14 +98,14 @@ describe("the verdict", () => {
     expect([...m.keys()]).toEqual(["precision"]);
     expect(m.get("precision")).toHaveLength(2);
     expect(m.get("precision")?.[0]).toMatch(/^tch resnet_mini amp-fp16 ×1 b64: precision = amp-fp16/);
-    const all = messagesByField([{ label: "all", field: "price", message: "price = X is not allowed" }]);
+    const all = messagesByField([{ label: null, field: "price", message: "price = X is not allowed" }]);
     expect(all.get("price")).toEqual(["price = X is not allowed"]);
   });
 
   it("allows starting what can run, never a sweep refused as a whole", () => {
     expect(canStart(plan)).toBe(true);
     expect(canStart({ ...plan, configurations: [], runs: 0 })).toBe(false);
-    expect(canStart({ ...plan, rejected: [{ label: "all", field: "steps", message: "give steps or epochs" }] })).toBe(false);
+    expect(canStart({ ...plan, rejected: [{ label: null, field: "steps", message: "give steps or epochs" }] })).toBe(false);
     expect(canStart(null)).toBe(false);
   });
 

@@ -15,6 +15,7 @@ use trainbench_core::batch_search::{
 };
 use trainbench_core::spec::CheckedSpec;
 use trainbench_core::summary::RunStatus;
+use trainbench_core::ErrorClass;
 use trainbench_runner::{Runner, RunnerOptions, MEMORY_LIMIT_REASON};
 use trainbench_store::{NewRun, Store};
 
@@ -87,12 +88,13 @@ async fn probe(
     let seconds = started.elapsed().as_secs_f64();
     let peak = out.summary.peak_memory_bytes;
     let source = out.summary.peak_memory_source.clone();
-    let outcome = match (out.status, out.error_class.as_deref()) {
+    let class = out.error_class.as_deref().and_then(ErrorClass::parse);
+    let outcome = match (out.status, class) {
         (RunStatus::Completed, _) if within_limit(peak, search.memory_limit_bytes) => {
             ProbeOutcome::Fits
         }
         (RunStatus::Completed, _) => ProbeOutcome::OverLimit,
-        (RunStatus::Failed, Some("oom"))
+        (RunStatus::Failed, Some(ErrorClass::Oom))
             if out
                 .reason
                 .as_deref()
@@ -100,7 +102,7 @@ async fn probe(
         {
             ProbeOutcome::OverLimit
         }
-        (RunStatus::Failed, Some("oom")) => ProbeOutcome::OutOfMemory,
+        (RunStatus::Failed, Some(ErrorClass::Oom)) => ProbeOutcome::OutOfMemory,
         (RunStatus::Cancelled, _) => return Err(AppError::Cancelled),
         _ => ProbeOutcome::Failed,
     };
@@ -181,11 +183,8 @@ impl Workspace {
                     ),
                 };
                 progress.chosen(&key, Err(&message));
-                plan.rejected.push(Rejected {
-                    label: key,
-                    field: "batch_size".into(),
-                    message,
-                });
+                plan.rejected
+                    .push(Rejected::combination(key, "batch_size", message));
                 continue;
             };
             // The run itself: the request's spec at the batch found.

@@ -3,6 +3,7 @@
 //! field, the app as `{code, message}`. The field, the value and what is
 //! allowed are in the message of every bad-input error.
 
+use serde::{Deserialize, Serialize};
 use trainbench_core::compare::CompareError;
 use trainbench_core::spec::SpecError;
 use trainbench_remote::RemoteError;
@@ -11,6 +12,56 @@ use trainbench_runner::envs::EnvError;
 use trainbench_store::StoreError;
 
 pub use crate::job::Rejected;
+
+/// The stable, machine-readable kind of an error, as the shells hand it on
+/// (the CLI's `--json` errors, the desktop's `{code, message}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum ErrorCode {
+    /// Input a person fixes; the error names the field.
+    BadInput,
+    /// Something asked for by id or name is not there.
+    NotFound,
+    /// A run that is queued or running cannot be changed.
+    RunActive,
+    Store,
+    Report,
+    Environment,
+    /// Something must finish first.
+    Busy,
+    Cancelled,
+    /// The database could not be opened (the desktop's own: it then runs on
+    /// an empty one and asks for another file).
+    Database,
+    /// A file the shell itself reads or writes (settings).
+    Io,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadInput => "bad_input",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::RunActive => "run_active",
+            ErrorCode::Store => "store",
+            ErrorCode::Report => "report",
+            ErrorCode::Environment => "environment",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::Database => "database",
+            ErrorCode::Io => "io",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -56,20 +107,18 @@ impl AppError {
         }
     }
 
-    /// A stable, machine-readable code: `bad_input`, `not_found`,
-    /// `run_active`, `store`, `report`, `environment`, `busy`, `cancelled`,
-    /// `internal`.
-    pub fn code(&self) -> &'static str {
+    /// The stable, machine-readable kind of this error.
+    pub fn code(&self) -> ErrorCode {
         match self {
-            AppError::BadInput { .. } => "bad_input",
-            AppError::NotFound { .. } => "not_found",
-            AppError::Store(StoreError::RunActive { .. }) => "run_active",
-            AppError::Store(_) => "store",
-            AppError::Report(_) => "report",
-            AppError::Environment(_) => "environment",
-            AppError::Busy(_) => "busy",
-            AppError::Cancelled => "cancelled",
-            AppError::Internal(_) => "internal",
+            AppError::BadInput { .. } => ErrorCode::BadInput,
+            AppError::NotFound { .. } => ErrorCode::NotFound,
+            AppError::Store(StoreError::RunActive { .. }) => ErrorCode::RunActive,
+            AppError::Store(_) => ErrorCode::Store,
+            AppError::Report(_) => ErrorCode::Report,
+            AppError::Environment(_) => ErrorCode::Environment,
+            AppError::Busy(_) => ErrorCode::Busy,
+            AppError::Cancelled => ErrorCode::Cancelled,
+            AppError::Internal(_) => ErrorCode::Internal,
         }
     }
 
@@ -148,12 +197,7 @@ impl From<Rejected> for AppError {
     /// A combination that cannot run: the message says which (unless the
     /// setting is shared by all of them).
     fn from(r: Rejected) -> Self {
-        let message = if r.label == "all" {
-            r.message
-        } else {
-            format!("{}: {}", r.label, r.message)
-        };
-        AppError::bad(&r.field, message)
+        AppError::bad(&r.field, r.to_string())
     }
 }
 

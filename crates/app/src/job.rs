@@ -25,12 +25,49 @@ pub struct Job {
     pub remote: Option<RemoteTarget>,
 }
 
-/// A combination that cannot run, and why (the field, the value, what is allowed).
+/// A combination that cannot run, and why (the field, the value, what is
+/// allowed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Rejected {
-    /// The combination, or `all` for a setting every combination shares.
-    pub label: String,
+    /// The combination refused; `None` when the setting is one every
+    /// combination shares, so that nothing of the sweep can run.
+    pub label: Option<String>,
     pub field: String,
     pub message: String,
+}
+
+impl Rejected {
+    /// One combination refused (the others may run).
+    pub fn combination(label: impl Into<String>, field: &str, message: String) -> Rejected {
+        Rejected {
+            label: Some(label.into()),
+            field: field.into(),
+            message,
+        }
+    }
+
+    /// A setting every combination shares refused: nothing can run.
+    pub fn shared(field: &str, message: String) -> Rejected {
+        Rejected {
+            label: None,
+            field: field.into(),
+            message,
+        }
+    }
+
+    /// Whether every combination is refused with it.
+    pub fn is_shared(&self) -> bool {
+        self.label.is_none()
+    }
+}
+
+impl std::fmt::Display for Rejected {
+    /// `LABEL: MESSAGE`, or the message alone for a shared setting.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.label {
+            Some(label) => write!(f, "{label}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
 }

@@ -5,12 +5,16 @@
 //!
 //! - [`workspace`]: the database opened one way; runs and saved sessions.
 //! - [`sweep`]: a sweep planned on this machine (every combination's verdict,
-//!   the price checked) and queued; [`execute`]: the one run loop.
+//!   the price checked) and queued; [`batch`]: the largest batch that fits,
+//!   searched; [`execute`]: the one run loop, through an `Executor` for
+//!   this machine or a remote host.
 //! - [`live`]: a run's figures while it trains (steps, throughput).
 //! - [`reports`]: a selection turned into a comparison; PDF, CSV, charts and
 //!   session files out and in.
 //! - [`prices`]: the price table under one rule set (core's `PriceRow::validate`).
 //! - [`frameworks`], [`host`]: what a person can choose, and this machine.
+//! - [`explain`]: two runs' step breakdowns turned into the gap part by part.
+//! - [`gpu_check`]: the GPU acceptance suite (plan, checks, report).
 //! - [`job`]: the job types the use cases share (a leaf module); [`remote`]:
 //!   hosts over ssh, from `trainbench-remote`.
 //! - [`error`]: one error type with a stable code and the field at fault.
@@ -30,7 +34,7 @@ pub mod reports;
 pub mod sweep;
 pub mod workspace;
 
-pub use error::{AppError, AppResult};
+pub use error::{AppError, AppResult, ErrorCode};
 pub use host::Host;
 pub use workspace::{SessionRef, Workspace};
 

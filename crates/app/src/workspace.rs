@@ -106,7 +106,7 @@ impl Workspace {
             id,
             trainbench_core::summary::RunStatus::Failed,
             Some(reason),
-            Some("internal"),
+            Some(trainbench_core::ErrorClass::Internal.as_str()),
             None,
             "",
         )?)

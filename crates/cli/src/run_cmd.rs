@@ -191,7 +191,7 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
             opts,
         )?;
         for r in &plan.rejected {
-            eprintln!("trainbench: {}: {}", r.label, r.message);
+            eprintln!("trainbench: {r}");
         }
         queued
     } else {

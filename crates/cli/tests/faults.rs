@@ -218,15 +218,18 @@ fn ctrl_c_cancels_an_environment_install_and_leaves_nothing() {
         .unwrap();
     let stderr = install.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for l in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(l);
-        }
-    });
+    std::thread::Builder::new()
+        .name("stderr".into())
+        .spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(l);
+            }
+        })
+        .unwrap();
     let mut seen = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(120);
     // uv's first line of the package install: the install is under way.
@@ -290,7 +293,10 @@ fn a_worker_printing_a_128_mib_line_is_cut_and_the_studio_stays_small() {
         .spawn()
         .unwrap();
     let pid = studio.id();
-    let reader = std::thread::spawn(move || studio.wait_with_output().unwrap());
+    let reader = std::thread::Builder::new()
+        .name("studio".into())
+        .spawn(move || studio.wait_with_output().unwrap())
+        .unwrap();
     let mut peak = 0;
     while !reader.is_finished() {
         if let Some(p) = peak_rss(pid) {

@@ -352,19 +352,22 @@ fn a_full_disk_keeps_the_worker_training_and_the_sweep_is_stored_whole_when_spac
         .unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let stderr = run.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        use std::io::BufRead;
-        let mut all = String::new();
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
+    let reader = std::thread::Builder::new()
+        .name("stderr".into())
+        .spawn(move || {
+            use std::io::BufRead;
+            let mut all = String::new();
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(line.clone());
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        })
+        .unwrap();
     common::wait_for_windows(&db, 2, 1);
     let filler = db.dir().join("filler");
     fill(&filler);

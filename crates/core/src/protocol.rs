@@ -23,6 +23,10 @@ pub enum ErrorClass {
     NanLoss,
     /// Anything else: a bug or an unexpected framework error.
     Internal,
+    /// The worker died from a signal before saying why (killed by the
+    /// kernel's OOM killer, a segmentation fault …). Only the runner
+    /// assigns it; a worker never sends it.
+    Crashed,
 }
 
 impl ErrorClass {
@@ -33,7 +37,22 @@ impl ErrorClass {
             ErrorClass::BadConfig => "bad_config",
             ErrorClass::NanLoss => "nan_loss",
             ErrorClass::Internal => "internal",
+            ErrorClass::Crashed => "crashed",
         }
+    }
+
+    /// The class a stored string names (`None` for none of them).
+    pub fn parse(text: &str) -> Option<ErrorClass> {
+        [
+            ErrorClass::Oom,
+            ErrorClass::Unsupported,
+            ErrorClass::BadConfig,
+            ErrorClass::NanLoss,
+            ErrorClass::Internal,
+            ErrorClass::Crashed,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == text)
     }
 }
 

@@ -115,15 +115,18 @@ fn locked_read_modify_writes_from_many_threads_lose_nothing() {
     let threads: Vec<_> = (0..8)
         .map(|i| {
             let file = file.clone();
-            std::thread::spawn(move || {
-                for j in 0..10 {
-                    let _lock = FileLock::exclusive(&file).unwrap();
-                    let mut text = std::fs::read_to_string(&file).unwrap();
-                    std::thread::yield_now();
-                    text.push_str(&format!("{i}-{j}\n"));
-                    write_atomic("file", &file, text.as_bytes()).unwrap();
-                }
-            })
+            std::thread::Builder::new()
+                .name(format!("locker-{i}"))
+                .spawn(move || {
+                    for j in 0..10 {
+                        let _lock = FileLock::exclusive(&file).unwrap();
+                        let mut text = std::fs::read_to_string(&file).unwrap();
+                        std::thread::yield_now();
+                        text.push_str(&format!("{i}-{j}\n"));
+                        write_atomic("file", &file, text.as_bytes()).unwrap();
+                    }
+                })
+                .unwrap()
         })
         .collect();
     for t in threads {

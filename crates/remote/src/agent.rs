@@ -124,7 +124,7 @@ pub async fn agent_run(dir: &Path) -> RemoteResult<()> {
         Err(e) => JournalLine::Outcome {
             status: RunStatus::Failed,
             reason: Some(format!("the agent on the host failed: {e}")),
-            error_class: Some("internal".into()),
+            error_class: Some(trainbench_core::ErrorClass::Internal.as_str().into()),
             exit_code: None,
             stderr_tail: String::new(),
         },

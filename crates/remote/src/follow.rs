@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
-use trainbench_core::protocol::Event;
+use trainbench_core::protocol::{ErrorClass, Event};
 use trainbench_core::summary::RunStatus;
 use trainbench_core::telemetry::TelemetrySample;
 use trainbench_runner::lines::{LineSplitter, Piece};
@@ -161,7 +161,7 @@ fn outcome(
                 h.name,
                 status.as_str()
             )),
-            Some("internal".into()),
+            Some(ErrorClass::Internal.as_str().into()),
             exit_code,
             tail,
         );
@@ -334,7 +334,7 @@ impl Follow<'_> {
                     "the run's agent on host {} {what} (its log: {dir}/agent.log)",
                     h.name
                 )),
-                error_class: Some("internal".into()),
+                error_class: Some(ErrorClass::Internal.as_str().into()),
                 exit_code: None,
                 stderr_tail: tail,
             });
@@ -367,7 +367,7 @@ impl Follow<'_> {
             reason: Some(format!(
                 "Slurm job {job} ended {state} before the run's agent wrote its outcome (the job's output: {dir}/slurm-{job}.out)"
             )),
-            error_class: (state != "CANCELLED").then(|| "internal".to_owned()),
+            error_class: (state != "CANCELLED").then(|| ErrorClass::Internal.as_str().to_owned()),
             exit_code: None,
             stderr_tail: tail,
         })

@@ -145,7 +145,7 @@ fn failed_to_start(store: &mut Store, run_id: i64, reason: String) -> RemoteResu
         run_id,
         RunStatus::Failed,
         Some(&reason),
-        Some("internal"),
+        Some(trainbench_core::ErrorClass::Internal.as_str()),
         None,
         "",
     )?;

@@ -17,7 +17,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{interval, sleep_until, Instant, MissedTickBehavior};
-use trainbench_core::protocol::Event;
+use trainbench_core::protocol::{ErrorClass, Event};
 use trainbench_core::reference::gpu_peak_for;
 use trainbench_core::spec::CheckedSpec;
 use trainbench_core::summary::{summarize, RunStatus, RunSummary};
@@ -254,7 +254,7 @@ async fn run_one(
         Ok(c) => c,
         Err(e) => {
             let reason = format!("cannot start worker {}: {e}", worker.program.display());
-            return failed_before_start(store, run_id, gpu, reason, "internal");
+            return failed_before_start(store, run_id, gpu, reason, ErrorClass::Internal);
         }
     };
     let pid = child.id().unwrap_or(0);
@@ -311,7 +311,7 @@ async fn run_one(
     let mut told_busy = false;
     let mut terminal: Option<Event> = None;
     // A stop the runner made: status, reason and, for a memory stop, the class.
-    let mut stopped: Option<(RunStatus, String, Option<&str>)> = None;
+    let mut stopped: Option<(RunStatus, String, Option<ErrorClass>)> = None;
     // Once the cancel sender is gone, nobody can cancel any more.
     let mut cancellable = true;
     // While the worker trains, a flush waits only briefly for another writer.
@@ -362,7 +362,7 @@ async fn run_one(
                     kill_worker(&mut child, pid);
                     stopped = Some((RunStatus::Failed, format!(
                         "{MEMORY_LIMIT_REASON}: the worker's resident memory reached {rss} bytes, above the limit of {limit} bytes, and it was stopped"),
-                        Some("oom")));
+                        Some(ErrorClass::Oom)));
                     break;
                 }
                 let on_gpus = gpu.sample(t_ns, host.pids());
@@ -482,7 +482,7 @@ async fn run_one(
 /// `done` with another exit, an `error` event, or an exit without either is
 /// failed with the reason (a signal without a terminal event: `crashed`).
 fn decide_status(
-    stopped: Option<(RunStatus, String, Option<&str>)>,
+    stopped: Option<(RunStatus, String, Option<ErrorClass>)>,
     terminal: Option<&Event>,
     exit: Option<&ExitStatus>,
 ) -> (RunStatus, Option<String>, Option<String>) {
@@ -490,14 +490,16 @@ fn decide_status(
         .map(describe_exit)
         .unwrap_or((None, "the worker's exit status is unknown".into()));
     match (stopped, terminal) {
-        (Some((status, reason, class)), _) => (status, Some(reason), class.map(str::to_owned)),
+        (Some((status, reason, class)), _) => {
+            (status, Some(reason), class.map(|c| c.as_str().to_owned()))
+        }
         (None, Some(Event::Done { .. })) if exit.is_some_and(ExitStatus::success) => {
             (RunStatus::Completed, None, None)
         }
         (None, Some(Event::Done { .. })) => (
             RunStatus::Failed,
             Some(format!("{exit_text} after reporting done")),
-            Some("internal".to_owned()),
+            Some(ErrorClass::Internal.as_str().to_owned()),
         ),
         (None, Some(Event::Error { class, message, .. })) => (
             RunStatus::Failed,
@@ -509,10 +511,11 @@ fn decide_status(
             Some(format!("{exit_text} without a done or error event")),
             Some(
                 if exit_code.is_none() {
-                    "crashed"
+                    ErrorClass::Crashed
                 } else {
-                    "internal"
+                    ErrorClass::Internal
                 }
+                .as_str()
                 .to_owned(),
             ),
         ),
@@ -525,13 +528,13 @@ fn failed_before_start(
     run_id: i64,
     gpu: &GpuProbe,
     reason: String,
-    class: &str,
+    class: ErrorClass,
 ) -> Result<Outcome, RunnerError> {
     store.finish_run(
         run_id,
         RunStatus::Failed,
         Some(&reason),
-        Some(class),
+        Some(class.as_str()),
         None,
         "",
     )?;
@@ -540,7 +543,7 @@ fn failed_before_start(
         run_id,
         status: RunStatus::Failed,
         reason: Some(reason),
-        error_class: Some(class.to_owned()),
+        error_class: Some(class.as_str().to_owned()),
         summary,
     })
 }

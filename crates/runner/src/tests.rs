@@ -89,7 +89,7 @@ fn a_signal_without_a_terminal_event_is_a_crash_and_a_stop_wins() {
     let stopped = Some((
         RunStatus::Failed,
         "over the memory limit".to_owned(),
-        Some("oom"),
+        Some(trainbench_core::ErrorClass::Oom),
     ));
     assert_eq!(
         decide_status(stopped, None, Some(&ExitStatus::from_raw(9))).2,

@@ -57,7 +57,7 @@ fn followed(studio: &Studio, run_id: i64) -> bool {
 #[specta::specta]
 pub fn abandon_run(studio: State<'_, Studio>, run_id: i64) -> ApiResult<()> {
     if followed(&studio, run_id) {
-        return Err(ApiError::new(
+        return Err(ApiError::bad_input(
             "run",
             format!("run = {run_id} is not allowed: this app is reading it from its host now; cancel it instead"),
         ));
@@ -104,7 +104,7 @@ pub fn delete_runs(studio: State<'_, Studio>, run_ids: Vec<i64>) -> ApiResult<u3
 #[specta::specta]
 pub fn attach_run(studio: State<'_, Studio>, run_id: i64) -> ApiResult<()> {
     if followed(&studio, run_id) {
-        return Err(ApiError::new(
+        return Err(ApiError::bad_input(
             "run",
             format!("run = {run_id} is not allowed: this app is reading it from its host already"),
         ));

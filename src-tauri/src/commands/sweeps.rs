@@ -28,7 +28,7 @@ pub fn plan(studio: State<'_, Studio>, request: SweepRequest) -> ApiResult<PlanD
 /// Stores the sweep's runs as queued and hands them to the queue. Refuses the
 /// whole sweep (nothing stored) when a combination cannot run, unless
 /// `skip_rejected`: then only the combinations that can run are queued. A
-/// setting every combination shares (`label` "all") always refuses. With a
+/// setting every combination shares (no `label`) always refuses. With a
 /// batch search (`batch_size = max`) the probes run first, on a thread of
 /// their own with a second connection to the database, and the promise
 /// resolves once the runs are queued at the batches found.
@@ -41,7 +41,7 @@ pub async fn start_sweep(
 ) -> ApiResult<Started> {
     if let Some(problem) = studio.database_problem() {
         return Err(ApiError::new(
-            "database",
+            trainbench_app::ErrorCode::Database,
             format!("choose a database in Settings before starting runs: {problem}"),
         ));
     }
@@ -49,7 +49,7 @@ pub async fn start_sweep(
     if let Some(r) = plan
         .rejected
         .iter()
-        .find(|r| !skip_rejected || r.label == "all")
+        .find(|r| !skip_rejected || r.is_shared())
     {
         return Err(AppError::from(r.clone()).into());
     }
@@ -127,7 +127,7 @@ pub fn cancel_run(studio: State<'_, Studio>, run_id: i64) -> ApiResult<()> {
         Ok(())
     } else {
         Err(ApiError::new(
-            "not_found",
+            trainbench_app::ErrorCode::NotFound,
             format!("run {run_id} is not queued or running in this studio"),
         ))
     }

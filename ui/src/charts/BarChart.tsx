@@ -42,11 +42,18 @@ export function BarChart({ title, unit, bars, onToggle }: Props) {
         {visible.map((b, i) => {
           const y = 6 + i * ROW;
           return (
+            // biome-ignore lint/a11y/useSemanticElements: an SVG group cannot be a <button>
             <g
               key={b.key}
               class={hover === b.key ? "bar hover" : "bar"}
+              // Focusable, so the keyboard shows a bar's figures as hovering does.
+              role="button"
+              tabIndex={0}
+              aria-label={tooltip(b, unit)}
               onMouseEnter={() => setHover(b.key)}
               onMouseLeave={() => setHover(null)}
+              onFocus={() => setHover(b.key)}
+              onBlur={() => setHover(null)}
               data-key={b.key}
             >
               <title>{tooltip(b, unit)}</title>

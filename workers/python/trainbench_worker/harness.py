@@ -8,17 +8,18 @@ timed by the same code. The plan comes from the studio's core crate
 (``RunSpec::worker_plan_json``): the catalogue, defaults and validation are not
 repeated here.
 """
+
 import math
 import os
 import platform
 
 import numpy as np
 
+from .after import measure_breakdown, measure_profile
 from .protocol import (
     PROTOCOL_VERSION,
     WorkerError,
     bad_config,
-    first_line,
     emit,
     monotonic_ns,
     peak_rss_bytes,
@@ -37,7 +38,8 @@ class Plan:
     def __init__(self, obj):
         if obj.get("protocol") != PROTOCOL_VERSION:
             raise bad_config(
-                f"protocol = {obj.get('protocol')} is not allowed: expected {PROTOCOL_VERSION}", "protocol")
+                f"protocol = {obj.get('protocol')} is not allowed: expected {PROTOCOL_VERSION}", "protocol"
+            )
         self.framework = obj["framework"]
         self.param_count = int(obj["param_count"])
         self.flops_per_sample = float(obj["flops_per_sample"])
@@ -148,7 +150,8 @@ def check_precision(precision, is_cuda, capability_major=None, bf16_supported=No
         return
     if precision == "tf32" and capability_major < 8:
         raise unsupported(
-            f"precision = tf32 needs an Ampere or newer GPU (compute capability {capability_major}.x here)", "precision")
+            f"precision = tf32 needs an Ampere or newer GPU (compute capability {capability_major}.x here)", "precision"
+        )
     if precision == "amp-bf16":
         supported = capability_major >= 8 if bf16_supported is None else bf16_supported
         if not supported:
@@ -335,69 +338,6 @@ class Backend:
         return {"not_measured": f"{self.plan.framework}: no operator profiler is wired up for this framework"}
 
 
-def breakdown_steps(plan, steps_trained):
-    """The plan's breakdown rule (``BreakdownRule`` in crates/core)."""
-    rule = plan.breakdown
-    return min(max(steps_trained // max(rule["divisor"], 1), rule["min_steps"]), rule["max_steps"])
-
-
-def measure_breakdown(plan, backend, data, lr, steps_trained):
-    """The step breakdown (protocol ``breakdown``), after the timed part:
-    whole steps (synchronised at both ends) alternating with split steps, so
-    that what splitting costs shows as the difference. Every rank runs it; rank
-    0 reports."""
-    n = breakdown_steps(plan, steps_trained)
-    whole, series = [], {}
-
-    def add(phase, seconds):
-        series.setdefault(phase, []).append(seconds)
-
-    for _ in range(n):
-        backend.sync()
-        start = monotonic_ns()
-        backend.step(data.next_batch(), lr)
-        backend.sync()
-        whole.append((monotonic_ns() - start) / 1e9)
-        split = backend.split_step(data.next_batch, lr)
-        if split is None:
-            # One program: the host's batch preparation, then the rest.
-            start = monotonic_ns()
-            idx = data.next_batch()
-            prepared = monotonic_ns()
-            backend.step(idx, lr)
-            backend.sync()
-            end = monotonic_ns()
-            split = [("data", (prepared - start) / 1e9), ("step", (end - prepared) / 1e9)]
-        for phase, seconds in split:
-            add(phase, seconds)
-        if backend.local_backward():
-            for phase, seconds in backend.split_step(data.next_batch, lr, local=True):
-                add(phase, seconds)
-    if backend.rank == 0:
-        emit("breakdown", whole_step_s=whole,
-             phases=[{"phase": p, "seconds": v} for p, v in series.items()],
-             fused=backend.fused(), communication=backend.communication())
-
-
-def measure_profile(plan, backend, data, lr):
-    """The operator profile (protocol ``profile``), when the plan asks for
-    one: after the step breakdown, so the timed windows never run under the
-    profiler. Every rank runs it (collectives); rank 0 reports."""
-    rule = plan.profile
-    if not rule:
-        return
-    steps = int(rule["steps"])
-    try:
-        result = backend.profile(lambda: backend.step(data.next_batch(), lr), steps)
-    except WorkerError:
-        raise
-    except Exception as e:  # a profiler that fails must not lose the run's measurements
-        result = {"not_measured": f"the profiler failed: {first_line(e)}"}
-    if backend.rank == 0:
-        tool = result.pop("tool", None)
-        emit("profile", tool=tool or "", **result)
-
-
 def reshape_at_step():
     """``TRAINBENCH_RESHAPE_AT_STEP=N``: step N trains on a batch one sample
     short, a real change of input shape that makes a compiling framework
@@ -419,8 +359,9 @@ def env_count(name):
     if not value:
         return None
     if not value.isdigit():
-        raise WorkerError("bad_config", f"{name} = {value!r} is not allowed: expected a whole number ≥ 0, or unset",
-                          field=name)
+        raise WorkerError(
+            "bad_config", f"{name} = {value!r} is not allowed: expected a whole number ≥ 0, or unset", field=name
+        )
     return int(value)
 
 
@@ -433,7 +374,62 @@ def busy(seconds):
 
 
 def nan_loss(step, value):
-    return WorkerError("nan_loss", f"the training loss became {value} at step {step}; lower lr or use another precision")
+    return WorkerError(
+        "nan_loss", f"the training loss became {value} at step {step}; lower lr or use another precision"
+    )
+
+
+def say_hello(plan, backend, data, steps, count):
+    """The `hello` event: what trains, where and how; returns the training's start."""
+    train_start = monotonic_ns()
+    emit(
+        "hello",
+        protocol=PROTOCOL_VERSION,
+        worker=backend.worker,
+        framework=backend.framework,
+        framework_version=backend.framework_version,
+        libraries=backend.libraries(),
+        devices_visible=backend.devices_visible(),
+        device=backend.device_info(),
+        model=plan.model,
+        param_count=count,
+        flops_per_sample=plan.flops_per_sample,
+        precision=plan.precision,
+        precision_in_effect=backend.precision_in_effect(),
+        execution=backend.execution(),
+        world_size=backend.world_size,
+        batch_size=plan.batch_size,
+        total_steps=steps,
+        threads=plan.threads(),
+        data=data.info(),
+        train_start_ns=train_start,
+        t_ns=train_start,
+    )
+    return train_start
+
+
+def finish(plan, backend, data, lr, step, recompiles, reason):
+    """After the timed loop: memory, the breakdown and profile, then `done`."""
+    gb = plan.global_batch
+    # Peak memory and the loss scale as training left them: read before the
+    # breakdown's and the profile's extra steps (the profiler's buffers would
+    # raise the process's peak; extra GradScaler updates move the scale).
+    memory = backend.memory_events()
+    loss_scale = backend.loss_scale()
+    if recompiles is not None:
+        # Any rank that compiled again slowed every rank's step.
+        recompiles = backend.max_over_ranks(recompiles)
+    if step > 1:
+        measure_breakdown(plan, backend, data, lr, step)
+        measure_profile(plan, backend, data, lr)
+    data.close()
+    backend.finish()
+    for m in memory:
+        emit("memory", **m)
+    extra = {} if loss_scale is None else {"loss_scale": float(loss_scale)}
+    if recompiles is not None:
+        extra["compiles"] = {"after_first_step": recompiles, "source": backend.compile_source()}
+    emit("done", steps=step, samples=step * gb, reason=reason, t_ns=monotonic_ns(), **extra)
 
 
 def train(plan, backend, data):
@@ -445,15 +441,9 @@ def train(plan, backend, data):
     if count != plan.param_count:
         raise WorkerError(
             "internal",
-            f"model {plan.model} has {count} trainable parameters in {backend.framework} but the catalogue says {plan.param_count}: the two definitions disagree")
-    train_start = monotonic_ns()
-    emit("hello", protocol=PROTOCOL_VERSION, worker=backend.worker, framework=backend.framework,
-         framework_version=backend.framework_version, libraries=backend.libraries(),
-         devices_visible=backend.devices_visible(), device=backend.device_info(), model=plan.model,
-         param_count=count, flops_per_sample=plan.flops_per_sample, precision=plan.precision,
-         precision_in_effect=backend.precision_in_effect(), execution=backend.execution(),
-         world_size=backend.world_size, batch_size=plan.batch_size, total_steps=steps,
-         threads=plan.threads(), data=data.info(), train_start_ns=train_start, t_ns=train_start)
+            f"model {plan.model} has {count} trainable parameters in {backend.framework} but the catalogue says {plan.param_count}: the two definitions disagree",
+        )
+    train_start = say_hello(plan, backend, data, steps, count)
     has_eval = data.eval is not None
 
     def eval_due(step):
@@ -488,8 +478,13 @@ def train(plan, backend, data):
             first = backend.loss_values([loss])[0]
             if not math.isfinite(first):
                 raise nan_loss(step, first)
-            emit("first_step", since_process_start_s=since_process_start_s(), since_train_start_s=(now - train_start) / 1e9,
-                 compile_s=backend.compile_s(), t_ns=now)
+            emit(
+                "first_step",
+                since_process_start_s=since_process_start_s(),
+                since_train_start_s=(now - train_start) / 1e9,
+                compile_s=backend.compile_s(),
+                t_ns=now,
+            )
             restart = True
         else:
             handles.append(loss)
@@ -501,8 +496,17 @@ def train(plan, backend, data):
             mean = sum(values) / len(values)
             if not math.isfinite(mean):
                 raise nan_loss(step, mean)
-            emit("window", index=index, first_step=window_first, steps=len(handles), samples=len(handles) * gb,
-                 start_ns=window_start, end_ns=end, loss_mean=mean, lr=lr)
+            emit(
+                "window",
+                index=index,
+                first_step=window_first,
+                steps=len(handles),
+                samples=len(handles) * gb,
+                start_ns=window_start,
+                end_ns=end,
+                loss_mean=mean,
+                lr=lr,
+            )
             index += 1
             window_first = step + 1
             handles = []
@@ -512,32 +516,23 @@ def train(plan, backend, data):
             if not math.isfinite(eval_loss):
                 raise nan_loss(step, eval_loss)
             now = monotonic_ns()
-            emit("eval", step=step, epoch=step / data.steps_per_epoch, elapsed_s=(now - train_start) / 1e9,
-                 accuracy=accuracy, loss=eval_loss, samples=samples, t_ns=now)
+            emit(
+                "eval",
+                step=step,
+                epoch=step / data.steps_per_epoch,
+                elapsed_s=(now - train_start) / 1e9,
+                accuracy=accuracy,
+                loss=eval_loss,
+                samples=samples,
+                t_ns=now,
+            )
             restart = True
             if plan.stop_at_target and (
-                    (plan.target_accuracy is not None and accuracy >= plan.target_accuracy)
-                    or (plan.target_loss is not None and eval_loss <= plan.target_loss)):
+                (plan.target_accuracy is not None and accuracy >= plan.target_accuracy)
+                or (plan.target_loss is not None and eval_loss <= plan.target_loss)
+            ):
                 reason = "target_reached"
                 break
         if restart:
             window_start = monotonic_ns()
-    # Peak memory and the loss scale as training left them: read before the
-    # breakdown's and the profile's extra steps (the profiler's buffers would
-    # raise the process's peak; extra GradScaler updates move the scale).
-    memory = backend.memory_events()
-    loss_scale = backend.loss_scale()
-    if recompiles is not None:
-        # Any rank that compiled again slowed every rank's step.
-        recompiles = backend.max_over_ranks(recompiles)
-    if step > 1:
-        measure_breakdown(plan, backend, data, lr, step)
-        measure_profile(plan, backend, data, lr)
-    data.close()
-    backend.finish()
-    for m in memory:
-        emit("memory", **m)
-    extra = {} if loss_scale is None else {"loss_scale": float(loss_scale)}
-    if recompiles is not None:
-        extra["compiles"] = {"after_first_step": recompiles, "source": backend.compile_source()}
-    emit("done", steps=step, samples=step * gb, reason=reason, t_ns=monotonic_ns(), **extra)
+    finish(plan, backend, data, lr, step, recompiles, reason)

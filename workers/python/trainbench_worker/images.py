@@ -21,6 +21,7 @@ crop of ``size``. A sample's randomness depends only on (seed, epoch,
 position in the data set), so any number of loader workers produces the same
 batches.
 """
+
 import math
 import os
 
@@ -46,8 +47,9 @@ def _classes(root):
 
 
 def _images(folder):
-    return sorted(os.path.join(folder, e.name) for e in os.scandir(folder)
-                  if e.is_file() and e.name.lower().endswith(EXTENSIONS))
+    return sorted(
+        os.path.join(folder, e.name) for e in os.scandir(folder) if e.is_file() and e.name.lower().endswith(EXTENSIONS)
+    )
 
 
 class Folder:
@@ -55,33 +57,42 @@ class Folder:
 
     def __init__(self, path, num_classes):
         if not os.path.isdir(path):
-            raise bad_config(f"data_path = {path} is not a directory: expected an image folder "
-                             "(train/<class>/ and val/<class>/, or <class>/)", "data_path")
+            raise bad_config(
+                f"data_path = {path} is not a directory: expected an image folder "
+                "(train/<class>/ and val/<class>/, or <class>/)",
+                "data_path",
+            )
         train_root = os.path.join(path, "train")
         split = os.path.isdir(train_root)
         root = train_root if split else path
         self.classes = _classes(root)
         if len(self.classes) < 2:
-            raise bad_config(f"data_path = {path}: {len(self.classes)} class folder(s) under {root}; "
-                             "expected at least 2 (one folder of images per class)", "data_path")
+            raise bad_config(
+                f"data_path = {path}: {len(self.classes)} class folder(s) under {root}; "
+                "expected at least 2 (one folder of images per class)",
+                "data_path",
+            )
         if num_classes != len(self.classes):
             raise bad_config(
                 f"num_classes = {num_classes} is not allowed: {root} has {len(self.classes)} class folders; "
-                f"expected {len(self.classes)}", "num_classes")
+                f"expected {len(self.classes)}",
+                "num_classes",
+            )
         val_root = os.path.join(path, "val") if split else None
         has_val = val_root is not None and os.path.isdir(val_root)
         self.train_files, self.train_labels, eval_files, eval_labels = [], [], [], []
         for label, name in enumerate(self.classes):
             files = _images(os.path.join(root, name))
             if not files:
-                raise bad_config(f"data_path = {path}: class folder {name} holds no .jpg, .jpeg or .png file",
-                                 "data_path")
+                raise bad_config(
+                    f"data_path = {path}: class folder {name} holds no .jpg, .jpeg or .png file", "data_path"
+                )
             if has_val:
                 self.train_files += files
                 self.train_labels += [label] * len(files)
                 held = _images(os.path.join(val_root, name)) if os.path.isdir(os.path.join(val_root, name)) else []
             else:
-                held = files[HOLD_OUT_EVERY - 1::HOLD_OUT_EVERY]
+                held = files[HOLD_OUT_EVERY - 1 :: HOLD_OUT_EVERY]
                 kept = [f for i, f in enumerate(files) if (i + 1) % HOLD_OUT_EVERY != 0]
                 self.train_files += kept
                 self.train_labels += [label] * len(kept)
@@ -93,9 +104,13 @@ class Folder:
             eval_files = [eval_files[i] for i in keep]
             eval_labels = [eval_labels[i] for i in keep]
         self.eval_files, self.eval_labels = eval_files, eval_labels
-        self.layout = ("train/ and val/" if has_val else
-                       f"train/, every {HOLD_OUT_EVERY}th image held out" if split else
-                       f"class folders, every {HOLD_OUT_EVERY}th image held out")
+        self.layout = (
+            "train/ and val/"
+            if has_val
+            else f"train/, every {HOLD_OUT_EVERY}th image held out"
+            if split
+            else f"class folders, every {HOLD_OUT_EVERY}th image held out"
+        )
 
     def labels(self):
         return np.asarray(self.train_labels, dtype=np.int64)

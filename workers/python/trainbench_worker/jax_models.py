@@ -2,6 +2,7 @@
 for Flax (linen) at its defaults, images in NHWC, the same parameter counts,
 and the attention chosen for the device.
 """
+
 import math
 
 import flax.linen as nn
@@ -10,7 +11,6 @@ import jax.numpy as jnp
 
 from .harness import TOKEN_FAMILIES, attention_shape, has_attention_dropout
 from .protocol import first_line
-
 
 # --- models -----------------------------------------------------------------
 #
@@ -69,10 +69,17 @@ def _attention(q, k, v, dtype, impl, dropout=None, causal=False):
                 k, v = jnp.repeat(k, groups, axis=2), jnp.repeat(v, groups, axis=2)
             mask = nn.make_causal_mask(jnp.ones(q.shape[:2], bool)) if causal else None
             drops = dropout is not None and not dropout.deterministic and dropout.rate > 0
-            return nn.dot_product_attention(q, k, v, mask=mask, dtype=dtype, deterministic=not drops,
-                                            dropout_rng=dropout.make_rng("dropout") if drops else None,
-                                            dropout_rate=dropout.rate if drops else 0.0,
-                                            force_fp32_for_softmax=True)
+            return nn.dot_product_attention(
+                q,
+                k,
+                v,
+                mask=mask,
+                dtype=dtype,
+                deterministic=not drops,
+                dropout_rng=dropout.make_rng("dropout") if drops else None,
+                dropout_rate=dropout.rate if drops else 0.0,
+                force_fp32_for_softmax=True,
+            )
         if dropout is None or dropout.deterministic:
             return jax.nn.dot_product_attention(q, k, v, is_causal=causal, implementation=impl)
         groups = q.shape[2] // k.shape[2]
@@ -99,11 +106,15 @@ def attention_choice(config, dtype, cuda):
         # jax.nn.dot_product_attention's XLA path on a CPU, and it drops
         # attention probabilities as Flax users train BERT and GPT-2.
         why = ", with its attention dropout while training" if has_attention_dropout(config) else ""
-        return "flax", ("attention: flax.linen.dot_product_attention, Flax's own (einsum · softmax in float32 · "
-                        f"einsum, in XLA; CPU{why})")
+        return "flax", (
+            "attention: flax.linen.dot_product_attention, Flax's own (einsum · softmax in float32 · "
+            f"einsum, in XLA; CPU{why})"
+        )
     if has_attention_dropout(config):
-        return "xla", ("attention: softmax(QKᵀ/√d)·V written out in XLA (the model drops attention probabilities "
-                       "while training; jax.nn.dot_product_attention has no dropout)")
+        return "xla", (
+            "attention: softmax(QKᵀ/√d)·V written out in XLA (the model drops attention probabilities "
+            "while training; jax.nn.dot_product_attention has no dropout)"
+        )
     if dtype not in (jnp.bfloat16, jnp.float16):
         return "xla", "attention: jax.nn.dot_product_attention, XLA implementation (cuDNN's takes bf16/fp16 only)"
     t, h, kv, hd = shape
@@ -111,8 +122,16 @@ def attention_choice(config, dtype, cuda):
     k = jax.ShapeDtypeStruct((1, t, kv, hd), dtype)
     causal = config["family"] == "decoder"
     try:
-        f = jax.jit(jax.grad(lambda q, k, v: jax.nn.dot_product_attention(
-            q, k, v, is_causal=causal, implementation="cudnn").astype(jnp.float32).sum(), argnums=(0, 1, 2)))
+        f = jax.jit(
+            jax.grad(
+                lambda q, k, v: (
+                    jax.nn.dot_product_attention(q, k, v, is_causal=causal, implementation="cudnn")
+                    .astype(jnp.float32)
+                    .sum()
+                ),
+                argnums=(0, 1, 2),
+            )
+        )
         f.lower(q, k, k).compile()
     except Exception as e:  # cuDNN too old, head size or sequence it does not take
         return "xla", f"attention: jax.nn.dot_product_attention, XLA implementation (cuDNN refused: {first_line(e)})"
@@ -148,8 +167,16 @@ class Vit(nn.Module):
     def __call__(self, x, train):
         c = self.c
         d, p = c["embed_dim"], c["patch_size"]
-        x = nn.Conv(d, (p, p), strides=(p, p), padding="VALID", dtype=self.dtype, kernel_init=_torch_default_kernel,
-                    bias_init=_torch_default_bias(c["in_channels"] * p * p), name="patch")(x)
+        x = nn.Conv(
+            d,
+            (p, p),
+            strides=(p, p),
+            padding="VALID",
+            dtype=self.dtype,
+            kernel_init=_torch_default_kernel,
+            bias_init=_torch_default_bias(c["in_channels"] * p * p),
+            name="patch",
+        )(x)
         x = x.reshape(x.shape[0], -1, d)  # row-major patches, as torch's flatten(2)
         tokens = (c["image_size"] // p) ** 2 + 1
         cls = self.param("cls_token", _normal(1e-6), (1, 1, d))
@@ -172,10 +199,17 @@ class ConvBN(nn.Module):
     @nn.compact
     def __call__(self, x, train):
         k, pad = self.kernel, self.kernel // 2
-        x = nn.Conv(self.features, (k, k), strides=(self.stride, self.stride), padding=((pad, pad), (pad, pad)),
-                    use_bias=False, dtype=self.dtype, kernel_init=_he_fan_out, name="conv")(x)
-        return nn.BatchNorm(use_running_average=not train, momentum=0.9, epsilon=1e-5, dtype=self.dtype,
-                            name="bn")(x)
+        x = nn.Conv(
+            self.features,
+            (k, k),
+            strides=(self.stride, self.stride),
+            padding=((pad, pad), (pad, pad)),
+            use_bias=False,
+            dtype=self.dtype,
+            kernel_init=_he_fan_out,
+            name="conv",
+        )(x)
+        return nn.BatchNorm(use_running_average=not train, momentum=0.9, epsilon=1e-5, dtype=self.dtype, name="bn")(x)
 
 
 class ResBlock(nn.Module):
@@ -213,8 +247,9 @@ class ResNet(nn.Module):
     def __call__(self, x, train):
         c = self.c
         imagenet = c["stem"] == "imagenet"
-        x = nn.relu(ConvBN(c["stem_width"], 7 if imagenet else 3, 2 if imagenet else 1, self.dtype,
-                           name="stem")(x, train))
+        x = nn.relu(
+            ConvBN(c["stem_width"], 7 if imagenet else 3, 2 if imagenet else 1, self.dtype, name="stem")(x, train)
+        )
         if imagenet:
             x = nn.max_pool(x, (3, 3), strides=(2, 2), padding=((1, 1), (1, 1)))
         b = 0
@@ -225,8 +260,13 @@ class ResNet(nn.Module):
                 b += 1
         x = jnp.mean(x, axis=(1, 2))
         # nn.Linear's default init, as torchvision.
-        return nn.Dense(c["num_classes"], dtype=self.dtype, kernel_init=_torch_default_kernel,
-                        bias_init=_torch_default_bias(x.shape[-1]), name="fc")(x)
+        return nn.Dense(
+            c["num_classes"],
+            dtype=self.dtype,
+            kernel_init=_torch_default_kernel,
+            bias_init=_torch_default_bias(x.shape[-1]),
+            name="fc",
+        )(x)
 
 
 class BertLayer(nn.Module):
@@ -263,9 +303,11 @@ class Bert(nn.Module):
         d = c["hidden"]
         drop = nn.Dropout(0.1, deterministic=not train)
         pos = jnp.arange(ids.shape[1])[None, :]
-        x = nn.Embed(c["vocab_size"], d, embedding_init=_normal(0.02), name="word")(ids) \
-            + nn.Embed(c["max_position"], d, embedding_init=_normal(0.02), name="position")(pos) \
+        x = (
+            nn.Embed(c["vocab_size"], d, embedding_init=_normal(0.02), name="word")(ids)
+            + nn.Embed(c["max_position"], d, embedding_init=_normal(0.02), name="position")(pos)
             + nn.Embed(c["type_vocab"], d, embedding_init=_normal(0.02), name="token_type")(jnp.zeros_like(ids))
+        )
         x = drop(_layer_norm(1e-12, "emb_norm")(x))
         for i in range(c["layers"]):
             x = BertLayer(c, self.dtype, self.attention, name=f"layers_{i}")(x, train)
@@ -294,8 +336,9 @@ def _decoder_norm(c, name):
 
 
 def _decoder_dense(features, bias, std, dtype, name):
-    return nn.Dense(features, use_bias=bias, dtype=dtype, kernel_init=_normal(std), bias_init=nn.initializers.zeros,
-                    name=name)
+    return nn.Dense(
+        features, use_bias=bias, dtype=dtype, kernel_init=_normal(std), bias_init=nn.initializers.zeros, name=name
+    )
 
 
 class DecoderBlock(nn.Module):
@@ -323,8 +366,14 @@ class DecoderBlock(nn.Module):
         y = _decoder_norm(c, "norm1")(x)
 
         def proj(n, name):
-            return nn.DenseGeneral((n, hd), use_bias=bias, dtype=self.dtype, kernel_init=_normal(0.02),
-                                   bias_init=nn.initializers.zeros, name=name)(y)
+            return nn.DenseGeneral(
+                (n, hd),
+                use_bias=bias,
+                dtype=self.dtype,
+                kernel_init=_normal(0.02),
+                bias_init=nn.initializers.zeros,
+                name=name,
+            )(y)
 
         q, k, v = proj(h, "query"), proj(kv, "key"), proj(kv, "value")
         if rope is not None:
@@ -332,8 +381,17 @@ class DecoderBlock(nn.Module):
             q = q * cos + _rotate_half(q) * sin
             k = k * cos + _rotate_half(k) * sin
         a = _attention(q, k, v, self.dtype, self.attention, drop if c["dropout"] else None, causal=True)
-        x = x + drop(nn.DenseGeneral(d, axis=(-2, -1), use_bias=bias, dtype=self.dtype, kernel_init=_normal(out_std),
-                                     bias_init=nn.initializers.zeros, name="o")(a))
+        x = x + drop(
+            nn.DenseGeneral(
+                d,
+                axis=(-2, -1),
+                use_bias=bias,
+                dtype=self.dtype,
+                kernel_init=_normal(out_std),
+                bias_init=nn.initializers.zeros,
+                name="o",
+            )(a)
+        )
         i = c["intermediate"]
         swiglu = c["mlp"] == "swi_glu"
         y = _decoder_dense(2 * i if swiglu else i, bias, 0.02, self.dtype, "up")(_decoder_norm(c, "norm2")(x))
@@ -409,18 +467,24 @@ class FraudTransformer(nn.Module):
     def __call__(self, ids, train):
         c = self.c
         d = c["hidden"]
-        x = nn.Embed(c["vocab_size"], d, embedding_init=_normal(1.0), name="embedding")(ids) \
-            + nn.Embed(c["max_position"], d, embedding_init=_normal(1.0), name="pos_encoder")(
-                jnp.arange(ids.shape[1])[None, :])
+        x = nn.Embed(c["vocab_size"], d, embedding_init=_normal(1.0), name="embedding")(ids) + nn.Embed(
+            c["max_position"], d, embedding_init=_normal(1.0), name="pos_encoder"
+        )(jnp.arange(ids.shape[1])[None, :])
         for i in range(c["layers"]):
             x = EncoderLayer(c, self.dtype, self.attention, name=f"layers_{i}")(x, train)
-        return nn.Dense(c["num_classes"], dtype=self.dtype, kernel_init=_torch_default_kernel,
-                        bias_init=_torch_default_bias(d), name="fc")(x.mean(axis=1))
+        return nn.Dense(
+            c["num_classes"],
+            dtype=self.dtype,
+            kernel_init=_torch_default_kernel,
+            bias_init=_torch_default_bias(d),
+            name="fc",
+        )(x.mean(axis=1))
 
 
 def build(config, dtype=jnp.float32, attention="xla"):
-    model = {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder,
-             "encoder": FraudTransformer}[config["family"]]
+    model = {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder, "encoder": FraudTransformer}[
+        config["family"]
+    ]
     return model(config, dtype, attention)
 
 

@@ -11,6 +11,7 @@ equal the catalogue's; :func:`count_params` traces the initialisation with
 platforms start are set through ``jax.config`` in :class:`JaxBackend`, which
 works as long as no backend has started yet (nothing here starts one earlier).
 """
+
 import os
 import sys
 import time
@@ -21,20 +22,32 @@ import jax.numpy as jnp
 import jaxlib
 import numpy as np
 import optax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, check_precision, classification_loss_kind,
-                      cpu_name, eval_batch, inputs_and_targets, predictions_per_sample)
+from .harness import (
+    ADAMW_BETAS,
+    ADAMW_EPS,
+    TOKEN_FAMILIES,
+    Backend,
+    check_precision,
+    classification_loss_kind,
+    cpu_name,
+    eval_batch,
+    inputs_and_targets,
+    predictions_per_sample,
+)
 from .images import HostBatch
 from .jax_models import _init_variables, _size, attention_choice, build, count_params  # noqa: F401 (count_params: `count`)
 from .protocol import WorkerError, first_line, unsupported
 
 # torch.cuda.amp.GradScaler's defaults, for amp-fp16.
-LOSS_SCALE_INIT = 2.0 ** 16
+LOSS_SCALE_INIT = 2.0**16
 LOSS_SCALE_GROWTH_INTERVAL = 2000
 
 
 # --- the backend --------------------------------------------------------------
+
 
 def is_oom(e):
     """Whether a framework exception means out of memory."""
@@ -113,38 +126,45 @@ class JaxBackend(Backend):
             # CPU, cross-process collectives through gloo.
             coordinator = os.environ.get("TRAINBENCH_COORDINATOR")
             if not coordinator:
-                raise unsupported(f"nodes = {plan.nodes}: no coordinator address (the worker launches itself "
-                                  "under srun inside a Slurm allocation)", "nodes")
+                raise unsupported(
+                    f"nodes = {plan.nodes}: no coordinator address (the worker launches itself "
+                    "under srun inside a Slurm allocation)",
+                    "nodes",
+                )
             if not plan.is_cuda:
                 jax.config.update("jax_cpu_collectives_implementation", "gloo")
             self.rank = int(os.environ.get("TRAINBENCH_NODE_RANK", os.environ.get("SLURM_PROCID", "0")))
             if not plan.is_cuda:
                 jax.config.update("jax_platforms", "cpu")
                 jax.config.update("jax_num_cpu_devices", plan.devices)
-            jax.distributed.initialize(coordinator_address=coordinator, num_processes=plan.nodes,
-                                       process_id=self.rank)
+            jax.distributed.initialize(coordinator_address=coordinator, num_processes=plan.nodes, process_id=self.rank)
         _count_compiles()
         if self.multi:
             # Every process's devices, in process order: the mesh spans them all.
             self.devices = jax.devices("gpu" if plan.is_cuda else "cpu")
             if len(self.devices) != self.world_size:
-                raise unsupported(f"nodes = {plan.nodes} × devices = {plan.devices}: JAX sees {len(self.devices)} "
-                                  "devices over its processes", "devices")
+                raise unsupported(
+                    f"nodes = {plan.nodes} × devices = {plan.devices}: JAX sees {len(self.devices)} "
+                    "devices over its processes",
+                    "devices",
+                )
         elif plan.is_cuda:
             # On a GPU, XLA's host threads only launch work: they are left as JAX starts them.
             try:
                 gpus = jax.devices("gpu")
             except RuntimeError as e:
-                raise unsupported(f"device = {plan.device}: this JAX ({jax.__version__}) sees no CUDA device ({e})",
-                                  "device") from e
-            self.devices = gpus[plan.cuda_index:plan.cuda_index + plan.devices]
+                raise unsupported(
+                    f"device = {plan.device}: this JAX ({jax.__version__}) sees no CUDA device ({e})", "device"
+                ) from e
+            self.devices = gpus[plan.cuda_index : plan.cuda_index + plan.devices]
             if len(self.devices) < plan.devices:
-                raise unsupported(f"devices = {plan.devices} from {plan.device}: JAX sees {len(gpus)} CUDA device(s)",
-                                  "devices")
+                raise unsupported(
+                    f"devices = {plan.devices} from {plan.device}: JAX sees {len(gpus)} CUDA device(s)", "devices"
+                )
         else:
             # One process drives every CPU device: it gets the cores that as many
             # PyTorch processes of `threads` threads each would use.
-            self.devices = _start_cpu_backend(plan.devices, plan.threads() * plan.devices)[:plan.devices]
+            self.devices = _start_cpu_backend(plan.devices, plan.threads() * plan.devices)[: plan.devices]
         self.mesh = Mesh(np.array(self.devices), ("data",))
         self.replicated = NamedSharding(self.mesh, P())
         self.batch_sharding = NamedSharding(self.mesh, P("data"))
@@ -156,8 +176,10 @@ class JaxBackend(Backend):
         # step's learning rate applied last: the studio's schedule comes with
         # each step (as torch's param_groups), without inject_hyperparams'
         # extra state and copies.
-        self.tx = optax.chain(optax.scale_by_adam(b1=ADAMW_BETAS[0], b2=ADAMW_BETAS[1], eps=ADAMW_EPS),
-                              optax.add_decayed_weights(plan.weight_decay))
+        self.tx = optax.chain(
+            optax.scale_by_adam(b1=ADAMW_BETAS[0], b2=ADAMW_BETAS[1], eps=ADAMW_EPS),
+            optax.add_decayed_weights(plan.weight_decay),
+        )
         try:
             self.state = jax.jit(self._init_state, out_shardings=self.replicated)()
             jax.block_until_ready(self.state)
@@ -167,10 +189,12 @@ class JaxBackend(Backend):
             raise
         self.params = _size(self.state["params"])
         # The step is compiled at the first call, on the real arguments (see step()).
-        self.jitted = jax.jit(self._train_step,
-                              in_shardings=(self.replicated, self.replicated, self.replicated, self.batch_sharding,
-                                            self.replicated),
-                              out_shardings=(self.replicated, self.replicated), donate_argnums=0)
+        self.jitted = jax.jit(
+            self._train_step,
+            in_shardings=(self.replicated, self.replicated, self.replicated, self.batch_sharding, self.replicated),
+            out_shardings=(self.replicated, self.replicated),
+            donate_argnums=0,
+        )
         self.compiled = None
         self.compile_time = None
         self.loss = None
@@ -179,8 +203,9 @@ class JaxBackend(Backend):
         p = plan.precision
         cuda = plan.is_cuda
         # The run's first GPU decides; bfloat16 by the capability (JAX gives no verdict of its own).
-        check_precision(p, cuda,
-                        capability_major=int(self.devices[0].compute_capability.split(".")[0]) if cuda else None)
+        check_precision(
+            p, cuda, capability_major=int(self.devices[0].compute_capability.split(".")[0]) if cuda else None
+        )
         # JAX's default precision lets XLA use TF32 for float32 matmuls and
         # convolutions on Ampere and newer GPUs: fp32 asks for full float32,
         # tf32 for TF32. The setting is for 32-bit inputs only, and under AMP
@@ -194,19 +219,27 @@ class JaxBackend(Backend):
         elif p == "tf32":
             self.text = "fp32 storage; TF32 matmuls and convolutions (jax_default_matmul_precision=tensorfloat32)"
         elif p == "amp-bf16":
-            self.text = ("Flax modules with dtype bfloat16 (matmuls, convolutions); fp32 master weights, "
-                         "normalisation statistics, softmax and loss; no loss scaling")
+            self.text = (
+                "Flax modules with dtype bfloat16 (matmuls, convolutions); fp32 master weights, "
+                "normalisation statistics, softmax and loss; no loss scaling"
+            )
         else:
-            self.text = ("Flax modules with dtype float16 (matmuls, convolutions); fp32 master weights, "
-                         "normalisation statistics, softmax and loss; dynamic loss scaling as torch's GradScaler")
+            self.text = (
+                "Flax modules with dtype float16 (matmuls, convolutions); fp32 master weights, "
+                "normalisation statistics, softmax and loss; dynamic loss scaling as torch's GradScaler"
+            )
 
     def _init_state(self):
         """Everything the step carries: parameters, batch-norm statistics,
         optimizer state, the step number (for dropout) and the fp16 loss scale."""
         variables = _init_variables(self.model, self.plan.config, jax.random.PRNGKey(self.plan.seed))
         params = variables.pop("params")
-        state = {"params": params, "model_state": variables, "opt": self.tx.init(params),
-                 "step": jnp.zeros((), jnp.int32)}
+        state = {
+            "params": params,
+            "model_state": variables,
+            "opt": self.tx.init(params),
+            "step": jnp.zeros((), jnp.int32),
+        }
         if self.loss_scaling:
             state["scale"] = jnp.asarray(LOSS_SCALE_INIT, jnp.float32)
             state["good_steps"] = jnp.zeros((), jnp.int32)
@@ -231,8 +264,9 @@ class JaxBackend(Backend):
         scale = state["scale"] if self.loss_scaling else 1.0
 
         def loss_fn(params):
-            logits, updated = self.model.apply({"params": params, **state["model_state"]}, x, train=True, rngs=rngs,
-                                               mutable=["batch_stats"])
+            logits, updated = self.model.apply(
+                {"params": params, **state["model_state"]}, x, train=True, rngs=rngs, mutable=["batch_stats"]
+            )
             loss = _cross_entropy(logits, y, self.binary).mean()
             return loss * scale, (loss, updated)
 
@@ -278,8 +312,12 @@ class JaxBackend(Backend):
         return jax.lax.scan(batch, (zero, zero), (xs, ys, weights))[0]
 
     def libraries(self):
-        libs = [("python", sys.version.split()[0]), ("jaxlib", jaxlib.__version__), ("flax", flax.__version__),
-                ("optax", optax.__version__)]
+        libs = [
+            ("python", sys.version.split()[0]),
+            ("jaxlib", jaxlib.__version__),
+            ("flax", flax.__version__),
+            ("optax", optax.__version__),
+        ]
         if self.plan.is_cuda:
             libs.append(("xla platform", self.devices[0].client.platform_version))
         return libs
@@ -307,8 +345,10 @@ class JaxBackend(Backend):
     def execution(self):
         mode = "jax.jit (XLA)"
         if self.multi:
-            mode += (f"; data parallel over {self.world_size} devices of {self.plan.nodes} processes "
-                     f"(jax.distributed, one per node{'' if self.plan.is_cuda else '; gloo collectives on the CPU'})")
+            mode += (
+                f"; data parallel over {self.world_size} devices of {self.plan.nodes} processes "
+                f"(jax.distributed, one per node{'' if self.plan.is_cuda else '; gloo collectives on the CPU'})"
+            )
         elif self.plan.devices > 1:
             mode += f"; data parallel over {self.plan.devices} devices (NamedSharding)"
         if self.attention_text:
@@ -356,15 +396,22 @@ class JaxBackend(Backend):
             x, y = images.train_batch(files, labels, order, size, seed, epoch, channels_last=True)
             return HostBatch(x, y.astype(np.int32))
 
-        self.jitted = jax.jit(self._batch_step,
-                              in_shardings=(self.replicated, self.batch_sharding, self.batch_sharding,
-                                            self.replicated),
-                              out_shardings=(self.replicated, self.replicated), donate_argnums=0)
-        where = (f"{n} decoding thread{'s' if n > 1 else ''}, 2 batches ahead each" if n else
-                 "decoded on the training thread, nothing ahead")
-        data.attach(images.ThreadLoader(make, data.orders(), n),
-                    f"NumPy pipeline ({where}); Pillow decode, RandomResizedCrop, flip, normalise; "
-                    "jax.device_put sharded over the mesh")
+        self.jitted = jax.jit(
+            self._batch_step,
+            in_shardings=(self.replicated, self.batch_sharding, self.batch_sharding, self.replicated),
+            out_shardings=(self.replicated, self.replicated),
+            donate_argnums=0,
+        )
+        where = (
+            f"{n} decoding thread{'s' if n > 1 else ''}, 2 batches ahead each"
+            if n
+            else "decoded on the training thread, nothing ahead"
+        )
+        data.attach(
+            images.ThreadLoader(make, data.orders(), n),
+            f"NumPy pipeline ({where}); Pillow decode, RandomResizedCrop, flip, normalise; "
+            "jax.device_put sharded over the mesh",
+        )
         if data.eval is not None:
             self._set_eval(*data.eval)
 
@@ -386,8 +433,9 @@ class JaxBackend(Backend):
         self.eval_n = n
 
         self.ex, self.ey, self.ew = (self._put(a.reshape((batches, b) + a.shape[1:]), sharding) for a in (x, y, w))
-        self.eval_fn = jax.jit(self._evaluate, in_shardings=(self.replicated, sharding, sharding, sharding),
-                               out_shardings=self.replicated)
+        self.eval_fn = jax.jit(
+            self._evaluate, in_shardings=(self.replicated, sharding, sharding, sharding), out_shardings=self.replicated
+        )
 
     def step(self, idx, lr):
         lr = np.float32(lr)
@@ -413,8 +461,11 @@ class JaxBackend(Backend):
             self.state, self.loss = executable(self.state, *args)
         except Exception as e:
             if is_oom(e):
-                raise WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
-                                         f"(batch {self.plan.batch_size} per device): {first_line(e)}") from e
+                raise WorkerError(
+                    "oom",
+                    f"out of memory in a training step of {self.plan.model} "
+                    f"(batch {self.plan.batch_size} per device): {first_line(e)}",
+                ) from e
             raise
         return self.loss
 
@@ -474,8 +525,11 @@ class JaxBackend(Backend):
             with gzip.open(files[0]) as f:
                 trace = json.load(f)
         events, timeline, span_s = profiling.xla_events(trace, categories)
-        what = ("XLA operators on the GPU streams" if timeline == "device" else
-                "XLA operators on the host's XLA threads (thunks of the jitted step)")
+        what = (
+            "XLA operators on the GPU streams"
+            if timeline == "device"
+            else "XLA operators on the host's XLA threads (thunks of the jitted step)"
+        )
         what += ", categorised from the compiled HLO (a fusion takes the strongest operation inside it)"
         return profiling.reduce(events, span_s, steps, f"jax.profiler (JAX {jax.__version__})", timeline, what)
 
@@ -503,8 +557,14 @@ class JaxBackend(Backend):
         for d in self.devices if self.plan.is_cuda else []:
             stats = d.memory_stats() or {}
             if "peak_bytes_in_use" in stats:
-                events.append({"device": f"cuda:{d.id}", "source": "allocator", "peak_bytes": stats["peak_bytes_in_use"],
-                               "reserved_peak_bytes": stats.get("peak_pool_bytes")})
+                events.append(
+                    {
+                        "device": f"cuda:{d.id}",
+                        "source": "allocator",
+                        "peak_bytes": stats["peak_bytes_in_use"],
+                        "reserved_peak_bytes": stats.get("peak_pool_bytes"),
+                    }
+                )
         return events + super().memory_events()
 
 
@@ -516,8 +576,11 @@ def info():
         gpus = [d.device_kind for d in jax.devices("gpu")]
     except RuntimeError:
         gpus = []
-    return {"version": jax.__version__, "gpus": gpus,
-            "libraries": {"jaxlib": jaxlib.__version__, "flax": flax.__version__, "optax": optax.__version__}}
+    return {
+        "version": jax.__version__,
+        "gpus": gpus,
+        "libraries": {"jaxlib": jaxlib.__version__, "flax": flax.__version__, "optax": optax.__version__},
+    }
 
 
 Backend = JaxBackend

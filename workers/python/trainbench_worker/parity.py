@@ -18,6 +18,7 @@ files; ``--framework jax|tensorflow DIR`` (in that framework's environment)
 loads those weights into its own decoder, runs the same ids and prints the
 same JSON against the reference's logits.
 """
+
 import json
 import os
 import sys
@@ -31,18 +32,37 @@ def reference_model(c):
 
     if c["norm"] == "layer_norm":
         cfg = transformers.GPT2Config(
-            vocab_size=c["vocab_size"], n_positions=c["max_position"], n_embd=c["hidden"],
-            n_layer=c["layers"], n_head=c["heads"], n_inner=c["intermediate"],
-            activation_function="gelu_new", layer_norm_epsilon=1e-5,
-            resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1, tie_word_embeddings=c["tie_embeddings"],
-            bos_token_id=None, eos_token_id=None)
+            vocab_size=c["vocab_size"],
+            n_positions=c["max_position"],
+            n_embd=c["hidden"],
+            n_layer=c["layers"],
+            n_head=c["heads"],
+            n_inner=c["intermediate"],
+            activation_function="gelu_new",
+            layer_norm_epsilon=1e-5,
+            resid_pdrop=0.1,
+            embd_pdrop=0.1,
+            attn_pdrop=0.1,
+            tie_word_embeddings=c["tie_embeddings"],
+            bos_token_id=None,
+            eos_token_id=None,
+        )
         return transformers.GPT2LMHeadModel(cfg), f"transformers {transformers.__version__} GPT2LMHeadModel"
     cfg = transformers.LlamaConfig(
-        vocab_size=c["vocab_size"], hidden_size=c["hidden"], intermediate_size=c["intermediate"],
-        num_hidden_layers=c["layers"], num_attention_heads=c["heads"], num_key_value_heads=c["kv_heads"],
-        max_position_embeddings=c["max_position"], rms_norm_eps=1e-5, tie_word_embeddings=c["tie_embeddings"],
-        attention_bias=c["bias"], mlp_bias=c["bias"], rope_theta=float(c["rope_theta"]),
-        rope_parameters={"rope_type": "default", "rope_theta": float(c["rope_theta"])})
+        vocab_size=c["vocab_size"],
+        hidden_size=c["hidden"],
+        intermediate_size=c["intermediate"],
+        num_hidden_layers=c["layers"],
+        num_attention_heads=c["heads"],
+        num_key_value_heads=c["kv_heads"],
+        max_position_embeddings=c["max_position"],
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=c["tie_embeddings"],
+        attention_bias=c["bias"],
+        mlp_bias=c["bias"],
+        rope_theta=float(c["rope_theta"]),
+        rope_parameters={"rope_type": "default", "rope_theta": float(c["rope_theta"])},
+    )
     return transformers.LlamaForCausalLM(cfg), f"transformers {transformers.__version__} LlamaForCausalLM"
 
 
@@ -164,13 +184,22 @@ def _jax_logits(c, w, ids):
         b = f"blocks.{i}"
         qkv_w, qkv_b = w[b + ".qkv.weight"], w.get(b + ".qkv.bias")
         cut = [0, d, d + kv * hd, d + 2 * kv * hd]
-        q, k, v = (heads(qkv_w[cut[j]:cut[j + 1]], None if qkv_b is None else qkv_b[cut[j]:cut[j + 1]], n)
-                   for j, n in enumerate((h, kv, kv)))
+        q, k, v = (
+            heads(qkv_w[cut[j] : cut[j + 1]], None if qkv_b is None else qkv_b[cut[j] : cut[j + 1]], n)
+            for j, n in enumerate((h, kv, kv))
+        )
         o = {"kernel": w[b + ".o.weight"].T.reshape(h, hd, d)}
         if b + ".o.bias" in w:
             o["bias"] = w[b + ".o.bias"]
-        params[f"blocks_{i}"] = {"norm1": norm(b + ".norm1"), "norm2": norm(b + ".norm2"), "query": q, "key": k,
-                                 "value": v, "o": o, **{n: dense(f"{b}.{n}") for n in ("up", "down")}}
+        params[f"blocks_{i}"] = {
+            "norm1": norm(b + ".norm1"),
+            "norm2": norm(b + ".norm2"),
+            "query": q,
+            "key": k,
+            "value": v,
+            "o": o,
+            **{n: dense(f"{b}.{n}") for n in ("up", "down")},
+        }
     model = jax_models.build(c)
     shapes = jax.eval_shape(lambda: jax_models._init_variables(model, c, jax.random.PRNGKey(0)))["params"]
     got_shapes = jax.tree.map(lambda a: a.shape, params)
@@ -203,14 +232,15 @@ def _tf_logits(c, w, ids):
     model.embed.embeddings.assign(w["embed.weight"])
     if model.pos is not None:
         model.pos.embeddings.assign(w["pos.weight"])
+
     def keras_attention(attn, prefix):
         # torch's fused qkv (3d, d) → Keras' query, key, value (d, heads, head_dim);
         # its output (d, d) → (heads, head_dim, d).
         d, h = c["hidden"], c["heads"]
         qkv_w, qkv_b = w[prefix + ".qkv.weight"], w[prefix + ".qkv.bias"]
         for j, part in enumerate((attn._query_dense, attn._key_dense, attn._value_dense)):
-            part.kernel.assign(qkv_w[j * d:(j + 1) * d].T.reshape(d, h, d // h))
-            part.bias.assign(qkv_b[j * d:(j + 1) * d].reshape(h, d // h))
+            part.kernel.assign(qkv_w[j * d : (j + 1) * d].T.reshape(d, h, d // h))
+            part.bias.assign(qkv_b[j * d : (j + 1) * d].reshape(h, d // h))
         attn._output_dense.kernel.assign(w[prefix + ".o.weight"].T.reshape(h, d // h, d))
         attn._output_dense.bias.assign(w[prefix + ".o.bias"])
 

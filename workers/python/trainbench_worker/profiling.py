@@ -16,15 +16,55 @@ TOP_OPS = 25
 # The annotation around the profiled steps: its duration is the span.
 SPAN = "trainbench.profiled_steps"
 
-_COMM = ("nccl", "all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter", "reducescatter",
-         "all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all", "c10d::", "gloo",
-         "record_param_comms")
+_COMM = (
+    "nccl",
+    "all_reduce",
+    "allreduce",
+    "all_gather",
+    "allgather",
+    "reduce_scatter",
+    "reducescatter",
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "collective-permute",
+    "all-to-all",
+    "c10d::",
+    "gloo",
+    "record_param_comms",
+)
 _ATTENTION = ("flash", "fmha", "attention", "sdpa", "scaled_dot_product", "cudnn$fmha")
-_MATMUL = ("gemm", "matmul", "aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm", "aten::linear",
-           "cublas", "cutlass", "xmma", "wgmma", "dot_general", "mkldnn_matmul", "onednn", "ynn_fusion")
+_MATMUL = (
+    "gemm",
+    "matmul",
+    "aten::mm",
+    "aten::bmm",
+    "aten::addmm",
+    "aten::baddbmm",
+    "aten::linear",
+    "cublas",
+    "cutlass",
+    "xmma",
+    "wgmma",
+    "dot_general",
+    "mkldnn_matmul",
+    "onednn",
+    "ynn_fusion",
+)
 _CONV = re.compile(r"conv(olution|olve|[123]d|_fwd|_bwd|_transpose)|cudnn|implicit_gemm")
-_MEMORY = ("memcpy", "memset", "aten::copy_", "aten::to", "aten::_to_copy", "aten::clone", "aten::contiguous",
-           "copy-start", "copy-done", "dynamic-update-slice", "dynamic_update_slice")
+_MEMORY = (
+    "memcpy",
+    "memset",
+    "aten::copy_",
+    "aten::to",
+    "aten::_to_copy",
+    "aten::clone",
+    "aten::contiguous",
+    "copy-start",
+    "copy-done",
+    "dynamic-update-slice",
+    "dynamic_update_slice",
+)
 
 
 def category_of_name(name):
@@ -36,12 +76,22 @@ def category_of_name(name):
         return "attention"
     if any(k in n for k in _MATMUL) or _CONV.search(n):
         return "matmul_conv"
-    if any(n == k or n.startswith(k + " ") or n.startswith(k + "(") for k in _MEMORY) or "memcpy" in n \
-            or "memset" in n or n.startswith("copy"):
+    if (
+        any(n == k or n.startswith(k + " ") or n.startswith(k + "(") for k in _MEMORY)
+        or "memcpy" in n
+        or "memset" in n
+        or n.startswith("copy")
+    ):
         return "memory"
-    if n.startswith(("aten::", "void at::", "at::", "triton_", "cpp_fused", "fusion", "loop_", "input_",
-                     "wrapped_")) or "fusion" in n or "elementwise" in n or "reduce" in n or "norm" in n \
-            or "softmax" in n or "kernel" in n:
+    if (
+        n.startswith(("aten::", "void at::", "at::", "triton_", "cpp_fused", "fusion", "loop_", "input_", "wrapped_"))
+        or "fusion" in n
+        or "elementwise" in n
+        or "reduce" in n
+        or "norm" in n
+        or "softmax" in n
+        or "kernel" in n
+    ):
         return "norm_elementwise"
     return "other"
 
@@ -95,8 +145,11 @@ def reduce(events, span_s, steps, tool, timeline, what):
         cats[e["category"]] += e["self"]
     busy = busy_us([e for e in events if e.get("parent") is None]) / 1e6
     top = sorted(ops.items(), key=lambda kv: -kv[1][0])
-    listed = [{"name": name[:160], "category": cat, "self_s": s / 1e6, "calls": calls}
-              for (name, cat), (s, calls) in top[:TOP_OPS] if s > 0]
+    listed = [
+        {"name": name[:160], "category": cat, "self_s": s / 1e6, "calls": calls}
+        for (name, cat), (s, calls) in top[:TOP_OPS]
+        if s > 0
+    ]
     rest = top[TOP_OPS:]
     return {
         "tool": tool,
@@ -120,8 +173,16 @@ def complete_events(trace):
     for e in raw:
         if e.get("ph") != "X" or "dur" not in e:
             continue
-        out.append({"track": (e.get("pid"), e.get("tid")), "ts": float(e["ts"]), "dur": float(e["dur"]),
-                    "name": e.get("name", "?"), "cat": e.get("cat"), "args": e.get("args") or {}})
+        out.append(
+            {
+                "track": (e.get("pid"), e.get("tid")),
+                "ts": float(e["ts"]),
+                "dur": float(e["dur"]),
+                "name": e.get("name", "?"),
+                "cat": e.get("cat"),
+                "args": e.get("args") or {},
+            }
+        )
     return out
 
 
@@ -230,8 +291,16 @@ def hlo_categories(hlo_text, optimizer_scope="trainbench.optimizer"):
         opcode, _, target, op_name = instrs[name]
         if opcode in ("dot", "convolution"):
             return "matmul_conv"
-        if opcode in ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all",
-                      "all-reduce-start", "all-gather-start", "collective-permute-start"):
+        if opcode in (
+            "all-reduce",
+            "all-gather",
+            "reduce-scatter",
+            "collective-permute",
+            "all-to-all",
+            "all-reduce-start",
+            "all-gather-start",
+            "collective-permute-start",
+        ):
             return "communication"
         if opcode == "custom-call":
             c = category_of_name(target)
@@ -302,8 +371,20 @@ def xla_events(trace, categories):
 # --- TensorFlow (XPlane) -------------------------------------------------------
 
 _TF_MATMUL = re.compile(r"matmul|conv|einsum")
-_TF_OTHER = {"readvariableop", "varhandleop", "identity", "identityn", "noop", "const", "assignvariableop",
-             "assignaddvariableop", "assignsubvariableop", "placeholder", "shape", "reshape"}
+_TF_OTHER = {
+    "readvariableop",
+    "varhandleop",
+    "identity",
+    "identityn",
+    "noop",
+    "const",
+    "assignvariableop",
+    "assignaddvariableop",
+    "assignsubvariableop",
+    "placeholder",
+    "shape",
+    "reshape",
+}
 
 
 def tf_category(name):
@@ -340,8 +421,12 @@ def xplane_events(space):
             base_ps = line.timestamp_ns * 1000
             for e in line.events:
                 name = p.event_metadata[e.metadata_id].name
-                ev = {"track": (p.id, p.name, line.id), "ts": (base_ps + e.offset_ps) / 1e6,
-                      "dur": e.duration_ps / 1e6, "name": name}
+                ev = {
+                    "track": (p.id, p.name, line.id),
+                    "ts": (base_ps + e.offset_ps) / 1e6,
+                    "dur": e.duration_ps / 1e6,
+                    "name": name,
+                }
                 if not is_device and name == SPAN:
                     span = ev
                 elif is_device:

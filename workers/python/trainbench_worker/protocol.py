@@ -5,6 +5,7 @@ it. One JSON object per line on stdout; anything else (stderr, framework chatter
 is log text. Times named ``*_ns`` are CLOCK_MONOTONIC nanoseconds, the clock the
 runner stamps telemetry with.
 """
+
 import json
 import os
 import sys
@@ -58,7 +59,7 @@ def process_start_ns():
     try:
         with open("/proc/self/stat") as f:
             stat = f.read()
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         start_ticks = int(fields[19])
         age_s = time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / os.sysconf("SC_CLK_TCK")
         return monotonic_ns() - int(age_s * 1e9)

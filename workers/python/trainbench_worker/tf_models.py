@@ -2,19 +2,20 @@
 written with Keras layers at their defaults, images in NHWC, the same
 parameter counts.
 """
+
 import math
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from keras import layers  # noqa: E402
+import keras
+import tensorflow as tf
+from keras import layers
 
-from .harness import TOKEN_FAMILIES  # noqa: E402
-
+from .harness import TOKEN_FAMILIES
 
 # --- models -----------------------------------------------------------------
+
 
 def _normal(std):
     return keras.initializers.RandomNormal(stddev=std)
@@ -100,8 +101,14 @@ class Vit(keras.Model):
         self.c = c
         d, p = c["embed_dim"], c["patch_size"]
         fan_in = c["in_channels"] * p * p
-        self.patch = layers.Conv2D(d, p, strides=p, padding="valid", kernel_initializer=_torch_default(fan_in),
-                                   bias_initializer=_torch_default(fan_in))
+        self.patch = layers.Conv2D(
+            d,
+            p,
+            strides=p,
+            padding="valid",
+            kernel_initializer=_torch_default(fan_in),
+            bias_initializer=_torch_default(fan_in),
+        )
         self.tokens = (c["image_size"] // p) ** 2 + 1
         self.blocks = [VitBlock(d, c["num_heads"], c["mlp_hidden"]) for _ in range(c["depth"])]
         self.norm = layers.LayerNormalization(epsilon=1e-6)
@@ -137,8 +144,13 @@ class ConvBn(layers.Layer):
         self.out = out
         self.pad = layers.ZeroPadding2D(k // 2) if stride > 1 and k > 1 else None
         self.conv = layers.Conv2D(
-            out, k, strides=stride, padding="same" if self.pad is None else "valid", use_bias=False,
-            kernel_initializer=keras.initializers.VarianceScaling(2.0, "fan_out", "untruncated_normal"))
+            out,
+            k,
+            strides=stride,
+            padding="same" if self.pad is None else "valid",
+            use_bias=False,
+            kernel_initializer=keras.initializers.VarianceScaling(2.0, "fan_out", "untruncated_normal"),
+        )
         self.bn = layers.BatchNormalization(momentum=0.9, epsilon=1e-5)  # torch's momentum 0.1
 
     def build(self, input_shape):
@@ -198,8 +210,9 @@ class ResNet(keras.Model):
                 self.blocks.append(ResBlock(c["block"], inp, planes, (1 if stage == 0 else 2) if b == 0 else 1))
                 inp = planes * expansion
         self.width = inp
-        self.fc = layers.Dense(c["num_classes"], kernel_initializer=_torch_default(inp),
-                               bias_initializer=_torch_default(inp))  # nn.Linear's default init, as torchvision
+        self.fc = layers.Dense(
+            c["num_classes"], kernel_initializer=_torch_default(inp), bias_initializer=_torch_default(inp)
+        )  # nn.Linear's default init, as torchvision
 
     def build(self, input_shape):
         self.stem.build((None, None, None, self.c["in_channels"]))
@@ -225,8 +238,9 @@ class BertLayer(layers.Layer):
         super().__init__(**kwargs)
         d = c["hidden"]
         self.d, self.heads, self.inter = d, c["heads"], c["intermediate"]
-        self.attn = KerasAttention(self.heads, d // self.heads, dropout=0.1, kernel_initializer=_normal(0.02),
-                                   bias_initializer="zeros")
+        self.attn = KerasAttention(
+            self.heads, d // self.heads, dropout=0.1, kernel_initializer=_normal(0.02), bias_initializer="zeros"
+        )
         self.attn_norm = layers.LayerNormalization(epsilon=1e-12)
         self.intermediate = _dense(c["intermediate"])
         self.output_dense = _dense(d)
@@ -336,8 +350,14 @@ class DecoderBlock(layers.Layer):
         self.keras = keras_attention(c)
         self.out_std = out_std
         if self.keras:
-            self.attn = KerasAttention(h, self.head_dim, dropout=0.1 if c["dropout"] else 0.0, use_bias=bias,
-                                       kernel_initializer=_normal(0.02), bias_initializer="zeros")
+            self.attn = KerasAttention(
+                h,
+                self.head_dim,
+                dropout=0.1 if c["dropout"] else 0.0,
+                use_bias=bias,
+                kernel_initializer=_normal(0.02),
+                bias_initializer="zeros",
+            )
         else:
             self.qkv = _decoder_dense(d + 2 * kv * self.head_dim, bias, 0.02)
             self.o = _decoder_dense(d, bias, out_std)
@@ -371,8 +391,8 @@ class DecoderBlock(layers.Layer):
             return tf.transpose(tf.reshape(y, (-1, t, n, hd)), (0, 2, 1, 3))
 
         q = heads(qkv[..., :d], self.heads)
-        k = heads(qkv[..., d:d + kv * hd], kv)
-        v = heads(qkv[..., d + kv * hd:], kv)
+        k = heads(qkv[..., d : d + kv * hd], kv)
+        v = heads(qkv[..., d + kv * hd :], kv)
         if self.c["positions"] == "rotary":
             cos, sin = (tf.cast(r, q.dtype) for r in rotary_tables(t, hd, float(self.c["rope_theta"])))
             q = q * cos + _rotate_half(q) * sin
@@ -404,8 +424,11 @@ class Decoder(keras.Model):
         d = c["hidden"]
         self.d = d
         self.embed = layers.Embedding(c["vocab_size"], d, embeddings_initializer=_normal(0.02))
-        self.pos = layers.Embedding(c["max_position"], d, embeddings_initializer=_normal(0.02)) \
-            if c["positions"] == "learned" else None
+        self.pos = (
+            layers.Embedding(c["max_position"], d, embeddings_initializer=_normal(0.02))
+            if c["positions"] == "learned"
+            else None
+        )
         self.blocks = [DecoderBlock(c) for _ in range(c["layers"])]
         self.norm = _decoder_norm(c)
         self.head = None if c["tie_embeddings"] else _decoder_dense(c["vocab_size"], False, 0.02)
@@ -447,8 +470,9 @@ class EncoderLayer(layers.Layer):
         super().__init__(**kwargs)
         d = c["hidden"]
         self.d, self.heads, self.inter = d, c["heads"], c["intermediate"]
-        self.attn = KerasAttention(self.heads, d // self.heads, dropout=0.1, kernel_initializer=_normal(0.02),
-                                   bias_initializer="zeros")
+        self.attn = KerasAttention(
+            self.heads, d // self.heads, dropout=0.1, kernel_initializer=_normal(0.02), bias_initializer="zeros"
+        )
         self.linear1, self.linear2 = _dense(self.inter), _dense(d)
         self.norm1 = layers.LayerNormalization(epsilon=1e-5)
         self.norm2 = layers.LayerNormalization(epsilon=1e-5)
@@ -478,8 +502,9 @@ class FraudTransformer(keras.Model):
         self.embedding = layers.Embedding(c["vocab_size"], d, embeddings_initializer=_normal(1.0))
         self.pos_encoder = layers.Embedding(c["max_position"], d, embeddings_initializer=_normal(1.0))
         self.encoder = [EncoderLayer(c) for _ in range(c["layers"])]
-        self.fc = layers.Dense(c["num_classes"], kernel_initializer=_torch_default(d),
-                               bias_initializer=_torch_default(d))
+        self.fc = layers.Dense(
+            c["num_classes"], kernel_initializer=_torch_default(d), bias_initializer=_torch_default(d)
+        )
 
     def build(self, input_shape):
         self.embedding.build()
@@ -505,8 +530,9 @@ def input_shape(config):
 def build(config):
     """The model with its variables created. Dropout and batch norm follow the
     ``training`` argument of the outer call, which Keras hands to every layer."""
-    model = {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder,
-             "encoder": FraudTransformer}[config["family"]](config)
+    model = {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder, "encoder": FraudTransformer}[
+        config["family"]
+    ](config)
     model.build(input_shape(config))
     return model
 

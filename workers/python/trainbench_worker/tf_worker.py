@@ -10,23 +10,34 @@ counts must equal the catalogue's; :func:`count_params` builds them in a
 ``keras.StatelessScope`` and leaves their variables uninitialised, so even
 ViT-G is counted without allocating it.
 """
+
 import os
 import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import keras
+import tensorflow as tf
 
-from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, check_precision,  # noqa: E402
-                      classification_loss_kind, cpu_name, eval_batch, inputs_and_targets, predictions_per_sample)
-from .images import HostBatch  # noqa: E402
-from .protocol import WorkerError, first_line, unsupported  # noqa: E402
-from .tf_models import _count, build, count_params, keras_attention  # noqa: E402, F401 (count_params: `count`)
-
+from .harness import (
+    ADAMW_BETAS,
+    ADAMW_EPS,
+    TOKEN_FAMILIES,
+    Backend,
+    check_precision,
+    classification_loss_kind,
+    cpu_name,
+    eval_batch,
+    inputs_and_targets,
+    predictions_per_sample,
+)
+from .images import HostBatch
+from .protocol import WorkerError, first_line, unsupported
+from .tf_models import _count, build, count_params, keras_attention  # noqa: F401 (count_params: `count`)
 
 # --- the backend --------------------------------------------------------------
+
 
 def _per_sample_loss(logits, y, binary):
     """Softmax cross-entropy, or binary cross-entropy on one logit (the fraud
@@ -65,14 +76,21 @@ class TFBackend(Backend):
 
             workers = [w for w in os.environ.get("TRAINBENCH_TF_WORKERS", "").split(",") if w]
             if len(workers) != plan.nodes:
-                raise unsupported(f"nodes = {plan.nodes}: {len(workers)} worker addresses (the worker launches itself "
-                                  "under srun inside a Slurm allocation)", "nodes")
+                raise unsupported(
+                    f"nodes = {plan.nodes}: {len(workers)} worker addresses (the worker launches itself "
+                    "under srun inside a Slurm allocation)",
+                    "nodes",
+                )
             if not plan.is_cuda and plan.devices > 1:
-                raise unsupported(f"devices = {plan.devices} is not allowed with nodes = {plan.nodes} on the CPU for "
-                                  "TensorFlow: expected 1 per node (one CPU replica per worker)", "devices")
+                raise unsupported(
+                    f"devices = {plan.devices} is not allowed with nodes = {plan.nodes} on the CPU for "
+                    "TensorFlow: expected 1 per node (one CPU replica per worker)",
+                    "devices",
+                )
             self.rank = int(os.environ.get("TRAINBENCH_NODE_RANK", os.environ.get("SLURM_PROCID", "0")))
-            os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": workers},
-                                                  "task": {"type": "worker", "index": self.rank}})
+            os.environ["TF_CONFIG"] = json.dumps(
+                {"cluster": {"worker": workers}, "task": {"type": "worker", "index": self.rank}}
+            )
         self._devices(plan)
         keras.utils.set_random_seed(plan.seed)
         self._precision(plan)
@@ -80,10 +98,14 @@ class TFBackend(Backend):
         n = plan.devices
         self.cross_device = None
         if self.multi:
-            impl = (tf.distribute.experimental.CommunicationImplementation.NCCL if plan.is_cuda
-                    else tf.distribute.experimental.CommunicationImplementation.RING)
+            impl = (
+                tf.distribute.experimental.CommunicationImplementation.NCCL
+                if plan.is_cuda
+                else tf.distribute.experimental.CommunicationImplementation.RING
+            )
             self.strategy = tf.distribute.MultiWorkerMirroredStrategy(
-                communication_options=tf.distribute.experimental.CommunicationOptions(implementation=impl))
+                communication_options=tf.distribute.experimental.CommunicationOptions(implementation=impl)
+            )
             n = self.strategy.num_replicas_in_sync
         elif n > 1:
             # One process, one replica per device; gradients all-reduced inside
@@ -95,8 +117,13 @@ class TFBackend(Backend):
         try:
             with self.strategy.scope():
                 self.model = build(plan.config)
-                opt = keras.optimizers.AdamW(learning_rate=plan.lr, weight_decay=plan.weight_decay,
-                                             beta_1=ADAMW_BETAS[0], beta_2=ADAMW_BETAS[1], epsilon=ADAMW_EPS)
+                opt = keras.optimizers.AdamW(
+                    learning_rate=plan.lr,
+                    weight_decay=plan.weight_decay,
+                    beta_1=ADAMW_BETAS[0],
+                    beta_2=ADAMW_BETAS[1],
+                    epsilon=ADAMW_EPS,
+                )
                 self.opt = keras.optimizers.LossScaleOptimizer(opt) if plan.precision == "amp-fp16" else opt
                 self.opt.build(self.model.trainable_variables)
         except tf.errors.ResourceExhaustedError as e:
@@ -125,12 +152,14 @@ class TFBackend(Backend):
         gpus = tf.config.list_physical_devices("GPU")
         if plan.is_cuda:
             if not gpus:
-                raise unsupported(f"device = {plan.device}: this TensorFlow ({tf.__version__}) sees no CUDA device",
-                                  "device")
+                raise unsupported(
+                    f"device = {plan.device}: this TensorFlow ({tf.__version__}) sees no CUDA device", "device"
+                )
             if plan.cuda_index + n > len(gpus):
                 raise unsupported(
-                    f"devices = {n}: TensorFlow sees {len(gpus)} GPU(s), too few from {plan.device} on", "devices")
-            self.gpus = gpus[plan.cuda_index:plan.cuda_index + n]
+                    f"devices = {n}: TensorFlow sees {len(gpus)} GPU(s), too few from {plan.device} on", "devices"
+                )
+            self.gpus = gpus[plan.cuda_index : plan.cuda_index + n]
             tf.config.set_visible_devices(self.gpus, "GPU")
             for g in self.gpus:
                 tf.config.experimental.set_memory_growth(g, True)
@@ -180,7 +209,8 @@ class TFBackend(Backend):
     def devices_visible(self):
         gpus = tf.config.list_physical_devices("GPU")
         return [{"id": "cpu", "name": cpu_name()}] + [
-            {"id": f"cuda:{i}", "name": _gpu_name(g)} for i, g in enumerate(gpus)]
+            {"id": f"cuda:{i}", "name": _gpu_name(g)} for i, g in enumerate(gpus)
+        ]
 
     def device_info(self):
         if self.plan.is_cuda:
@@ -202,15 +232,19 @@ class TFBackend(Backend):
         else:
             mode = "tf.function graph; each replica's forward and backward in tf.function(jit_compile=True) (XLA)"
         if self.multi:
-            mode += (f"; MultiWorkerMirroredStrategy over {self.plan.nodes} workers × {n} "
-                     f"{'GPU(s) (NCCL)' if self.plan.is_cuda else 'CPU replica (RING collectives over gRPC)'}")
+            mode += (
+                f"; MultiWorkerMirroredStrategy over {self.plan.nodes} workers × {n} "
+                f"{'GPU(s) (NCCL)' if self.plan.is_cuda else 'CPU replica (RING collectives over gRPC)'}"
+            )
         elif n > 1:
             mode += f"; MirroredStrategy over {n} {'GPUs (NCCL)' if self.plan.is_cuda else 'logical CPU devices'}"
         if keras_attention(self.plan.config):
             mode += "; attention: Keras' layers.MultiHeadAttention"
         elif self.plan.family != "resnet":
-            mode += ("; attention: matmul, softmax and matmul ops written out (TensorFlow has no fused attention "
-                     "kernel; Keras's dot_product_attention composes the same ops and refuses flash_attention here)")
+            mode += (
+                "; attention: matmul, softmax and matmul ops written out (TensorFlow has no fused attention "
+                "kernel; Keras's dot_product_attention composes the same ops and refuses flash_attention here)"
+            )
         return mode
 
     def set_data(self, data):
@@ -253,15 +287,22 @@ class TFBackend(Backend):
             key = tf.stack([tf.constant(seed, tf.int64) * 1_000_003 + epoch, i])
             img = tf.io.decode_image(tf.io.read_file(tf.gather(names, i)), channels=3, expand_animations=False)
             begin, extent, _ = tf.image.stateless_sample_distorted_bounding_box(
-                tf.shape(img), bounding_boxes=tf.constant([[[0.0, 0.0, 1.0, 1.0]]]), seed=key,
-                min_object_covered=0.0, aspect_ratio_range=host.RATIO, area_range=host.SCALE, max_attempts=10,
-                use_image_if_no_bounding_boxes=True)
+                tf.shape(img),
+                bounding_boxes=tf.constant([[[0.0, 0.0, 1.0, 1.0]]]),
+                seed=key,
+                min_object_covered=0.0,
+                aspect_ratio_range=host.RATIO,
+                area_range=host.SCALE,
+                max_attempts=10,
+                use_image_if_no_bounding_boxes=True,
+            )
             img = tf.image.resize(tf.slice(img, begin, extent), [size, size], method="bilinear")
             img = tf.image.stateless_random_flip_left_right(img, seed=key + 1)
             return (img / 255.0 - mean) / std, tf.gather(classes, i)
 
         ds = tf.data.Dataset.from_generator(
-            positions, output_signature=(tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int64)))
+            positions, output_signature=(tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int64))
+        )
         ds = ds.map(load, num_parallel_calls=n or None, deterministic=True)
         ds = ds.batch(self.plan.global_batch, drop_remainder=True)
         if n:
@@ -271,10 +312,15 @@ class TFBackend(Backend):
         options.threading.private_threadpool_size = max(n, 1)
         ds = ds.with_options(options)
         self.step_fn = tf.function(self._host_step, jit_compile=self.jit_step)
-        where = (f"map with {n} parallel call{'s' if n > 1 else ''}, 2 batches prefetched" if n else
-                 "map on the training thread (no parallel calls, nothing prefetched)")
-        data.attach(_Stream(iter(ds), files), f"tf.data ({where}); tf.io.decode_image, "
-                                       "stateless_sample_distorted_bounding_box crop, flip, normalise")
+        where = (
+            f"map with {n} parallel call{'s' if n > 1 else ''}, 2 batches prefetched"
+            if n
+            else "map on the training thread (no parallel calls, nothing prefetched)"
+        )
+        data.attach(
+            _Stream(iter(ds), files),
+            f"tf.data ({where}); tf.io.decode_image, stateless_sample_distorted_bounding_box crop, flip, normalise",
+        )
 
     def _loss_and_grads(self, x, y):
         """One replica's share of the global batch: its loss (the sum over its
@@ -326,14 +372,19 @@ class TFBackend(Backend):
                 self.traced_s = time.perf_counter() - start
             return self.step_fn(*args)
         except tf.errors.ResourceExhaustedError as e:
-            raise WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
-                                     f"(batch {self.plan.batch_size} per device): {first_line(e)}") from e
+            raise WorkerError(
+                "oom",
+                f"out of memory in a training step of {self.plan.model} "
+                f"(batch {self.plan.batch_size} per device): {first_line(e)}",
+            ) from e
 
     def compile_s(self):
         return self.traced_s
 
     def fused(self):
-        graph = "one tf.function(jit_compile=True) XLA program" if self.plan.compile == "xla" else "one tf.function graph"
+        graph = (
+            "one tf.function(jit_compile=True) XLA program" if self.plan.compile == "xla" else "one tf.function graph"
+        )
         first = "forward" if self.streamed else "batch gather, forward"
         text = f"{first}, backward and optimizer update run as {graph}"
         if self.plan.devices > 1 or self.multi:
@@ -377,13 +428,16 @@ class TFBackend(Backend):
             with open(files[0], "rb") as f:
                 space.ParseFromString(f.read())
         events, timeline, span_s = profiling.xplane_events(space)
-        what = ("kernels on the GPU's streams, categorised by the TensorFlow op that launched them"
-                if timeline == "device" else
-                "TensorFlow graph ops on the executor's threads (they may run in parallel)")
+        what = (
+            "kernels on the GPU's streams, categorised by the TensorFlow op that launched them"
+            if timeline == "device"
+            else "TensorFlow graph ops on the executor's threads (they may run in parallel)"
+        )
         if self.plan.compile == "xla":
             what += "; under XLA the step's ops run inside compiled clusters, shown as such"
-        return profiling.reduce(events, span_s, steps, f"TensorFlow profiler (XPlane; TensorFlow {tf.__version__})",
-                                timeline, what)
+        return profiling.reduce(
+            events, span_s, steps, f"TensorFlow profiler (XPlane; TensorFlow {tf.__version__})", timeline, what
+        )
 
     def sync(self):
         if self.multi:
@@ -414,7 +468,7 @@ class TFBackend(Backend):
         correct, total_loss, n = 0, 0.0, int(self.ey.shape[0])
         step = eval_batch(self.plan)
         for s in range(0, n, step):
-            loss, right = self.eval_fn(self.ex[s:s + step], self.ey[s:s + step])
+            loss, right = self.eval_fn(self.ex[s : s + step], self.ey[s : s + step])
             total_loss += float(loss)
             correct += int(right)
         predictions = n * predictions_per_sample(self.plan)
@@ -426,17 +480,29 @@ class TFBackend(Backend):
         return None
 
     def memory_events(self):
-        events = [{"device": f"cuda:{self.plan.cuda_index + i}", "source": "allocator",
-                   "peak_bytes": tf.config.experimental.get_memory_info(f"GPU:{i}")["peak"],
-                   "reserved_peak_bytes": None} for i in range(len(self.gpus))]
+        events = [
+            {
+                "device": f"cuda:{self.plan.cuda_index + i}",
+                "source": "allocator",
+                "peak_bytes": tf.config.experimental.get_memory_info(f"GPU:{i}")["peak"],
+                "reserved_peak_bytes": None,
+            }
+            for i in range(len(self.gpus))
+        ]
         return events + super().memory_events()
 
 
 def info():
     build_info = tf.sysconfig.get_build_info()
-    return {"version": tf.__version__, "gpus": [_gpu_name(g) for g in tf.config.list_physical_devices("GPU")],
-            "libraries": {"keras": keras.__version__, "cuda (tf build)": build_info.get("cuda_version"),
-                          "cudnn (tf build)": build_info.get("cudnn_version")}}
+    return {
+        "version": tf.__version__,
+        "gpus": [_gpu_name(g) for g in tf.config.list_physical_devices("GPU")],
+        "libraries": {
+            "keras": keras.__version__,
+            "cuda (tf build)": build_info.get("cuda_version"),
+            "cudnn (tf build)": build_info.get("cudnn_version"),
+        },
+    }
 
 
 class _Stream:
@@ -455,8 +521,9 @@ class _Stream:
 
             for path in self.files:
                 images.eval_image(path, 8)  # raises the WorkerError naming the file
-            raise WorkerError("bad_config", f"data_path: tf.data could not decode an image: {first_line(e)}",
-                              field="data_path") from e
+            raise WorkerError(
+                "bad_config", f"data_path: tf.data could not decode an image: {first_line(e)}", field="data_path"
+            ) from e
         return HostBatch(x, y)
 
 

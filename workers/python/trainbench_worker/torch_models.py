@@ -2,6 +2,7 @@
 reference architecture (timm, torchvision, Hugging Face) layer for layer,
 and which kernel scaled_dot_product_attention picks.
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -9,8 +10,8 @@ import torch.nn.functional as F
 from .harness import attention_shape, classification_loss_kind, has_attention_dropout
 from .protocol import first_line
 
-
 # --- models -----------------------------------------------------------------
+
 
 def _linear(i, o, std=0.02):
     layer = nn.Linear(i, o)
@@ -75,8 +76,9 @@ class ResBlock(nn.Module):
             self.convs = nn.ModuleList([_conv_bn(inp, planes, 3, stride), _conv_bn(planes, planes, 3, 1)])
             out = planes
         else:  # torchvision v1.5 bottleneck: the stride on the 3×3
-            self.convs = nn.ModuleList([_conv_bn(inp, planes, 1, 1), _conv_bn(planes, planes, 3, stride),
-                                        _conv_bn(planes, planes * 4, 1, 1)])
+            self.convs = nn.ModuleList(
+                [_conv_bn(inp, planes, 1, 1), _conv_bn(planes, planes, 3, stride), _conv_bn(planes, planes * 4, 1, 1)]
+            )
             out = planes * 4
         self.downsample = _conv_bn(inp, out, 1, stride) if stride != 1 or inp != out else None
 
@@ -132,8 +134,9 @@ class BertLayer(nn.Module):
         def split(layer):
             return layer(x).reshape(b, t, self.heads, d // self.heads).transpose(1, 2)
 
-        ctx = F.scaled_dot_product_attention(split(self.query), split(self.key), split(self.value),
-                                             dropout_p=0.1 if self.training else 0.0)
+        ctx = F.scaled_dot_product_attention(
+            split(self.query), split(self.key), split(self.value), dropout_p=0.1 if self.training else 0.0
+        )
         x = self.attn_norm(x + F.dropout(self.attn_out(ctx.transpose(1, 2).reshape(b, t, d)), 0.1, self.training))
         ff = F.dropout(self.output(F.gelu(self.intermediate(x))), 0.1, self.training)
         return self.out_norm(x + ff)
@@ -224,8 +227,14 @@ class DecoderBlock(nn.Module):
             cos, sin = rope[0].to(q.dtype), rope[1].to(q.dtype)
             q = q * cos + _rotate_half(q) * sin
             k = k * cos + _rotate_half(k) * sin
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kv_heads != self.heads,
-                                           dropout_p=self.dropout if self.training else 0.0)
+        a = F.scaled_dot_product_attention(
+            q,
+            k,
+            v,
+            is_causal=True,
+            enable_gqa=self.kv_heads != self.heads,
+            dropout_p=self.dropout if self.training else 0.0,
+        )
         x = x + F.dropout(self.o(a.transpose(1, 2).reshape(b, t, d)), self.dropout, self.training)
         y = self.up(self.norm2(x))
         if self.swiglu:
@@ -271,9 +280,13 @@ class Decoder(nn.Module):
         return F.linear(x, self.embed.weight if self.head is None else self.head.weight)
 
 
-_SDPA_NAMES = {"FLASH_ATTENTION": "flash attention", "EFFICIENT_ATTENTION": "memory-efficient attention",
-               "CUDNN_ATTENTION": "cuDNN attention", "MATH": "the unfused math kernel",
-               "OVERRIDEABLE": "a backend registered from outside PyTorch"}
+_SDPA_NAMES = {
+    "FLASH_ATTENTION": "flash attention",
+    "EFFICIENT_ATTENTION": "memory-efficient attention",
+    "CUDNN_ATTENTION": "cuDNN attention",
+    "MATH": "the unfused math kernel",
+    "OVERRIDEABLE": "a backend registered from outside PyTorch",
+}
 
 
 def sdpa_choice(config, device, dtype):
@@ -291,8 +304,11 @@ def sdpa_choice(config, device, dtype):
 
         q = torch.zeros(1, h, t, hd, device=device, dtype=dtype)
         k = torch.zeros(1, kv, t, hd, device=device, dtype=dtype)
-        choice = SDPBackend(torch._fused_sdp_choice(q, k, k, dropout_p=0.1 if dropout else 0.0,
-                                                    is_causal=config["family"] == "decoder", enable_gqa=kv != h))
+        choice = SDPBackend(
+            torch._fused_sdp_choice(
+                q, k, k, dropout_p=0.1 if dropout else 0.0, is_causal=config["family"] == "decoder", enable_gqa=kv != h
+            )
+        )
         name = _SDPA_NAMES.get(choice.name, choice.name)
     except Exception as e:  # a private function: say so rather than guess
         return f"attention: F.scaled_dot_product_attention (its kernel choice could not be read: {first_line(e)})"
@@ -313,8 +329,9 @@ class FraudTransformer(nn.Module):
         d = c["hidden"]
         self.embedding = nn.Embedding(c["vocab_size"], d)
         self.pos_encoder = nn.Embedding(c["max_position"], d)
-        layer = nn.TransformerEncoderLayer(d_model=d, nhead=c["heads"], dim_feedforward=c["intermediate"],
-                                           batch_first=True, dropout=0.1)
+        layer = nn.TransformerEncoderLayer(
+            d_model=d, nhead=c["heads"], dim_feedforward=c["intermediate"], batch_first=True, dropout=0.1
+        )
         self.transformer = nn.TransformerEncoder(layer, num_layers=c["layers"], enable_nested_tensor=False)
         self.fc = nn.Linear(d, c["num_classes"])
 
@@ -325,8 +342,9 @@ class FraudTransformer(nn.Module):
 
 
 def build(config):
-    return {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder,
-            "encoder": FraudTransformer}[config["family"]](config)
+    return {"vit": Vit, "resnet": ResNet, "bert": Bert, "decoder": Decoder, "encoder": FraudTransformer}[
+        config["family"]
+    ](config)
 
 
 def classification_loss(out, y, config, reduction="mean"):

@@ -8,6 +8,7 @@ follow Hugging Face's GPT2LMHeadModel and LlamaForCausalLM. Parameter counts mus
 catalogue's; :func:`count_params` builds them on the meta device, so even ViT-G
 is counted without allocating it.
 """
+
 import os
 import sys
 
@@ -16,21 +17,31 @@ import torch
 import torch.utils.data
 
 from . import images
-from .harness import (ADAMW_BETAS, ADAMW_EPS, TOKEN_FAMILIES, Backend, check_precision, cpu_name, eval_batch,
-                      inputs_and_targets)
+from .harness import (
+    ADAMW_BETAS,
+    ADAMW_EPS,
+    TOKEN_FAMILIES,
+    Backend,
+    check_precision,
+    cpu_name,
+    eval_batch,
+    inputs_and_targets,
+)
 from .images import HostBatch
 from .protocol import WorkerError, first_line, monotonic_ns, peak_rss_bytes, unsupported
-from .torch_models import (build, classification_loss, count_params,  # noqa: F401 (count_params: `count`)
-                           predicted_classes, sdpa_choice)
-
+from .torch_models import build, classification_loss, count_params, predicted_classes, sdpa_choice  # noqa: F401 (count_params: `count`)
 
 # --- the backend --------------------------------------------------------------
+
 
 def is_oom(e):
     """Whether a framework exception means out of memory."""
     text = str(e)
-    return isinstance(e, (torch.OutOfMemoryError, MemoryError)) or "out of memory" in text.lower() \
+    return (
+        isinstance(e, (torch.OutOfMemoryError, MemoryError))
+        or "out of memory" in text.lower()
         or "can't allocate memory" in text
+    )
 
 
 class _FolderImages(torch.utils.data.Dataset):
@@ -101,17 +112,22 @@ class TorchBackend(Backend):
         self.rank = int(os.environ.get("RANK", "0"))
         local = int(os.environ.get("LOCAL_RANK", "0"))
         if self.world_size != plan.devices * plan.nodes:
-            raise WorkerError("internal", f"started with {self.world_size} processes for devices = {plan.devices}"
-                                          f" on {plan.nodes} node(s)")
+            raise WorkerError(
+                "internal",
+                f"started with {self.world_size} processes for devices = {plan.devices} on {plan.nodes} node(s)",
+            )
         torch.set_num_threads(plan.threads())
         torch.set_num_interop_threads(1)
         if plan.is_cuda:
             if not torch.cuda.is_available():
-                raise unsupported(f"device = {plan.device}: this PyTorch ({torch.__version__}) sees no CUDA device", "device")
+                raise unsupported(
+                    f"device = {plan.device}: this PyTorch ({torch.__version__}) sees no CUDA device", "device"
+                )
             index = plan.cuda_index + local
             if index >= torch.cuda.device_count():
                 raise unsupported(
-                    f"devices = {plan.devices}: PyTorch sees {torch.cuda.device_count()} CUDA device(s)", "devices")
+                    f"devices = {plan.devices}: PyTorch sees {torch.cuda.device_count()} CUDA device(s)", "devices"
+                )
             self.device = torch.device("cuda", index)
             torch.cuda.set_device(self.device)
         else:
@@ -136,7 +152,8 @@ class TorchBackend(Backend):
             from torch.distributed.fsdp import fully_shard
 
             blocks = {"bert": lambda m: m.layers, "encoder": lambda m: m.transformer.layers}.get(
-                plan.family, lambda m: m.blocks)(self.raw)
+                plan.family, lambda m: m.blocks
+            )(self.raw)
             for block in blocks:
                 fully_shard(block)
             fully_shard(self.raw)
@@ -147,8 +164,9 @@ class TorchBackend(Backend):
         if plan.compile in ("on", "max-autotune"):
             model = torch.compile(model, mode="max-autotune" if plan.compile == "max-autotune" else None)
         self.model = model
-        self.opt = torch.optim.AdamW(self.raw.parameters(), lr=plan.lr, betas=ADAMW_BETAS, eps=ADAMW_EPS,
-                                     weight_decay=plan.weight_decay)
+        self.opt = torch.optim.AdamW(
+            self.raw.parameters(), lr=plan.lr, betas=ADAMW_BETAS, eps=ADAMW_EPS, weight_decay=plan.weight_decay
+        )
 
     def _precision(self, plan):
         p = plan.precision
@@ -156,8 +174,12 @@ class TorchBackend(Backend):
         self.scaler = None
         cuda = plan.is_cuda
         # PyTorch has its own verdict on bfloat16 (is_bf16_supported), asked only for amp-bf16.
-        check_precision(p, cuda, capability_major=torch.cuda.get_device_capability(self.device)[0] if cuda else None,
-                        bf16_supported=torch.cuda.is_bf16_supported() if cuda and p == "amp-bf16" else None)
+        check_precision(
+            p,
+            cuda,
+            capability_major=torch.cuda.get_device_capability(self.device)[0] if cuda else None,
+            bf16_supported=torch.cuda.is_bf16_supported() if cuda and p == "amp-bf16" else None,
+        )
         torch.backends.cuda.matmul.allow_tf32 = p == "tf32"
         torch.backends.cudnn.allow_tf32 = p == "tf32"
         if p == "fp32":
@@ -185,7 +207,9 @@ class TorchBackend(Backend):
     def devices_visible(self):
         seen = [{"id": "cpu", "name": cpu_name()}]
         if torch.cuda.is_available():
-            seen += [{"id": f"cuda:{i}", "name": torch.cuda.get_device_name(i)} for i in range(torch.cuda.device_count())]
+            seen += [
+                {"id": f"cuda:{i}", "name": torch.cuda.get_device_name(i)} for i in range(torch.cuda.device_count())
+            ]
         return seen
 
     def device_info(self):
@@ -200,11 +224,16 @@ class TorchBackend(Backend):
         return self.text
 
     def execution(self):
-        mode = {"off": "eager", "on": "torch.compile (inductor, default mode)",
-                "max-autotune": "torch.compile (inductor, max-autotune)"}[self.plan.compile]
+        mode = {
+            "off": "eager",
+            "on": "torch.compile (inductor, default mode)",
+            "max-autotune": "torch.compile (inductor, max-autotune)",
+        }[self.plan.compile]
         if self.dist is not None:
             scheme = "FSDP (fully_shard per block)" if self.plan.parallel == "fsdp" else "DDP"
-            mode += f"; {scheme} over {self.world_size} {'GPUs (NCCL)' if self.plan.is_cuda else 'CPU processes (gloo)'}"
+            mode += (
+                f"; {scheme} over {self.world_size} {'GPUs (NCCL)' if self.plan.is_cuda else 'CPU processes (gloo)'}"
+            )
         attention = sdpa_choice(self.plan.config, self.device, self.autocast or torch.float32)
         if attention:
             mode += f"; {attention}"
@@ -234,20 +263,30 @@ class TorchBackend(Backend):
         n = int(self.plan.loader_workers)
         files, labels = data.train
         dataset = _FolderImages(files, labels.tolist(), int(self.plan.config["image_size"]), self.plan.seed)
-        loader = DataLoader(dataset, batch_sampler=_Orders(data, self.rank, self.plan.batch_size), num_workers=n,
-                            pin_memory=self.plan.is_cuda, persistent_workers=n > 0,
-                            prefetch_factor=2 if n else None)
-        where = (f"{n} worker process{'es' if n > 1 else ''}, 2 batches ahead each" if n else
-                 "in the training process (num_workers = 0)")
-        data.attach(_Stream(iter(loader)),
-                    f"torch.utils.data.DataLoader, {where}; Pillow decode, RandomResizedCrop, flip, normalise"
-                    + ("; pinned memory" if self.plan.is_cuda else ""))
+        loader = DataLoader(
+            dataset,
+            batch_sampler=_Orders(data, self.rank, self.plan.batch_size),
+            num_workers=n,
+            pin_memory=self.plan.is_cuda,
+            persistent_workers=n > 0,
+            prefetch_factor=2 if n else None,
+        )
+        where = (
+            f"{n} worker process{'es' if n > 1 else ''}, 2 batches ahead each"
+            if n
+            else "in the training process (num_workers = 0)"
+        )
+        data.attach(
+            _Stream(iter(loader)),
+            f"torch.utils.data.DataLoader, {where}; Pillow decode, RandomResizedCrop, flip, normalise"
+            + ("; pinned memory" if self.plan.is_cuda else ""),
+        )
 
     def _batch(self, idx):
         if isinstance(idx, HostBatch):
             return idx.x.to(self.device, non_blocking=True), idx.y.to(self.device, non_blocking=True)
         b = self.plan.batch_size
-        local = torch.from_numpy(idx[self.rank * b:(self.rank + 1) * b]).to(self.device)
+        local = torch.from_numpy(idx[self.rank * b : (self.rank + 1) * b]).to(self.device)
         return self.x.index_select(0, local), self.y.index_select(0, local)
 
     def _forward(self, x, y):
@@ -272,8 +311,11 @@ class TorchBackend(Backend):
 
     def _oom(self, e):
         if is_oom(e):
-            return WorkerError("oom", f"out of memory in a training step of {self.plan.model} "
-                                      f"(batch {self.plan.batch_size} per device): {first_line(e)}")
+            return WorkerError(
+                "oom",
+                f"out of memory in a training step of {self.plan.model} "
+                f"(batch {self.plan.batch_size} per device): {first_line(e)}",
+            )
         return None
 
     def step(self, idx, lr):
@@ -340,18 +382,25 @@ class TorchBackend(Backend):
         if self.dist is None:
             return None
         if self.plan.parallel == "fsdp":
-            return ("FSDP all-gathers parameters inside forward and reduce-scatters gradients inside backward: "
-                    "communication is part of those phases and is not separated")
+            return (
+                "FSDP all-gathers parameters inside forward and reduce-scatters gradients inside backward: "
+                "communication is part of those phases and is not separated"
+            )
         if self.local_backward():
-            return ("DDP all-reduces gradients during backward; communication = backward with the all-reduce "
-                    "minus the same backward under no_sync (the all-reduce time backward did not hide)")
-        return ("DDP all-reduces gradients during backward (under torch.compile, no_sync is not timed): "
-                "communication is inside the backward phase")
+            return (
+                "DDP all-reduces gradients during backward; communication = backward with the all-reduce "
+                "minus the same backward under no_sync (the all-reduce time backward did not hide)"
+            )
+        return (
+            "DDP all-reduces gradients during backward (under torch.compile, no_sync is not timed): "
+            "communication is inside the backward phase"
+        )
 
     def compile_count(self):
         if self.plan.compile == "off":
             return None
         from torch._dynamo.utils import counters
+
         return int(counters["stats"]["unique_graphs"])
 
     def compile_source(self):
@@ -375,22 +424,22 @@ class TorchBackend(Backend):
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.plan.is_cuda else [])
         run_step()  # one step outside the profiler: its start-up is not the model's
         self.sync()
-        with profile(activities=acts) as prof:
-            with record_function(profiling.SPAN):
-                for _ in range(steps):
-                    run_step()
-                self.sync()
+        with profile(activities=acts) as prof, record_function(profiling.SPAN):
+            for _ in range(steps):
+                run_step()
+            self.sync()
         with tempfile.TemporaryDirectory(prefix="trainbench-profile-") as d:
             path = os.path.join(d, "trace.json")
             prof.export_chrome_trace(path)
             with open(path) as f:
                 trace = json.load(f)
         events, timeline, span_s = profiling.torch_events(trace)
-        what = ("CUDA kernels and copies on the GPU, each named after the PyTorch operator that launched it"
-                if timeline == "device" else
-                "PyTorch operators on the training thread (self time: less the operators they call)")
-        return profiling.reduce(events, span_s, steps, f"torch.profiler (PyTorch {torch.__version__})",
-                                timeline, what)
+        what = (
+            "CUDA kernels and copies on the GPU, each named after the PyTorch operator that launched it"
+            if timeline == "device"
+            else "PyTorch operators on the training thread (self time: less the operators they call)"
+        )
+        return profiling.reduce(events, span_s, steps, f"torch.profiler (PyTorch {torch.__version__})", timeline, what)
 
     def sync(self):
         if self.plan.is_cuda:
@@ -412,7 +461,7 @@ class TorchBackend(Backend):
         predictions = 0
         step = eval_batch(self.plan)
         for s in range(0, n, step):
-            x, y = inputs_and_targets(self.plan, self.ex[s:s + step], self.ey[s:s + step])
+            x, y = inputs_and_targets(self.plan, self.ex[s : s + step], self.ey[s : s + step])
             if self.autocast is not None:
                 with torch.autocast(self.device.type, dtype=self.autocast):
                     out = self.raw(x)
@@ -434,9 +483,14 @@ class TorchBackend(Backend):
     def memory_events(self):
         events = []
         if self.plan.is_cuda:
-            events.append({"device": f"cuda:{self.device.index}", "source": "allocator",
-                           "peak_bytes": torch.cuda.max_memory_allocated(self.device),
-                           "reserved_peak_bytes": torch.cuda.max_memory_reserved(self.device)})
+            events.append(
+                {
+                    "device": f"cuda:{self.device.index}",
+                    "source": "allocator",
+                    "peak_bytes": torch.cuda.max_memory_allocated(self.device),
+                    "reserved_peak_bytes": torch.cuda.max_memory_reserved(self.device),
+                }
+            )
         rss = peak_rss_bytes() or 0
         peaks = [rss]
         if self.dist is not None:
@@ -449,8 +503,14 @@ class TorchBackend(Backend):
                 events = gathered_gpu
         for r, p in enumerate(peaks):
             if p:
-                events.append({"device": "cpu" if len(peaks) == 1 else f"cpu (rank {r})", "source": "process_rss",
-                               "peak_bytes": p, "reserved_peak_bytes": None})
+                events.append(
+                    {
+                        "device": "cpu" if len(peaks) == 1 else f"cpu (rank {r})",
+                        "source": "process_rss",
+                        "peak_bytes": p,
+                        "reserved_peak_bytes": None,
+                    }
+                )
         return events
 
     def finish(self):
@@ -460,9 +520,10 @@ class TorchBackend(Backend):
 
 
 def info():
-    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
-    return {"version": torch.__version__, "gpus": gpus,
-            "libraries": {"cuda (torch build)": torch.version.cuda}}
+    gpus = (
+        [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    )
+    return {"version": torch.__version__, "gpus": gpus, "libraries": {"cuda (torch build)": torch.version.cuda}}
 
 
 Backend = TorchBackend

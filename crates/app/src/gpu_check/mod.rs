@@ -184,11 +184,10 @@ fn plan(req: &GpuCheckRequest, frameworks: &[String], host: &Host) -> (SweepPlan
     let mut add = |r: SweepRequest, skipped: &mut Vec<String>| {
         let p = plan_sweep(&r, machine, true);
         configs.extend(p.configs);
-        skipped.extend(
-            p.rejected
-                .into_iter()
-                .map(|r| format!("{}: not run: {}", r.label, r.message)),
-        );
+        skipped.extend(p.rejected.into_iter().map(|r| match &r.label {
+            Some(label) => format!("{label}: not run: {}", r.message),
+            None => format!("not run: {}", r.message),
+        }));
     };
     for fw in frameworks {
         let kind = fw.split('@').next().unwrap_or(fw);

@@ -20,7 +20,7 @@ use trainbench_runner::envs;
 use trainbench_runner::WorkerCommand;
 
 mod plan;
-use plan::reject;
+use plan::shared;
 pub use plan::{folder_classes, parse_data, plan_sweep, plan_sweep_on, resolve_framework};
 
 /// Every setting of a sweep; several values in a list make several
@@ -171,8 +171,7 @@ pub(crate) fn check_price(
         return Ok(None);
     }
     let names: Vec<String> = store.prices()?.into_iter().map(|r| r.0.offering).collect();
-    Ok(Some(reject(
-        "all",
+    Ok(Some(shared(
         "price",
         format!(
             "price = {p} is not allowed: expected one of the price table's offerings: {}",
@@ -233,7 +232,7 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
         };
         if let Some(message) = why {
             plan.configs.clear();
-            plan.rejected.insert(0, reject("all", "nodes", message));
+            plan.rejected.insert(0, shared("nodes", message));
         }
     }
     Ok(plan)

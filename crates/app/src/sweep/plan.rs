@@ -5,11 +5,12 @@
 use super::*;
 
 pub(super) fn reject(label: &str, field: &str, message: String) -> Rejected {
-    Rejected {
-        label: label.into(),
-        field: field.into(),
-        message,
-    }
+    Rejected::combination(label, field, message)
+}
+
+/// A setting every combination shares, refused.
+pub(super) fn shared(field: &str, message: String) -> Rejected {
+    Rejected::shared(field, message)
 }
 
 /// `tch`, `pytorch`, `pytorch@NAME` … → (framework, environment name, worker).
@@ -58,9 +59,7 @@ pub fn parse_data(s: &str) -> Result<(String, Option<String>), Rejected> {
             Some((source @ ("cifar10" | "text" | "folder"), path)) if !path.is_empty() => {
                 Ok((source.to_owned(), Some(path.to_owned())))
             }
-            _ => Err(reject(
-                "all",
-                "data",
+            _ => Err(shared("data",
                 format!("data = {other} is not allowed: expected synthetic, mnist, cifar10:DIR, text, text:FILE or folder:DIR"),
             )),
         },
@@ -97,7 +96,7 @@ pub fn folder_classes(dir: &std::path::Path) -> Result<Vec<String>, String> {
 }
 
 /// Checks every combination of `req` on this machine. Settings shared by all
-/// combinations that are wrong are reported once, with the label `all`.
+/// combinations that are wrong are reported once, as shared (no label).
 pub fn plan_sweep(req: &SweepRequest, machine: Machine, gpus_present: bool) -> SweepPlan {
     plan_sweep_on(req, machine, gpus_present, None)
 }
@@ -114,16 +113,12 @@ pub fn plan_sweep_on(
 ) -> SweepPlan {
     let mut rejected = Vec::new();
     if let (None, Some(n)) = (remote, req.nodes.filter(|&n| n != 1)) {
-        rejected.push(reject(
-            "all",
-            "nodes",
+        rejected.push(shared("nodes",
             format!("nodes = {n} is not allowed on this machine: expected 1 (several nodes run on a Slurm host: `trainbench run --host NAME --nodes {n}`)"),
         ));
     }
     if let (Some(r), true) = (remote, req.batch_max) {
-        rejected.push(reject(
-            "all",
-            "batch_size",
+        rejected.push(shared("batch_size",
             format!(
                 "batch_size = max is not allowed on host {}: the batch search runs on this machine only so far; expected whole numbers",
                 r.host.name
@@ -133,8 +128,7 @@ pub fn plan_sweep_on(
     let repeats = match u32::try_from(req.repeats) {
         Ok(r) if r >= 1 => r,
         _ => {
-            rejected.push(reject(
-                "all",
+            rejected.push(shared(
                 "repeats",
                 format!(
                     "repeats = {} is not allowed: expected a whole number ≥ 1",
@@ -153,39 +147,33 @@ pub fn plan_sweep_on(
         ("batch_size", req.batch_size.is_empty() && !req.batch_max),
     ] {
         if empty {
-            rejected.push(reject(
-                "all",
+            rejected.push(shared(
                 field,
                 format!("{field} is empty: expected at least one value"),
             ));
         }
     }
     match (req.steps, req.epochs) {
-        (Some(_), Some(_)) => rejected.push(reject(
-            "all",
+        (Some(_), Some(_)) => rejected.push(shared(
             "steps",
             "give either steps or epochs, not both".into(),
         )),
-        (None, None) => rejected.push(reject("all", "steps", "give steps or epochs".into())),
+        (None, None) => rejected.push(shared("steps", "give steps or epochs".into())),
         _ => {}
     }
     if req.batch_max && !req.batch_size.is_empty() {
-        rejected.push(reject(
-            "all",
-            "batch_size",
+        rejected.push(shared("batch_size",
             "batch_size = max is not allowed with other batch sizes: expected max alone, or whole numbers".into(),
         ));
     }
     if req.batch_cap == Some(0) {
-        rejected.push(reject(
-            "all",
+        rejected.push(shared(
             "batch_cap",
             "batch_cap = 0 is not allowed: expected a whole number ≥ 1".into(),
         ));
     }
     if req.memory_limit_bytes == Some(0) {
-        rejected.push(reject(
-            "all",
+        rejected.push(shared(
             "memory_limit",
             "memory_limit = 0 is not allowed: expected a size such as 8G or 512MiB".into(),
         ));
@@ -194,9 +182,7 @@ pub fn plan_sweep_on(
     let data = match parse_data(&req.data) {
         Ok((data, path)) if remote.is_some() => {
             if data == "folder" && req.num_classes.is_none() {
-                rejected.push(reject(
-                    "all",
-                    "num_classes",
+                rejected.push(shared("num_classes",
                     "num_classes = (missing) is not allowed with data = folder on a remote host: expected the number of class folders (the worker there checks it)".into(),
                 ));
             }
@@ -204,28 +190,20 @@ pub fn plan_sweep_on(
         }
         Ok((data, path)) => {
             match (data.as_str(), &path) {
-                ("cifar10", Some(p)) if !std::path::Path::new(p).is_dir() => rejected.push(reject(
-                    "all",
-                    "data",
+                ("cifar10", Some(p)) if !std::path::Path::new(p).is_dir() => rejected.push(shared("data",
                     format!("data = cifar10:{p} is not allowed: expected an existing directory with CIFAR-10's binary batches"),
                 )),
-                ("text", Some(p)) if !std::path::Path::new(p).is_file() => rejected.push(reject(
-                    "all",
-                    "data",
+                ("text", Some(p)) if !std::path::Path::new(p).is_file() => rejected.push(shared("data",
                     format!("data = text:{p} is not allowed: expected an existing file (its bytes are the tokens)"),
                 )),
                 ("folder", Some(p)) => match folder_classes(std::path::Path::new(p)) {
-                    Err(why) => rejected.push(reject(
-                        "all",
-                        "data",
+                    Err(why) => rejected.push(shared("data",
                         format!("data = folder:{p} is not allowed: {why}; expected an image folder (train/<class>/ and val/<class>/, or <class>/)"),
                     )),
                     Ok(classes) => {
                         let count = classes.len() as i64;
                         match req.num_classes {
-                            Some(n) if n != count => rejected.push(reject(
-                                "all",
-                                "num_classes",
+                            Some(n) if n != count => rejected.push(shared("num_classes",
                                 format!("num_classes = {n} is not allowed: {p} has {count} class folders; expected {count} or no value"),
                             )),
                             _ => folder_class_count = Some(count),
@@ -257,9 +235,7 @@ pub fn plan_sweep_on(
         }
     });
     if req.batch_max && device == "cpu" && req.memory_limit_bytes.is_none() {
-        rejected.push(reject(
-            "all",
-            "memory_limit",
+        rejected.push(shared("memory_limit",
             "batch_size = max on the CPU needs a memory limit: give memory_limit (--memory-limit 8G), the resident memory a probe may use".into(),
         ));
         return SweepPlan {
@@ -370,11 +346,11 @@ pub fn plan_sweep_on(
                                     searched: None,
                                     remote: remote.cloned(),
                                 }),
-                                Err(e) => rejected.push(Rejected {
+                                Err(e) => rejected.push(Rejected::combination(
                                     label,
-                                    field: e.field.clone(),
-                                    message: e.to_string(),
-                                }),
+                                    &e.field,
+                                    e.to_string(),
+                                )),
                             }
                         }
                     }

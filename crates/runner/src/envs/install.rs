@@ -175,13 +175,16 @@ fn run_step(
         .map_err(|e| format!("cannot start {program}: {e}"))?;
     let (tx, rx) = mpsc::channel::<String>();
     if let Some(out) = child.stdout.take() {
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(l).is_err() {
-                    break;
+        std::thread::Builder::new()
+            .name("install-output".into())
+            .spawn(move || {
+                for l in BufReader::new(out).lines().map_while(Result::ok) {
+                    if tx.send(l).is_err() {
+                        break;
+                    }
                 }
-            }
-        });
+            })
+            .map_err(|e| format!("cannot read {program}'s output: {e}"))?;
     }
     let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
     loop {
