@@ -74,7 +74,10 @@ fn wizard_choices_and_plans_use_the_runners_rules() {
         json!({"request": request(json!({"precision": ["amp-fp16"]})), "skipRejected": false}),
     );
     assert_error(&e, "bad_input", &["precision"]);
-    assert_eq!(e["field"], "precision", "the field at fault crosses typed: {e}");
+    assert_eq!(
+        e["field"], "precision",
+        "the field at fault crosses typed: {e}"
+    );
     let e = app.err(
         "start_sweep",
         json!({"request": request(json!({"price": "No Such Cloud"})), "skipRejected": true}),

@@ -4,6 +4,7 @@
 //! whether the worker finished, failed, crashed, hung, printed garbage or was
 //! cancelled. Everything received before a failure is kept.
 
+mod ending;
 pub mod envs;
 pub mod lines;
 pub mod patient;
@@ -24,6 +25,9 @@ use trainbench_core::summary::{summarize, RunStatus, RunSummary};
 use trainbench_core::{Device, Framework};
 use trainbench_probe::{GpuProbe, HostSampler};
 use trainbench_store::{Store, StoreError, TelemetrySample};
+
+use ending::decide_status;
+pub use ending::{Finished, Outcome};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
@@ -152,54 +156,9 @@ pub trait Progress {
     fn telemetry(&mut self, _run_id: i64, _samples: &[TelemetrySample]) {}
 }
 
-/// How a job ended, as stored: what the run loop of either place (this
-/// machine or a remote host) hands back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Finished {
-    pub run_id: i64,
-    pub status: RunStatus,
-    pub reason: Option<String>,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    pub run_id: i64,
-    pub status: RunStatus,
-    pub reason: Option<String>,
-    pub error_class: Option<String>,
-    pub summary: RunSummary,
-}
-
 enum Line {
     Stdout(String),
     StdoutClosed,
-}
-
-fn describe_exit(status: &ExitStatus) -> (Option<i32>, String) {
-    use std::os::unix::process::ExitStatusExt;
-    if let Some(sig) = status.signal() {
-        let name = match sig {
-            9 => "SIGKILL; the kernel's OOM killer sends this too",
-            15 => "SIGTERM",
-            11 => "SIGSEGV",
-            6 => "SIGABRT",
-            _ => "signal",
-        };
-        (
-            None,
-            format!("the worker was killed by signal {sig} ({name})"),
-        )
-    } else {
-        let code = status.code();
-        (
-            code,
-            format!(
-                "the worker exited with code {}",
-                code.map_or("?".into(), |c| c.to_string())
-            ),
-        )
-    }
 }
 
 /// Runs queued runs, one worker process at a time.
@@ -475,51 +434,6 @@ async fn run_one(
         error_class: class,
         summary,
     })
-}
-
-/// A run's status, reason and error class from how it ended: a stop the
-/// runner made (cancel, timeout) wins; else `done` with exit 0 is completed;
-/// `done` with another exit, an `error` event, or an exit without either is
-/// failed with the reason (a signal without a terminal event: `crashed`).
-fn decide_status(
-    stopped: Option<(RunStatus, String, Option<ErrorClass>)>,
-    terminal: Option<&Event>,
-    exit: Option<&ExitStatus>,
-) -> (RunStatus, Option<String>, Option<String>) {
-    let (exit_code, exit_text) = exit
-        .map(describe_exit)
-        .unwrap_or((None, "the worker's exit status is unknown".into()));
-    match (stopped, terminal) {
-        (Some((status, reason, class)), _) => {
-            (status, Some(reason), class.map(|c| c.as_str().to_owned()))
-        }
-        (None, Some(Event::Done { .. })) if exit.is_some_and(ExitStatus::success) => {
-            (RunStatus::Completed, None, None)
-        }
-        (None, Some(Event::Done { .. })) => (
-            RunStatus::Failed,
-            Some(format!("{exit_text} after reporting done")),
-            Some(ErrorClass::Internal.as_str().to_owned()),
-        ),
-        (None, Some(Event::Error { class, message, .. })) => (
-            RunStatus::Failed,
-            Some(message.clone()),
-            Some(class.as_str().to_owned()),
-        ),
-        (None, _) => (
-            RunStatus::Failed,
-            Some(format!("{exit_text} without a done or error event")),
-            Some(
-                if exit_code.is_none() {
-                    ErrorClass::Crashed
-                } else {
-                    ErrorClass::Internal
-                }
-                .as_str()
-                .to_owned(),
-            ),
-        ),
-    }
 }
 
 /// Ends a run whose worker never started, with the reason.

@@ -527,3 +527,22 @@ def info():
 
 
 Backend = TorchBackend
+
+
+def node_launch(plan, host, port, job, peers, env):
+    """Several nodes (see ``launch``): a torchrun on each, meeting at
+    ``host:port`` through torchrun's c10d rendezvous, ``devices`` ranks each."""
+    return [
+        "-m",
+        "torch.distributed.run",
+        f"--nnodes={plan.nodes}",
+        f"--nproc-per-node={plan.devices}",
+        "--rdzv-backend=c10d",
+        f"--rdzv-endpoint={host}:{port}",
+        f"--rdzv-id=trainbench-{job}",
+    ]
+
+
+def device_launch(plan):
+    """Several devices on one node: torchrun starts one rank per device."""
+    return ["-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={plan.devices}"]

@@ -1,0 +1,152 @@
+"""Starting a run of several devices or nodes, the same way for every
+framework: the plan handed on through the environment, one process per node
+under Slurm's ``srun`` or over SSH to a host's peers, node 0's stdout the
+worker's. What differs by framework is a hook of its backend module:
+
+- ``node_launch(plan, host, port, job, peers, env)``: the arguments that
+  start one node's processes after ``python`` (``[]``: the worker itself),
+  setting in ``env`` what the nodes need to meet (required for several nodes);
+- ``device_launch(plan)``: the arguments of a launcher that starts one
+  process per device on this node (PyTorch's torchrun); absent when one
+  process trains every device.
+"""
+
+import json
+import os
+import sys
+
+from . import protocol
+from .protocol import WorkerError
+
+
+def launch_env(plan_text, plan):
+    """The environment of the processes a launcher starts: the plan, when
+    this process started, the threads per rank, and this package on the path
+    (torchrun's rendezvous and every rank import it)."""
+    env = dict(os.environ)
+    start = protocol.process_start_ns()
+    if start is not None:
+        env[protocol.LAUNCH_ENV] = str(start)
+    env["TRAINBENCH_PLAN"] = plan_text
+    env.setdefault("OMP_NUM_THREADS", str(plan.threads()))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def free_port():
+    """A free TCP port on this machine."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+def nodes(plan_text, plan, framework, node_launch):
+    """Several nodes: inside a Slurm allocation, replace this process with
+    ``srun`` starting one process per node (what ``node_launch`` says);
+    on a host with peers, node 0 here and the others over SSH. Global rank 0
+    speaks for the run (its stdout comes back through srun or is this one)."""
+    import shutil
+    import socket
+
+    job = os.environ.get("SLURM_JOB_ID")
+    peers = os.environ.get("TRAINBENCH_PEERS")
+    if not job and not peers:
+        raise WorkerError(
+            "unsupported",
+            f"nodes = {plan.nodes} is not allowed here: several nodes need a Slurm "
+            "allocation or a host with peers (`trainbench host add NAME ssh://login "
+            "--slurm`, or `--peer ssh://node2`); expected 1",
+            "nodes",
+        )
+    srun = shutil.which("srun") if job else None
+    if job and not srun:
+        raise WorkerError("unsupported", f"nodes = {plan.nodes}: srun is not on PATH in Slurm job {job}", "nodes")
+    job = job or f"ssh-{os.getpid()}"
+    host = os.environ.get("TRAINBENCH_RDZV_HOST") or socket.gethostname()
+    port = free_port()  # on this (the first) node, for the nodes to meet
+    env = launch_env(plan_text, plan)
+    cmd = [
+        srun,
+        f"--nodes={plan.nodes}",
+        f"--ntasks={plan.nodes}",
+        "--ntasks-per-node=1",
+        "--kill-on-bad-exit=1",
+        sys.executable,
+    ]
+    cmd += node_launch(plan, host, port, job, json.loads(peers) if peers else None, env)
+    cmd += ["-m", "trainbench_worker", framework, "train", "--plan", "env:TRAINBENCH_PLAN"]
+    sys.stderr.flush()
+    protocol.give_back_stdout()
+    if srun is None:
+        fan_out_over_ssh(cmd[cmd.index(sys.executable) + 1 :], env, plan, json.loads(peers))
+    os.execve(srun, cmd, env)
+
+
+def devices(plan_text, plan, framework, launcher):
+    """Several devices on this node through the framework's launcher (one
+    rank per device): replace this process with it; rank 0 speaks."""
+    env = launch_env(plan_text, plan)
+    cmd = [sys.executable, *launcher, "-m", "trainbench_worker", framework, "train", "--plan", "env:TRAINBENCH_PLAN"]
+    sys.stderr.flush()
+    protocol.give_back_stdout()
+    os.execve(sys.executable, cmd, env)
+
+
+def fan_out_over_ssh(args, env, plan, peers):
+    """Several nodes over SSH (a host with peers, no Slurm): node 0 here and
+    node i on peer i-1 through ``ssh -tt`` (a pseudo-terminal, so that the
+    remote side is hung up when this launcher or its ssh dies), each running
+    ``python ARGS`` with node rank i; node 0's stdout is this worker's. The
+    first node to fail stops the others; exits as node 0 did."""
+    import shlex
+    import subprocess
+    import time
+
+    if len(peers) < plan.nodes - 1:
+        raise WorkerError(
+            "unsupported",
+            f"nodes = {plan.nodes} is not allowed: this host has {len(peers)} peer(s); "
+            f"expected at most {len(peers) + 1}",
+            "nodes",
+        )
+    passed = [
+        "TRAINBENCH_PLAN",
+        "TRAINBENCH_COORDINATOR",
+        "TRAINBENCH_TF_WORKERS",
+        "OMP_NUM_THREADS",
+        protocol.LAUNCH_ENV,
+    ]
+    procs = [subprocess.Popen([sys.executable, *args], env={**env, "TRAINBENCH_NODE_RANK": "0"})]
+    config = os.environ.get("TRAINBENCH_SSH_CONFIG")
+    for i, peer in enumerate(peers[: plan.nodes - 1], start=1):
+        values = {k: env[k] for k in passed if k in env}
+        values.update(PYTHONPATH=peer["workers"], PYTHONUNBUFFERED="1", TRAINBENCH_NODE_RANK=str(i))
+        remote = (
+            "cd /tmp && "
+            + " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items())
+            + " exec "
+            + shlex.join([peer["python"], *args])
+        )
+        ssh = ["ssh", *(["-F", config] if config else []), "-o", "BatchMode=yes", "-tt", *peer["ssh"], "--", remote]
+        procs.append(subprocess.Popen(ssh, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno()))
+    code = None
+    while code is None:
+        for p in procs:
+            rc = p.poll()
+            if rc is not None and (rc != 0 or p is procs[0]):
+                code = rc
+                break
+        time.sleep(0.2)
+    deadline = time.monotonic() + (60 if code == 0 else 0)
+    for p in procs[1:]:
+        try:
+            p.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            p.kill()
+    if procs[0].poll() is None:
+        procs[0].kill()
+    sys.stdout.flush()
+    os._exit(procs[0].wait() if code == 0 else (code or 1))
