@@ -71,3 +71,23 @@ impl std::fmt::Display for Rejected {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shared_refusal_has_no_label_and_says_only_why() {
+        let all = Rejected::shared("steps", "give steps or epochs".into());
+        assert!(all.is_shared());
+        assert_eq!(all.to_string(), "give steps or epochs");
+        let json = serde_json::to_value(&all).unwrap();
+        assert_eq!(json["label"], serde_json::Value::Null);
+        let one = Rejected::combination("tch fp16", "precision", "fp16 needs a GPU".into());
+        assert!(!one.is_shared());
+        assert_eq!(one.to_string(), "tch fp16: fp16 needs a GPU");
+        let e = crate::AppError::from(one);
+        assert_eq!(e.code(), crate::ErrorCode::BadInput);
+        assert_eq!(e.field(), Some("precision"));
+    }
+}

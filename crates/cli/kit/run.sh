@@ -33,7 +33,9 @@ PY="${TRAINBENCH_PYTHON:-$(command -v python3 || true)}"
 # 1. The machine's Python, registered once per framework it can import.
 frameworks=()
 if [ -n "$PY" ] && [ -x "$PY" ]; then
-  for pair in pytorch:torch tensorflow:tensorflow jax:jax; do
+  # The Python frameworks the workers know, as FRAMEWORK:MODULE (their own list).
+  pairs="$(PYTHONPATH="$TRAINBENCH_PYTHON_WORKERS" "$PY" -c 'from trainbench_worker.__main__ import FRAMEWORKS; print(" ".join(f"{k}:{v[0]}" for k, v in FRAMEWORKS.items()))' 2>/dev/null || true)"
+  for pair in $pairs; do
     fw="${pair%%:*}" module="${pair##*:}"
     if "$PY" -c "import $module" >/dev/null 2>&1; then
       if "$TB" env register "kit-$fw" --framework "$fw" --python "$PY" >/dev/null; then

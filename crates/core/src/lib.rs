@@ -32,6 +32,7 @@ pub mod checks;
 pub mod compare;
 pub mod downsample;
 pub mod error;
+pub mod error_class;
 pub mod framework;
 pub mod models;
 pub mod profile;

@@ -7,54 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::error_class::ErrorClass;
+
 pub const PROTOCOL_VERSION: u32 = 1;
-
-/// Why a run ended in error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorClass {
-    /// The device ran out of memory.
-    Oom,
-    /// The combination asked for cannot run here (precision, device count, …).
-    Unsupported,
-    /// The spec or its data is wrong; `field` names what.
-    BadConfig,
-    /// The loss became NaN or infinite.
-    NanLoss,
-    /// Anything else: a bug or an unexpected framework error.
-    Internal,
-    /// The worker died from a signal before saying why (killed by the
-    /// kernel's OOM killer, a segmentation fault …). Only the runner
-    /// assigns it; a worker never sends it.
-    Crashed,
-}
-
-impl ErrorClass {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorClass::Oom => "oom",
-            ErrorClass::Unsupported => "unsupported",
-            ErrorClass::BadConfig => "bad_config",
-            ErrorClass::NanLoss => "nan_loss",
-            ErrorClass::Internal => "internal",
-            ErrorClass::Crashed => "crashed",
-        }
-    }
-
-    /// The class a stored string names (`None` for none of them).
-    pub fn parse(text: &str) -> Option<ErrorClass> {
-        [
-            ErrorClass::Oom,
-            ErrorClass::Unsupported,
-            ErrorClass::BadConfig,
-            ErrorClass::NanLoss,
-            ErrorClass::Internal,
-            ErrorClass::Crashed,
-        ]
-        .into_iter()
-        .find(|c| c.as_str() == text)
-    }
-}
 
 /// One device a worker sees or uses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

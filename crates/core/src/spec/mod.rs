@@ -12,6 +12,7 @@
 //! - [`schedule`]: the sweep order and the learning-rate schedule.
 //! - [`key`]: the configuration keys runs are grouped by.
 
+mod fields;
 pub mod key;
 pub mod options;
 pub mod plan;

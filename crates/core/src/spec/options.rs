@@ -285,3 +285,16 @@ impl DataSource {
         self == DataSource::Folder
     }
 }
+
+/// Loader workers of an image folder when the spec names none.
+pub const DEFAULT_LOADER_WORKERS: u32 = 2;
+/// The most loader workers a spec may ask for.
+pub const MAX_LOADER_WORKERS: u32 = 64;
+
+/// How long a run trains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Length {
+    Steps(u64),
+    Epochs(u64),
+}
