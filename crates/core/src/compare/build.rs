@@ -11,17 +11,7 @@ pub fn compare(
     grouping: Grouping,
     baseline_run: Option<i64>,
 ) -> Result<Comparison, CompareError> {
-    let mut groups: Vec<(String, Vec<&RunRow>)> = Vec::new();
-    for r in rows {
-        let key = match grouping {
-            Grouping::Runs => r.id.to_string(),
-            Grouping::Configurations => r.config_key.clone(),
-        };
-        match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.1.push(r),
-            None => groups.push((key, vec![r])),
-        }
-    }
+    let groups = group_runs(rows, grouping);
     if groups.len() < 2 {
         return Err(CompareError::TooFew {
             given: groups.len(),
@@ -36,60 +26,104 @@ pub fn compare(
     };
     let mut entries: Vec<CompareEntry> = groups
         .iter()
-        .map(|(key, runs)| {
-            let first = runs[0];
-            let mut label = config_label(first);
-            if grouping == Grouping::Runs {
-                label = format!("#{} {label}", first.id);
-            } else if runs.len() > 1 {
-                label = format!("{label} ({} runs)", runs.len());
-            }
-            CompareEntry {
-                key: key.clone(),
-                label,
-                run_ids: runs.iter().map(|r| r.id).collect(),
-                runs_completed: runs
-                    .iter()
-                    .filter(|r| r.status == RunStatus::Completed)
-                    .count(),
-                framework: first.framework.to_string(),
-                model: first.model.clone(),
-                precision: first.precision.to_string(),
-                devices: first.devices,
-                batch_size: first.batch_size,
-                global_batch: first.batch_size * u64::from(first.devices),
-                data: first.data.as_str().to_owned(),
-                param_count: first.param_count,
-                metrics: Metric::ALL
-                    .into_iter()
-                    .map(|m| (m, metric_value(m, runs)))
-                    .collect(),
-                scaling_efficiency: None,
-                single_device_entry: None,
-                breakdown: crate::breakdown::average(
-                    &runs
-                        .iter()
-                        .filter(|r| r.status == RunStatus::Completed)
-                        .filter_map(|r| r.summary.as_ref()?.breakdown.as_ref())
-                        .collect::<Vec<_>>(),
-                ),
-                profile: crate::profile::average(
-                    &runs
-                        .iter()
-                        .filter(|r| r.status == RunStatus::Completed)
-                        .filter_map(|r| r.summary.as_ref()?.profile_per_sample.as_ref())
-                        .collect::<Vec<_>>(),
-                ),
-            }
-        })
+        .map(|(key, runs)| entry(key, runs, grouping))
         .collect();
+    set_deltas(&mut entries, baseline);
+    let scaling = scaling(&groups, &mut entries);
+    let warnings = warnings(rows, &entries, baseline);
+    let decisions = Metric::ALL
+        .into_iter()
+        .map(|m| decide(m, &entries))
+        .collect();
+    let speedups = speedups(&groups, &entries, baseline);
+    let explanations = explanations(&entries, baseline);
+    let profile_gaps = profile_gaps(&entries, baseline);
+    Ok(Comparison {
+        grouping,
+        baseline,
+        entries,
+        decisions,
+        scaling,
+        warnings,
+        speedups,
+        explanations,
+        profile_gaps,
+    })
+}
 
+/// The runs of a comparison, one group per run or per configuration, in
+/// the order given.
+fn group_runs(rows: &[RunRow], grouping: Grouping) -> Vec<(String, Vec<&RunRow>)> {
+    let mut groups: Vec<(String, Vec<&RunRow>)> = Vec::new();
+    for r in rows {
+        let key = match grouping {
+            Grouping::Runs => r.id.to_string(),
+            Grouping::Configurations => r.config_key.clone(),
+        };
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups
+}
+
+/// One entry: a run, or the repeats of a configuration.
+fn entry(key: &str, runs: &[&RunRow], grouping: Grouping) -> CompareEntry {
+    let first = runs[0];
+    let mut label = config_label(first);
+    if grouping == Grouping::Runs {
+        label = format!("#{} {label}", first.id);
+    } else if runs.len() > 1 {
+        label = format!("{label} ({} runs)", runs.len());
+    }
+    CompareEntry {
+        key: key.to_owned(),
+        label,
+        run_ids: runs.iter().map(|r| r.id).collect(),
+        runs_completed: runs
+            .iter()
+            .filter(|r| r.status == RunStatus::Completed)
+            .count(),
+        framework: first.framework.to_string(),
+        model: first.model.clone(),
+        precision: first.precision.to_string(),
+        devices: first.devices,
+        batch_size: first.batch_size,
+        global_batch: first.batch_size * u64::from(first.devices),
+        data: first.data.as_str().to_owned(),
+        param_count: first.param_count,
+        metrics: Metric::ALL
+            .into_iter()
+            .map(|m| (m, metric_value(m, runs)))
+            .collect(),
+        scaling_efficiency: None,
+        single_device_entry: None,
+        breakdown: crate::breakdown::average(
+            &runs
+                .iter()
+                .filter(|r| r.status == RunStatus::Completed)
+                .filter_map(|r| r.summary.as_ref()?.breakdown.as_ref())
+                .collect::<Vec<_>>(),
+        ),
+        profile: crate::profile::average(
+            &runs
+                .iter()
+                .filter(|r| r.status == RunStatus::Completed)
+                .filter_map(|r| r.summary.as_ref()?.profile_per_sample.as_ref())
+                .collect::<Vec<_>>(),
+        ),
+    }
+}
+
+/// Each metric's change against the baseline entry's.
+fn set_deltas(entries: &mut [CompareEntry], baseline: usize) {
     let base_values: BTreeMap<Metric, Option<f64>> = entries[baseline]
         .metrics
         .iter()
         .map(|(m, v)| (*m, v.value))
         .collect();
-    for e in &mut entries {
+    for e in entries.iter_mut() {
         for (m, v) in e.metrics.iter_mut() {
             v.delta_vs_baseline = match (v.value, base_values.get(m).copied().flatten()) {
                 (Some(a), Some(b)) if b != 0.0 => Some((a - b) / b),
@@ -97,8 +131,11 @@ pub fn compare(
             };
         }
     }
+}
 
-    // Scaling: entries equal but for their device count.
+/// Scaling series: entries equal but for their device count, each device
+/// count's efficiency against the single-device entry.
+fn scaling(groups: &[(String, Vec<&RunRow>)], entries: &mut [CompareEntry]) -> Vec<ScalingSeries> {
     let stripped: Vec<&str> = groups
         .iter()
         .map(|(_, runs)| runs[0].scaling_key.as_str())
@@ -144,7 +181,13 @@ pub fn compare(
             points,
         });
     }
+    scaling
+}
 
+/// What makes the comparison less than fair: different models, batches or
+/// data than the baseline, runs not completed, each run's own warnings, runs
+/// measured on different machines.
+fn warnings(rows: &[RunRow], entries: &[CompareEntry], baseline: usize) -> Vec<String> {
     let mut warnings = Vec::new();
     let base = &entries[baseline];
     for e in entries.iter().filter(|e| e.key != base.key) {
@@ -201,12 +244,15 @@ pub fn compare(
             machines.join(", ")
         ));
     }
+    warnings
+}
 
-    let decisions = Metric::ALL
-        .into_iter()
-        .map(|m| decide(m, &entries))
-        .collect();
-    // Speed-ups against the baseline, from the runs' own throughputs.
+/// Speed-ups against the baseline, from the runs' own throughputs.
+fn speedups(
+    groups: &[(String, Vec<&RunRow>)],
+    entries: &[CompareEntry],
+    baseline: usize,
+) -> Vec<Speedup> {
     let throughputs = |runs: &[&RunRow]| -> Vec<(f64, Option<Interval>)> {
         runs.iter()
             .filter_map(|r| {
@@ -234,7 +280,7 @@ pub fn compare(
     };
     let base_windows = windows_of(&groups[baseline].1);
     let base_has_throughput = has_throughput(&entries[baseline]);
-    let speedups = entries
+    entries
         .iter()
         .enumerate()
         .filter(|(i, e)| *i != baseline && base_has_throughput && has_throughput(e))
@@ -248,8 +294,12 @@ pub fn compare(
                 (&windows_of(&groups[i].1), &base_windows),
             )
         })
-        .collect();
-    let explanations = match &entries[baseline].breakdown {
+        .collect()
+}
+
+/// Each entry's step breakdown against the baseline's, part by part.
+fn explanations(entries: &[CompareEntry], baseline: usize) -> Vec<EntryExplanation> {
+    match &entries[baseline].breakdown {
         Some(base) => entries
             .iter()
             .enumerate()
@@ -267,8 +317,12 @@ pub fn compare(
             })
             .collect(),
         None => Vec::new(),
-    };
-    let profile_gaps = match &entries[baseline].profile {
+    }
+}
+
+/// Each entry's operator profile against the baseline's, by category.
+fn profile_gaps(entries: &[CompareEntry], baseline: usize) -> Vec<EntryProfileGap> {
+    match &entries[baseline].profile {
         Some(base) => entries
             .iter()
             .enumerate()
@@ -286,18 +340,7 @@ pub fn compare(
             })
             .collect(),
         None => Vec::new(),
-    };
-    Ok(Comparison {
-        grouping,
-        baseline,
-        entries,
-        decisions,
-        scaling,
-        warnings,
-        speedups,
-        explanations,
-        profile_gaps,
-    })
+    }
 }
 
 fn count_text(n: Option<u64>) -> String {
