@@ -9,7 +9,7 @@ use crate::checks::{validity_checks, CheckInputs, CheckStatus, ValidityCheck};
 use crate::protocol::{CompileCount, StepTimings};
 use crate::reference::{GpuPeak, PriceRow};
 use crate::spec::Precision;
-use crate::stats::{mean_ci95, steady_throughput, Interval, WindowTiming};
+use crate::stats::{mean_ci95, steady_throughput, Interval, SteadyThroughput, WindowTiming};
 use crate::telemetry::GpuDigest;
 
 /// Data-set size used to project an epoch when none was fully trained.
@@ -195,32 +195,17 @@ pub struct RunWarning {
     pub message: String,
 }
 
-/// Prefers the accelerator allocator's peak, then NVML's process view, then the
-/// worker's own peak RSS, then the runner's sampled RSS.
-fn headline_memory(memory: &[MemoryPeak]) -> Option<&MemoryPeak> {
-    [
-        "allocator",
-        "nvml_process",
-        "process_rss",
-        "process_rss_sampled",
-    ]
-    .iter()
-    .find_map(|src| {
-        memory
-            .iter()
-            .filter(|m| m.source == *src)
-            .max_by_key(|m| m.peak_bytes)
-    })
+/// The best accuracy and loss of the evaluations and when each target was
+/// first reached.
+struct Goals {
+    best_accuracy: Option<f64>,
+    time_to_accuracy_s: Option<f64>,
+    best_loss: Option<f64>,
+    time_to_loss_s: Option<f64>,
+    target_reached: Option<bool>,
 }
 
-pub fn summarize(m: &RunMeasurements) -> RunSummary {
-    let steady = steady_throughput(&m.windows);
-    let throughput = steady.as_ref().map(|s| s.median_samples_per_s);
-    let devices = m.devices.max(1);
-    let global_batch = m.batch_size * u64::from(devices);
-
-    let memory = headline_memory(&m.memory);
-
+fn goals(m: &RunMeasurements) -> Goals {
     let best_accuracy = m
         .evals
         .iter()
@@ -251,31 +236,52 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
     };
     let target_reached = reached_accuracy.or(reached_loss);
 
+    Goals {
+        best_accuracy,
+        time_to_accuracy_s,
+        best_loss,
+        time_to_loss_s,
+        target_reached,
+    }
+}
+
+/// Epoch time (measured, or projected and said so), how it was found, and
+/// the cost of an epoch at the run's price.
+fn epoch_and_cost(
+    m: &RunMeasurements,
+    throughput: Option<f64>,
+    devices: u32,
+) -> (Option<f64>, Option<String>, Option<bool>, Option<f64>) {
     // Epoch time: measured when the run trained at least one full epoch of a real
     // data set (timed windows only, i.e. without evaluation and without step 1's
     // compilation), else projected from steady throughput for ImageNet-1k.
     let timed_samples: u64 = m.windows.iter().map(|w| w.samples).sum();
     let timed_seconds: f64 = m.windows.iter().map(WindowTiming::seconds).sum();
     let (epoch_time_s, epoch_basis, projected) = match (m.real_epoch_samples, throughput) {
-        (Some(epoch), _) if timed_samples >= epoch && timed_seconds > 0.0 => (
-            Some(timed_seconds / timed_samples as f64 * epoch as f64),
-            Some(format!("measured: {epoch} samples per epoch at the run's timed rate over {timed_samples} trained samples")),
-            Some(false),
-        ),
-        (_, Some(tp)) if tp > 0.0 => (
-            Some(IMAGENET_1K_TRAIN.1 as f64 / tp),
-            Some(format!("projected: {} at the steady throughput", IMAGENET_1K_TRAIN.0)),
-            Some(true),
-        ),
-        _ => (None, None, None),
-    };
+    (Some(epoch), _) if timed_samples >= epoch && timed_seconds > 0.0 => (
+        Some(timed_seconds / timed_samples as f64 * epoch as f64),
+        Some(format!("measured: {epoch} samples per epoch at the run's timed rate over {timed_samples} trained samples")),
+        Some(false),
+    ),
+    (_, Some(tp)) if tp > 0.0 => (
+        Some(IMAGENET_1K_TRAIN.1 as f64 / tp),
+        Some(format!("projected: {} at the steady throughput", IMAGENET_1K_TRAIN.0)),
+        Some(true),
+    ),
+    _ => (None, None, None),
+};
     let cost_per_epoch_usd = match (&m.price, epoch_time_s) {
         (Some(p), Some(t)) => Some(t / 3600.0 * p.usd_per_device_hour * f64::from(devices)),
         _ => None,
     };
 
+    (epoch_time_s, epoch_basis, projected, cost_per_epoch_usd)
+}
+
+/// Energy per sample over the steady windows, from the GPU's counter.
+fn energy_per_sample(m: &RunMeasurements, steady: Option<&SteadyThroughput>) -> Option<f64> {
     let energy_j = m.gpu.as_ref().and_then(|g| g.energy_j);
-    let energy_j_per_sample = match (energy_j, &steady) {
+    match (energy_j, steady) {
         (Some(j), Some(s)) => {
             let steady_samples: u64 = m.windows[s.windows_warmup..]
                 .iter()
@@ -284,9 +290,13 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
             (steady_samples > 0).then(|| j / steady_samples as f64)
         }
         _ => None,
-    };
+    }
+}
 
-    let (mfu, mfu_note) = match (&m.device_peak, m.precision, m.flops_per_sample, throughput) {
+/// MFU against the device's dense peak at the precision in effect, with
+/// what it was measured against (or why not).
+fn mfu_of(m: &RunMeasurements, throughput: Option<f64>, devices: u32) -> (Option<f64>, String) {
+    match (&m.device_peak, m.precision, m.flops_per_sample, throughput) {
         (Some(peak), Some(p), Some(f), Some(tp)) => {
             let peak_flops = peak.tflops(p) * 1e12 * f64::from(devices);
             (
@@ -306,8 +316,49 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
             },
         ),
         _ => (None, "not measured: no steady throughput".into()),
-    };
+    }
+}
 
+/// Why energy is what it is (or is not measured).
+fn energy_note(m: &RunMeasurements) -> String {
+    match (&m.gpu, m.device_name.is_some()) {
+        (Some(g), _) => g.energy_note.clone(),
+        (None, true) => "not measured: no NVML sample of the GPU during the steady windows".into(),
+        (None, false) => "not measured: no GPU (NVML energy counters only)".into(),
+    }
+}
+
+/// Prefers the accelerator allocator's peak, then NVML's process view, then the
+/// worker's own peak RSS, then the runner's sampled RSS.
+fn headline_memory(memory: &[MemoryPeak]) -> Option<&MemoryPeak> {
+    [
+        "allocator",
+        "nvml_process",
+        "process_rss",
+        "process_rss_sampled",
+    ]
+    .iter()
+    .find_map(|src| {
+        memory
+            .iter()
+            .filter(|m| m.source == *src)
+            .max_by_key(|m| m.peak_bytes)
+    })
+}
+
+pub fn summarize(m: &RunMeasurements) -> RunSummary {
+    let steady = steady_throughput(&m.windows);
+    let throughput = steady.as_ref().map(|s| s.median_samples_per_s);
+    let devices = m.devices.max(1);
+    let global_batch = m.batch_size * u64::from(devices);
+
+    let memory = headline_memory(&m.memory);
+
+    let goals = goals(m);
+    let (epoch_time_s, epoch_basis, projected, cost_per_epoch_usd) =
+        epoch_and_cost(m, throughput, devices);
+    let energy_j_per_sample = energy_per_sample(m, steady.as_ref());
+    let (mfu, mfu_note) = mfu_of(m, throughput, devices);
     let step_breakdown = m
         .step_timings
         .as_ref()
@@ -339,11 +390,11 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
         peak_memory_device: memory.map(|x| x.device.clone()),
         target_accuracy: m.target_accuracy,
         target_loss: m.target_loss,
-        best_loss,
-        time_to_loss_s,
-        best_accuracy,
-        time_to_accuracy_s,
-        target_reached,
+        best_loss: goals.best_loss,
+        time_to_loss_s: goals.time_to_loss_s,
+        best_accuracy: goals.best_accuracy,
+        time_to_accuracy_s: goals.time_to_accuracy_s,
+        target_reached: goals.target_reached,
         epoch_time_s,
         epoch_basis,
         cost_per_epoch_usd,
@@ -355,13 +406,7 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
         mfu_note,
         param_count: m.param_count,
         global_batch,
-        energy_note: match (&m.gpu, m.device_name.is_some()) {
-            (Some(g), _) => g.energy_note.clone(),
-            (None, true) => {
-                "not measured: no NVML sample of the GPU during the steady windows".into()
-            }
-            (None, false) => "not measured: no GPU (NVML energy counters only)".into(),
-        },
+        energy_note: energy_note(m),
         gpu: m.gpu.clone(),
         warnings: checks
             .iter()
