@@ -148,11 +148,22 @@ fn check(kind: CheckKind, status: CheckStatus, evidence: impl Into<String>) -> V
 
 /// Every check, in [`CheckKind::ALL`] order.
 pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
-    use CheckKind as K;
-    use CheckStatus::{Fail, NotApplicable, NotMeasured, Pass};
-    let mut out = Vec::with_capacity(K::ALL.len());
+    vec![
+        finite_loss(i),
+        window_spread(i),
+        on_gpu(i, CheckKind::GpuThrottle, gpu_throttle),
+        on_gpu(i, CheckKind::GpuShared, gpu_shared),
+        mfu_range(i),
+        input_bound(i),
+        recompiles(i),
+    ]
+}
 
-    out.push(match i.error {
+/// No loss became NaN or infinite.
+fn finite_loss(i: &CheckInputs<'_>) -> ValidityCheck {
+    use CheckKind as K;
+    use CheckStatus::{Fail, NotMeasured, Pass};
+    match i.error {
         Some(("nan_loss", message)) => check(K::FiniteLoss, Fail, message),
         _ if i.steady_windows.is_empty() => check(
             K::FiniteLoss,
@@ -167,14 +178,19 @@ pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
                 i.steady_windows.len()
             ),
         ),
-    });
+    }
+}
 
+/// The steady windows' throughputs agree.
+fn window_spread(i: &CheckInputs<'_>) -> ValidityCheck {
+    use CheckKind as K;
+    use CheckStatus::{Fail, NotMeasured, Pass};
     let throughputs: Vec<f64> = i
         .steady_windows
         .iter()
         .map(WindowTiming::throughput)
         .collect();
-    out.push(match mean_var(&throughputs) {
+    match mean_var(&throughputs) {
         Some((mean, var, n)) if n >= 3 && mean > 0.0 => {
             let cv = var.sqrt() / mean;
             let (lo, hi) = throughputs
@@ -199,9 +215,17 @@ pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
                 throughputs.len()
             ),
         ),
-    });
+    }
+}
 
-    let gpu_check = |kind: K, f: &dyn Fn(&GpuDigest) -> ValidityCheck| match (i.gpu_run, i.gpu) {
+/// A GPU check: not applicable on a CPU, not measured without NVML samples.
+fn on_gpu(
+    i: &CheckInputs<'_>,
+    kind: CheckKind,
+    f: fn(&GpuDigest) -> ValidityCheck,
+) -> ValidityCheck {
+    use CheckStatus::{NotApplicable, NotMeasured};
+    match (i.gpu_run, i.gpu) {
         (false, _) => check(kind, NotApplicable, "CPU run: NVML reads GPUs only"),
         (true, None) => check(
             kind,
@@ -209,10 +233,15 @@ pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
             "no NVML sample of the run's GPUs during the steady windows",
         ),
         (true, Some(d)) => f(d),
-    };
-    out.push(gpu_check(K::GpuThrottle, &|d| {
-        if d.slowdown_samples > 0 {
-            check(
+    }
+}
+
+/// The GPU's clocks were not held back.
+fn gpu_throttle(d: &GpuDigest) -> ValidityCheck {
+    use CheckKind as K;
+    use CheckStatus::{Fail, Pass};
+    if d.slowdown_samples > 0 {
+        check(
                 K::GpuThrottle,
                 Fail,
                 format!(
@@ -222,20 +251,24 @@ pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
                     d.samples
                 ),
             )
-        } else {
-            check(
-                K::GpuThrottle,
-                Pass,
-                format!(
-                    "no slowdown reason in {} NVML samples during the steady windows",
-                    d.samples
-                ),
-            )
-        }
-    }));
-    out.push(gpu_check(K::GpuShared, &|d| {
-        if d.max_other_processes > 0 {
-            check(
+    } else {
+        check(
+            K::GpuThrottle,
+            Pass,
+            format!(
+                "no slowdown reason in {} NVML samples during the steady windows",
+                d.samples
+            ),
+        )
+    }
+}
+
+/// No other process shared the GPU.
+fn gpu_shared(d: &GpuDigest) -> ValidityCheck {
+    use CheckKind as K;
+    use CheckStatus::{Fail, Pass};
+    if d.max_other_processes > 0 {
+        check(
                 K::GpuShared,
                 Fail,
                 format!(
@@ -244,20 +277,24 @@ pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
                     d.sources.join(", ")
                 ),
             )
-        } else {
-            check(
-                K::GpuShared,
-                Pass,
-                format!(
-                    "no other process on {} in {} NVML samples",
-                    d.sources.join(", "),
-                    d.samples
-                ),
-            )
-        }
-    }));
+    } else {
+        check(
+            K::GpuShared,
+            Pass,
+            format!(
+                "no other process on {} in {} NVML samples",
+                d.sources.join(", "),
+                d.samples
+            ),
+        )
+    }
+}
 
-    out.push(match i.mfu {
+/// MFU lies in (0, 100 %].
+fn mfu_range(i: &CheckInputs<'_>) -> ValidityCheck {
+    use CheckKind as K;
+    use CheckStatus::{Fail, NotMeasured, Pass};
+    match i.mfu {
         Some(m) if m > 0.0 && m <= 1.0 => check(
             K::MfuRange,
             Pass,
@@ -273,9 +310,14 @@ pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
             ),
         ),
         None => check(K::MfuRange, NotMeasured, format!("no MFU: {}", i.mfu_note)),
-    });
+    }
+}
 
-    out.push(match i.breakdown {
+/// Data loading takes less than compute.
+fn input_bound(i: &CheckInputs<'_>) -> ValidityCheck {
+    use CheckKind as K;
+    use CheckStatus::{Fail, NotMeasured, Pass};
+    match i.breakdown {
         Some(b) => {
             let data = b
                 .part(crate::breakdown::Part::Data)
@@ -294,10 +336,15 @@ pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
             )
         }
         None => check(K::InputBound, NotMeasured, "no step breakdown"),
-    });
+    }
+}
 
+/// Nothing was compiled again after step 1.
+fn recompiles(i: &CheckInputs<'_>) -> ValidityCheck {
+    use CheckKind as K;
+    use CheckStatus::{Fail, NotApplicable, NotMeasured, Pass};
     let eager = i.execution.is_some_and(|e| e.starts_with("eager"));
-    out.push(match i.compiles {
+    match i.compiles {
         Some(c) if c.after_first_step > 0 => check(
             K::Recompiles,
             Fail,
@@ -321,8 +368,7 @@ pub fn validity_checks(i: &CheckInputs<'_>) -> Vec<ValidityCheck> {
             NotMeasured,
             "the worker did not count compilations",
         ),
-    });
-    out
+    }
 }
 
 #[cfg(test)]
