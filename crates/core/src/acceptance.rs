@@ -73,10 +73,22 @@ fn gib(bytes: u64) -> String {
 
 /// Every check of one run of the suite.
 pub fn check_run(d: &RunDetail) -> Vec<Check> {
-    use Verdict::{Fail, NotApplicable, Note, Pass};
-    let s = d.row.summary.as_ref();
-    let mut out = Vec::new();
-    out.push(if d.row.status == RunStatus::Completed {
+    vec![
+        completed(d),
+        allocator_peak(d),
+        nvml_samples(d),
+        energy(d),
+        mfu(d),
+        gpu_sku(d),
+        loss_scaling(d),
+        run_warnings(d),
+    ]
+}
+
+/// The run completed.
+fn completed(d: &RunDetail) -> Check {
+    use Verdict::{Fail, Pass};
+    if d.row.status == RunStatus::Completed {
         check("completed", Pass, "completed")
     } else {
         check(
@@ -91,32 +103,41 @@ pub fn check_run(d: &RunDetail) -> Vec<Check> {
                     .unwrap_or("no reason recorded")
             ),
         )
-    });
-    out.push(
-        match d
-            .memory
-            .iter()
-            .filter(|m| m.source == "allocator" && m.device.starts_with("cuda"))
-            .max_by_key(|m| m.peak_bytes)
-        {
-            Some(m) => check(
-                "allocator_peak",
-                Pass,
-                format!(
-                    "{} on {} (framework allocator)",
-                    gib(m.peak_bytes),
-                    m.device
-                ),
+    }
+}
+
+/// The framework allocator's peak on a GPU was reported.
+fn allocator_peak(d: &RunDetail) -> Check {
+    use Verdict::{Fail, Pass};
+    match d
+        .memory
+        .iter()
+        .filter(|m| m.source == "allocator" && m.device.starts_with("cuda"))
+        .max_by_key(|m| m.peak_bytes)
+    {
+        Some(m) => check(
+            "allocator_peak",
+            Pass,
+            format!(
+                "{} on {} (framework allocator)",
+                gib(m.peak_bytes),
+                m.device
             ),
-            None => check(
-                "allocator_peak",
-                Fail,
-                "no framework allocator peak on a GPU was reported",
-            ),
-        },
-    );
+        ),
+        None => check(
+            "allocator_peak",
+            Fail,
+            "no framework allocator peak on a GPU was reported",
+        ),
+    }
+}
+
+/// NVML sampled the GPU with every reading during the steady windows.
+fn nvml_samples(d: &RunDetail) -> Check {
+    use Verdict::{Fail, Pass};
+    let s = d.row.summary.as_ref();
     let g = s.and_then(|s| s.gpu.as_ref());
-    out.push(match g {
+    match g {
         Some(g) => {
             // Readings in the span's first second still average warm-up
             // (`NVML_AVERAGING_NS`): a shorter span has none to average.
@@ -171,9 +192,15 @@ pub fn check_run(d: &RunDetail) -> Vec<Check> {
             Fail,
             "no NVML sample of the run's GPU during its steady windows",
         ),
-    });
-    out.push(
-        match (s.and_then(|s| s.energy_j_per_sample), g) {
+    }
+}
+
+/// Energy per sample agrees with mean power × time.
+fn energy(d: &RunDetail) -> Check {
+    use Verdict::{Fail, Pass};
+    let s = d.row.summary.as_ref();
+    let g = s.and_then(|s| s.gpu.as_ref());
+    match (s.and_then(|s| s.energy_j_per_sample), g) {
             (Some(j), Some(g)) if j > 0.0 => match (g.energy_j, g.mean_power_w) {
                 (Some(e), Some(p)) if p > 0.0 && g.steady_s > 0.0 => {
                     let from_power = p * g.steady_s;
@@ -205,9 +232,14 @@ pub fn check_run(d: &RunDetail) -> Vec<Check> {
                 Fail,
                 s.map_or("no summary".into(), |s| s.energy_note.clone()),
             ),
-        },
-    );
-    out.push(match s.and_then(|s| s.mfu) {
+        }
+}
+
+/// MFU lies in (0, 1], or the device is unknown (a note).
+fn mfu(d: &RunDetail) -> Check {
+    use Verdict::{Fail, Note, Pass};
+    let s = d.row.summary.as_ref();
+    match s.and_then(|s| s.mfu) {
         Some(m) if m > 0.0 && m <= 1.0 => check(
             "mfu",
             Pass,
@@ -235,8 +267,13 @@ pub fn check_run(d: &RunDetail) -> Vec<Check> {
                 }),
             ),
         },
-    });
-    out.push(match d.gpu_name() {
+    }
+}
+
+/// The GPU is one the peak table knows.
+fn gpu_sku(d: &RunDetail) -> Check {
+    use Verdict::{Fail, Note, Pass};
+    match d.gpu_name() {
         Some(name) => match gpu_peak_for(&name) {
             Some(p) => check("gpu_sku", Pass, format!("{name} → {}", p.device)),
             None => check(
@@ -246,8 +283,13 @@ pub fn check_run(d: &RunDetail) -> Vec<Check> {
             ),
         },
         None => check("gpu_sku", Fail, "no GPU recorded in the run's provenance"),
-    });
-    out.push(if d.row.precision == Precision::AmpFp16 {
+    }
+}
+
+/// amp-fp16 ran with dynamic loss scaling.
+fn loss_scaling(d: &RunDetail) -> Check {
+    use Verdict::{Fail, NotApplicable, Pass};
+    if d.row.precision == Precision::AmpFp16 {
         match d.loss_scale {
             Some(scale) if scale.is_finite() && scale > 0.0 => check(
                 "loss_scaling",
@@ -267,16 +309,21 @@ pub fn check_run(d: &RunDetail) -> Vec<Check> {
         }
     } else {
         check("loss_scaling", NotApplicable, "not amp-fp16")
-    });
+    }
+}
+
+/// The run's own warnings, as a note.
+fn run_warnings(d: &RunDetail) -> Check {
+    use Verdict::{Note, Pass};
+    let s = d.row.summary.as_ref();
     let warnings: Vec<&str> = s
         .map(|s| s.warnings.iter().map(|w| w.message.as_str()).collect())
         .unwrap_or_default();
-    out.push(if warnings.is_empty() {
+    if warnings.is_empty() {
         check("run_warnings", Pass, "none")
     } else {
         check("run_warnings", Note, warnings.join("; "))
-    });
-    out
+    }
 }
 
 /// Whether a run's checks let the suite pass (notes and n/a do).
