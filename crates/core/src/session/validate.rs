@@ -16,6 +16,160 @@ fn invalid(field: impl Into<String>, message: impl Into<String>) -> SessionFileE
     }
 }
 
+/// A run's device count, batch, timings and counts, and its raw data's size.
+fn check_run_numbers(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
+    let f = |name: &str| format!("runs[{i}].{name}");
+    if r.devices == 0 || r.devices > 4096 {
+        return Err(invalid(
+            f("devices"),
+            format!("= {} is not allowed: expected 1 to 4096", r.devices),
+        ));
+    }
+    check_i64(&f("batch_size"), r.batch_size)?;
+    for (name, v) in [
+        ("flops_per_sample", r.flops_per_sample),
+        ("first_step_s", r.first_step_s),
+        ("first_step_train_s", r.first_step_train_s),
+        ("compile_s", r.compile_s),
+    ] {
+        if let Some(v) = v {
+            check_number(&f(name), v)?;
+        }
+    }
+    for (name, v) in [
+        ("param_count", r.param_count),
+        ("train_start_ns", r.train_start_ns),
+    ] {
+        if let Some(v) = v {
+            check_i64(&f(name), v)?;
+        }
+    }
+    let rows = r.windows.len() + r.evals.len() + r.memory.len() + r.telemetry.len();
+    if rows > MAX_ROWS_PER_RUN {
+        return Err(invalid(
+            f("windows"),
+            format!("the run has {rows} rows of raw data: at most {MAX_ROWS_PER_RUN} allowed"),
+        ));
+    }
+    Ok(())
+}
+
+/// Timed windows: indices rising, every number bounded, ends after starts.
+fn check_windows(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
+    let mut last_index = None;
+    for (j, w) in r.windows.iter().enumerate() {
+        let wf = |n: &str| format!("runs[{i}].windows[{j}].{n}");
+        if last_index.is_some_and(|l| w.index <= l) {
+            return Err(invalid(
+                wf("index"),
+                format!("= {} repeats or goes backwards", w.index),
+            ));
+        }
+        last_index = Some(w.index);
+        for (n, v) in [
+            ("index", w.index),
+            ("first_step", w.first_step),
+            ("steps", w.steps),
+            ("samples", w.samples),
+            ("start_ns", w.start_ns),
+            ("end_ns", w.end_ns),
+        ] {
+            check_i64(&wf(n), v)?;
+        }
+        if w.end_ns < w.start_ns {
+            return Err(invalid(wf("end_ns"), "is before start_ns"));
+        }
+        check_number(&wf("loss_mean"), w.loss_mean)?;
+        check_number(&wf("lr"), w.lr)?;
+    }
+    Ok(())
+}
+
+/// Evaluations: one per step, every number bounded.
+fn check_evals(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
+    let mut steps = std::collections::HashSet::new();
+    for (j, e) in r.evals.iter().enumerate() {
+        let ef = |n: &str| format!("runs[{i}].evals[{j}].{n}");
+        if !steps.insert(e.step) {
+            return Err(invalid(ef("step"), format!("= {} appears twice", e.step)));
+        }
+        for (n, v) in [("step", e.step), ("samples", e.samples), ("t_ns", e.t_ns)] {
+            check_i64(&ef(n), v)?;
+        }
+        for (n, v) in [
+            ("epoch", e.epoch),
+            ("elapsed_s", e.elapsed_s),
+            ("accuracy", e.accuracy),
+            ("loss", e.loss),
+        ] {
+            check_number(&ef(n), v)?;
+        }
+    }
+    Ok(())
+}
+
+/// Memory peaks: one per device and source.
+fn check_memory(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
+    let mut peaks = std::collections::HashSet::new();
+    for (j, m) in r.memory.iter().enumerate() {
+        let mf = |n: &str| format!("runs[{i}].memory[{j}].{n}");
+        if !peaks.insert((m.device.as_str(), m.source.as_str())) {
+            return Err(invalid(mf("device"), "repeats a device and source"));
+        }
+        check_i64(&mf("peak_bytes"), m.peak_bytes)?;
+        if let Some(v) = m.reserved_peak_bytes {
+            check_i64(&mf("reserved_peak_bytes"), v)?;
+        }
+    }
+    Ok(())
+}
+
+/// Telemetry: one sample per source and instant, every number bounded.
+fn check_telemetry(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
+    let mut samples = std::collections::HashSet::new();
+    for (j, t) in r.telemetry.iter().enumerate() {
+        let tf = |n: &str| format!("runs[{i}].telemetry[{j}].{n}");
+        if !samples.insert((t.source.as_str(), t.t_ns)) {
+            return Err(invalid(tf("t_ns"), "repeats a source and instant"));
+        }
+        check_i64(&tf("t_ns"), t.t_ns)?;
+        for (n, v) in [
+            ("rss_bytes", t.rss_bytes),
+            ("mem_used_bytes", t.mem_used_bytes),
+            ("energy_mj", t.energy_mj),
+            ("throttle_reasons", t.throttle_reasons),
+        ] {
+            if let Some(v) = v {
+                check_i64(&tf(n), v)?;
+            }
+        }
+        for (n, v) in [
+            ("cpu_percent", t.cpu_percent),
+            ("host_cpu_percent", t.host_cpu_percent),
+            ("util_percent", t.util_percent),
+            ("power_w", t.power_w),
+        ] {
+            if let Some(v) = v {
+                check_number(&tf(n), v)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The run's price: finite, not negative, some devices.
+fn check_price(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
+    let f = |name: &str| format!("runs[{i}].{name}");
+    if let Some(p) = &r.price {
+        check_number(&f("price.usd_per_hour"), p.usd_per_hour)?;
+        check_number(&f("price.usd_per_device_hour"), p.usd_per_device_hour)?;
+        if p.usd_per_hour < 0.0 || p.usd_per_device_hour < 0.0 || p.devices == 0 {
+            return Err(invalid(f("price"), "has a negative price or no devices"));
+        }
+    }
+    Ok(())
+}
+
 /// Uids are 32 lower-case hex digits (128 random bits).
 pub fn is_uid(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
@@ -246,130 +400,12 @@ impl SessionFile {
                     ),
                 ));
             }
-            if r.devices == 0 || r.devices > 4096 {
-                return Err(invalid(
-                    f("devices"),
-                    format!("= {} is not allowed: expected 1 to 4096", r.devices),
-                ));
-            }
-            check_i64(&f("batch_size"), r.batch_size)?;
-            for (name, v) in [
-                ("flops_per_sample", r.flops_per_sample),
-                ("first_step_s", r.first_step_s),
-                ("first_step_train_s", r.first_step_train_s),
-                ("compile_s", r.compile_s),
-            ] {
-                if let Some(v) = v {
-                    check_number(&f(name), v)?;
-                }
-            }
-            for (name, v) in [
-                ("param_count", r.param_count),
-                ("train_start_ns", r.train_start_ns),
-            ] {
-                if let Some(v) = v {
-                    check_i64(&f(name), v)?;
-                }
-            }
-            let rows = r.windows.len() + r.evals.len() + r.memory.len() + r.telemetry.len();
-            if rows > MAX_ROWS_PER_RUN {
-                return Err(invalid(
-                    f("windows"),
-                    format!(
-                        "the run has {rows} rows of raw data: at most {MAX_ROWS_PER_RUN} allowed"
-                    ),
-                ));
-            }
-            let mut last_index = None;
-            for (j, w) in r.windows.iter().enumerate() {
-                let wf = |n: &str| format!("runs[{i}].windows[{j}].{n}");
-                if last_index.is_some_and(|l| w.index <= l) {
-                    return Err(invalid(
-                        wf("index"),
-                        format!("= {} repeats or goes backwards", w.index),
-                    ));
-                }
-                last_index = Some(w.index);
-                for (n, v) in [
-                    ("index", w.index),
-                    ("first_step", w.first_step),
-                    ("steps", w.steps),
-                    ("samples", w.samples),
-                    ("start_ns", w.start_ns),
-                    ("end_ns", w.end_ns),
-                ] {
-                    check_i64(&wf(n), v)?;
-                }
-                if w.end_ns < w.start_ns {
-                    return Err(invalid(wf("end_ns"), "is before start_ns"));
-                }
-                check_number(&wf("loss_mean"), w.loss_mean)?;
-                check_number(&wf("lr"), w.lr)?;
-            }
-            let mut steps = std::collections::HashSet::new();
-            for (j, e) in r.evals.iter().enumerate() {
-                let ef = |n: &str| format!("runs[{i}].evals[{j}].{n}");
-                if !steps.insert(e.step) {
-                    return Err(invalid(ef("step"), format!("= {} appears twice", e.step)));
-                }
-                for (n, v) in [("step", e.step), ("samples", e.samples), ("t_ns", e.t_ns)] {
-                    check_i64(&ef(n), v)?;
-                }
-                for (n, v) in [
-                    ("epoch", e.epoch),
-                    ("elapsed_s", e.elapsed_s),
-                    ("accuracy", e.accuracy),
-                    ("loss", e.loss),
-                ] {
-                    check_number(&ef(n), v)?;
-                }
-            }
-            let mut peaks = std::collections::HashSet::new();
-            for (j, m) in r.memory.iter().enumerate() {
-                let mf = |n: &str| format!("runs[{i}].memory[{j}].{n}");
-                if !peaks.insert((m.device.as_str(), m.source.as_str())) {
-                    return Err(invalid(mf("device"), "repeats a device and source"));
-                }
-                check_i64(&mf("peak_bytes"), m.peak_bytes)?;
-                if let Some(v) = m.reserved_peak_bytes {
-                    check_i64(&mf("reserved_peak_bytes"), v)?;
-                }
-            }
-            let mut samples = std::collections::HashSet::new();
-            for (j, t) in r.telemetry.iter().enumerate() {
-                let tf = |n: &str| format!("runs[{i}].telemetry[{j}].{n}");
-                if !samples.insert((t.source.as_str(), t.t_ns)) {
-                    return Err(invalid(tf("t_ns"), "repeats a source and instant"));
-                }
-                check_i64(&tf("t_ns"), t.t_ns)?;
-                for (n, v) in [
-                    ("rss_bytes", t.rss_bytes),
-                    ("mem_used_bytes", t.mem_used_bytes),
-                    ("energy_mj", t.energy_mj),
-                    ("throttle_reasons", t.throttle_reasons),
-                ] {
-                    if let Some(v) = v {
-                        check_i64(&tf(n), v)?;
-                    }
-                }
-                for (n, v) in [
-                    ("cpu_percent", t.cpu_percent),
-                    ("host_cpu_percent", t.host_cpu_percent),
-                    ("util_percent", t.util_percent),
-                    ("power_w", t.power_w),
-                ] {
-                    if let Some(v) = v {
-                        check_number(&tf(n), v)?;
-                    }
-                }
-            }
-            if let Some(p) = &r.price {
-                check_number(&f("price.usd_per_hour"), p.usd_per_hour)?;
-                check_number(&f("price.usd_per_device_hour"), p.usd_per_device_hour)?;
-                if p.usd_per_hour < 0.0 || p.usd_per_device_hour < 0.0 || p.devices == 0 {
-                    return Err(invalid(f("price"), "has a negative price or no devices"));
-                }
-            }
+            check_run_numbers(i, r)?;
+            check_windows(i, r)?;
+            check_evals(i, r)?;
+            check_memory(i, r)?;
+            check_telemetry(i, r)?;
+            check_price(i, r)?;
             if let Some(s) = &r.summary {
                 self.check_summary(i, r, s)?;
             }
