@@ -2,7 +2,10 @@
 //! run may change.
 
 use super::builders::{bert, fraud, gpt2, llama, resnet, vit, Llama};
-use super::{CatalogEntry, Family, ModelConfig, ModelOptions, ResBlock, ResStem};
+use super::{
+    BertConfig, CatalogEntry, DecoderConfig, EncoderConfig, Family, ModelConfig, ModelOptions,
+    ResBlock, ResNetConfig, ResStem, VitConfig,
+};
 use crate::error::SpecError;
 
 /// Every model the studio knows, in the order the wizard lists them.
@@ -357,145 +360,170 @@ impl CatalogEntry {
     pub fn config(&self, opts: &ModelOptions) -> Result<ModelConfig, SpecError> {
         let mut cfg = self.default_config();
         match &mut cfg {
-            ModelConfig::Vit(v) => {
-                if let Some(n) = opts.num_classes {
-                    v.num_classes = positive("num_classes", n, "a whole number ≥ 1")?;
-                }
-                if let Some(c) = opts.in_channels {
-                    v.in_channels = positive("in_channels", c, "a whole number ≥ 1")?;
-                }
-                if let Some(s) = opts.image_size {
-                    v.image_size = positive("image_size", s, "a whole number ≥ 1")?;
-                }
-                if v.image_size % v.patch_size != 0 {
-                    return Err(SpecError::new(
-                        "image_size",
-                        v.image_size,
-                        &format!(
-                            "a multiple of the patch size {} of {}",
-                            v.patch_size, self.name
-                        ),
-                    ));
-                }
-                if let Some(x) = opts.seq_len {
-                    return Err(not_for("seq_len", x, self.name));
-                }
-                if let Some(x) = opts.vocab_size {
-                    return Err(not_for("vocab_size", x, self.name));
-                }
-            }
-            ModelConfig::Resnet(r) => {
-                if let Some(n) = opts.num_classes {
-                    r.num_classes = positive("num_classes", n, "a whole number ≥ 1")?;
-                }
-                if let Some(c) = opts.in_channels {
-                    r.in_channels = positive("in_channels", c, "a whole number ≥ 1")?;
-                }
-                if let Some(s) = opts.image_size {
-                    let min = match r.stem {
-                        ResStem::Imagenet => 32,
-                        ResStem::Small => 8,
-                    };
-                    if s < min {
-                        return Err(SpecError::new(
-                            "image_size",
-                            s,
-                            &format!("at least {min} px for {}", self.name),
-                        ));
-                    }
-                    r.image_size = s;
-                }
-                if let Some(x) = opts.seq_len {
-                    return Err(not_for("seq_len", x, self.name));
-                }
-                if let Some(x) = opts.vocab_size {
-                    return Err(not_for("vocab_size", x, self.name));
-                }
-            }
-            ModelConfig::Bert(b) => {
-                if let Some(n) = opts.num_classes {
-                    b.num_classes = positive("num_classes", n, "a whole number ≥ 1")?;
-                }
-                if let Some(v) = opts.vocab_size {
-                    b.vocab_size = positive("vocab_size", v, "a whole number ≥ 1")?;
-                }
-                if let Some(t) = opts.seq_len {
-                    if !(1..=b.max_position).contains(&t) {
-                        return Err(SpecError::new(
-                            "seq_len",
-                            t,
-                            &format!("1 to {} (the model's position table)", b.max_position),
-                        ));
-                    }
-                    b.seq_len = t;
-                }
-                if let Some(x) = opts.image_size {
-                    return Err(not_for("image_size", x, self.name));
-                }
-                if let Some(x) = opts.in_channels {
-                    return Err(not_for("in_channels", x, self.name));
-                }
-            }
-            ModelConfig::Encoder(e) => {
-                if let Some(n) = opts.num_classes {
-                    e.num_classes = positive(
-                        "num_classes",
-                        n,
-                        "a whole number ≥ 1 (1: one logit, binary cross-entropy)",
-                    )?;
-                }
-                if let Some(v) = opts.vocab_size {
-                    e.vocab_size = positive("vocab_size", v, "a whole number ≥ 1")?;
-                }
-                if let Some(t) = opts.seq_len {
-                    if !(1..=e.max_position).contains(&t) {
-                        return Err(SpecError::new(
-                            "seq_len",
-                            t,
-                            &format!("1 to {} (the model's position table)", e.max_position),
-                        ));
-                    }
-                    e.seq_len = t;
-                }
-                if let Some(x) = opts.image_size {
-                    return Err(not_for("image_size", x, self.name));
-                }
-                if let Some(x) = opts.in_channels {
-                    return Err(not_for("in_channels", x, self.name));
-                }
-            }
-            ModelConfig::Decoder(d) => {
-                if let Some(v) = opts.vocab_size {
-                    d.vocab_size = positive("vocab_size", v, "a whole number ≥ 1")?;
-                }
-                if let Some(t) = opts.seq_len {
-                    if !(1..=d.max_position).contains(&t) {
-                        return Err(SpecError::new(
-                            "seq_len",
-                            t,
-                            &format!("1 to {} (the context of {})", d.max_position, self.name),
-                        ));
-                    }
-                    d.seq_len = t;
-                }
-                if let Some(x) = opts.num_classes {
-                    return Err(SpecError::new(
-                        "num_classes",
-                        x,
-                        &format!(
-                            "not an option of model {}: a language model predicts its vocabulary (vocab_size)",
-                            self.name
-                        ),
-                    ));
-                }
-                if let Some(x) = opts.image_size {
-                    return Err(not_for("image_size", x, self.name));
-                }
-                if let Some(x) = opts.in_channels {
-                    return Err(not_for("in_channels", x, self.name));
-                }
-            }
+            ModelConfig::Vit(v) => vit_options(v, opts, self.name)?,
+            ModelConfig::Resnet(r) => resnet_options(r, opts, self.name)?,
+            ModelConfig::Bert(b) => bert_options(b, opts, self.name)?,
+            ModelConfig::Encoder(e) => encoder_options(e, opts, self.name)?,
+            ModelConfig::Decoder(d) => decoder_options(d, opts, self.name)?,
         }
         Ok(cfg)
     }
+}
+
+/// The vit options a spec may set on model `name`.
+fn vit_options(v: &mut VitConfig, opts: &ModelOptions, name: &str) -> Result<(), SpecError> {
+    if let Some(n) = opts.num_classes {
+        v.num_classes = positive("num_classes", n, "a whole number ≥ 1")?;
+    }
+    if let Some(c) = opts.in_channels {
+        v.in_channels = positive("in_channels", c, "a whole number ≥ 1")?;
+    }
+    if let Some(s) = opts.image_size {
+        v.image_size = positive("image_size", s, "a whole number ≥ 1")?;
+    }
+    if v.image_size % v.patch_size != 0 {
+        return Err(SpecError::new(
+            "image_size",
+            v.image_size,
+            &format!("a multiple of the patch size {} of {}", v.patch_size, name),
+        ));
+    }
+    if let Some(x) = opts.seq_len {
+        return Err(not_for("seq_len", x, name));
+    }
+    if let Some(x) = opts.vocab_size {
+        return Err(not_for("vocab_size", x, name));
+    }
+    Ok(())
+}
+
+/// The resnet options a spec may set on model `name`.
+fn resnet_options(r: &mut ResNetConfig, opts: &ModelOptions, name: &str) -> Result<(), SpecError> {
+    if let Some(n) = opts.num_classes {
+        r.num_classes = positive("num_classes", n, "a whole number ≥ 1")?;
+    }
+    if let Some(c) = opts.in_channels {
+        r.in_channels = positive("in_channels", c, "a whole number ≥ 1")?;
+    }
+    if let Some(s) = opts.image_size {
+        let min = match r.stem {
+            ResStem::Imagenet => 32,
+            ResStem::Small => 8,
+        };
+        if s < min {
+            return Err(SpecError::new(
+                "image_size",
+                s,
+                &format!("at least {min} px for {}", name),
+            ));
+        }
+        r.image_size = s;
+    }
+    if let Some(x) = opts.seq_len {
+        return Err(not_for("seq_len", x, name));
+    }
+    if let Some(x) = opts.vocab_size {
+        return Err(not_for("vocab_size", x, name));
+    }
+    Ok(())
+}
+
+/// The bert options a spec may set on model `name`.
+fn bert_options(b: &mut BertConfig, opts: &ModelOptions, name: &str) -> Result<(), SpecError> {
+    if let Some(n) = opts.num_classes {
+        b.num_classes = positive("num_classes", n, "a whole number ≥ 1")?;
+    }
+    if let Some(v) = opts.vocab_size {
+        b.vocab_size = positive("vocab_size", v, "a whole number ≥ 1")?;
+    }
+    if let Some(t) = opts.seq_len {
+        if !(1..=b.max_position).contains(&t) {
+            return Err(SpecError::new(
+                "seq_len",
+                t,
+                &format!("1 to {} (the model's position table)", b.max_position),
+            ));
+        }
+        b.seq_len = t;
+    }
+    if let Some(x) = opts.image_size {
+        return Err(not_for("image_size", x, name));
+    }
+    if let Some(x) = opts.in_channels {
+        return Err(not_for("in_channels", x, name));
+    }
+    Ok(())
+}
+
+/// The encoder options a spec may set on model `name`.
+fn encoder_options(
+    e: &mut EncoderConfig,
+    opts: &ModelOptions,
+    name: &str,
+) -> Result<(), SpecError> {
+    if let Some(n) = opts.num_classes {
+        e.num_classes = positive(
+            "num_classes",
+            n,
+            "a whole number ≥ 1 (1: one logit, binary cross-entropy)",
+        )?;
+    }
+    if let Some(v) = opts.vocab_size {
+        e.vocab_size = positive("vocab_size", v, "a whole number ≥ 1")?;
+    }
+    if let Some(t) = opts.seq_len {
+        if !(1..=e.max_position).contains(&t) {
+            return Err(SpecError::new(
+                "seq_len",
+                t,
+                &format!("1 to {} (the model's position table)", e.max_position),
+            ));
+        }
+        e.seq_len = t;
+    }
+    if let Some(x) = opts.image_size {
+        return Err(not_for("image_size", x, name));
+    }
+    if let Some(x) = opts.in_channels {
+        return Err(not_for("in_channels", x, name));
+    }
+    Ok(())
+}
+
+/// The decoder options a spec may set on model `name`.
+fn decoder_options(
+    d: &mut DecoderConfig,
+    opts: &ModelOptions,
+    name: &str,
+) -> Result<(), SpecError> {
+    if let Some(v) = opts.vocab_size {
+        d.vocab_size = positive("vocab_size", v, "a whole number ≥ 1")?;
+    }
+    if let Some(t) = opts.seq_len {
+        if !(1..=d.max_position).contains(&t) {
+            return Err(SpecError::new(
+                "seq_len",
+                t,
+                &format!("1 to {} (the context of {})", d.max_position, name),
+            ));
+        }
+        d.seq_len = t;
+    }
+    if let Some(x) = opts.num_classes {
+        return Err(SpecError::new(
+            "num_classes",
+            x,
+            &format!(
+                "not an option of model {}: a language model predicts its vocabulary (vocab_size)",
+                name
+            ),
+        ));
+    }
+    if let Some(x) = opts.image_size {
+        return Err(not_for("image_size", x, name));
+    }
+    if let Some(x) = opts.in_channels {
+        return Err(not_for("in_channels", x, name));
+    }
+    Ok(())
 }
