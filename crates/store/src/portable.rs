@@ -192,36 +192,8 @@ impl Store {
         let here = self.machine_id()?;
         let now = now_unix_ms();
         let tx = self.conn.transaction()?;
-        if let Some((id, name)) = tx
-            .query_row(
-                "SELECT id, name FROM sessions WHERE uid = ?1",
-                params![file.session.uid],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
-            )
-            .optional()?
-        {
-            // Same session again: check its runs are the ones here, change nothing.
-            for (i, r) in file.runs.iter().enumerate() {
-                let local: Option<i64> = tx
-                    .query_row("SELECT id FROM runs WHERE uid = ?1", params![r.uid], |x| {
-                        x.get(0)
-                    })
-                    .optional()?;
-                if local.is_none() {
-                    return Err(invalid(
-                        "session.uid",
-                        &file.session.uid,
-                        format!("the session is already here as {name:?} but without runs[{i}] ({}); delete the local session to import this file", r.uid),
-                    ));
-                }
-            }
-            return Ok(ImportOutcome {
-                session_id: id,
-                session_name: name,
-                session_created: false,
-                runs_imported: 0,
-                runs_already_present: file.runs.len(),
-            });
+        if let Some(outcome) = already_imported(&tx, file)? {
+            return Ok(outcome);
         }
         let mut local_ids = Vec::with_capacity(file.runs.len());
         let (mut imported, mut present) = (0, 0);
@@ -364,76 +336,7 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
     )?;
     let id = tx.last_insert_rowid();
     fill_typed_columns(tx, Some(id))?;
-    {
-        let mut w = tx.prepare_cached(
-            "INSERT INTO windows (run_id, idx, first_step, steps, samples, start_ns, end_ns, loss_mean, lr)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )?;
-        for x in &r.windows {
-            w.execute(params![
-                id,
-                u(x.index),
-                u(x.first_step),
-                u(x.steps),
-                u(x.samples),
-                u(x.start_ns),
-                u(x.end_ns),
-                x.loss_mean,
-                x.lr
-            ])?;
-        }
-        let mut e = tx.prepare_cached(
-            "INSERT INTO evals (run_id, step, epoch, elapsed_s, accuracy, loss, samples, t_ns)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?;
-        for x in &r.evals {
-            e.execute(params![
-                id,
-                u(x.step),
-                x.epoch,
-                x.elapsed_s,
-                x.accuracy,
-                x.loss,
-                u(x.samples),
-                u(x.t_ns)
-            ])?;
-        }
-        let mut m = tx.prepare_cached(
-            "INSERT INTO memory_peaks (run_id, device, source, peak_bytes, reserved_peak_bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?;
-        for x in &r.memory {
-            m.execute(params![
-                id,
-                x.device,
-                x.source,
-                u(x.peak_bytes),
-                x.reserved_peak_bytes.map(u)
-            ])?;
-        }
-        let mut t = tx.prepare_cached(
-            "INSERT INTO telemetry (run_id, t_ns, source, cpu_percent, rss_bytes, host_cpu_percent, mem_used_bytes,
-                 util_percent, power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons, other_processes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-        )?;
-        for x in &r.telemetry {
-            t.execute(params![
-                id,
-                u(x.t_ns),
-                x.source,
-                x.cpu_percent,
-                x.rss_bytes.map(u),
-                x.host_cpu_percent,
-                x.mem_used_bytes.map(u),
-                x.util_percent,
-                x.power_w,
-                x.energy_mj.map(u),
-                x.sm_clock_mhz,
-                x.mem_clock_mhz,
-                x.throttle_reasons.map(u),
-                x.other_processes
-            ])?;
-        }
-    }
+    insert_raw_rows(tx, id, r)?;
     if let Some(s) = &r.summary {
         tx.execute(
             "INSERT INTO summaries (run_id, computed_unix_ms, summary_json) VALUES (?1, ?2, ?3)",
@@ -441,4 +344,115 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
         )?;
     }
     Ok(id)
+}
+
+/// A portable run's windows, evaluations, memory peaks and telemetry under
+/// its new id.
+fn insert_raw_rows(tx: &Transaction<'_>, id: i64, r: &PortableRun) -> Result<()> {
+    let mut w = tx.prepare_cached(
+        "INSERT INTO windows (run_id, idx, first_step, steps, samples, start_ns, end_ns, loss_mean, lr)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for x in &r.windows {
+        w.execute(params![
+            id,
+            u(x.index),
+            u(x.first_step),
+            u(x.steps),
+            u(x.samples),
+            u(x.start_ns),
+            u(x.end_ns),
+            x.loss_mean,
+            x.lr
+        ])?;
+    }
+    let mut e = tx.prepare_cached(
+        "INSERT INTO evals (run_id, step, epoch, elapsed_s, accuracy, loss, samples, t_ns)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for x in &r.evals {
+        e.execute(params![
+            id,
+            u(x.step),
+            x.epoch,
+            x.elapsed_s,
+            x.accuracy,
+            x.loss,
+            u(x.samples),
+            u(x.t_ns)
+        ])?;
+    }
+    let mut m = tx.prepare_cached(
+        "INSERT INTO memory_peaks (run_id, device, source, peak_bytes, reserved_peak_bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for x in &r.memory {
+        m.execute(params![
+            id,
+            x.device,
+            x.source,
+            u(x.peak_bytes),
+            x.reserved_peak_bytes.map(u)
+        ])?;
+    }
+    let mut t = tx.prepare_cached(
+        "INSERT INTO telemetry (run_id, t_ns, source, cpu_percent, rss_bytes, host_cpu_percent, mem_used_bytes,
+             util_percent, power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, throttle_reasons, other_processes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?;
+    for x in &r.telemetry {
+        t.execute(params![
+            id,
+            u(x.t_ns),
+            x.source,
+            x.cpu_percent,
+            x.rss_bytes.map(u),
+            x.host_cpu_percent,
+            x.mem_used_bytes.map(u),
+            x.util_percent,
+            x.power_w,
+            x.energy_mj.map(u),
+            x.sm_clock_mhz,
+            x.mem_clock_mhz,
+            x.throttle_reasons.map(u),
+            x.other_processes
+        ])?;
+    }
+    Ok(())
+}
+
+/// The file's session when it is here already (its runs checked to be the
+/// ones here; nothing changed), or `None`.
+fn already_imported(tx: &Transaction<'_>, file: &SessionFile) -> Result<Option<ImportOutcome>> {
+    let Some((id, name)) = tx
+        .query_row(
+            "SELECT id, name FROM sessions WHERE uid = ?1",
+            params![file.session.uid],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+        )
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    // Same session again: check its runs are the ones here, change nothing.
+    for (i, r) in file.runs.iter().enumerate() {
+        let local: Option<i64> = tx
+            .query_row("SELECT id FROM runs WHERE uid = ?1", params![r.uid], |x| {
+                x.get(0)
+            })
+            .optional()?;
+        if local.is_none() {
+            return Err(invalid(
+                    "session.uid",
+                    &file.session.uid,
+                    format!("the session is already here as {name:?} but without runs[{i}] ({}); delete the local session to import this file", r.uid),
+                ));
+        }
+    }
+    Ok(Some(ImportOutcome {
+        session_id: id,
+        session_name: name,
+        session_created: false,
+        runs_imported: 0,
+        runs_already_present: file.runs.len(),
+    }))
 }
