@@ -59,36 +59,7 @@ fn next(state: &mut u64) -> f64 {
 
 /// Writes one generated run and returns its id.
 pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
-    let spec = serde_json::json!({
-        "model": f.model, "precision": f.precision, "devices": f.devices, "batch_size": f.batch_size,
-        "data": "synthetic", "target_accuracy": f.target_accuracy,
-    });
-    let key = |spec: &serde_json::Value| {
-        serde_json::json!({"framework": f.framework, "spec": spec}).to_string()
-    };
-    let mut one_device = spec.clone();
-    one_device["devices"] = serde_json::Value::Null;
-    let id = store.insert_run(&NewRun {
-        sweep_id: None,
-        keys: ConfigKeys {
-            config: key(&spec),
-            scaling: key(&one_device),
-        },
-        repeat_index: 0,
-        framework: f.framework,
-        environment: None,
-        model: f.model.clone(),
-        precision: f.precision,
-        compile: Compile::Off,
-        device: Device::Cpu,
-        devices: f.devices,
-        parallel: Parallel::Ddp,
-        batch_size: f.batch_size,
-        data: DataSource::Synthetic,
-        spec_json: spec.to_string(),
-        price_offering: f.price_offering.clone(),
-        batch_search: None,
-    })?;
+    let id = store.insert_run(&new_run(f))?;
     store.start_run(
         id,
         &serde_json::json!({
@@ -101,47 +72,7 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
     let mut rng = f.seed.wrapping_mul(7919).wrapping_add(17);
     let global = f.batch_size * u64::from(f.devices);
     let steps_per_window = 10u64;
-    let cpu = DeviceInfo {
-        id: "cpu".into(),
-        name: Some("generated fixture".into()),
-    };
-    let mut events = vec![
-        Event::Hello {
-            protocol: 1,
-            worker: "fixture".into(),
-            framework: f.framework.to_string(),
-            framework_version: "generated".into(),
-            libraries: Vec::new(),
-            devices_visible: vec![cpu.clone()],
-            device: cpu,
-            model: f.model.clone(),
-            param_count: 77_834,
-            flops_per_sample: 1.2e7,
-            precision: f.precision.to_string(),
-            precision_in_effect: f.precision.to_string(),
-            execution: None,
-            world_size: Some(f.devices),
-            batch_size: f.batch_size,
-            total_steps: 1 + f.windows * 10,
-            threads: 1,
-            data: DataInfo {
-                source: "synthetic".into(),
-                path: None,
-                train_samples: 4096,
-                eval_samples: 1000,
-                samples_per_epoch: 4096,
-                ..DataInfo::default()
-            },
-            train_start_ns: 1_000_000_000,
-            t_ns: 1_000_000_000,
-        },
-        Event::FirstStep {
-            since_process_start_s: Some(0.8),
-            since_train_start_s: 0.3,
-            compile_s: None,
-            t_ns: 1_300_000_000,
-        },
-    ];
+    let mut events = opening_events(f);
     let mut t = 1_000_000_000u64;
     let mut telemetry = Vec::new();
     for w in 0..f.windows {
@@ -200,4 +131,83 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
     let m = store.measurements(id)?;
     store.save_summary(id, &summarize(&m))?;
     Ok(id)
+}
+
+/// The queued run of a fixture: its spec, keys and typed columns.
+fn new_run(f: &FixtureRun) -> NewRun {
+    let spec = serde_json::json!({
+        "model": f.model, "precision": f.precision, "devices": f.devices, "batch_size": f.batch_size,
+        "data": "synthetic", "target_accuracy": f.target_accuracy,
+    });
+    let key = |spec: &serde_json::Value| {
+        serde_json::json!({"framework": f.framework, "spec": spec}).to_string()
+    };
+    let mut one_device = spec.clone();
+    one_device["devices"] = serde_json::Value::Null;
+    NewRun {
+        sweep_id: None,
+        keys: ConfigKeys {
+            config: key(&spec),
+            scaling: key(&one_device),
+        },
+        repeat_index: 0,
+        framework: f.framework,
+        environment: None,
+        model: f.model.clone(),
+        precision: f.precision,
+        compile: Compile::Off,
+        device: Device::Cpu,
+        devices: f.devices,
+        parallel: Parallel::Ddp,
+        batch_size: f.batch_size,
+        data: DataSource::Synthetic,
+        spec_json: spec.to_string(),
+        price_offering: f.price_offering.clone(),
+        batch_search: None,
+    }
+}
+
+/// The worker's `hello` and `first_step` events of a fixture.
+fn opening_events(f: &FixtureRun) -> Vec<Event> {
+    let cpu = DeviceInfo {
+        id: "cpu".into(),
+        name: Some("generated fixture".into()),
+    };
+    vec![
+        Event::Hello {
+            protocol: 1,
+            worker: "fixture".into(),
+            framework: f.framework.to_string(),
+            framework_version: "generated".into(),
+            libraries: Vec::new(),
+            devices_visible: vec![cpu.clone()],
+            device: cpu,
+            model: f.model.clone(),
+            param_count: 77_834,
+            flops_per_sample: 1.2e7,
+            precision: f.precision.to_string(),
+            precision_in_effect: f.precision.to_string(),
+            execution: None,
+            world_size: Some(f.devices),
+            batch_size: f.batch_size,
+            total_steps: 1 + f.windows * 10,
+            threads: 1,
+            data: DataInfo {
+                source: "synthetic".into(),
+                path: None,
+                train_samples: 4096,
+                eval_samples: 1000,
+                samples_per_epoch: 4096,
+                ..DataInfo::default()
+            },
+            train_start_ns: 1_000_000_000,
+            t_ns: 1_000_000_000,
+        },
+        Event::FirstStep {
+            since_process_start_s: Some(0.8),
+            since_train_start_s: 0.3,
+            compile_s: None,
+            t_ns: 1_300_000_000,
+        },
+    ]
 }
