@@ -1,6 +1,7 @@
 //! Tables of runs, one run in full, groups, scaling, batch searches, prices.
 
 use super::*;
+use trainbench_core::summary::RunSummary;
 
 pub fn print_runs_table(rows: &[RunRow]) {
     println!(
@@ -130,105 +131,8 @@ pub fn print_show(d: &RunDetail) {
         }
     }
     if let Some(s) = &r.summary {
-        println!(
-            "throughput:        {} samples/s ({} windows, {} warm-up excluded)",
-            throughput_text(r),
-            s.windows_total,
-            s.windows_warmup
-        );
-        let nodes = d.spec["nodes"].as_u64().unwrap_or(1);
-        if let (true, Some(t)) = (nodes > 1, s.throughput_samples_per_s) {
-            println!(
-                "per node:          {:.1} samples/s ({nodes} nodes × {} device(s); throughput / nodes)",
-                t / nodes as f64,
-                r.devices / nodes.max(1) as u32
-            );
-        }
-        if let (Some(t), Some(per)) = (s.tokens_per_s, s.tokens_per_sample) {
-            println!(
-                "tokens/s:          {t:.0}{} ({per} tokens per sequence, every position trained on)",
-                s.tokens_per_s_ci95
-                    .map(|c| format!(" [95% CI {:.0}–{:.0}]", c.low, c.high))
-                    .unwrap_or_default()
-            );
-        }
-        println!("warm-up rule:      {}", s.warmup_rule);
-        println!(
-            "time to 1st step:  {} from process start; {} from the start of training; compile alone: {}",
-            s.time_to_first_step_s
-                .map_or("not measured".into(), |t| format!("{t:.2} s")),
-            d.first_step_train_s
-                .map_or("not measured".into(), |t| format!("{t:.2} s")),
-            d.compile_s.map_or("not measured apart (inside the first step)".into(), |t| format!("{t:.2} s"))
-        );
-        println!(
-            "peak memory:       {} ({} on {})",
-            mib(s.peak_memory_bytes),
-            s.peak_memory_source.as_deref().unwrap_or("-"),
-            s.peak_memory_device.as_deref().unwrap_or("-")
-        );
-        println!("time to accuracy:  {}", tta_text(r));
-        println!(
-            "epoch time:        {} ({})",
-            s.epoch_time_s.map_or("not measured".into(), duration_text),
-            s.epoch_basis.as_deref().unwrap_or("not measured")
-        );
-        println!(
-            "cost per epoch:    {}{}",
-            cost_text(r),
-            s.price_as_of
-                .as_deref()
-                .map(|d| format!(" (price as of {d})"))
-                .unwrap_or_default()
-        );
-        println!(
-            "energy per sample: {} ({})",
-            s.energy_j_per_sample
-                .map_or("not measured".into(), |j| format!("{j:.4} J")),
-            if s.energy_note.is_empty() {
-                "no note stored"
-            } else {
-                &s.energy_note
-            }
-        );
-        if let Some(g) = &s.gpu {
-            println!(
-                "GPU (steady):      {} mean power, {} mean utilisation, {} NVML samples on {}",
-                g.mean_power_w
-                    .map_or("not measured".into(), |p| format!("{p:.0} W")),
-                g.mean_util_percent
-                    .map_or("not measured".into(), |u| format!("{u:.0} %")),
-                g.samples,
-                g.sources.join(", ")
-            );
-        }
-        if let Some(scale) = d.loss_scale {
-            println!("loss scale at end: {scale}");
-        }
-        for w in &s.warnings {
-            println!("warning:           {} ({})", w.message, w.code);
-        }
-        print_breakdown(s.breakdown.as_ref());
-        print_profile(d.profile.as_ref());
-        for c in &s.checks {
-            println!(
-                "check:             [{}] {}: {}",
-                c.status.as_str(),
-                c.kind.label(),
-                c.evidence
-            );
-        }
-        println!(
-            "MFU:               {} ({})",
-            s.mfu
-                .map_or("not measured".into(), |m| format!("{:.2} %", m * 100.0)),
-            s.mfu_note
-        );
-        println!(
-            "parameters:        {}",
-            s.param_count
-                .map_or("not measured".into(), |p| p.to_string())
-        );
+        print_speed(d, s);
+        print_energy_and_checks(d, s);
     }
     println!(
         "windows: {}, evaluations: {}, telemetry samples: {}",
@@ -244,6 +148,115 @@ pub fn print_show(d: &RunDetail) {
             println!("last lines of the worker's output:\n{}", escape_controls(t));
         }
     }
+}
+
+/// A run's speed, memory, time to accuracy, epoch and cost.
+fn print_speed(d: &RunDetail, s: &RunSummary) {
+    let r = &d.row;
+    println!(
+        "throughput:        {} samples/s ({} windows, {} warm-up excluded)",
+        throughput_text(r),
+        s.windows_total,
+        s.windows_warmup
+    );
+    let nodes = d.spec["nodes"].as_u64().unwrap_or(1);
+    if let (true, Some(t)) = (nodes > 1, s.throughput_samples_per_s) {
+        println!(
+            "per node:          {:.1} samples/s ({nodes} nodes × {} device(s); throughput / nodes)",
+            t / nodes as f64,
+            r.devices / nodes.max(1) as u32
+        );
+    }
+    if let (Some(t), Some(per)) = (s.tokens_per_s, s.tokens_per_sample) {
+        println!(
+            "tokens/s:          {t:.0}{} ({per} tokens per sequence, every position trained on)",
+            s.tokens_per_s_ci95
+                .map(|c| format!(" [95% CI {:.0}–{:.0}]", c.low, c.high))
+                .unwrap_or_default()
+        );
+    }
+    println!("warm-up rule:      {}", s.warmup_rule);
+    println!(
+        "time to 1st step:  {} from process start; {} from the start of training; compile alone: {}",
+        s.time_to_first_step_s
+            .map_or("not measured".into(), |t| format!("{t:.2} s")),
+        d.first_step_train_s
+            .map_or("not measured".into(), |t| format!("{t:.2} s")),
+        d.compile_s.map_or("not measured apart (inside the first step)".into(), |t| format!("{t:.2} s"))
+    );
+    println!(
+        "peak memory:       {} ({} on {})",
+        mib(s.peak_memory_bytes),
+        s.peak_memory_source.as_deref().unwrap_or("-"),
+        s.peak_memory_device.as_deref().unwrap_or("-")
+    );
+    println!("time to accuracy:  {}", tta_text(r));
+    println!(
+        "epoch time:        {} ({})",
+        s.epoch_time_s.map_or("not measured".into(), duration_text),
+        s.epoch_basis.as_deref().unwrap_or("not measured")
+    );
+    println!(
+        "cost per epoch:    {}{}",
+        cost_text(r),
+        s.price_as_of
+            .as_deref()
+            .map(|d| format!(" (price as of {d})"))
+            .unwrap_or_default()
+    );
+}
+
+/// A run's energy, GPU readings, warnings, breakdown, profile, checks, MFU
+/// and size.
+fn print_energy_and_checks(d: &RunDetail, s: &RunSummary) {
+    println!(
+        "energy per sample: {} ({})",
+        s.energy_j_per_sample
+            .map_or("not measured".into(), |j| format!("{j:.4} J")),
+        if s.energy_note.is_empty() {
+            "no note stored"
+        } else {
+            &s.energy_note
+        }
+    );
+    if let Some(g) = &s.gpu {
+        println!(
+            "GPU (steady):      {} mean power, {} mean utilisation, {} NVML samples on {}",
+            g.mean_power_w
+                .map_or("not measured".into(), |p| format!("{p:.0} W")),
+            g.mean_util_percent
+                .map_or("not measured".into(), |u| format!("{u:.0} %")),
+            g.samples,
+            g.sources.join(", ")
+        );
+    }
+    if let Some(scale) = d.loss_scale {
+        println!("loss scale at end: {scale}");
+    }
+    for w in &s.warnings {
+        println!("warning:           {} ({})", w.message, w.code);
+    }
+    print_breakdown(s.breakdown.as_ref());
+    print_profile(d.profile.as_ref());
+    for c in &s.checks {
+        println!(
+            "check:             [{}] {}: {}",
+            c.status.as_str(),
+            c.kind.label(),
+            c.evidence
+        );
+    }
+    println!(
+        "MFU:               {} ({})",
+        s.mfu
+            .map_or("not measured".into(), |m| format!("{:.2} %", m * 100.0)),
+        s.mfu_note
+    );
+    println!(
+        "parameters:        {}",
+        s.param_count
+            .map_or("not measured".into(), |p| p.to_string())
+    );
 }
 
 pub fn print_prices(rows: &[PriceEntry]) {
