@@ -115,69 +115,82 @@ pub fn print_compare(c: &Comparison) {
             );
         }
     }
-    if c.entries.iter().any(|e| e.breakdown.is_some()) {
-        use trainbench_core::breakdown::{fmt_s, Part};
-        println!("\nWhere the step goes (per sample; step breakdown after the timed windows):");
-        let parts: Vec<Part> = c.breakdown_parts();
-        let header: Vec<String> = parts
-            .iter()
-            .map(|p| format!("{:>12}", p.as_str()))
-            .collect();
-        let width = label_width(c);
-        println!("  {:<width$} {}", "entry", header.join(" "));
-        for e in &c.entries {
-            let cells: Vec<String> = parts
-                .iter()
-                .map(|p| {
-                    let v = e.breakdown.as_ref().and_then(|b| b.part(*p));
-                    format!("{:>12}", v.map_or("—".into(), |v| fmt_s(v.per_sample_s)))
-                })
-                .collect();
-            let tail = if e.breakdown.is_none() {
-                "  not measured"
-            } else {
-                ""
-            };
-            println!("  {:<width$} {}{tail}", e.label, cells.join(" "));
-        }
-    }
-    if c.entries.iter().any(|e| e.profile.is_some()) {
-        use trainbench_core::breakdown::fmt_s;
-        use trainbench_core::protocol::OpCategory;
-        println!("\nOperator profiles (self time per sample, runs made with --profile):");
-        let labels: Vec<&str> = OpCategory::ALL
-            .iter()
-            .map(|c| c.label())
-            .chain(["idle"])
-            .collect();
-        let width = label_width(c);
-        println!(
-            "  {:<width$} {}",
-            "entry",
-            labels
-                .iter()
-                .map(|l| format!("{:>16}", l))
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
-        for e in &c.entries {
-            let cells = match &e.profile {
-                Some(p) => p
-                    .rows
-                    .iter()
-                    .map(|r| format!("{:>16}", fmt_s(r.per_sample_s)))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                None => "  not profiled".to_owned(),
-            };
-            println!("  {:<width$} {cells}", e.label);
-        }
-        for g in &c.profile_gaps {
-            println!("  {} ({})", g.gap.verdict, g.gap.note);
-        }
-    }
+    print_breakdowns(c);
+    print_profiles(c);
     for w in &c.warnings {
         println!("warning: {w}");
+    }
+}
+
+/// Where the step goes, per entry (step breakdowns, when any was measured).
+fn print_breakdowns(c: &Comparison) {
+    if !c.entries.iter().any(|e| e.breakdown.is_some()) {
+        return;
+    }
+    use trainbench_core::breakdown::{fmt_s, Part};
+    println!("\nWhere the step goes (per sample; step breakdown after the timed windows):");
+    let parts: Vec<Part> = c.breakdown_parts();
+    let header: Vec<String> = parts
+        .iter()
+        .map(|p| format!("{:>12}", p.as_str()))
+        .collect();
+    let width = label_width(c);
+    println!("  {:<width$} {}", "entry", header.join(" "));
+    for e in &c.entries {
+        let cells: Vec<String> = parts
+            .iter()
+            .map(|p| {
+                let v = e.breakdown.as_ref().and_then(|b| b.part(*p));
+                format!("{:>12}", v.map_or("—".into(), |v| fmt_s(v.per_sample_s)))
+            })
+            .collect();
+        let tail = if e.breakdown.is_none() {
+            "  not measured"
+        } else {
+            ""
+        };
+        println!("  {:<width$} {}{tail}", e.label, cells.join(" "));
+    }
+}
+
+/// Operator profiles, per entry, and each gap to the baseline's (runs made
+/// with --profile).
+fn print_profiles(c: &Comparison) {
+    if !c.entries.iter().any(|e| e.profile.is_some()) {
+        return;
+    }
+    use trainbench_core::breakdown::fmt_s;
+    use trainbench_core::protocol::OpCategory;
+    println!("\nOperator profiles (self time per sample, runs made with --profile):");
+    let labels: Vec<&str> = OpCategory::ALL
+        .iter()
+        .map(|c| c.label())
+        .chain(["idle"])
+        .collect();
+    let width = label_width(c);
+    println!(
+        "  {:<width$} {}",
+        "entry",
+        labels
+            .iter()
+            .map(|l| format!("{:>16}", l))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    for e in &c.entries {
+        let cells = match &e.profile {
+            Some(p) => p
+                .rows
+                .iter()
+                .map(|r| format!("{:>16}", fmt_s(r.per_sample_s)))
+                .collect::<Vec<_>>()
+                .join(" "),
+            None => "  not profiled".to_owned(),
+        };
+        println!("  {:<width$} {cells}", e.label);
+    }
+    for g in &c.profile_gaps {
+        println!("  {} ({})", g.gap.verdict, g.gap.note);
     }
 }
 
