@@ -8,10 +8,11 @@ use std::process::ExitCode;
 use serde_json::json;
 use trainbench_app::batch::SearchProgress;
 use trainbench_app::execute::{self, Finished};
-use trainbench_app::sweep::{plan_request, Job};
+use trainbench_app::sweep::{plan_request, Job, SweepPlan};
 use trainbench_app::{Host, RunnerOptions, Workspace};
 use trainbench_core::batch_search::{BatchProbe, ProbeOutcome};
 use trainbench_core::compare::{compare, Grouping, Metric};
+use trainbench_core::record::RunRow;
 use trainbench_core::summary::{aggregate_repeats, RunStatus};
 
 use crate::error::{bad, CliError};
@@ -201,57 +202,8 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     run_jobs(&mut ws, &host, &jobs, opts, interactive)?;
     let ids: Vec<i64> = jobs.iter().map(|j| j.run_id).collect();
     let rows = ws.runs_by_id(&ids)?;
-    let mut groups = Vec::new();
-    for (c, cfg) in plan.configs.iter().enumerate() {
-        let members: Vec<_> = jobs
-            .iter()
-            .zip(&rows)
-            .filter(|(j, _)| j.config == c)
-            .map(|(_, r)| r)
-            .collect();
-        let summaries: Vec<_> = members
-            .iter()
-            .filter(|r| r.status == RunStatus::Completed)
-            .filter_map(|r| r.summary.clone())
-            .collect();
-        groups.push(json!({
-            "configuration": cfg.label,
-            "framework": cfg.framework,
-            "environment": cfg.env,
-            "spec": cfg.spec.raw,
-            "run_ids": members.iter().map(|r| r.id).collect::<Vec<_>>(),
-            "repeats": aggregate_repeats(&summaries),
-            "batch_search": cfg.searched.as_deref().map(|k| ws.batch_search(sweep, k)).transpose()?,
-        }));
-    }
-    // Scaling: the comparison model's, over one entry per configuration.
-    let label_of = |run_id: i64| {
-        jobs.iter()
-            .find(|j| j.run_id == run_id)
-            .map_or_else(String::new, |j| plan.configs[j.config].label.clone())
-    };
-    let mut scaling = Vec::new();
-    if let Ok(c) = compare(&rows, Grouping::Configurations, None) {
-        for e in &c.entries {
-            let Some(one) = e
-                .single_device_entry
-                .as_ref()
-                .and_then(|k| c.entries.iter().find(|o| &o.key == k))
-            else {
-                continue;
-            };
-            let tp =
-                |x: &trainbench_core::compare::CompareEntry| x.metrics[&Metric::Throughput].value;
-            scaling.push(json!({
-                "configuration": label_of(e.run_ids[0]),
-                "devices": e.devices,
-                "single_device_configuration": label_of(one.run_ids[0]),
-                "throughput_samples_per_s": tp(e),
-                "single_device_throughput_samples_per_s": tp(one),
-                "scaling_efficiency": e.scaling_efficiency,
-            }));
-        }
-    }
+    let groups = configuration_groups(&ws, &plan, &jobs, &rows, sweep)?;
+    let scaling = scaling_rows(&plan, &jobs, &rows);
     let failed = rows.iter().any(|r| r.status != RunStatus::Completed);
     // The studio's own cost: CPU time of this process (not its workers).
     let studio = json!({
@@ -285,4 +237,70 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Each configuration's runs, repeats aggregated, and its batch search.
+fn configuration_groups(
+    ws: &Workspace,
+    plan: &SweepPlan,
+    jobs: &[Job],
+    rows: &[RunRow],
+    sweep: i64,
+) -> Result<Vec<serde_json::Value>, CliError> {
+    let mut groups = Vec::new();
+    for (c, cfg) in plan.configs.iter().enumerate() {
+        let members: Vec<_> = jobs
+            .iter()
+            .zip(rows)
+            .filter(|(j, _)| j.config == c)
+            .map(|(_, r)| r)
+            .collect();
+        let summaries: Vec<_> = members
+            .iter()
+            .filter(|r| r.status == RunStatus::Completed)
+            .filter_map(|r| r.summary.clone())
+            .collect();
+        groups.push(json!({
+            "configuration": cfg.label,
+            "framework": cfg.framework,
+            "environment": cfg.env,
+            "spec": cfg.spec.raw,
+            "run_ids": members.iter().map(|r| r.id).collect::<Vec<_>>(),
+            "repeats": aggregate_repeats(&summaries),
+            "batch_search": cfg.searched.as_deref().map(|k| ws.batch_search(sweep, k)).transpose()?,
+        }));
+    }
+    Ok(groups)
+}
+
+/// Scaling: the comparison model's, over one entry per configuration.
+fn scaling_rows(plan: &SweepPlan, jobs: &[Job], rows: &[RunRow]) -> Vec<serde_json::Value> {
+    let label_of = |run_id: i64| {
+        jobs.iter()
+            .find(|j| j.run_id == run_id)
+            .map_or_else(String::new, |j| plan.configs[j.config].label.clone())
+    };
+    let mut scaling = Vec::new();
+    if let Ok(c) = compare(rows, Grouping::Configurations, None) {
+        for e in &c.entries {
+            let Some(one) = e
+                .single_device_entry
+                .as_ref()
+                .and_then(|k| c.entries.iter().find(|o| &o.key == k))
+            else {
+                continue;
+            };
+            let tp =
+                |x: &trainbench_core::compare::CompareEntry| x.metrics[&Metric::Throughput].value;
+            scaling.push(json!({
+                "configuration": label_of(e.run_ids[0]),
+                "devices": e.devices,
+                "single_device_configuration": label_of(one.run_ids[0]),
+                "throughput_samples_per_s": tp(e),
+                "single_device_throughput_samples_per_s": tp(one),
+                "scaling_efficiency": e.scaling_efficiency,
+            }));
+        }
+    }
+    scaling
 }
