@@ -72,96 +72,12 @@ pub fn run(cmd: Option<EnvCommand>, json_out: bool) -> Result<ExitCode, CliError
             }
             Ok(ExitCode::SUCCESS)
         }
-        EnvCommand::Check => {
-            let mut out = Vec::new();
-            let mut broken = false;
-            for e in envs::list()? {
-                let checked = if e.ready {
-                    envs::check(&e)
-                } else {
-                    Err(format!(
-                        "not installed: `trainbench env install {}`",
-                        e.framework
-                    ))
-                };
-                broken |= e.ready && checked.is_err();
-                if !json_out {
-                    match &checked {
-                        Ok(info) => {
-                            let gpus = info["gpus"].as_array().map_or(0, Vec::len);
-                            println!(
-                                "{:<24} {} {} · python {} · {}",
-                                if e.builtin {
-                                    e.framework.to_string()
-                                } else {
-                                    format!("{}@{}", e.framework, e.name)
-                                },
-                                e.framework,
-                                info["version"].as_str().unwrap_or("?"),
-                                info["python"].as_str().unwrap_or("?"),
-                                if gpus == 0 {
-                                    "sees no GPU (runs on the CPU)".to_owned()
-                                } else {
-                                    format!("sees {gpus} GPU(s): {}", info["gpus"])
-                                }
-                            );
-                        }
-                        Err(why) => println!("{:<24} {}: {why}", e.name, e.framework),
-                    }
-                }
-                let mut v = env_json(&e);
-                match checked {
-                    Ok(info) => v["check"] = info,
-                    Err(why) => v["problem"] = json!(why),
-                }
-                out.push(v);
-            }
-            if json_out {
-                println!("{}", json!(out));
-            }
-            Ok(if broken {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
+        EnvCommand::Check => check(json_out),
         EnvCommand::Install {
             framework,
             gpu,
             cpu,
-        } => {
-            let with_gpu = if gpu || cpu {
-                gpu
-            } else {
-                Host::open().gpu_count() > 0
-            };
-            eprintln!(
-                "trainbench: installing {framework} ({} build) from PyPI; the installer's output (uv, else pip) follows",
-                if with_gpu { "CUDA" } else { "CPU" }
-            );
-            let installed = install_with_ctrl_c(&framework, with_gpu)?;
-            let (e, checked, p) = (installed.env, installed.info, installed.progress);
-            if json_out {
-                let mut v = env_json(&e);
-                v["check"] = checked;
-                v["install"] = serde_json::json!({
-                    "seconds": p.elapsed_s,
-                    "packages": p.packages_installed,
-                    "downloaded_bytes": p.bytes_done,
-                });
-                println!("{v}");
-            } else {
-                println!(
-                    "{framework} {} ready in {} ({} packages installed, {} downloaded, {:.0} s)",
-                    checked["version"].as_str().unwrap_or("?"),
-                    e.python.display(),
-                    p.packages_installed,
-                    output::bytes(p.bytes_done),
-                    p.elapsed_s
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => install(&framework, gpu, cpu, json_out),
         EnvCommand::Register {
             name,
             framework,
@@ -194,6 +110,98 @@ pub fn run(cmd: Option<EnvCommand>, json_out: bool) -> Result<ExitCode, CliError
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `env check`: every environment's worker started and asked what it
+/// sees; exit 1 when an installed one does not answer.
+fn check(json_out: bool) -> Result<ExitCode, CliError> {
+    let mut out = Vec::new();
+    let mut broken = false;
+    for e in envs::list()? {
+        let checked = if e.ready {
+            envs::check(&e)
+        } else {
+            Err(format!(
+                "not installed: `trainbench env install {}`",
+                e.framework
+            ))
+        };
+        broken |= e.ready && checked.is_err();
+        if !json_out {
+            match &checked {
+                Ok(info) => {
+                    let gpus = info["gpus"].as_array().map_or(0, Vec::len);
+                    println!(
+                        "{:<24} {} {} · python {} · {}",
+                        if e.builtin {
+                            e.framework.to_string()
+                        } else {
+                            format!("{}@{}", e.framework, e.name)
+                        },
+                        e.framework,
+                        info["version"].as_str().unwrap_or("?"),
+                        info["python"].as_str().unwrap_or("?"),
+                        if gpus == 0 {
+                            "sees no GPU (runs on the CPU)".to_owned()
+                        } else {
+                            format!("sees {gpus} GPU(s): {}", info["gpus"])
+                        }
+                    );
+                }
+                Err(why) => println!("{:<24} {}: {why}", e.name, e.framework),
+            }
+        }
+        let mut v = env_json(&e);
+        match checked {
+            Ok(info) => v["check"] = info,
+            Err(why) => v["problem"] = json!(why),
+        }
+        out.push(v);
+    }
+    if json_out {
+        println!("{}", json!(out));
+    }
+    Ok(if broken {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `env install`: the framework's environment made from PyPI (the CUDA
+/// build when this machine has a GPU, unless told).
+fn install(framework: &str, gpu: bool, cpu: bool, json_out: bool) -> Result<ExitCode, CliError> {
+    let with_gpu = if gpu || cpu {
+        gpu
+    } else {
+        Host::open().gpu_count() > 0
+    };
+    eprintln!(
+        "trainbench: installing {framework} ({} build) from PyPI; the installer's output (uv, else pip) follows",
+        if with_gpu { "CUDA" } else { "CPU" }
+    );
+    let installed = install_with_ctrl_c(framework, with_gpu)?;
+    let (e, checked, p) = (installed.env, installed.info, installed.progress);
+    if json_out {
+        let mut v = env_json(&e);
+        v["check"] = checked;
+        v["install"] = serde_json::json!({
+            "seconds": p.elapsed_s,
+            "packages": p.packages_installed,
+            "downloaded_bytes": p.bytes_done,
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "{framework} {} ready in {} ({} packages installed, {} downloaded, {:.0} s)",
+            checked["version"].as_str().unwrap_or("?"),
+            e.python.display(),
+            p.packages_installed,
+            output::bytes(p.bytes_done),
+            p.elapsed_s
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Installs on a blocking thread while Ctrl-C cancels it: the installer runs
