@@ -145,89 +145,95 @@ fn toml_str(v: &toml::Value) -> String {
     }
 }
 
+/// The settings of a TOML config file, each where the flags left it unset.
+fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        bad(
+            "config",
+            format!("config = {} cannot be read: {e}", path.display()),
+        )
+    })?;
+    let table: toml::Table = text.parse().map_err(|e| {
+        bad(
+            "config",
+            format!("config = {} is not valid TOML: {e}", path.display()),
+        )
+    })?;
+    for (key, value) in &table {
+        let s = toml_str(value);
+        let num = |field: &str| {
+            s.parse::<i64>().map_err(|_| {
+                bad(
+                    field,
+                    format!(
+                        "{field} = {s} (in {}) is not allowed: expected a whole number",
+                        path.display()
+                    ),
+                )
+            })
+        };
+        match key.as_str() {
+            "model" => a.model = a.model.take().or(Some(s)),
+            "framework" => a.framework = a.framework.take().or(Some(s)),
+            "precision" => a.precision = a.precision.take().or(Some(s)),
+            "compile" => a.compile = a.compile.take().or(Some(s)),
+            "device" => a.device = a.device.take().or(Some(s)),
+            "devices" => a.devices = a.devices.take().or(Some(s)),
+            "parallel" => a.parallel = a.parallel.take().or(Some(s)),
+            "batch_size" => a.batch_size = a.batch_size.take().or(Some(s)),
+            "batch_cap" => {
+                a.batch_cap = a.batch_cap.take().or(Some(u32::try_from(num("batch_cap")?).map_err(|_| {
+                    bad("batch_cap", format!("batch_cap = {s} is not allowed: expected a whole number ≥ 1"))
+                })?))
+            }
+            "memory_limit" => a.memory_limit = a.memory_limit.take().or(Some(s)),
+            "data" => a.data = a.data.take().or(Some(s)),
+            "host" => a.host = a.host.take().or(Some(s)),
+            "nodes" => a.nodes = a.nodes.take().or(Some(num("nodes")?)),
+            "steps" => a.steps = a.steps.take().or(Some(num("steps")?)),
+            "epochs" => a.epochs = a.epochs.take().or(Some(num("epochs")?)),
+            "num_classes" => a.num_classes = a.num_classes.take().or(Some(num("num_classes")?)),
+            "loader_workers" => a.loader_workers = a.loader_workers.take().or(Some(num("loader_workers")?)),
+            "seq_len" => a.seq_len = a.seq_len.take().or(Some(num("seq_len")?)),
+            "window_steps" => a.window_steps = a.window_steps.take().or(Some(num("window_steps")?)),
+            "eval_every" => a.eval_every = a.eval_every.take().or(Some(num("eval_every")?)),
+            "threads" => a.threads = a.threads.take().or(Some(num("threads")?)),
+            "repeats" => a.repeats = a.repeats.take().or(Some(u32::try_from(num("repeats")?).map_err(|_| bad("repeats", format!("repeats = {s} is not allowed: expected a whole number ≥ 1")))?)),
+            "target_accuracy" => {
+                a.target_accuracy = a.target_accuracy.take().or(Some(s.parse().map_err(|_| {
+                    bad("target_accuracy", format!("target_accuracy = {s} is not allowed: expected a number in (0, 1]"))
+                })?))
+            }
+            "target_loss" => {
+                a.target_loss = a.target_loss.take().or(Some(s.parse().map_err(|_| {
+                    bad("target_loss", format!("target_loss = {s} is not allowed: expected a number > 0"))
+                })?))
+            }
+            "price" => a.price = a.price.take().or(Some(s)),
+            "profile" => {
+                a.profile = a.profile
+                    || value.as_bool().ok_or_else(|| {
+                        bad("profile", format!("profile = {s} (in {}) is not allowed: expected true or false", path.display()))
+                    })?
+            }
+            "lr" => {
+                a.lr = a.lr.take().or(Some(s.parse().map_err(|_| {
+                    bad("lr", format!("lr = {s} is not allowed: expected a number > 0"))
+                })?))
+            }
+            other => {
+                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Flags and config file merged, lists split, defaults filled.
 pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
     let mut a = a.clone();
-    if let Some(path) = &a.config {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            bad(
-                "config",
-                format!("config = {} cannot be read: {e}", path.display()),
-            )
-        })?;
-        let table: toml::Table = text.parse().map_err(|e| {
-            bad(
-                "config",
-                format!("config = {} is not valid TOML: {e}", path.display()),
-            )
-        })?;
-        for (key, value) in &table {
-            let s = toml_str(value);
-            let num = |field: &str| {
-                s.parse::<i64>().map_err(|_| {
-                    bad(
-                        field,
-                        format!(
-                            "{field} = {s} (in {}) is not allowed: expected a whole number",
-                            path.display()
-                        ),
-                    )
-                })
-            };
-            match key.as_str() {
-                "model" => a.model = a.model.or(Some(s)),
-                "framework" => a.framework = a.framework.or(Some(s)),
-                "precision" => a.precision = a.precision.or(Some(s)),
-                "compile" => a.compile = a.compile.or(Some(s)),
-                "device" => a.device = a.device.or(Some(s)),
-                "devices" => a.devices = a.devices.or(Some(s)),
-                "parallel" => a.parallel = a.parallel.or(Some(s)),
-                "batch_size" => a.batch_size = a.batch_size.or(Some(s)),
-                "batch_cap" => {
-                    a.batch_cap = a.batch_cap.or(Some(u32::try_from(num("batch_cap")?).map_err(|_| {
-                        bad("batch_cap", format!("batch_cap = {s} is not allowed: expected a whole number ≥ 1"))
-                    })?))
-                }
-                "memory_limit" => a.memory_limit = a.memory_limit.or(Some(s)),
-                "data" => a.data = a.data.or(Some(s)),
-                "host" => a.host = a.host.or(Some(s)),
-                "nodes" => a.nodes = a.nodes.or(Some(num("nodes")?)),
-                "steps" => a.steps = a.steps.or(Some(num("steps")?)),
-                "epochs" => a.epochs = a.epochs.or(Some(num("epochs")?)),
-                "num_classes" => a.num_classes = a.num_classes.or(Some(num("num_classes")?)),
-                "loader_workers" => a.loader_workers = a.loader_workers.or(Some(num("loader_workers")?)),
-                "seq_len" => a.seq_len = a.seq_len.or(Some(num("seq_len")?)),
-                "window_steps" => a.window_steps = a.window_steps.or(Some(num("window_steps")?)),
-                "eval_every" => a.eval_every = a.eval_every.or(Some(num("eval_every")?)),
-                "threads" => a.threads = a.threads.or(Some(num("threads")?)),
-                "repeats" => a.repeats = a.repeats.or(Some(u32::try_from(num("repeats")?).map_err(|_| bad("repeats", format!("repeats = {s} is not allowed: expected a whole number ≥ 1")))?)),
-                "target_accuracy" => {
-                    a.target_accuracy = a.target_accuracy.or(Some(s.parse().map_err(|_| {
-                        bad("target_accuracy", format!("target_accuracy = {s} is not allowed: expected a number in (0, 1]"))
-                    })?))
-                }
-                "target_loss" => {
-                    a.target_loss = a.target_loss.or(Some(s.parse().map_err(|_| {
-                        bad("target_loss", format!("target_loss = {s} is not allowed: expected a number > 0"))
-                    })?))
-                }
-                "price" => a.price = a.price.or(Some(s)),
-                "profile" => {
-                    a.profile = a.profile
-                        || value.as_bool().ok_or_else(|| {
-                            bad("profile", format!("profile = {s} (in {}) is not allowed: expected true or false", path.display()))
-                        })?
-                }
-                "lr" => {
-                    a.lr = a.lr.or(Some(s.parse().map_err(|_| {
-                        bad("lr", format!("lr = {s} is not allowed: expected a number > 0"))
-                    })?))
-                }
-                other => {
-                    return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
-                }
-            }
-        }
+    if let Some(path) = a.config.clone() {
+        apply_config_file(&mut a, &path)?;
     }
     // The quick default: a small model on the MNIST sample, to 95 % (5 epochs
     // at lr 2e-3 reach it on this machine's CPU in about 10 s).
