@@ -9,7 +9,7 @@ use trainbench_core::Framework;
 use crate::bad;
 use crate::error::RemoteResult;
 use crate::hosts::{Inventory, RemoteFramework, RemoteHost, SlurmInventory};
-use crate::kit::{install_kit, local_kit};
+use crate::kit::{install_kit, local_kit, LocalKit};
 use crate::shell::{host_sh, quote, remote_sh};
 
 #[derive(Deserialize)]
@@ -22,32 +22,7 @@ struct FrameworkInfo {
 pub(crate) fn check(h: &RemoteHost) -> RemoteResult<Inventory> {
     let kit = local_kit()?;
     let kit_dir = install_kit(&h.url, &kit)?;
-    let mut script = format!(
-        "echo \"hostname $(hostname)\"; echo \"cores $(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)\"; mkdir -p {r}/runs; echo \"root $(cd {r} && pwd)\"; ",
-        r = quote(&h.url.root)
-    );
-    // Each interpreter answers by its index in the host's list: its path
-    // is never part of what the host prints back.
-    for (i, py) in h.pythons.iter().enumerate() {
-        for fw in Framework::PYTHON {
-            script.push_str(&format!(
-                "o=$(PYTHONPATH={w} {p} -m trainbench_worker {f} info 2>&1 | tail -n 1); echo \"fw {f} {i} $o\"; ",
-                w = quote(&format!("{kit_dir}/share/trainbench/workers/python")),
-                p = quote(py),
-                f = fw.as_str(),
-            ));
-        }
-    }
-    if let Some(s) = &h.slurm {
-        let part = s
-            .partition
-            .as_deref()
-            .map(|p| format!(" -p {}", quote(p)))
-            .unwrap_or_default();
-        script.push_str(&format!(
-            "echo \"slurm_version $(sinfo --version 2>&1)\"; sinfo -h{part} -o '%D %c %G' 2>&1 | sed 's/^/slurm_nodes /'; "
-        ));
-    }
+    let script = inventory_script(h, &kit_dir);
     let out = host_sh(h, &script, None)?;
     let mut slurm: Option<SlurmInventory> = h.slurm.as_ref().map(|_| SlurmInventory {
         version: String::new(),
@@ -76,70 +51,11 @@ pub(crate) fn check(h: &RemoteHost) -> RemoteResult<Inventory> {
                     s.version = rest.trim().to_owned();
                 }
             }
-            "slurm_nodes" => {
-                // "COUNT CPUS GRES" per group of like nodes; GRES "gpu:8", "gpu:h100:8" or "(null)".
-                let mut f = rest.split_whitespace();
-                let (Some(n), Some(c)) = (
-                    f.next().and_then(|x| x.parse::<u32>().ok()),
-                    f.next()
-                        .and_then(|x| x.trim_end_matches('+').parse::<u32>().ok()),
-                ) else {
-                    return Err(bad(
-                        "host",
-                        format!("host = {}: sinfo said {rest:?}: is Slurm there (and SLURM_CONF set with --env)?", h.name),
-                    ));
-                };
-                let gpus = f
-                    .next()
-                    .unwrap_or("")
-                    .split(',')
-                    .filter(|g| g.starts_with("gpu"))
-                    .filter_map(|g| g.split('(').next()?.rsplit(':').next()?.parse::<u32>().ok())
-                    .sum::<u32>();
-                if let Some(s) = slurm.as_mut() {
-                    s.nodes += n;
-                    s.cpus_per_node = s.cpus_per_node.min(c);
-                    s.gpus_per_node = s.gpus_per_node.min(gpus);
-                }
-            }
+            "slurm_nodes" => read_slurm_nodes(h, rest, slurm.as_mut())?,
             "hostname" => inv.hostname = rest.trim().to_owned(),
             "cores" => inv.cpu_cores = rest.trim().parse().unwrap_or(1),
             "root" => inv.root_dir = rest.trim().to_owned(),
-            "fw" => {
-                let mut parts = rest.splitn(3, ' ');
-                let (Some(fw), Some(py), Some(answer)) = (
-                    parts.next(),
-                    parts
-                        .next()
-                        .and_then(|i| i.parse::<usize>().ok())
-                        .and_then(|i| h.pythons.get(i)),
-                    parts.next(),
-                ) else {
-                    continue;
-                };
-                let Ok(framework) = Framework::parse(fw) else {
-                    continue;
-                };
-                if inv.frameworks.iter().any(|f| f.framework == framework) {
-                    continue;
-                }
-                match serde_json::from_str::<FrameworkInfo>(answer) {
-                    Ok(i) => {
-                        if i.gpus.len() > inv.gpus.len() {
-                            inv.gpus.clone_from(&i.gpus);
-                        }
-                        inv.frameworks.push(RemoteFramework {
-                            framework,
-                            version: i.version.split('+').next().unwrap_or(&i.version).to_owned(),
-                            python: py.to_owned(),
-                            gpus: i.gpus,
-                        });
-                    }
-                    Err(_) => inv
-                        .left_out
-                        .push(format!("{framework} in {py}: {}", answer.trim())),
-                }
-            }
+            "fw" => read_framework(h, rest, &mut inv),
             _ => {}
         }
     }
@@ -163,8 +79,130 @@ pub(crate) fn check(h: &RemoteHost) -> RemoteResult<Inventory> {
         inv.slurm = Some(s);
     }
     // Peers: the same kit, and the interpreter the host found, there.
+    inv.peer_kits = install_on_peers(h, &kit, &inv)?;
+    // Only what no interpreter had stays left out.
+    let found: Vec<Framework> = inv.frameworks.iter().map(|f| f.framework).collect();
+    inv.left_out
+        .retain(|l| !found.iter().any(|f| l.starts_with(&format!("{f} in "))));
+    inv.left_out.push(
+        "tch: the libtorch worker is not sent to remote hosts yet (it must match the host's libtorch)".into(),
+    );
+    Ok(inv)
+}
+
+/// What the host is asked: its name, cores and root; each interpreter's
+/// answer for each Python framework, by index (its path is never echoed
+/// back); Slurm's version and nodes on a Slurm host.
+fn inventory_script(h: &RemoteHost, kit_dir: &str) -> String {
+    let mut script = format!(
+        "echo \"hostname $(hostname)\"; echo \"cores $(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)\"; mkdir -p {r}/runs; echo \"root $(cd {r} && pwd)\"; ",
+        r = quote(&h.url.root)
+    );
+    // Each interpreter answers by its index in the host's list: its path
+    // is never part of what the host prints back.
+    for (i, py) in h.pythons.iter().enumerate() {
+        for fw in Framework::PYTHON {
+            script.push_str(&format!(
+                "o=$(PYTHONPATH={w} {p} -m trainbench_worker {f} info 2>&1 | tail -n 1); echo \"fw {f} {i} $o\"; ",
+                w = quote(&format!("{kit_dir}/share/trainbench/workers/python")),
+                p = quote(py),
+                f = fw.as_str(),
+            ));
+        }
+    }
+    if let Some(s) = &h.slurm {
+        let part = s
+            .partition
+            .as_deref()
+            .map(|p| format!(" -p {}", quote(p)))
+            .unwrap_or_default();
+        script.push_str(&format!(
+            "echo \"slurm_version $(sinfo --version 2>&1)\"; sinfo -h{part} -o '%D %c %G' 2>&1 | sed 's/^/slurm_nodes /'; "
+        ));
+    }
+    script
+}
+
+/// One `sinfo` line (`COUNT CPUS GRES` per group of like nodes; GRES
+/// `gpu:8`, `gpu:h100:8` or `(null)`) added to the cluster's inventory.
+fn read_slurm_nodes(
+    h: &RemoteHost,
+    rest: &str,
+    slurm: Option<&mut SlurmInventory>,
+) -> RemoteResult<()> {
+    let mut f = rest.split_whitespace();
+    let (Some(n), Some(c)) = (
+        f.next().and_then(|x| x.parse::<u32>().ok()),
+        f.next()
+            .and_then(|x| x.trim_end_matches('+').parse::<u32>().ok()),
+    ) else {
+        return Err(bad(
+            "host",
+            format!(
+                "host = {}: sinfo said {rest:?}: is Slurm there (and SLURM_CONF set with --env)?",
+                h.name
+            ),
+        ));
+    };
+    let gpus = f
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .filter(|g| g.starts_with("gpu"))
+        .filter_map(|g| g.split('(').next()?.rsplit(':').next()?.parse::<u32>().ok())
+        .sum::<u32>();
+    if let Some(s) = slurm {
+        s.nodes += n;
+        s.cpus_per_node = s.cpus_per_node.min(c);
+        s.gpus_per_node = s.gpus_per_node.min(gpus);
+    }
+    Ok(())
+}
+
+/// One interpreter's answer for one framework: found (its version and
+/// GPUs), or left out with what it said.
+fn read_framework(h: &RemoteHost, rest: &str, inv: &mut Inventory) {
+    let mut parts = rest.splitn(3, ' ');
+    let (Some(fw), Some(py), Some(answer)) = (
+        parts.next(),
+        parts
+            .next()
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| h.pythons.get(i)),
+        parts.next(),
+    ) else {
+        return;
+    };
+    let Ok(framework) = Framework::parse(fw) else {
+        return;
+    };
+    if inv.frameworks.iter().any(|f| f.framework == framework) {
+        return;
+    }
+    match serde_json::from_str::<FrameworkInfo>(answer) {
+        Ok(i) => {
+            if i.gpus.len() > inv.gpus.len() {
+                inv.gpus.clone_from(&i.gpus);
+            }
+            inv.frameworks.push(RemoteFramework {
+                framework,
+                version: i.version.split('+').next().unwrap_or(&i.version).to_owned(),
+                python: py.to_owned(),
+                gpus: i.gpus,
+            });
+        }
+        Err(_) => inv
+            .left_out
+            .push(format!("{framework} in {py}: {}", answer.trim())),
+    }
+}
+
+/// The kit sent to each peer, whose interpreters must be where the host's
+/// are; the peers' kit folders.
+fn install_on_peers(h: &RemoteHost, kit: &LocalKit, inv: &Inventory) -> RemoteResult<Vec<String>> {
+    let mut peer_kits = Vec::new();
     for p in &h.peers {
-        let kit_dir = install_kit(p, &kit)?;
+        let kit_dir = install_kit(p, kit)?;
         let pythons = inv
             .frameworks
             .iter()
@@ -178,14 +216,7 @@ pub(crate) fn check(h: &RemoteHost) -> RemoteResult<Inventory> {
                 format!("peer = {p} is not allowed: it lacks {} (peers run the interpreter the host uses, at the same path)", missing.split_whitespace().collect::<Vec<_>>().join(", ")),
             ));
         }
-        inv.peer_kits.push(kit_dir);
+        peer_kits.push(kit_dir);
     }
-    // Only what no interpreter had stays left out.
-    let found: Vec<Framework> = inv.frameworks.iter().map(|f| f.framework).collect();
-    inv.left_out
-        .retain(|l| !found.iter().any(|f| l.starts_with(&format!("{f} in "))));
-    inv.left_out.push(
-        "tch: the libtorch worker is not sent to remote hosts yet (it must match the host's libtorch)".into(),
-    );
-    Ok(inv)
+    Ok(peer_kits)
 }
