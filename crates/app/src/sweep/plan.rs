@@ -112,6 +112,117 @@ pub fn plan_sweep_on(
     remote: Option<&RemoteTarget>,
 ) -> SweepPlan {
     let mut rejected = Vec::new();
+    let repeats = check_shared(req, remote, &mut rejected);
+    let (data, folder_class_count) = check_data(req, remote, &mut rejected);
+    if !rejected.is_empty() {
+        return SweepPlan {
+            configs: Vec::new(),
+            rejected,
+            repeats,
+            memory_limit_bytes: req.memory_limit_bytes,
+        };
+    }
+    let device = req.device.clone().unwrap_or_else(|| {
+        if gpus_present {
+            "cuda:0".into()
+        } else {
+            "cpu".into()
+        }
+    });
+    if req.batch_max && device == "cpu" && req.memory_limit_bytes.is_none() {
+        rejected.push(shared("memory_limit",
+            "batch_size = max on the CPU needs a memory limit: give memory_limit (--memory-limit 8G), the resident memory a probe may use".into(),
+        ));
+        return SweepPlan {
+            configs: Vec::new(),
+            rejected,
+            repeats,
+            memory_limit_bytes: req.memory_limit_bytes,
+        };
+    }
+    let search = req.batch_max.then(|| BatchSearch {
+        cap: req.batch_cap.unwrap_or(DEFAULT_CAP),
+        memory_limit_bytes: req.memory_limit_bytes,
+    });
+    // A search plans each configuration once, at batch 1 (the first probe).
+    let batches: Vec<i64> = if req.batch_max {
+        vec![1]
+    } else {
+        req.batch_size.clone()
+    };
+    let mut configs = Vec::new();
+    for given in &req.framework {
+        let resolved = match remote {
+            None => resolve_framework(given),
+            Some(r) => r
+                .host
+                .resolve(given)
+                .map_err(|message| reject(given, "framework", message)),
+        };
+        let (framework, env, worker) = match resolved {
+            Ok(x) => x,
+            Err(r) => {
+                rejected.push(r);
+                continue;
+            }
+        };
+        for model in &req.model {
+            for precision in &req.precision {
+                for compile in &req.compile {
+                    for devices in &req.devices {
+                        for batch in &batches {
+                            let c = Combination {
+                                given,
+                                model,
+                                precision,
+                                compile,
+                                devices: *devices,
+                                batch: *batch,
+                            };
+                            let label = c.label(req, search.is_some(), remote);
+                            let raw = c.raw_spec(req, &device, data.as_ref(), folder_class_count);
+                            let checked = CheckedSpec::new(raw).and_then(|c| {
+                                check_runnable(&c.spec, framework, &[framework], machine)
+                                    .map(|()| c)
+                            });
+                            match checked {
+                                Ok(spec) => configs.push(PlannedConfig {
+                                    framework,
+                                    env: env.clone(),
+                                    spec,
+                                    label,
+                                    worker: worker.clone(),
+                                    batch_search: search,
+                                    searched: None,
+                                    remote: remote.cloned(),
+                                }),
+                                Err(e) => rejected.push(Rejected::combination(
+                                    label,
+                                    &e.field,
+                                    e.to_string(),
+                                )),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    SweepPlan {
+        configs,
+        rejected,
+        repeats,
+        memory_limit_bytes: req.memory_limit_bytes,
+    }
+}
+
+/// The settings every combination shares, checked: what is refused is
+/// pushed to `rejected`; the repeats (1 when refused).
+fn check_shared(
+    req: &SweepRequest,
+    remote: Option<&RemoteTarget>,
+    rejected: &mut Vec<Rejected>,
+) -> u32 {
     if let (None, Some(n)) = (remote, req.nodes.filter(|&n| n != 1)) {
         rejected.push(shared("nodes",
             format!("nodes = {n} is not allowed on this machine: expected 1 (several nodes run on a Slurm host: `trainbench run --host NAME --nodes {n}`)"),
@@ -178,6 +289,16 @@ pub fn plan_sweep_on(
             "memory_limit = 0 is not allowed: expected a size such as 8G or 512MiB".into(),
         ));
     }
+    repeats
+}
+
+/// The data source and its folder, checked on this machine (a remote host's
+/// worker checks its own); an image folder's class count.
+fn check_data(
+    req: &SweepRequest,
+    remote: Option<&RemoteTarget>,
+    rejected: &mut Vec<Rejected>,
+) -> (Option<(String, Option<String>)>, Option<i64>) {
     let mut folder_class_count = None;
     let data = match parse_data(&req.data) {
         Ok((data, path)) if remote.is_some() => {
@@ -219,149 +340,88 @@ pub fn plan_sweep_on(
             None
         }
     };
-    if !rejected.is_empty() {
-        return SweepPlan {
-            configs: Vec::new(),
-            rejected,
-            repeats,
-            memory_limit_bytes: req.memory_limit_bytes,
-        };
-    }
-    let device = req.device.clone().unwrap_or_else(|| {
-        if gpus_present {
-            "cuda:0".into()
+    (data, folder_class_count)
+}
+
+/// One combination of the sweep's values.
+struct Combination<'a> {
+    given: &'a str,
+    model: &'a str,
+    precision: &'a str,
+    compile: &'a str,
+    devices: i64,
+    batch: i64,
+}
+
+impl Combination<'_> {
+    /// How the combination is named (`pytorch vit_tiny amp-bf16 ×1 b64`).
+    fn label(&self, req: &SweepRequest, searched: bool, remote: Option<&RemoteTarget>) -> String {
+        let compiled = if self.compile == "off" {
+            String::new()
         } else {
-            "cpu".into()
-        }
-    });
-    if req.batch_max && device == "cpu" && req.memory_limit_bytes.is_none() {
-        rejected.push(shared("memory_limit",
-            "batch_size = max on the CPU needs a memory limit: give memory_limit (--memory-limit 8G), the resident memory a probe may use".into(),
-        ));
-        return SweepPlan {
-            configs: Vec::new(),
-            rejected,
-            repeats,
-            memory_limit_bytes: req.memory_limit_bytes,
+            format!(" compile={}", self.compile)
         };
+        let b = if searched {
+            "max".to_owned()
+        } else {
+            self.batch.to_string()
+        };
+        let place = remote
+            .map(|r| format!(" on {}", r.host.name))
+            .unwrap_or_default();
+        let spread = match req.nodes {
+            Some(n) if n > 1 => format!(" ×{n} nodes"),
+            _ => String::new(),
+        };
+        format!(
+            "{} {} {}{compiled} ×{}{spread} b{b}{place}",
+            self.given, self.model, self.precision, self.devices
+        )
     }
-    let search = req.batch_max.then(|| BatchSearch {
-        cap: req.batch_cap.unwrap_or(DEFAULT_CAP),
-        memory_limit_bytes: req.memory_limit_bytes,
-    });
-    // A search plans each configuration once, at batch 1 (the first probe).
-    let batches: Vec<i64> = if req.batch_max {
-        vec![1]
-    } else {
-        req.batch_size.clone()
-    };
-    let mut configs = Vec::new();
-    for given in &req.framework {
-        let resolved = match remote {
-            None => resolve_framework(given),
-            Some(r) => r
-                .host
-                .resolve(given)
-                .map_err(|message| reject(given, "framework", message)),
-        };
-        let (framework, env, worker) = match resolved {
-            Ok(x) => x,
-            Err(r) => {
-                rejected.push(r);
-                continue;
-            }
-        };
-        for model in &req.model {
-            for precision in &req.precision {
-                for compile in &req.compile {
-                    for devices in &req.devices {
-                        for batch in &batches {
-                            let compiled = if compile == "off" {
-                                String::new()
-                            } else {
-                                format!(" compile={compile}")
-                            };
-                            let b = if search.is_some() {
-                                "max".to_owned()
-                            } else {
-                                batch.to_string()
-                            };
-                            let place = remote
-                                .map(|r| format!(" on {}", r.host.name))
-                                .unwrap_or_default();
-                            let spread = match req.nodes {
-                                Some(n) if n > 1 => format!(" ×{n} nodes"),
-                                _ => String::new(),
-                            };
-                            let label = format!(
-                                "{given} {model} {precision}{compiled} ×{devices}{spread} b{b}{place}"
-                            );
-                            let mut raw = RawSpec::new(model, *batch);
-                            raw.precision.clone_from(precision);
-                            raw.compile.clone_from(compile);
-                            raw.device.clone_from(&device);
-                            raw.devices = *devices;
-                            raw.nodes = req.nodes;
-                            if let Some(p) = req.parallel.as_ref().filter(|_| *devices > 1) {
-                                raw.parallel.clone_from(p);
-                            }
-                            raw.steps = req.steps;
-                            raw.epochs = req.epochs;
-                            if let Some((data, path)) = &data {
-                                raw.data.clone_from(data);
-                                raw.data_path.clone_from(path);
-                            }
-                            raw.num_classes = req.num_classes.or(folder_class_count);
-                            raw.loader_workers = req.loader_workers;
-                            raw.seq_len = req.seq_len;
-                            if let Some(t) = req.target_accuracy {
-                                raw.target_accuracy = Some(t);
-                                raw.stop_at_target = req.stop_at_target;
-                            }
-                            raw.eval_every_steps = req.eval_every_steps;
-                            if let Some(t) = req.target_loss {
-                                raw.target_loss = Some(t);
-                                raw.stop_at_target = req.stop_at_target;
-                            }
-                            if let Some(ws) = req.window_steps {
-                                raw.window_steps = ws;
-                            }
-                            if let Some(lr) = req.lr {
-                                raw.lr = lr;
-                            }
-                            raw.threads = req.threads;
-                            raw.profile = req.profile;
-                            let checked = CheckedSpec::new(raw).and_then(|c| {
-                                check_runnable(&c.spec, framework, &[framework], machine)
-                                    .map(|()| c)
-                            });
-                            match checked {
-                                Ok(spec) => configs.push(PlannedConfig {
-                                    framework,
-                                    env: env.clone(),
-                                    spec,
-                                    label,
-                                    worker: worker.clone(),
-                                    batch_search: search,
-                                    searched: None,
-                                    remote: remote.cloned(),
-                                }),
-                                Err(e) => rejected.push(Rejected::combination(
-                                    label,
-                                    &e.field,
-                                    e.to_string(),
-                                )),
-                            }
-                        }
-                    }
-                }
-            }
+
+    /// The raw spec of the combination with the request's shared settings.
+    fn raw_spec(
+        &self,
+        req: &SweepRequest,
+        device: &str,
+        data: Option<&(String, Option<String>)>,
+        folder_class_count: Option<i64>,
+    ) -> RawSpec {
+        let mut raw = RawSpec::new(self.model, self.batch);
+        self.precision.clone_into(&mut raw.precision);
+        self.compile.clone_into(&mut raw.compile);
+        raw.device = device.to_owned();
+        raw.devices = self.devices;
+        raw.nodes = req.nodes;
+        if let Some(p) = req.parallel.as_ref().filter(|_| self.devices > 1) {
+            raw.parallel.clone_from(p);
         }
-    }
-    SweepPlan {
-        configs,
-        rejected,
-        repeats,
-        memory_limit_bytes: req.memory_limit_bytes,
+        raw.steps = req.steps;
+        raw.epochs = req.epochs;
+        if let Some((data, path)) = data {
+            raw.data.clone_from(data);
+            raw.data_path.clone_from(path);
+        }
+        raw.num_classes = req.num_classes.or(folder_class_count);
+        raw.loader_workers = req.loader_workers;
+        raw.seq_len = req.seq_len;
+        if let Some(t) = req.target_accuracy {
+            raw.target_accuracy = Some(t);
+            raw.stop_at_target = req.stop_at_target;
+        }
+        raw.eval_every_steps = req.eval_every_steps;
+        if let Some(t) = req.target_loss {
+            raw.target_loss = Some(t);
+            raw.stop_at_target = req.stop_at_target;
+        }
+        if let Some(ws) = req.window_steps {
+            raw.window_steps = ws;
+        }
+        if let Some(lr) = req.lr {
+            raw.lr = lr;
+        }
+        raw.threads = req.threads;
+        raw.profile = req.profile;
+        raw
     }
 }
