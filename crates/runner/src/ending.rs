@@ -1,11 +1,19 @@
 //! How a run ended: the status, reason and error class decided from the
 //! worker's last event and its exit (the runner decides, not the worker),
-//! and the records of it the run loop hands back.
+//! and the records of it the run loop hands back; what was left stored,
+//! waiting out a busy or full disk.
 
+use std::collections::BTreeMap;
 use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use trainbench_core::protocol::{ErrorClass, Event};
 use trainbench_core::summary::{RunStatus, RunSummary};
+use trainbench_probe::GpuProbe;
+use trainbench_store::{Store, StoreError, TelemetrySample};
+
+use crate::{finish_summary, lines, patient, Progress, RunnerError};
 
 /// How a job ended, as stored: what the run loop of either place (this
 /// machine or a remote host) hands back.
@@ -95,4 +103,116 @@ pub(crate) fn decide_status(
             ),
         ),
     }
+}
+
+/// What a run left when its worker stopped: the events and samples not yet
+/// stored, a stop the runner made, the last event, the exit, the log tail.
+pub(crate) struct Ending {
+    pub(crate) events: Vec<Event>,
+    pub(crate) samples: Vec<TelemetrySample>,
+    pub(crate) stopped: Option<(RunStatus, String, Option<ErrorClass>)>,
+    pub(crate) terminal: Option<Event>,
+    pub(crate) exit: Option<ExitStatus>,
+    pub(crate) tail: Arc<Mutex<lines::Tail>>,
+    /// NVML's peak of the worker's memory per GPU index.
+    pub(crate) nvml_peaks: BTreeMap<u32, u64>,
+}
+
+/// Stores the rest of a run and how it ended, then its summary; a full disk
+/// is waited out (the measurements stay in memory), saying so.
+pub(crate) async fn store_end(
+    store: &mut Store,
+    run_id: i64,
+    gpu: &GpuProbe,
+    progress: &mut dyn Progress,
+    mut e: Ending,
+) -> Result<Outcome, RunnerError> {
+    for m in nvml_memory_events(std::mem::take(&mut e.nvml_peaks)) {
+        progress.event(run_id, &m);
+        e.events.push(m);
+    }
+    // Progress sees everything stored (a remote agent's journal is made of it).
+    progress.telemetry(run_id, &e.samples);
+    store.set_busy_timeout(trainbench_store::BUSY_TIMEOUT)?;
+    let patience = patient::STORE_PATIENCE;
+    let mut full = |e: &StoreError| {
+        progress.log(
+            run_id,
+            &format!("[studio] the disk holding the database is full ({e}): free some space; run {run_id}'s measurements are kept in memory and stored as soon as there is room"),
+        );
+    };
+    patient::patiently(
+        patience,
+        || store.record(run_id, &e.events, &e.samples),
+        &mut full,
+    )
+    .await?;
+    // Let the stderr reader drain what the worker wrote last.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let stderr_tail = e.tail.lock().map(|t| t.text()).unwrap_or_default();
+    let exit_code = e.exit.as_ref().and_then(ExitStatus::code);
+    let (status, reason, class) = decide_status(e.stopped, e.terminal.as_ref(), e.exit.as_ref());
+    patient::patiently(
+        patience,
+        || {
+            store.finish_run(
+                run_id,
+                status,
+                reason.as_deref(),
+                class.as_deref(),
+                exit_code,
+                &stderr_tail,
+            )
+        },
+        &mut full,
+    )
+    .await?;
+    let summary =
+        patient::patiently(patience, || finish_summary(store, run_id, gpu), &mut full).await?;
+    Ok(Outcome {
+        run_id,
+        status,
+        reason,
+        error_class: class,
+        summary,
+    })
+}
+
+/// Writes what was measured since the last flush; a busy or full store
+/// keeps it for the next (said once) while the worker trains on.
+pub(crate) fn flush(
+    store: &mut Store,
+    run_id: i64,
+    progress: &mut dyn Progress,
+    events: &mut Vec<Event>,
+    unstored: &mut Vec<TelemetrySample>,
+    told_busy: &mut bool,
+) -> Result<(), RunnerError> {
+    match store.record(run_id, events, unstored) {
+        Ok(()) => {
+            events.clear();
+            unstored.clear();
+        }
+        Err(e) if patient::transient(&e) => {
+            if !*told_busy {
+                progress.log(run_id, &format!("[studio] the database is busy or full ({e}): measurements are kept in memory and written when it is free"));
+                *told_busy = true;
+            }
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
+/// NVML's view of the worker's memory, one peak per GPU it used.
+fn nvml_memory_events(peaks: BTreeMap<u32, u64>) -> Vec<Event> {
+    peaks
+        .into_iter()
+        .map(|(index, peak)| Event::Memory {
+            device: format!("cuda:{index}"),
+            source: "nvml_process".into(),
+            peak_bytes: peak,
+            reserved_peak_bytes: None,
+        })
+        .collect()
 }

@@ -8,15 +8,14 @@ mod ending;
 pub mod envs;
 pub mod lines;
 pub mod patient;
+mod process;
 
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::Command;
-use tokio::sync::{mpsc, watch};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::watch;
 use tokio::time::{interval, sleep_until, Instant, MissedTickBehavior};
 use trainbench_core::protocol::{ErrorClass, Event};
 use trainbench_core::reference::gpu_peak_for;
@@ -26,8 +25,9 @@ use trainbench_core::{Device, Framework};
 use trainbench_probe::{GpuProbe, HostSampler};
 use trainbench_store::{Store, StoreError, TelemetrySample};
 
-use ending::decide_status;
+use ending::{flush, store_end, Ending};
 pub use ending::{Finished, Outcome};
+use process::{on_stdout_line, read_output, sample_once, spawn};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
@@ -156,7 +156,7 @@ pub trait Progress {
     fn telemetry(&mut self, _run_id: i64, _samples: &[TelemetrySample]) {}
 }
 
-enum Line {
+pub(crate) enum Line {
     Stdout(String),
     StdoutClosed,
 }
@@ -198,18 +198,7 @@ async fn run_one(
     let (worker, gpu, opts) = (&runner.worker, runner.gpu, runner.opts);
     store.start_run(run_id, &trainbench_probe::provenance(gpu))?;
     let input = worker.stdin(spec);
-    let spawned = Command::new(&worker.program)
-        .args(&worker.args)
-        .envs(worker.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        // Its own process group: a terminal's Ctrl-C reaches the studio, which
-        // cancels the run and records it, instead of killing the worker first.
-        .process_group(0)
-        .spawn();
-    let mut child = match spawned {
+    let mut child = match spawn(worker) {
         Ok(c) => c,
         Err(e) => {
             let reason = format!("cannot start worker {}: {e}", worker.program.display());
@@ -224,36 +213,7 @@ async fn run_one(
     }
 
     let tail: Arc<Mutex<lines::Tail>> = Arc::default();
-    let push_tail = |tail: &Arc<Mutex<lines::Tail>>, line: String| {
-        if let Ok(mut t) = tail.lock() {
-            t.push(line);
-        }
-    };
-    if let Some(stderr) = child.stderr.take() {
-        let tail = tail.clone();
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(stderr);
-            while let Ok(Some(line)) = lines::read_capped(&mut reader, lines::MAX_LINE_BYTES).await
-            {
-                push_tail(&tail, line.text());
-            }
-        });
-    }
-    let (tx, mut rx) = mpsc::channel::<Line>(4096);
-    if let Some(stdout) = child.stdout.take() {
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(stdout);
-            // Bytes, not str: a worker printing invalid UTF-8 is log text too;
-            // a line over the cap is cut with a marker and the run goes on.
-            while let Ok(Some(line)) = lines::read_capped(&mut reader, lines::MAX_LINE_BYTES).await
-            {
-                if tx.send(Line::Stdout(line.text())).await.is_err() {
-                    return;
-                }
-            }
-            let _ = tx.send(Line::StdoutClosed).await;
-        });
-    }
+    let mut rx = read_output(&mut child, &tail);
 
     let mut host = HostSampler::new(pid);
     // NVML's view of the worker's GPU memory: peak per GPU index.
@@ -286,37 +246,12 @@ async fn run_one(
             line = rx.recv() => match line {
                 Some(Line::Stdout(text)) => {
                     deadline = Instant::now() + opts.silence_timeout;
-                    match Event::parse_line(&text) {
-                        Some(e) => {
-                            progress.event(run_id, &e);
-                            if e.is_terminal() {
-                                terminal = Some(e.clone());
-                            }
-                            events.push(e);
-                        }
-                        None => match Event::malformed(&text) {
-                            Some(why) => {
-                                let line = format!("[protocol error] {why}: {text}");
-                                progress.log(run_id, &line);
-                                push_tail(&tail, line);
-                            }
-                            None => {
-                                progress.log(run_id, &text);
-                                push_tail(&tail, format!("[stdout] {text}"));
-                            }
-                        },
-                    }
+                    on_stdout_line(&text, run_id, progress, &tail, &mut terminal, &mut events);
                 }
                 Some(Line::StdoutClosed) | None => break,
             },
             _ = telemetry_tick.tick() => {
-                let t_ns = trainbench_core_clock();
-                let sample = host.sample(t_ns);
-                let over = match (opts.memory_limit_bytes, sample.rss_bytes) {
-                    (Some(limit), Some(rss)) if rss > limit => Some((rss, limit)),
-                    _ => None,
-                };
-                samples.push(sample);
+                let over = sample_once(&mut host, gpu, opts.memory_limit_bytes, &mut samples, &mut nvml_peaks);
                 if let Some((rss, limit)) = over {
                     kill_worker(&mut child, pid);
                     stopped = Some((RunStatus::Failed, format!(
@@ -324,30 +259,11 @@ async fn run_one(
                         Some(ErrorClass::Oom)));
                     break;
                 }
-                let on_gpus = gpu.sample(t_ns, host.pids());
-                samples.extend(on_gpus.samples);
-                for (index, bytes) in on_gpus.worker_memory {
-                    let peak = nvml_peaks.entry(index).or_insert(0);
-                    *peak = (*peak).max(bytes);
-                }
             },
             _ = flush_tick.tick() => {
                 progress.telemetry(run_id, &samples);
                 unstored.append(&mut samples);
-                match store.record(run_id, &events, &unstored) {
-                    Ok(()) => {
-                        events.clear();
-                        unstored.clear();
-                    }
-                    // Kept for the next flush; the worker trains on.
-                    Err(e) if patient::transient(&e) => {
-                        if !told_busy {
-                            progress.log(run_id, &format!("[studio] the database is busy or full ({e}): measurements are kept in memory and written when it is free"));
-                            told_busy = true;
-                        }
-                    }
-                    Err(e) => return Err(e.into()),
-                }
+                flush(store, run_id, progress, &mut events, &mut unstored, &mut told_busy)?;
             },
             _ = sleep_until(deadline) => {
                 kill_worker(&mut child, pid);
@@ -378,62 +294,17 @@ async fn run_one(
             child.wait().await.ok()
         }
     };
-    for (index, peak) in nvml_peaks {
-        let e = Event::Memory {
-            device: format!("cuda:{index}"),
-            source: "nvml_process".into(),
-            peak_bytes: peak,
-            reserved_peak_bytes: None,
-        };
-        progress.event(run_id, &e);
-        events.push(e);
-    }
-    // Progress sees everything stored (a remote agent's journal is made of it).
-    progress.telemetry(run_id, &samples);
     unstored.append(&mut samples);
-    store.set_busy_timeout(trainbench_store::BUSY_TIMEOUT)?;
-    let patience = patient::STORE_PATIENCE;
-    let mut full = |e: &StoreError| {
-        progress.log(
-            run_id,
-            &format!("[studio] the disk holding the database is full ({e}): free some space; run {run_id}'s measurements are kept in memory and stored as soon as there is room"),
-        );
+    let ending = Ending {
+        events,
+        samples: unstored,
+        nvml_peaks,
+        stopped,
+        terminal,
+        exit,
+        tail,
     };
-    patient::patiently(
-        patience,
-        || store.record(run_id, &events, &unstored),
-        &mut full,
-    )
-    .await?;
-    // Let the stderr reader drain what the worker wrote last.
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let stderr_tail = tail.lock().map(|t| t.text()).unwrap_or_default();
-    let exit_code = exit.as_ref().and_then(ExitStatus::code);
-    let (status, reason, class) = decide_status(stopped, terminal.as_ref(), exit.as_ref());
-    patient::patiently(
-        patience,
-        || {
-            store.finish_run(
-                run_id,
-                status,
-                reason.as_deref(),
-                class.as_deref(),
-                exit_code,
-                &stderr_tail,
-            )
-        },
-        &mut full,
-    )
-    .await?;
-    let summary =
-        patient::patiently(patience, || finish_summary(store, run_id, gpu), &mut full).await?;
-    Ok(Outcome {
-        run_id,
-        status,
-        reason,
-        error_class: class,
-        summary,
-    })
+    store_end(store, run_id, gpu, progress, ending).await
 }
 
 /// Ends a run whose worker never started, with the reason.
@@ -463,7 +334,7 @@ fn failed_before_start(
 }
 
 /// CLOCK_MONOTONIC nanoseconds, the clock the workers stamp events with.
-fn trainbench_core_clock() -> u64 {
+pub(crate) fn trainbench_core_clock() -> u64 {
     let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     (ts.tv_sec as u64)
         .saturating_mul(1_000_000_000)

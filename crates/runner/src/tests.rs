@@ -1,8 +1,10 @@
 use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
 
 use trainbench_core::protocol::ErrorClass;
 
 use super::*;
+use crate::ending::decide_status;
 
 fn done() -> Event {
     Event::Done {

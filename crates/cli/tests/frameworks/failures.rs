@@ -119,7 +119,7 @@ fn env_list_and_check_show_every_framework() {
 /// torch.compile and tf.function compile again for; step 2 lies in the first
 /// window, which the warm-up rule leaves out, so the windows stay steady),
 /// input-bound (200 ms of real host CPU work added to every batch's
-/// preparation, against ~10–80 ms of compute), and a loss that becomes NaN
+/// preparation, against ~10–80 ms of compute on a loaded machine), and a loss that becomes NaN
 /// (lr 1e12). A comparison that includes a run with a failing badge says so.
 #[test]
 fn constructed_runs_raise_exactly_their_badge() {
@@ -175,9 +175,6 @@ fn constructed_runs_raise_exactly_their_badge() {
     );
     assert_eq!(caused(&clean), Vec::<String>::new(), "{clean}");
     let mut input_bound = Vec::new();
-    // 200 ms of batch preparation: several times a loaded machine's compute
-    // step for this model (JAX's measured 77 ms with a build beside it), so
-    // the badge does not depend on how busy the machine is.
     for framework in ["pytorch", "jax"] {
         let r = run(
             &[("TRAINBENCH_DATA_BUSY_MS", "200")],
