@@ -5,10 +5,9 @@ use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Reduction, Tensor};
 use trainbench_core::models::ModelConfig;
 use trainbench_core::protocol::{
-    DeviceInfo, Event, OperatorProfile, OtherOps, PhaseSeries, StepPhase, StepTimings,
-    PROTOCOL_VERSION,
+    Event, OperatorProfile, OtherOps, PhaseSeries, StepPhase, StepTimings,
 };
-use trainbench_core::spec::{self, DataSource, Length, Precision, ProfileRule, RunSpec};
+use trainbench_core::spec::{self, DataSource, Length, Precision, RunSpec};
 
 use crate::clock::{monotonic_ns, peak_rss_bytes, since_process_start_s};
 use crate::data::{self, Batches, Dataset};
@@ -19,11 +18,13 @@ use crate::shim::{self, AutocastDtype};
 
 mod loss;
 mod precision;
+mod report;
 mod trainer;
 
 use loss::{classification_loss, inputs_and_targets, predicted};
 use precision::apply_precision;
 pub use precision::LossScaler;
+use report::{finish, hello, Counts};
 use trainer::Trainer;
 
 /// Receives the worker's events (stdout JSON lines, or the human report).
@@ -121,14 +122,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
     let data = data::load(spec, device)?;
     let vs = nn::VarStore::new(device);
     let net = models::build(&spec.model_config, &vs, InitMode::Reference);
-    let param_count = models::trainable_params(&vs);
-    let analytical = spec.model_config.param_count();
-    if param_count != analytical {
-        return Err(WorkerError::internal(format!(
-            "model {} has {param_count} trainable parameters but the catalogue says {analytical}: the two definitions disagree",
-            spec.model
-        )));
-    }
+    let param_count = checked_param_count(spec, &vs)?;
     let mut batches = Batches::new(&data, spec.batch_size, spec.data == DataSource::Synthetic);
     let steps_per_epoch = batches.steps_per_epoch();
     let total_steps = match spec.length {
@@ -138,14 +132,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
     let warmup = spec
         .warmup_steps
         .unwrap_or_else(|| spec::default_warmup(total_steps));
-    let opt = nn::AdamW {
-        beta1: ADAMW_BETAS.0,
-        beta2: ADAMW_BETAS.1,
-        wd: spec.weight_decay,
-        eps: ADAMW_EPS,
-        amsgrad: false,
-    }
-    .build(&vs, spec.lr)?;
+    let opt = adamw(spec, &vs)?;
     let params = vs.trainable_variables();
     let scaler = (spec.precision == Precision::AmpFp16).then(|| LossScaler::new(device));
     let has_eval = data.eval.is_some();
@@ -162,70 +149,20 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         profiling: false,
     };
 
-    let mut devices_visible = vec![DeviceInfo {
-        id: "cpu".into(),
-        name: cpu_name(),
-    }];
-    if tch::Cuda::is_available() {
-        for i in 0..tch::Cuda::device_count() {
-            devices_visible.push(DeviceInfo {
-                id: format!("cuda:{i}"),
-                name: None,
-            });
-        }
-    }
-    let device_info = match device {
-        Device::Cuda(i) => DeviceInfo {
-            id: format!("cuda:{i}"),
-            name: None,
-        },
-        _ => DeviceInfo {
-            id: "cpu".into(),
-            name: cpu_name(),
-        },
-    };
-    let mut libraries = vec![("tch".to_owned(), "0.26.0".to_owned())];
-    if !LIBTORCH_CUDA.is_empty() {
-        libraries.push(("cuda (libtorch build)".to_owned(), LIBTORCH_CUDA.to_owned()));
-    }
-    if device.is_cuda() {
-        libraries.push((
-            "cudnn available".to_owned(),
-            tch::Cuda::cudnn_is_available().to_string(),
-        ));
-    }
-    let compute_kind = match autocast {
-        Some(AutocastDtype::BFloat16) => Kind::BFloat16,
-        Some(AutocastDtype::Float16) => Kind::Half,
-        None => Kind::Float,
-    };
-    let execution = match models::sdpa_choice(&spec.model_config, device, compute_kind) {
-        Some(attention) => format!("eager (libtorch through tch); {attention}"),
-        None => "eager (libtorch through tch)".to_owned(),
-    };
     let train_start_ns = monotonic_ns();
-    sink.emit(&Event::Hello {
-        protocol: PROTOCOL_VERSION,
-        worker: "tch".into(),
-        framework: "libtorch".into(),
-        framework_version: LIBTORCH_VERSION.into(),
-        libraries,
-        devices_visible,
-        device: device_info,
-        model: spec.model.clone(),
-        param_count,
-        flops_per_sample: spec.model_config.flops_per_sample(),
-        precision: spec.precision.as_str().into(),
-        precision_in_effect: precision_text,
-        execution: Some(execution),
-        world_size: Some(1),
-        batch_size: spec.batch_size,
-        total_steps,
-        threads,
-        data: info,
+    sink.emit(&hello(
+        spec,
+        device,
+        autocast,
+        precision_text,
+        Counts {
+            param_count,
+            total_steps,
+            threads,
+        },
+        info,
         train_start_ns,
-        t_ns: train_start_ns,
-    });
+    ));
 
     let eval_due = |step: u64| {
         has_eval
@@ -235,121 +172,197 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
                     None => step.is_multiple_of(steps_per_epoch),
                 })
     };
-    let mut window_start = 0u64;
-    let mut window_first = 2u64;
-    let mut window_steps = 0u64;
-    let mut window_loss = Tensor::zeros([], (Kind::Float, device));
-    let mut window_index = 0u64;
-    let mut lr = spec.lr;
+    let mut window = Window::new(device);
     let mut reason = "completed";
     let mut step = 0u64;
     while step < total_steps {
         step += 1;
-        lr = spec::learning_rate(spec.lr, step, warmup, total_steps);
+        let lr = spec::learning_rate(spec.lr, step, warmup, total_steps);
         t.opt.set_lr(lr);
         let (x, y) = batches.next(&t.data);
         let loss = t.step(&x, &y)?;
         if step == 1 {
-            t.sync();
-            let now = monotonic_ns();
-            let first_loss = f64::try_from(&loss)?;
-            if !first_loss.is_finite() {
-                return Err(nan_loss(step, first_loss));
-            }
-            sink.emit(&Event::FirstStep {
-                since_process_start_s: since_process_start_s(),
-                since_train_start_s: (now - train_start_ns) as f64 / 1e9,
-                compile_s: None,
-                t_ns: now,
-            });
+            first_step(&t, &loss, train_start_ns, sink)?;
         } else {
-            window_loss += loss;
-            window_steps += 1;
+            window.add(loss);
         }
         let evaluate = eval_due(step);
         let mut restart = step == 1;
-        if window_steps > 0
-            && (window_steps == spec.window_steps || evaluate || step == total_steps)
+        if window.steps > 0
+            && (window.steps == spec.window_steps || evaluate || step == total_steps)
         {
-            t.sync();
-            let end = monotonic_ns();
-            let loss_mean = f64::try_from(&window_loss)? / window_steps as f64;
-            if !loss_mean.is_finite() {
-                return Err(nan_loss(step, loss_mean));
-            }
-            sink.emit(&Event::Window {
-                index: window_index,
-                first_step: window_first,
-                steps: window_steps,
-                samples: window_steps * spec.batch_size,
-                start_ns: window_start,
-                end_ns: end,
-                loss_mean,
-                lr,
-            });
-            window_index += 1;
-            window_steps = 0;
-            window_first = step + 1;
-            window_loss = Tensor::zeros([], (Kind::Float, device));
+            window.close(&t, step, lr, sink)?;
             restart = true;
         }
         if evaluate {
-            if let Some((accuracy, loss, samples)) = t.evaluate()? {
-                if !loss.is_finite() {
-                    return Err(nan_loss(step, loss));
-                }
-                let now = monotonic_ns();
-                sink.emit(&Event::Eval {
-                    step,
-                    epoch: step as f64 / steps_per_epoch as f64,
-                    elapsed_s: (now - train_start_ns) as f64 / 1e9,
-                    accuracy,
-                    loss,
-                    samples,
-                    t_ns: now,
-                });
-                if spec.stop_at_target
-                    && (spec
-                        .target_accuracy
-                        .is_some_and(|target| accuracy >= target)
-                        || spec.target_loss.is_some_and(|target| loss <= target))
-                {
-                    reason = "target_reached";
-                    break;
-                }
+            let at = Progress {
+                step,
+                steps_per_epoch,
+                train_start_ns,
+            };
+            if evaluate_and_report(&mut t, at, sink)? {
+                reason = "target_reached";
+                break;
             }
             restart = true;
         }
         if restart {
-            window_start = monotonic_ns();
+            window.start_ns = monotonic_ns();
         }
     }
-    let _ = lr;
-    // Peak memory and the loss scale as training left them: read before the
-    // breakdown's and the profile's extra steps (the profiler's buffers would
-    // raise the process's peak; extra loss-scaler updates move the scale).
-    let memory = t.memory_events();
-    let loss_scale = t.scaler.as_ref().map(LossScaler::scale).transpose()?;
-    if step > 1 {
-        let timings = t.breakdown(&mut batches, spec::breakdown_steps(step))?;
-        sink.emit(&Event::Breakdown(timings));
-        if spec.profile {
-            let p = t.profile(&mut batches, ProfileRule::DEFAULT.steps)?;
-            sink.emit(&Event::Profile(p));
-        }
+    finish(&mut t, &mut batches, step, reason, sink)
+}
+
+/// Step 1, synchronised: its loss checked and `first_step` (compilation
+/// and set-up included) reported.
+fn first_step(
+    t: &Trainer<'_>,
+    loss: &Tensor,
+    train_start_ns: u64,
+    sink: &mut dyn Sink,
+) -> Result<(), WorkerError> {
+    t.sync();
+    let now = monotonic_ns();
+    let first_loss = f64::try_from(loss)?;
+    if !first_loss.is_finite() {
+        return Err(nan_loss(1, first_loss));
     }
-    for m in &memory {
-        sink.emit(m);
-    }
-    sink.emit(&Event::Done {
-        steps: step,
-        samples: step * spec.batch_size,
-        reason: reason.into(),
-        loss_scale,
-        compiles: None,
-        t_ns: monotonic_ns(),
+    sink.emit(&Event::FirstStep {
+        since_process_start_s: since_process_start_s(),
+        since_train_start_s: (now - train_start_ns) as f64 / 1e9,
+        compile_s: None,
+        t_ns: now,
     });
     Ok(())
+}
+
+/// The timed window being filled: its losses stay on the device until it
+/// closes, so timing does not synchronise every step.
+struct Window {
+    start_ns: u64,
+    first_step: u64,
+    steps: u64,
+    loss: Tensor,
+    index: u64,
+    device: Device,
+}
+
+impl Window {
+    fn new(device: Device) -> Window {
+        Window {
+            start_ns: 0,
+            first_step: 2,
+            steps: 0,
+            loss: Tensor::zeros([], (Kind::Float, device)),
+            index: 0,
+            device,
+        }
+    }
+
+    fn add(&mut self, loss: Tensor) {
+        self.loss += loss;
+        self.steps += 1;
+    }
+
+    /// Closes the window after a device synchronisation: its mean loss
+    /// checked and the `window` event sent; the next one starts after `step`.
+    fn close(
+        &mut self,
+        t: &Trainer<'_>,
+        step: u64,
+        lr: f64,
+        sink: &mut dyn Sink,
+    ) -> Result<(), WorkerError> {
+        t.sync();
+        let end = monotonic_ns();
+        let loss_mean = f64::try_from(&self.loss)? / self.steps as f64;
+        if !loss_mean.is_finite() {
+            return Err(nan_loss(step, loss_mean));
+        }
+        sink.emit(&Event::Window {
+            index: self.index,
+            first_step: self.first_step,
+            steps: self.steps,
+            samples: self.steps * t.spec.batch_size,
+            start_ns: self.start_ns,
+            end_ns: end,
+            loss_mean,
+            lr,
+        });
+        self.index += 1;
+        self.steps = 0;
+        self.first_step = step + 1;
+        self.loss = Tensor::zeros([], (Kind::Float, self.device));
+        Ok(())
+    }
+}
+
+/// The trainable parameters, which must be the catalogue's count.
+fn checked_param_count(spec: &RunSpec, vs: &nn::VarStore) -> Result<u64, WorkerError> {
+    let param_count = models::trainable_params(vs);
+    let analytical = spec.model_config.param_count();
+    if param_count != analytical {
+        return Err(WorkerError::internal(format!(
+            "model {} has {param_count} trainable parameters but the catalogue says {analytical}: the two definitions disagree",
+            spec.model
+        )));
+    }
+    Ok(param_count)
+}
+
+/// AdamW with the studio's settings.
+fn adamw(spec: &RunSpec, vs: &nn::VarStore) -> Result<nn::Optimizer, WorkerError> {
+    Ok(nn::AdamW {
+        beta1: ADAMW_BETAS.0,
+        beta2: ADAMW_BETAS.1,
+        wd: spec.weight_decay,
+        eps: ADAMW_EPS,
+        amsgrad: false,
+    }
+    .build(vs, spec.lr)?)
+}
+
+/// Where training is, for an evaluation's event.
+#[derive(Clone, Copy)]
+struct Progress {
+    step: u64,
+    steps_per_epoch: u64,
+    train_start_ns: u64,
+}
+
+/// An evaluation and its `eval` event; whether the run's target is reached
+/// and training should stop there.
+fn evaluate_and_report(
+    t: &mut Trainer<'_>,
+    at: Progress,
+    sink: &mut dyn Sink,
+) -> Result<bool, WorkerError> {
+    let Some((accuracy, loss, samples)) = t.evaluate()? else {
+        return Ok(false);
+    };
+    if !loss.is_finite() {
+        return Err(nan_loss(at.step, loss));
+    }
+    let now = monotonic_ns();
+    sink.emit(&Event::Eval {
+        step: at.step,
+        epoch: at.step as f64 / at.steps_per_epoch as f64,
+        elapsed_s: (now - at.train_start_ns) as f64 / 1e9,
+        accuracy,
+        loss,
+        samples,
+        t_ns: now,
+    });
+    if t.spec.stop_at_target
+        && (t
+            .spec
+            .target_accuracy
+            .is_some_and(|target| accuracy >= target)
+            || t.spec.target_loss.is_some_and(|target| loss <= target))
+    {
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 #[cfg(test)]

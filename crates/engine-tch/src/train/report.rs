@@ -1,0 +1,133 @@
+//! What the worker says of a run: the `hello` that opens it (devices,
+//! libraries, precision and execution in effect) and, after the timed
+//! windows, the memory peaks, the step breakdown and profile, and `done`.
+
+use tch::{Device, Kind};
+use trainbench_core::protocol::{DataInfo, DeviceInfo, Event, PROTOCOL_VERSION};
+use trainbench_core::spec::{self, ProfileRule, RunSpec};
+
+use super::{cpu_name, LossScaler, Sink, Trainer, LIBTORCH_CUDA, LIBTORCH_VERSION};
+use crate::clock::monotonic_ns;
+use crate::data::Batches;
+use crate::error::WorkerError;
+use crate::models;
+use crate::shim::AutocastDtype;
+
+/// The counts `hello` reports.
+pub(super) struct Counts {
+    pub param_count: u64,
+    pub total_steps: u64,
+    pub threads: u32,
+}
+
+/// The `hello` event: what trains, on what, how.
+pub(super) fn hello(
+    spec: &RunSpec,
+    device: Device,
+    autocast: Option<AutocastDtype>,
+    precision_text: String,
+    counts: Counts,
+    info: DataInfo,
+    train_start_ns: u64,
+) -> Event {
+    let mut devices_visible = vec![DeviceInfo {
+        id: "cpu".into(),
+        name: cpu_name(),
+    }];
+    if tch::Cuda::is_available() {
+        for i in 0..tch::Cuda::device_count() {
+            devices_visible.push(DeviceInfo {
+                id: format!("cuda:{i}"),
+                name: None,
+            });
+        }
+    }
+    let device_info = match device {
+        Device::Cuda(i) => DeviceInfo {
+            id: format!("cuda:{i}"),
+            name: None,
+        },
+        _ => DeviceInfo {
+            id: "cpu".into(),
+            name: cpu_name(),
+        },
+    };
+    let mut libraries = vec![("tch".to_owned(), "0.26.0".to_owned())];
+    if !LIBTORCH_CUDA.is_empty() {
+        libraries.push(("cuda (libtorch build)".to_owned(), LIBTORCH_CUDA.to_owned()));
+    }
+    if device.is_cuda() {
+        libraries.push((
+            "cudnn available".to_owned(),
+            tch::Cuda::cudnn_is_available().to_string(),
+        ));
+    }
+    let compute_kind = match autocast {
+        Some(AutocastDtype::BFloat16) => Kind::BFloat16,
+        Some(AutocastDtype::Float16) => Kind::Half,
+        None => Kind::Float,
+    };
+    let execution = match models::sdpa_choice(&spec.model_config, device, compute_kind) {
+        Some(attention) => format!("eager (libtorch through tch); {attention}"),
+        None => "eager (libtorch through tch)".to_owned(),
+    };
+    Event::Hello {
+        protocol: PROTOCOL_VERSION,
+        worker: "tch".into(),
+        framework: "libtorch".into(),
+        framework_version: LIBTORCH_VERSION.into(),
+        libraries,
+        devices_visible,
+        device: device_info,
+        model: spec.model.clone(),
+        param_count: counts.param_count,
+        flops_per_sample: spec.model_config.flops_per_sample(),
+        precision: spec.precision.as_str().into(),
+        precision_in_effect: precision_text,
+        execution: Some(execution),
+        world_size: Some(1),
+        batch_size: spec.batch_size,
+        total_steps: counts.total_steps,
+        threads: counts.threads,
+        data: info,
+        train_start_ns,
+        t_ns: train_start_ns,
+    }
+}
+
+/// After the timed windows: the memory peaks and loss scale as training
+/// left them, the step breakdown and (asked for) the operator profile, then
+/// `done`.
+pub(super) fn finish(
+    t: &mut Trainer<'_>,
+    batches: &mut Batches,
+    step: u64,
+    reason: &str,
+    sink: &mut dyn Sink,
+) -> Result<(), WorkerError> {
+    // Peak memory and the loss scale as training left them: read before the
+    // breakdown's and the profile's extra steps (the profiler's buffers would
+    // raise the process's peak; extra loss-scaler updates move the scale).
+    let memory = t.memory_events();
+    let loss_scale = t.scaler.as_ref().map(LossScaler::scale).transpose()?;
+    if step > 1 {
+        let timings = t.breakdown(batches, spec::breakdown_steps(step))?;
+        sink.emit(&Event::Breakdown(timings));
+        if t.spec.profile {
+            let p = t.profile(batches, ProfileRule::DEFAULT.steps)?;
+            sink.emit(&Event::Profile(p));
+        }
+    }
+    for m in &memory {
+        sink.emit(m);
+    }
+    sink.emit(&Event::Done {
+        steps: step,
+        samples: step * t.spec.batch_size,
+        reason: reason.into(),
+        loss_scale,
+        compiles: None,
+        t_ns: monotonic_ns(),
+    });
+    Ok(())
+}
