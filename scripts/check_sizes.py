@@ -104,13 +104,17 @@ def measure():
 
 
 def ceilings():
+    """The allowlist: `PATH[::FUNCTION] SIZE  # REASON`, a reason on every entry."""
     out = {}
     if os.path.exists(CEILINGS):
-        for raw in open(CEILINGS, encoding="utf-8"):
-            line = raw.split("#", 1)[0].strip()
-            if line:
-                key, n = line.rsplit(None, 1)
-                out[key] = int(n)
+        for number, raw in enumerate(open(CEILINGS, encoding="utf-8"), start=1):
+            if raw.lstrip().startswith("#") or not raw.strip():
+                continue
+            entry, _, reason = raw.partition("#")
+            if not reason.strip():
+                sys.exit(f"error: {CEILINGS}:{number}: {entry.strip()} has no reason (`# why it may stay this long`)")
+            key, n = entry.strip().rsplit(None, 1)
+            out[key] = int(n)
     return out
 
 

@@ -4,8 +4,8 @@
 //!
 //!   cargo run --release -p trainbench-studio --example bench [-- RUNS]
 //!
-//! Targets (issue 5): opening the runs table and a comparison, under 200 ms
-//! each for the backend part.
+//! Targets: opening the runs table and a comparison, under 200 ms each for
+//! the backend part.
 
 use std::time::Instant;
 
@@ -29,40 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&dir)?;
     let db = dir.join("bench.sqlite");
     let t = Instant::now();
-    {
-        let mut store = Store::open(&db)?;
-        for i in 0..n {
-            let models = [
-                "resnet_mini",
-                "vit_mini_patch4_32",
-                "resnet50",
-                "vit_base_patch16_224",
-            ];
-            let precisions = Precision::ALL;
-            write_run(
-                &mut store,
-                &FixtureRun {
-                    framework: [
-                        Framework::Tch,
-                        Framework::Pytorch,
-                        Framework::Jax,
-                        Framework::Tensorflow,
-                    ][i % 4],
-                    model: models[(i / 4) % 4].into(),
-                    precision: precisions[(i / 16) % 4],
-                    devices: 1 + (i % 2) as u32,
-                    samples_per_s: 200.0 + (i % 97) as f64 * 10.0,
-                    status: if i % 50 == 7 {
-                        RunStatus::Failed
-                    } else {
-                        RunStatus::Completed
-                    },
-                    seed: i as u64,
-                    ..FixtureRun::default()
-                },
-            )?;
-        }
-    }
+    generate(&db, n)?;
     println!(
         "generated {n} runs in {:.1} s ({})",
         t.elapsed().as_secs_f64(),
@@ -142,5 +109,43 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     drop(window);
     drop(app);
     std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
+
+/// `n` generated runs of four frameworks, four models and four precisions
+/// (one in fifty failed) in a new database at `db`.
+fn generate(db: &std::path::Path, n: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let mut store = Store::open(db)?;
+    for i in 0..n {
+        let models = [
+            "resnet_mini",
+            "vit_mini_patch4_32",
+            "resnet50",
+            "vit_base_patch16_224",
+        ];
+        let precisions = Precision::ALL;
+        write_run(
+            &mut store,
+            &FixtureRun {
+                framework: [
+                    Framework::Tch,
+                    Framework::Pytorch,
+                    Framework::Jax,
+                    Framework::Tensorflow,
+                ][i % 4],
+                model: models[(i / 4) % 4].into(),
+                precision: precisions[(i / 16) % 4],
+                devices: 1 + (i % 2) as u32,
+                samples_per_s: 200.0 + (i % 97) as f64 * 10.0,
+                status: if i % 50 == 7 {
+                    RunStatus::Failed
+                } else {
+                    RunStatus::Completed
+                },
+                seed: i as u64,
+                ..FixtureRun::default()
+            },
+        )?;
+    }
     Ok(())
 }
