@@ -13,6 +13,7 @@ Also: every public module of the application crate is in its lib.rs list.
 import glob
 import pathlib
 import re
+import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -57,7 +58,11 @@ def expand(word: str) -> list:
 
 
 def exists(path: str) -> bool:
-    return bool(glob.glob(str(ROOT / path))) or (ROOT / path).exists()
+    """In the tree, or a build output git ignores (`ui/dist`, `target/…`)."""
+    if glob.glob(str(ROOT / path)) or (ROOT / path).exists():
+        return True
+    ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", path], check=False)
+    return ignored.returncode == 0
 
 
 def looks_like_path(word: str) -> bool:

@@ -35,18 +35,19 @@ impl ErrorClass {
         }
     }
 
+    /// Every class.
+    pub const ALL: [ErrorClass; 6] = [
+        ErrorClass::Oom,
+        ErrorClass::Unsupported,
+        ErrorClass::BadConfig,
+        ErrorClass::NanLoss,
+        ErrorClass::Internal,
+        ErrorClass::Crashed,
+    ];
+
     /// The class a stored string names (`None` for none of them).
     pub fn parse(text: &str) -> Option<ErrorClass> {
-        [
-            ErrorClass::Oom,
-            ErrorClass::Unsupported,
-            ErrorClass::BadConfig,
-            ErrorClass::NanLoss,
-            ErrorClass::Internal,
-            ErrorClass::Crashed,
-        ]
-        .into_iter()
-        .find(|c| c.as_str() == text)
+        ErrorClass::ALL.into_iter().find(|c| c.as_str() == text)
     }
 }
 
@@ -56,14 +57,7 @@ mod tests {
 
     #[test]
     fn every_error_class_reads_back_from_its_stored_name() {
-        for c in [
-            ErrorClass::Oom,
-            ErrorClass::Unsupported,
-            ErrorClass::BadConfig,
-            ErrorClass::NanLoss,
-            ErrorClass::Internal,
-            ErrorClass::Crashed,
-        ] {
+        for c in ErrorClass::ALL {
             assert_eq!(ErrorClass::parse(c.as_str()), Some(c));
             let json = serde_json::to_string(&c).unwrap();
             assert_eq!(
