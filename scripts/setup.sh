@@ -7,6 +7,11 @@
 #                            be installed on demand (the wizard's Install, or
 #                            `trainbench env install tensorflow|jax`)
 #   scripts/setup.sh --all   also TensorFlow and JAX (`make setup-all`, `make test`)
+#   scripts/setup.sh --test  also what only the tests use (`make test`): an SSH
+#                            server, Slurm and munge, WebKitWebDriver, Xvfb,
+#                            ImageMagick, poppler, cJSON, ruff. Running the
+#                            studio needs none of them, so `make run` installs
+#                            none (and starts no service).
 #
 # Each step says what it does and how long it took; the total comes last.
 set -euo pipefail
@@ -14,10 +19,12 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 
 all=0
+tests=0
 for arg in "$@"; do
   case "$arg" in
     --all) all=1 ;;
-    *) echo "setup.sh: unknown argument $arg (expected --all)" >&2; exit 2 ;;
+    --test) tests=1 ;;
+    *) echo "setup.sh: unknown argument $arg (expected --all or --test)" >&2; exit 2 ;;
   esac
 done
 
@@ -39,25 +46,27 @@ command -v curl >/dev/null 2>&1 || missing+=(curl ca-certificates)
 command -v git >/dev/null 2>&1 || missing+=(git)
 # mold links the Rust binaries several times faster than GNU ld (scripts/env.sh).
 command -v mold >/dev/null 2>&1 || missing+=(mold)
-# poppler-utils: the report tests render PDFs with pdftoppm and read them with pdftotext.
-command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
-# The desktop app: WebKitGTK to build and run the Tauri window; for its
-# end-to-end test, WebKitWebDriver (webkit2gtk-driver) and a virtual display.
+# The desktop app: WebKitGTK to build and run the Tauri window.
 dpkg -s libwebkit2gtk-4.1-dev >/dev/null 2>&1 || missing+=(libwebkit2gtk-4.1-dev)
-command -v WebKitWebDriver >/dev/null 2>&1 || missing+=(webkit2gtk-driver)
-command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb xauth)
-command -v import >/dev/null 2>&1 || missing+=(imagemagick)
-# Remote hosts: the studio drives the system ssh; its tests start their own
-# sshd on 127.0.0.1 (never the machine's port 22).
+# Remote hosts: the studio drives the system ssh client.
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
-[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
-# Slurm: the tests start a single-machine cluster (munged, slurmctld, two slurmd).
-command -v slurmctld >/dev/null 2>&1 || missing+=(slurm-wlm)
-command -v munged >/dev/null 2>&1 || missing+=(munge)
-# The fake libnvidia-ml.so the tests build reads its JSON script with cJSON.
-dpkg -s libcjson-dev >/dev/null 2>&1 || missing+=(libcjson-dev)
+if [ "$tests" = 1 ]; then
+  # poppler-utils: the report tests render PDFs with pdftoppm and read them with pdftotext.
+  command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
+  # The desktop's end-to-end test: WebKitWebDriver, a virtual display, screenshots.
+  command -v WebKitWebDriver >/dev/null 2>&1 || missing+=(webkit2gtk-driver)
+  command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb xauth)
+  command -v import >/dev/null 2>&1 || missing+=(imagemagick)
+  # The remote tests start their own sshd on 127.0.0.1 (never the machine's port 22).
+  [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+  # Slurm: the tests start a single-machine cluster (munged, slurmctld, two slurmd).
+  command -v slurmctld >/dev/null 2>&1 || missing+=(slurm-wlm)
+  command -v munged >/dev/null 2>&1 || missing+=(munge)
+  # The fake libnvidia-ml.so the tests build reads its JSON script with cJSON.
+  dpkg -s libcjson-dev >/dev/null 2>&1 || missing+=(libcjson-dev)
+fi
 # Node.js builds the UI (Debian 12's nodejs 18 is enough: vite 6, vitest 3).
 if ! command -v npm >/dev/null 2>&1 || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' 2>/dev/null; then
   missing+=(nodejs npm)
@@ -162,9 +171,9 @@ if [ "$(cat ui/node_modules/.trainbench-lock 2>/dev/null)" != "$want" ]; then
 else
   took "UI packages present"
 fi
-# 5. The tests' linters (`--all` only: running the studio needs none):
+# 5. The tests' linters (`--test` only: running the studio needs none):
 #    ruff for the Python code (the UI's linter, Biome, is one of its packages).
-if [ "$all" = 1 ]; then
+if [ "$tests" = 1 ]; then
   RUFF_VERSION=0.17.6
   ruff_dir="$TRAINBENCH_HOME/tools/ruff"
   if ! "$ruff_dir/bin/ruff" --version 2>/dev/null | grep -q "^ruff $RUFF_VERSION$"; then

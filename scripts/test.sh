@@ -2,8 +2,9 @@
 # Every check and test, cheapest first. `make test` and .ci/run call this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Every framework: the tests train with PyTorch, TensorFlow and JAX.
-bash scripts/setup.sh --all
+# Every framework (the tests train with PyTorch, TensorFlow and JAX) and what
+# only the tests use (an SSH server, Slurm, the end-to-end test's driver …).
+bash scripts/setup.sh --all --test
 source scripts/env.sh
 # PyTorch with two threads on a busy two-core machine slows down tenfold.
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
