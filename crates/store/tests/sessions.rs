@@ -204,23 +204,16 @@ fn valid_file_json(dir: &std::path::Path) -> serde_json::Value {
     serde_json::to_value(source.export_session(id, "test").expect("export")).expect("value")
 }
 
-#[test]
-fn bad_files_are_refused_with_a_clear_error_and_change_nothing() {
-    let dir = scratch("bad");
-    let good = valid_file_json(&dir);
-    let mut target = Store::open(&dir.join("target.sqlite")).expect("open");
-    let local = write_run(&mut target, &FixtureRun::default()).expect("local run");
-    target
-        .save_session("local", &[local], None, &SessionSettings::default())
-        .expect("local session");
-    let local_uid = {
-        let mut mine = target.export_session(1, "t").expect("export local");
-        mine.runs.remove(0).uid
-    };
-    let before = dump(&target);
+/// Session files that must be refused, each with what the error says:
+/// broken JSON, another format, numbers and texts out of bounds, duplicate
+/// ids, forged figures, and a run claiming a local run's uid.
+fn hostile_files(
+    good: &serde_json::Value,
+    local_uid: &str,
+) -> Vec<(&'static str, Vec<u8>, &'static str)> {
     let text = good.to_string();
 
-    let mut cases: Vec<(&str, Vec<u8>, &str)> = vec![
+    let mut cases: Vec<(&'static str, Vec<u8>, &'static str)> = vec![
         (
             "truncated",
             text.as_bytes()[..text.len() / 2].to_vec(),
@@ -239,118 +232,9 @@ fn bad_files_are_refused_with_a_clear_error_and_change_nothing() {
             "not valid JSON",
         ),
     ];
-    let mut with =
-        |label: &'static str, f: &dyn Fn(&mut serde_json::Value), expect: &'static str| {
-            let mut v = good.clone();
-            f(&mut v);
-            cases.push((label, v.to_string().into_bytes(), expect));
-        };
-    with(
-        "wrong version",
-        &|v| v["version"] = 2.into(),
-        "version = 2 is not supported",
-    );
-    with(
-        "huge number",
-        &|v| v["runs"][0]["windows"][0]["samples"] = serde_json::json!(u64::MAX),
-        "runs[0].windows[0].samples",
-    );
-    with(
-        "huge float",
-        &|v| v["runs"][0]["flops_per_sample"] = serde_json::json!(1e300),
-        "runs[0].flops_per_sample",
-    );
-    with(
-        "negative count",
-        &|v| v["runs"][0]["batch_size"] = serde_json::json!(-1),
-        "runs[0].batch_size",
-    );
-    with(
-        "unknown field",
-        &|v| v["runs"][0]["surprise"] = 1.into(),
-        "surprise",
-    );
-    with(
-        "duplicate uid",
-        &|v| v["runs"][1]["uid"] = v["runs"][0]["uid"].clone(),
-        "appears twice",
-    );
-    with(
-        "duplicate id",
-        &|v| v["runs"][1]["id"] = v["runs"][0]["id"].clone(),
-        "appears twice",
-    );
-    with(
-        "no runs",
-        &|v| v["runs"] = serde_json::json!([]),
-        "expected 1 to",
-    );
-    with(
-        "bad uid",
-        &|v| v["runs"][0]["uid"] = "'; DROP TABLE runs; --".into(),
-        "expected 32 hex digits",
-    );
-    with(
-        "forged throughput",
-        &|v| v["runs"][0]["summary"]["throughput_samples_per_s"] = 1e6.into(),
-        "does not match the run's own windows",
-    );
-    with(
-        "running run",
-        &|v| v["runs"][0]["status"] = "running".into(),
-        "only finished runs",
-    );
-    with(
-        "baseline elsewhere",
-        &|v| v["session"]["baseline_run_uid"] = "ffffffffffffffffffffffffffffffff".into(),
-        "not one of the file's runs",
-    );
-    with(
-        "control chars in name",
-        &|v| v["session"]["name"] = "a\u{7}b".into(),
-        "control characters",
-    );
-    with(
-        "huge status reason",
-        &|v| v["runs"][0]["status_reason"] = "x".repeat(70_000).into(),
-        "runs[0].status_reason is 70000 bytes long: at most 65536 allowed",
-    );
-    with(
-        "huge provenance",
-        &|v| v["runs"][0]["provenance"] = serde_json::json!({"x": "y".repeat(1 << 20)}),
-        "runs[0].provenance is",
-    );
-    with(
-        "huge stderr tail",
-        &|v| v["runs"][1]["stderr_tail"] = "e".repeat(300_000).into(),
-        "runs[1].stderr_tail",
-    );
-    with(
-        "a chart twice",
-        &|v| v["session"]["settings"]["charts"] = serde_json::json!(["throughput", "throughput"]),
-        "each chart at most once",
-    );
-    with(
-        "a hidden series twice",
-        &|v| v["session"]["settings"]["hidden_series"] = serde_json::json!(["1", "1"]),
-        "hidden_series[1] appears twice",
-    );
-    with(
-        "escape codes in the host name",
-        &|v| v["machine"]["hostname"] = "box\u{1b}[2J".into(),
-        "machine.hostname",
-    );
-    with(
-        "a long host name",
-        &|v| v["machine"]["hostname"] = "h".repeat(300).into(),
-        "machine.hostname is 300 bytes long",
-    );
-    with(
-        "a huge memory device",
-        &|v| v["runs"][0]["memory"][0]["device"] = "d".repeat(300).into(),
-        "runs[0].memory[0].device",
-    );
-    let collide = local_uid.clone();
+    cases.extend(edited_files(good, NUMBERS_AND_IDS));
+    cases.extend(edited_files(good, TEXTS_AND_SETTINGS));
+    let collide = local_uid.to_owned();
     let mut v = good.clone();
     v["runs"][2]["uid"] = collide.into();
     cases.push((
@@ -358,7 +242,155 @@ fn bad_files_are_refused_with_a_clear_error_and_change_nothing() {
         v.to_string().into_bytes(),
         "measured on another machine",
     ));
+    cases
+}
 
+/// An edit of a valid session file, and what the refusal says.
+type Edit = (&'static str, fn(&mut serde_json::Value), &'static str);
+
+/// Numbers out of bounds, duplicate ids, forged figures.
+const NUMBERS_AND_IDS: &[Edit] = &[
+    (
+        "wrong version",
+        |v| v["version"] = 2.into(),
+        "version = 2 is not supported",
+    ),
+    (
+        "huge number",
+        |v| v["runs"][0]["windows"][0]["samples"] = serde_json::json!(u64::MAX),
+        "runs[0].windows[0].samples",
+    ),
+    (
+        "huge float",
+        |v| v["runs"][0]["flops_per_sample"] = serde_json::json!(1e300),
+        "runs[0].flops_per_sample",
+    ),
+    (
+        "negative count",
+        |v| v["runs"][0]["batch_size"] = serde_json::json!(-1),
+        "runs[0].batch_size",
+    ),
+    (
+        "unknown field",
+        |v| v["runs"][0]["surprise"] = 1.into(),
+        "surprise",
+    ),
+    (
+        "duplicate uid",
+        |v| v["runs"][1]["uid"] = v["runs"][0]["uid"].clone(),
+        "appears twice",
+    ),
+    (
+        "duplicate id",
+        |v| v["runs"][1]["id"] = v["runs"][0]["id"].clone(),
+        "appears twice",
+    ),
+    (
+        "no runs",
+        |v| v["runs"] = serde_json::json!([]),
+        "expected 1 to",
+    ),
+    (
+        "bad uid",
+        |v| v["runs"][0]["uid"] = "'; DROP TABLE runs; --".into(),
+        "expected 32 hex digits",
+    ),
+    (
+        "forged throughput",
+        |v| v["runs"][0]["summary"]["throughput_samples_per_s"] = 1e6.into(),
+        "does not match the run's own windows",
+    ),
+    (
+        "running run",
+        |v| v["runs"][0]["status"] = "running".into(),
+        "only finished runs",
+    ),
+    (
+        "baseline elsewhere",
+        |v| v["session"]["baseline_run_uid"] = "ffffffffffffffffffffffffffffffff".into(),
+        "not one of the file's runs",
+    ),
+];
+
+/// Texts too long or with control characters, settings that repeat.
+const TEXTS_AND_SETTINGS: &[Edit] = &[
+    (
+        "control chars in name",
+        |v| v["session"]["name"] = "a\u{7}b".into(),
+        "control characters",
+    ),
+    (
+        "huge status reason",
+        |v| v["runs"][0]["status_reason"] = "x".repeat(70_000).into(),
+        "runs[0].status_reason is 70000 bytes long: at most 65536 allowed",
+    ),
+    (
+        "huge provenance",
+        |v| v["runs"][0]["provenance"] = serde_json::json!({"x": "y".repeat(1 << 20)}),
+        "runs[0].provenance is",
+    ),
+    (
+        "huge stderr tail",
+        |v| v["runs"][1]["stderr_tail"] = "e".repeat(300_000).into(),
+        "runs[1].stderr_tail",
+    ),
+    (
+        "a chart twice",
+        |v| v["session"]["settings"]["charts"] = serde_json::json!(["throughput", "throughput"]),
+        "each chart at most once",
+    ),
+    (
+        "a hidden series twice",
+        |v| v["session"]["settings"]["hidden_series"] = serde_json::json!(["1", "1"]),
+        "hidden_series[1] appears twice",
+    ),
+    (
+        "escape codes in the host name",
+        |v| v["machine"]["hostname"] = "box\u{1b}[2J".into(),
+        "machine.hostname",
+    ),
+    (
+        "a long host name",
+        |v| v["machine"]["hostname"] = "h".repeat(300).into(),
+        "machine.hostname is 300 bytes long",
+    ),
+    (
+        "a huge memory device",
+        |v| v["runs"][0]["memory"][0]["device"] = "d".repeat(300).into(),
+        "runs[0].memory[0].device",
+    ),
+];
+
+/// The valid file with each edit applied.
+fn edited_files(
+    good: &serde_json::Value,
+    edits: &[Edit],
+) -> Vec<(&'static str, Vec<u8>, &'static str)> {
+    edits
+        .iter()
+        .map(|(label, edit, expect)| {
+            let mut v = good.clone();
+            edit(&mut v);
+            (*label, v.to_string().into_bytes(), *expect)
+        })
+        .collect()
+}
+
+#[test]
+fn bad_files_are_refused_with_a_clear_error_and_change_nothing() {
+    let dir = scratch("bad");
+    let good = valid_file_json(&dir);
+    let mut target = Store::open(&dir.join("target.sqlite")).expect("open");
+    let local = write_run(&mut target, &FixtureRun::default()).expect("local run");
+    target
+        .save_session("local", &[local], None, &SessionSettings::default())
+        .expect("local session");
+    let local_uid = {
+        let mut mine = target.export_session(1, "t").expect("export local");
+        mine.runs.remove(0).uid
+    };
+    let before = dump(&target);
+    let cases = hostile_files(&good, &local_uid);
     for (label, bytes, expect) in cases {
         let err = match SessionFile::parse(&bytes) {
             Err(e) => e.to_string(),
