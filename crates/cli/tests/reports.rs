@@ -118,7 +118,29 @@ fn session_save_export_import_round_trip() {
     assert_eq!(c["entries"].as_array().unwrap().len(), 2);
     assert_eq!(c["decisions"].as_array().unwrap().len(), 5);
 
-    // PDF.
+    exports_pdf(dir);
+    exports_charts(dir, &ids);
+    exports_csv(dir, &ids);
+    carries_the_session_to_a_second_database(dir, &show);
+
+    // Rename, delete (asks first), delete the session.
+    let (out, _) = a(&["session", "rename", "fp32 vs bf16", "precisions"]);
+    ok(&out);
+    let (out, _) = a(&["delete", &ids[1]]);
+    refused(&out, "--yes");
+    let (out, _) = a(&["delete", &ids[1], "--yes"]);
+    ok(&out);
+    let (_, show) = a(&["session", "show", "precisions", "--json"]);
+    assert_eq!(show["session"]["run_ids"].as_array().unwrap().len(), 1);
+    let (out, _) = a(&["session", "delete", "precisions"]);
+    ok(&out);
+    let (out, _) = a(&["session", "show", "precisions"]);
+    refused(&out, "session precisions does not exist");
+}
+
+/// The session's PDF has its sections; a folder that is not there is refused.
+fn exports_pdf(dir: &Path) {
+    let a = |args: &[&str]| run_in(dir, "a.sqlite", args);
     let pdf = dir.join("report.pdf");
     let (out, _) = a(&[
         "export",
@@ -148,8 +170,11 @@ fn session_save_export_import_round_trip() {
         "/nonexistent/dir/r.pdf",
     ]);
     refused(&out, "output = \"/nonexistent/dir/r.pdf\"");
+}
 
-    // Charts.
+/// Charts as SVG and PNG; a chart that does not exist is refused.
+fn exports_charts(dir: &Path, ids: &[String]) {
+    let a = |args: &[&str]| run_in(dir, "a.sqlite", args);
     for name in ["throughput.svg", "loss_over_time.png"] {
         let kind = name.split('.').next().unwrap();
         let path = dir.join(name);
@@ -172,8 +197,11 @@ fn session_save_export_import_round_trip() {
     }
     let (out, _) = a(&["export", "chart", "pie", &ids[0], &ids[1], "-o", "x.svg"]);
     refused(&out, "charts = pie");
+}
 
-    // CSV: all runs, then one run's raw windows.
+/// CSV: all runs, then one run's raw windows; an unknown table is refused.
+fn exports_csv(dir: &Path, ids: &[String]) {
+    let a = |args: &[&str]| run_in(dir, "a.sqlite", args);
     let (out, _) = a(&["export", "csv"]);
     ok(&out);
     let mut r = csv::Reader::from_reader(out.stdout.as_slice());
@@ -190,8 +218,12 @@ fn session_save_export_import_round_trip() {
     assert!(windows.len() >= 10, "40 steps in windows of 3");
     let (out, _) = a(&["export", "csv", "--raw", "gradients", "--run", &ids[1]]);
     refused(&out, "raw");
+}
 
-    // Session file into a second database, twice.
+/// The session file into a second database, twice (no duplicates), with
+/// identical numbers there; a damaged file changes nothing.
+fn carries_the_session_to_a_second_database(dir: &Path, show: &Value) {
+    let a = |args: &[&str]| run_in(dir, "a.sqlite", args);
     let file = dir.join("session.json");
     let (out, _) = a(&[
         "export",
@@ -239,18 +271,4 @@ fn session_save_export_import_round_trip() {
     assert!(err.contains("not valid JSON"), "{err}");
     let (_, after) = b(&["runs", "--json"]);
     assert_eq!(after, runs_b);
-
-    // Rename, delete (asks first), delete the session.
-    let (out, _) = a(&["session", "rename", "fp32 vs bf16", "precisions"]);
-    ok(&out);
-    let (out, _) = a(&["delete", &ids[1]]);
-    refused(&out, "--yes");
-    let (out, _) = a(&["delete", &ids[1], "--yes"]);
-    ok(&out);
-    let (_, show) = a(&["session", "show", "precisions", "--json"]);
-    assert_eq!(show["session"]["run_ids"].as_array().unwrap().len(), 1);
-    let (out, _) = a(&["session", "delete", "precisions"]);
-    ok(&out);
-    let (out, _) = a(&["session", "show", "precisions"]);
-    refused(&out, "session precisions does not exist");
 }
