@@ -9,6 +9,7 @@
 mod common;
 
 use common::{text, Db, SMALL};
+use serde_json::Value;
 
 #[test]
 fn a_run_is_stored_and_read_back() {
@@ -373,30 +374,7 @@ fn the_largest_batch_that_fits_is_searched_and_stored() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let config = &v["configurations"][0];
     let search = &config["batch_search"];
-    let probes = search["probes"].as_array().unwrap();
-    assert_eq!(search["memory_limit_bytes"], limit, "{search}");
-    assert_eq!(probes[0]["batch_size"], 1, "{search}");
-    let last = probes.last().unwrap();
-    assert_eq!(last["outcome"], "over_limit", "{search}");
-    assert!(
-        last["reason"]
-            .as_str()
-            .unwrap()
-            .starts_with("over the memory limit"),
-        "{last}"
-    );
-    for (i, p) in probes.iter().enumerate() {
-        assert_eq!(
-            p["batch_size"],
-            1u64 << i,
-            "powers of two in order: {search}"
-        );
-        if p != last {
-            assert_eq!(p["outcome"], "fits", "{search}");
-            assert!(p["peak_memory_bytes"].as_u64().unwrap() <= limit, "{p}");
-        }
-    }
-    let best = 1u64 << (probes.len() - 2);
+    let best = check_probes(search, limit);
     let run = &v["runs"][0];
     assert_eq!(run["status"], "completed", "{run}");
     assert_eq!(run["batch_size"], best, "{run}");
@@ -454,8 +432,42 @@ fn the_largest_batch_that_fits_is_searched_and_stored() {
     );
     assert_eq!(v["runs"][0]["batch_size"], 16);
 
-    // Nothing fits under 40 MiB: the configuration is refused with the
-    // probe's reason, and no run is queued.
+    refuses_and_stops_what_does_not_fit(&db);
+}
+
+/// The probes of a search that ended over the limit: powers of two from 1,
+/// each fitting but the last; the largest that fitted.
+fn check_probes(search: &Value, limit: u64) -> u64 {
+    let probes = search["probes"].as_array().unwrap();
+    assert_eq!(search["memory_limit_bytes"], limit, "{search}");
+    assert_eq!(probes[0]["batch_size"], 1, "{search}");
+    let last = probes.last().unwrap();
+    assert_eq!(last["outcome"], "over_limit", "{search}");
+    assert!(
+        last["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("over the memory limit"),
+        "{last}"
+    );
+    for (i, p) in probes.iter().enumerate() {
+        assert_eq!(
+            p["batch_size"],
+            1u64 << i,
+            "powers of two in order: {search}"
+        );
+        if p != last {
+            assert_eq!(p["outcome"], "fits", "{search}");
+            assert!(p["peak_memory_bytes"].as_u64().unwrap() <= limit, "{p}");
+        }
+    }
+    1u64 << (probes.len() - 2)
+}
+
+/// Under 40 MiB not even batch 1 fits: the configuration is refused with
+/// the probe's reason and no run is queued; and the limit holds for any run:
+/// a worker over it is stopped, out of memory.
+fn refuses_and_stops_what_does_not_fit(db: &Db) {
     let (out, v) = db.run(&[
         "run",
         "--model",
@@ -478,7 +490,6 @@ fn the_largest_batch_that_fits_is_searched_and_stored() {
     let (_, runs) = db.run(&["runs", "--json"]);
     assert_eq!(runs["runs"].as_array().unwrap().len(), 2, "{runs}");
 
-    // The limit holds for any run: a worker over it is stopped, out of memory.
     let (out, v) = db.run(&[&["run"], &SMALL[..], &["--memory-limit", "40M", "--json"]].concat());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let run = &v["runs"][0];
