@@ -16,7 +16,8 @@ echo "== layering"; bash scripts/check-deps.sh
 # Licences, banned and duplicate crates, sources (deny.toml); advisories need
 # GitHub's database, which this machine cannot reach.
 echo "== cargo deny: licences, bans, sources"
-command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --version 0.20.2 --locked
+# A debug build: 1 min 22 s to install here against 4 min 32 s optimised; a check takes 5 s.
+command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --version 0.20.2 --locked --debug
 cargo deny --log-level error check licenses bans sources
 echo "== sizes"; python3 scripts/check_sizes.py
 echo "== module loops"; python3 scripts/check_module_loops.py
