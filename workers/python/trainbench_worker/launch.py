@@ -52,8 +52,9 @@ def nodes(plan_text, plan, framework, node_launch):
     import socket
 
     job = os.environ.get("SLURM_JOB_ID")
-    peers = os.environ.get("TRAINBENCH_PEERS")
-    if not job and not peers:
+    peers_text = os.environ.get("TRAINBENCH_PEERS")
+    peers = json.loads(peers_text) if peers_text else None
+    if not job and not peers_text:
         raise WorkerError(
             "unsupported",
             f"nodes = {plan.nodes} is not allowed here: several nodes need a Slurm "
@@ -76,12 +77,12 @@ def nodes(plan_text, plan, framework, node_launch):
         "--kill-on-bad-exit=1",
         sys.executable,
     ]
-    cmd += node_launch(plan, host, port, job, json.loads(peers) if peers else None, env)
+    cmd += node_launch(plan, host, port, job, peers, env)
     cmd += ["-m", "trainbench_worker", framework, "train", "--plan", "env:TRAINBENCH_PLAN"]
     sys.stderr.flush()
     protocol.give_back_stdout()
     if srun is None:
-        fan_out_over_ssh(cmd[cmd.index(sys.executable) + 1 :], env, plan, json.loads(peers))
+        fan_out_over_ssh(cmd[cmd.index(sys.executable) + 1 :], env, plan, peers)
     os.execve(srun, cmd, env)
 
 
