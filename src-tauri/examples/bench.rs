@@ -17,7 +17,7 @@ use trainbench_core::summary::RunStatus;
 use trainbench_core::{Framework, Precision};
 use trainbench_store::fixtures::{write_run, FixtureRun};
 use trainbench_store::Store;
-use trainbench_studio::settings::{Settings, Theme};
+use trainbench_studio::settings::Settings;
 use trainbench_studio::{configure, Studio};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -36,11 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         db.display()
     );
 
-    let studio = Studio::new(Settings {
-        database: db.display().to_string(),
-        theme: Theme::System,
-        file: dir.join("studio.json").display().to_string(),
-    })?;
+    let studio = Studio::new(Settings::at(&db, &dir.join("studio.json")))?;
     let app = configure(mock_builder(), studio).build(mock_context(noop_assets()))?;
     let window = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build()?;
     let call = |cmd: &str, args: Value| -> Result<(f64, usize), String> {

@@ -93,17 +93,15 @@ impl Studio {
         PathBuf::from(self.settings().database)
     }
 
-    fn update_settings(&self, f: impl FnOnce(&mut Settings)) -> ApiResult<Settings> {
+    fn update_settings(
+        &self,
+        f: impl FnOnce(&Settings) -> Result<Settings, AppError>,
+    ) -> ApiResult<Settings> {
         let mut s = self
             .settings
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let next = s.update(f).map_err(|e| {
-            ApiError::new(
-                trainbench_app::ErrorCode::Io,
-                format!("saving {}: {e}", s.file),
-            )
-        })?;
+        let next = f(&s)?;
         *s = next.clone();
         Ok(next)
     }
@@ -124,7 +122,7 @@ impl Studio {
             .into());
         }
         let (workspace, _) = Workspace::open(&path)?;
-        let settings = self.update_settings(|s| s.database = path.display().to_string())?;
+        let settings = self.update_settings(|s| s.with_database(&path))?;
         *self.workspace_lock() = workspace;
         *self
             .database_problem
@@ -134,7 +132,7 @@ impl Studio {
     }
 
     pub fn set_theme(&self, theme: Theme) -> ApiResult<Settings> {
-        self.update_settings(|s| s.theme = theme)
+        self.update_settings(|s| s.with_theme(theme))
     }
 }
 
@@ -228,7 +226,7 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, studio: Studio) -> taur
 
 /// Runs the desktop app until its window closes.
 pub fn run() -> Result<(), String> {
-    let settings = Settings::load(&settings::config_dir());
+    let settings = Settings::load();
     let studio = Studio::new(settings).map_err(|e| e.to_string())?;
     configure(tauri::Builder::default(), studio)
         .run(tauri::generate_context!())

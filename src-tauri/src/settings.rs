@@ -1,89 +1,79 @@
-//! The studio's own settings, kept in `$XDG_CONFIG_HOME/trainbench/studio.json`
-//! (`$TRAINBENCH_CONFIG_DIR` overrides the folder): the database location and
-//! the theme. Changed under a lock (`studio.json.lock`) and written whole (a
-//! temporary file opened exclusively, fsynced, renamed), so two windows or a
-//! crash never lose or half-write it.
+//! The settings as the window shows them: the database in use (and why that
+//! one), the theme, and where the settings file is. The file itself — one for
+//! the CLI and the desktop app — is `trainbench_app::settings`'.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum Theme {
-    /// Light or dark as the desktop prefers.
-    #[default]
-    System,
-    Light,
-    Dark,
-}
+use trainbench_app::settings::{self as studio_settings, locate_with};
+pub use trainbench_app::settings::{DatabaseSource, Theme};
+use trainbench_app::AppError;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Settings {
     /// The SQLite file every run is stored in.
     pub database: String,
-    #[serde(default)]
+    /// Why this database: set by `$TRAINBENCH_DB`, chosen in Settings, or the
+    /// default in the studio's home.
+    pub database_source: DatabaseSource,
     pub theme: Theme,
-    /// Where these settings are kept (set when loaded, whatever the file says).
-    #[serde(default)]
+    /// Where these settings are kept (the CLI reads the same file).
     pub file: String,
-}
-
-pub fn config_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("TRAINBENCH_CONFIG_DIR") {
-        return PathBuf::from(d);
-    }
-    std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("trainbench")
+    /// Why the settings file could not be read (the defaults are in use).
+    pub problem: Option<String>,
 }
 
 impl Settings {
-    /// The saved settings; defaults where there are none. `$TRAINBENCH_DB`
-    /// wins over the saved database (as it does for the CLI).
-    pub fn load(dir: &Path) -> Settings {
-        let file = dir.join("studio.json");
-        let saved: Option<Settings> = std::fs::read(&file)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        let mut s = saved.unwrap_or_else(|| Settings {
-            database: trainbench_app::workspace::default_database()
-                .display()
-                .to_string(),
-            theme: Theme::System,
-            file: String::new(),
-        });
-        if let Some(db) = std::env::var_os("TRAINBENCH_DB") {
-            s.database = PathBuf::from(db).display().to_string();
-        }
-        s.file = file.display().to_string();
-        s
+    /// The settings as saved, and the database every front end started with
+    /// this environment uses.
+    pub fn load() -> Settings {
+        Settings::load_from(&trainbench_app::files::places::settings_file())
     }
 
-    /// Applies `change` to the settings as saved now (another studio may
-    /// have changed them since these were loaded) and writes them whole,
-    /// under the settings' lock. Returns the settings as written.
-    pub fn update(&self, change: impl FnOnce(&mut Settings)) -> Result<Settings, String> {
-        use trainbench_app::files::{write_atomic, FileLock};
-        let file = PathBuf::from(&self.file);
-        let _lock = FileLock::exclusive(&file).map_err(|e| e.to_string())?;
-        let mut next = std::fs::read(&file)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Settings>(&b).ok())
-            .map_or_else(
-                || self.clone(),
-                |mut saved| {
-                    // What this studio runs on now, whatever another one saved.
-                    saved.database.clone_from(&self.database);
-                    saved
-                },
-            );
-        change(&mut next);
-        next.file.clone_from(&self.file);
-        let bytes = serde_json::to_vec_pretty(&next).map_err(|e| e.to_string())?;
-        write_atomic("settings", &file, &bytes).map_err(|e| e.to_string())?;
-        Ok(next)
+    /// [`Settings::load`] with the settings file `file`.
+    pub fn load_from(file: &std::path::Path) -> Settings {
+        let at = locate_with(file, None);
+        let theme = studio_settings::Settings::load(&at.settings_file)
+            .map(|s| s.theme)
+            .unwrap_or_default();
+        Settings {
+            database: at.path.display().to_string(),
+            database_source: at.source,
+            theme,
+            file: at.settings_file.display().to_string(),
+            problem: at.problem,
+        }
+    }
+
+    /// Settings naming `database` as chosen, kept in `file` (tests, benchmarks).
+    pub fn at(database: &std::path::Path, file: &std::path::Path) -> Settings {
+        Settings {
+            database: database.display().to_string(),
+            database_source: DatabaseSource::Settings,
+            theme: Theme::System,
+            file: file.display().to_string(),
+            problem: None,
+        }
+    }
+
+    /// The settings with the theme changed (saved under the settings' lock).
+    pub fn with_theme(&self, theme: Theme) -> Result<Settings, AppError> {
+        studio_settings::Settings::update(&PathBuf::from(&self.file), |s| s.theme = theme)?;
+        Ok(Settings {
+            theme,
+            problem: None,
+            ..self.clone()
+        })
+    }
+
+    /// The settings with another database chosen for every front end.
+    pub fn with_database(&self, path: &std::path::Path) -> Result<Settings, AppError> {
+        let at = studio_settings::choose_database(&PathBuf::from(&self.file), path)?;
+        Ok(Settings {
+            database: at.path.display().to_string(),
+            database_source: at.source,
+            problem: None,
+            ..self.clone()
+        })
     }
 }

@@ -348,6 +348,17 @@ export type DataSource =
  */
 "folder";
 
+/**  Why a command works on the database it does. */
+export type DatabaseSource = 
+/**  The CLI's `--db`. */
+"flag" | 
+/**  `$TRAINBENCH_DB`. */
+"environment" | 
+/**  Chosen in the desktop app's Settings (the settings file). */
+"settings" | 
+/**  `trainbench.sqlite` in the studio's home. */
+"default";
+
 /**  One row of the decision matrix: which entry wins a metric. */
 export type Decision = {
 	metric: Metric,
@@ -1201,9 +1212,16 @@ export type SessionSettings = {
 export type Settings = {
 	/**  The SQLite file every run is stored in. */
 	database: string,
-	theme?: Theme,
-	/**  Where these settings are kept (set when loaded, whatever the file says). */
-	file?: string,
+	/**
+	 *  Why this database: set by `$TRAINBENCH_DB`, chosen in Settings, or the
+	 *  default in the studio's home.
+	 */
+	database_source: DatabaseSource,
+	theme: Theme,
+	/**  Where these settings are kept (the CLI reads the same file). */
+	file: string,
+	/**  Why the settings file could not be read (the defaults are in use). */
+	problem: string | null,
 };
 
 /**  What `sinfo` said about the partition. */

@@ -17,6 +17,8 @@
 //! - [`gpu_check`]: the GPU acceptance suite (plan, checks, report).
 //! - [`job`]: the job types the use cases share (a leaf module); [`remote`]:
 //!   hosts over ssh, from `trainbench-remote`.
+//! - [`settings`]: the settings file both front ends read, and which
+//!   database a command works on.
 //! - [`error`]: one error type with a stable code and the field at fault.
 
 pub mod batch;
@@ -31,6 +33,7 @@ pub mod live;
 pub mod prices;
 pub mod remote;
 pub mod reports;
+pub mod settings;
 pub mod sweep;
 pub mod workspace;
 

@@ -2,7 +2,7 @@
 //! (folder created, runs left `running` by a studio that stopped marked
 //! interrupted), with the use cases that read and write it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use trainbench_core::record::{RunDetail, RunRow};
 use trainbench_core::session::{SavedSession, SessionSettings};
@@ -21,12 +21,6 @@ pub enum SessionRef {
 #[derive(Debug)]
 pub struct Workspace {
     pub(crate) store: Store,
-}
-
-/// The studio's database when none is named: `$TRAINBENCH_DB`, else
-/// `$XDG_DATA_HOME/trainbench/trainbench.db`.
-pub fn default_database() -> PathBuf {
-    trainbench_store::default_path()
 }
 
 impl Workspace {

@@ -14,7 +14,9 @@ use crate::run_args::RunArgs;
     about = "TrainBench Studio, headless: measured training benchmarks"
 )]
 pub struct Cli {
-    /// SQLite database (default: $TRAINBENCH_DB, else ~/.local/share/trainbench/trainbench.sqlite).
+    /// SQLite database [default: $TRAINBENCH_DB, else the one chosen in the
+    /// desktop app's Settings, else $TRAINBENCH_HOME/trainbench.sqlite, where
+    /// the home is ~/.local/share/trainbench unless set]
     #[arg(long, global = true)]
     pub db: Option<PathBuf>,
     #[command(subcommand)]

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 use trainbench_app::envs::{self, FrameworkEnv};
+use trainbench_app::files::places;
+use trainbench_app::settings::DatabaseLocation;
 use trainbench_app::{frameworks, Host};
 
 use crate::args::EnvCommand;
@@ -61,13 +63,37 @@ fn print_table(rows: &[FrameworkEnv]) {
     }
 }
 
-pub fn run(cmd: Option<EnvCommand>, json_out: bool) -> Result<ExitCode, CliError> {
+/// Where the studio keeps things: its home (environments, hosts), the
+/// settings file and the database (with why that one).
+fn places_json(at: &DatabaseLocation) -> serde_json::Value {
+    json!({
+        "home": places::studio_home(),
+        "settings_file": at.settings_file,
+        "database": at,
+    })
+}
+
+fn print_places(at: &DatabaseLocation) {
+    println!("Studio home:   {}", places::studio_home().display());
+    println!("Settings file: {}", at.settings_file.display());
+    println!("Database:      {}", at.describe());
+    println!();
+}
+
+pub fn run(
+    cmd: Option<EnvCommand>,
+    at: &DatabaseLocation,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
     match cmd.unwrap_or(EnvCommand::List) {
         EnvCommand::List => {
             let rows = envs::list()?;
             if json_out {
-                println!("{}", json!(rows.iter().map(env_json).collect::<Vec<_>>()));
+                let mut v = places_json(at);
+                v["environments"] = json!(rows.iter().map(env_json).collect::<Vec<_>>());
+                println!("{v}");
             } else {
+                print_places(at);
                 print_table(&rows);
             }
             Ok(ExitCode::SUCCESS)

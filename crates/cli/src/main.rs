@@ -27,11 +27,12 @@ use trainbench_core::text::{escape_controls, panic_message};
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;
-use crate::open::db_path;
+use crate::open::locate;
 
 fn real_main() -> Result<ExitCode, CliError> {
     let cli = Cli::parse();
-    let db = db_path(cli.db.clone());
+    let at = locate(cli.db.as_deref());
+    let db = at.path.clone();
     match cli.command {
         Command::Run(a) => run_cmd::run(&db, *a),
         Command::Describe {
@@ -53,7 +54,7 @@ fn real_main() -> Result<ExitCode, CliError> {
             },
             json,
         ),
-        Command::Runs { json } => runs_cmd::runs(&db, json),
+        Command::Runs { json } => runs_cmd::runs(&at, json),
         Command::Show { id, json } => runs_cmd::show(&db, id, json),
         Command::Compare {
             ids,
@@ -72,7 +73,7 @@ fn real_main() -> Result<ExitCode, CliError> {
         Command::Import { file, json } => report_cmd::import(&db, &file, json),
         Command::Delete { ids, yes } => runs_cmd::delete(&db, &ids, yes),
         Command::Prices { command, json } => prices_cmd::run(&db, command, json),
-        Command::Env { command, json } => env_cmd::run(command, json),
+        Command::Env { command, json } => env_cmd::run(command, &at, json),
         Command::GpuCheck(a) => gpu_check::run(&db, *a),
         Command::Kit { command } => kit_cmd::run(command),
         Command::Host { command, json } => host_cmd::host(command, json),

@@ -1,14 +1,21 @@
 //! The database a command works on, opened, and run ids as typed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use trainbench_app::settings::{locate_database, DatabaseLocation};
 use trainbench_app::Workspace;
 
 use crate::error::{bad, CliError};
 
-/// The database: `--db`, else the studio's default (`$TRAINBENCH_DB`, else the XDG data directory).
-pub fn db_path(flag: Option<PathBuf>) -> PathBuf {
-    flag.unwrap_or_else(trainbench_app::workspace::default_database)
+/// The database: `--db`, else `$TRAINBENCH_DB`, else the one chosen in the
+/// desktop app's Settings, else the default in the studio's home. A settings
+/// file that cannot be read is said on stderr (the default is used).
+pub fn locate(flag: Option<&Path>) -> DatabaseLocation {
+    let at = locate_database(flag);
+    if let Some(problem) = &at.problem {
+        eprintln!("trainbench: {problem}; using {}", at.path.display());
+    }
+    at
 }
 
 /// Opens the database, saying so when runs of a studio that stopped were

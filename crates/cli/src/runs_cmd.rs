@@ -4,6 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::json;
+use trainbench_app::settings::DatabaseLocation;
 use trainbench_core::compare::{compare as compare_rows, Grouping};
 use trainbench_core::models::{lookup, model_names, ModelOptions};
 
@@ -46,15 +47,21 @@ pub fn describe(model: &str, opts: ModelOptions, json_out: bool) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn runs(db: &Path, json_out: bool) -> Result<ExitCode, CliError> {
-    let rows = open_workspace(db)?.runs()?;
+/// Every stored run, after where the database is (and why that one).
+pub fn runs(at: &DatabaseLocation, json_out: bool) -> Result<ExitCode, CliError> {
+    let rows = open_workspace(&at.path)?.runs()?;
     if json_out {
         println!(
             "{}",
-            json!({"runs": rows.iter().map(run_json).collect::<Vec<_>>()})
+            json!({"database": at, "runs": rows.iter().map(run_json).collect::<Vec<_>>()})
         );
     } else {
-        print_runs_table(&rows);
+        println!("Database: {}", at.describe());
+        if rows.is_empty() {
+            println!("No runs stored yet: `trainbench run` starts the quick benchmark.");
+        } else {
+            print_runs_table(&rows);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

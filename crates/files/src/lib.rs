@@ -12,13 +12,15 @@
 //!   clear error at once instead of hanging or filling memory;
 //! - [`FileLock`]: an exclusive lock around a read-modify-write of a small
 //!   JSON file (the host list, the settings), so two processes editing it at
-//!   once both keep their change.
+//!   once both keep their change;
+//! - [`places`]: where the studio's home, database and settings file are.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub mod places;
 #[cfg(test)]
 mod tests;
 

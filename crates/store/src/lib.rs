@@ -167,20 +167,6 @@ pub(crate) fn invalid(
     }
 }
 
-/// The studio's database: `$TRAINBENCH_DB`, else
-/// `$XDG_DATA_HOME/trainbench/trainbench.sqlite` (`~/.local/share/…`). The CLI
-/// and the desktop app use the same one unless told otherwise.
-pub fn default_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("TRAINBENCH_DB") {
-        return PathBuf::from(p);
-    }
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    data.join("trainbench").join("trainbench.sqlite")
-}
-
 pub fn now_unix_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

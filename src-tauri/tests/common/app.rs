@@ -11,7 +11,7 @@ use tauri::test::{
 };
 use tauri::webview::InvokeRequest;
 use tauri::{Manager, WebviewWindow};
-use trainbench_studio::settings::{Settings, Theme};
+use trainbench_studio::settings::Settings;
 use trainbench_studio::{configure, Studio};
 
 pub struct App {
@@ -44,11 +44,7 @@ pub fn setup_env() {
 
 pub fn open_app(dir: &Path) -> App {
     setup_env();
-    let settings = Settings {
-        database: dir.join("studio.sqlite").display().to_string(),
-        theme: Theme::System,
-        file: dir.join("studio.json").display().to_string(),
-    };
+    let settings = Settings::at(&dir.join("studio.sqlite"), &dir.join("studio.json"));
     let studio = Studio::new(settings).expect("studio opens its database");
     let app = configure(mock_builder(), studio)
         .build(mock_context(noop_assets()))

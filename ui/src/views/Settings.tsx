@@ -1,11 +1,25 @@
 // Database location, price table, framework environments, remote hosts, theme.
 import { useEffect, useState } from "preact/hooks";
 import { save } from "@tauri-apps/plugin-dialog";
-import { api, call, type AppInfo, type FrameworkEnv, type PriceEntry, type PriceRow, type Theme } from "../api";
+import { api, call, type AppInfo, type DatabaseSource, type FrameworkEnv, type PriceEntry, type PriceRow, type Theme } from "../api";
 import { ErrorBox } from "./common";
 import { Hosts } from "./Hosts";
 
 const emptyPrice = (): PriceRow => ({ offering: "", devices: 1, device: "", usd_per_hour: 0, usd_per_device_hour: 0, as_of: new Date().toISOString().slice(0, 10), source: "" });
+
+/** Why the studio works on the database it does, in words. */
+function databaseSource(source: DatabaseSource): string {
+  switch (source) {
+    case "environment":
+      return "Fixed by the TRAINBENCH_DB environment variable: unset it to choose another here.";
+    case "settings":
+      return "Chosen here.";
+    case "default":
+      return "The default: trainbench.sqlite in the studio's home folder (TRAINBENCH_HOME moves it).";
+    case "flag":
+      return "Named on the command line.";
+  }
+}
 
 export function Settings({ info, onChanged }: { info: AppInfo; onChanged: () => void }) {
   const [prices, setPrices] = useState<PriceEntry[]>([]);
@@ -74,7 +88,12 @@ export function Settings({ info, onChanged }: { info: AppInfo; onChanged: () => 
         <p>
           <code id="db-path">{info.settings.database}</code> <button type="button" onClick={pickDatabase}>Change…</button>
         </p>
-        <p class="hint">Settings are kept in {info.settings.file}.</p>
+        <p class="hint" id="db-source">{databaseSource(info.settings.database_source)}</p>
+        {info.settings.problem && <p class="hint warn">{info.settings.problem}</p>}
+        <p class="hint">
+          Settings are kept in {info.settings.file}; the <code>trainbench</code> command line reads the same file, so
+          it uses this database too.
+        </p>
       </section>
       <section>
         <h3>Theme</h3>

@@ -81,7 +81,7 @@ fn env_list_and_check_show_every_framework() {
     let (out, v) = home.run(&["env", "list", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
     for framework in FRAMEWORKS {
-        let e = v
+        let e = v["environments"]
             .as_array()
             .unwrap()
             .iter()

@@ -89,17 +89,9 @@ fn bad(field: &'static str, value: impl ToString, allowed: impl ToString) -> Env
 }
 
 /// The studio's home: `$TRAINBENCH_HOME`, else `$XDG_DATA_HOME/trainbench`,
-/// else `~/.local/share/trainbench`.
+/// else `~/.local/share/trainbench` ([`trainbench_files::places`]).
 pub fn home() -> PathBuf {
-    if let Some(h) = std::env::var_os("TRAINBENCH_HOME") {
-        return PathBuf::from(h);
-    }
-    if let Some(x) = std::env::var_os("XDG_DATA_HOME") {
-        return PathBuf::from(x).join("trainbench");
-    }
-    std::env::var_os("HOME")
-        .map(|h| PathBuf::from(h).join(".local/share/trainbench"))
-        .unwrap_or_else(|| PathBuf::from(".trainbench"))
+    trainbench_files::places::studio_home()
 }
 
 /// One environment a framework can run in.
