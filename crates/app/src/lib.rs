@@ -12,7 +12,8 @@
 //! - [`reports`]: a selection turned into a comparison; PDF, CSV, charts and
 //!   session files out and in.
 //! - [`prices`]: the price table under one rule set (core's `PriceRow::validate`).
-//! - [`frameworks`], [`host`]: what a person can choose, and this machine.
+//! - [`frameworks`], [`models`], [`host`]: what a person can choose, and
+//!   this machine.
 //! - [`explain`]: two runs' step breakdowns turned into the gap part by part.
 //! - [`gpu_check`]: the GPU acceptance suite (plan, checks, report).
 //! - [`job`]: the job types the use cases share (a leaf module); [`remote`]:
@@ -30,6 +31,7 @@ pub mod gpu_check;
 pub mod host;
 pub mod job;
 pub mod live;
+pub mod models;
 pub mod prices;
 pub mod remote;
 pub mod reports;

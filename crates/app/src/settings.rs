@@ -136,7 +136,7 @@ pub fn locate_with(settings_file: &Path, flag: Option<&Path>) -> DatabaseLocatio
     resolve(
         settings_file,
         flag.map(Path::to_owned)
-            .or_else(|| database_from_environment()),
+            .or_else(database_from_environment),
         flag.is_some(),
         places::default_database(),
     )

@@ -27,6 +27,12 @@ pub struct Cli {
 pub enum Command {
     /// Run a benchmark (a sweep when a flag has several comma-separated values).
     Run(Box<RunArgs>),
+    /// The model catalogue: name, family, parameters, training FLOPs per
+    /// sample, whether it trains on a CPU, default input.
+    Models {
+        #[arg(long)]
+        json: bool,
+    },
     /// Parameter count and FLOPs per training sample of a model.
     Describe {
         #[arg(long)]
@@ -91,6 +97,10 @@ pub enum Command {
     Export {
         #[command(subcommand)]
         command: ExportCommand,
+        /// Print what was written as JSON ({"written": {path, bytes}}; CSV to
+        /// standard output as {"csv": TEXT}).
+        #[arg(long, global = true)]
+        json: bool,
     },
     /// Import a session file exported by another studio (all or nothing).
     Import {
@@ -104,6 +114,8 @@ pub enum Command {
         /// Confirm: without it nothing is deleted.
         #[arg(long)]
         yes: bool,
+        #[arg(long)]
+        json: bool,
     },
     /// Framework environments: list, check, install, register another version.
     Env {

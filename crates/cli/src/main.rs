@@ -9,8 +9,11 @@ mod args;
 mod env_cmd;
 mod error;
 mod gpu_check;
+#[cfg(test)]
+mod help_tests;
 mod host_cmd;
 mod kit_cmd;
+mod models_cmd;
 mod open;
 mod output;
 mod prices_cmd;
@@ -30,7 +33,14 @@ use crate::error::CliError;
 use crate::open::locate;
 
 fn real_main() -> Result<ExitCode, CliError> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match error::argument_error(&e) {
+            // Under --json the error is one JSON document (main prints it).
+            Some(err) if std::env::args().any(|a| a == "--json") => return Err(err),
+            _ => e.exit(),
+        },
+    };
     let at = locate(cli.db.as_deref());
     let db = at.path.clone();
     match cli.command {
@@ -43,7 +53,7 @@ fn real_main() -> Result<ExitCode, CliError> {
             seq_len,
             vocab_size,
             json,
-        } => runs_cmd::describe(
+        } => models_cmd::describe(
             &model,
             trainbench_core::models::ModelOptions {
                 num_classes,
@@ -54,6 +64,7 @@ fn real_main() -> Result<ExitCode, CliError> {
             },
             json,
         ),
+        Command::Models { json } => models_cmd::models(json),
         Command::Runs { json } => runs_cmd::runs(&at, json),
         Command::Show { id, json } => runs_cmd::show(&db, id, json),
         Command::Compare {
@@ -69,9 +80,9 @@ fn real_main() -> Result<ExitCode, CliError> {
             json,
         } => runs_cmd::explain(&db, a, b, by_config, json),
         Command::Session { command, json } => report_cmd::session(&db, command, json),
-        Command::Export { command } => report_cmd::export(&db, command),
+        Command::Export { command, json } => report_cmd::export(&db, command, json),
         Command::Import { file, json } => report_cmd::import(&db, &file, json),
-        Command::Delete { ids, yes } => runs_cmd::delete(&db, &ids, yes),
+        Command::Delete { ids, yes, json } => runs_cmd::delete(&db, &ids, yes, json),
         Command::Prices { command, json } => prices_cmd::run(&db, command, json),
         Command::Env { command, json } => env_cmd::run(command, &at, json),
         Command::GpuCheck(a) => gpu_check::run(&db, *a),

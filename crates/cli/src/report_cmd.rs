@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::json;
-use trainbench_app::reports::{parse_charts, Selected, Selection, Source};
+use trainbench_app::reports::{parse_charts, Selected, Selection, Source, Written};
 use trainbench_app::{SessionRef, Workspace};
 use trainbench_core::compare::Grouping;
 use trainbench_core::session::SessionSettings;
@@ -135,7 +135,21 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
+/// What an export wrote: a line on stderr, or under `--json` one document
+/// on stdout.
+fn said(json_out: bool, written: &Written, extra: serde_json::Value, line: String) {
+    if json_out {
+        let mut v = serde_json::json!({"written": written});
+        if let (Some(o), serde_json::Value::Object(more)) = (v.as_object_mut(), extra) {
+            o.extend(more);
+        }
+        println!("{v}");
+    } else {
+        eprintln!("{line}");
+    }
+}
+
+pub fn export(db: &Path, command: ExportCommand, json_out: bool) -> Result<ExitCode, CliError> {
     let ws = open_workspace(db)?;
     match command {
         ExportCommand::Pdf {
@@ -146,13 +160,15 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
             let started = std::time::Instant::now();
             let sel = select(&ws, &selection)?;
             let written = ws.write_export(&output, &ws.pdf(&sel, title, &[])?)?;
-            eprintln!(
+            let line = format!(
                 "wrote {} ({} bytes, {} runs) in {:.0} ms",
                 output.display(),
                 written.bytes,
                 sel.loaded.runs.len(),
                 started.elapsed().as_secs_f64() * 1000.0
             );
+            let runs = serde_json::json!({"runs": sel.loaded.runs.len()});
+            said(json_out, &written, runs, line);
         }
         ExportCommand::Csv {
             ids,
@@ -180,7 +196,13 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
             };
             match output {
                 Some(path) => {
-                    ws.write_export(&path, &bytes)?;
+                    let written = ws.write_export(&path, &bytes)?;
+                    let line = format!("wrote {} ({} bytes)", path.display(), written.bytes);
+                    said(json_out, &written, serde_json::json!({}), line);
+                }
+                None if json_out => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    println!("{}", serde_json::json!({ "csv": text }));
                 }
                 None => {
                     use std::io::Write;
@@ -197,16 +219,23 @@ pub fn export(db: &Path, command: ExportCommand) -> Result<ExitCode, CliError> {
         } => {
             let kind = parse_charts(std::slice::from_ref(&kind))?[0];
             let sel = select(&ws, &selection)?;
-            ws.write_export(&output, &ws.chart(&sel, kind, &output)?)?;
-            eprintln!("wrote {}", output.display());
+            let written = ws.write_export(&output, &ws.chart(&sel, kind, &output)?)?;
+            let line = format!("wrote {}", output.display());
+            said(json_out, &written, serde_json::json!({}), line);
         }
         ExportCommand::Session { name, output } => {
             let (written, file) = ws.export_session(&named(&name), &output, None)?;
-            eprintln!(
+            let line = format!(
                 "wrote {} ({} runs, {} bytes)",
                 output.display(),
                 file.runs.len(),
                 written.bytes
+            );
+            said(
+                json_out,
+                &written,
+                serde_json::json!({"runs": file.runs.len()}),
+                line,
             );
         }
     }

@@ -14,101 +14,141 @@ use crate::error::{bad, CliError};
 #[derive(Args, Clone, Default)]
 #[command(allow_negative_numbers = true)]
 pub struct RunArgs {
-    /// TOML file with the same keys as the flags (lists make a sweep); flags win.
-    #[arg(long)]
+    /// TOML file with the same keys as the flags (snake_case; lists make a
+    /// sweep); a flag given on the command line wins over the file.
+    #[arg(long, value_name = "FILE.toml")]
     pub config: Option<PathBuf>,
-    #[arg(long)]
+    /// Model(s) of the catalogue, comma-separated for a sweep (`trainbench
+    /// models` lists them). Default: resnet_mini.
+    #[arg(long, value_name = "M[,M…]")]
     pub model: Option<String>,
-    #[arg(long)]
+    /// tch (PyTorch's C++ core, libtorch, driven from Rust), pytorch,
+    /// tensorflow or jax; FRAMEWORK@NAME for a registered environment
+    /// (`trainbench env`). Comma-separated for a sweep. Default: tch.
+    #[arg(long, value_name = "F[@ENV][,…]")]
     pub framework: Option<String>,
-    #[arg(long)]
+    /// fp32, tf32 (GPU matrix units, fp32 storage), amp-bf16 or amp-fp16
+    /// (automatic mixed precision). Comma-separated for a sweep. Default: fp32.
+    #[arg(long, value_name = "P[,P…]")]
     pub precision: Option<String>,
-    /// off (the framework's default), on or max-autotune (pytorch's torch.compile), xla (tensorflow).
-    #[arg(long)]
+    /// off (each framework's default: eager tch/PyTorch, a tf.function graph,
+    /// jax.jit), on or max-autotune (torch.compile, pytorch only), xla
+    /// (tensorflow only). Comma-separated for a sweep. Default: off.
+    #[arg(long, value_name = "C[,C…]")]
     pub compile: Option<String>,
-    /// cpu or cuda:N (default: the first GPU NVML sees, else cpu).
-    #[arg(long)]
+    /// cpu, cuda or cuda:N. Default: the first GPU NVML sees, else cpu.
+    #[arg(long, value_name = "cpu|cuda:N")]
     pub device: Option<String>,
-    #[arg(long)]
+    /// Devices each run trains on (data parallel, --batch-size per device),
+    /// whole numbers ≥ 1, comma-separated for a sweep (1,2,4 measures
+    /// scaling). Default: 1.
+    #[arg(long, value_name = "N[,N…]")]
     pub devices: Option<String>,
-    /// With --devices ≥ 2: ddp (a replica per device; default) or fsdp (PyTorch, sharded).
-    #[arg(long)]
+    /// With --devices ≥ 2: ddp (a full replica per device) or fsdp (PyTorch
+    /// only: parameters, gradients and optimizer state sharded). Default: ddp.
+    #[arg(long, value_name = "ddp|fsdp")]
     pub parallel: Option<String>,
-    /// Batch per device: whole numbers (a list makes a sweep), or `max` for
-    /// the largest power of two that fits (probed, each probe in a fresh
-    /// worker; on the CPU within --memory-limit).
-    #[arg(long)]
+    /// Batch per device: whole numbers ≥ 1 (comma-separated for a
+    /// sweep), or `max` for the largest power of two that fits (probed, each
+    /// probe in a fresh worker; on the CPU within --memory-limit). Default: 64.
+    #[arg(long, value_name = "B[,B…]|max")]
     pub batch_size: Option<String>,
-    /// With --batch-size max: the largest batch to try (default 65536).
-    #[arg(long)]
+    /// With --batch-size max: the largest batch to try, a whole number ≥ 1.
+    /// Default: 65536.
+    #[arg(long, value_name = "N")]
     pub batch_cap: Option<u32>,
-    /// Resident memory a worker's processes may use, e.g. 8G or 512MiB: a
-    /// worker over it is stopped (out of memory). Needed by --batch-size max
-    /// on the CPU.
-    #[arg(long)]
+    /// Resident memory a worker's processes may use, e.g. 8G, 8GiB or 512MiB:
+    /// a worker over it is stopped (out of memory). Needed by --batch-size max
+    /// on the CPU. Default: no limit.
+    #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<String>,
-    #[arg(long)]
+    /// Training steps, a whole number ≥ 1 (not with --epochs). Default: 100
+    /// (the quick benchmark — no model, length or data given — trains 5 epochs).
+    #[arg(long, value_name = "S")]
     pub steps: Option<i64>,
-    #[arg(long)]
+    /// Passes over the training data, a whole number ≥ 1 (not with --steps).
+    /// Default: none (--steps applies).
+    #[arg(long, value_name = "E")]
     pub epochs: Option<i64>,
     /// Run on a remote host of the studio's list (`trainbench host add`)
-    /// instead of this machine.
-    #[arg(long)]
+    /// instead of this machine. Default: this machine.
+    #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
     /// Machines each run spans, with --devices devices each (PyTorch through
-    /// torchrun under Slurm; a Slurm host only).
-    #[arg(long)]
+    /// torchrun under Slurm; a Slurm host only), 1 to 4096. Default: 1.
+    #[arg(long, value_name = "N")]
     pub nodes: Option<i64>,
-    /// synthetic, mnist, cifar10:DIR, text, text:FILE or folder:DIR (JPEG/PNG
-    /// images in class folders: train/<class>/ and val/<class>/, or <class>/).
-    #[arg(long)]
+    /// synthetic (random tensors in memory: no data loading measured), mnist
+    /// (the MNIST sample), cifar10:DIR, text or text:FILE (byte-level tokens,
+    /// decoder models), folder:DIR (JPEG/PNG images in train/<class>/ and
+    /// val/<class>/, or <class>/). Default: synthetic (mnist for the quick
+    /// benchmark).
+    #[arg(long, value_name = "SOURCE")]
     pub data: Option<String>,
     /// Workers that decode and augment an image folder while training runs
-    /// (DataLoader processes, tf.data parallel calls, JAX decoding threads;
-    /// default 2; 0: the training thread decodes).
-    #[arg(long)]
+    /// (DataLoader processes, tf.data parallel calls, JAX decoding threads),
+    /// 0 to 64; 0: the training thread decodes. Only with --data folder:DIR.
+    /// Default: 2.
+    #[arg(long, value_name = "N")]
     pub loader_workers: Option<i64>,
-    #[arg(long)]
+    /// Classes of the classification head, a whole number ≥ 1 (fixed by the
+    /// data set for mnist, cifar10 and an image folder). Default: the model's.
+    #[arg(long, value_name = "C")]
     pub num_classes: Option<i64>,
-    /// Tokens per sequence of a text model (BERT, the decoders; default: the model's).
-    #[arg(long)]
+    /// Tokens per sequence of a text model (BERT, the decoders), a whole number
+    /// ≥ 1. Default: the model's.
+    #[arg(long, value_name = "T")]
     pub seq_len: Option<i64>,
-    #[arg(long)]
+    /// Held-out accuracy to reach, a fraction in (0, 1], e.g. 0.95: the time to
+    /// reach it is measured and the run stops there unless
+    /// --no-stop-at-target. Default: none (0.95 for the quick benchmark).
+    #[arg(long, value_name = "A")]
     pub target_accuracy: Option<f64>,
-    /// Evaluate on the held-out split every this many steps (default: once
-    /// per epoch and at the end).
-    #[arg(long)]
+    /// Evaluate on the held-out split every this many steps, a whole number
+    /// ≥ 1. Default: once per epoch and at the end.
+    #[arg(long, value_name = "STEPS")]
     pub eval_every: Option<i64>,
-    /// A held-out loss to reach (time-to-loss; per token for a decoder on
-    /// --data text); the run stops there unless --no-stop-at-target.
-    #[arg(long)]
+    /// A held-out loss to reach, a number > 0 (time-to-loss; per token for a
+    /// decoder on --data text); the run stops there unless
+    /// --no-stop-at-target. Default: none.
+    #[arg(long, value_name = "L")]
     pub target_loss: Option<f64>,
-    /// Keep training after the target is reached (default: stop there).
+    /// Keep training after the target is reached. Default: stop there.
     #[arg(long)]
     pub no_stop_at_target: bool,
-    /// AdamW peak learning rate (default 1e-3; 2e-3 for the quick default).
-    #[arg(long)]
+    /// AdamW peak learning rate, a number > 0. Default: 1e-3 (2e-3 for the
+    /// quick benchmark).
+    #[arg(long, value_name = "LR")]
     pub lr: Option<f64>,
-    #[arg(long)]
+    /// Steps per timing window, a whole number ≥ 1: throughput is measured
+    /// per window and the warm-up windows are left out. Default: 10.
+    #[arg(long, value_name = "K")]
     pub window_steps: Option<i64>,
-    #[arg(long)]
+    /// CPU threads a framework may use for its operators, a whole number ≥ 1.
+    /// Default: the framework's own choice (OMP_NUM_THREADS where set).
+    #[arg(long, value_name = "T")]
     pub threads: Option<i64>,
-    #[arg(long)]
+    /// Times each configuration runs, a whole number ≥ 1, interleaved (A B A B …) so that
+    /// drift in the machine hits every configuration alike. Default: 1.
+    #[arg(long, value_name = "R")]
     pub repeats: Option<u32>,
-    /// Price-table offering for cost per epoch.
-    #[arg(long)]
+    /// An offering of the price table (`trainbench prices`) for cost per
+    /// epoch. Default: none (no cost shown).
+    #[arg(long, value_name = "OFFERING")]
     pub price: Option<String>,
     /// After the timed part, profile a few steps with the framework's own
-    /// profiler: top operators and categories by self time
+    /// profiler: top operators and categories by self time. Default: off.
     #[arg(long)]
     pub profile: bool,
     /// Print what each configuration's worker would be started with (command
     /// and stdin, one JSON line each) and run nothing.
     #[arg(long)]
     pub print_plan: bool,
-    /// Seconds a worker may stay silent before the run is stopped as `timeout`.
-    #[arg(long)]
+    /// Seconds a worker may stay silent before the run is stopped as
+    /// `timeout`, a number > 0. Default: 600.
+    #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// Print one JSON document (errors too, as {"error": {code, field, message}}).
     #[arg(long)]
     pub json: bool,
 }

@@ -1,4 +1,4 @@
-//! `trainbench describe`, `runs`, `show`, `compare` and `delete`.
+//! `trainbench runs`, `show`, `compare` and `delete`.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -6,46 +6,10 @@ use std::process::ExitCode;
 use serde_json::json;
 use trainbench_app::settings::DatabaseLocation;
 use trainbench_core::compare::{compare as compare_rows, Grouping};
-use trainbench_core::models::{lookup, model_names, ModelOptions};
 
 use crate::error::{bad, CliError};
 use crate::open::{open_workspace, parse_ids};
 use crate::output::{self, print_compare, print_runs_table, print_show, run_json};
-
-pub fn describe(model: &str, opts: ModelOptions, json_out: bool) -> Result<ExitCode, CliError> {
-    let entry = lookup(model).ok_or_else(|| {
-        bad(
-            "model",
-            format!(
-                "model = {model} is not allowed: expected one of {}",
-                model_names().join(", ")
-            ),
-        )
-    })?;
-    let cfg = entry.config(&opts)?;
-    let v = json!({
-        "model": model,
-        "family": entry.family,
-        "param_count": cfg.param_count(),
-        "param_count_source": "analytical (the worker's describe counts the built tensors and must agree)",
-        "head_param_count": cfg.head_param_count(),
-        "reference_params": entry.reference_params,
-        "forward_macs": cfg.forward_macs(),
-        "flops_per_sample": cfg.flops_per_sample(),
-        "config": cfg,
-    });
-    if json_out {
-        println!("{v}");
-    } else {
-        println!(
-            "{model}: {} parameters, {:.4e} training FLOPs per sample ({})",
-            cfg.param_count(),
-            cfg.flops_per_sample(),
-            entry.summary
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
 
 /// Every stored run, after where the database is (and why that one).
 pub fn runs(at: &DatabaseLocation, json_out: bool) -> Result<ExitCode, CliError> {
@@ -133,7 +97,7 @@ pub fn explain(
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn delete(db: &Path, ids: &[String], yes: bool) -> Result<ExitCode, CliError> {
+pub fn delete(db: &Path, ids: &[String], yes: bool, json_out: bool) -> Result<ExitCode, CliError> {
     let ids = parse_ids(ids)?;
     let mut ws = open_workspace(db)?;
     if !yes {
@@ -147,6 +111,10 @@ pub fn delete(db: &Path, ids: &[String], yes: bool) -> Result<ExitCode, CliError
         ));
     }
     let n = ws.delete_runs(&ids)?;
-    println!("deleted {n} run(s)");
+    if json_out {
+        println!("{}", json!({"deleted": n, "ids": ids}));
+    } else {
+        println!("deleted {n} run(s)");
+    }
     Ok(ExitCode::SUCCESS)
 }

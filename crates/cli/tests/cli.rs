@@ -276,6 +276,10 @@ fn bad_input_exits_2_and_names_the_field() {
             ],
             "batch_cap",
         ),
+        // Refused while the arguments are read: the same JSON error.
+        (vec!["--steps", "abc"], "steps"),
+        (vec!["--batch-cap", "-3", "--steps", "2"], "batch_cap"),
+        (vec!["--bogus-flag", "1"], "bogus_flag"),
     ];
     for (args, field) in cases {
         let (out, v) = db.run(&[&["run"], &args[..], &["--json"]].concat());
@@ -296,6 +300,28 @@ fn bad_input_exits_2_and_names_the_field() {
     let (out, v) = db.run(&["show", "999", "--json"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(v["error"]["field"], "run");
+}
+
+#[test]
+fn models_lists_the_catalogue() {
+    let db = Db::new("models");
+    let (out, v) = db.run(&["models", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let models = v["models"].as_array().expect("models");
+    let mini = models
+        .iter()
+        .find(|m| m["name"] == "resnet_mini")
+        .expect("resnet_mini");
+    assert_eq!(mini["cpu_friendly"], true, "{mini}");
+    assert_eq!(mini["family"], "resnet", "{mini}");
+    assert!(mini["param_count"].as_u64().unwrap() > 0, "{mini}");
+    assert!(models.iter().any(|m| m["cpu_friendly"] == false));
+    let (out, _) = db.run(&["models"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("resnet_mini") && table.contains("needs a GPU"),
+        "{table}"
+    );
 }
 
 #[test]

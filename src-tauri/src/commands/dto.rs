@@ -16,25 +16,13 @@ use trainbench_core::telemetry::TelemetrySample;
 
 use crate::settings::Settings;
 
-/// A model of the catalogue with its analytical size.
-#[derive(Debug, Clone, Serialize, specta::Type)]
-pub struct ModelDto {
-    pub name: String,
-    pub family: String,
-    pub summary: String,
-    pub cpu_friendly: bool,
-    pub param_count: u64,
-    /// Training FLOPs per sample (forward + backward), at the default input size.
-    pub flops_per_sample: f64,
-}
-
 /// Everything the wizard needs to offer choices.
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct AppInfo {
     pub version: String,
     pub database: String,
     pub machine: MachineInfo,
-    pub models: Vec<ModelDto>,
+    pub models: Vec<trainbench_app::models::ModelInfo>,
     pub frameworks: Vec<FrameworkChoice>,
     pub precisions: Vec<String>,
     pub compile_modes: Vec<String>,

@@ -2,31 +2,17 @@
 
 use tauri::State;
 use trainbench_app::frameworks::framework_choices;
-use trainbench_core::models::CATALOG;
 use trainbench_core::session::ChartKind;
 use trainbench_core::spec::{Compile, Precision};
 
-use super::dto::{AppInfo, ModelDto};
+use super::dto::AppInfo;
 use crate::error::ApiResult;
 use crate::Studio;
 
 #[tauri::command]
 #[specta::specta]
 pub fn app_info(studio: State<'_, Studio>) -> ApiResult<AppInfo> {
-    let models = CATALOG
-        .iter()
-        .map(|m| {
-            let cfg = m.default_config();
-            ModelDto {
-                name: m.name.into(),
-                family: format!("{:?}", m.family).to_lowercase(),
-                summary: m.summary.into(),
-                cpu_friendly: m.cpu_friendly,
-                param_count: cfg.param_count(),
-                flops_per_sample: cfg.flops_per_sample(),
-            }
-        })
-        .collect();
+    let models = trainbench_app::models::catalogue();
     let prices = studio.with(|w| w.prices())?;
     Ok(AppInfo {
         version: trainbench_app::VERSION.into(),

@@ -1,0 +1,88 @@
+//! The model catalogue as both front ends list it: each model's size and
+//! work at its default input, and whether it trains on a CPU in seconds.
+
+use serde::Serialize;
+use trainbench_core::models::{ModelConfig, CATALOG};
+
+/// One model a run can train.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ModelInfo {
+    /// What `--model` takes.
+    pub name: String,
+    /// vit, resnet, bert, decoder or encoder.
+    pub family: String,
+    pub summary: String,
+    /// Small enough to train in seconds on a CPU (the others need a GPU to
+    /// finish in reasonable time).
+    pub cpu_friendly: bool,
+    /// Parameters at the default input (the classification head included).
+    pub param_count: u64,
+    /// Training FLOPs per sample (forward + backward), at the default input size.
+    pub flops_per_sample: f64,
+    /// The default input: `3×224×224 image, 1000 classes`, `512 tokens`.
+    pub input: String,
+}
+
+/// What a model takes by default, in words.
+fn input_of(cfg: &ModelConfig) -> String {
+    match cfg {
+        ModelConfig::Vit(c) => format!(
+            "{}×{}×{} image, {} classes",
+            c.in_channels, c.image_size, c.image_size, c.num_classes
+        ),
+        ModelConfig::Resnet(c) => format!(
+            "{}×{}×{} image, {} classes",
+            c.in_channels, c.image_size, c.image_size, c.num_classes
+        ),
+        ModelConfig::Bert(c) => format!("{} tokens, {} classes", c.seq_len, c.num_classes),
+        ModelConfig::Decoder(c) => format!("{} tokens, next-token prediction", c.seq_len),
+        ModelConfig::Encoder(c) if c.num_classes == 1 => {
+            format!("{} tokens, one score (yes/no)", c.seq_len)
+        }
+        ModelConfig::Encoder(c) => format!("{} tokens, {} classes", c.seq_len, c.num_classes),
+    }
+}
+
+/// Every model of the catalogue, in the catalogue's order.
+pub fn catalogue() -> Vec<ModelInfo> {
+    CATALOG
+        .iter()
+        .map(|m| {
+            let cfg = m.default_config();
+            ModelInfo {
+                name: m.name.into(),
+                family: format!("{:?}", m.family).to_lowercase(),
+                summary: m.summary.into(),
+                cpu_friendly: m.cpu_friendly,
+                param_count: cfg.param_count(),
+                flops_per_sample: cfg.flops_per_sample(),
+                input: input_of(&cfg),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_model_is_listed_with_its_size_and_input() {
+        let all = catalogue();
+        assert_eq!(all.len(), CATALOG.len());
+        let vit = all
+            .iter()
+            .find(|m| m.name == "vit_base_patch16_224")
+            .expect("ViT-B/16");
+        assert_eq!(vit.input, "3×224×224 image, 1000 classes");
+        assert!(
+            (80_000_000..90_000_000).contains(&vit.param_count),
+            "{vit:?}"
+        );
+        assert!(all.iter().any(|m| m.cpu_friendly) && all.iter().any(|m| !m.cpu_friendly));
+        assert!(all
+            .iter()
+            .all(|m| m.flops_per_sample > 0.0 && m.param_count > 0));
+    }
+}

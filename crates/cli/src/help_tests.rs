@@ -1,0 +1,116 @@
+//! The CLI says what it takes: every `run` flag has help with its default,
+//! every printing command takes `--json`, and docs/cli.md names every
+//! command and flag there is.
+
+use clap::CommandFactory;
+
+use crate::args::Cli;
+
+/// `run`'s flags that are switches or actions, which have no default value.
+const NO_DEFAULT: &[&str] = &["no_stop_at_target", "print_plan", "json", "config"];
+
+fn subcommand<'a>(cmd: &'a clap::Command, name: &str) -> &'a clap::Command {
+    cmd.get_subcommands()
+        .find(|c| c.get_name() == name)
+        .unwrap_or_else(|| panic!("no subcommand {name}"))
+}
+
+#[test]
+fn every_run_flag_has_help_with_its_default() {
+    let cli = Cli::command();
+    let run = subcommand(&cli, "run");
+    let mut missing = Vec::new();
+    for arg in run.get_arguments().filter(|a| a.get_long().is_some()) {
+        let id = arg.get_id().as_str();
+        if matches!(id, "db" | "help") {
+            continue;
+        }
+        let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+        if help.trim().is_empty() {
+            missing.push(format!("--{}: no help", arg.get_long().unwrap_or(id)));
+        } else if !NO_DEFAULT.contains(&id)
+            && !help.contains("Default:")
+            && !help.contains("Default")
+        {
+            missing.push(format!(
+                "--{}: help names no default: {help}",
+                arg.get_long().unwrap_or(id)
+            ));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+/// Every leaf command and whether it (or a parent) takes `--json`.
+fn leaves(cmd: &clap::Command, path: String, json_above: bool, out: &mut Vec<(String, bool)>) {
+    let json_here = json_above || cmd.get_arguments().any(|a| a.get_id() == "json");
+    let subs: Vec<_> = cmd
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        .collect();
+    if subs.is_empty() {
+        out.push((path.clone(), json_here));
+    }
+    for sub in subs {
+        leaves(
+            sub,
+            format!("{path} {}", sub.get_name()).trim().to_owned(),
+            json_here,
+            out,
+        );
+    }
+}
+
+#[test]
+fn every_command_takes_json() {
+    let mut all = Vec::new();
+    leaves(&Cli::command(), String::new(), false, &mut all);
+    let without: Vec<_> = all
+        .iter()
+        .filter(|(_, json)| !json)
+        .map(|(p, _)| p.as_str())
+        .collect();
+    assert!(without.is_empty(), "commands without --json: {without:?}");
+    assert!(all.len() > 20, "{all:?}");
+}
+
+/// Every long flag of `cmd` and its subcommands, with its short form.
+fn flags(cmd: &clap::Command, out: &mut Vec<(String, String, Option<String>)>) {
+    for arg in cmd.get_arguments() {
+        if let Some(long) = arg.get_long().filter(|l| *l != "help" && *l != "version") {
+            let short = arg.get_short().map(|c| format!("-{c} "));
+            out.push((cmd.get_name().to_owned(), format!("--{long}"), short));
+        }
+    }
+    for sub in cmd.get_subcommands().filter(|c| !c.is_hide_set()) {
+        flags(sub, out);
+    }
+}
+
+#[test]
+fn docs_cli_md_names_every_command_and_flag() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/cli.md"))
+        .expect("docs/cli.md");
+    let cli = Cli::command();
+    let mut missing = Vec::new();
+    for sub in cli
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+    {
+        if !doc.contains(&format!("trainbench {}", sub.get_name())) {
+            missing.push(format!("the command `trainbench {}`", sub.get_name()));
+        }
+    }
+    let mut all = Vec::new();
+    flags(&cli, &mut all);
+    for (cmd, flag, short) in all {
+        if !doc.contains(&flag) && !short.is_some_and(|s| doc.contains(&s)) {
+            missing.push(format!("{flag} (of {cmd})"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/cli.md does not mention:\n{}",
+        missing.join("\n")
+    );
+}

@@ -1,0 +1,89 @@
+//! `trainbench models` (the catalogue) and `trainbench describe` (one model
+//! at the input asked for).
+
+use std::process::ExitCode;
+
+use serde_json::json;
+use trainbench_app::models::catalogue;
+use trainbench_core::models::{lookup, model_names, ModelOptions};
+
+use crate::error::{bad, CliError};
+
+/// `1.2e9` as `1.2 G`, `86.6e6` as `86.6 M` (`B` for a billion parameters
+/// with `billion`, as model cards write it).
+fn si(x: f64, billion: &str) -> String {
+    let (div, unit) = [(1e12, "T"), (1e9, billion), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(d, _)| x >= *d)
+        .unwrap_or((1.0, ""));
+    format!("{:.1} {unit}", x / div)
+}
+
+/// Every model a run can train: name, family, parameters, training FLOPs per
+/// sample, whether it trains on a CPU, and its default input.
+pub fn models(json_out: bool) -> Result<ExitCode, CliError> {
+    let all = catalogue();
+    if json_out {
+        println!("{}", json!({ "models": all }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<26} {:<8} {:>11} {:>15}  {:<12} default input",
+        "model (--model)", "family", "parameters", "FLOPs/sample", "on a CPU"
+    );
+    for m in &all {
+        println!(
+            "{:<26} {:<8} {:>11} {:>15}  {:<12} {}",
+            m.name,
+            m.family,
+            si(m.param_count as f64, "B"),
+            si(m.flops_per_sample, "G"),
+            if m.cpu_friendly {
+                "seconds"
+            } else {
+                "needs a GPU"
+            },
+            m.input
+        );
+    }
+    println!(
+        "FLOPs/sample: training work per sample (forward + backward: 6 × the forward pass's multiply-adds), at the default input.\n\
+         `trainbench describe --model M` gives one model at another input size."
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn describe(model: &str, opts: ModelOptions, json_out: bool) -> Result<ExitCode, CliError> {
+    let entry = lookup(model).ok_or_else(|| {
+        bad(
+            "model",
+            format!(
+                "model = {model} is not allowed: expected one of {}",
+                model_names().join(", ")
+            ),
+        )
+    })?;
+    let cfg = entry.config(&opts)?;
+    let v = json!({
+        "model": model,
+        "family": entry.family,
+        "param_count": cfg.param_count(),
+        "param_count_source": "analytical (the worker's describe counts the built tensors and must agree)",
+        "head_param_count": cfg.head_param_count(),
+        "reference_params": entry.reference_params,
+        "forward_macs": cfg.forward_macs(),
+        "flops_per_sample": cfg.flops_per_sample(),
+        "config": cfg,
+    });
+    if json_out {
+        println!("{v}");
+    } else {
+        println!(
+            "{model}: {} parameters, {:.4e} training FLOPs per sample ({})",
+            cfg.param_count(),
+            cfg.flops_per_sample(),
+            entry.summary
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
