@@ -128,7 +128,7 @@ export type AppInfo = {
 	version: string,
 	database: string,
 	machine: MachineInfo,
-	models: ModelDto[],
+	models: ModelInfo[],
 	frameworks: FrameworkChoice[],
 	precisions: string[],
 	compile_modes: string[],
@@ -704,15 +704,24 @@ export type MetricValue = {
 	delta_vs_baseline: number | null,
 };
 
-/**  A model of the catalogue with its analytical size. */
-export type ModelDto = {
+/**  One model a run can train. */
+export type ModelInfo = {
+	/**  What `--model` takes. */
 	name: string,
+	/**  vit, resnet, bert, decoder or encoder. */
 	family: string,
 	summary: string,
+	/**
+	 *  Small enough to train in seconds on a CPU (the others need a GPU to
+	 *  finish in reasonable time).
+	 */
 	cpu_friendly: boolean,
+	/**  Parameters at the default input (the classification head included). */
 	param_count: number,
 	/**  Training FLOPs per sample (forward + backward), at the default input size. */
 	flops_per_sample: number | null,
+	/**  The default input: `3×224×224 image, 1000 classes`, `512 tokens`. */
+	input: string,
 };
 
 /**  What an operator's time is spent on (the operator profile's categories). */
@@ -837,6 +846,11 @@ export type PlanDto = {
 	runs: number,
 	/**  Combinations that cannot run, each with the field at fault and why. */
 	rejected: Rejected[],
+	/**
+	 *  What the figures will mean (a GPU price on CPU runs, text models
+	 *  without an epoch size); nothing is refused.
+	 */
+	notes: string[],
 };
 
 /**  Numeric precision of training. */
@@ -1031,6 +1045,8 @@ export type RunListItem = {
 	target_accuracy: number | null,
 	target_reached: boolean | null,
 	cost_per_epoch_usd: number | null,
+	/**  The cost is for a projected epoch (not one the run trained through). */
+	cost_is_projected: boolean,
 	/**  The price offering chosen; `None`: no cost is computed. */
 	price_offering: string | null,
 	/**  The host an imported run was measured on. */
@@ -1172,7 +1188,8 @@ export type RunView = {
 export type RunWarning = {
 	/**
 	 *  Stable: the failing check's [`crate::checks::CheckKind::warning_code`]
-	 *  (`gpu_slowdown`, `other_gpu_processes`, `window_spread`, …).
+	 *  (`gpu_slowdown`, `other_gpu_processes`, `window_spread`, …), or
+	 *  [`PRICE_FOR_ANOTHER_DEVICE`].
 	 */
 	code: string,
 	message: string,
@@ -1437,6 +1454,12 @@ export type SweepRequest = {
 	repeats: number,
 	/**  A price-table offering for cost per epoch. */
 	price: string | null,
+	/**
+	 *  Samples in the epoch cost per epoch is priced for, where the data has
+	 *  no size of its own (synthetic data). None: ImageNet-1k's training
+	 *  split (1,281,167) for an image model, no epoch for a text model.
+	 */
+	epoch_size?: number | null,
 	/**  The operator profile after the timed part. */
 	profile?: boolean,
 	/**

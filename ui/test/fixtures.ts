@@ -86,6 +86,7 @@ export function run(id: number, patch: Partial<RunListItem> = {}): RunListItem {
     target_accuracy: null,
     target_reached: null,
     cost_per_epoch_usd: null,
+    cost_is_projected: false,
     price_offering: null,
     imported_from: null,
     ...patch,

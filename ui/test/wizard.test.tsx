@@ -58,6 +58,17 @@ describe("toRequest", () => {
   });
 });
 
+describe("epoch size", () => {
+  it("is sent when given, and refused when not a whole number ≥ 1", () => {
+    const none = toRequest(defaultForm());
+    expect("model" in none && none.epoch_size).toBe(null);
+    const given = toRequest({ ...defaultForm(), epochSize: "50000" });
+    expect("model" in given && given.epoch_size).toBe(50000);
+    const bad = toRequest({ ...defaultForm(), epochSize: "lots" });
+    expect("field" in bad && bad.field).toBe("epoch_size");
+  });
+});
+
 const plan: PlanDto = {
   configurations: ["tch resnet_mini fp32 ×1 b64", "tch vit_mini_patch4_32 fp32 ×1 b64"],
   repeats: 2,
@@ -66,6 +77,7 @@ const plan: PlanDto = {
     { label: "tch resnet_mini amp-fp16 ×1 b64", field: "precision", message: "precision = amp-fp16 is not allowed on the CPU: expected fp32 or amp-bf16" },
     { label: "tch vit_mini_patch4_32 amp-fp16 ×1 b64", field: "precision", message: "precision = amp-fp16 is not allowed on the CPU: expected fp32 or amp-bf16" },
   ],
+  notes: [],
 };
 
 describe("the largest batch that fits", () => {

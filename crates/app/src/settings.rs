@@ -135,8 +135,7 @@ pub fn locate_database(flag: Option<&Path>) -> DatabaseLocation {
 pub fn locate_with(settings_file: &Path, flag: Option<&Path>) -> DatabaseLocation {
     resolve(
         settings_file,
-        flag.map(Path::to_owned)
-            .or_else(database_from_environment),
+        flag.map(Path::to_owned).or_else(database_from_environment),
         flag.is_some(),
         places::default_database(),
     )

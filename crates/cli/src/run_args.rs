@@ -136,6 +136,13 @@ pub struct RunArgs {
     /// epoch. Default: none (no cost shown).
     #[arg(long, value_name = "OFFERING")]
     pub price: Option<String>,
+    /// Samples in one epoch, for epoch time and cost per epoch where the
+    /// data has no size of its own (synthetic data), a whole number ≥ 1.
+    /// Default: the data set's own size; on synthetic data ImageNet-1k's
+    /// 1,281,167 training images for an image model, and no epoch (no cost
+    /// per epoch) for a text model.
+    #[arg(long, value_name = "SAMPLES")]
+    pub epoch_size: Option<i64>,
     /// After the timed part, profile a few steps with the framework's own
     /// profiler: top operators and categories by self time. Default: off.
     #[arg(long)]
@@ -250,6 +257,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             "price" => a.price = a.price.take().or(Some(s)),
+            "epoch_size" => a.epoch_size = a.epoch_size.take().or(Some(num("epoch_size")?)),
             "profile" => {
                 a.profile = a.profile
                     || value.as_bool().ok_or_else(|| {
@@ -262,7 +270,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             other => {
-                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, profile", path.display())))
+                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, epoch_size, profile", path.display())))
             }
         }
     }
@@ -340,6 +348,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         lr: a.lr.or(if quick { Some(2e-3) } else { None }),
         repeats: i64::from(a.repeats.unwrap_or(1)),
         price: a.price.clone(),
+        epoch_size: a.epoch_size,
         profile: a.profile,
         batch_max,
         batch_cap: a.batch_cap,

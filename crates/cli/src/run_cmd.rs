@@ -176,6 +176,9 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     if let Some(r) = ws.check_price(request.price.as_deref())? {
         return Err(r.into());
     }
+    for note in ws.cost_notes(&plan, request.price.as_deref())? {
+        eprintln!("trainbench: note: {note}");
+    }
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let opts = RunnerOptions {
         silence_timeout: timeout,

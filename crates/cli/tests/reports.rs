@@ -142,15 +142,18 @@ fn session_save_export_import_round_trip() {
 fn exports_pdf(dir: &Path) {
     let a = |args: &[&str]| run_in(dir, "a.sqlite", args);
     let pdf = dir.join("report.pdf");
-    let (out, _) = a(&[
+    let (out, v) = a(&[
         "export",
         "pdf",
         "--session",
         "fp32 vs bf16",
         "-o",
         pdf.to_str().unwrap(),
+        "--json",
     ]);
     ok(&out);
+    assert_eq!(v["written"]["path"], pdf.display().to_string(), "{v}");
+    assert!(v["written"]["bytes"].as_u64().unwrap() > 1000, "{v}");
     let t = pdf_text(&pdf);
     for expected in [
         "TrainBench report: fp32 vs bf16",
@@ -158,6 +161,12 @@ fn exports_pdf(dir: &Path) {
         "amp-bf16",
         "Provenance",
         "Method",
+        // Synthetic data, an image model: priced for ImageNet-1k, projected,
+        // and a GPU offering's price on a CPU run is flagged.
+        "Epoch time and cost",
+        "ImageNet-1k train",
+        "(projected)",
+        "price_for_another_device",
     ] {
         assert!(t.contains(expected), "{expected:?} in the PDF:\n{t}");
     }
@@ -210,7 +219,17 @@ fn exports_csv(dir: &Path, ids: &[String]) {
         .unwrap()
         .iter()
         .any(|h| h == "throughput_samples_per_s"));
-    assert_eq!(r.records().count(), 2);
+    let headers = r.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<_> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        assert_eq!(&row[col("cost_is_projected")], "true", "{row:?}");
+        assert!(
+            row[col("epoch_basis")].starts_with("projected: ImageNet-1k"),
+            "{row:?}"
+        );
+    }
     let (out, _) = a(&["export", "csv", "--raw", "windows", "--run", &ids[1]]);
     ok(&out);
     let mut r = csv::Reader::from_reader(out.stdout.as_slice());

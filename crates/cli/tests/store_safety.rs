@@ -152,7 +152,11 @@ fn several_processes_opening_a_new_or_old_database_at_once_all_succeed() {
             store.schema_version().unwrap(),
             trainbench_store::MIGRATIONS.len() as u32
         );
-        assert_eq!(store.prices().unwrap().len(), 5, "prices seeded once");
+        assert_eq!(
+            store.prices().unwrap().len(),
+            trainbench_core::reference::default_prices().len(),
+            "prices seeded once"
+        );
     }
 }
 
@@ -414,7 +418,10 @@ fn prices_can_be_listed_added_and_edited() {
     let db = Db::new("prices");
     let (out, v) = db.run(&["prices", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(v["prices"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        v["prices"].as_array().unwrap().len(),
+        trainbench_core::reference::default_prices().len()
+    );
     let (out, v) = db.run(&[
         "prices",
         "add",

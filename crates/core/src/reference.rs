@@ -258,7 +258,14 @@ mod tests {
         );
         assert_eq!(gpu_peak_for("Tesla T4"), None);
         let prices = default_prices();
-        assert_eq!(prices.len(), 5);
+        assert_eq!(prices.len(), 4);
+        // Every bundled price carries a date and a source, and passes the
+        // rules a person's price must.
+        for p in &prices {
+            assert!(p.as_of.starts_with("20"), "{p:?}");
+            assert!(!p.source.trim().is_empty(), "{p:?}");
+            p.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        }
         assert_eq!(prices[0].usd_per_device_hour, 12.29);
         assert!(
             prices[0].source.contains("45%"),

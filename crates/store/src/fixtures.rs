@@ -163,6 +163,7 @@ fn new_run(f: &FixtureRun) -> NewRun {
         data: DataSource::Synthetic,
         spec_json: spec.to_string(),
         price_offering: f.price_offering.clone(),
+        epoch_samples: None,
         batch_search: None,
     }
 }

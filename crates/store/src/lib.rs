@@ -85,6 +85,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0010_telemetry_compaction.sql",
         include_str!("../../../migrations/0010_telemetry_compaction.sql"),
     ),
+    (
+        11,
+        "0011_epoch_size.sql",
+        include_str!("../../../migrations/0011_epoch_size.sql"),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -380,7 +385,11 @@ mod tests {
         apply_migrations(&mut store.conn, Path::new(":memory:")).unwrap();
         assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as u32);
         assert_eq!(store.integrity_check().unwrap(), "ok");
-        assert_eq!(store.prices().unwrap().len(), 5, "default prices seeded");
+        assert_eq!(
+            store.prices().unwrap().len(),
+            trainbench_core::reference::default_prices().len(),
+            "default prices seeded"
+        );
     }
 
     #[test]

@@ -244,6 +244,10 @@ impl Store {
             devices: d.row.devices,
             precision: Some(d.row.precision),
             real_epoch_samples,
+            asked_epoch_samples: self.epoch_samples(id)?,
+            image_model: trainbench_core::models::lookup(&d.row.model)
+                .is_some_and(|e| e.family.is_image()),
+            on_cpu: d.row.device == trainbench_core::spec::Device::Cpu,
             windows: d.windows.iter().map(WindowTiming::from).collect(),
             first_step_s,
             evals: d.evals.iter().map(|e| (e.elapsed_s, e.accuracy)).collect(),

@@ -62,6 +62,7 @@ impl Store {
             params![id],
             |r| r.get(0),
         )?;
+        let epoch_samples = self.epoch_samples(id)?;
         let price: Option<PriceRow> = match price_json {
             Some(p) => Some(serde_json::from_str(&p)?),
             None => match &d.row.price_offering {
@@ -114,6 +115,7 @@ impl Store {
             spec: d.spec.clone(),
             price_offering: d.row.price_offering.clone(),
             price,
+            epoch_samples,
             status: d.row.status,
             status_reason: d.row.status_reason.clone(),
             error_class: d.row.error_class.clone(),
@@ -293,9 +295,9 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
              spec_json, price_offering, status, status_reason, error_class, exit_code, stderr_tail, created_unix_ms,
              started_unix_ms, ended_unix_ms, hello_json, param_count, flops_per_sample, first_step_s, train_start_ns,
              done_reason, provenance_json, first_step_train_s, compile_s, uid, origin_json, price_json, loss_scale,
-             step_timings_json, compiles_json, profile_json)
+             step_timings_json, compiles_json, profile_json, epoch_samples)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-             ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)",
+             ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)",
         params![
             r.config_key,
             r.repeat_index,
@@ -332,6 +334,7 @@ fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin
             r.step_timings.as_ref().map(serde_json::to_string).transpose()?,
             r.compiles.as_ref().map(serde_json::to_string).transpose()?,
             r.profile.as_ref().map(serde_json::to_string).transpose()?,
+            r.epoch_samples.map(u),
         ],
     )?;
     let id = tx.last_insert_rowid();

@@ -34,6 +34,8 @@ pub struct NewRun {
     /// The spec as the worker reads it.
     pub spec_json: String,
     pub price_offering: Option<String>,
+    /// Samples in the epoch cost per epoch is priced for, when one was asked.
+    pub epoch_samples: Option<u64>,
     /// The batch search its batch came from (`--batch-size max`).
     pub batch_search: Option<String>,
 }
@@ -75,6 +77,7 @@ impl NewRun {
             data: spec.data,
             spec_json: checked.raw.to_json(),
             price_offering: None,
+            epoch_samples: None,
             batch_search: None,
         }
     }
@@ -183,9 +186,9 @@ impl Store {
         self.conn.execute(
             "INSERT INTO runs (sweep_id, config_key, scaling_key, repeat_index, framework, environment, model,
                  precision, compile, device, devices, parallel, batch_size, data, spec_json, price_offering, status,
-                 created_unix_ms, runner_pid, uid, batch_search)
+                 created_unix_ms, runner_pid, uid, batch_search, epoch_samples)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 'queued', ?17, ?18,
-                 lower(hex(randomblob(16))), ?19)",
+                 lower(hex(randomblob(16))), ?19, ?20)",
             params![
                 r.sweep_id,
                 r.keys.config,
@@ -205,10 +208,21 @@ impl Store {
                 r.price_offering,
                 now_unix_ms(),
                 std::process::id(),
-                r.batch_search
+                r.batch_search,
+                r.epoch_samples.map(u)
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The epoch size asked for run `id`'s cost per epoch, if any.
+    pub fn epoch_samples(&self, id: i64) -> Result<Option<u64>> {
+        let n: Option<i64> = self.conn.query_row(
+            "SELECT epoch_samples FROM runs WHERE id = ?1",
+            params![id],
+            |r| r.get(0),
+        )?;
+        Ok(n.and_then(|n| u64::try_from(n).ok()))
     }
 
     /// Stores one probe of a batch search (`--batch-size max`) of `sweep`.

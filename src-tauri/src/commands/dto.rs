@@ -45,6 +45,9 @@ pub struct PlanDto {
     pub runs: u32,
     /// Combinations that cannot run, each with the field at fault and why.
     pub rejected: Vec<Rejected>,
+    /// What the figures will mean (a GPU price on CPU runs, text models
+    /// without an epoch size); nothing is refused.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]
@@ -78,6 +81,8 @@ pub struct RunListItem {
     pub target_accuracy: Option<f64>,
     pub target_reached: Option<bool>,
     pub cost_per_epoch_usd: Option<f64>,
+    /// The cost is for a projected epoch (not one the run trained through).
+    pub cost_is_projected: bool,
     /// The price offering chosen; `None`: no cost is computed.
     pub price_offering: Option<String>,
     /// The host an imported run was measured on.
@@ -111,6 +116,7 @@ impl From<&RunRow> for RunListItem {
             target_accuracy: s.and_then(|s| s.target_accuracy),
             target_reached: s.and_then(|s| s.target_reached),
             cost_per_epoch_usd: s.and_then(|s| s.cost_per_epoch_usd),
+            cost_is_projected: s.and_then(|s| s.cost_is_projected) == Some(true),
             price_offering: r.price_offering.clone(),
             imported_from: r.origin.as_ref().map(|o| o.hostname.clone()),
         }

@@ -22,6 +22,7 @@ pub fn plan(studio: State<'_, Studio>, request: SweepRequest) -> ApiResult<PlanD
         repeats: plan.repeats,
         runs: count(plan.runs()),
         rejected: plan.rejected,
+        notes: plan.notes,
     })
 }
 

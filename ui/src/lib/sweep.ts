@@ -27,6 +27,9 @@ export interface WizardForm {
   targetAccuracy: string;
   repeats: string;
   price: string;
+  /** Samples in the epoch cost per epoch is priced for, on synthetic data
+   * ("" = the default: ImageNet-1k for an image model, none for a text model). */
+  epochSize: string;
   /** The operator profile after the timed part. */
   profile: boolean;
   /** Resident memory a worker may use ("8G", "512MiB"); needed by a batch
@@ -52,6 +55,7 @@ export const defaultForm = (): WizardForm => ({
   targetAccuracy: "",
   repeats: "1",
   price: "",
+  epochSize: "",
   profile: false,
   memoryLimit: "",
 });
@@ -146,6 +150,12 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     }
     target = v;
   }
+  let epochSize: number | null = null;
+  if (f.epochSize.trim() !== "") {
+    const n = parseOne("epoch_size", f.epochSize, 1, Number.MAX_SAFE_INTEGER);
+    if (typeof n !== "number") return n;
+    epochSize = n;
+  }
   for (const [field, list] of [["model", f.models], ["framework", f.frameworks], ["precision", f.precisions], ["compile", f.compile]] as const) {
     if (list.length === 0) return { field, message: `${field}: choose at least one` };
   }
@@ -176,6 +186,7 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     lr: null,
     repeats,
     price: f.price === "" ? null : f.price,
+    epoch_size: epochSize,
     profile: f.profile,
     batch_max: batchMax,
     batch_cap: null,

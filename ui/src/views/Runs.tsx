@@ -164,7 +164,21 @@ export function Runs({ openRun, onOpenRun, onCompare }: Props) {
                   <td class="num">
                     {r.target_accuracy === null ? <span class="missing">no target</span> : r.target_reached === false ? "not reached" : seconds(r.time_to_accuracy_s)}
                   </td>
-                  <td class="num">{r.price_offering === null ? <span class="missing">no price</span> : usd(r.cost_per_epoch_usd)}</td>
+                  <td class="num">
+                    {r.price_offering === null ? (
+                      <span class="missing">no price</span>
+                    ) : (
+                      <>
+                        {usd(r.cost_per_epoch_usd)}
+                        {r.cost_is_projected && (
+                          <span class="hint" title="for an epoch the run did not train through: the epoch size at the measured throughput">
+                            {" "}
+                            projected
+                          </span>
+                        )}
+                      </>
+                    )}
+                  </td>
                   <td>{date(r.created_unix_ms)}</td>
                 </tr>
               ))}

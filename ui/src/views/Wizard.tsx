@@ -33,7 +33,7 @@ export function FieldMessages({ field, messages }: { field: string; messages: Ma
   );
 }
 
-const SHOWN = ["model", "framework", "precision", "compile", "devices", "batch_size", "data", "steps", "epochs", "target_accuracy", "repeats", "price", "profile"];
+const SHOWN = ["model", "framework", "precision", "compile", "devices", "batch_size", "data", "steps", "epochs", "target_accuracy", "repeats", "price", "epoch_size", "profile"];
 
 /** Verdicts on settings the wizard has no field for. */
 function OtherMessages({ messages }: { messages: Map<string, string[]> }) {
@@ -64,6 +64,11 @@ export function PlanSummary({ plan, parseError }: { plan: PlanDto | null; parseE
           </ul>
         </details>
       )}
+      {plan.notes.map((n) => (
+        <p key={n} class="hint warn plan-note">
+          {n}
+        </p>
+      ))}
     </div>
   );
 }
@@ -423,6 +428,25 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
             ))}
           </select>
           <FieldMessages field="price" messages={messages} />
+          {form.price !== "" && form.data === "synthetic" && (
+            <label class="epoch-size">
+              Epoch size (samples){" "}
+              <input
+                id="epoch-size"
+                name="epoch_size"
+                inputmode="numeric"
+                placeholder="ImageNet-1k: 1281167"
+                value={form.epochSize}
+                onInput={(e) => set({ epochSize: e.currentTarget.value })}
+              />
+              <span class="hint">
+                Synthetic data has no size of its own: cost per epoch is projected for this many samples at the measured throughput. Left empty, an image
+                model is priced for ImageNet-1k's 1,281,167 training images and a text model gets no cost per epoch. A real data set is priced for its own
+                size.
+              </span>
+            </label>
+          )}
+          <FieldMessages field="epoch_size" messages={messages} />
         </section>
       </div>
 

@@ -236,6 +236,8 @@ fn plan(req: &GpuCheckRequest, frameworks: &[String], host: &Host) -> (SweepPlan
         rejected: Vec::new(),
         repeats: 1,
         memory_limit_bytes: None,
+        epoch_samples: None,
+        notes: Vec::new(),
     };
     (plan, skipped)
 }

@@ -19,6 +19,7 @@ use trainbench_remote::RemoteTarget;
 use trainbench_runner::envs;
 use trainbench_runner::WorkerCommand;
 
+mod costing;
 mod plan;
 use plan::shared;
 pub use plan::{folder_classes, parse_data, plan_sweep, plan_sweep_on, resolve_framework};
@@ -71,6 +72,11 @@ pub struct SweepRequest {
     pub repeats: i64,
     /// A price-table offering for cost per epoch.
     pub price: Option<String>,
+    /// Samples in the epoch cost per epoch is priced for, where the data has
+    /// no size of its own (synthetic data). None: ImageNet-1k's training
+    /// split (1,281,167) for an image model, no epoch for a text model.
+    #[serde(default)]
+    pub epoch_size: Option<i64>,
     /// The operator profile after the timed part.
     #[serde(default)]
     pub profile: bool,
@@ -116,6 +122,7 @@ impl Default for SweepRequest {
             lr: None,
             repeats: 1,
             price: None,
+            epoch_size: None,
             profile: false,
             batch_max: false,
             batch_cap: None,
@@ -152,6 +159,11 @@ pub struct SweepPlan {
     pub repeats: u32,
     /// The request's resident-memory limit, for every run and probe.
     pub memory_limit_bytes: Option<u64>,
+    /// The epoch size asked for cost per epoch, stored with every run.
+    pub epoch_samples: Option<u64>,
+    /// What the figures will mean, said before anything runs (a GPU price
+    /// on CPU runs, text models without an epoch): nothing is refused.
+    pub notes: Vec<String>,
 }
 
 impl SweepPlan {
@@ -264,6 +276,7 @@ pub(crate) fn queue_into(
             sweep_id: Some(sweep),
             repeat_index: r as u32,
             price_offering: price.map(str::to_string),
+            epoch_samples: plan.epoch_samples,
             batch_search: cfg.searched.clone(),
             ..NewRun::of_spec(cfg.framework, cfg.env.clone(), &cfg.spec)
         })?;
@@ -289,7 +302,18 @@ impl Workspace {
         if let Some(r) = self.check_price(req.price.as_deref())? {
             plan.rejected.insert(0, r);
         }
+        plan.notes = self.cost_notes(&plan, req.price.as_deref())?;
         Ok(plan)
+    }
+
+    /// What the plan's cost per epoch will mean at `price` (a GPU offering
+    /// on CPU runs, text models without an epoch), said before it runs.
+    pub fn cost_notes(&self, plan: &SweepPlan, price: Option<&str>) -> AppResult<Vec<String>> {
+        let row = match price {
+            Some(p) => self.store.price(p)?,
+            None => None,
+        };
+        Ok(costing::cost_notes(plan, row.as_ref()))
     }
 
     /// `None` when there is no price or the table has the offering; else

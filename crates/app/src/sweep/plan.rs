@@ -120,6 +120,8 @@ pub fn plan_sweep_on(
             rejected,
             repeats,
             memory_limit_bytes: req.memory_limit_bytes,
+            epoch_samples: epoch_samples(req),
+            notes: Vec::new(),
         };
     }
     let device = req.device.clone().unwrap_or_else(|| {
@@ -138,6 +140,8 @@ pub fn plan_sweep_on(
             rejected,
             repeats,
             memory_limit_bytes: req.memory_limit_bytes,
+            epoch_samples: epoch_samples(req),
+            notes: Vec::new(),
         };
     }
     let search = req.batch_max.then(|| BatchSearch {
@@ -213,7 +217,16 @@ pub fn plan_sweep_on(
         rejected,
         repeats,
         memory_limit_bytes: req.memory_limit_bytes,
+        epoch_samples: epoch_samples(req),
+        notes: Vec::new(),
     }
+}
+
+/// The epoch size asked for cost per epoch, when a valid one was.
+fn epoch_samples(req: &SweepRequest) -> Option<u64> {
+    req.epoch_size
+        .and_then(|n| u64::try_from(n).ok())
+        .filter(|&n| n > 0)
 }
 
 /// The settings every combination shares, checked: what is refused is
@@ -281,6 +294,12 @@ fn check_shared(
         rejected.push(shared(
             "batch_cap",
             "batch_cap = 0 is not allowed: expected a whole number ≥ 1".into(),
+        ));
+    }
+    if let Some(n) = req.epoch_size.filter(|&n| n < 1) {
+        rejected.push(shared(
+            "epoch_size",
+            format!("epoch_size = {n} is not allowed: expected a whole number of samples ≥ 1 (e.g. 1281167, ImageNet-1k's training split)"),
         ));
     }
     if req.memory_limit_bytes == Some(0) {

@@ -259,6 +259,10 @@ pub struct PortableRun {
     pub price_offering: Option<String>,
     /// The price row the cost was computed with, as it stood at export.
     pub price: Option<PriceRow>,
+    /// The epoch size asked for cost per epoch (none: the data set's own,
+    /// or the stated default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch_samples: Option<u64>,
     pub status: RunStatus,
     pub status_reason: Option<String>,
     pub error_class: Option<String>,

@@ -36,9 +36,16 @@ fn check_run_numbers(i: usize, r: &PortableRun) -> Result<(), SessionFileError> 
             check_number(&f(name), v)?;
         }
     }
+    if r.epoch_samples == Some(0) {
+        return Err(invalid(
+            f("epoch_samples"),
+            "= 0 is not allowed: expected a whole number ≥ 1".to_owned(),
+        ));
+    }
     for (name, v) in [
         ("param_count", r.param_count),
         ("train_start_ns", r.train_start_ns),
+        ("epoch_samples", r.epoch_samples),
     ] {
         if let Some(v) = v {
             check_i64(&f(name), v)?;

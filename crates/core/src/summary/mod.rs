@@ -12,8 +12,8 @@ use crate::spec::Precision;
 use crate::stats::{mean_ci95, steady_throughput, Interval, SteadyThroughput, WindowTiming};
 use crate::telemetry::GpuDigest;
 
-/// Data-set size used to project an epoch when none was fully trained.
-pub const IMAGENET_1K_TRAIN: (&str, u64) = ("ImageNet-1k train (1,281,167 images)", 1_281_167);
+mod epoch;
+pub use epoch::IMAGENET_1K_TRAIN;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -78,6 +78,13 @@ pub struct RunMeasurements {
     pub precision: Option<Precision>,
     /// Samples in one epoch of the run's data set, when it is a real one.
     pub real_epoch_samples: Option<u64>,
+    /// The epoch size asked for cost per epoch (`--epoch-size`).
+    pub asked_epoch_samples: Option<u64>,
+    /// An image model (priced for an ImageNet-1k epoch on synthetic data
+    /// unless another size is asked).
+    pub image_model: bool,
+    /// The run trained on the CPU (a GPU offering's price is then flagged).
+    pub on_cpu: bool,
     pub windows: Vec<WindowTiming>,
     pub first_step_s: Option<f64>,
     /// (elapsed seconds since training start, accuracy) per evaluation.
@@ -190,10 +197,14 @@ pub struct RunSummary {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RunWarning {
     /// Stable: the failing check's [`crate::checks::CheckKind::warning_code`]
-    /// (`gpu_slowdown`, `other_gpu_processes`, `window_spread`, …).
+    /// (`gpu_slowdown`, `other_gpu_processes`, `window_spread`, …), or
+    /// [`PRICE_FOR_ANOTHER_DEVICE`].
     pub code: String,
     pub message: String,
 }
+
+/// A warning's code: a GPU offering's price was applied to a CPU run.
+pub const PRICE_FOR_ANOTHER_DEVICE: &str = "price_for_another_device";
 
 /// The best accuracy and loss of the evaluations and when each target was
 /// first reached.
@@ -243,39 +254,6 @@ fn goals(m: &RunMeasurements) -> Goals {
         time_to_loss_s,
         target_reached,
     }
-}
-
-/// Epoch time (measured, or projected and said so), how it was found, and
-/// the cost of an epoch at the run's price.
-fn epoch_and_cost(
-    m: &RunMeasurements,
-    throughput: Option<f64>,
-    devices: u32,
-) -> (Option<f64>, Option<String>, Option<bool>, Option<f64>) {
-    // Epoch time: measured when the run trained at least one full epoch of a real
-    // data set (timed windows only, i.e. without evaluation and without step 1's
-    // compilation), else projected from steady throughput for ImageNet-1k.
-    let timed_samples: u64 = m.windows.iter().map(|w| w.samples).sum();
-    let timed_seconds: f64 = m.windows.iter().map(WindowTiming::seconds).sum();
-    let (epoch_time_s, epoch_basis, projected) = match (m.real_epoch_samples, throughput) {
-    (Some(epoch), _) if timed_samples >= epoch && timed_seconds > 0.0 => (
-        Some(timed_seconds / timed_samples as f64 * epoch as f64),
-        Some(format!("measured: {epoch} samples per epoch at the run's timed rate over {timed_samples} trained samples")),
-        Some(false),
-    ),
-    (_, Some(tp)) if tp > 0.0 => (
-        Some(IMAGENET_1K_TRAIN.1 as f64 / tp),
-        Some(format!("projected: {} at the steady throughput", IMAGENET_1K_TRAIN.0)),
-        Some(true),
-    ),
-    _ => (None, None, None),
-};
-    let cost_per_epoch_usd = match (&m.price, epoch_time_s) {
-        (Some(p), Some(t)) => Some(t / 3600.0 * p.usd_per_device_hour * f64::from(devices)),
-        _ => None,
-    };
-
-    (epoch_time_s, epoch_basis, projected, cost_per_epoch_usd)
 }
 
 /// Energy per sample over the steady windows, from the GPU's counter.
@@ -355,8 +333,8 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
     let memory = headline_memory(&m.memory);
 
     let goals = goals(m);
-    let (epoch_time_s, epoch_basis, projected, cost_per_epoch_usd) =
-        epoch_and_cost(m, throughput, devices);
+    let epoch = epoch::epoch_and_cost(m, throughput, devices);
+    let cost_per_epoch_usd = epoch.cost_per_epoch_usd;
     let energy_j_per_sample = energy_per_sample(m, steady.as_ref());
     let (mfu, mfu_note) = mfu_of(m, throughput, devices);
     let step_breakdown = m
@@ -395,10 +373,10 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
         best_accuracy: goals.best_accuracy,
         time_to_accuracy_s: goals.time_to_accuracy_s,
         target_reached: goals.target_reached,
-        epoch_time_s,
-        epoch_basis,
+        epoch_time_s: epoch.epoch_time_s,
+        epoch_basis: epoch.basis,
         cost_per_epoch_usd,
-        cost_is_projected: cost_per_epoch_usd.and(projected),
+        cost_is_projected: cost_per_epoch_usd.and(epoch.projected),
         price_offering: m.price.as_ref().map(|p| p.offering.clone()),
         price_as_of: m.price.as_ref().map(|p| p.as_of.clone()),
         energy_j_per_sample,
@@ -415,6 +393,10 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
                 code: c.kind.warning_code().into(),
                 message: c.evidence.clone(),
             })
+            .chain(epoch::price_warning(m).map(|message| RunWarning {
+                code: PRICE_FOR_ANOTHER_DEVICE.into(),
+                message,
+            }))
             .collect(),
         breakdown: step_breakdown,
         profile_per_sample: m

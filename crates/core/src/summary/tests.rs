@@ -69,6 +69,7 @@ fn summary_from_fixed_windows_matches_hand_computation() {
         device_peak: gpu_peak_for("NVIDIA H100 80GB HBM3"),
         price: Some(crate::reference::default_prices()[3].clone()),
         real_epoch_samples: None,
+        image_model: true,
         ..Default::default()
     };
     let s = summarize(&m);
@@ -84,9 +85,10 @@ fn summary_from_fixed_windows_matches_hand_computation() {
     assert_eq!(s.peak_memory_source.as_deref(), Some("allocator"));
     assert_eq!(s.time_to_accuracy_s, Some(9.0));
     assert_eq!(s.target_reached, Some(true));
-    // Projected: 1,281,167 / 100 s = 12,811.67 s; × $4.29/h = $15.267.
+    // Projected: 1,281,167 / 100 s = 12,811.67 s at the row's price per device-hour.
     assert_eq!(s.cost_is_projected, Some(true));
-    assert!((s.cost_per_epoch_usd.unwrap() - 12_811.67 / 3600.0 * 4.29).abs() < 1e-9);
+    let per_hour = m.price.as_ref().unwrap().usd_per_device_hour;
+    assert!((s.cost_per_epoch_usd.unwrap() - 12_811.67 / 3600.0 * per_hour).abs() < 1e-9);
     // 700 J over the 7 steady windows' 700 samples.
     assert_eq!(s.energy_j_per_sample, Some(1.0));
     // 1e12 FLOPs × 100 /s ÷ 989e12.

@@ -81,6 +81,7 @@ pub fn report(input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError> {
     sections::charts(&mut l, input)?;
     sections::runs(&mut l, c, input.runs);
     sections::energy(&mut l, input.runs);
+    sections::cost(&mut l, input.runs);
     sections::provenance(&mut l, &provenance.runs);
     sections::method(&mut l, input.prices);
     render::render(l, &input.title, &provenance)

@@ -7,8 +7,10 @@
 //!   efficiency, warnings, the charts;
 //! - `details`: each run's configuration and status, energy and
 //!   utilisation, provenance;
+//! - `cost`: each run's epoch time and cost per epoch, projected ones said so;
 //! - `method`: how the figures were measured, with the price rows used.
 
+mod cost;
 mod details;
 mod method;
 mod overview;
@@ -29,6 +31,7 @@ fn category_header(c: OpCategory) -> &'static str {
     }
 }
 
+pub(crate) use cost::cost;
 pub(crate) use details::{energy, profiles, provenance, runs};
 pub(crate) use method::method;
 pub(crate) use overview::{configurations, extra, the_question, title};
