@@ -64,6 +64,9 @@ if [ "$tests" = 1 ]; then
   # Slurm: the tests start a single-machine cluster (munged, slurmctld, two slurmd).
   command -v slurmctld >/dev/null 2>&1 || missing+=(slurm-wlm)
   command -v munged >/dev/null 2>&1 || missing+=(munge)
+  # patchelf: a test points a copy of the libtorch worker away from the folder
+  # it was built against, as on another account, and checks it still trains.
+  command -v patchelf >/dev/null 2>&1 || missing+=(patchelf)
   # The fake libnvidia-ml.so the tests build reads its JSON script with cJSON.
   dpkg -s libcjson-dev >/dev/null 2>&1 || missing+=(libcjson-dev)
 fi

@@ -36,29 +36,63 @@ fn tch_worker_present(program: &std::path::Path) -> bool {
                 .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file())))
 }
 
-/// Every framework, installed or not, in the wizard's order.
-pub fn framework_choices() -> Vec<FrameworkChoice> {
-    let listed: Vec<FrameworkEnv> = envs::list().unwrap_or_default();
+/// Whether the worker's own libtorch (the folder it was built against)
+/// loads: it starts and answers `--help`. Asked once per process, and only
+/// when the studio's PyTorch environment has no libtorch to give it.
+fn tch_worker_loads(program: &std::path::Path) -> bool {
+    static LOADS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LOADS.get_or_init(|| {
+        std::process::Command::new(program)
+            .arg("--help")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+/// The libtorch worker as a choice: built, and with a libtorch to load — the
+/// studio's PyTorch environment's, else the one it was built against. Without
+/// one, installing PyTorch (which ships libtorch) is offered.
+fn tch_choice(torch: Option<&FrameworkEnv>) -> FrameworkChoice {
     let tch = WorkerCommand::tch();
-    let torch = listed
-        .iter()
-        .find(|e| e.builtin && e.framework == Framework::Pytorch);
-    let tch_ok = tch_worker_present(&tch.program);
-    let mut out = vec![FrameworkChoice {
+    let built = tch_worker_present(&tch.program);
+    let libtorch = !tch.env.is_empty() || (built && tch_worker_loads(&tch.program));
+    let problem = if !built {
+        Some(format!(
+            "the libtorch worker {} is not built (make build)",
+            tch.program.display()
+        ))
+    } else if !libtorch {
+        Some("libtorch was not found: the libtorch worker loads it from the studio's PyTorch environment — install PyTorch (`trainbench env install pytorch`, or Install here)".into())
+    } else {
+        None
+    };
+    FrameworkChoice {
         key: Framework::Tch.to_string(),
         framework: Framework::Tch,
         title: Framework::Tch.title().into(),
-        installed: tch_ok,
+        installed: built && libtorch,
         version: torch.and_then(|e| e.version.clone()),
         environment: None,
-        problem: (!tch_ok).then(|| {
-            format!(
-                "the libtorch worker {} is not built (make build)",
-                tch.program.display()
-            )
-        }),
-        installable: false,
-    }];
+        problem,
+        installable: built && !libtorch,
+    }
+}
+
+/// Why the libtorch worker cannot run here (not built, no libtorch), if so.
+pub fn tch_problem() -> Option<String> {
+    tch_choice(None).problem
+}
+
+/// Every framework, installed or not, in the wizard's order.
+pub fn framework_choices() -> Vec<FrameworkChoice> {
+    let listed: Vec<FrameworkEnv> = envs::list().unwrap_or_default();
+    let torch = listed
+        .iter()
+        .find(|e| e.builtin && e.framework == Framework::Pytorch);
+    let mut out = vec![tch_choice(torch)];
     for f in Framework::PYTHON {
         let builtin = listed.iter().find(|e| e.builtin && e.framework == f);
         out.push(FrameworkChoice {
@@ -124,7 +158,11 @@ impl Installs {
         with_gpu: bool,
         on: impl FnMut(InstallUpdate<'_>),
     ) -> crate::AppResult<Installed> {
-        let framework = Framework::parse(framework)?;
+        // The libtorch worker's libtorch comes with PyTorch's environment.
+        let framework = match Framework::parse(framework)? {
+            Framework::Tch => Framework::Pytorch,
+            other => other,
+        };
         let flag = Arc::new(AtomicBool::new(false));
         {
             let mut running = self.running();
@@ -142,7 +180,10 @@ impl Installs {
 
     /// Cancels the install of `framework`; false when none is under way.
     pub fn cancel(&self, framework: &str) -> crate::AppResult<bool> {
-        let framework = Framework::parse(framework)?;
+        let framework = match Framework::parse(framework)? {
+            Framework::Tch => Framework::Pytorch,
+            other => other,
+        };
         Ok(match self.running().get(&framework) {
             Some(flag) => {
                 flag.store(true, Ordering::SeqCst);

@@ -56,6 +56,9 @@ pub struct WorkerCommand {
 impl WorkerCommand {
     /// The libtorch worker: `$TRAINBENCH_WORKER_TCH`, else `trainbench-worker-tch`
     /// beside the running executable (cargo puts both in one target directory).
+    /// libtorch comes from the person's own studio PyTorch environment when
+    /// there is one (`LD_LIBRARY_PATH`, [`envs::libtorch`]), else from the
+    /// folder the worker was built against.
     pub fn tch() -> WorkerCommand {
         let program = std::env::var_os("TRAINBENCH_WORKER_TCH")
             .map(PathBuf::from)
@@ -66,10 +69,18 @@ impl WorkerCommand {
                     .filter(|p| p.exists())
                     .unwrap_or_else(|| PathBuf::from("trainbench-worker-tch"))
             });
+        let env = envs::libtorch::libtorch_lib()
+            .map(|lib| {
+                vec![(
+                    "LD_LIBRARY_PATH".to_owned(),
+                    envs::libtorch::library_path_with(&lib),
+                )]
+            })
+            .unwrap_or_default();
         WorkerCommand {
             program,
             args: vec!["train".into(), "--spec".into(), "-".into()],
-            env: Vec::new(),
+            env,
             plan_for: None,
         }
     }

@@ -36,6 +36,13 @@ pub fn resolve_framework(
                 format!("framework = {given} is not allowed: expected tch without an environment (it links libtorch)"),
             ));
         }
+        if let Some(problem) = crate::frameworks::tch_problem() {
+            return Err(reject(
+                given,
+                "framework",
+                format!("framework = tch is not available on this machine: {problem}"),
+            ));
+        }
         return Ok((Framework::Tch, None, WorkerCommand::tch()));
     }
     match envs::resolve(framework, env.as_deref()) {

@@ -20,6 +20,7 @@ use trainbench_core::Framework;
 use crate::WorkerCommand;
 
 mod install;
+pub mod libtorch;
 pub mod progress;
 
 pub use install::{install, uv_program, InstallUpdate, Installed};

@@ -1,0 +1,62 @@
+//! Where the libtorch worker finds libtorch at run time. The worker is built
+//! against the `torch` wheel of the builder's studio PyTorch environment and
+//! remembers that folder (its RUNPATH); on any other account or machine — a
+//! Debian package installed by someone else — that folder is not there. The
+//! `torch` wheel ships libtorch, so the worker is started with
+//! `LD_LIBRARY_PATH` naming `torch/lib` of the person's *own* studio PyTorch
+//! environment (searched before the RUNPATH), which the studio installs
+//! (`trainbench env install pytorch`, the wizard's Install).
+
+use std::path::{Path, PathBuf};
+
+use trainbench_core::Framework;
+
+/// `torch/lib` (with `libtorch_cpu.so`) of the environment whose interpreter
+/// is `python` (`ENV/bin/python` → `ENV/lib/python3.*/site-packages/torch/lib`).
+pub fn libtorch_lib_of(python: &Path) -> Option<PathBuf> {
+    let root = python.parent()?.parent()?;
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root.join("lib"))
+        .ok()?
+        .flatten()
+        .map(|d| d.path().join("site-packages/torch/lib"))
+        .filter(|p| p.join("libtorch_cpu.so").is_file())
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+/// libtorch in the studio's own PyTorch environment, when it is installed.
+pub fn libtorch_lib() -> Option<PathBuf> {
+    let env = super::list()
+        .ok()?
+        .into_iter()
+        .find(|e| e.builtin && e.ready && e.framework == Framework::Pytorch)?;
+    libtorch_lib_of(&env.python)
+}
+
+/// `LD_LIBRARY_PATH` with `lib` first (what was set before kept after it).
+pub fn library_path_with(lib: &Path) -> String {
+    match std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
+        Some(old) => format!("{}:{}", lib.display(), old.to_string_lossy()),
+        None => lib.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torch_lib_is_found_beside_the_interpreter() {
+        let root = std::env::temp_dir().join(format!("tb-libtorch-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let lib = root.join("lib/python3.11/site-packages/torch/lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        let python = root.join("bin/python");
+        assert_eq!(libtorch_lib_of(&python), None, "no libtorch_cpu.so yet");
+        std::fs::write(lib.join("libtorch_cpu.so"), b"").unwrap();
+        assert_eq!(libtorch_lib_of(&python), Some(lib));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
