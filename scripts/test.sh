@@ -43,6 +43,10 @@ echo "== end-to-end: the desktop studio's window"
 command -v tauri-driver >/dev/null 2>&1 || cargo install tauri-driver --version 2.1.0 --locked
 cargo build --locked -p trainbench-studio -p trainbench-engine-tch
 bash ui/e2e/run.sh
+# The Debian package installed with dpkg and used by a new account, which
+# cannot read the builder's libtorch (about 50 s; root only).
+echo "== Debian package: installed and used by another account"
+bash scripts/test-deb.sh
 # The session importer under libFuzzer for a bounded time (cargo-fuzz needs a
 # nightly toolchain; both are installed here when missing).
 fuzz_seconds="${FUZZ_SECONDS:-60}"
