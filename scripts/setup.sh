@@ -12,6 +12,11 @@
 #                            ImageMagick, poppler, cJSON, ruff. Running the
 #                            studio needs none of them, so `make run` installs
 #                            none (and starts no service).
+#   scripts/setup.sh --print-packages [--test]
+#                            prints every Debian package that set-up would
+#                            install on a bare machine, one line, and changes
+#                            nothing (a test checks `make run` installs no
+#                            service).
 #
 # Each step says what it does and how long it took; the total comes last.
 set -euo pipefail
@@ -20,11 +25,13 @@ source scripts/env.sh
 
 all=0
 tests=0
+print=0
 for arg in "$@"; do
   case "$arg" in
     --all) all=1 ;;
     --test) tests=1 ;;
-    *) echo "setup.sh: unknown argument $arg (expected --all or --test)" >&2; exit 2 ;;
+    --print-packages) print=1 ;;
+    *) echo "setup.sh: unknown argument $arg (expected --all, --test or --print-packages)" >&2; exit 2 ;;
   esac
 done
 
@@ -38,41 +45,47 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 # 1. Debian packages.
 missing=()
-command -v cc >/dev/null 2>&1 || missing+=(build-essential)
-command -v g++ >/dev/null 2>&1 || missing+=(g++)
-command -v make >/dev/null 2>&1 || missing+=(make)
-command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-command -v curl >/dev/null 2>&1 || missing+=(curl ca-certificates)
-command -v git >/dev/null 2>&1 || missing+=(git)
+# Whether it is there already (never, with --print-packages: every package is listed).
+has() { [ "$print" = 0 ] && "$@" >/dev/null 2>&1; }
+has command -v cc || missing+=(build-essential)
+has command -v g++ || missing+=(g++)
+has command -v make || missing+=(make)
+has command -v pkg-config || missing+=(pkg-config)
+has command -v curl || missing+=(curl ca-certificates)
+has command -v git || missing+=(git)
 # mold links the Rust binaries several times faster than GNU ld (scripts/env.sh).
-command -v mold >/dev/null 2>&1 || missing+=(mold)
-command -v python3 >/dev/null 2>&1 || missing+=(python3)
-if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
+has command -v mold || missing+=(mold)
+has command -v python3 || missing+=(python3)
+has python3 -c 'import venv, ensurepip' || missing+=(python3-venv)
 # The desktop app: WebKitGTK to build and run the Tauri window.
-dpkg -s libwebkit2gtk-4.1-dev >/dev/null 2>&1 || missing+=(libwebkit2gtk-4.1-dev)
+has dpkg -s libwebkit2gtk-4.1-dev || missing+=(libwebkit2gtk-4.1-dev)
 # Remote hosts: the studio drives the system ssh client.
-command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+has command -v ssh || missing+=(openssh-client)
 if [ "$tests" = 1 ]; then
   # poppler-utils: the report tests render PDFs with pdftoppm and read them with pdftotext.
-  command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
+  has command -v pdftoppm || missing+=(poppler-utils)
   # The desktop's end-to-end test: WebKitWebDriver, a virtual display, screenshots.
-  command -v WebKitWebDriver >/dev/null 2>&1 || missing+=(webkit2gtk-driver)
-  command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb xauth)
-  command -v import >/dev/null 2>&1 || missing+=(imagemagick)
+  has command -v WebKitWebDriver || missing+=(webkit2gtk-driver)
+  has command -v Xvfb || missing+=(xvfb xauth)
+  has command -v import || missing+=(imagemagick)
   # The remote tests start their own sshd on 127.0.0.1 (never the machine's port 22).
-  [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+  has test -x /usr/sbin/sshd || missing+=(openssh-server)
   # Slurm: the tests start a single-machine cluster (munged, slurmctld, two slurmd).
-  command -v slurmctld >/dev/null 2>&1 || missing+=(slurm-wlm)
-  command -v munged >/dev/null 2>&1 || missing+=(munge)
+  has command -v slurmctld || missing+=(slurm-wlm)
+  has command -v munged || missing+=(munge)
   # patchelf: a test points a copy of the libtorch worker away from the folder
   # it was built against, as on another account, and checks it still trains.
-  command -v patchelf >/dev/null 2>&1 || missing+=(patchelf)
+  has command -v patchelf || missing+=(patchelf)
   # The fake libnvidia-ml.so the tests build reads its JSON script with cJSON.
-  dpkg -s libcjson-dev >/dev/null 2>&1 || missing+=(libcjson-dev)
+  has dpkg -s libcjson-dev || missing+=(libcjson-dev)
 fi
 # Node.js builds the UI (Debian 12's nodejs 18 is enough: vite 6, vitest 3).
-if ! command -v npm >/dev/null 2>&1 || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' 2>/dev/null; then
+if ! has command -v npm || ! has node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; then
   missing+=(nodejs npm)
+fi
+if [ "$print" = 1 ]; then
+  echo "${missing[*]}"
+  exit 0
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"

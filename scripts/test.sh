@@ -19,6 +19,20 @@ echo "== cargo deny: licences, bans, sources"
 # A debug build: 1 min 22 s to install here against 4 min 32 s optimised; a check takes 5 s.
 command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --version 0.20.2 --locked --debug
 cargo deny --log-level error check licenses bans sources
+# `make run` (setup.sh without --test) installs no package that starts a
+# system service; the tests' servers come with --test only.
+echo "== set-up: no system service for make run"
+run_pkgs=" $(bash scripts/setup.sh --print-packages) "
+test_pkgs=" $(bash scripts/setup.sh --print-packages --test) "
+for service in openssh-server slurm-wlm slurmd slurmctld munge; do
+  if [[ "$run_pkgs" == *" $service "* ]]; then
+    echo "set-up: make run would install $service, which starts a system service: move it under --test" >&2
+    exit 1
+  fi
+done
+for needed in openssh-server slurm-wlm munge; do
+  [[ "$test_pkgs" == *" $needed "* ]] || { echo "set-up: --test no longer installs $needed, which the tests start" >&2; exit 1; }
+done
 echo "== sizes"; python3 scripts/check_sizes.py
 echo "== module loops"; python3 scripts/check_module_loops.py
 echo "== doc paths"; python3 scripts/check_doc_paths.py
