@@ -130,6 +130,12 @@ try {
   const title = await wd.text(".compare h2");
   if (!title.includes("e2e fp32 vs bf16")) throw new Error(`reopened compare view has title ${title}`);
   await screenshot("reopened");
+
+  step("settings: the database in use, why that one, and the shared settings file");
+  await wd.click("#nav-settings");
+  await wd.waitFor("#db-path", { check: (t) => t.endsWith("studio.sqlite"), what: "the database path" });
+  await wd.waitFor("#db-source", { check: (t) => t.includes("TRAINBENCH_DB"), what: "why this database" });
+  await screenshot("settings");
   writeFileSync(join(out, "figures.json"), JSON.stringify(figures, null, 2));
   console.log(`e2e: passed ${JSON.stringify(figures)}`);
 } catch (e) {

@@ -86,7 +86,7 @@ export function Settings({ info, onChanged }: { info: AppInfo; onChanged: () => 
       <section>
         <h3>Database</h3>
         <p>
-          <code id="db-path">{info.settings.database}</code> <button type="button" onClick={pickDatabase}>Change…</button>
+          <code id="db-path">{info.settings.database}</code> <button type="button" onClick={pickDatabase} disabled={info.settings.database_source === "environment"}>Change…</button>
         </p>
         <p class="hint" id="db-source">{databaseSource(info.settings.database_source)}</p>
         {info.settings.problem && <p class="hint warn">{info.settings.problem}</p>}
