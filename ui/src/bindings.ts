@@ -211,8 +211,14 @@ export type CheckStatus = "pass" | "fail" |
 export type CompareEntry = {
 	/**  Stable key of the entry: the run id (runs) or the configuration key. */
 	key: string,
-	/**  The configuration as a person reads it. */
+	/**
+	 *  What sets the entry apart from the others (the parts of its
+	 *  configuration that differ; its run id when entries are runs): the
+	 *  rest is the comparison's `shared_label`.
+	 */
 	label: string,
+	/**  The whole configuration as a person reads it. */
+	full_label?: string,
 	run_ids: number[],
 	runs_completed: number,
 	framework: string,
@@ -255,6 +261,11 @@ export type CompareView = {
 
 export type Comparison = {
 	grouping: Grouping,
+	/**
+	 *  The configuration parts every entry shares, said once ("" when
+	 *  nothing is shared); each entry's label holds the rest.
+	 */
+	shared_label?: string,
 	/**  Index into `entries`. */
 	baseline: number,
 	entries: CompareEntry[],

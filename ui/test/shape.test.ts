@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { LiveRun } from "../src/bindings";
 import { alignCurves, applyUpdate, barScale, bars, compareTable, decisionRows, liveCurves, liveTelemetry, scalingLines } from "../src/lib/shape";
 import { tooltip } from "../src/charts/BarChart";
+import { clipLabel } from "../src/lib/format";
 import { view } from "./fixtures";
 
 describe("bars", () => {
@@ -99,5 +100,13 @@ describe("live view", () => {
     const t = liveTelemetry(base).get("host");
     expect(t?.[1]).toEqual([2]);
     expect(t?.[4]).toEqual([99]);
+  });
+});
+
+describe("clipLabel", () => {
+  it("keeps a label's start, which tells entries apart, and marks the cut", () => {
+    expect(clipLabel("#12 pytorch compile=on", 40)).toBe("#12 pytorch compile=on");
+    expect(clipLabel("#12 pytorch@kit-pytorch vit_base_patch16_224 amp-bf16", 20)).toBe("#12 pytorch@kit-pyt…");
+    expect([...clipLabel("ab×cd×ef", 4)].length).toBe(4);
   });
 });

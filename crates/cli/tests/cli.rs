@@ -190,7 +190,18 @@ fn time_to_accuracy_and_measured_cost_on_the_mnist_sample() {
         "a full epoch of the MNIST sample ran: {run}"
     );
     assert!(run["cost_per_epoch_usd"].as_f64().unwrap() > 0.0);
-    assert_eq!(run["price_as_of"], "undated");
+    // The bundled price carries its date; a CPU run priced at a GPU
+    // offering says so in its warnings.
+    assert_eq!(run["price_as_of"], "2026-05");
+    assert!(
+        run["epoch_basis"]
+            .as_str()
+            .unwrap()
+            .starts_with("measured:"),
+        "{run}"
+    );
+    let warnings = run["warnings"].to_string();
+    assert!(warnings.contains("price_for_another_device"), "{run}");
 }
 
 #[test]

@@ -16,7 +16,7 @@ use common::{output_json, real_worker, text, trainbench, Db};
 /// one that does not exist, as on a machine where it was not built.
 fn worker_built_elsewhere(dir: &Path) -> PathBuf {
     let copy = dir.join("trainbench-worker-tch");
-    std::fs::copy(real_worker(), &copy).unwrap();
+    std::fs::copy(real_worker(), &copy).expect("copy the worker");
     let out = Command::new("patchelf")
         .args([
             "--set-rpath",
@@ -31,7 +31,7 @@ fn worker_built_elsewhere(dir: &Path) -> PathBuf {
         .arg("--help")
         .env_remove("LD_LIBRARY_PATH")
         .output()
-        .unwrap();
+        .expect("start the copy");
     assert!(
         !alone.status.success(),
         "the copy still found libtorch: {}",

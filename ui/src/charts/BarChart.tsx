@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import type { Bar } from "../lib/shape";
 import { barScale } from "../lib/shape";
-import { NOT_MEASURED, num } from "../lib/format";
+import { clipLabel, NOT_MEASURED, num } from "../lib/format";
 
 interface Props {
   title: string;
@@ -58,7 +58,7 @@ export function BarChart({ title, unit, bars, onToggle }: Props) {
             >
               <title>{tooltip(b, unit)}</title>
               <text x={LABEL_W - 6} y={y + ROW / 2 + 2} class="label" text-anchor="end">
-                {b.label.length > 34 ? `${b.label.slice(0, 33)}…` : b.label}
+                {clipLabel(b.label, 40)}
               </text>
               {b.value === null ? (
                 <text x={LABEL_W + 6} y={y + ROW / 2 + 2} class="missing">

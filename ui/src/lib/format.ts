@@ -75,3 +75,10 @@ export function duration(v: number | null | undefined): string {
   if (a >= 1e-3) return `${(v * 1e3).toFixed(3)} ms`;
   return `${(v * 1e6).toFixed(1)} µs`;
 }
+
+/** A label cut to `max` characters at its end (its start, which tells entries
+ * apart, is kept), with "…" where it was cut. */
+export function clipLabel(label: string, max: number): string {
+  const chars = [...label];
+  return chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : label;
+}

@@ -10,7 +10,7 @@ import type {
   ValidityCheck,
 } from "../bindings";
 import { badgeOrder, PART_COLOURS, PART_NAMES, partsPresent, STATUS_MARK, stackedBars } from "../lib/breakdown";
-import { duration } from "../lib/format";
+import { clipLabel, duration } from "../lib/format";
 
 export function Badges({ checks }: { checks: ValidityCheck[] }) {
   if (checks.length === 0) return <p class="missing">No validity checks: the run was summarised before they existed.</p>;
@@ -86,7 +86,8 @@ export function StackedBars({
         {bars.map((b, i) => (
           <g key={i} transform={`translate(0, ${i * row + 4})`}>
             <text x={labelW - 6} y={row / 2 + 2} text-anchor="end" font-size="11">
-              {b.label}
+              <title>{b.label}</title>
+              {clipLabel(b.label, 46)}
             </text>
             {b.total === null ? (
               <text x={labelW + 4} y={row / 2 + 2} font-size="11" class="missing">

@@ -157,6 +157,12 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
   const scaling = scalingLines(view);
   return (
     <>
+      {view.comparison.shared_label ? (
+        <p class="shared-label" id="shared-label">
+          <strong>Every entry:</strong> <code>{view.comparison.shared_label}</code>{" "}
+          <span class="hint">— each entry's label says only what sets it apart.</span>
+        </p>
+      ) : null}
       {view.comparison.warnings.length > 0 && (
         <div class="warnings" id="compare-warnings">
           <h3>Not directly comparable</h3>

@@ -56,6 +56,19 @@ fn metric_text(m: Metric, v: &MetricValue) -> String {
 
 pub fn print_compare(c: &Comparison) {
     let base = &c.entries[c.baseline];
+    if !c.shared_label.is_empty() {
+        println!(
+            "every entry: {} (each entry below says what sets it apart)",
+            c.shared_label
+        );
+    }
+    let width = c
+        .entries
+        .iter()
+        .map(|e| e.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(20);
     for m in Metric::ALL {
         println!(
             "\n{} ({}, {} is better):",
@@ -76,7 +89,7 @@ pub fn print_compare(c: &Comparison) {
                     format!("  {:+.1} % vs baseline", d * 100.0)
                 });
             let marker = if e.key == base.key { " (baseline)" } else { "" };
-            println!("  {:<64} {}{delta}{marker}", e.label, metric_text(m, v));
+            println!("  {:<width$} {}{delta}{marker}", e.label, metric_text(m, v));
         }
     }
     println!("\ndecision matrix:");

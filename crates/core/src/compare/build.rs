@@ -28,6 +28,7 @@ pub fn compare(
         .iter()
         .map(|(key, runs)| entry(key, runs, grouping))
         .collect();
+    let shared_label = labels::label_by_difference(&mut entries, &groups, grouping);
     set_deltas(&mut entries, baseline);
     let scaling = scaling(&groups, &mut entries);
     let warnings = warnings(rows, &entries, baseline);
@@ -40,6 +41,7 @@ pub fn compare(
     let profile_gaps = profile_gaps(&entries, baseline);
     Ok(Comparison {
         grouping,
+        shared_label,
         baseline,
         entries,
         decisions,
@@ -71,7 +73,8 @@ fn group_runs(rows: &[RunRow], grouping: Grouping) -> Vec<(String, Vec<&RunRow>)
 /// One entry: a run, or the repeats of a configuration.
 fn entry(key: &str, runs: &[&RunRow], grouping: Grouping) -> CompareEntry {
     let first = runs[0];
-    let mut label = config_label(first);
+    let full_label = config_label(first);
+    let mut label = full_label.clone();
     if grouping == Grouping::Runs {
         label = format!("#{} {label}", first.id);
     } else if runs.len() > 1 {
@@ -80,6 +83,7 @@ fn entry(key: &str, runs: &[&RunRow], grouping: Grouping) -> CompareEntry {
     CompareEntry {
         key: key.to_owned(),
         label,
+        full_label,
         run_ids: runs.iter().map(|r| r.id).collect(),
         runs_completed: runs
             .iter()

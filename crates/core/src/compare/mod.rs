@@ -14,6 +14,7 @@ use crate::stats::{mean_ci95, Interval};
 use crate::summary::{aggregate_repeats, scaling_efficiency, RunStatus, RunSummary};
 
 mod build;
+mod labels;
 pub mod speedup;
 mod values;
 
@@ -135,8 +136,13 @@ pub struct MetricValue {
 pub struct CompareEntry {
     /// Stable key of the entry: the run id (runs) or the configuration key.
     pub key: String,
-    /// The configuration as a person reads it.
+    /// What sets the entry apart from the others (the parts of its
+    /// configuration that differ; its run id when entries are runs): the
+    /// rest is the comparison's `shared_label`.
     pub label: String,
+    /// The whole configuration as a person reads it.
+    #[serde(default)]
+    pub full_label: String,
     pub run_ids: Vec<i64>,
     pub runs_completed: usize,
     pub framework: String,
@@ -205,6 +211,10 @@ pub struct ScalingSeries {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Comparison {
     pub grouping: Grouping,
+    /// The configuration parts every entry shares, said once ("" when
+    /// nothing is shared); each entry's label holds the rest.
+    #[serde(default)]
+    pub shared_label: String,
     /// Index into `entries`.
     pub baseline: usize,
     pub entries: Vec<CompareEntry>,

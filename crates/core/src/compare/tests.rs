@@ -301,3 +301,45 @@ fn profiles_average_over_repeats_and_explain_the_gap_to_the_baseline() {
         g.gap.verdict
     );
 }
+
+#[test]
+fn entries_are_labelled_by_what_differs_and_the_rest_is_said_once() {
+    let a = row(1, "a", 1, Some(100.0), None);
+    let b = RunRow {
+        framework: crate::Framework::Pytorch,
+        environment: Some("kit-pytorch".into()),
+        compile: Compile::On,
+        ..row(2, "b", 1, Some(120.0), None)
+    };
+    let c = RunRow {
+        framework: crate::Framework::Jax,
+        ..row(3, "c", 1, Some(130.0), None)
+    };
+    let cmp = compare(&[a, b, c], Grouping::Runs, None).unwrap();
+    assert_eq!(cmp.shared_label, "m fp32 ×1 b8 synthetic");
+    let labels: Vec<&str> = cmp.entries.iter().map(|e| e.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "#1 tch compile=off",
+            "#2 pytorch@kit-pytorch compile=on",
+            "#3 jax compile=off"
+        ]
+    );
+    assert_eq!(
+        cmp.entries[1].full_label,
+        "pytorch@kit-pytorch m fp32 compile=on ×1 b8 synthetic"
+    );
+    // Repeats of one configuration: nothing differs but the run.
+    let same = compare(
+        &[
+            row(4, "a", 1, Some(1.0), None),
+            row(5, "a", 1, Some(1.0), None),
+        ],
+        Grouping::Runs,
+        None,
+    )
+    .unwrap();
+    assert_eq!(same.entries[0].label, "#4");
+    assert_eq!(same.shared_label, "tch m fp32 ×1 b8 synthetic");
+}

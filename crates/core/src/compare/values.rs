@@ -3,29 +3,36 @@
 
 use super::*;
 
-/// The configuration as a person reads it: framework (with its environment),
-/// model, precision, compile mode, devices, batch, data.
-pub fn config_label(r: &RunRow) -> String {
+/// The parts of a configuration as a person reads them, in order: framework
+/// (with its environment), model, precision, compile mode, devices,
+/// sharding, batch, data. Each with whether it is the default that a full
+/// label leaves out (`compile=off`, `ddp`).
+pub(super) fn config_parts(r: &RunRow) -> Vec<(String, bool)> {
     let framework = match &r.environment {
         Some(env) => format!("{}@{env}", r.framework),
         None => r.framework.to_string(),
     };
-    let compile = match r.compile {
-        Compile::Off => String::new(),
-        c => format!(" compile={c}"),
-    };
-    let sharded = match r.parallel {
-        Parallel::Fsdp => " fsdp",
-        Parallel::Ddp => "",
-    };
-    format!(
-        "{framework} {} {}{compile} ×{}{sharded} b{} {}",
-        r.model,
-        r.precision,
-        r.devices,
-        r.batch_size,
-        r.data.as_str()
-    )
+    vec![
+        (framework, false),
+        (r.model.clone(), false),
+        (r.precision.to_string(), false),
+        (format!("compile={}", r.compile), r.compile == Compile::Off),
+        (format!("×{}", r.devices), false),
+        (r.parallel.as_str().to_owned(), r.parallel == Parallel::Ddp),
+        (format!("b{}", r.batch_size), false),
+        (r.data.as_str().to_owned(), false),
+    ]
+}
+
+/// The configuration as a person reads it: framework (with its environment),
+/// model, precision, compile mode, devices, batch, data.
+pub fn config_label(r: &RunRow) -> String {
+    config_parts(r)
+        .into_iter()
+        .filter(|(_, default)| !default)
+        .map(|(p, _)| p)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 pub(super) fn metric_value(metric: Metric, runs: &[&RunRow]) -> MetricValue {

@@ -50,6 +50,16 @@ pub(crate) fn extra(l: &mut Layout, sections: &[Section]) {
 /// "Configurations": each entry's letter, label, runs and parameter count.
 pub(crate) fn configurations(l: &mut Layout, c: &Comparison) {
     l.heading("Configurations", 12.0);
+    if !c.shared_label.is_empty() {
+        l.paragraph(
+            &format!(
+                "Every entry: {}. Each entry's label below, and in the charts and tables, says what sets it apart.",
+                c.shared_label
+            ),
+            9.0,
+            false,
+        );
+    }
     let base = c.baseline;
     let rows: Vec<Vec<String>> = c
         .entries
