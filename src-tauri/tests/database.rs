@@ -45,18 +45,7 @@ fn a_damaged_database_opens_the_app_with_the_reason_and_another_file_can_be_chos
 /// The `trainbench` CLI built beside this test (target/debug), run with this
 /// process's environment: `args`' exit code and JSON output.
 fn cli(args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
-    let exe = std::env::current_exe().expect("test binary");
-    let cli = exe
-        .parent()
-        .and_then(std::path::Path::parent)
-        .map(|d| d.join("trainbench"))
-        .expect("target dir");
-    assert!(
-        cli.is_file(),
-        "{} is missing: `cargo test --workspace` builds it",
-        cli.display()
-    );
-    let out = std::process::Command::new(&cli)
+    let out = std::process::Command::new(common::built_binary("trainbench"))
         .args(args)
         .output()
         .expect("trainbench runs");

@@ -36,16 +36,7 @@ fn a_run_started_from_the_desktop_trains_on_a_remote_host_with_the_cli_as_kit() 
     // As the package installs them: the CLI beside the app's binary (here,
     // this test's binary in target/debug/deps).
     let exe = std::env::current_exe().expect("test binary");
-    let cli = exe
-        .parent()
-        .and_then(std::path::Path::parent)
-        .map(|d| d.join("trainbench"))
-        .expect("target dir");
-    assert!(
-        cli.is_file(),
-        "{} is missing: cargo test --workspace builds it",
-        cli.display()
-    );
+    let cli = common::built_binary("trainbench");
     let beside = exe.with_file_name("trainbench");
     if std::fs::symlink_metadata(&beside).is_err() {
         let _ = std::os::unix::fs::symlink(&cli, &beside);

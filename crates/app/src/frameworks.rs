@@ -81,9 +81,11 @@ fn tch_choice(torch: Option<&FrameworkEnv>) -> FrameworkChoice {
     }
 }
 
-/// Why the libtorch worker cannot run here (not built, no libtorch), if so.
-pub fn tch_problem() -> Option<String> {
-    tch_choice(None).problem
+/// Why the libtorch worker, built, cannot load libtorch here, if so (a
+/// worker that is not built is said where it is started).
+pub fn tch_libtorch_problem() -> Option<String> {
+    let choice = tch_choice(None);
+    choice.installable.then_some(choice.problem).flatten()
 }
 
 /// Every framework, installed or not, in the wizard's order.

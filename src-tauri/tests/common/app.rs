@@ -26,18 +26,10 @@ pub fn scratch(name: &str) -> PathBuf {
 
 pub fn setup_env() {
     // The libtorch worker lives beside the test binary's folder (target/debug).
-    let exe = std::env::current_exe().expect("test binary");
-    let worker = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|d| d.join("trainbench-worker-tch"))
-        .expect("target dir");
-    assert!(
-        worker.is_file(),
-        "{} is missing: run `cargo build -p trainbench-engine-tch` first (cargo test --workspace builds it)",
-        worker.display()
+    std::env::set_var(
+        "TRAINBENCH_WORKER_TCH",
+        super::built_binary("trainbench-worker-tch"),
     );
-    std::env::set_var("TRAINBENCH_WORKER_TCH", worker);
     std::env::set_var("TRAINBENCH_NO_NVML", "1");
     std::env::set_var("OMP_NUM_THREADS", "1");
 }

@@ -15,3 +15,20 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
 }
+
+/// A binary cargo built beside this test's folder (target/debug): the
+/// `trainbench` CLI or the libtorch worker. `cargo test --workspace` builds both.
+pub fn built_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary");
+    let path = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .map(|d| d.join(name))
+        .expect("target dir");
+    assert!(
+        path.is_file(),
+        "{} is missing: `cargo test --workspace` builds it (or `cargo build -p trainbench-cli -p trainbench-engine-tch`)",
+        path.display()
+    );
+    path
+}

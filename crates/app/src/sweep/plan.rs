@@ -36,7 +36,7 @@ pub fn resolve_framework(
                 format!("framework = {given} is not allowed: expected tch without an environment (it links libtorch)"),
             ));
         }
-        if let Some(problem) = crate::frameworks::tch_problem() {
+        if let Some(problem) = crate::frameworks::tch_libtorch_problem() {
             return Err(reject(
                 given,
                 "framework",
