@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use trainbench_app::settings::{self as studio_settings, locate_with};
+use trainbench_app::settings::{self as studio_settings, locate_and_load};
 pub use trainbench_app::settings::{DatabaseSource, Theme};
 use trainbench_app::AppError;
 
@@ -32,14 +32,11 @@ impl Settings {
 
     /// [`Settings::load`] with the settings file `file`.
     pub fn load_from(file: &std::path::Path) -> Settings {
-        let at = locate_with(file, None);
-        let theme = studio_settings::Settings::load(&at.settings_file)
-            .map(|s| s.theme)
-            .unwrap_or_default();
+        let (at, saved) = locate_and_load(file);
         Settings {
             database: at.path.display().to_string(),
             database_source: at.source,
-            theme,
+            theme: saved.theme,
             file: at.settings_file.display().to_string(),
             problem: at.problem,
         }

@@ -52,20 +52,30 @@ fn tch_worker_loads(program: &std::path::Path) -> bool {
     })
 }
 
-/// The libtorch worker as a choice: built, and with a libtorch to load — the
-/// studio's PyTorch environment's, else the one it was built against. Without
-/// one, installing PyTorch (which ships libtorch) is offered.
+/// Whether `tch` (the libtorch worker's command) is built, and whether it
+/// has a libtorch to load: the studio's PyTorch environment's (on its
+/// `LD_LIBRARY_PATH`), else the one it was built against.
+fn tch_status(tch: &WorkerCommand) -> (bool, bool) {
+    let built = tch_worker_present(&tch.program);
+    let from_env = tch.env.iter().any(|(k, _)| k == "LD_LIBRARY_PATH");
+    (built, from_env || (built && tch_worker_loads(&tch.program)))
+}
+
+/// Why a built libtorch worker finds no libtorch here.
+const NO_LIBTORCH: &str = "libtorch was not found: the libtorch worker loads it from the studio's PyTorch environment — install PyTorch (`trainbench env install pytorch`, or Install here)";
+
+/// The libtorch worker as a choice: built, and with a libtorch to load.
+/// Without one, installing PyTorch (which ships libtorch) is offered.
 fn tch_choice(torch: Option<&FrameworkEnv>) -> FrameworkChoice {
     let tch = WorkerCommand::tch();
-    let built = tch_worker_present(&tch.program);
-    let libtorch = !tch.env.is_empty() || (built && tch_worker_loads(&tch.program));
+    let (built, libtorch) = tch_status(&tch);
     let problem = if !built {
         Some(format!(
             "the libtorch worker {} is not built (make build)",
             tch.program.display()
         ))
     } else if !libtorch {
-        Some("libtorch was not found: the libtorch worker loads it from the studio's PyTorch environment — install PyTorch (`trainbench env install pytorch`, or Install here)".into())
+        Some(NO_LIBTORCH.into())
     } else {
         None
     };
@@ -81,11 +91,22 @@ fn tch_choice(torch: Option<&FrameworkEnv>) -> FrameworkChoice {
     }
 }
 
-/// Why the libtorch worker, built, cannot load libtorch here, if so (a
-/// worker that is not built is said where it is started).
-pub fn tch_libtorch_problem() -> Option<String> {
-    let choice = tch_choice(None);
-    choice.installable.then_some(choice.problem).flatten()
+/// Why `tch`, built, cannot load libtorch here, if so (a worker that is not
+/// built is said where it is started).
+pub fn tch_libtorch_problem(tch: &WorkerCommand) -> Option<&'static str> {
+    match tch_status(tch) {
+        (true, false) => Some(NO_LIBTORCH),
+        _ => None,
+    }
+}
+
+/// The framework whose environment an install of `framework` makes: the
+/// libtorch worker's libtorch comes with PyTorch's.
+fn installed_as(framework: &str) -> crate::AppResult<Framework> {
+    Ok(match Framework::parse(framework)? {
+        Framework::Tch => Framework::Pytorch,
+        other => other,
+    })
 }
 
 /// Every framework, installed or not, in the wizard's order.
@@ -160,11 +181,7 @@ impl Installs {
         with_gpu: bool,
         on: impl FnMut(InstallUpdate<'_>),
     ) -> crate::AppResult<Installed> {
-        // The libtorch worker's libtorch comes with PyTorch's environment.
-        let framework = match Framework::parse(framework)? {
-            Framework::Tch => Framework::Pytorch,
-            other => other,
-        };
+        let framework = installed_as(framework)?;
         let flag = Arc::new(AtomicBool::new(false));
         {
             let mut running = self.running();
@@ -182,10 +199,7 @@ impl Installs {
 
     /// Cancels the install of `framework`; false when none is under way.
     pub fn cancel(&self, framework: &str) -> crate::AppResult<bool> {
-        let framework = match Framework::parse(framework)? {
-            Framework::Tch => Framework::Pytorch,
-            other => other,
-        };
+        let framework = installed_as(framework)?;
         Ok(match self.running().get(&framework) {
             Some(flag) => {
                 flag.store(true, Ordering::SeqCst);

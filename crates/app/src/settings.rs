@@ -133,21 +133,40 @@ pub fn locate_database(flag: Option<&Path>) -> DatabaseLocation {
 
 /// [`locate_database`] with the settings in `settings_file`.
 pub fn locate_with(settings_file: &Path, flag: Option<&Path>) -> DatabaseLocation {
+    // The file is read only when neither the flag nor the environment names
+    // the database.
     resolve(
         settings_file,
         flag.map(Path::to_owned).or_else(database_from_environment),
         flag.is_some(),
         places::default_database(),
+        || Settings::load(settings_file).map_err(|e| e.to_string()),
     )
 }
 
+/// [`locate_with`] (no flag), and the settings as saved (the defaults when
+/// the file cannot be read): the file read once.
+pub fn locate_and_load(settings_file: &Path) -> (DatabaseLocation, Settings) {
+    let saved = Settings::load(settings_file).map_err(|e| e.to_string());
+    let at = resolve(
+        settings_file,
+        database_from_environment(),
+        false,
+        places::default_database(),
+        || saved.clone(),
+    );
+    (at, saved.unwrap_or_default())
+}
+
 /// The rule itself: `named` (by the flag when `by_flag`, else by the
-/// environment) wins, then the settings' choice, then `default`.
+/// environment) wins, then the choice in `saved` (the settings file as
+/// read), then `default`.
 fn resolve(
     settings_file: &Path,
     named: Option<PathBuf>,
     by_flag: bool,
     default: PathBuf,
+    saved: impl FnOnce() -> Result<Settings, String>,
 ) -> DatabaseLocation {
     let at = |path: PathBuf, source| DatabaseLocation {
         path,
@@ -163,13 +182,13 @@ fn resolve(
         };
         return at(p, source);
     }
-    match Settings::load(settings_file) {
+    match saved() {
         Ok(Settings {
             database: Some(p), ..
         }) => at(p, DatabaseSource::Settings),
         Ok(_) => at(default, DatabaseSource::Default),
         Err(e) => DatabaseLocation {
-            problem: Some(e.to_string()),
+            problem: Some(e),
             ..at(default, DatabaseSource::Default)
         },
     }
@@ -205,6 +224,10 @@ pub fn choose_database(settings_file: &Path, path: &Path) -> AppResult<DatabaseL
 mod tests {
     use super::*;
 
+    fn loaded(file: &Path) -> Result<Settings, String> {
+        Settings::load(file).map_err(|e| e.to_string())
+    }
+
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("tb-settings-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
@@ -217,13 +240,13 @@ mod tests {
         let d = scratch("order");
         let file = d.join("studio.json");
         let default = d.join("home/trainbench.sqlite");
-        let none = resolve(&file, None, false, default.clone());
+        let none = resolve(&file, None, false, default.clone(), || loaded(&file));
         assert_eq!(
             (none.path, none.source),
             (default.clone(), DatabaseSource::Default)
         );
         Settings::update(&file, |s| s.database = Some(d.join("chosen.sqlite"))).unwrap();
-        let chosen = resolve(&file, None, false, default.clone());
+        let chosen = resolve(&file, None, false, default.clone(), || loaded(&file));
         assert_eq!(chosen.path, d.join("chosen.sqlite"));
         assert_eq!(chosen.source, DatabaseSource::Settings);
         assert!(
@@ -231,9 +254,17 @@ mod tests {
             "{}",
             chosen.describe()
         );
-        let env = resolve(&file, Some(d.join("env.sqlite")), false, default.clone());
+        let env = resolve(
+            &file,
+            Some(d.join("env.sqlite")),
+            false,
+            default.clone(),
+            || loaded(&file),
+        );
         assert_eq!(env.source, DatabaseSource::Environment);
-        let flag = resolve(&file, Some(d.join("flag.sqlite")), true, default);
+        let flag = resolve(&file, Some(d.join("flag.sqlite")), true, default, || {
+            loaded(&file)
+        });
         assert_eq!(
             (flag.path, flag.source),
             (d.join("flag.sqlite"), DatabaseSource::Flag)
@@ -245,7 +276,9 @@ mod tests {
         let d = scratch("broken");
         let file = d.join("studio.json");
         std::fs::write(&file, b"{ not json").unwrap();
-        let at = resolve(&file, None, false, d.join("default.sqlite"));
+        let at = resolve(&file, None, false, d.join("default.sqlite"), || {
+            loaded(&file)
+        });
         assert_eq!(at.source, DatabaseSource::Default);
         let problem = at.problem.expect("the problem is said");
         assert!(problem.contains(&file.display().to_string()), "{problem}");

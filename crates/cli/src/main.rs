@@ -32,12 +32,12 @@ use crate::args::{Cli, Command};
 use crate::error::CliError;
 use crate::open::locate;
 
-fn real_main() -> Result<ExitCode, CliError> {
+fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => match error::argument_error(&e) {
             // Under --json the error is one JSON document (main prints it).
-            Some(err) if std::env::args().any(|a| a == "--json") => return Err(err),
+            Some(err) if json_mode => return Err(err),
             _ => e.exit(),
         },
     };
@@ -115,7 +115,7 @@ fn quiet_broken_pipe() {
 fn main() -> ExitCode {
     quiet_broken_pipe();
     let json_mode = std::env::args().any(|a| a == "--json");
-    match real_main() {
+    match real_main(json_mode) {
         Ok(code) => code,
         Err(CliError::BadInput { field, message }) => {
             if json_mode {

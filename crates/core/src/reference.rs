@@ -131,6 +131,12 @@ pub const MAX_PRICE_DEVICES: u32 = 1024;
 pub const MAX_USD_PER_DEVICE_HOUR: f64 = 10_000.0;
 
 impl PriceRow {
+    /// Whether the offering's device is a CPU (its device names one); any
+    /// other offering applied to a CPU run is flagged.
+    pub fn is_for_cpu(&self) -> bool {
+        self.device.to_lowercase().contains("cpu")
+    }
+
     /// The one rule set for a price a person enters, whether through
     /// `trainbench prices add|edit` or the app's settings: a name, 1 to
     /// [`MAX_PRICE_DEVICES`] devices, a device, prices above 0 and below

@@ -199,14 +199,18 @@ impl Store {
     }
 
     /// What a summary needs, read back from the stored run (its
-    /// [`Store::run_detail`], the one read of a run, plus the first-step time
-    /// and the price).
+    /// [`Store::run_detail`], the one read of a run, plus the first-step time,
+    /// the price and the epoch size asked).
     pub fn measurements(&self, id: i64) -> Result<RunMeasurements> {
         let d = self.run_detail(id)?;
-        let (first_step_s, price_json): (Option<f64>, Option<String>) = self.conn.query_row(
-            "SELECT first_step_s, price_json FROM runs WHERE id = ?1",
+        let (first_step_s, price_json, asked_epoch_samples): (
+            Option<f64>,
+            Option<String>,
+            Option<u64>,
+        ) = self.conn.query_row(
+            "SELECT first_step_s, price_json, epoch_samples FROM runs WHERE id = ?1",
             params![id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
         // An imported run keeps the price row it was costed with.
         let price = match price_json {
@@ -244,7 +248,7 @@ impl Store {
             devices: d.row.devices,
             precision: Some(d.row.precision),
             real_epoch_samples,
-            asked_epoch_samples: self.epoch_samples(id)?,
+            asked_epoch_samples,
             image_model: trainbench_core::models::lookup(&d.row.model)
                 .is_some_and(|e| e.family.is_image()),
             on_cpu: d.row.device == trainbench_core::spec::Device::Cpu,

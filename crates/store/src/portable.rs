@@ -57,12 +57,11 @@ impl Store {
                 params![id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )?;
-        let first_step_s: Option<f64> = self.conn.query_row(
-            "SELECT first_step_s FROM runs WHERE id = ?1",
+        let (first_step_s, epoch_samples): (Option<f64>, Option<u64>) = self.conn.query_row(
+            "SELECT first_step_s, epoch_samples FROM runs WHERE id = ?1",
             params![id],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        let epoch_samples = self.epoch_samples(id)?;
         let price: Option<PriceRow> = match price_json {
             Some(p) => Some(serde_json::from_str(&p)?),
             None => match &d.row.price_offering {

@@ -215,16 +215,6 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// The epoch size asked for run `id`'s cost per epoch, if any.
-    pub fn epoch_samples(&self, id: i64) -> Result<Option<u64>> {
-        let n: Option<i64> = self.conn.query_row(
-            "SELECT epoch_samples FROM runs WHERE id = ?1",
-            params![id],
-            |r| r.get(0),
-        )?;
-        Ok(n.and_then(|n| u64::try_from(n).ok()))
-    }
-
     /// Stores one probe of a batch search (`--batch-size max`) of `sweep`.
     pub fn insert_batch_probe(
         &self,

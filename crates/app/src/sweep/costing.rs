@@ -18,7 +18,7 @@ pub(super) fn cost_notes(plan: &SweepPlan, price: Option<&PriceRow>) -> Vec<Stri
         .configs
         .iter()
         .any(|c| c.spec.spec.device == Device::Cpu);
-    if on_cpu && !price.device.to_lowercase().contains("cpu") {
+    if on_cpu && !price.is_for_cpu() {
         notes.push(format!(
             "{} prices {} × {}, but these runs train on the CPU: their cost per epoch will be the CPU's time at that GPU offering's price (each run says so)",
             price.offering, price.devices, price.device

@@ -36,14 +36,15 @@ pub fn resolve_framework(
                 format!("framework = {given} is not allowed: expected tch without an environment (it links libtorch)"),
             ));
         }
-        if let Some(problem) = crate::frameworks::tch_libtorch_problem() {
+        let tch = WorkerCommand::tch();
+        if let Some(problem) = crate::frameworks::tch_libtorch_problem(&tch) {
             return Err(reject(
                 given,
                 "framework",
                 format!("framework = tch is not available on this machine: {problem}"),
             ));
         }
-        return Ok((Framework::Tch, None, WorkerCommand::tch()));
+        return Ok((Framework::Tch, None, tch));
     }
     match envs::resolve(framework, env.as_deref()) {
         Ok(e) => Ok((framework, env, envs::worker_command(&e))),

@@ -24,10 +24,8 @@ pub fn compare(
             .position(|g| g.1.iter().any(|r| r.id == id))
             .ok_or(CompareError::BaselineNotCompared(id))?,
     };
-    let mut entries: Vec<CompareEntry> = groups
-        .iter()
-        .map(|(key, runs)| entry(key, runs, grouping))
-        .collect();
+    let mut entries: Vec<CompareEntry> =
+        groups.iter().map(|(key, runs)| entry(key, runs)).collect();
     let shared_label = labels::label_by_difference(&mut entries, &groups, grouping);
     set_deltas(&mut entries, baseline);
     let scaling = scaling(&groups, &mut entries);
@@ -71,19 +69,14 @@ fn group_runs(rows: &[RunRow], grouping: Grouping) -> Vec<(String, Vec<&RunRow>)
 }
 
 /// One entry: a run, or the repeats of a configuration.
-fn entry(key: &str, runs: &[&RunRow], grouping: Grouping) -> CompareEntry {
+fn entry(key: &str, runs: &[&RunRow]) -> CompareEntry {
     let first = runs[0];
-    let full_label = config_label(first);
-    let mut label = full_label.clone();
-    if grouping == Grouping::Runs {
-        label = format!("#{} {label}", first.id);
-    } else if runs.len() > 1 {
-        label = format!("{label} ({} runs)", runs.len());
-    }
     CompareEntry {
         key: key.to_owned(),
-        label,
-        full_label,
+        // What sets it apart is known once every entry is built
+        // (`labels::label_by_difference`).
+        label: String::new(),
+        full_label: config_label(first),
         run_ids: runs.iter().map(|r| r.id).collect(),
         runs_completed: runs
             .iter()

@@ -108,8 +108,7 @@ pub(super) fn epoch_and_cost(
 /// that trained on the CPU.
 pub(super) fn price_warning(m: &RunMeasurements) -> Option<String> {
     let p = m.price.as_ref()?;
-    let cpu_offering = p.device.to_lowercase().contains("cpu");
-    (m.on_cpu && !cpu_offering).then(|| {
+    (m.on_cpu && !p.is_for_cpu()).then(|| {
         format!(
             "the price is for {} × {} ({}), but this run trained on the CPU: its cost per epoch is the CPU's time at that offering's price, not what the run would cost there",
             p.devices, p.device, p.offering
@@ -137,7 +136,7 @@ mod tests {
     fn gpu_price() -> PriceRow {
         default_prices()
             .into_iter()
-            .find(|p| !p.device.to_lowercase().contains("cpu"))
+            .find(|p| !p.is_for_cpu())
             .expect("a GPU offering")
     }
 

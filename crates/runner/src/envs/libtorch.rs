@@ -25,13 +25,11 @@ pub fn libtorch_lib_of(python: &Path) -> Option<PathBuf> {
     found.pop()
 }
 
-/// libtorch in the studio's own PyTorch environment, when it is installed.
+/// libtorch in the studio's own PyTorch environment, when it is installed
+/// (that environment alone is looked at, not every registered one).
 pub fn libtorch_lib() -> Option<PathBuf> {
-    let env = super::list()
-        .ok()?
-        .into_iter()
-        .find(|e| e.builtin && e.ready && e.framework == Framework::Pytorch)?;
-    libtorch_lib_of(&env.python)
+    let env = super::builtin_env(super::builtin(Framework::Pytorch)?);
+    env.ready.then(|| libtorch_lib_of(&env.python)).flatten()
 }
 
 /// `LD_LIBRARY_PATH` with `lib` first (what was set before kept after it).
