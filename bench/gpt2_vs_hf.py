@@ -1,4 +1,4 @@
-"""Benchmark (issue 17): GPT-2 small tokens/s of the studio's PyTorch worker
+"""Benchmark: GPT-2 small tokens/s of the studio's PyTorch worker
 against a plain Hugging Face ``GPT2LMHeadModel`` training loop, and the
 studio's other workers (TensorFlow, JAX, tch) at the same settings.
 

@@ -9,7 +9,7 @@ fn main() {
         .unwrap_or_else(|| "unknown".into());
     // `--no-optional-locks`: status must not refresh (rewrite) .git/index,
     // or the next build would see it changed and rebuild every crate that
-    // depends on this one (found measuring `make run`, issue 14).
+    // depends on this one (found measuring `make run`).
     let dirty = std::process::Command::new("git")
         .args([
             "--no-optional-locks",

@@ -141,6 +141,8 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
         .commands(tauri_specta::collect_commands![
             commands::info::app_info,
+            commands::first_run::quick_benchmark,
+            commands::first_run::suggest_next_run,
             commands::sweeps::plan,
             commands::sweeps::start_sweep,
             commands::sweeps::watch_run,

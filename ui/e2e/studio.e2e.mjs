@@ -12,6 +12,8 @@ import { join } from "node:path";
 import { WebDriver } from "./webdriver.mjs";
 
 const [app, out] = process.argv.slice(2);
+/** A session of nine real ViT-B/16 runs on an H100, as the studio exported it. */
+const H100_SESSION = new URL("../../docs/gpu-results/2026-11-24-h100-gpu-check.trainbench-session.json.xz", import.meta.url).pathname;
 if (!app || !out) {
   console.error("usage: studio.e2e.mjs APP OUT_DIR");
   process.exit(2);
@@ -30,6 +32,19 @@ async function screenshot(name) {
   // window itself keeps painting and answering.
   execFileSync("import", ["-window", "root", file], { timeout: 20000 });
   console.log(`  screenshot ${file}`);
+}
+
+/** A backend command called as the window calls it (for what sits behind a
+ * native file dialog, which WebDriver cannot drive). */
+async function invoke(command, args) {
+  const r = await wd.execAsync(
+    `const done = arguments[arguments.length - 1];
+     window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]).then((v) => done({ ok: v }), (e) => done({ error: e }));`,
+    command,
+    args,
+  );
+  if (!r || "error" in r) throw new Error(`${command}: ${JSON.stringify(r?.error)}`);
+  return r.ok;
 }
 
 function step(text) {
@@ -77,12 +92,52 @@ async function waitFinished() {
 }
 
 try {
-  step("open the studio on an empty database");
+  step("open the studio on an empty database: the welcome view");
   figures.cold_start_ms = await open();
+  const t0 = Date.now() - figures.cold_start_ms;
   figures.mounted_ms = await wd.exec("return window.__trainbenchMounted");
+  let clicks = 0;
+  const clickCounted = async (css) => {
+    clicks += 1;
+    await wd.click(css);
+  };
+  await wd.waitFor(".app[data-view=welcome]", { what: "the welcome view on an empty database" });
+  await wd.waitFor("#quick-start:not([disabled])", { what: "the quick benchmark's button" });
+  await screenshot("welcome");
+
+  step("the quick benchmark, one click");
+  await clickCounted("#quick-start");
+  // The time left shows once the pace is known (or the run was quicker than that).
+  await wd.waitFor(".step-card[data-step='1']", {
+    timeout: 120000,
+    check: (t) => t.includes("left at the current pace") || t.includes("completed"),
+    what: "the quick benchmark's time left",
+  });
+  await screenshot("quick-live");
+  await wd.waitFor(".step-card[data-step='1'] section.live[data-status=completed]", { timeout: 240000, what: "the quick benchmark to complete" });
+
+  step("the suggested second run, one click, lands in the comparison");
+  await wd.waitFor("#next-run", { timeout: 30000, what: "the suggested second run" });
+  await wd.exec("document.querySelector('.step-card[data-step=\"2\"]').scrollIntoView({ block: 'end' })");
+  await screenshot("quick-finished");
+  await clickCounted("#next-run");
+  await wd.waitFor(".app[data-view=compare]", { timeout: 300000, what: "the comparison after the second run" });
+  await wd.waitFor("#decision-matrix", { timeout: 30000 });
+  figures.first_comparison = { clicks, seconds_from_open: (Date.now() - t0) / 1000 };
+  const labels = await wd.text("#compare-table");
+  if (!labels.includes("tch") || !labels.includes("pytorch")) throw new Error(`first comparison lacks tch and pytorch: ${labels}`);
+  await screenshot("first-comparison");
+
+  step("the comparison as a PDF report (the command behind Export PDF)");
+  const pdf = join(out, "first-comparison.pdf");
+  const ids = (await wd.text(".compare h2 .hint")).match(/\d+/g).map(Number);
+  await invoke("export_pdf", { selection: { session_id: null, run_ids: ids, grouping: "runs", baseline: ids[0], settings: null }, path: pdf });
+  shot += 1;
+  execFileSync("pdftoppm", ["-png", "-r", "70", "-f", "1", "-l", "1", "-singlefile", pdf, join(out, `${String(shot).padStart(2, "0")}-pdf-page`)], { timeout: 30000 });
+  console.log(`  pdf page ${join(out, `${String(shot).padStart(2, "0")}-pdf-page.png`)}`);
+
   await wd.click("#nav-runs");
-  await wd.waitFor(".runs .hint", { check: (t) => t.includes("0 of 0 runs"), what: "an empty runs table" });
-  await screenshot("empty");
+  await wd.waitFor(".runs .hint", { check: (t) => t.includes("2 of 2 runs"), what: "the two runs in the table" });
 
   step("run a tiny CPU benchmark from the wizard and watch it");
   await runFromWizard({ precision: "fp32", label: "fp32" });
@@ -99,10 +154,8 @@ try {
 
   step("compare the two");
   await wd.click("#nav-runs");
-  await wd.waitFor(".runs .hint", { check: (t) => t.includes("2 of 2 runs"), what: "two runs in the table" });
-  for (const id of await wd.findAll("input[aria-label^='Select run']")) {
-    await wd.request("POST", wd.s(`/element/${id}/click`), {});
-  }
+  await wd.waitFor(".runs .hint", { check: (t) => t.includes("4 of 4 runs"), what: "four runs in the table" });
+  for (const id of ["3", "4"]) await wd.click(`input[aria-label='Select run ${id}']`);
   await wd.waitFor(".runs .hint", { check: (t) => t.includes("2 selected"), what: "both runs selected" });
   await screenshot("runs");
   await wd.click("#compare-selected");
@@ -136,6 +189,20 @@ try {
   await wd.waitFor("#db-path", { check: (t) => t.endsWith("studio.sqlite"), what: "the database path" });
   await wd.waitFor("#db-source", { check: (t) => t.includes("TRAINBENCH_DB"), what: "why this database" });
   await screenshot("settings");
+
+  step("a session of real GPU runs (nine ViT-B/16 runs on an H100): each entry labelled in full by what differs");
+  const sessionFile = join(out, "h100.trainbench-session.json");
+  execFileSync("python3", ["-c", "import lzma, sys; open(sys.argv[2], 'wb').write(lzma.open(sys.argv[1]).read())", H100_SESSION, sessionFile]);
+  const imported = await invoke("import_session", { path: sessionFile });
+  if (imported.runs_imported !== 9) throw new Error(`the H100 session imported ${JSON.stringify(imported)}`);
+  await wd.click("#nav-sessions");
+  await wd.waitFor("tr[data-session^='gpu-check'] .open-session", { what: "the imported GPU session" });
+  await wd.click("tr[data-session^='gpu-check'] .open-session");
+  await wd.waitFor("#decision-matrix", { timeout: 30000 });
+  await wd.waitFor("#breakdown-bars", { check: (t) => t.includes("forward"), what: "the GPU runs' step breakdown" });
+  const cut = await wd.exec("return [...document.querySelectorAll('#breakdown-bars text, #compare-table td:first-child')].map((e) => e.textContent).filter((t) => t.includes('…'))");
+  if (cut.length > 0) throw new Error(`labels cut in the GPU session's comparison: ${cut.join(" | ")}`);
+  await screenshot("gpu-session");
   writeFileSync(join(out, "figures.json"), JSON.stringify(figures, null, 2));
   console.log(`e2e: passed ${JSON.stringify(figures)}`);
 } catch (e) {

@@ -7,21 +7,26 @@ import { api, call, type AppInfo, type SavedSession } from "./api";
 import { Boundary, Confirm, ErrorBox } from "./views/common";
 import { Compare, type CompareState } from "./views/Compare";
 import { DatabaseProblem } from "./views/DatabaseProblem";
+import { Glossary } from "./views/Glossary";
+import { setGlossary } from "./lib/glossary";
 import { Queue } from "./views/Queue";
 import { Runs } from "./views/Runs";
 import { Sessions } from "./views/Sessions";
 import { Settings } from "./views/Settings";
+import { startWelcome, Welcome, type WelcomeState } from "./views/Welcome";
 import { Wizard } from "./views/Wizard";
 
-type ViewName = "wizard" | "queue" | "runs" | "compare" | "sessions" | "settings";
+type ViewName = "welcome" | "wizard" | "queue" | "runs" | "compare" | "sessions" | "settings" | "glossary";
 
 const NAV: [ViewName, string][] = [
+  ["welcome", "Welcome"],
   ["wizard", "New benchmark"],
   ["queue", "Queue"],
   ["runs", "Runs"],
   ["compare", "Compare"],
   ["sessions", "Sessions"],
   ["settings", "Settings"],
+  ["glossary", "Glossary"],
 ];
 
 function applyTheme(theme: string) {
@@ -31,7 +36,8 @@ function applyTheme(theme: string) {
 export function App() {
   const [info, setInfo] = useState<AppInfo | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [view, setView] = useState<ViewName>("wizard");
+  const [view, setView] = useState<ViewName | null>(null);
+  const [welcome, setWelcome] = useState<WelcomeState>(startWelcome);
   const [liveRun, setLiveRun] = useState<number | null>(null);
   const [openRun, setOpenRun] = useState<number | null>(null);
   const [compare, setCompare] = useState<CompareState | null>(null);
@@ -40,7 +46,10 @@ export function App() {
   const loadInfo = () =>
     call(api.appInfo())
       .then((i) => {
+        setGlossary(i.glossary);
         setInfo(i);
+        // An empty database opens on the welcome view, one with runs on them.
+        setView((v) => v ?? (i.runs_stored === 0 ? "welcome" : "runs"));
         applyTheme(i.settings.theme ?? "system");
       })
       .catch(setError);
@@ -59,6 +68,11 @@ export function App() {
     await getCurrentWindow().destroy();
   }
 
+  // Each view opens at its top.
+  useEffect(() => {
+    document.querySelector("main")?.scrollTo(0, 0);
+  }, [view]);
+
   const defaultCharts = info?.charts ?? [];
   const openCompare = (ids: number[]) => {
     setCompare({ runIds: ids, grouping: "runs", baseline: ids[0] ?? null, charts: defaultCharts, hidden: [], session: null });
@@ -70,7 +84,7 @@ export function App() {
   };
 
   return (
-    <div class="app" data-ready={info ? "yes" : "no"}>
+    <div class="app" data-ready={info && view ? "yes" : "no"} data-view={view ?? ""}>
       <nav>
         <h1>TrainBench Studio</h1>
         {NAV.map(([v, label]) => (
@@ -101,8 +115,21 @@ export function App() {
           <DatabaseProblem problem={info.database_problem} database={info.settings.database} onChosen={loadInfo} />
         )}
         {!info && !error && <p>Starting…</p>}
-        {info && (
+        {info && view && (
           <Boundary name={view} key={view}>
+            {view === "welcome" && (
+              <Welcome
+                info={info}
+                state={welcome}
+                onState={setWelcome}
+                onOpenRun={(id) => {
+                  setOpenRun(id);
+                  setView("runs");
+                }}
+                onCompare={openCompare}
+                onWizard={() => setView("wizard")}
+              />
+            )}
             {view === "wizard" && (
               <Wizard
                 info={info}
@@ -123,7 +150,7 @@ export function App() {
                 }}
               />
             )}
-            {view === "runs" && <Runs openRun={openRun} onOpenRun={setOpenRun} onCompare={openCompare} />}
+            {view === "runs" && <Runs openRun={openRun} onOpenRun={setOpenRun} onCompare={openCompare} onStart={setView} />}
             {view === "compare" && (
               <Compare
                 state={compare ?? { runIds: [], grouping: "runs", baseline: null, charts: defaultCharts, hidden: [], session: null }}
@@ -133,6 +160,7 @@ export function App() {
             )}
             {view === "sessions" && <Sessions onOpen={openSession} />}
             {view === "settings" && <Settings info={info} onChanged={loadInfo} />}
+            {view === "glossary" && <Glossary terms={info.glossary} />}
           </Boundary>
         )}
       </main>

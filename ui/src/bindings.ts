@@ -7,6 +7,10 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 /** Commands */
 export const commands = {
 	appInfo: () => typedError<AppInfo, ApiError>(__TAURI_INVOKE("app_info")),
+	/**  The quick benchmark's request, in the first installed framework. */
+	quickBenchmark: () => __TAURI_INVOKE<SweepRequest>("quick_benchmark"),
+	/**  The run that turns `first` into a comparison, if one applies. */
+	suggestNextRun: (first: SweepRequest) => __TAURI_INVOKE<NextRun | null>("suggest_next_run", { first }),
 	/**  Checks a sweep with the same rules `trainbench run` applies. */
 	plan: (request: SweepRequest) => typedError<PlanDto, ApiError>(__TAURI_INVOKE("plan", { request })),
 	/**
@@ -127,6 +131,8 @@ export type ApiError = {
 export type AppInfo = {
 	version: string,
 	database: string,
+	/**  Runs the database holds (none: the app opens on its welcome view). */
+	runs_stored: number,
 	machine: MachineInfo,
 	models: ModelInfo[],
 	frameworks: FrameworkChoice[],
@@ -141,6 +147,8 @@ export type AppInfo = {
 	 *  empty database in memory until another file is chosen).
 	 */
 	database_problem: string | null,
+	/**  The studio's words explained (tooltips, the Glossary page). */
+	glossary: Term[],
 };
 
 /**  One row of a profile per sample: a category, or idle (`category: None`). */
@@ -733,6 +741,16 @@ export type ModelInfo = {
 	flops_per_sample: number | null,
 	/**  The default input: `3×224×224 image, 1000 classes`, `512 tokens`. */
 	input: string,
+};
+
+/**  A suggested next run and why it is worth running. */
+export type NextRun = {
+	/**  What the button says: "Run it in PyTorch (Python)". */
+	title: string,
+	/**  What the comparison will show, in a sentence. */
+	why: string,
+	/**  The run, ready to start: the first one with one setting changed. */
+	request: SweepRequest,
 };
 
 /**  What an operator's time is spent on (the operator profile's categories). */
@@ -1509,6 +1527,19 @@ export type TelemetrySample = {
 	throttle_reasons: number | null,
 	/**  Compute processes on this GPU that are not the run's (NVML's list). */
 	other_processes?: number | null,
+};
+
+/**  One term as a person meets it on screen. */
+export type Term = {
+	/**
+	 *  What the UI looks the term up by: a precision (`amp-bf16`), a compile
+	 *  mode (`compile:on`), a badge (its check kind, `input_bound`), a word.
+	 */
+	key: string,
+	/**  The term as shown. */
+	term: string,
+	/**  What it means, in a sentence or three. */
+	meaning: string,
 };
 
 export type Theme = 

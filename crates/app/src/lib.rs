@@ -14,6 +14,10 @@
 //! - [`prices`]: the price table under one rule set (core's `PriceRow::validate`).
 //! - [`frameworks`], [`models`], [`host`]: what a person can choose, and
 //!   this machine.
+//! - [`first_run`]: a newcomer's quick benchmark and the second run that
+//!   makes it a comparison.
+//! - [`glossary`]: the studio's words explained, for tooltips, the CLI and
+//!   docs/glossary.md.
 //! - [`explain`]: two runs' step breakdowns turned into the gap part by part.
 //! - [`gpu_check`]: the GPU acceptance suite (plan, checks, report).
 //! - [`job`]: the job types the use cases share (a leaf module); [`remote`]:
@@ -26,7 +30,9 @@ pub mod batch;
 pub mod error;
 pub mod execute;
 pub mod explain;
+pub mod first_run;
 pub mod frameworks;
+pub mod glossary;
 pub mod gpu_check;
 pub mod host;
 pub mod job;

@@ -33,6 +33,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The studio's words explained (precisions, compile modes, badges, MFU
+    /// …): every term, or the one named.
+    Glossary {
+        /// A term or its key (`mfu`, `amp-bf16`, `input_bound`). Default: every term.
+        term: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Parameter count and FLOPs per training sample of a model.
     Describe {
         #[arg(long)]

@@ -1,9 +1,10 @@
-//! `trainbench models` (the catalogue) and `trainbench describe` (one model
-//! at the input asked for).
+//! `trainbench models` (the catalogue), `trainbench describe` (one model
+//! at the input asked for) and `trainbench glossary` (the studio's words).
 
 use std::process::ExitCode;
 
 use serde_json::json;
+use trainbench_app::glossary::{self, GLOSSARY};
 use trainbench_app::models::catalogue;
 use trainbench_core::models::{lookup, model_names, ModelOptions};
 
@@ -84,6 +85,31 @@ pub fn describe(model: &str, opts: ModelOptions, json_out: bool) -> Result<ExitC
             cfg.flops_per_sample(),
             entry.summary
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every term of the glossary, or the one asked for (by its key or as shown).
+pub fn glossary(term: Option<&str>, json_out: bool) -> Result<ExitCode, CliError> {
+    let terms: Vec<&glossary::Term> = match term {
+        None => GLOSSARY.iter().collect(),
+        Some(t) => vec![glossary::find(t).ok_or_else(|| {
+            let keys: Vec<&str> = GLOSSARY.iter().map(|t| t.key).collect();
+            bad(
+                "term",
+                format!(
+                    "term = {t} is not in the glossary: expected one of {}",
+                    keys.join(", ")
+                ),
+            )
+        })?],
+    };
+    if json_out {
+        println!("{}", json!({ "terms": terms }));
+    } else {
+        for t in terms {
+            println!("{} ({})\n    {}\n", t.term, t.key, t.meaning);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use trainbench_app::first_run;
 use trainbench_app::sweep::SweepRequest;
 use trainbench_core::batch_search::parse_memory;
 use trainbench_core::Framework;
@@ -283,11 +284,11 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
     if let Some(path) = a.config.clone() {
         apply_config_file(&mut a, &path)?;
     }
-    // The quick default: a small model on the MNIST sample, to 95 % (5 epochs
-    // at lr 2e-3 reach it on this machine's CPU in about 10 s).
+    // The quick default (`trainbench_app::first_run`): a small model on the
+    // MNIST sample, to 95 % (reached within 5 epochs at lr 2e-3).
     let quick = a.model.is_none() && a.steps.is_none() && a.epochs.is_none() && a.data.is_none();
     let (steps, epochs) = match (a.steps, a.epochs) {
-        (None, None) if quick => (None, Some(5)),
+        (None, None) if quick => (None, Some(first_run::QUICK_EPOCHS)),
         (None, None) => (Some(100), None),
         other => other,
     };
@@ -339,13 +340,15 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         nodes: a.nodes,
         num_classes: a.num_classes,
         seq_len: a.seq_len,
-        target_accuracy: a.target_accuracy.or(if quick { Some(0.95) } else { None }),
+        target_accuracy: a
+            .target_accuracy
+            .or(quick.then_some(first_run::QUICK_TARGET)),
         target_loss: a.target_loss,
         eval_every_steps: a.eval_every,
         stop_at_target: !a.no_stop_at_target,
         window_steps: a.window_steps,
         threads: a.threads,
-        lr: a.lr.or(if quick { Some(2e-3) } else { None }),
+        lr: a.lr.or(quick.then_some(first_run::QUICK_LR)),
         repeats: i64::from(a.repeats.unwrap_or(1)),
         price: a.price.clone(),
         epoch_size: a.epoch_size,

@@ -1,4 +1,4 @@
-//! The operator profile (protocol `profile`, issue 15) of the libtorch
+//! The operator profile (protocol `profile`) of the libtorch
 //! worker: libtorch's own Kineto profiler — the one `torch.profiler` drives —
 //! switched on through the shim, its Chrome trace read back and reduced to
 //! self time per operator and per category exactly as the Python workers'

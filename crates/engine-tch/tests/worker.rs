@@ -433,7 +433,7 @@ fn parameter_counts_equal_the_references() {
         "bert_base_uncased",
         "gpt2_small",
         "llama_135m",
-        "fraud_transformer_seed",
+        "fraud_transformer_354m",
     ] {
         check_reference_count(model);
     }

@@ -21,6 +21,8 @@ use crate::settings::Settings;
 pub struct AppInfo {
     pub version: String,
     pub database: String,
+    /// Runs the database holds (none: the app opens on its welcome view).
+    pub runs_stored: u32,
     pub machine: MachineInfo,
     pub models: Vec<trainbench_app::models::ModelInfo>,
     pub frameworks: Vec<FrameworkChoice>,
@@ -33,6 +35,8 @@ pub struct AppInfo {
     /// Why the settings' database could not be opened (the app is on an
     /// empty database in memory until another file is chosen).
     pub database_problem: Option<String>,
+    /// The studio's words explained (tooltips, the Glossary page).
+    pub glossary: Vec<trainbench_app::glossary::Term>,
 }
 
 /// The wizard's verdict on a sweep before anything runs.

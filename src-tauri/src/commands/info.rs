@@ -14,9 +14,11 @@ use crate::Studio;
 pub fn app_info(studio: State<'_, Studio>) -> ApiResult<AppInfo> {
     let models = trainbench_app::models::catalogue();
     let prices = studio.with(|w| w.prices())?;
+    let runs_stored = studio.with(|w| w.runs())?.len();
     Ok(AppInfo {
         version: trainbench_app::VERSION.into(),
         database: studio.db_path().display().to_string(),
+        runs_stored: super::dto::count(runs_stored),
         machine: studio.host.describe(),
         models,
         frameworks: framework_choices(),
@@ -32,5 +34,6 @@ pub fn app_info(studio: State<'_, Studio>) -> ApiResult<AppInfo> {
         charts: ChartKind::ALL.to_vec(),
         settings: studio.settings(),
         database_problem: studio.database_problem(),
+        glossary: trainbench_app::glossary::GLOSSARY.to_vec(),
     })
 }

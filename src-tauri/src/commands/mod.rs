@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod dto;
 pub mod files;
+pub mod first_run;
 pub mod hosts;
 pub mod info;
 pub mod runs;

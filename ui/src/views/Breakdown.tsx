@@ -1,5 +1,6 @@
 // Where a step's time goes (a run's table, a comparison's stacked bars) and
 // the validity badges with their evidence.
+import { lookupTerm } from "../lib/glossary";
 import type {
   EntryProfileGap,
   Explanation,
@@ -17,7 +18,7 @@ export function Badges({ checks }: { checks: ValidityCheck[] }) {
   return (
     <ul class="badges" id="badges">
       {badgeOrder(checks).map((c) => (
-        <li key={c.kind} class={`badge ${c.status}`} data-kind={c.kind} data-status={c.status} title={c.evidence}>
+        <li key={c.kind} class={`badge ${c.status}`} data-kind={c.kind} data-status={c.status} title={`${lookupTerm(c.kind)?.meaning ?? ""}\n${c.evidence}`.trim()}>
           <span class="mark">{STATUS_MARK[c.status]}</span> {c.kind.replace(/_/g, " ")}
           <span class="evidence">: {c.evidence}</span>
         </li>

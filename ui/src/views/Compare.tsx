@@ -10,6 +10,7 @@ import { bytes } from "../lib/format";
 import { alignCurves, bars, compareTable, decisionRows, METRICS, scalingLines } from "../lib/shape";
 import { ProfileCompare, StackedBars } from "./Breakdown";
 import { ErrorBox } from "./common";
+import { Explained } from "./Glossary";
 
 export interface CompareState {
   runIds: number[];
@@ -108,7 +109,7 @@ export function Compare({ state, allCharts, onChange }: Props) {
           </select>
         </label>
         <label>
-          Baseline{" "}
+          <Explained k="baseline">Baseline</Explained>{" "}
           <select id="baseline" value={String(baselineRun ?? "")} onChange={(e) => onChange({ ...state, baseline: Number(e.currentTarget.value) })}>
             {view?.comparison.entries.map((e) => (
               <option key={e.key} value={String(e.run_ids[0])}>
@@ -180,7 +181,9 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
             <th>Metric</th>
             <th>Winner</th>
             <th>Margin</th>
-            <th>How sure</th>
+            <th>
+              <Explained k="how-sure">How sure</Explained>
+            </th>
           </tr>
         </thead>
         <tbody>

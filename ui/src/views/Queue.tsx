@@ -6,8 +6,10 @@ import { Channel } from "@tauri-apps/api/core";
 import { api, call, type LiveRun, type LiveUpdate, type QueueEntry } from "../api";
 import { LineChart } from "../charts/LineChart";
 import { rate } from "../lib/format";
+import { etaSeconds, PACE_S, remaining } from "../lib/progress";
 import { applyUpdate, liveCurves, liveTelemetry } from "../lib/shape";
 import { ErrorBox } from "./common";
+import { Explained } from "./Glossary";
 
 interface Props {
   selected: number | null;
@@ -41,7 +43,7 @@ export function Queue({ selected, onSelect, onOpenRun }: Props) {
       <aside>
         <h2>Queue</h2>
         <ErrorBox error={error} />
-        {entries.length === 0 && <p class="hint">Nothing queued in this session. Start a benchmark from “New benchmark”.</p>}
+        {entries.length === 0 && <p class="hint">Nothing queued since the app opened. Start a benchmark from “Welcome” or “New benchmark”.</p>}
         <ol class="queue-list">
           {entries.map((e) => (
             <li key={e.run_id} class={e.run_id === current ? "selected" : ""} data-run={e.run_id} data-phase={e.phase} data-status={e.status ?? ""}>
@@ -58,7 +60,31 @@ export function Queue({ selected, onSelect, onOpenRun }: Props) {
   );
 }
 
-export function LiveView({ runId, onOpenRun }: { runId: number; onOpenRun: (id: number) => void }) {
+interface LiveProps {
+  runId: number;
+  onOpenRun: (id: number) => void;
+  /** Called once when the run has finished, with its stored status. */
+  onFinished?: (status: string) => void;
+}
+
+/** The estimate of time left, said to be one; before training, what it waits for. */
+function TimeLeft({ live }: { live: LiveRun }) {
+  if (live.phase !== "training") {
+    return (
+      <p class="hint" id="time-left">
+        {live.phase === "queued" ? "Waiting for the runs before it to finish." : "Starting the worker and building the model — the clock for throughput starts with training."}
+      </p>
+    );
+  }
+  const eta = etaSeconds(live.points, live.step, live.total_steps);
+  return (
+    <p class="hint" id="time-left" title={`Estimated from the steps of the last ${PACE_S} s; evaluations and a target reached early change it.`}>
+      {eta === null ? "Measuring the pace…" : `About ${remaining(eta)} left at the current pace.`}
+    </p>
+  );
+}
+
+export function LiveView({ runId, onOpenRun, onFinished }: LiveProps) {
   const [live, setLive] = useState<LiveRun | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [gone, setGone] = useState(false);
@@ -94,6 +120,10 @@ export function LiveView({ runId, onOpenRun }: { runId: number; onOpenRun: (id: 
   }, [runId]);
 
   const curves = useMemo(() => (live ? liveCurves(live) : null), [live]);
+  const status = live?.phase === "finished" ? (live.status ?? "finished") : null;
+  useEffect(() => {
+    if (status !== null) onFinished?.(status);
+  }, [status]);
   const telemetry = useMemo(() => (live ? liveTelemetry(live) : null), [live]);
 
   if (gone) {
@@ -142,10 +172,13 @@ export function LiveView({ runId, onOpenRun }: { runId: number; onOpenRun: (id: 
           {total > 0 ? ` of ${total}` : ""}
         </span>
       </div>
+      {!finished && <TimeLeft live={live} />}
       <dl class="figures">
         <dt>Throughput now</dt>
         <dd id="tp-now">{rate(live.current_samples_per_s)}</dd>
-        <dt>Steady (median after warm-up)</dt>
+        <dt>
+          <Explained k="steady">Steady</Explained> (median after <Explained k="warm-up">warm-up</Explained>)
+        </dt>
         <dd id="tp-steady">{rate(live.steady_samples_per_s)}</dd>
       </dl>
       <div class="grid2">

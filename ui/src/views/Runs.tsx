@@ -5,6 +5,7 @@ import { save } from "@tauri-apps/plugin-dialog";
 import { api, call, type RunListItem, type RunView } from "../api";
 import { LineChart } from "../charts/LineChart";
 import { bytes, date, num, rate, seconds, usd } from "../lib/format";
+import { useFinishedCount } from "../lib/queueWatch";
 import { defaultQuery, queryRuns, type SortKey, type TableQuery } from "../lib/table";
 import { Confirm, ErrorBox } from "./common";
 import { Badges, BreakdownTable, ProfileTable } from "./Breakdown";
@@ -16,9 +17,31 @@ interface Props {
   openRun: number | null;
   onOpenRun: (id: number | null) => void;
   onCompare: (ids: number[]) => void;
+  /** Opens the welcome view (the quick benchmark) or the wizard. */
+  onStart: (where: "welcome" | "wizard") => void;
 }
 
-export function Runs({ openRun, onOpenRun, onCompare }: Props) {
+/** What an empty database offers instead of an empty table. */
+function NoRuns({ onStart }: { onStart: Props["onStart"] }) {
+  return (
+    <div class="empty-state" id="runs-empty">
+      <p>
+        <strong>No runs stored yet.</strong> Every benchmark you run is stored here, with its figures, its curves and how it was measured.
+      </p>
+      <p>
+        <button type="button" class="primary" onClick={() => onStart("welcome")}>
+          Run the quick benchmark
+        </button>{" "}
+        <button type="button" onClick={() => onStart("wizard")}>
+          Set up a benchmark
+        </button>
+      </p>
+      <p class="hint">Runs from another machine come in through Sessions → Import.</p>
+    </div>
+  );
+}
+
+export function Runs({ openRun, onOpenRun, onCompare, onStart }: Props) {
   const [rows, setRows] = useState<RunListItem[] | null>(null);
   const [query, setQuery] = useState<TableQuery>(defaultQuery);
   const [picked, setPicked] = useState<Set<number>>(new Set());
@@ -31,9 +54,11 @@ export function Runs({ openRun, onOpenRun, onCompare }: Props) {
     call(api.listRuns())
       .then((r) => setRows(r))
       .catch(setError);
+  // Loaded on opening and again each time the queue finishes a run.
+  const finished = useFinishedCount();
   useEffect(() => {
     load();
-  }, []);
+  }, [finished]);
 
   const visible = useMemo(() => (rows ? queryRuns(rows, query) : []), [rows, query]);
   const frameworks = useMemo(() => Array.from(new Set((rows ?? []).map((r) => r.framework))).sort(), [rows]);
@@ -120,8 +145,9 @@ export function Runs({ openRun, onOpenRun, onCompare }: Props) {
           onNo={() => setAsking(false)}
         />
       )}
+      {rows !== null && rows.length === 0 && <NoRuns onStart={onStart} />}
       <div class="split">
-        <div class="table-wrap">
+        <div class="table-wrap" hidden={rows !== null && rows.length === 0}>
           <table class="runs-table">
             <thead>
               <tr>

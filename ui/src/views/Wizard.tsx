@@ -10,6 +10,7 @@ import { hostSummary } from "../lib/hosts";
 import { count, flops } from "../lib/format";
 import { canStart, defaultForm, messagesByField, planText, toRequest, type FieldError, type WizardForm } from "../lib/sweep";
 import { ErrorBox } from "./common";
+import { Explained } from "./Glossary";
 
 interface Props {
   info: AppInfo;
@@ -229,7 +230,7 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
                   checked={form.frameworks.includes(f.key)}
                   onChange={() => set({ frameworks: toggle(form.frameworks, f.key) })}
                 />
-                {f.title} {f.version ? <span class="hint">{f.version}</span> : null}
+                <Explained k={f.framework}>{f.title}</Explained> {f.version ? <span class="hint">{f.version}</span> : null}
               </label>
               {f.problem && <span class="hint warn"> — {f.problem}</span>}
               {!f.installed && f.installable && (
@@ -261,7 +262,7 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
           {info.precisions.map((p) => (
             <label key={p} class="inline">
               <input type="checkbox" name="precision" value={p} checked={form.precisions.includes(p)} onChange={() => set({ precisions: toggle(form.precisions, p) })} />
-              {p}
+              <Explained k={p}>{p}</Explained>
             </label>
           ))}
           <FieldMessages field="precision" messages={messages} />
@@ -271,7 +272,7 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
           {info.compile_modes.map((c) => (
             <label key={c} class="inline">
               <input type="checkbox" name="compile" value={c} checked={form.compile.includes(c)} onChange={() => set({ compile: toggle(form.compile, c) })} />
-              {c}
+              <Explained k={`compile:${c}`}>{c}</Explained>
             </label>
           ))}
           <FieldMessages field="compile" messages={messages} />

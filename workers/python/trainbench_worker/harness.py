@@ -288,7 +288,7 @@ class Backend:
     def finish(self):
         """Called on every rank after the last step (collectives, clean-up)."""
 
-    # --- the step breakdown and recompilation (issue 15) ---------------------
+    # --- the step breakdown and recompilation -------------------------
 
     def split_step(self, next_batch, lr, local=False):
         """One training step timed phase by phase, each phase closed by
@@ -329,7 +329,7 @@ class Backend:
         collective where there are several: every rank calls it)."""
         return n
 
-    # --- the operator profile (issue 15) ------------------------------------
+    # --- the operator profile ----------------------------------------
 
     def profile(self, run_step, steps):
         """``steps`` calls of ``run_step`` under the framework's profiler,

@@ -1,5 +1,5 @@
 """Parity of the studio's decoders with the ecosystem's reference
-implementations (issue 17): Hugging Face ``GPT2LMHeadModel`` for GPT-2-style
+implementations: Hugging Face ``GPT2LMHeadModel`` for GPT-2-style
 configs and ``LlamaForCausalLM`` for Llama-style ones. The reference is built
 from the same config, its weights are copied into the studio's model (a
 mapping, not a re-initialisation), and both run the same token ids in eval

@@ -1,4 +1,4 @@
-"""The operator profile (protocol ``profile``, issue 15): a few steps after
+"""The operator profile (protocol ``profile``): a few steps after
 the timed part under the framework's own profiler, its trace read back in the
 Chrome trace-event format both torch.profiler and jax.profiler write, and
 reduced to self time per operator and per category.

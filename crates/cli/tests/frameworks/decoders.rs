@@ -285,7 +285,7 @@ fn the_seed_fraud_transformer_trains_in_every_framework() {
     }
     // Its own code counts 354,034,689 parameters, not the 1.2 B its
     // write-up states; the catalogue says so and carries a 1.2 B-sized one.
-    let seed = lookup("fraud_transformer_seed").unwrap();
+    let seed = lookup("fraud_transformer_354m").unwrap();
     assert_eq!(seed.default_config().param_count(), 354_034_689);
     assert!(seed.summary.contains("not the 1.2 B"));
     let big = lookup("fraud_transformer_1b").unwrap();

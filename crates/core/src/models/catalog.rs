@@ -301,10 +301,10 @@ pub const CATALOG: &[CatalogEntry] = &[
         build: || bert(128, 2, 2, 2),
     },
     CatalogEntry {
-        name: "fraud_transformer_seed",
+        name: "fraud_transformer_354m",
         family: Family::Encoder,
         cpu_friendly: false,
-        summary: "a published fraud-detection FraudTransformer as its code defines it: 24 × nn.TransformerEncoderLayer(1024, 16 heads, ff 4096), vocabulary 50,000, 512 positions, mean pool, one logit — 354,034,689 parameters, not the 1.2 B its write-up states",
+        summary: "a published fraud-detection encoder (FraudTransformer) as its code defines it: 24 × nn.TransformerEncoderLayer(1024, 16 heads, ff 4096), vocabulary 50,000, 512 positions, mean pool, one logit — 354,034,689 parameters, not the 1.2 B its write-up states",
         reference_params: Some(354_034_689),
         reference_includes_head: true,
         build: || fraud(50_000, 1024, 16, 24, 4096, 512),
@@ -335,8 +335,16 @@ pub fn model_names() -> Vec<&'static str> {
 }
 
 pub fn lookup(name: &str) -> Option<&'static CatalogEntry> {
+    let name = FORMER_NAMES
+        .iter()
+        .find(|(old, _)| *old == name)
+        .map_or(name, |(_, new)| new);
     CATALOG.iter().find(|e| e.name == name)
 }
+
+/// Names models had before, still understood (stored runs and config files
+/// keep them): old → current.
+const FORMER_NAMES: [(&str, &str); 1] = [("fraud_transformer_seed", "fraud_transformer_354m")];
 
 fn positive(field: &str, value: i64, what: &str) -> Result<i64, SpecError> {
     if value >= 1 {

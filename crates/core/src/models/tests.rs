@@ -151,3 +151,13 @@ fn decoder_options_name_the_field() {
         .unwrap();
     assert_eq!(ok.tokens_per_sample(), Some(64));
 }
+
+#[test]
+fn a_renamed_model_is_still_found_by_its_former_name() {
+    let entry = lookup("fraud_transformer_seed").expect("the former name");
+    assert_eq!(entry.name, "fraud_transformer_354m");
+    assert!(
+        !model_names().contains(&"fraud_transformer_seed"),
+        "listed once, by its name"
+    );
+}
