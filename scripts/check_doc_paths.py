@@ -7,7 +7,10 @@ start of a line, then the files in it, `·`-separated, `{a,b}` expanded,
 what is in parentheses being description), and every backticked path in
 either file that starts with one of the repository's top-level folders.
 A name in the map is looked for in its folder and in the folder's `src/`.
-Also: every public module of the application crate is in its lib.rs list.
+Also: every public module of the application crate is in its lib.rs list;
+every link and picture of README.md and docs/*.md points at a file that
+exists, and every screenshot the README shows is one the end-to-end test
+writes (ui/e2e/run.sh), so none goes stale.
 """
 
 import glob
@@ -128,12 +131,38 @@ def module_list(lib: str) -> list:
     ]
 
 
+def markdown_links() -> list:
+    """Links and pictures (`](path)`) of README.md and docs/*.md that point nowhere."""
+    missing = []
+    for md in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s#]+)[^)]*\)", md.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target):
+                continue
+            if not (md.parent / target).exists():
+                missing.append(f"{md.relative_to(ROOT)}: link to {target}")
+    return missing
+
+
+def readme_screenshots() -> list:
+    """README pictures under docs/screenshots/ the end-to-end test does not write."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    run = (ROOT / "ui/e2e/run.sh").read_text(encoding="utf-8")
+    copied = re.search(r"for name in ([^;]+); do", run)
+    names = set(copied.group(1).split()) if copied else set()
+    return [
+        f"README.md: docs/screenshots/{n}.png is not written by ui/e2e/run.sh"
+        for n in re.findall(r"docs/screenshots/([\w-]+)\.png", readme)
+        if n not in names
+    ]
+
+
 def main() -> int:
     arch = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     testing = (ROOT / "TESTING.md").read_text(encoding="utf-8")
     missing = [f"ARCHITECTURE.md's file map: {p}" for p in file_map(arch)]
     missing += backticked("ARCHITECTURE.md", arch) + backticked("TESTING.md", testing)
     missing += module_list("crates/app/src/lib.rs")
+    missing += markdown_links() + readme_screenshots()
     if missing:
         print("doc paths: named but not in the tree:\n  " + "\n  ".join(missing), file=sys.stderr)
         return 1

@@ -70,7 +70,7 @@ async function frameRate(ms) {
   );
 }
 
-async function runFromWizard({ precision, label }) {
+async function runFromWizard({ precision, label, startWith = "click" }) {
   await wd.click("#nav-wizard");
   await wd.waitFor("input[name=steps]");
   if (precision !== "fp32") {
@@ -82,8 +82,10 @@ async function runFromWizard({ precision, label }) {
   await wd.waitFor("[data-plan='1']", { what: "the plan to say 1 run" });
   const plan = await wd.text(".plan");
   if (!plan.includes("1 configuration × 1 repeat = 1 run")) throw new Error(`unexpected plan text: ${plan}`);
+  await wd.exec("document.querySelector('main').scrollTo(0, 0)");
   await screenshot(`wizard-${label}`);
-  await wd.click("#start");
+  if (startWith === "keyboard") await wd.press("Control", "Enter");
+  else await wd.click("#start");
   await wd.waitFor("section.live[data-phase=training]", { timeout: 90000, what: "the run to start training" });
 }
 
@@ -149,7 +151,7 @@ try {
   await screenshot("finished-fp32");
 
   step("run a second configuration (bf16 autocast)");
-  await runFromWizard({ precision: "amp-bf16", label: "bf16" });
+  await runFromWizard({ precision: "amp-bf16", label: "bf16", startWith: "keyboard" });
   await waitFinished();
 
   step("compare the two");
@@ -158,6 +160,16 @@ try {
   for (const id of ["3", "4"]) await wd.click(`input[aria-label='Select run ${id}']`);
   await wd.waitFor(".runs .hint", { check: (t) => t.includes("2 selected"), what: "both runs selected" });
   await screenshot("runs");
+  step("keys: Delete asks to delete the selected runs, Esc says no; / goes to the search");
+  await wd.press("Delete");
+  await wd.waitFor(".modal [data-confirm=no]", { what: "the delete question" });
+  await wd.press("Escape");
+  for (let i = 0; (await wd.findAll(".modal")).length > 0; i++) {
+    if (i > 50) throw new Error("Esc did not close the delete question");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await wd.press("/");
+  if ((await wd.exec("return document.activeElement && document.activeElement.id")) !== "run-search") throw new Error('"/" did not focus the run search');
   await wd.click("#compare-selected");
   await wd.waitFor("#decision-matrix", { timeout: 30000 });
   const table = await wd.text("#compare-table");
@@ -190,6 +202,23 @@ try {
   await wd.waitFor("#db-source", { check: (t) => t.includes("TRAINBENCH_DB"), what: "why this database" });
   await screenshot("settings");
 
+  step("a price from its price per hour and device count; deleting it asks first");
+  await wd.click("#add-price");
+  await wd.type(".price-form input[name=offering]", "e2e lab 4x L40S");
+  await wd.type(".price-form input[name=device]", "L40S");
+  await wd.type(".price-form input[name=devices]", "4");
+  await wd.type(".price-form input[name=usdPerHour]", "6");
+  await wd.type(".price-form input[name=source]", "e2e");
+  await wd.waitFor("#price-derived", { check: (t) => t.includes("$1.5000 per device-hour"), what: "the derived device-hour price" });
+  await wd.click(".price-form button[type=submit]");
+  await wd.waitFor("tr[data-offering='e2e lab 4x L40S']", { check: (t) => t.includes("1.50"), what: "the new price in the table" });
+  await wd.click("button[data-delete='e2e lab 4x L40S']");
+  await wd.click(".modal [data-confirm=yes]");
+  for (let i = 0; (await wd.findAll("tr[data-offering='e2e lab 4x L40S']")).length > 0; i++) {
+    if (i > 50) throw new Error("the deleted price is still listed");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
   step("a session of real GPU runs (nine ViT-B/16 runs on an H100): each entry labelled in full by what differs");
   const sessionFile = join(out, "h100.trainbench-session.json");
   execFileSync("python3", ["-c", "import lzma, sys; open(sys.argv[2], 'wb').write(lzma.open(sys.argv[1]).read())", H100_SESSION, sessionFile]);
@@ -203,6 +232,18 @@ try {
   const cut = await wd.exec("return [...document.querySelectorAll('#breakdown-bars text, #compare-table td:first-child')].map((e) => e.textContent).filter((t) => t.includes('…'))");
   if (cut.length > 0) throw new Error(`labels cut in the GPU session's comparison: ${cut.join(" | ")}`);
   await screenshot("gpu-session");
+
+  step("charts follow the window's width");
+  const chartWidth = () => wd.exec("const c = document.querySelector('figure.chart.line canvas'); return c ? c.getBoundingClientRect().width : 0");
+  const wide = await chartWidth();
+  const rect = await wd.request("GET", wd.s("/window/rect"));
+  await wd.request("POST", wd.s("/window/rect"), { width: Math.round(rect.width * 0.7), height: rect.height });
+  for (let i = 0; Math.abs((await chartWidth()) - wide) < 20; i++) {
+    if (i > 50) throw new Error(`the chart stayed ${wide} px wide when the window narrowed`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  figures.chart_width_px = { window_wide: wide, window_narrow: await chartWidth() };
+  await wd.request("POST", wd.s("/window/rect"), { width: rect.width, height: rect.height });
   writeFileSync(join(out, "figures.json"), JSON.stringify(figures, null, 2));
   console.log(`e2e: passed ${JSON.stringify(figures)}`);
 } catch (e) {

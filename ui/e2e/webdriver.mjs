@@ -41,6 +41,16 @@ export class WebDriver {
     this.session = null;
   }
 
+  /** Presses keys as a person would, to whatever has the focus: `["Control", "Enter"]`
+   * holds each until the last is pressed. Key names: W3C WebDriver's. */
+  async press(...names) {
+    const code = { Control: "\uE009", Enter: "\uE007", Escape: "\uE00C", Delete: "\uE017" };
+    const keys = names.map((n) => code[n] ?? n);
+    const actions = [...keys.map((value) => ({ type: "keyDown", value })), ...keys.reverse().map((value) => ({ type: "keyUp", value }))];
+    await this.request("POST", this.s("/actions"), { actions: [{ type: "key", id: "keyboard", actions }] });
+    await this.request("DELETE", this.s("/actions")).catch(() => {});
+  }
+
   async find(css) {
     const v = await this.request("POST", this.s("/element"), { using: "css selector", value: css });
     return v[ELEMENT];

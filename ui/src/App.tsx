@@ -9,6 +9,7 @@ import { Compare, type CompareState } from "./views/Compare";
 import { DatabaseProblem } from "./views/DatabaseProblem";
 import { Glossary } from "./views/Glossary";
 import { setGlossary } from "./lib/glossary";
+import { focusSearch, useKeydown } from "./lib/keys";
 import { Queue } from "./views/Queue";
 import { Runs } from "./views/Runs";
 import { Sessions } from "./views/Sessions";
@@ -67,6 +68,8 @@ export function App() {
     await call(api.quit()).catch(setError);
     await getCurrentWindow().destroy();
   }
+
+  useKeydown(focusSearch);
 
   // Each view opens at its top.
   useEffect(() => {

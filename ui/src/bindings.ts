@@ -65,6 +65,16 @@ export const commands = {
 	exportPdf: (selection: ReportSelection, path: string) => typedError<Written, ApiError>(__TAURI_INVOKE("export_pdf", { selection, path })),
 	/**  Runs with configuration and summary columns as CSV (all runs when `run_ids` is empty). */
 	exportCsv: (runIds: number[], path: string) => typedError<Written, ApiError>(__TAURI_INVOKE("export_csv", { runIds, path })),
+	/**
+	 *  One chart of a comparison as SVG or PNG (by the file's extension), drawn
+	 *  as the PDF and `trainbench export chart` draw it.
+	 */
+	exportChart: (selection: ReportSelection, kind: ChartKind, path: string) => typedError<Written, ApiError>(__TAURI_INVOKE("export_chart", { selection, kind, path })),
+	/**
+	 *  One run's raw `windows`, `evals` or `telemetry` as CSV (`trainbench
+	 *  export csv --raw`'s columns).
+	 */
+	exportRunCsv: (runId: number, what: string, path: string) => typedError<Written, ApiError>(__TAURI_INVOKE("export_run_csv", { runId, what, path })),
 	/**  A saved session as a portable file (runs, raw data, provenance, chart settings). */
 	exportSession: (id: number, path: string) => typedError<Written, ApiError>(__TAURI_INVOKE("export_session", { id, path })),
 	/**  Imports a session file: all of it in one transaction, or nothing. */
@@ -75,6 +85,8 @@ export const commands = {
 	 *  uses too (core's `PriceRow::validate`).
 	 */
 	savePrice: (row: PriceRow) => typedError<PriceEntry[], ApiError>(__TAURI_INVOKE("save_price", { row })),
+	/**  Deletes a price row; refused while stored runs are priced by it. */
+	deletePrice: (offering: string) => typedError<PriceEntry[], ApiError>(__TAURI_INVOKE("delete_price", { offering })),
 	environments: () => typedError<FrameworkEnv[], ApiError>(__TAURI_INVOKE("environments")),
 	/**
 	 *  Installs (or repairs) the studio's environment for a Python framework,

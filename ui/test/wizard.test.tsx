@@ -56,6 +56,21 @@ describe("toRequest", () => {
     expect("model" in a && a.target_accuracy).toBeCloseTo(0.95);
     expect("model" in b && b.target_accuracy).toBeCloseTo(0.95);
   });
+
+  it("accepts a target of 1.0 (every held-out sample right) and 100 %", () => {
+    for (const text of ["1.0", "1", "100%"]) {
+      const r = toRequest({ ...defaultForm(), targetAccuracy: text });
+      expect("model" in r && r.target_accuracy).toBe(1);
+    }
+    expect(toRequest({ ...defaultForm(), targetAccuracy: "0" })).toMatchObject({ field: "target_accuracy" });
+  });
+
+  it("sends a target loss, and refuses one that is not a number > 0", () => {
+    const r = toRequest({ ...defaultForm(), targetLoss: "3.5" });
+    expect("model" in r && [r.target_loss, r.target_accuracy]).toEqual([3.5, null]);
+    expect(toRequest({ ...defaultForm(), targetLoss: "-1" })).toMatchObject({ field: "target_loss" });
+    expect(toRequest({ ...defaultForm(), targetLoss: "low" })).toMatchObject({ field: "target_loss" });
+  });
 });
 
 describe("epoch size", () => {

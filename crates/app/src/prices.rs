@@ -3,6 +3,7 @@
 //! the app's settings or as a partial edit from `trainbench prices`.
 
 use trainbench_core::reference::PriceRow;
+use trainbench_store::PriceDeletion;
 
 use crate::error::{AppError, AppResult};
 use crate::workspace::Workspace;
@@ -114,6 +115,24 @@ impl Workspace {
         let row = edit.row(None)?;
         self.save_price(&row)?;
         Ok(row)
+    }
+
+    /// Deletes an offering. Refused while stored runs are priced by it: their
+    /// cost per epoch is computed from the row, and would be lost.
+    pub fn delete_price(&mut self, offering: &str) -> AppResult<()> {
+        match self.store.delete_price(offering)? {
+            PriceDeletion::Deleted => Ok(()),
+            PriceDeletion::NotFound => Err(AppError::bad(
+                "offering",
+                format!("offering = {offering} is not in the price table"),
+            )),
+            PriceDeletion::InUse(n) => Err(AppError::bad(
+                "offering",
+                format!(
+                    "offering = {offering} prices {n} stored run(s): their cost per epoch is computed from it; delete those runs first, or edit the price instead"
+                ),
+            )),
+        }
     }
 
     /// Changes the fields given of an offering in the table.

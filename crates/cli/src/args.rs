@@ -340,6 +340,10 @@ pub enum PriceCommand {
     List,
     Add(PriceArgs),
     Edit(PriceArgs),
+    /// Deletes an offering (refused while stored runs are priced by it).
+    Delete {
+        offering: String,
+    },
 }
 
 #[derive(Args, Clone)]

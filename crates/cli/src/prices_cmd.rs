@@ -1,4 +1,4 @@
-//! `trainbench prices`: the price table (list, add, edit) under the one rule
+//! `trainbench prices`: the price table (list, add, edit, delete) under the one rule
 //! set the desktop app's settings use too.
 
 use std::path::Path;
@@ -25,7 +25,7 @@ fn edit(p: PriceArgs) -> PriceEdit {
 }
 
 pub fn run(db: &Path, cmd: Option<PriceCommand>, json_out: bool) -> Result<ExitCode, CliError> {
-    let ws = open_workspace(db)?;
+    let mut ws = open_workspace(db)?;
     match cmd {
         None | Some(PriceCommand::List) => {}
         Some(PriceCommand::Add(p)) => {
@@ -34,6 +34,7 @@ pub fn run(db: &Path, cmd: Option<PriceCommand>, json_out: bool) -> Result<ExitC
         Some(PriceCommand::Edit(p)) => {
             ws.edit_price(&edit(p))?;
         }
+        Some(PriceCommand::Delete { offering }) => ws.delete_price(&offering)?,
     }
     let rows = ws.prices()?;
     if json_out {

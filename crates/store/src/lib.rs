@@ -23,6 +23,7 @@ mod runs;
 mod sessions;
 pub use compact::Compacted;
 pub use portable::{hostname, ImportOutcome};
+pub use prices::PriceDeletion;
 pub use remote::{JournalEnd, RemoteRun};
 pub use runs::{NewRun, StoredBatchSearch};
 pub use sessions::LoadedComparison;

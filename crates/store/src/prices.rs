@@ -41,6 +41,36 @@ impl Store {
     pub fn upsert_price(&self, p: &PriceRow, by_user: bool) -> Result<()> {
         upsert_price_on(&self.conn, p, by_user)
     }
+
+    /// Deletes an offering, in one transaction with the check that no stored
+    /// run is priced by it (their cost per epoch comes from the row).
+    pub fn delete_price(&mut self, offering: &str) -> Result<PriceDeletion> {
+        let tx = self.conn.transaction()?;
+        let used: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM runs WHERE price_offering = ?1",
+            [offering],
+            |r| r.get(0),
+        )?;
+        if used > 0 {
+            return Ok(PriceDeletion::InUse(used));
+        }
+        let gone = tx.execute("DELETE FROM prices WHERE offering = ?1", [offering])?;
+        tx.commit()?;
+        Ok(if gone == 0 {
+            PriceDeletion::NotFound
+        } else {
+            PriceDeletion::Deleted
+        })
+    }
+}
+
+/// What deleting a price did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriceDeletion {
+    Deleted,
+    NotFound,
+    /// Kept: this many stored runs are priced by it.
+    InUse(i64),
 }
 
 /// One price row written on `conn` (inside a caller's transaction too).

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use tauri::State;
 use trainbench_app::reports::Written;
 use trainbench_app::SessionRef;
+use trainbench_core::session::ChartKind;
 
 use super::dto::{count, ImportResult, ReportSelection};
 use crate::error::ApiResult;
@@ -19,6 +20,32 @@ pub fn export_pdf(
     path: PathBuf,
 ) -> ApiResult<Written> {
     studio.with(|w| w.write_export(&path, &w.pdf(&w.select(&selection.into())?, None, &[])?))
+}
+
+/// One chart of a comparison as SVG or PNG (by the file's extension), drawn
+/// as the PDF and `trainbench export chart` draw it.
+#[tauri::command]
+#[specta::specta]
+pub fn export_chart(
+    studio: State<'_, Studio>,
+    selection: ReportSelection,
+    kind: ChartKind,
+    path: PathBuf,
+) -> ApiResult<Written> {
+    studio.with(|w| w.write_export(&path, &w.chart(&w.select(&selection.into())?, kind, &path)?))
+}
+
+/// One run's raw `windows`, `evals` or `telemetry` as CSV (`trainbench
+/// export csv --raw`'s columns).
+#[tauri::command]
+#[specta::specta]
+pub fn export_run_csv(
+    studio: State<'_, Studio>,
+    run_id: i64,
+    what: String,
+    path: PathBuf,
+) -> ApiResult<Written> {
+    studio.with(|w| w.write_export(&path, &w.raw_csv(run_id, &what)?))
 }
 
 /// Runs with configuration and summary columns as CSV (all runs when `run_ids` is empty).

@@ -30,6 +30,16 @@ pub fn save_price(studio: State<'_, Studio>, row: PriceRow) -> ApiResult<Vec<Pri
     })
 }
 
+/// Deletes a price row; refused while stored runs are priced by it.
+#[tauri::command]
+#[specta::specta]
+pub fn delete_price(studio: State<'_, Studio>, offering: String) -> ApiResult<Vec<PriceEntry>> {
+    studio.with(|w| {
+        w.delete_price(&offering)?;
+        w.prices()
+    })
+}
+
 #[tauri::command]
 #[specta::specta]
 pub fn environments() -> ApiResult<Vec<FrameworkEnv>> {

@@ -1,5 +1,7 @@
 // Curves over time with uPlot: the legend shows values under the cursor and
-// clicking a legend entry hides its series.
+// clicking a legend entry hides its series. A view that draws its own legend
+// (Compare's, which also hides entries everywhere) turns this one off. The
+// chart follows its container's width as the window is resized.
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
@@ -21,9 +23,14 @@ interface Props {
   data: (number | null)[][];
   series: LineSeries[];
   height?: number;
+  /** uPlot's legend under the chart (default on). */
+  legend?: boolean;
 }
 
-export function LineChart({ title, xLabel, yLabel, y2Label, data, series, height = 220 }: Props) {
+/** A legend value: blank until the cursor is on the chart. */
+const shown = (v: number | null | undefined, unit?: string) => (v === null || v === undefined ? "" : `${+v.toPrecision(4)}${unit ? ` ${unit}` : ""}`);
+
+export function LineChart({ title, xLabel, yLabel, y2Label, data, series, height = 220, legend = true }: Props) {
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const shape = series.map((s) => `${s.label}|${s.colour}|${s.right ? 1 : 0}`).join(";");
@@ -41,7 +48,7 @@ export function LineChart({ title, xLabel, yLabel, y2Label, data, series, height
         ...(y2Label ? [{ label: y2Label, side: 1 as const, scale: "y2", stroke: "currentColor", grid: { show: false }, size: 70 }] : []),
       ],
       series: [
-        { label: xLabel },
+        { label: xLabel, value: (_u: uPlot, v: number | null) => shown(v) },
         ...series.map((s) => ({
           label: s.label,
           stroke: s.colour,
@@ -49,18 +56,29 @@ export function LineChart({ title, xLabel, yLabel, y2Label, data, series, height
           spanGaps: true,
           scale: s.right ? "y2" : "y",
           points: { show: s.points ?? false },
-          value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? "—" : `${+v.toPrecision(4)}${s.unit ? ` ${s.unit}` : ""}`),
+          value: (_u: uPlot, v: number | null) => shown(v, s.unit),
         })),
       ],
-      legend: { live: true },
+      legend: { show: legend, live: true },
     };
-    plot.current = new uPlot(opts, data as uPlot.AlignedData, el.current);
+    const u = new uPlot(opts, data as uPlot.AlignedData, el.current);
+    plot.current = u;
+    const container = el.current;
+    const resized =
+      typeof ResizeObserver === "undefined"
+        ? null
+        : new ResizeObserver(() => {
+            const w = Math.max(320, container.clientWidth);
+            if (w !== u.width) u.setSize({ width: w, height });
+          });
+    resized?.observe(container);
     return () => {
-      plot.current?.destroy();
+      resized?.disconnect();
+      u.destroy();
       plot.current = null;
     };
     // Rebuilt only when the series change; new points go through setData below.
-  }, [shape, xLabel, yLabel, y2Label, height]);
+  }, [shape, xLabel, yLabel, y2Label, height, legend]);
 
   useEffect(() => {
     plot.current?.setData(data as uPlot.AlignedData);

@@ -25,6 +25,8 @@ export interface WizardForm {
   steps: string;
   epochs: string;
   targetAccuracy: string;
+  /** A held-out loss to reach instead (time to loss; text models). */
+  targetLoss: string;
   repeats: string;
   price: string;
   /** Samples in the epoch cost per epoch is priced for, on synthetic data
@@ -53,6 +55,7 @@ export const defaultForm = (): WizardForm => ({
   steps: "100",
   epochs: "1",
   targetAccuracy: "",
+  targetLoss: "",
   repeats: "1",
   price: "",
   epochSize: "",
@@ -145,11 +148,18 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
   if (f.targetAccuracy.trim() !== "") {
     const t = Number(f.targetAccuracy.trim().replace(/%$/, ""));
     const v = f.targetAccuracy.trim().endsWith("%") || t > 1 ? t / 100 : t;
-    if (!Number.isFinite(t) || v <= 0 || v >= 1) {
-      return { field: "target_accuracy", message: `target_accuracy = ${f.targetAccuracy} is not allowed: expected a fraction between 0 and 1 (0.95) or a percentage (95 %)` };
+    if (!Number.isFinite(t) || v <= 0 || v > 1) {
+      return { field: "target_accuracy", message: `target_accuracy = ${f.targetAccuracy} is not allowed: expected a fraction in (0, 1] (0.95, 1.0) or a percentage up to 100 % (95 %)` };
     }
     target = v;
   }
+  let targetLoss: number | null = null;
+  if (f.targetLoss.trim() !== "") {
+    const l = Number(f.targetLoss.trim());
+    if (!Number.isFinite(l) || l <= 0) return { field: "target_loss", message: `target_loss = ${f.targetLoss} is not allowed: expected a number > 0 (a held-out loss, e.g. 3.5)` };
+    targetLoss = l;
+  }
+
   let epochSize: number | null = null;
   if (f.epochSize.trim() !== "") {
     const n = parseOne("epoch_size", f.epochSize, 1, Number.MAX_SAFE_INTEGER);
@@ -178,7 +188,7 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     num_classes: null,
     seq_len: null,
     target_accuracy: target,
-    target_loss: null,
+    target_loss: targetLoss,
     eval_every_steps: null,
     stop_at_target: true,
     window_steps: null,

@@ -11,6 +11,7 @@ import { alignCurves, bars, compareTable, decisionRows, METRICS, scalingLines } 
 import { ProfileCompare, StackedBars } from "./Breakdown";
 import { ErrorBox } from "./common";
 import { Explained } from "./Glossary";
+import { SaveChart } from "./SaveAs";
 
 export interface CompareState {
   runIds: number[];
@@ -134,6 +135,15 @@ export function Compare({ state, allCharts, onChange }: Props) {
         <button type="button" onClick={exportPdf} disabled={!view}>
           Export PDF…
         </button>
+        {view && (
+          <SaveChart
+            selection={{ session_id: null, run_ids: state.runIds, grouping: state.grouping, baseline: state.baseline, settings }}
+            charts={state.charts}
+            name={state.session?.name ?? "trainbench-comparison"}
+            onNotice={setNotice}
+            onError={setError}
+          />
+        )}
       </div>
       {notice && <p class="notice" id="compare-notice">{notice}</p>}
       <ErrorBox error={error} onClose={() => setError(null)} />
@@ -150,7 +160,7 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
     const { data, series } = alignCurves(curves, view, hidden);
     return (
       <div>
-        <LineChart title={title} xLabel="s since training started" yLabel={unit} data={data} series={series.map((s) => ({ label: s.label, colour: s.colour, unit }))} />
+        <LineChart title={title} xLabel="s since training started" yLabel={unit} data={data} series={series.map((s) => ({ label: s.label, colour: s.colour, unit }))} legend={false} />
         <Legend items={view.comparison.entries.map((e, i) => ({ key: e.key, label: e.label, colour: view.colours[i], hidden: hidden.has(e.key) }))} onToggle={toggle} />
       </div>
     );
@@ -254,7 +264,17 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
         ))}
         {show("throughput_over_time") && curve("Throughput over time", "samples/s", view.throughput_curves)}
         {show("loss_over_time") && curve("Loss over time", "loss", view.loss_curves)}
-        {show("accuracy_over_time") && curve("Accuracy over time", "accuracy", view.accuracy_curves)}
+        {show("accuracy_over_time") &&
+          (view.accuracy_curves.some((c) => c.points.some(([, y]) => y !== null)) ? (
+            curve("Accuracy over time", "accuracy", view.accuracy_curves)
+          ) : (
+            <figure class="chart">
+              <figcaption>Accuracy over time</figcaption>
+              <p class="missing" id="no-accuracy">
+                No run here was evaluated: accuracy is measured on a held-out split of real data (MNIST, CIFAR-10, an image folder, text), which synthetic data does not have.
+              </p>
+            </figure>
+          ))}
         {show("scaling") && scaling.length > 0 && (
           <div>
             {scaling.map((s) => (

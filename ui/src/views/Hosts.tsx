@@ -3,7 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, call, type RemoteHost } from "../api";
 import { emptyHostForm, hostSummary, toAddHost, type HostForm } from "../lib/hosts";
-import { ErrorBox } from "./common";
+import { Confirm, ErrorBox } from "./common";
 
 export function Hosts() {
   const [hosts, setHosts] = useState<RemoteHost[]>([]);
@@ -43,7 +43,9 @@ export function Hosts() {
     }
   }
 
+  const [removing, setRemoving] = useState<string | null>(null);
   async function remove(name: string) {
+    setRemoving(null);
     try {
       setHosts(await call(api.removeHost(name)));
     } catch (e) {
@@ -55,6 +57,14 @@ export function Hosts() {
     <section class="hosts">
       <h3>Remote hosts</h3>
       <ErrorBox error={error} onClose={() => setError(null)} />
+      {removing !== null && (
+        <Confirm
+          text={`Remove ${removing} from the host list? Its runs stay in the database; the studio's folder on that host is left as it is.`}
+          yes="Remove host"
+          onYes={() => remove(removing)}
+          onNo={() => setRemoving(null)}
+        />
+      )}
       <p class="hint">
         GPU servers and Slurm login hosts reached with your <code>ssh</code> (keys, agent, <code>~/.ssh/config</code> and ProxyJump apply). Adding one copies the studio's kit there and
         checks its frameworks and GPUs; “New benchmark” can then run there.
@@ -137,7 +147,7 @@ export function Hosts() {
                 <button type="button" class="small" onClick={() => check(h.name)} disabled={busy !== null}>
                   {busy === h.name ? "Checking…" : "Check"}
                 </button>
-                <button type="button" class="small" onClick={() => remove(h.name)} disabled={busy !== null}>
+                <button type="button" class="small" data-remove={h.name} onClick={() => setRemoving(h.name)} disabled={busy !== null}>
                   Remove
                 </button>
               </td>

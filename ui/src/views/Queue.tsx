@@ -204,7 +204,7 @@ export function LiveView({ runId, onOpenRun, onFinished }: LiveProps) {
         ) : (
           <figure class="chart">
             <figcaption>Accuracy (held-out)</figcaption>
-            <p class="missing">No evaluation yet{finished ? " — this run had none (evaluations come with real data and a target accuracy)" : ""}.</p>
+            <p class="missing">No evaluation yet{finished ? " — this run had none (accuracy is measured on a held-out split of real data, which synthetic data does not have)" : ""}.</p>
           </figure>
         )}
         {[...telemetry.entries()].map(([source, d]) => (

@@ -5,11 +5,13 @@ import { save } from "@tauri-apps/plugin-dialog";
 import { api, call, type RunListItem, type RunView } from "../api";
 import { LineChart } from "../charts/LineChart";
 import { bytes, date, num, rate, seconds, usd } from "../lib/format";
+import { typing, useKeydown } from "../lib/keys";
 import { useFinishedCount } from "../lib/queueWatch";
 import { defaultQuery, queryRuns, type SortKey, type TableQuery } from "../lib/table";
 import { Confirm, ErrorBox } from "./common";
 import { Badges, BreakdownTable, ProfileTable } from "./Breakdown";
 import { RemoteWait } from "./RemoteWait";
+import { SaveRunCsv } from "./SaveAs";
 
 const PAGE = 300;
 
@@ -81,6 +83,14 @@ export function Runs({ openRun, onOpenRun, onCompare, onStart }: Props) {
       return n;
     });
 
+  // Delete (outside a field) asks to delete the selected runs.
+  useKeydown((e) => {
+    if (e.key === "Delete" && !typing(e.target) && picked.size > 0 && !asking) {
+      e.preventDefault();
+      setAsking(true);
+    }
+  });
+
   async function remove() {
     setAsking(false);
     try {
@@ -111,7 +121,7 @@ export function Runs({ openRun, onOpenRun, onCompare, onStart }: Props) {
       <ErrorBox error={error} onClose={() => setError(null)} />
       {notice && <p class="notice">{notice}</p>}
       <div class="toolbar">
-        <input type="search" id="run-search" placeholder="Search runs (model, framework, #id …)" value={query.search} onInput={(e) => setQuery({ ...query, search: e.currentTarget.value })} />
+        <input type="search" id="run-search" placeholder="Search runs (model, framework, #id …)  /" value={query.search} onInput={(e) => setQuery({ ...query, search: e.currentTarget.value })} />
         <select aria-label="Status" value={query.status} onChange={(e) => setQuery({ ...query, status: e.currentTarget.value })}>
           <option value="">any status</option>
           {statuses.map((s) => (
@@ -240,6 +250,7 @@ function Provenance({ value }: { value: unknown }) {
 export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () => void }) {
   const [view, setView] = useState<RunView | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [saved, setSaved] = useState<{ notice: string | null; error: unknown }>({ notice: null, error: null });
   const load = () => call(api.runDetail(runId)).then(setView).catch(setError);
   useEffect(() => {
     load();
@@ -265,6 +276,9 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
         <span class={`badge ${d.status}`}>{d.status}</span> {d.status_reason}
         {d.origin && <span class="hint"> — imported from {d.origin.hostname} (run #{d.origin.source_run_id} there)</span>}
       </p>
+      <SaveRunCsv runId={d.id} onNotice={(notice) => setSaved({ notice, error: null })} onError={(e) => setSaved({ notice: null, error: e })} />
+      {saved.notice && <p class="notice">{saved.notice}</p>}
+      <ErrorBox error={saved.error} onClose={() => setSaved({ notice: null, error: null })} />
       {view.remote && (
         <RemoteWait
           runId={d.id}

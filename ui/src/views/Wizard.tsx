@@ -11,11 +11,17 @@ import { count, flops } from "../lib/format";
 import { canStart, defaultForm, messagesByField, planText, toRequest, type FieldError, type WizardForm } from "../lib/sweep";
 import { ErrorBox } from "./common";
 import { Explained } from "./Glossary";
+import { useKeydown } from "../lib/keys";
 
 interface Props {
   info: AppInfo;
   onStarted: (runIds: number[]) => void;
   onInfoChanged: () => void;
+}
+
+/** Whether a run there may span several machines: a Slurm cluster, or a host with peers. */
+function multiNode(h: RemoteHost | undefined): boolean {
+  return !!h && (!!h.slurm || (h.peers ?? []).length > 0);
 }
 
 function toggle<T>(list: T[], v: T): T[] {
@@ -34,7 +40,7 @@ export function FieldMessages({ field, messages }: { field: string; messages: Ma
   );
 }
 
-const SHOWN = ["model", "framework", "precision", "compile", "devices", "batch_size", "data", "steps", "epochs", "target_accuracy", "repeats", "price", "epoch_size", "profile"];
+const SHOWN = ["model", "framework", "precision", "compile", "devices", "batch_size", "data", "steps", "epochs", "target_accuracy", "target_loss", "repeats", "price", "epoch_size", "profile"];
 
 /** Verdicts on settings the wizard has no field for. */
 function OtherMessages({ messages }: { messages: Map<string, string[]> }) {
@@ -143,6 +149,14 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
       setBusy(false);
     }
   }
+
+  // Ctrl+Enter (⌘+Enter) starts, as the Start button would.
+  useKeydown((e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !busy && parseError === null && canStart(plan)) {
+      e.preventDefault();
+      start();
+    }
+  });
 
   async function install(framework: string) {
     const lines: string[] = [];
@@ -325,7 +339,7 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
               </option>
             ))}
           </select>
-          {hosts.find((h) => h.name === form.host)?.slurm && (
+          {multiNode(hosts.find((h) => h.name === form.host)) && (
             <label>
               Nodes
               <input name="nodes" value={form.nodes} onInput={(e) => set({ nodes: e.currentTarget.value })} placeholder="1" />
@@ -393,7 +407,18 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
             <label for="target">Target accuracy</label>
           </h3>
           <input id="target" name="target_accuracy" value={form.targetAccuracy} placeholder="none, or 0.95" onInput={(e) => set({ targetAccuracy: e.currentTarget.value })} />
+          <p class="hint">
+            Held-out accuracy to reach (<Explained k="time-to-accuracy">time to accuracy</Explained>); the run stops there.
+          </p>
           <FieldMessages field="target_accuracy" messages={messages} />
+        </section>
+        <section>
+          <h3>
+            <label for="target-loss">Target loss</label>
+          </h3>
+          <input id="target-loss" name="target_loss" value={form.targetLoss} placeholder="none, or 3.5" onInput={(e) => set({ targetLoss: e.currentTarget.value })} />
+          <p class="hint">Or a held-out loss to reach, for text models (time to loss).</p>
+          <FieldMessages field="target_loss" messages={messages} />
         </section>
         <section>
           <h3>
@@ -455,7 +480,7 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
         <PlanSummary plan={plan} parseError={parseError} />
         <OtherMessages messages={messages} />
         <ErrorBox error={error} onClose={() => setError(null)} />
-        <button type="button" class="primary" id="start" disabled={busy || parseError !== null || !canStart(plan)} onClick={start}>
+        <button type="button" class="primary" id="start" title="Ctrl+Enter" disabled={busy || parseError !== null || !canStart(plan)} onClick={start}>
           {plan && plan.rejected.length > 0 && plan.runs > 0 ? `Start ${plan.runs} run(s), skip the rest` : `Start ${plan?.runs ?? 0} run(s)`}
         </button>
       </footer>

@@ -1,5 +1,7 @@
 import { Component, type ComponentChildren } from "preact";
 import { errorText } from "../api";
+import { useEffect, useRef } from "preact/hooks";
+import { useKeydown } from "../lib/keys";
 
 /** An error shown where it happened, with its code. */
 export function ErrorBox({ error, onClose }: { error: unknown; onClose?: () => void }) {
@@ -53,12 +55,21 @@ export function Confirm({
   onYes: () => void;
   onNo: () => void;
 }) {
+  // Esc answers no; the safe answer has the focus, so Enter does too.
+  useKeydown((e) => {
+    if (e.key === "Escape") {
+      e.preventDefault();
+      onNo();
+    }
+  });
+  const cancel = useRef<HTMLButtonElement>(null);
+  useEffect(() => cancel.current?.focus(), []);
   return (
     <div class="modal-backdrop">
       <div class="modal" role="dialog" aria-modal="true">
         <p>{text}</p>
         <div class="buttons">
-          <button type="button" onClick={onNo}>
+          <button type="button" onClick={onNo} ref={cancel} data-confirm="no">
             Cancel
           </button>
           <button type="button" class="danger" onClick={onYes} data-confirm="yes">
