@@ -8,6 +8,7 @@ pub mod commands;
 pub mod error;
 pub mod live_telemetry;
 pub mod queue;
+pub mod search;
 pub mod settings;
 
 use std::path::PathBuf;
@@ -29,6 +30,8 @@ pub struct Studio {
     pub host: Host,
     /// Framework installs under way (the wizard's Install), cancellable.
     pub installs: std::sync::Arc<trainbench_app::frameworks::Installs>,
+    /// The wizard's batch search, its progress and Cancel.
+    pub searches: std::sync::Arc<search::Searches>,
     /// Why the database the settings name could not be opened: the app then
     /// works on a database in memory and asks for another file.
     database_problem: Mutex<Option<String>>,
@@ -59,6 +62,7 @@ impl Studio {
             queue: Queue::start(RunnerOptions::default()),
             host: Host::open(),
             installs: std::sync::Arc::default(),
+            searches: std::sync::Arc::default(),
             database_problem: Mutex::new(problem),
         })
     }
@@ -150,6 +154,8 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::sweeps::cancel_run,
             commands::sweeps::unfinished_runs,
             commands::sweeps::quit,
+            commands::sweeps::batch_search_status,
+            commands::sweeps::cancel_batch_search,
             commands::runs::list_runs,
             commands::runs::run_detail,
             commands::runs::delete_runs,

@@ -25,7 +25,8 @@ export const commands = {
 	startSweep: (request: SweepRequest, skipRejected: boolean) => typedError<Started, ApiError>(__TAURI_INVOKE("start_sweep", { request, skipRejected })),
 	/**
 	 *  Streams a run's progress to `on_progress` (throttled); returns what there
-	 *  is so far, or `null` when the run is not in this session's queue.
+	 *  is so far, or `null` when the run is not in the queue (the runs started
+	 *  since the app opened).
 	 */
 	watchRun: (runId: number, onProgress: Channel<LiveUpdate>) => __TAURI_INVOKE<LiveRun | null>("watch_run", { runId, onProgress }),
 	queueEntries: () => __TAURI_INVOKE<QueueEntry[]>("queue_entries"),
@@ -38,6 +39,13 @@ export const commands = {
 	 *  as cancelled; the UI then closes the window.
 	 */
 	quit: () => typedError<null, ApiError>(__TAURI_INVOKE("quit")),
+	/**  The wizard's batch search: running or not, and its lines so far. */
+	batchSearchStatus: () => __TAURI_INVOKE<SearchStatus>("batch_search_status"),
+	/**
+	 *  Cancels the batch search under way (the probe running is stopped; the
+	 *  sweep's runs are not queued). False when none runs.
+	 */
+	cancelBatchSearch: () => __TAURI_INVOKE<boolean>("cancel_batch_search"),
 	/**  Every stored run, newest first. */
 	listRuns: () => typedError<RunListItem[], ApiError>(__TAURI_INVOKE("list_runs")),
 	runDetail: (runId: number) => typedError<RunView, ApiError>(__TAURI_INVOKE("run_detail", { runId })),
@@ -1256,6 +1264,14 @@ export type ScalingSeries = {
 	label: string,
 	/**  (devices, entry index) in increasing device order. */
 	points: ([number, number])[],
+};
+
+/**  What the wizard shows under Start. */
+export type SearchStatus = {
+	/**  A search is under way. */
+	running: boolean,
+	/**  The latest search's lines, oldest first. */
+	lines: string[],
 };
 
 /**  What a saved comparison shows besides its runs. */

@@ -6,7 +6,7 @@
 //! - [`workspace`]: the database opened one way; runs and saved sessions.
 //! - [`sweep`]: a sweep planned on this machine (every combination's verdict,
 //!   the price checked) and queued; [`batch`]: the largest batch that fits,
-//!   searched; [`execute`]: the one run loop, through an `Executor` for
+//!   searched, and [`batch_words`] its progress in words; [`execute`]: the one run loop, through an `Executor` for
 //!   this machine or a remote host.
 //! - [`live`]: a run's figures while it trains (steps, throughput).
 //! - [`reports`]: a selection turned into a comparison; PDF, CSV, charts and
@@ -27,6 +27,7 @@
 //! - [`error`]: one error type with a stable code and the field at fault.
 
 pub mod batch;
+pub mod batch_words;
 pub mod error;
 pub mod execute;
 pub mod explain;

@@ -6,11 +6,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::json;
-use trainbench_app::batch::SearchProgress;
+use trainbench_app::batch_words::Narrated;
 use trainbench_app::execute::{self, Finished};
 use trainbench_app::sweep::{plan_request, Job, SweepPlan};
 use trainbench_app::{Host, RunnerOptions, Workspace};
-use trainbench_core::batch_search::{BatchProbe, ProbeOutcome};
 use trainbench_core::compare::{compare, Grouping, Metric};
 use trainbench_core::record::RunRow;
 use trainbench_core::summary::{aggregate_repeats, RunStatus};
@@ -72,41 +71,6 @@ fn search_then_queue(
     price: Option<&str>,
     opts: RunnerOptions,
 ) -> Result<(i64, Vec<Job>), CliError> {
-    struct Printed;
-    impl SearchProgress for Printed {
-        fn probing(&mut self, config: &str, batch: u32) {
-            eprintln!("batch search {config}: probing batch {batch}");
-        }
-        fn probed(&mut self, config: &str, p: &BatchProbe) {
-            let peak = p
-                .peak_memory_bytes
-                .map_or("peak not measured".to_owned(), |b| {
-                    format!(
-                        "peak {} ({})",
-                        output::bytes(b),
-                        p.peak_memory_source.as_deref().unwrap_or("?")
-                    )
-                });
-            let why = match (&p.outcome, &p.reason) {
-                (ProbeOutcome::Fits, _) | (_, None) => String::new(),
-                (_, Some(r)) => format!(": {r}"),
-            };
-            eprintln!(
-                "batch search {config}: batch {} {} ({peak}, {:.1} s){why}",
-                p.batch_size,
-                p.outcome.label(),
-                p.seconds
-            );
-        }
-        fn chosen(&mut self, config: &str, batch: Result<u32, &str>) {
-            match batch {
-                Ok(b) => {
-                    eprintln!("batch search {config}: runs at batch {b}, the largest that fits")
-                }
-                Err(why) => eprintln!("batch search {config}: {why}"),
-            }
-        }
-    }
     let runtime = execute::runtime()?;
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
     let queued = runtime.block_on(async {
@@ -116,7 +80,10 @@ fn search_then_queue(
                 let _ = cancel_tx.send(true);
             }
         });
-        ws.search_then_queue(host, plan, command, price, opts, cancel_rx, &mut Printed)
+        let mut printed = Narrated {
+            say: |line: String| eprintln!("{line}"),
+        };
+        ws.search_then_queue(host, plan, command, price, opts, cancel_rx, &mut printed)
             .await
     })?;
     Ok(queued)

@@ -2,7 +2,7 @@
 
 use tauri::ipc::Channel;
 use tauri::State;
-use trainbench_app::batch::Quiet;
+use trainbench_app::batch_words::Narrated;
 use trainbench_app::execute;
 use trainbench_app::sweep::{Job, SweepPlan, SweepRequest};
 use trainbench_app::{AppError, Host, RunnerOptions, Workspace};
@@ -10,6 +10,7 @@ use trainbench_app::{AppError, Host, RunnerOptions, Workspace};
 use super::dto::{count, PlanDto, Started};
 use crate::error::{ApiError, ApiResult};
 use crate::queue::{LiveRun, LiveUpdate, QueueEntry};
+use crate::search::{Searches, SearchStatus};
 use crate::Studio;
 
 /// Checks a sweep with the same rules `trainbench run` applies.
@@ -65,9 +66,12 @@ pub async fn start_sweep(
     let (sweep_id, jobs) = if plan.configs.iter().any(|c| c.batch_search.is_some()) {
         let db = studio.db_path();
         let price = request.price.clone();
-        tauri::async_runtime::spawn_blocking(move || search_then_queue(&db, plan, &command, price))
-            .await
-            .map_err(|e| ApiError::internal(e.to_string()))??
+        let searches = std::sync::Arc::clone(&studio.searches);
+        tauri::async_runtime::spawn_blocking(move || {
+            search_then_queue(&db, plan, &command, price, &searches)
+        })
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))??
     } else {
         studio.with(|w| w.queue(&plan, request.price.as_deref(), &command))?
     };
@@ -86,11 +90,14 @@ fn search_then_queue(
     mut plan: SweepPlan,
     command: &str,
     price: Option<String>,
+    searches: &Searches,
 ) -> ApiResult<(i64, Vec<Job>)> {
+    let (cancel, _running) = searches.begin()?;
     let mut ws = Workspace::open_beside(db)?;
     let host = Host::open();
-    // Nothing cancels a search started from the wizard (each probe is short).
-    let (_keep, cancel) = tokio::sync::watch::channel(false);
+    let mut said = Narrated {
+        say: |line: String| searches.say(line),
+    };
     Ok(execute::runtime()?.block_on(ws.search_then_queue(
         &host,
         &mut plan,
@@ -98,12 +105,28 @@ fn search_then_queue(
         price.as_deref(),
         RunnerOptions::default(),
         cancel,
-        &mut Quiet,
+        &mut said,
     ))?)
 }
 
+/// The wizard's batch search: running or not, and its lines so far.
+#[tauri::command]
+#[specta::specta]
+pub fn batch_search_status(studio: State<'_, Studio>) -> SearchStatus {
+    studio.searches.status()
+}
+
+/// Cancels the batch search under way (the probe running is stopped; the
+/// sweep's runs are not queued). False when none runs.
+#[tauri::command]
+#[specta::specta]
+pub fn cancel_batch_search(studio: State<'_, Studio>) -> bool {
+    studio.searches.cancel()
+}
+
 /// Streams a run's progress to `on_progress` (throttled); returns what there
-/// is so far, or `null` when the run is not in this session's queue.
+/// is so far, or `null` when the run is not in the queue (the runs started
+/// since the app opened).
 #[tauri::command]
 #[specta::specta]
 pub fn watch_run(

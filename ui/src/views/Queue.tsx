@@ -130,7 +130,7 @@ export function LiveView({ runId, onOpenRun, onFinished }: LiveProps) {
     return (
       <section class="live">
         <p>
-          Run #{runId} is not in this session's queue.{" "}
+          Run #{runId} is not in the queue, which holds the runs started since the app opened.{" "}
           <button type="button" class="link" onClick={() => onOpenRun(runId)}>
             Open its stored detail
           </button>

@@ -11,6 +11,7 @@ import { count, flops } from "../lib/format";
 import { canStart, defaultForm, messagesByField, planText, toRequest, type FieldError, type WizardForm } from "../lib/sweep";
 import { ErrorBox } from "./common";
 import { Explained } from "./Glossary";
+import { SearchProgress } from "./SearchProgress";
 import { useKeydown } from "../lib/keys";
 
 interface Props {
@@ -480,6 +481,7 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
         <PlanSummary plan={plan} parseError={parseError} />
         <OtherMessages messages={messages} />
         <ErrorBox error={error} onClose={() => setError(null)} />
+        {busy && "batch_max" in parsed && parsed.batch_max && <SearchProgress />}
         <button type="button" class="primary" id="start" title="Ctrl+Enter" disabled={busy || parseError !== null || !canStart(plan)} onClick={start}>
           {plan && plan.rejected.length > 0 && plan.runs > 0 ? `Start ${plan.runs} run(s), skip the rest` : `Start ${plan?.runs ?? 0} run(s)`}
         </button>
