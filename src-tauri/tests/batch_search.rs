@@ -23,11 +23,18 @@ fn a_batch_search_shows_each_probe_and_can_be_cancelled() {
             let status = searches.status();
             if status.lines.iter().any(|l| l.contains("batch 1 fits")) {
                 assert!(status.running);
-                assert!(status.lines[0].contains("probing batch 1"), "{:?}", status.lines);
+                assert!(
+                    status.lines[0].contains("probing batch 1"),
+                    "{:?}",
+                    status.lines
+                );
                 assert!(searches.cancel());
                 return status.lines;
             }
-            assert!(t0.elapsed() < Duration::from_secs(120), "no probe ended: {status:?}");
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "no probe ended: {status:?}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     });
@@ -41,11 +48,22 @@ fn a_batch_search_shows_each_probe_and_can_be_cancelled() {
     let seen = watcher.join().expect("the watcher");
     let status = app.ok("batch_search_status", json!({}));
     let lines: Vec<String> = serde_json::from_value(status["lines"].clone()).unwrap();
-    assert!(lines.starts_with(&seen), "the lines stay after the search: {lines:?}");
+    assert!(
+        lines.starts_with(&seen),
+        "the lines stay after the search: {lines:?}"
+    );
     let e = started.expect_err("a cancelled search queues nothing");
     assert_eq!(e["code"], "cancelled", "{e}");
     let status = app.ok("batch_search_status", json!({}));
     assert_eq!(status["running"], false, "{status}");
-    assert_eq!(app.ok("cancel_batch_search", json!({})), false, "nothing left to cancel");
-    assert_eq!(app.ok("list_runs", json!({})), json!([]), "no run was queued");
+    assert_eq!(
+        app.ok("cancel_batch_search", json!({})),
+        false,
+        "nothing left to cancel"
+    );
+    assert_eq!(
+        app.ok("list_runs", json!({})),
+        json!([]),
+        "no run was queued"
+    );
 }

@@ -17,13 +17,15 @@ fn mib(b: u64) -> String {
 
 /// One probe's result: "batch 64 fits (peak 812 MiB (process_rss), 3.1 s)".
 pub fn probe_text(p: &BatchProbe) -> String {
-    let peak = p.peak_memory_bytes.map_or("peak not measured".to_owned(), |b| {
-        format!(
-            "peak {} ({})",
-            mib(b),
-            p.peak_memory_source.as_deref().unwrap_or("?")
-        )
-    });
+    let peak = p
+        .peak_memory_bytes
+        .map_or("peak not measured".to_owned(), |b| {
+            format!(
+                "peak {} ({})",
+                mib(b),
+                p.peak_memory_source.as_deref().unwrap_or("?")
+            )
+        });
     let why = match (&p.outcome, &p.reason) {
         (ProbeOutcome::Fits, _) | (_, None) => String::new(),
         (_, Some(r)) => format!(": {r}"),

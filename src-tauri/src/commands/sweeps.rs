@@ -10,7 +10,7 @@ use trainbench_app::{AppError, Host, RunnerOptions, Workspace};
 use super::dto::{count, PlanDto, Started};
 use crate::error::{ApiError, ApiResult};
 use crate::queue::{LiveRun, LiveUpdate, QueueEntry};
-use crate::search::{Searches, SearchStatus};
+use crate::search::{SearchStatus, Searches};
 use crate::Studio;
 
 /// Checks a sweep with the same rules `trainbench run` applies.

@@ -5,6 +5,7 @@
 mod compare;
 mod explain;
 mod runs;
+pub mod table;
 
 pub use compare::{compare_report, print_compare};
 pub use explain::{print_breakdown, print_explain, print_profile};

@@ -4,41 +4,46 @@ use super::*;
 use trainbench_core::summary::RunSummary;
 
 pub fn print_runs_table(rows: &[RunRow]) {
-    println!(
-        "{:>5}  {:<11} {:<34} {:>26}  {:>10}  {:>18}  {:>20}  {:>16}",
-        "run",
-        "status",
-        "configuration",
-        "samples/s [95% CI]",
-        "1st step",
-        "peak memory",
-        "time to accuracy",
-        "cost/epoch"
+    use table::Align::{Left, Right};
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let s = r.summary.as_ref();
+            let mem = match s {
+                Some(s) => format!(
+                    "{} {}",
+                    mib(s.peak_memory_bytes),
+                    s.peak_memory_source.as_deref().unwrap_or("")
+                ),
+                None => "not measured".into(),
+            };
+            vec![
+                r.id.to_string(),
+                r.status.as_str().to_owned(),
+                config_label(r),
+                throughput_text(r),
+                s.and_then(|s| s.time_to_first_step_s)
+                    .map_or("—".into(), |t| format!("{t:.2} s")),
+                mem,
+                tta_text(r),
+                cost_text(r),
+            ]
+        })
+        .collect();
+    table::print(
+        &[
+            "run",
+            "status",
+            "configuration",
+            "samples/s [95% CI]",
+            "1st step",
+            "peak memory",
+            "time to accuracy",
+            "cost/epoch",
+        ],
+        &[Right, Left, Left, Right, Right, Right, Right, Right],
+        &cells,
     );
-    for r in rows {
-        let config = config_label(r);
-        let s = r.summary.as_ref();
-        let mem = match s {
-            Some(s) => format!(
-                "{} {}",
-                mib(s.peak_memory_bytes),
-                s.peak_memory_source.as_deref().unwrap_or("")
-            ),
-            None => "not measured".into(),
-        };
-        println!(
-            "{:>5}  {:<11} {:<34} {:>26}  {:>10}  {:>18}  {:>20}  {:>16}",
-            r.id,
-            r.status.as_str(),
-            config,
-            throughput_text(r),
-            s.and_then(|s| s.time_to_first_step_s)
-                .map_or("—".into(), |t| format!("{t:.2} s")),
-            mem,
-            tta_text(r),
-            cost_text(r)
-        );
-    }
 }
 
 pub fn print_scaling(rows: &[Value]) {
@@ -46,37 +51,60 @@ pub fn print_scaling(rows: &[Value]) {
         return;
     }
     println!("\nscaling efficiency = throughput(N) ÷ (N × throughput(1)):");
-    for r in rows {
-        let eff = r["scaling_efficiency"]
-            .as_f64()
-            .map_or("not measured".into(), |e| format!("{:.1} %", e * 100.0));
-        println!(
-            "  {:<44} {eff}  ({} vs {} samples/s on one device)",
-            r["configuration"].as_str().unwrap_or(""),
-            num(r["throughput_samples_per_s"].as_f64(), 1),
-            num(r["single_device_throughput_samples_per_s"].as_f64(), 1),
-        );
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let eff = r["scaling_efficiency"]
+                .as_f64()
+                .map_or("not measured".into(), |e| format!("{:.1} %", e * 100.0));
+            vec![
+                format!("  {}", r["configuration"].as_str().unwrap_or("")),
+                eff,
+                format!(
+                    "({} vs {} samples/s on one device)",
+                    num(r["throughput_samples_per_s"].as_f64(), 1),
+                    num(r["single_device_throughput_samples_per_s"].as_f64(), 1),
+                ),
+            ]
+        })
+        .collect();
+    for l in table::lines(&["", "", ""], &[table::Align::Left; 3], &cells)
+        .iter()
+        .skip(1)
+    {
+        println!("{l}");
     }
 }
 
 pub fn print_groups(groups: &[Value]) {
     println!("\nrepeats (mean of run medians, Student-t 95 % CI):");
-    for g in groups {
-        let r = &g["repeats"];
-        let mean = r["throughput_mean_samples_per_s"].as_f64();
-        let ci = match (
-            r["throughput_ci95"]["low"].as_f64(),
-            r["throughput_ci95"]["high"].as_f64(),
-        ) {
-            (Some(l), Some(h)) => format!("[{l:.1}, {h:.1}]"),
-            _ => "CI not measured".into(),
-        };
-        println!(
-            "  {:<40} {} samples/s {ci} over {} completed run(s)",
-            g["configuration"].as_str().unwrap_or(""),
-            num(mean, 1),
-            r["runs"]
-        );
+    let cells: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            let r = &g["repeats"];
+            let mean = r["throughput_mean_samples_per_s"].as_f64();
+            let ci = match (
+                r["throughput_ci95"]["low"].as_f64(),
+                r["throughput_ci95"]["high"].as_f64(),
+            ) {
+                (Some(l), Some(h)) => format!("[{l:.1}, {h:.1}]"),
+                _ => "CI not measured".into(),
+            };
+            vec![
+                format!("  {}", g["configuration"].as_str().unwrap_or("")),
+                format!(
+                    "{} samples/s {ci} over {} completed run(s)",
+                    num(mean, 1),
+                    r["runs"]
+                ),
+            ]
+        })
+        .collect();
+    for l in table::lines(&["", ""], &[table::Align::Left; 2], &cells)
+        .iter()
+        .skip(1)
+    {
+        println!("{l}");
     }
 }
 
