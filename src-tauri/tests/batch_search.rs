@@ -17,27 +17,30 @@ fn a_batch_search_shows_each_probe_and_can_be_cancelled() {
     // A second thread watches the search as the wizard does, and cancels it
     // once the first probe has ended.
     let searches = std::sync::Arc::clone(&app.studio().searches);
-    let watcher = std::thread::spawn(move || {
-        let t0 = Instant::now();
-        loop {
-            let status = searches.status();
-            if status.lines.iter().any(|l| l.contains("batch 1 fits")) {
-                assert!(status.running);
+    let watcher = std::thread::Builder::new()
+        .name("search watcher".into())
+        .spawn(move || {
+            let t0 = Instant::now();
+            loop {
+                let status = searches.status();
+                if status.lines.iter().any(|l| l.contains("batch 1 fits")) {
+                    assert!(status.running);
+                    assert!(
+                        status.lines[0].contains("probing batch 1"),
+                        "{:?}",
+                        status.lines
+                    );
+                    assert!(searches.cancel());
+                    return status.lines;
+                }
                 assert!(
-                    status.lines[0].contains("probing batch 1"),
-                    "{:?}",
-                    status.lines
+                    t0.elapsed() < Duration::from_secs(120),
+                    "no probe ended: {status:?}"
                 );
-                assert!(searches.cancel());
-                return status.lines;
+                std::thread::sleep(Duration::from_millis(100));
             }
-            assert!(
-                t0.elapsed() < Duration::from_secs(120),
-                "no probe ended: {status:?}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    });
+        })
+        .expect("a thread");
     let started = app.call(
         "start_sweep",
         json!({"request": request(json!({
