@@ -233,9 +233,23 @@ try {
   if (cut.length > 0) throw new Error(`labels cut in the GPU session's comparison: ${cut.join(" | ")}`);
   await screenshot("gpu-session");
 
+  step("the runs table's column chooser: GPU and MFU of the H100 runs");
+  await wd.click("#nav-runs");
+  await wd.click("#column-picker summary");
+  await wd.click("input[name=column-gpu]");
+  await wd.click("input[name=column-mfu]");
+  await wd.waitFor(".runs-table", { check: (t) => t.includes("NVIDIA H100") && /\d+\.\d %/.test(t), what: "the GPU and MFU columns" });
+  await screenshot("runs-columns");
+  await wd.click("#nav-compare");
+  await wd.waitFor("#decision-matrix", { timeout: 30000 });
+
   step("charts follow the window's width");
   const chartWidth = () => wd.exec("const c = document.querySelector('figure.chart.line canvas'); return c ? c.getBoundingClientRect().width : 0");
-  const wide = await chartWidth();
+  let wide = 0;
+  for (let i = 0; (wide = await chartWidth()) === 0; i++) {
+    if (i > 100) throw new Error("no line chart drawn in the GPU session's comparison");
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const rect = await wd.request("GET", wd.s("/window/rect"));
   await wd.request("POST", wd.s("/window/rect"), { width: Math.round(rect.width * 0.7), height: rect.height });
   for (let i = 0; Math.abs((await chartWidth()) - wide) < 20; i++) {

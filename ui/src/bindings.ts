@@ -708,6 +708,19 @@ export type MachineInfo = {
 	gpu_unavailable: string | null,
 };
 
+/**
+ *  What a run reported about where it trained (its provenance and the
+ *  worker's hello), for tables that list many runs; empty before it started.
+ */
+export type MeasuredOn = {
+	/**  The machine's host name. */
+	hostname: string | null,
+	/**  The first GPU's name; `None` on a CPU. */
+	gpu: string | null,
+	/**  The framework's version as the worker reported it. */
+	framework_version: string | null,
+};
+
 /**  A peak memory figure with its source. */
 export type MemoryPeak = {
 	device: string,
@@ -1100,6 +1113,17 @@ export type RunListItem = {
 	price_offering: string | null,
 	/**  The host an imported run was measured on. */
 	imported_from: string | null,
+	/**
+	 *  The machine it trained on (its host name), the first GPU's name
+	 *  (`None`: a CPU run) and the framework's version, as the run reported.
+	 */
+	host: string | null,
+	gpu: string | null,
+	framework_version: string | null,
+	/**  Model FLOPs utilisation, 0–1, where a peak is known. */
+	mfu: number | null,
+	/**  Joules per training sample, where the GPU reported its energy. */
+	energy_j_per_sample: number | null,
 };
 
 /**  The machine an imported run came from, and when it arrived. */
@@ -1144,6 +1168,8 @@ export type RunRow = {
 	price_offering: string | null,
 	/**  Where an imported run was measured; `None` for runs measured here. */
 	origin: RunOrigin | null,
+	/**  The machine, GPU and framework version the run reported. */
+	measured_on?: MeasuredOn,
 	summary: RunSummary | null,
 };
 

@@ -89,6 +89,11 @@ export function run(id: number, patch: Partial<RunListItem> = {}): RunListItem {
     cost_is_projected: false,
     price_offering: null,
     imported_from: null,
+    host: "vm",
+    gpu: null,
+    framework_version: "2.13.0",
+    mfu: null,
+    energy_j_per_sample: null,
     ...patch,
   };
 }

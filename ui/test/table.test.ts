@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultQuery, queryRuns } from "../src/lib/table";
+import { chosenColumns, defaultQuery, queryRuns } from "../src/lib/table";
 import { run } from "./fixtures";
 
 describe("runs table", () => {
@@ -39,5 +39,20 @@ describe("runs table", () => {
     expect(out[0].throughput).toBe(999);
     // Not a timing assertion: the figure is printed for the record.
     console.log(`queryRuns over 10,000 runs: ${(performance.now() - t).toFixed(1)} ms`);
+  });
+});
+
+describe("optional columns", () => {
+  it("sort by MFU with unmeasured runs last, and search the GPU and host", () => {
+    const rows = [run(1, { mfu: 0.2, gpu: "NVIDIA H100 80GB HBM3" }), run(2, { mfu: null }), run(3, { mfu: 0.4, host: "gpu-box" })];
+    expect(queryRuns(rows, { ...defaultQuery(), sort: "mfu" }).map((r) => r.id)).toEqual([3, 1, 2]);
+    expect(queryRuns(rows, { ...defaultQuery(), search: "h100" }).map((r) => r.id)).toEqual([1]);
+    expect(queryRuns(rows, { ...defaultQuery(), search: "gpu-box" }).map((r) => r.id)).toEqual([3]);
+  });
+
+  it("are read back from what was saved, unknown names and bad text dropped", () => {
+    expect(chosenColumns('["mfu","nonsense","host"]')).toEqual(["mfu", "host"]);
+    expect(chosenColumns("{broken")).toEqual([]);
+    expect(chosenColumns(null)).toEqual([]);
   });
 });

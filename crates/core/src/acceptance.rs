@@ -404,6 +404,7 @@ mod tests {
                 param_count: None,
                 price_offering: None,
                 origin: None,
+                measured_on: Default::default(),
                 summary: Some(summary),
             },
             spec: serde_json::json!({}),

@@ -42,7 +42,23 @@ pub struct RunRow {
     pub price_offering: Option<String>,
     /// Where an imported run was measured; `None` for runs measured here.
     pub origin: Option<RunOrigin>,
+    /// The machine, GPU and framework version the run reported.
+    #[serde(default)]
+    pub measured_on: MeasuredOn,
     pub summary: Option<RunSummary>,
+}
+
+/// What a run reported about where it trained (its provenance and the
+/// worker's hello), for tables that list many runs; empty before it started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct MeasuredOn {
+    /// The machine's host name.
+    pub hostname: Option<String>,
+    /// The first GPU's name; `None` on a CPU.
+    pub gpu: Option<String>,
+    /// The framework's version as the worker reported it.
+    pub framework_version: Option<String>,
 }
 
 /// The machine an imported run came from, and when it arrived.

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use rusqlite::{params, OptionalExtension, Transaction};
 use trainbench_core::batch_search::{BatchProbe, ProbeOutcome};
-use trainbench_core::record::{RunDetail, RunRow};
+use trainbench_core::record::{MeasuredOn, RunDetail, RunRow};
 use trainbench_core::spec::{
     CheckedSpec, Compile, ConfigKeys, DataSource, Device, Framework, Parallel, Precision, RunSpec,
     SpecError,
@@ -107,7 +107,23 @@ fn status_of(s: &str) -> rusqlite::Result<RunStatus> {
 const RUN_COLUMNS: &str = "r.id, r.sweep_id, r.config_key, r.repeat_index, r.framework, r.model, r.precision, r.device,
     r.devices, r.batch_size, r.data, r.status, r.status_reason, r.error_class, r.exit_code, r.created_unix_ms,
     r.started_unix_ms, r.ended_unix_ms, r.param_count, r.price_offering, s.summary_json, r.origin_json,
-    r.scaling_key, r.environment, r.compile, r.parallel";
+    r.scaling_key, r.environment, r.compile, r.parallel,
+    CASE WHEN json_valid(r.provenance_json) THEN json_extract(r.provenance_json, '$.hostname') END,
+    CASE WHEN json_valid(r.provenance_json) THEN json_extract(r.provenance_json, '$.gpus[0].name') END,
+    CASE WHEN json_valid(r.hello_json) THEN json_extract(r.hello_json, '$.framework_version') END";
+
+/// A JSON value read out of a stored document: text as it is, a number or
+/// anything else as its JSON text, nothing as `None`.
+fn text_of(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(i)? {
+        ValueRef::Null => None,
+        ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(n) => Some(n.to_string()),
+        ValueRef::Real(x) => Some(x.to_string()),
+        ValueRef::Blob(_) => None,
+    })
+}
 
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     let status: String = r.get(11)?;
@@ -139,6 +155,11 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         param_count: r.get(18)?,
         price_offering: r.get(19)?,
         origin: origin.and_then(|o| serde_json::from_str(&o).ok()),
+        measured_on: MeasuredOn {
+            hostname: text_of(r, 26)?,
+            gpu: text_of(r, 27)?,
+            framework_version: text_of(r, 28)?,
+        },
         summary: summary.and_then(|s| serde_json::from_str(&s).ok()),
     })
 }

@@ -91,6 +91,15 @@ pub struct RunListItem {
     pub price_offering: Option<String>,
     /// The host an imported run was measured on.
     pub imported_from: Option<String>,
+    /// The machine it trained on (its host name), the first GPU's name
+    /// (`None`: a CPU run) and the framework's version, as the run reported.
+    pub host: Option<String>,
+    pub gpu: Option<String>,
+    pub framework_version: Option<String>,
+    /// Model FLOPs utilisation, 0–1, where a peak is known.
+    pub mfu: Option<f64>,
+    /// Joules per training sample, where the GPU reported its energy.
+    pub energy_j_per_sample: Option<f64>,
 }
 
 impl From<&RunRow> for RunListItem {
@@ -123,6 +132,11 @@ impl From<&RunRow> for RunListItem {
             cost_is_projected: s.and_then(|s| s.cost_is_projected) == Some(true),
             price_offering: r.price_offering.clone(),
             imported_from: r.origin.as_ref().map(|o| o.hostname.clone()),
+            host: r.measured_on.hostname.clone(),
+            gpu: r.measured_on.gpu.clone(),
+            framework_version: r.measured_on.framework_version.clone(),
+            mfu: s.and_then(|s| s.mfu),
+            energy_j_per_sample: s.and_then(|s| s.energy_j_per_sample),
         }
     }
 }

@@ -1,7 +1,19 @@
 // The runs table: search, filter and sort over every stored run (pure, tested).
 import type { RunListItem } from "../bindings";
 
-export type SortKey = "id" | "status" | "label" | "throughput" | "peak_memory_bytes" | "time_to_accuracy_s" | "cost_per_epoch_usd" | "created_unix_ms";
+/** Columns the person may add to the runs table (the column chooser). */
+export type OptionalColumn = "gpu" | "mfu" | "energy_j_per_sample" | "framework_version" | "host" | "duration_s";
+
+export const OPTIONAL_COLUMNS: { key: OptionalColumn; title: string; term?: string }[] = [
+  { key: "gpu", title: "GPU" },
+  { key: "mfu", title: "MFU", term: "mfu" },
+  { key: "energy_j_per_sample", title: "Energy / sample", term: "energy" },
+  { key: "framework_version", title: "Framework version" },
+  { key: "host", title: "Host" },
+  { key: "duration_s", title: "Duration" },
+];
+
+export type SortKey = "id" | "status" | "label" | "throughput" | "peak_memory_bytes" | "time_to_accuracy_s" | "cost_per_epoch_usd" | "created_unix_ms" | OptionalColumn;
 
 export interface TableQuery {
   search: string;
@@ -31,6 +43,19 @@ function sortValue(r: RunListItem, k: SortKey): number | string | null {
       return r.cost_per_epoch_usd;
     case "created_unix_ms":
       return r.created_unix_ms;
+    default:
+      return r[k];
+  }
+}
+
+/** The optional columns chosen, from what was saved (unknown names dropped). */
+export function chosenColumns(saved: string | null): OptionalColumn[] {
+  const keys = OPTIONAL_COLUMNS.map((c) => c.key as string);
+  try {
+    const list = JSON.parse(saved ?? "[]");
+    return Array.isArray(list) ? (list.filter((k) => keys.includes(k)) as OptionalColumn[]) : [];
+  } catch {
+    return [];
   }
 }
 
@@ -41,7 +66,7 @@ export function queryRuns(rows: RunListItem[], q: TableQuery): RunListItem[] {
     if (q.status && r.status !== q.status) return false;
     if (q.framework && r.framework !== q.framework) return false;
     if (terms.length === 0) return true;
-    const hay = `#${r.id} ${r.label} ${r.status} ${r.status_reason ?? ""} ${r.imported_from ?? ""}`.toLowerCase();
+    const hay = `#${r.id} ${r.label} ${r.status} ${r.status_reason ?? ""} ${r.imported_from ?? ""} ${r.host ?? ""} ${r.gpu ?? ""} ${r.framework_version ?? ""}`.toLowerCase();
     return terms.every((t) => hay.includes(t));
   });
   const dir = q.descending ? -1 : 1;

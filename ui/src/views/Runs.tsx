@@ -1,5 +1,6 @@
 // Every stored run: search, filter, sort; select to compare, export or
 // delete (asks first); open one for its detail.
+import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { save } from "@tauri-apps/plugin-dialog";
 import { api, call, type RunListItem, type RunView } from "../api";
@@ -11,6 +12,7 @@ import { defaultQuery, queryRuns, type SortKey, type TableQuery } from "../lib/t
 import { Confirm, ErrorBox } from "./common";
 import { Badges, BreakdownTable, ProfileTable } from "./Breakdown";
 import { RemoteWait } from "./RemoteWait";
+import { ColumnPicker, OptionalCell, optionalTitle, useColumns } from "./RunColumns";
 import { SaveRunCsv } from "./SaveAs";
 
 const PAGE = 300;
@@ -66,9 +68,10 @@ export function Runs({ openRun, onOpenRun, onCompare, onStart }: Props) {
   const frameworks = useMemo(() => Array.from(new Set((rows ?? []).map((r) => r.framework))).sort(), [rows]);
   const statuses = useMemo(() => Array.from(new Set((rows ?? []).map((r) => r.status))).sort(), [rows]);
 
+  const [columns, setColumns] = useColumns();
   const sortBy = (k: SortKey) => setQuery((q) => ({ ...q, sort: k, descending: q.sort === k ? !q.descending : true }));
-  const th = (k: SortKey, text: string) => (
-    <th>
+  const th = (k: SortKey, text: ComponentChildren) => (
+    <th key={k}>
       <button type="button" class="link" onClick={() => sortBy(k)}>
         {text}
         {query.sort === k ? (query.descending ? " ▼" : " ▲") : ""}
@@ -146,6 +149,7 @@ export function Runs({ openRun, onOpenRun, onCompare, onStart }: Props) {
         <button type="button" class="danger" disabled={picked.size === 0} onClick={() => setAsking(true)}>
           Delete…
         </button>
+        <ColumnPicker chosen={columns} onChange={setColumns} />
       </div>
       {asking && (
         <Confirm
@@ -169,6 +173,7 @@ export function Runs({ openRun, onOpenRun, onCompare, onStart }: Props) {
                 {th("peak_memory_bytes", "Peak memory")}
                 {th("time_to_accuracy_s", "Time to accuracy")}
                 {th("cost_per_epoch_usd", "Cost / epoch")}
+                {columns.map((c) => th(c, optionalTitle(c)))}
                 {th("created_unix_ms", "Created")}
               </tr>
             </thead>
@@ -215,6 +220,9 @@ export function Runs({ openRun, onOpenRun, onCompare, onStart }: Props) {
                       </>
                     )}
                   </td>
+                  {columns.map((c) => (
+                    <OptionalCell key={c} column={c} r={r} />
+                  ))}
                   <td>{date(r.created_unix_ms)}</td>
                 </tr>
               ))}
