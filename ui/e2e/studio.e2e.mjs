@@ -245,10 +245,11 @@ try {
 
   step("charts follow the window's width");
   const chartWidth = () => wd.exec("const c = document.querySelector('figure.chart.line canvas'); return c ? c.getBoundingClientRect().width : 0");
-  let wide = 0;
-  for (let i = 0; (wide = await chartWidth()) === 0; i++) {
+  let wide = await chartWidth();
+  for (let i = 0; wide === 0; i++) {
     if (i > 100) throw new Error("no line chart drawn in the GPU session's comparison");
     await new Promise((r) => setTimeout(r, 100));
+    wide = await chartWidth();
   }
   const rect = await wd.request("GET", wd.s("/window/rect"));
   await wd.request("POST", wd.s("/window/rect"), { width: Math.round(rect.width * 0.7), height: rect.height });

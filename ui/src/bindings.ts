@@ -409,6 +409,21 @@ export type Decision = {
 	confidence: Confidence | null,
 };
 
+/**  A sweep's estimated duration. */
+export type DurationEstimate = {
+	/**  Seconds for the runs estimated, one after another. */
+	seconds: number | null,
+	runs_estimated: number,
+	runs_total: number,
+	/**
+	 *  Runs with a target stop when they reach it: the estimate is then
+	 *  the most they take.
+	 */
+	at_most: boolean,
+	/**  The estimate in words, with what it rests on. */
+	text: string,
+};
+
 /**  An entry's gap to the baseline, part by part ([`crate::breakdown::explain`]). */
 export type EntryExplanation = {
 	/**  Index into `entries`. */
@@ -913,6 +928,11 @@ export type PlanDto = {
 	 *  without an epoch size); nothing is refused.
 	 */
 	notes: string[],
+	/**
+	 *  How long it will take, judged by earlier runs here; `None` when no
+	 *  configuration of it has run on this machine before.
+	 */
+	duration: DurationEstimate | null,
 };
 
 /**  Numeric precision of training. */

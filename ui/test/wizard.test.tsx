@@ -93,6 +93,7 @@ const plan: PlanDto = {
     { label: "tch vit_mini_patch4_32 amp-fp16 ×1 b64", field: "precision", message: "precision = amp-fp16 is not allowed on the CPU: expected fp32 or amp-bf16" },
   ],
   notes: [],
+  duration: null,
 };
 
 describe("the largest batch that fits", () => {
@@ -147,6 +148,9 @@ describe("the verdict", () => {
     expect(summary.querySelector("[data-plan]")?.getAttribute("data-plan")).toBe("4");
     expect(summary.textContent).toContain("= 4 runs (2 combinations cannot run)");
     expect(summary.querySelectorAll("details li")).toHaveLength(2);
+    expect(summary.querySelector("#plan-duration")?.textContent).toContain("No duration estimate");
+    const timed = mount(<PlanSummary plan={{ ...plan, duration: { seconds: 120, runs_estimated: 4, runs_total: 4, at_most: false, text: "about 2 min for 4 of 4 run(s)" } }} parseError={null} />);
+    expect(timed.querySelector("#plan-duration")?.textContent).toBe("Estimated duration: about 2 min for 4 of 4 run(s).");
 
     const bad = mount(<PlanSummary plan={null} parseError={{ field: "batch_size", message: "batch_size = x is not allowed" }} />);
     expect(bad.querySelector("[data-plan=invalid]")?.textContent).toBe("batch_size = x is not allowed");

@@ -146,6 +146,9 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     for note in ws.cost_notes(&plan, request.price.as_deref())? {
         eprintln!("trainbench: note: {note}");
     }
+    if let Some(d) = ws.estimate(&plan)? {
+        eprintln!("trainbench: estimated duration: {}", d.text);
+    }
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let opts = RunnerOptions {
         silence_timeout: timeout,

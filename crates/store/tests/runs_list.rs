@@ -29,8 +29,16 @@ fn the_list_says_where_each_run_trained_and_survives_a_damaged_document() {
         [damaged],
     )
     .expect("damage");
-    let rows = store.list_runs().expect("the list, damaged document and all");
-    let on = |id: i64| rows.iter().find(|r| r.id == id).expect("listed").measured_on.clone();
+    let rows = store
+        .list_runs()
+        .expect("the list, damaged document and all");
+    let on = |id: i64| {
+        rows.iter()
+            .find(|r| r.id == id)
+            .expect("listed")
+            .measured_on
+            .clone()
+    };
     let g = on(gpu);
     assert_eq!(g.hostname.as_deref(), Some("gpu-box"));
     assert_eq!(g.gpu.as_deref(), Some("NVIDIA H100 80GB HBM3"));

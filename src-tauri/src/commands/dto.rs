@@ -52,6 +52,9 @@ pub struct PlanDto {
     /// What the figures will mean (a GPU price on CPU runs, text models
     /// without an epoch size); nothing is refused.
     pub notes: Vec<String>,
+    /// How long it will take, judged by earlier runs here; `None` when no
+    /// configuration of it has run on this machine before.
+    pub duration: Option<trainbench_app::sweep::DurationEstimate>,
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]

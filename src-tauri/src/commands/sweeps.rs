@@ -17,13 +17,18 @@ use crate::Studio;
 #[tauri::command]
 #[specta::specta]
 pub fn plan(studio: State<'_, Studio>, request: SweepRequest) -> ApiResult<PlanDto> {
-    let plan = studio.with(|w| w.plan(&request, &studio.host))?;
+    let (plan, duration) = studio.with(|w| {
+        let plan = w.plan(&request, &studio.host)?;
+        let duration = w.estimate(&plan)?;
+        Ok((plan, duration))
+    })?;
     Ok(PlanDto {
         configurations: plan.configs.iter().map(|c| c.label.clone()).collect(),
         repeats: plan.repeats,
         runs: count(plan.runs()),
         rejected: plan.rejected,
         notes: plan.notes,
+        duration,
     })
 }
 

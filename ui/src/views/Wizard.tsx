@@ -72,6 +72,11 @@ export function PlanSummary({ plan, parseError }: { plan: PlanDto | null; parseE
           </ul>
         </details>
       )}
+      {plan.runs > 0 && (
+        <p class="hint" id="plan-duration" title="Each configuration's latest earlier run here: its time outside the steady windows plus the planned samples at its steady throughput.">
+          {plan.duration ? `Estimated duration: ${plan.duration.text}.` : "No duration estimate: none of these configurations has run on this machine yet."}
+        </p>
+      )}
       {plan.notes.map((n) => (
         <p key={n} class="hint warn plan-note">
           {n}

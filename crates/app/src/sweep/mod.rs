@@ -20,6 +20,8 @@ use trainbench_runner::envs;
 use trainbench_runner::WorkerCommand;
 
 mod costing;
+mod estimate;
+pub use estimate::{run_seconds, DurationEstimate, Earlier};
 mod plan;
 use plan::shared;
 pub use plan::{folder_classes, parse_data, plan_sweep, plan_sweep_on, resolve_framework};
