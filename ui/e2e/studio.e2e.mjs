@@ -232,6 +232,12 @@ try {
   const cut = await wd.exec("return [...document.querySelectorAll('#breakdown-bars text, #compare-table td:first-child')].map((e) => e.textContent).filter((t) => t.includes('…'))");
   if (cut.length > 0) throw new Error(`labels cut in the GPU session's comparison: ${cut.join(" | ")}`);
   await screenshot("gpu-session");
+  // Curves from each run's first steady window: torch.compile's long first
+  // step no longer shifts its curve.
+  // (Chosen as the select's change event: a clicked <option> can leave
+  // WebKit's native menu open, swallowing the clicks after it.)
+  await wd.exec("const s = document.querySelector('#curve-axis'); s.value = 'steady'; s.dispatchEvent(new Event('change', { bubbles: true }));");
+  await wd.waitFor(".compare", { check: (t) => t.includes("s since the first steady window"), what: "curves against the first steady window" });
 
   step("the runs table's column chooser: GPU and MFU of the H100 runs");
   await wd.click("#nav-runs");

@@ -362,6 +362,13 @@ export type CurveDto = {
 	entry: number,
 	run_id: number,
 	points: ([number | null, number | null])[],
+	/**  Each point's training step (for curves against steps). */
+	steps: number[],
+	/**
+	 *  Seconds from the start of training to the run's first steady window
+	 *  (for curves from there); `None` before a summary.
+	 */
+	steady_from_s: number | null,
 };
 
 /**  Where training samples come from. */

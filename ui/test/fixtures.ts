@@ -55,8 +55,8 @@ export function view(): CompareView {
     },
     colours: ["#0072b2", "#e69f00"],
     throughput_curves: [
-      { entry: 0, run_id: 1, points: [[1, 90], [2, 100]] },
-      { entry: 1, run_id: 2, points: [[1.5, 140], [2, 150]] },
+      { entry: 0, run_id: 1, points: [[1, 90], [2, 100]], steps: [10, 20], steady_from_s: 0.5 },
+      { entry: 1, run_id: 2, points: [[1.5, 140], [2, 150]], steps: [10, 20], steady_from_s: 1 },
     ],
     loss_curves: [],
     accuracy_curves: [],

@@ -35,6 +35,24 @@ describe("curves", () => {
     expect(series.map((s) => s.colour)).toEqual(["#0072b2", "#e69f00"]);
   });
 
+  it("lines runs up by step or from their first steady window", () => {
+    const bySteps = alignCurves(view().throughput_curves, view(), new Set(), "step");
+    expect(bySteps.data).toEqual([[10, 20], [90, 100], [140, 150]]);
+    const bySteady = alignCurves(view().throughput_curves, view(), new Set(), "steady");
+    // Run 1 turns steady 0.5 s in, run 2 at 1 s: both curves start at 0.5.
+    expect(bySteady.data).toEqual([
+      [0.5, 1, 1.5],
+      [90, null, 100],
+      [140, 150, null],
+    ]);
+  });
+
+  it("leaves a run without a steady window out of the steady view", () => {
+    const v = view();
+    const curves = [{ ...v.throughput_curves[0], steady_from_s: null }, v.throughput_curves[1]];
+    expect(alignCurves(curves, v, new Set(), "steady").series.map((s) => s.runId)).toEqual([2]);
+  });
+
   it("drops hidden series", () => {
     const { data, series } = alignCurves(view().throughput_curves, view(), new Set(["1"]));
     expect(data).toEqual([[1.5, 2], [140, 150]]);

@@ -322,3 +322,52 @@ fn pdf_report_renders_with_poppler_and_its_text_is_extractable() {
         );
     }
 }
+
+#[test]
+fn curves_carry_each_points_step_and_where_the_steady_windows_begin() {
+    let dir = out_dir("curves");
+    let (store, ids) = stored(&dir);
+    let runs = details(&store, &ids[..2]);
+    let rows: Vec<_> = runs.iter().map(|r| r.row.clone()).collect();
+    let c = compare(&rows, Grouping::Runs, None).expect("compare");
+    let data = charts::ChartData {
+        comparison: &c,
+        runs: &runs,
+        hidden: &[],
+    };
+    let curve = charts::curves(
+        &data,
+        trainbench_core::session::ChartKind::ThroughputOverTime,
+    )
+    .into_iter()
+    .find(|c| c.run_id == ids[0])
+    .expect("a throughput curve");
+    let r = &runs[0];
+    assert_eq!(curve.steps.len(), curve.points.len());
+    let w = &r.windows[0];
+    assert_eq!(
+        curve.steps[0],
+        w.first_step + w.steps - 1,
+        "a window's last step"
+    );
+    assert!(
+        curve.steps.windows(2).all(|s| s[0] < s[1]),
+        "{:?}",
+        curve.steps
+    );
+    let warmup = r.row.summary.as_ref().expect("summary").windows_warmup;
+    let steady = curve.steady_from_s.expect("a summarised run");
+    // The first steady window starts after the warm-up's last one ends and
+    // before its own end.
+    assert!(warmup >= 1, "the fixture has a warm-up");
+    assert!(
+        steady >= curve.points[warmup - 1].0 - 1e-9,
+        "{steady} {:?}",
+        curve.points
+    );
+    assert!(
+        steady < curve.points[warmup].0,
+        "{steady} {:?}",
+        curve.points
+    );
+}

@@ -26,6 +26,8 @@ pub fn compare(
                 entry: count(c.entry),
                 run_id: c.run_id,
                 points: c.points,
+                steps: c.steps,
+                steady_from_s: c.steady_from_s,
             })
             .collect()
     };

@@ -177,6 +177,11 @@ pub struct CurveDto {
     pub entry: u32,
     pub run_id: i64,
     pub points: Vec<(f64, f64)>,
+    /// Each point's training step (for curves against steps).
+    pub steps: Vec<u64>,
+    /// Seconds from the start of training to the run's first steady window
+    /// (for curves from there); `None` before a summary.
+    pub steady_from_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]

@@ -67,12 +67,37 @@ export interface CurveSeries {
  * Curves of several runs on one time axis, as uPlot wants them: the union of
  * every x, and each series' y at its own x (null elsewhere, gaps spanned).
  */
+/** What curves are drawn against: time since training started, time since
+ * each run's first steady window (lines up runs whose warm-up or compilation
+ * took different times), or the training step. */
+export type CurveAxis = "time" | "steady" | "step";
+
+export const CURVE_AXES: { axis: CurveAxis; label: string }[] = [
+  { axis: "time", label: "s since training started" },
+  { axis: "steady", label: "s since the first steady window" },
+  { axis: "step", label: "step" },
+];
+
+/** A curve's points against `axis`; a run without a steady window is left
+ * out of the "steady" view (it has no such moment). */
+export function onAxis(c: CurveDto, axis: CurveAxis): CurveDto | null {
+  if (axis === "time") return c;
+  if (axis === "step") return { ...c, points: c.points.map(([, y], i) => [c.steps[i] ?? null, y]) };
+  const t0 = c.steady_from_s;
+  if (t0 === null) return null;
+  return { ...c, points: c.points.map(([x, y]) => [x === null ? null : Math.round((x - t0) * 1e6) / 1e6, y]) };
+}
+
 export function alignCurves(
   curves: CurveDto[],
   view: CompareView,
   hidden: ReadonlySet<string>,
+  axis: CurveAxis = "time",
 ): { data: (number | null)[][]; series: CurveSeries[] } {
-  const visible = curves.filter((c) => !hidden.has(view.comparison.entries[c.entry]?.key ?? ""));
+  const visible = curves
+    .filter((c) => !hidden.has(view.comparison.entries[c.entry]?.key ?? ""))
+    .map((c) => onAxis(c, axis))
+    .filter((c): c is CurveDto => c !== null);
   const xs = Array.from(new Set(visible.flatMap((c) => c.points.map((p) => p[0]).filter((x): x is number => x !== null && Number.isFinite(x))))).sort((a, b) => a - b);
   const index = new Map(xs.map((x, i) => [x, i]));
   const data: (number | null)[][] = [xs];

@@ -7,7 +7,7 @@ import { api, call, type ChartKind, type CompareView, type Grouping, type SavedS
 import { BarChart, Legend } from "../charts/BarChart";
 import { LineChart } from "../charts/LineChart";
 import { bytes } from "../lib/format";
-import { alignCurves, bars, compareTable, decisionRows, METRICS, scalingLines } from "../lib/shape";
+import { alignCurves, bars, compareTable, CURVE_AXES, type CurveAxis, decisionRows, METRICS, scalingLines } from "../lib/shape";
 import { ProfileCompare, StackedBars } from "./Breakdown";
 import { ErrorBox } from "./common";
 import { Explained } from "./Glossary";
@@ -156,11 +156,13 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
   const table = compareTable(view);
   const decisions = decisionRows(view);
   const show = (k: ChartKind) => state.charts.includes(k);
+  const [axis, setAxis] = useState<CurveAxis>("time");
+  const xLabel = CURVE_AXES.find((a) => a.axis === axis)?.label ?? "";
   const curve = (title: string, unit: string, curves: typeof view.throughput_curves) => {
-    const { data, series } = alignCurves(curves, view, hidden);
+    const { data, series } = alignCurves(curves, view, hidden, axis);
     return (
       <div>
-        <LineChart title={title} xLabel="s since training started" yLabel={unit} data={data} series={series.map((s) => ({ label: s.label, colour: s.colour, unit }))} legend={false} />
+        <LineChart title={title} xLabel={xLabel} yLabel={unit} data={data} series={series.map((s) => ({ label: s.label, colour: s.colour, unit }))} legend={false} />
         <Legend items={view.comparison.entries.map((e, i) => ({ key: e.key, label: e.label, colour: view.colours[i], hidden: hidden.has(e.key) }))} onToggle={toggle} />
       </div>
     );
@@ -258,6 +260,19 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
           ))}
         </tbody>
       </table>
+      <p class="curve-axis">
+        <label>
+          Curves against{" "}
+          <select id="curve-axis" value={axis} onChange={(e) => setAxis(e.currentTarget.value as CurveAxis)}>
+            {CURVE_AXES.map((a) => (
+              <option key={a.axis} value={a.axis}>
+                {a.label}
+              </option>
+            ))}
+          </select>
+        </label>{" "}
+        <span class="hint">— from the first steady window, runs whose compilation or warm-up took longer line up.</span>
+      </p>
       <div class="grid2">
         {METRICS.filter((m) => show(BAR_KINDS[m.metric])).map((m) => (
           <BarChart key={m.metric} title={m.title} unit={m.unit} bars={bars(view, m.metric, hidden)} onToggle={toggle} />

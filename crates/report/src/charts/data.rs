@@ -34,6 +34,18 @@ pub struct Curve {
     pub entry: usize,
     pub run_id: i64,
     pub points: Vec<(f64, f64)>,
+    /// The training step of each point (a window's last step, an
+    /// evaluation's step), for curves drawn against steps.
+    pub steps: Vec<u64>,
+    /// When the run's first steady window began, seconds since training
+    /// started: curves drawn from there line up runs whose warm-up or
+    /// compilation took different times. `None` before a summary.
+    pub steady_from_s: Option<f64>,
+}
+
+/// A window's last step.
+fn last_step(w: &trainbench_core::record::StoredWindow) -> u64 {
+    w.first_step + w.steps.saturating_sub(1)
 }
 
 fn train_start_ns(r: &RunDetail) -> Option<u64> {
@@ -56,7 +68,7 @@ pub fn curves(data: &ChartData<'_>, kind: ChartKind) -> Vec<Curve> {
                 continue;
             };
             let at = |ns: u64| ns.saturating_sub(t0) as f64 / 1e9;
-            let points: Vec<(f64, f64)> = match kind {
+            let points: Vec<(f64, f64, u64)> = match kind {
                 ChartKind::ThroughputOverTime => r
                     .windows
                     .iter()
@@ -65,30 +77,36 @@ pub fn curves(data: &ChartData<'_>, kind: ChartKind) -> Vec<Curve> {
                         (
                             at(w.end_ns),
                             w.samples as f64 / ((w.end_ns - w.start_ns) as f64 / 1e9),
+                            last_step(w),
                         )
                     })
                     .collect(),
                 ChartKind::LossOverTime => r
                     .windows
                     .iter()
-                    .map(|w| (at(w.end_ns), w.loss_mean))
+                    .map(|w| (at(w.end_ns), w.loss_mean, last_step(w)))
                     .collect(),
                 ChartKind::AccuracyOverTime => r
                     .evals
                     .iter()
-                    .map(|e| (e.elapsed_s, e.accuracy * 100.0))
+                    .map(|e| (e.elapsed_s, e.accuracy * 100.0, e.step))
                     .collect(),
                 _ => Vec::new(),
             };
-            let points: Vec<(f64, f64)> = points
+            let points: Vec<(f64, f64, u64)> = points
                 .into_iter()
                 .filter(|p| p.0.is_finite() && p.1.is_finite())
                 .collect();
             if !points.is_empty() {
+                let warmup = r.row.summary.as_ref().map(|s| s.windows_warmup);
                 out.push(Curve {
                     entry: i,
                     run_id: *id,
-                    points,
+                    points: points.iter().map(|p| (p.0, p.1)).collect(),
+                    steps: points.iter().map(|p| p.2).collect(),
+                    steady_from_s: warmup
+                        .and_then(|n| r.windows.get(n))
+                        .map(|w| at(w.start_ns)),
                 });
             }
         }
