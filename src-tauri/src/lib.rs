@@ -7,8 +7,8 @@
 pub mod commands;
 pub mod error;
 pub mod live_telemetry;
+pub mod narration;
 pub mod queue;
-pub mod search;
 pub mod settings;
 
 use std::path::PathBuf;
@@ -31,7 +31,9 @@ pub struct Studio {
     /// Framework installs under way (the wizard's Install), cancellable.
     pub installs: std::sync::Arc<trainbench_app::frameworks::Installs>,
     /// The wizard's batch search, its progress and Cancel.
-    pub searches: std::sync::Arc<search::Searches>,
+    pub searches: std::sync::Arc<narration::Narration>,
+    /// A remote host's add or check, step by step.
+    pub host_steps: std::sync::Arc<narration::Narration>,
     /// Why the database the settings name could not be opened: the app then
     /// works on a database in memory and asks for another file.
     database_problem: Mutex<Option<String>>,
@@ -63,6 +65,7 @@ impl Studio {
             host: Host::open(),
             installs: std::sync::Arc::default(),
             searches: std::sync::Arc::default(),
+            host_steps: std::sync::Arc::default(),
             database_problem: Mutex::new(problem),
         })
     }
@@ -187,6 +190,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::hosts::add_host,
             commands::hosts::check_host,
             commands::hosts::remove_host,
+            commands::hosts::host_steps,
         ])
         // Run ids, byte counts and nanosecond stamps stay far below 2^53.
         .dangerously_cast_bigints_to_number()

@@ -40,7 +40,7 @@ export const commands = {
 	 */
 	quit: () => typedError<null, ApiError>(__TAURI_INVOKE("quit")),
 	/**  The wizard's batch search: running or not, and its lines so far. */
-	batchSearchStatus: () => __TAURI_INVOKE<SearchStatus>("batch_search_status"),
+	batchSearchStatus: () => __TAURI_INVOKE<NarrationStatus>("batch_search_status"),
 	/**
 	 *  Cancels the batch search under way (the probe running is stopped; the
 	 *  sweep's runs are not queued). False when none runs.
@@ -114,9 +114,13 @@ export const commands = {
 	setDatabase: (path: string) => typedError<Settings, ApiError>(__TAURI_INVOKE("set_database", { path })),
 	setTheme: (theme: Theme) => typedError<Settings, ApiError>(__TAURI_INVOKE("set_theme", { theme })),
 	listHosts: () => typedError<RemoteHost[], ApiError>(__TAURI_INVOKE("list_hosts")),
+	/**  Adds a host; its steps show through [`host_steps`] as they start. */
 	addHost: (request: AddHostRequest) => typedError<RemoteHost, ApiError>(__TAURI_INVOKE("add_host", { request })),
+	/**  Checks a host again; its steps show through [`host_steps`]. */
 	checkHost: (name: string) => typedError<RemoteHost, ApiError>(__TAURI_INVOKE("check_host", { name })),
 	removeHost: (name: string) => typedError<RemoteHost[], ApiError>(__TAURI_INVOKE("remove_host", { name })),
+	/**  The steps of the host add or check under way (or the last one). */
+	hostSteps: () => __TAURI_INVOKE<NarrationStatus>("host_steps"),
 };
 
 /* Types */
@@ -798,6 +802,14 @@ export type ModelInfo = {
 	input: string,
 };
 
+/**  What the window shows while it waits. */
+export type NarrationStatus = {
+	/**  The task is under way. */
+	running: boolean,
+	/**  The latest task's lines, oldest first. */
+	lines: string[],
+};
+
 /**  A suggested next run and why it is worth running. */
 export type NextRun = {
 	/**  What the button says: "Run it in PyTorch (Python)". */
@@ -1317,14 +1329,6 @@ export type ScalingSeries = {
 	label: string,
 	/**  (devices, entry index) in increasing device order. */
 	points: ([number, number])[],
-};
-
-/**  What the wizard shows under Start. */
-export type SearchStatus = {
-	/**  A search is under way. */
-	running: boolean,
-	/**  The latest search's lines, oldest first. */
-	lines: string[],
 };
 
 /**  What a saved comparison shows besides its runs. */

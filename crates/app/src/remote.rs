@@ -28,7 +28,8 @@ pub fn host(name: &str) -> AppResult<RemoteHost> {
     Ok(trainbench_remote::host(name)?)
 }
 
-/// Adds (or replaces) a host and checks it: see [`trainbench_remote::add_host`].
+/// Adds (or replaces) a host and checks it, each step said as it starts:
+/// see [`trainbench_remote::add_host`].
 pub fn add_host(
     name: &str,
     url: &str,
@@ -36,15 +37,17 @@ pub fn add_host(
     env: &[String],
     slurm: Option<SlurmSettings>,
     peers: &[String],
+    say: &mut dyn FnMut(&str),
 ) -> AppResult<RemoteHost> {
     Ok(trainbench_remote::add_host(
-        name, url, pythons, env, slurm, peers,
+        name, url, pythons, env, slurm, peers, say,
     )?)
 }
 
-/// Checks a host again (kit, interpreters, GPUs, Slurm) and stores what it found.
-pub fn check_host(name: &str) -> AppResult<RemoteHost> {
-    Ok(trainbench_remote::check_host(name)?)
+/// Checks a host again (kit, interpreters, GPUs, Slurm) and stores what it
+/// found, each step said as it starts.
+pub fn check_host(name: &str, say: &mut dyn FnMut(&str)) -> AppResult<RemoteHost> {
+    Ok(trainbench_remote::check_host(name, say)?)
 }
 
 /// Removes a host from the list.

@@ -91,11 +91,15 @@ pub fn host(command: Option<HostCommand>, json_out: bool) -> Result<ExitCode, Cl
             peer,
         } => {
             let slurm = slurm.then_some(remote::SlurmSettings { partition });
+            let mut say = |step: &str| eprintln!("host {name}: {step}");
             list(vec![remote::add_host(
-                &name, &url, &python, &env, slurm, &peer,
+                &name, &url, &python, &env, slurm, &peer, &mut say,
             )?])
         }
-        HostCommand::Check { name } => list(vec![remote::check_host(&name)?]),
+        HostCommand::Check { name } => {
+            let mut say = |step: &str| eprintln!("host {name}: {step}");
+            list(vec![remote::check_host(&name, &mut say)?])
+        }
         HostCommand::Remove { name } => {
             remote::remove_host(&name)?;
             if json_out {

@@ -19,9 +19,24 @@ struct FrameworkInfo {
     gpus: Vec<String>,
 }
 
-pub(crate) fn check(h: &RemoteHost) -> RemoteResult<Inventory> {
+/// Checks `h`, saying each step as it starts (`say`).
+pub(crate) fn check(h: &RemoteHost, say: &mut dyn FnMut(&str)) -> RemoteResult<Inventory> {
     let kit = local_kit()?;
-    let kit_dir = install_kit(&h.url, &kit)?;
+    say(&format!(
+        "connecting to {} with ssh and looking for the studio's kit {}",
+        h.url, kit.version
+    ));
+    let kit_dir = install_kit(&h.url, &kit, say)?;
+    say(&format!(
+        "asking {} for its name, cores{}, and each interpreter's frameworks and GPUs ({})",
+        h.name,
+        if h.slurm.is_some() {
+            ", Slurm's nodes"
+        } else {
+            ""
+        },
+        h.pythons.join(", ")
+    ));
     let script = inventory_script(h, &kit_dir);
     let out = host_sh(h, &script, None)?;
     let mut slurm: Option<SlurmInventory> = h.slurm.as_ref().map(|_| SlurmInventory {
@@ -79,7 +94,7 @@ pub(crate) fn check(h: &RemoteHost) -> RemoteResult<Inventory> {
         inv.slurm = Some(s);
     }
     // Peers: the same kit, and the interpreter the host found, there.
-    inv.peer_kits = install_on_peers(h, &kit, &inv)?;
+    inv.peer_kits = install_on_peers(h, &kit, &inv, say)?;
     // Only what no interpreter had stays left out.
     let found: Vec<Framework> = inv.frameworks.iter().map(|f| f.framework).collect();
     inv.left_out
@@ -199,10 +214,18 @@ fn read_framework(h: &RemoteHost, rest: &str, inv: &mut Inventory) {
 
 /// The kit sent to each peer, whose interpreters must be where the host's
 /// are; the peers' kit folders.
-fn install_on_peers(h: &RemoteHost, kit: &LocalKit, inv: &Inventory) -> RemoteResult<Vec<String>> {
+fn install_on_peers(
+    h: &RemoteHost,
+    kit: &LocalKit,
+    inv: &Inventory,
+    say: &mut dyn FnMut(&str),
+) -> RemoteResult<Vec<String>> {
     let mut peer_kits = Vec::new();
     for p in &h.peers {
-        let kit_dir = install_kit(p, kit)?;
+        say(&format!(
+            "peer {p}: the kit, and the interpreters the host uses"
+        ));
+        let kit_dir = install_kit(p, kit, say)?;
         let pythons = inv
             .frameworks
             .iter()

@@ -113,7 +113,11 @@ fn verified(dir: &str) -> String {
 
 /// Sends the kit unless the host has this version, whole; returns its
 /// folder there.
-pub(crate) fn install_kit(url: &SshUrl, kit: &LocalKit) -> RemoteResult<String> {
+pub(crate) fn install_kit(
+    url: &SshUrl,
+    kit: &LocalKit,
+    say: &mut dyn FnMut(&str),
+) -> RemoteResult<String> {
     let dir = format!("{}/kit/{}", url.root, kit.version);
     let d = quote(&dir);
     let have = remote_sh(
@@ -122,9 +126,19 @@ pub(crate) fn install_kit(url: &SshUrl, kit: &LocalKit) -> RemoteResult<String> 
         None,
     )?;
     if !have.trim().is_empty() {
+        say(&format!(
+            "the kit is on {} already ({})",
+            url.host,
+            have.trim()
+        ));
         return Ok(have.trim().to_owned());
     }
     let tar = kit_tar(kit)?;
+    say(&format!(
+        "sending the kit to {} ({:.1} MB) and checking it against its manifest",
+        url.host,
+        tar.len() as f64 / 1e6
+    ));
     // A folder of this studio's own to unpack into: two studios sending the
     // same kit at once do not unpack into one folder.
     let part = quote(&format!(

@@ -72,7 +72,8 @@ pub fn host(name: &str) -> RemoteResult<RemoteHost> {
     })
 }
 
-/// Adds (or replaces) a host, installs the kit there and checks it.
+/// Adds (or replaces) a host, installs the kit there and checks it, saying
+/// each step as it starts (`say`).
 pub fn add_host(
     name: &str,
     url: &str,
@@ -80,6 +81,7 @@ pub fn add_host(
     env: &[String],
     slurm: Option<SlurmSettings>,
     peers: &[String],
+    say: &mut dyn FnMut(&str),
 ) -> RemoteResult<RemoteHost> {
     check_word("name", name)?;
     let url = SshUrl::parse(url)?;
@@ -114,7 +116,8 @@ pub fn add_host(
         inventory: None,
     };
     validate(&h)?;
-    h.inventory = Some(check::check(&h)?);
+    h.inventory = Some(check::check(&h, say)?);
+    say(&format!("saving {name} in the host list"));
     update_hosts(|list| {
         list.retain(|x| x.name != name);
         list.push(h.clone());
@@ -123,10 +126,11 @@ pub fn add_host(
     Ok(h)
 }
 
-/// Checks a host again (the kit re-sent if it changed) and stores what it has.
-pub fn check_host(name: &str) -> RemoteResult<RemoteHost> {
+/// Checks a host again (the kit re-sent if it changed) and stores what it
+/// has, saying each step as it starts (`say`).
+pub fn check_host(name: &str, say: &mut dyn FnMut(&str)) -> RemoteResult<RemoteHost> {
     let mut h = host(name)?;
-    h.inventory = Some(check::check(&h)?);
+    h.inventory = Some(check::check(&h, say)?);
     update_hosts(|list| {
         for x in list.iter_mut().filter(|x| x.name == name) {
             *x = h.clone();

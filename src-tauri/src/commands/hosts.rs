@@ -2,9 +2,12 @@
 //! (`trainbench_app::remote`); adding and checking talk to the host over ssh,
 //! on a blocking thread.
 
+use tauri::State;
 use trainbench_app::remote::{self, RemoteHost, SlurmSettings};
 
 use crate::error::{ApiError, ApiResult};
+use crate::narration::NarrationStatus;
+use crate::Studio;
 
 /// A host as Settings adds it.
 #[derive(Debug, Clone, serde::Deserialize, specta::Type)]
@@ -29,10 +32,13 @@ pub fn list_hosts() -> ApiResult<Vec<RemoteHost>> {
     Ok(remote::hosts()?)
 }
 
+/// Adds a host; its steps show through [`host_steps`] as they start.
 #[tauri::command]
 #[specta::specta]
-pub async fn add_host(request: AddHostRequest) -> ApiResult<RemoteHost> {
+pub async fn add_host(studio: State<'_, Studio>, request: AddHostRequest) -> ApiResult<RemoteHost> {
+    let steps = std::sync::Arc::clone(&studio.host_steps);
     tauri::async_runtime::spawn_blocking(move || {
+        let (_cancel, _running) = steps.begin("adding or checking a host")?;
         let slurm = request.slurm.then(|| SlurmSettings {
             partition: request.partition.clone().filter(|p| !p.trim().is_empty()),
         });
@@ -43,7 +49,22 @@ pub async fn add_host(request: AddHostRequest) -> ApiResult<RemoteHost> {
             &request.env,
             slurm,
             &request.peers,
+            &mut |s: &str| steps.say(s.to_owned()),
         )
+    })
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))?
+    .map_err(Into::into)
+}
+
+/// Checks a host again; its steps show through [`host_steps`].
+#[tauri::command]
+#[specta::specta]
+pub async fn check_host(studio: State<'_, Studio>, name: String) -> ApiResult<RemoteHost> {
+    let steps = std::sync::Arc::clone(&studio.host_steps);
+    tauri::async_runtime::spawn_blocking(move || {
+        let (_cancel, _running) = steps.begin("adding or checking a host")?;
+        remote::check_host(&name, &mut |s: &str| steps.say(s.to_owned()))
     })
     .await
     .map_err(|e| ApiError::internal(e.to_string()))?
@@ -52,16 +73,14 @@ pub async fn add_host(request: AddHostRequest) -> ApiResult<RemoteHost> {
 
 #[tauri::command]
 #[specta::specta]
-pub async fn check_host(name: String) -> ApiResult<RemoteHost> {
-    tauri::async_runtime::spawn_blocking(move || remote::check_host(&name))
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))?
-        .map_err(Into::into)
-}
-
-#[tauri::command]
-#[specta::specta]
 pub fn remove_host(name: String) -> ApiResult<Vec<RemoteHost>> {
     remote::remove_host(&name)?;
     Ok(remote::hosts()?)
+}
+
+/// The steps of the host add or check under way (or the last one).
+#[tauri::command]
+#[specta::specta]
+pub fn host_steps(studio: State<'_, Studio>) -> NarrationStatus {
+    studio.host_steps.status()
 }

@@ -9,8 +9,8 @@ use trainbench_app::{AppError, Host, RunnerOptions, Workspace};
 
 use super::dto::{count, PlanDto, Started};
 use crate::error::{ApiError, ApiResult};
+use crate::narration::{Narration, NarrationStatus};
 use crate::queue::{LiveRun, LiveUpdate, QueueEntry};
-use crate::search::{SearchStatus, Searches};
 use crate::Studio;
 
 /// Checks a sweep with the same rules `trainbench run` applies.
@@ -95,9 +95,9 @@ fn search_then_queue(
     mut plan: SweepPlan,
     command: &str,
     price: Option<String>,
-    searches: &Searches,
+    searches: &Narration,
 ) -> ApiResult<(i64, Vec<Job>)> {
-    let (cancel, _running) = searches.begin()?;
+    let (cancel, _running) = searches.begin("a batch search")?;
     let mut ws = Workspace::open_beside(db)?;
     let host = Host::open();
     let mut said = Narrated {
@@ -117,7 +117,7 @@ fn search_then_queue(
 /// The wizard's batch search: running or not, and its lines so far.
 #[tauri::command]
 #[specta::specta]
-pub fn batch_search_status(studio: State<'_, Studio>) -> SearchStatus {
+pub fn batch_search_status(studio: State<'_, Studio>) -> NarrationStatus {
     studio.searches.status()
 }
 

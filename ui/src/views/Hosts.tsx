@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, call, type RemoteHost } from "../api";
 import { emptyHostForm, hostSummary, toAddHost, type HostForm } from "../lib/hosts";
 import { Confirm, ErrorBox } from "./common";
+import { HostSteps } from "./SearchProgress";
 
 export function Hosts() {
   const [hosts, setHosts] = useState<RemoteHost[]>([]);
@@ -119,6 +120,7 @@ export function Hosts() {
           </button>
         </form>
       )}
+      {busy !== null && <HostSteps />}
       <table>
         <thead>
           <tr>

@@ -1,16 +1,16 @@
-// The batch search while it runs (the wizard's Start with batch size "max"):
-// each probe as it starts and ends, and Cancel.
+// Long tasks told step by step while the window waits: the batch search
+// (the wizard's Start with batch size "max": each probe as it starts and
+// ends, and Cancel) and a remote host's add or check (each step).
 import { useEffect, useState } from "preact/hooks";
-import { api, type SearchStatus } from "../api";
+import { api, type NarrationStatus } from "../api";
 
-export function SearchProgress() {
-  const [status, setStatus] = useState<SearchStatus | null>(null);
-  const [cancelling, setCancelling] = useState(false);
+/** The task's status, asked every half second while shown. */
+function useNarration(ask: () => Promise<NarrationStatus>): NarrationStatus | null {
+  const [status, setStatus] = useState<NarrationStatus | null>(null);
   useEffect(() => {
     let alive = true;
     const poll = () =>
-      api
-        .batchSearchStatus()
+      ask()
         .then((s) => alive && setStatus(s))
         .catch(() => {});
     poll();
@@ -20,6 +20,27 @@ export function SearchProgress() {
       clearInterval(t);
     };
   }, []);
+  return status;
+}
+
+/** A host being added or checked: its steps so far. */
+export function HostSteps() {
+  const status = useNarration(api.hostSteps);
+  if (!status?.running || status.lines.length === 0) return <p class="hint">Connecting…</p>;
+  return (
+    <ol class="host-steps" id="host-steps">
+      {status.lines.map((l, i) => (
+        <li key={i} class={i === status.lines.length - 1 ? "current" : ""}>
+          {l}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function SearchProgress() {
+  const status = useNarration(api.batchSearchStatus);
+  const [cancelling, setCancelling] = useState(false);
   if (!status || (!status.running && status.lines.length === 0)) return <p class="hint">Starting the batch search…</p>;
   return (
     <div class="search-progress" id="search-progress" data-running={status.running ? "yes" : "no"}>

@@ -1,6 +1,8 @@
-//! The wizard's batch search (`batch_size = max`) while it runs: its probes
-//! in words as they start and end (`trainbench_app::batch_words`, the lines
-//! the CLI prints), and Cancel. One search at a time.
+//! A long task the window waits for, told in words as it goes: the wizard's
+//! batch search (`batch_size = max`: each probe as it starts and ends, the
+//! lines the CLI prints, and Cancel) and a remote host's add or check (each
+//! step: the kit sent or found, the host asked, the peers). One task of each
+//! kind at a time; its lines stay until the next one starts.
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -8,29 +10,29 @@ use serde::Serialize;
 use tokio::sync::watch;
 use trainbench_app::AppError;
 
-/// What the wizard shows under Start.
+/// What the window shows while it waits.
 #[derive(Debug, Clone, Default, Serialize, specta::Type)]
-pub struct SearchStatus {
-    /// A search is under way.
+pub struct NarrationStatus {
+    /// The task is under way.
     pub running: bool,
-    /// The latest search's lines, oldest first.
+    /// The latest task's lines, oldest first.
     pub lines: Vec<String>,
 }
 
 #[derive(Debug, Default)]
 struct State {
-    status: SearchStatus,
+    status: NarrationStatus,
     cancel: Option<watch::Sender<bool>>,
 }
 
-/// The batch search of the desktop app.
+/// One kind of task of the desktop app.
 #[derive(Debug, Default)]
-pub struct Searches {
+pub struct Narration {
     state: Mutex<State>,
 }
 
-/// Marks the search ended when dropped (finished, failed or cancelled).
-pub struct Running<'a>(&'a Searches);
+/// Marks the task ended when dropped (finished, failed or cancelled).
+pub struct Running<'a>(&'a Narration);
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
@@ -40,25 +42,25 @@ impl Drop for Running<'_> {
     }
 }
 
-impl Searches {
+impl Narration {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Starts a search: its cancel flag, and the guard that ends it. Refused
-    /// while another runs.
-    pub fn begin(&self) -> Result<(watch::Receiver<bool>, Running<'_>), AppError> {
+    /// Starts a task: its cancel flag, and the guard that ends it. Refused
+    /// while another of its kind runs (`what` says which, in the refusal).
+    pub fn begin(&self, what: &str) -> Result<(watch::Receiver<bool>, Running<'_>), AppError> {
         let mut s = self.lock();
         if s.status.running {
-            return Err(AppError::Busy(
-                "a batch search is running already: wait for it or cancel it".into(),
-            ));
+            return Err(AppError::Busy(format!(
+                "{what} is under way already: wait for it to end"
+            )));
         }
         let (tx, rx) = watch::channel(false);
         *s = State {
-            status: SearchStatus {
+            status: NarrationStatus {
                 running: true,
                 lines: Vec::new(),
             },
@@ -67,16 +69,16 @@ impl Searches {
         Ok((rx, Running(self)))
     }
 
-    /// One line of the search's progress.
+    /// One line of the task's progress.
     pub fn say(&self, line: String) {
         self.lock().status.lines.push(line);
     }
 
-    pub fn status(&self) -> SearchStatus {
+    pub fn status(&self) -> NarrationStatus {
         self.lock().status.clone()
     }
 
-    /// Cancels the search under way; false when none is.
+    /// Cancels the task under way; false when none is.
     pub fn cancel(&self) -> bool {
         let s = self.lock();
         match &s.cancel {
@@ -92,9 +94,16 @@ mod tests {
 
     #[test]
     fn one_search_at_a_time_its_lines_kept_after_it_ends() {
-        let searches = Searches::default();
-        let (cancel, running) = searches.begin().expect("first");
-        assert!(searches.begin().is_err(), "a second is refused");
+        let searches = Narration::default();
+        let (cancel, running) = searches.begin("a batch search").expect("first");
+        let refused = searches
+            .begin("a batch search")
+            .err()
+            .expect("a second is refused");
+        assert!(
+            refused.to_string().contains("a batch search is under way"),
+            "{refused}"
+        );
         searches.say("probing batch 1".into());
         assert!(searches.cancel());
         assert!(*cancel.borrow());
@@ -103,7 +112,7 @@ mod tests {
         assert!(!status.running);
         assert_eq!(status.lines, ["probing batch 1"]);
         assert!(!searches.cancel(), "nothing to cancel");
-        let (_c, _r) = searches.begin().expect("again once ended");
+        let (_c, _r) = searches.begin("a batch search").expect("again once ended");
         assert!(searches.status().lines.is_empty());
     }
 }
