@@ -54,13 +54,7 @@ fn a_run_started_from_the_desktop_trains_on_a_remote_host_with_the_cli_as_kit() 
         host["inventory"]["frameworks"][0]["framework"], "pytorch",
         "{host}"
     );
-    // Each step was said as it started (Settings shows them while it waits).
-    let steps = app.ok("host_steps", json!({}));
-    let said = steps["lines"].to_string();
-    assert_eq!(steps["running"], false, "{steps}");
-    for step in ["connecting to ssh://", "sending the kit to", "asking box for its name", "saving box"] {
-        assert!(said.contains(step), "{step:?} not in {said}");
-    }
+    steps_were_said(&app);
     let kit = host["inventory"]["kit_dir"].as_str().expect("kit folder");
     let sent = std::fs::read(format!("{kit}/bin/trainbench")).expect("the kit's binary");
     assert!(
@@ -189,4 +183,20 @@ fn a_run_started_from_the_desktop_trains_on_a_remote_host_with_the_cli_as_kit() 
     );
     assert_eq!(app.ok("delete_runs", json!({"runIds": [id]})), json!(1));
     drop(servers);
+}
+
+/// Each step of the host's add was said as it started (Settings shows them
+/// while it waits).
+fn steps_were_said(app: &common::app::App) {
+    let steps = app.ok("host_steps", json!({}));
+    let said = steps["lines"].to_string();
+    assert_eq!(steps["running"], false, "{steps}");
+    for step in [
+        "connecting to ssh://",
+        "sending the kit to",
+        "asking box for its name",
+        "saving box",
+    ] {
+        assert!(said.contains(step), "{step:?} not in {said}");
+    }
 }
