@@ -39,7 +39,7 @@ export function Prices({ onChanged }: { onChanged: () => void }) {
   return (
     <section>
       <h3>Price table</h3>
-      <p class="hint">Cost per epoch is an epoch's time at the measured throughput × an offering's price per device-hour × the devices a run uses.</p>
+      <p class="hint">Cost per epoch = epoch time × the offering's price per device-hour × the devices a run uses.</p>
       <ErrorBox error={error} onClose={() => setError(null)} />
       <button type="button" id="add-price" onClick={() => setEdit(emptyPriceForm())}>
         Add a price
