@@ -47,6 +47,21 @@ async function invoke(command, args) {
   return r.ok;
 }
 
+/** Ticks a checkbox and waits until it shows ticked. A click WebKit's driver
+ * lands beside a small box is tried again (three tries), and each miss is
+ * logged, so a box that never ticks still fails with what the page said. */
+async function tick(css) {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    await wd.click(css);
+    for (let i = 0; i < 20; i++) {
+      if (await wd.exec(`return document.querySelector(${JSON.stringify(css)}).checked`)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    console.log(`  ${css} not ticked after click ${attempt}; page errors: ${JSON.stringify(await wd.exec("return window.__trainbenchErrors"))}`);
+  }
+  throw new Error(`${css} did not tick after three clicks`);
+}
+
 function step(text) {
   console.log(`e2e: ${text}`);
 }
@@ -242,8 +257,7 @@ try {
   step("the runs table's column chooser: GPU and MFU of the H100 runs");
   await wd.click("#nav-runs");
   await wd.click("#column-picker summary");
-  await wd.click("input[name=column-gpu]");
-  await wd.click("input[name=column-mfu]");
+  for (const column of ["gpu", "mfu"]) await tick(`input[name=column-${column}]`);
   await wd.waitFor(".runs-table", { check: (t) => t.includes("NVIDIA H100") && /\d+\.\d %/.test(t), what: "the GPU and MFU columns" });
   await screenshot("runs-columns");
   await wd.click("#nav-compare");
@@ -272,7 +286,8 @@ try {
   try {
     await screenshot("failure");
     const html = await wd.exec("return document.body.innerText");
-    writeFileSync(join(out, "failure.txt"), String(html));
+    const errors = await wd.exec("return window.__trainbenchErrors");
+    writeFileSync(join(out, "failure.txt"), `page errors: ${JSON.stringify(errors)}\n\n${html}`);
   } catch {
     // The window may be gone.
   }

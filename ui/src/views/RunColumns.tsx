@@ -11,12 +11,24 @@ const STORAGE = "trainbench.runs.columns";
 
 /** The columns chosen, and a setter that remembers them. */
 export function useColumns(): [OptionalColumn[], (c: OptionalColumn[]) => void] {
-  const [cols, setCols] = useState<OptionalColumn[]>(() => chosenColumns(localStorage.getItem(STORAGE)));
+  const [cols, setCols] = useState<OptionalColumn[]>(() => {
+    try {
+      return chosenColumns(localStorage.getItem(STORAGE));
+    } catch {
+      return [];
+    }
+  });
   return [
     cols,
     (c) => {
-      localStorage.setItem(STORAGE, JSON.stringify(c));
       setCols(c);
+      // Remembering is a convenience: a window without local storage (or
+      // with it full) still shows the columns chosen.
+      try {
+        localStorage.setItem(STORAGE, JSON.stringify(c));
+      } catch {
+        // not remembered
+      }
     },
   ];
 }
