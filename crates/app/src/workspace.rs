@@ -65,6 +65,11 @@ impl Workspace {
         Ok(self.store.list_runs()?)
     }
 
+    /// How many runs the database holds.
+    pub fn run_count(&self) -> AppResult<u64> {
+        Ok(self.store.run_count()?)
+    }
+
     pub fn run(&self, id: i64) -> AppResult<RunRow> {
         Ok(self.store.run_row(id)?)
     }

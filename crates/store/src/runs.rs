@@ -364,6 +364,14 @@ impl Store {
         Ok(())
     }
 
+    /// How many runs are stored (without reading them).
+    pub fn run_count(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     pub fn list_runs(&self) -> Result<Vec<RunRow>> {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN summaries s ON s.run_id = r.id ORDER BY r.id"

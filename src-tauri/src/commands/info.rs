@@ -14,11 +14,11 @@ use crate::Studio;
 pub fn app_info(studio: State<'_, Studio>) -> ApiResult<AppInfo> {
     let models = trainbench_app::models::catalogue();
     let prices = studio.with(|w| w.prices())?;
-    let runs_stored = studio.with(|w| w.runs())?.len();
+    let runs_stored = studio.with(|w| w.run_count())?;
     Ok(AppInfo {
         version: trainbench_app::VERSION.into(),
         database: studio.db_path().display().to_string(),
-        runs_stored: super::dto::count(runs_stored),
+        runs_stored: u32::try_from(runs_stored).unwrap_or(u32::MAX),
         machine: studio.host.describe(),
         models,
         frameworks: framework_choices(),
