@@ -1,7 +1,7 @@
 # The README's two commands: `make run` and `make test`. Both set up what is
 # missing first (scripts/setup.sh) and skip what is already there.
 SHELL := /bin/bash
-.PHONY: run test setup setup-all build build-cli bench deb cli-demo kit gpu-check
+.PHONY: run test setup setup-all build build-cli bench deb cli-demo kit gpu-check gpu-session
 
 ## What `make run` needs (PyTorch's environment; TensorFlow and JAX on demand).
 setup:
@@ -34,6 +34,12 @@ kit: build-cli
 ## The GPU acceptance suite on this machine's GPUs (docs/kit.md); exits 3 without a GPU.
 gpu-check: build-cli
 	@source scripts/env.sh && ./target/release/trainbench gpu-check --out target/gpu-check/$$(date -u +%Y%m%d-%H%M%S)
+
+## The most valuable GPU figures within a time budget, with timm and Hugging Face
+## peers on the same GPU (docs/kit.md): `make gpu-session BUDGET=540`; exits 3 without a GPU.
+BUDGET ?= 540
+gpu-session: build-cli
+	@source scripts/env.sh && ./target/release/trainbench gpu-session --budget $(BUDGET) --out target/gpu-session/$$(date -u +%Y%m%d-%H%M%S)
 
 ## Open the desktop studio (without a display: the headless quick benchmark).
 run: build

@@ -1556,6 +1556,8 @@ export type SweepRequest = {
 	num_classes: number | null,
 	/**  Tokens per sequence of a text model; `None` keeps the model's. */
 	seq_len?: number | null,
+	/**  Pixels per side of an image model's input (default: the model's). */
+	image_size?: number | null,
 	target_accuracy: number | null,
 	/**  A held-out loss to reach (time-to-loss). */
 	target_loss?: number | null,
@@ -1583,6 +1585,11 @@ export type SweepRequest = {
 	batch_max?: boolean,
 	/**  The largest batch the search tries (default 65,536). */
 	batch_cap?: number | null,
+	/**
+	 *  The first batch the search tries (default 1): doubling up from it,
+	 *  halving down when it does not fit.
+	 */
+	batch_from?: number | null,
 	/**
 	 *  Resident memory a worker's processes may use (bytes): a worker over it
 	 *  is stopped (failed, out of memory). Required for a batch search on the

@@ -37,6 +37,12 @@ describe("toRequest", () => {
     expect(parseIntList("batch_size", "", 1, 8)).toMatchObject({ message: expect.stringContaining("is empty") });
   });
 
+  it("sends an image size, or the model's when empty", () => {
+    expect(toRequest({ ...defaultForm(), imageSize: " 160 " })).toMatchObject({ image_size: 160 });
+    expect(toRequest(defaultForm())).toMatchObject({ image_size: null });
+    expect(toRequest({ ...defaultForm(), imageSize: "0" })).toMatchObject({ field: "image_size", message: expect.stringContaining("image_size = 0 is not allowed") });
+  });
+
   it("sends an image folder with its path and loader workers", () => {
     const r = toRequest({ ...defaultForm(), data: "folder", folderPath: " /data/digits ", loaderWorkers: "0" });
     expect("model" in r && r.data).toBe("folder:/data/digits");

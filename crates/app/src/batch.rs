@@ -152,7 +152,7 @@ impl Workspace {
             // A batch the spec does not allow (more than the data set holds)
             // ends the search like the cap.
             let mut beyond: Option<String> = None;
-            while let Some(batch) = next_probe(&probes, search.cap) {
+            while let Some(batch) = next_probe(&probes, &search) {
                 if *cancel.borrow() {
                     return Err(AppError::Cancelled);
                 }
@@ -173,10 +173,14 @@ impl Workspace {
             let Some(best) = largest_fit(&probes) else {
                 let message = match (probes.last(), &beyond) {
                     (Some(p), _) => format!(
-                        "batch_size = max: not even batch 1 fits: {}",
+                        "batch_size = max: not even batch {} fits: {}",
+                        p.batch_size,
                         p.reason.as_deref().unwrap_or(p.outcome.label())
                     ),
-                    (None, Some(e)) => format!("batch_size = max: batch 1 is not allowed: {e}"),
+                    (None, Some(e)) => format!(
+                        "batch_size = max: batch {} is not allowed: {e}",
+                        search.from
+                    ),
                     (None, None) => format!(
                         "batch_size = max: nothing to try under the cap of {}",
                         search.cap

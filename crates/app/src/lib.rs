@@ -19,7 +19,9 @@
 //! - [`glossary`]: the studio's words explained, for tooltips, the CLI and
 //!   docs/glossary.md.
 //! - [`explain`]: two runs' step breakdowns turned into the gap part by part.
-//! - [`gpu_check`]: the GPU acceptance suite (plan, checks, report).
+//! - [`gpu_check`]: the GPU acceptance suite (plan, checks, report);
+//!   [`gpu_session`]: the most valuable GPU measurements within a time
+//!   budget, with peers, and their results folded into the docs.
 //! - [`job`]: the job types the use cases share (a leaf module); [`remote`]:
 //!   hosts over ssh, from `trainbench-remote`.
 //! - [`settings`]: the settings file both front ends read, and which
@@ -35,6 +37,7 @@ pub mod first_run;
 pub mod frameworks;
 pub mod glossary;
 pub mod gpu_check;
+pub mod gpu_session;
 pub mod host;
 pub mod job;
 pub mod live;

@@ -2,6 +2,8 @@
 # TrainBench bench kit: measures training on a machine where the studio is not
 # installed but a framework is. Written by `trainbench kit build`.
 #
+#   bash run.sh gpu-session [BUDGET_S] [flags]  the most valuable GPU figures
+#                                             within a time budget (default 540 s)
 #   bash run.sh gpu-check [gpu-check flags]   the GPU acceptance suite
 #   bash run.sh quick [run flags]             one small benchmark per framework
 #   bash run.sh env                           what the kit found here
@@ -9,17 +11,18 @@
 # The machine's own Python (TRAINBENCH_PYTHON, else python3 on PATH) is
 # registered as an environment for each framework it can import (PyTorch,
 # TensorFlow, JAX). Results stay inside the kit (results/), with a session
-# file to bring home: `trainbench import results/…/*.trainbench-session.json`.
+# file to bring home: `trainbench import results/…/*.trainbench-session.json`
+# (TRAINBENCH_RESULTS puts results/ elsewhere, e.g. a folder that is copied back).
 set -euo pipefail
 KIT="$(cd "$(dirname "$0")" && pwd)"
 TB="$KIT/bin/trainbench"
 suite="${1:-}"
 [ $# -gt 0 ] && shift
 case "$suite" in
-  gpu-check|quick|env) ;;
+  gpu-session|gpu-check|quick|env) ;;
   *)
-    echo "usage: bash run.sh gpu-check|quick|env [flags]" >&2
-    echo "suite = ${suite:-(none)} is not allowed: expected gpu-check, quick or env" >&2
+    echo "usage: bash run.sh gpu-session|gpu-check|quick|env [flags]" >&2
+    echo "suite = ${suite:-(none)} is not allowed: expected gpu-session, gpu-check, quick or env" >&2
     exit 2 ;;
 esac
 say() { printf 'kit: %s\n' "$*" >&2; }
@@ -65,12 +68,29 @@ if [ -x "$KIT/bin/trainbench-worker-tch" ]; then
 fi
 list="$(IFS=,; echo "${frameworks[*]:-}")"
 stamp="$(date -u +%Y%m%d-%H%M%S)"
-out="$KIT/results/$suite-$stamp"
+out="${TRAINBENCH_RESULTS:-$KIT/results}/$suite-$stamp"
 
 case "$suite" in
   env)
     "$TB" env list
     echo "frameworks the kit would measure: ${list:-none}"
+    ;;
+  gpu-session)
+    # A first argument that is a number is the budget in seconds.
+    budget=()
+    if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; then budget=(--budget "$1"); shift; fi
+    # The session measures PyTorch and JAX (tch only where its libtorch matches).
+    fws="$(IFS=,; echo "${frameworks[*]:-}" | tr ',' '\n' | grep -E '^(pytorch|jax)@' | paste -sd, - || true)"
+    set +e
+    if [ -z "$fws" ]; then
+      "$TB" gpu-session --out "$out" "${budget[@]}" "$@"
+    else
+      "$TB" gpu-session --framework "$fws" --out "$out" "${budget[@]}" "$@"
+    fi
+    rc=$?
+    set -e
+    [ -d "$out" ] && echo "results: $out (fold them in at home: trainbench gpu-session fold DIR)"
+    exit "$rc"
     ;;
   gpu-check)
     if [ -z "$list" ]; then

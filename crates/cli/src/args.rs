@@ -135,6 +135,10 @@ pub enum Command {
     /// The GPU acceptance suite: every installed framework × precision on the
     /// GPUs present, checked (exit 3 without a GPU).
     GpuCheck(Box<crate::gpu_check::GpuCheckArgs>),
+    /// The most valuable GPU measurements within a time budget, with timm and
+    /// Hugging Face peers on the same GPU; `fold DIR` adds a session's
+    /// results to docs/gpu-results.md (exit 3 without a GPU, unless --rehearse).
+    GpuSession(Box<crate::gpu_session::GpuSessionArgs>),
     /// The bench kit: a folder that measures where the studio is not installed.
     Kit {
         #[command(subcommand)]

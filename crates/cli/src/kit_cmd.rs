@@ -171,10 +171,13 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
             workers_from.display()
         )));
     }
-    copy_tree(
-        &workers_from.join("trainbench_worker"),
-        &output.join("share/trainbench/workers/python/trainbench_worker"),
-    )?;
+    // The workers, and the peers a GPU session holds them against.
+    for package in ["trainbench_worker", "trainbench_peers"] {
+        copy_tree(
+            &workers_from.join(package),
+            &output.join("share/trainbench/workers/python").join(package),
+        )?;
+    }
     let run_sh = output.join("run.sh");
     std::fs::write(&run_sh, RUN_SH).map_err(|e| io("cannot write", &run_sh, e))?;
     {

@@ -3,12 +3,13 @@
 //! them — every use case through `trainbench-app`, the layer the desktop app
 //! uses too; this binary parses arguments and prints. Every command takes
 //! `--json` and then prints one JSON document. Exit codes: 0 success, 1 a run
-//! failed, 2 bad input (3: `gpu-check` without a GPU).
+//! failed, 2 bad input (3: `gpu-check` or `gpu-session` without a GPU).
 
 mod args;
 mod env_cmd;
 mod error;
 mod gpu_check;
+mod gpu_session;
 #[cfg(test)]
 mod help_tests;
 mod host_cmd;
@@ -87,6 +88,7 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
         Command::Prices { command, json } => prices_cmd::run(&db, command, json),
         Command::Env { command, json } => env_cmd::run(command, &at, json),
         Command::GpuCheck(a) => gpu_check::run(&db, *a),
+        Command::GpuSession(a) => gpu_session::run(&db, *a),
         Command::Kit { command } => kit_cmd::run(command),
         Command::Host { command, json } => host_cmd::host(command, json),
         Command::Attach {

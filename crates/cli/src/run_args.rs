@@ -58,6 +58,11 @@ pub struct RunArgs {
     /// Default: 65536.
     #[arg(long, value_name = "N")]
     pub batch_cap: Option<u32>,
+    /// With --batch-size max: the first batch to try, a whole number ≥ 1
+    /// (doubling up from it; halving down when it does not fit), to skip the
+    /// probes of batches known to fit. Default: 1.
+    #[arg(long, value_name = "N")]
+    pub batch_from: Option<u32>,
     /// Resident memory a worker's processes may use, e.g. 8G, 8GiB or 512MiB:
     /// a worker over it is stopped (out of memory). Needed by --batch-size max
     /// on the CPU. Default: no limit.
@@ -100,6 +105,12 @@ pub struct RunArgs {
     /// ≥ 1. Default: the model's.
     #[arg(long, value_name = "T")]
     pub seq_len: Option<i64>,
+    /// Pixels per side of an image model's input (ViT: a multiple of its
+    /// patch size; ResNet: at least 32, or 8 for the small ones); FLOPs and
+    /// MFU follow it. Not with mnist or cifar10 (their size is fixed).
+    /// Default: the model's (224 for the ImageNet models).
+    #[arg(long, value_name = "PX")]
+    pub image_size: Option<i64>,
     /// Held-out accuracy to reach, a fraction in (0, 1], e.g. 0.95: the time to
     /// reach it is measured and the run stops there unless
     /// --no-stop-at-target. Default: none (0.95 for the quick benchmark).
@@ -234,6 +245,12 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                     bad("batch_cap", format!("batch_cap = {s} is not allowed: expected a whole number ≥ 1"))
                 })?))
             }
+            "batch_from" => {
+                a.batch_from = a.batch_from.take().or(Some(u32::try_from(num("batch_from")?).map_err(|_| {
+                    bad("batch_from", format!("batch_from = {s} is not allowed: expected a whole number ≥ 1"))
+                })?))
+            }
+            "image_size" => a.image_size = a.image_size.take().or(Some(num("image_size")?)),
             "memory_limit" => a.memory_limit = a.memory_limit.take().or(Some(s)),
             "data" => a.data = a.data.take().or(Some(s)),
             "host" => a.host = a.host.take().or(Some(s)),
@@ -271,7 +288,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             other => {
-                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, epoch_size, profile", path.display())))
+                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, epoch_size, profile", path.display())))
             }
         }
     }
@@ -340,6 +357,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         nodes: a.nodes,
         num_classes: a.num_classes,
         seq_len: a.seq_len,
+        image_size: a.image_size,
         target_accuracy: a
             .target_accuracy
             .or(quick.then_some(first_run::QUICK_TARGET)),
@@ -355,6 +373,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         profile: a.profile,
         batch_max,
         batch_cap: a.batch_cap,
+        batch_from: a.batch_from,
         memory_limit_bytes,
     })
 }

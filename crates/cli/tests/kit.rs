@@ -70,6 +70,19 @@ fn kit_builds_and_its_gpu_check_reports_no_gpu_here() {
             || std::fs::read_dir(kit.join("results")).unwrap().count() == 0
     );
 
+    // The GPU session too, pointing to its rehearsal.
+    let out = Command::new("bash")
+        .arg(kit.join("run.sh"))
+        .arg("gpu-session")
+        .env_remove("TRAINBENCH_NO_NVML")
+        .env_remove("TRAINBENCH_HOME")
+        .env_remove("TRAINBENCH_DB")
+        .env("TRAINBENCH_PYTHON", "/nonexistent/python3")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rehearse runs its plan on the CPU"));
+
     let out = Command::new("bash")
         .arg(kit.join("run.sh"))
         .arg("benchmark-everything")
@@ -77,5 +90,5 @@ fn kit_builds_and_its_gpu_check_reports_no_gpu_here() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("suite = benchmark-everything is not allowed: expected gpu-check, quick or env"));
+        .contains("suite = benchmark-everything is not allowed: expected gpu-session, gpu-check, quick or env"));
 }

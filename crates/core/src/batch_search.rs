@@ -1,8 +1,10 @@
-//! The largest batch that fits (`--batch-size max`): powers of two from 1,
-//! each probed by a short run in a fresh worker process, until the first that
-//! does not fit (out of memory on the device, or over the host memory limit
-//! the user set for a CPU run) or the cap. The run then uses the largest that
-//! fitted. This module holds the rule; the app runs the probes and stores them.
+//! The largest batch that fits (`--batch-size max`): doubling from the first
+//! batch tried (1 unless the user starts higher), each probed by a short run
+//! in a fresh worker process, until the first that does not fit (out of
+//! memory on the device, or over the host memory limit the user set for a
+//! CPU run) or the cap; when the first batch tried does not fit, halving
+//! until one does. The run then uses the largest that fitted. This module
+//! holds the rule; the app runs the probes and stores them.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,12 +16,19 @@ pub const PROBE_STEPS: u32 = 3;
 /// The largest batch searched unless the user caps it lower.
 pub const DEFAULT_CAP: u32 = 65_536;
 
+fn first_batch() -> u32 {
+    1
+}
+
 /// What a search is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct BatchSearch {
     /// The largest batch to try (a power of two is tried only up to it).
     pub cap: u32,
+    /// The first batch tried (1 unless a known-good size saves probes).
+    #[serde(default = "first_batch")]
+    pub from: u32,
     /// Resident memory the worker's processes may use (bytes), for a CPU
     /// run; `None` on a GPU, where the device's memory is the limit.
     pub memory_limit_bytes: Option<u64>,
@@ -88,13 +97,22 @@ pub struct BatchProbe {
     pub reason: Option<String>,
 }
 
-/// The batch to probe next, or `None` when the search is over: after the
-/// first probe that did not fit, or once doubling would pass `cap`.
-pub fn next_probe(probes: &[BatchProbe], cap: u32) -> Option<u32> {
-    match probes.last() {
-        None => (cap >= 1).then_some(1),
-        Some(p) if p.outcome != ProbeOutcome::Fits => None,
-        Some(p) => p.batch_size.checked_mul(2).filter(|b| *b <= cap),
+/// The batch to probe next, or `None` when the search is over: doubling
+/// from `search.from` until the first probe that does not fit or the cap;
+/// when no probe has fitted yet and the last ran out of memory (or over the
+/// limit), half of it; after a probe that failed for another reason, none.
+pub fn next_probe(probes: &[BatchProbe], search: &BatchSearch) -> Option<u32> {
+    let Some(last) = probes.last() else {
+        return (search.from >= 1 && search.from <= search.cap).then_some(search.from);
+    };
+    let none_fit = probes.iter().all(|p| p.outcome != ProbeOutcome::Fits);
+    match last.outcome {
+        ProbeOutcome::Fits if probes.iter().any(|p| p.outcome != ProbeOutcome::Fits) => None,
+        ProbeOutcome::Fits => last.batch_size.checked_mul(2).filter(|b| *b <= search.cap),
+        ProbeOutcome::OutOfMemory | ProbeOutcome::OverLimit if none_fit => {
+            (last.batch_size > 1).then_some(last.batch_size / 2)
+        }
+        _ => None,
     }
 }
 
@@ -143,6 +161,14 @@ pub fn parse_memory(s: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
+    fn up_to(cap: u32) -> BatchSearch {
+        BatchSearch {
+            cap,
+            from: 1,
+            memory_limit_bytes: None,
+        }
+    }
+
     fn probe(b: u32, outcome: ProbeOutcome) -> BatchProbe {
         BatchProbe {
             batch_size: b,
@@ -159,7 +185,7 @@ mod tests {
         let mut probes = Vec::new();
         let mut tried = Vec::new();
         // Batches up to 24 fit: 1, 2, 4, 8, 16 fit, 32 does not.
-        while let Some(b) = next_probe(&probes, DEFAULT_CAP) {
+        while let Some(b) = next_probe(&probes, &up_to(DEFAULT_CAP)) {
             tried.push(b);
             let outcome = if b <= 24 {
                 ProbeOutcome::Fits
@@ -175,23 +201,67 @@ mod tests {
     #[test]
     fn the_cap_ends_a_search_where_everything_fits() {
         let mut probes = Vec::new();
-        while let Some(b) = next_probe(&probes, 100) {
+        while let Some(b) = next_probe(&probes, &up_to(100)) {
             probes.push(probe(b, ProbeOutcome::Fits));
         }
         let tried: Vec<u32> = probes.iter().map(|p| p.batch_size).collect();
         assert_eq!(tried, [1, 2, 4, 8, 16, 32, 64]);
         assert_eq!(largest_fit(&probes), Some(64));
-        assert_eq!(next_probe(&[], 0), None);
+        assert_eq!(next_probe(&[], &up_to(0)), None);
     }
 
     #[test]
     fn nothing_fits_when_batch_one_does_not() {
         let probes = vec![probe(1, ProbeOutcome::OverLimit)];
-        assert_eq!(next_probe(&probes, DEFAULT_CAP), None);
+        assert_eq!(next_probe(&probes, &up_to(DEFAULT_CAP)), None);
         assert_eq!(largest_fit(&probes), None);
         let failed = vec![probe(1, ProbeOutcome::Fits), probe(2, ProbeOutcome::Failed)];
-        assert_eq!(next_probe(&failed, DEFAULT_CAP), None);
+        assert_eq!(next_probe(&failed, &up_to(DEFAULT_CAP)), None);
         assert_eq!(largest_fit(&failed), Some(1));
+    }
+
+    /// Tries the search against a device where batches up to `fits` fit.
+    fn search(from: u32, cap: u32, fits: u32) -> (Vec<u32>, Option<u32>) {
+        let s = BatchSearch {
+            cap,
+            from,
+            memory_limit_bytes: None,
+        };
+        let mut probes = Vec::new();
+        while let Some(b) = next_probe(&probes, &s) {
+            let outcome = if b <= fits {
+                ProbeOutcome::Fits
+            } else {
+                ProbeOutcome::OutOfMemory
+            };
+            probes.push(probe(b, outcome));
+        }
+        let tried = probes.iter().map(|p| p.batch_size).collect();
+        (tried, largest_fit(&probes))
+    }
+
+    #[test]
+    fn a_search_from_a_known_batch_doubles_up_or_halves_down() {
+        // Up from 64 where 300 fit: 64, 128, 256 fit, 512 does not.
+        assert_eq!(search(64, 1024, 300), (vec![64, 128, 256, 512], Some(256)));
+        // Down from 64 where 20 fit: 64, 32 out of memory, 16 fits, then stop.
+        assert_eq!(search(64, 1024, 20), (vec![64, 32, 16], Some(16)));
+        // Nothing fits: down to 1, then stop.
+        assert_eq!(search(4, 1024, 0), (vec![4, 2, 1], None));
+        // Up to the cap, and a start over the cap tries nothing.
+        assert_eq!(search(64, 256, 10_000), (vec![64, 128, 256], Some(256)));
+        assert_eq!(search(512, 256, 10_000), (vec![], None));
+        // A failure for another reason on the way down ends the search.
+        let s = BatchSearch {
+            cap: 64,
+            from: 64,
+            memory_limit_bytes: None,
+        };
+        let failed = [
+            probe(64, ProbeOutcome::OutOfMemory),
+            probe(32, ProbeOutcome::Failed),
+        ];
+        assert_eq!(next_probe(&failed, &s), None);
     }
 
     #[test]

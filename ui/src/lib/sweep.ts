@@ -34,6 +34,8 @@ export interface WizardForm {
   epochSize: string;
   /** The operator profile after the timed part. */
   profile: boolean;
+  /** Pixels per side of an image model's input ("" = the model's). */
+  imageSize: string;
   /** Resident memory a worker may use ("8G", "512MiB"); needed by a batch
    * search ("max") on the CPU. */
   memoryLimit: string;
@@ -59,6 +61,7 @@ export const defaultForm = (): WizardForm => ({
   repeats: "1",
   price: "",
   epochSize: "",
+  imageSize: "",
   profile: false,
   memoryLimit: "",
 });
@@ -166,6 +169,12 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     if (typeof n !== "number") return n;
     epochSize = n;
   }
+  let imageSize: number | null = null;
+  if (f.imageSize.trim() !== "") {
+    const n = parseOne("image_size", f.imageSize, 1, 8192);
+    if (typeof n !== "number") return n;
+    imageSize = n;
+  }
   for (const [field, list] of [["model", f.models], ["framework", f.frameworks], ["precision", f.precisions], ["compile", f.compile]] as const) {
     if (list.length === 0) return { field, message: `${field}: choose at least one` };
   }
@@ -187,6 +196,7 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     loader_workers: loaderWorkers,
     num_classes: null,
     seq_len: null,
+    image_size: imageSize,
     target_accuracy: target,
     target_loss: targetLoss,
     eval_every_steps: null,

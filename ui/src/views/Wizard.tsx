@@ -372,6 +372,10 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
               </option>
             ))}
           </select>
+          <label for="image-size">Image size (px)</label>
+          <input id="image-size" name="image_size" value={form.imageSize} onInput={(e) => set({ imageSize: e.currentTarget.value })} placeholder="the model's (224)" />
+          <p class="hint">Pixels per side of an image model's input (a ViT takes a multiple of its patch, a ResNet 32 or more); FLOPs and MFU follow it.</p>
+          <FieldMessages field="image_size" messages={messages} />
           {form.data === "folder" && (
             <div class="folder">
               <label for="folder-path">Image folder</label>

@@ -76,7 +76,7 @@ const CHECK_LEGEND: &str = "done = completed; alloc = framework allocator peak; 
 
 /// The PDF's sections ahead of the comparison: verdicts, figures, and the
 /// evidence of every failure and note.
-pub(super) fn sections(
+pub(crate) fn sections(
     p: &GpuCheckPlan,
     details: &[RunDetail],
     checks: &[Vec<Check>],

@@ -60,6 +60,9 @@ pub struct SweepRequest {
     /// Tokens per sequence of a text model; `None` keeps the model's.
     #[serde(default)]
     pub seq_len: Option<i64>,
+    /// Pixels per side of an image model's input (default: the model's).
+    #[serde(default)]
+    pub image_size: Option<i64>,
     pub target_accuracy: Option<f64>,
     /// A held-out loss to reach (time-to-loss).
     #[serde(default)]
@@ -89,6 +92,10 @@ pub struct SweepRequest {
     /// The largest batch the search tries (default 65,536).
     #[serde(default)]
     pub batch_cap: Option<u32>,
+    /// The first batch the search tries (default 1): doubling up from it,
+    /// halving down when it does not fit.
+    #[serde(default)]
+    pub batch_from: Option<u32>,
     /// Resident memory a worker's processes may use (bytes): a worker over it
     /// is stopped (failed, out of memory). Required for a batch search on the
     /// CPU, where it is what "fits" means.
@@ -115,6 +122,7 @@ impl Default for SweepRequest {
             loader_workers: None,
             num_classes: None,
             seq_len: None,
+            image_size: None,
             target_accuracy: None,
             target_loss: None,
             eval_every_steps: None,
@@ -128,6 +136,7 @@ impl Default for SweepRequest {
             profile: false,
             batch_max: false,
             batch_cap: None,
+            batch_from: None,
             memory_limit_bytes: None,
         }
     }
@@ -397,6 +406,71 @@ mod tests {
                 .expect("the stored spec validates");
             assert_eq!(reread.batch_size, 24);
             assert_eq!(reread.precision, spec.precision);
+        }
+    }
+
+    #[test]
+    fn image_size_and_the_first_batch_searched_are_run_settings_checked_by_name() {
+        let cpu = Machine {
+            gpus: 0,
+            cpu_cores: 2,
+        };
+        let sized = |model: &str, px: i64| SweepRequest {
+            model: vec![model.into()],
+            image_size: Some(px),
+            ..SweepRequest::default()
+        };
+        let plan = plan_sweep(&sized("resnet50", 160), cpu, false);
+        assert!(plan.rejected.is_empty(), "{:?}", plan.rejected);
+        let cfg = &plan.configs[0];
+        assert!(cfg.label.contains("resnet50 160px"), "{}", cfg.label);
+        let at_224 = plan_sweep(&sized("resnet50", 224), cpu, false).configs[0]
+            .spec
+            .spec
+            .model_config
+            .flops_per_sample();
+        let ratio = at_224 / cfg.spec.spec.model_config.flops_per_sample();
+        assert!(
+            (ratio - (224.0f64 / 160.0).powi(2)).abs() < 0.05,
+            "FLOPs follow the size: {ratio}"
+        );
+        // A ViT takes multiples of its patch, a ResNet at least 32 px.
+        for (model, px, says) in [
+            (
+                "vit_base_patch16_224",
+                200,
+                "a multiple of the patch size 16",
+            ),
+            ("resnet50", 16, "at least 32 px"),
+        ] {
+            let plan = plan_sweep(&sized(model, px), cpu, false);
+            let r = plan.rejected.first().expect("refused");
+            assert_eq!(r.field, "image_size", "{model}");
+            assert!(r.message.contains(says), "{}", r.message);
+        }
+        // The search's first batch: only with max, at least 1.
+        let search = |from: u32, max: bool| SweepRequest {
+            batch_size: if max { Vec::new() } else { vec![8] },
+            batch_max: max,
+            batch_from: Some(from),
+            memory_limit_bytes: Some(1 << 30),
+            ..SweepRequest::default()
+        };
+        let plan = plan_sweep(&search(16, true), cpu, false);
+        assert!(plan.rejected.is_empty(), "{:?}", plan.rejected);
+        assert_eq!(plan.configs[0].batch_search.map(|b| b.from), Some(16));
+        assert_eq!(plan.configs[0].spec.spec.batch_size, 16);
+        for (req, says) in [
+            (search(0, true), "batch_from = 0 is not allowed"),
+            (
+                search(16, false),
+                "batch_from is only allowed with batch_size = max",
+            ),
+        ] {
+            let plan = plan_sweep(&req, cpu, false);
+            let r = plan.rejected.first().expect("refused");
+            assert_eq!(r.field, "batch_from");
+            assert!(r.message.contains(says), "{}", r.message);
         }
     }
 }

@@ -154,11 +154,12 @@ pub fn plan_sweep_on(
     }
     let search = req.batch_max.then(|| BatchSearch {
         cap: req.batch_cap.unwrap_or(DEFAULT_CAP),
+        from: req.batch_from.unwrap_or(1),
         memory_limit_bytes: req.memory_limit_bytes,
     });
-    // A search plans each configuration once, at batch 1 (the first probe).
+    // A search plans each configuration once, at its first probe's batch.
     let batches: Vec<i64> = if req.batch_max {
-        vec![1]
+        vec![i64::from(req.batch_from.unwrap_or(1))]
     } else {
         req.batch_size.clone()
     };
@@ -298,6 +299,19 @@ fn check_shared(
             "batch_size = max is not allowed with other batch sizes: expected max alone, or whole numbers".into(),
         ));
     }
+    if req.batch_from == Some(0) {
+        rejected.push(shared(
+            "batch_from",
+            "batch_from = 0 is not allowed: expected a whole number ≥ 1".into(),
+        ));
+    }
+    if req.batch_from.is_some() && !req.batch_max {
+        rejected.push(shared(
+            "batch_from",
+            "batch_from is only allowed with batch_size = max (the first batch the search tries)"
+                .into(),
+        ));
+    }
     if req.batch_cap == Some(0) {
         rejected.push(shared(
             "batch_cap",
@@ -400,8 +414,12 @@ impl Combination<'_> {
             Some(n) if n > 1 => format!(" ×{n} nodes"),
             _ => String::new(),
         };
+        let px = req
+            .image_size
+            .map(|s| format!(" {s}px"))
+            .unwrap_or_default();
         format!(
-            "{} {} {}{compiled} ×{}{spread} b{b}{place}",
+            "{} {}{px} {}{compiled} ×{}{spread} b{b}{place}",
             self.given, self.model, self.precision, self.devices
         )
     }
@@ -432,6 +450,7 @@ impl Combination<'_> {
         raw.num_classes = req.num_classes.or(folder_class_count);
         raw.loader_workers = req.loader_workers;
         raw.seq_len = req.seq_len;
+        raw.image_size = req.image_size;
         if let Some(t) = req.target_accuracy {
             raw.target_accuracy = Some(t);
             raw.stop_at_target = req.stop_at_target;

@@ -205,3 +205,71 @@ fn an_image_folder_decoded_on_the_training_thread_is_input_bound_and_bad_folders
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(v["runs"].as_array().unwrap().len(), 5, "{v}");
 }
+
+/// `--image-size` in every framework: the ViT's position embeddings follow
+/// the number of patches (the same parameter count everywhere), FLOPs per
+/// sample follow the size as `describe` computes it, and a size the model
+/// cannot take is refused naming `image_size`.
+#[test]
+fn an_image_size_is_a_run_setting_for_every_image_model_in_every_framework() {
+    for framework in FRAMEWORKS {
+        ready(framework);
+    }
+    let home = Home::new("image-size");
+    let (out, v) = home.run(&[
+        "run",
+        "--framework",
+        "tch,pytorch,tensorflow,jax",
+        "--model",
+        "vit_mini_patch4_32,resnet_mini",
+        "--image-size",
+        "48",
+        "--batch-size",
+        "4",
+        "--steps",
+        "4",
+        "--window-steps",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 8);
+    for run in runs {
+        let model = run["model"].as_str().unwrap();
+        let (_, described) =
+            home.run(&["describe", "--model", model, "--image-size", "48", "--json"]);
+        assert_eq!(run["status"], "completed", "{run}");
+        // 459,562 at 32 px, plus 80 more positions × width 96 at 48 px.
+        let params = if model == "resnet_mini" {
+            78_042
+        } else {
+            467_242
+        };
+        assert_eq!(run["param_count"], params, "{run}");
+        assert_eq!(described["param_count"], params, "{described}");
+        let (_, shown) = home.run(&["show", &run["id"].to_string(), "--json"]);
+        assert_eq!(
+            shown["hello"]["flops_per_sample"], described["flops_per_sample"],
+            "{model}"
+        );
+    }
+    let (out, _) = home.run(&[
+        "run",
+        "--framework",
+        "pytorch",
+        "--model",
+        "vit_mini_patch4_32",
+        "--image-size",
+        "30",
+        "--steps",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out)
+            .contains("image_size = 30 is not allowed: expected a multiple of the patch size 4"),
+        "{}",
+        text(&out)
+    );
+}

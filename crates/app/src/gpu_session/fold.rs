@@ -1,0 +1,188 @@
+//! A session's output folder folded into docs/gpu-results.md: one section
+//! per session (its date, the studio's commit, the GPU with its driver and
+//! CUDA, every framework's version) with a row per item, studio ÷ peer
+//! ratios beside their studio rows; and its session file imported, so the
+//! runs compare and export like local ones. A folder already folded is
+//! refused (its marker is in the file).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::write::{read_results, RESULTS_JSON, SESSION_FILE};
+use crate::error::{AppError, AppResult};
+use crate::reports::{write_file, Imported};
+use crate::workspace::Workspace;
+
+/// What folding did.
+#[derive(Debug)]
+pub struct Folded {
+    /// The section appended to the results file.
+    pub section: String,
+    pub rows: usize,
+    /// The session file imported, when there was one and a workspace.
+    pub imported: Option<Imported>,
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "—".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Per run id: (framework and version, GPU, driver, CUDA) from the session file.
+fn provenance(session: &Value) -> Vec<(i64, String, String, String, String)> {
+    let mut out = Vec::new();
+    for r in session["runs"].as_array().into_iter().flatten() {
+        let hello = &r["hello"];
+        let p = &r["provenance"];
+        out.push((
+            r["id"].as_i64().unwrap_or_default(),
+            format!(
+                "{} ({})",
+                text(&r["framework"]),
+                text(&hello["framework_version"])
+            ),
+            text(&hello["device"]["name"]),
+            text(&p["nvidia_driver"]),
+            text(&p["cuda_driver"]),
+        ));
+    }
+    out
+}
+
+/// The markdown section for the folder's results (and its session file's
+/// provenance, when there is one).
+pub fn section(results: &Value, session: Option<&Value>) -> String {
+    let s = &results["session"];
+    let started = text(&s["started"]);
+    let date = started.get(..10).unwrap_or(&started).to_owned();
+    let commit = text(&results["studio_git_revision"]);
+    let prov = session.map(provenance).unwrap_or_default();
+    let gpu = prov.iter().find(|p| p.2 != "—").map_or_else(
+        || text(&s["device"]),
+        |p| format!("{} ({}, CUDA {})", p.2, p.3, p.4),
+    );
+    let rehearsal = s["rehearse"].as_bool() == Some(true);
+    let mut md = format!(
+        "\n## {date}, {gpu}: GPU session{}\n\n<!-- gpu-session: {started} {} -->\n\n",
+        if rehearsal { " (CPU rehearsal)" } else { "" },
+        text(&results["host"]),
+    );
+    md += &format!(
+        "`trainbench gpu-session` at {commit}, budget {} s, started {started}. Folded from its {RESULTS_JSON} by `trainbench gpu-session fold`.\n\n",
+        text(&s["budget_s"])
+    );
+    md += "| date | commit | GPU (driver, CUDA) | framework (version) | item | batch | samples/s | MFU | studio ÷ peer | status, note |\n";
+    md += "|---|---|---|---|---|---:|---:|---:|---:|---|\n";
+    for r in results["results"].as_array().into_iter().flatten() {
+        let fw = if let Some(peer) = r.get("peer").filter(|p| !p.is_null()) {
+            format!(
+                "{} ({}; torch {})",
+                text(&peer["library"]),
+                text(&peer["library_version"]),
+                text(&peer["torch"])
+            )
+        } else {
+            r["run_ids"]
+                .as_array()
+                .and_then(|ids| ids.first())
+                .and_then(Value::as_i64)
+                .and_then(|id| prov.iter().find(|p| p.0 == id))
+                .map_or_else(|| "—".into(), |p| p.1.clone())
+        };
+        let num = |v: &Value, digits: usize| {
+            v.as_f64()
+                .map_or_else(|| "—".into(), |x| format!("{x:.digits$}"))
+        };
+        let mfu = r["mfu"]
+            .as_f64()
+            .map_or_else(|| "—".into(), |m| format!("{:.1} %", 100.0 * m));
+        let note = [r["reason"].as_str(), r["ratio_note"].as_str()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ");
+        md += &format!(
+            "| {date} | {commit} | {gpu} | {fw} | {}: {} | {} | {} | {mfu} | {} | {}{} |\n",
+            text(&r["id"]),
+            text(&r["title"]),
+            text(&r["batch"]),
+            num(&r["samples_per_s"], 1),
+            num(&r["ratio"], 3),
+            text(&r["status"]),
+            if note.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", note.replace('|', "/"))
+            },
+        );
+    }
+    md
+}
+
+/// Appends the folder's section to `doc` (refused when already there) and
+/// imports its session file into `ws`.
+pub fn fold(dir: &Path, doc: &Path, ws: Option<&mut Workspace>) -> AppResult<Folded> {
+    let results = read_results(dir).map_err(|e| {
+        AppError::bad(
+            "dir",
+            format!(
+                "dir = {} is not allowed: no readable session results ({e})",
+                dir.display()
+            ),
+        )
+    })?;
+    if results["format"] != "trainbench-gpu-session" {
+        return Err(AppError::bad(
+            "dir",
+            format!(
+                "dir = {} is not allowed: its {RESULTS_JSON} is not a GPU session's",
+                dir.display()
+            ),
+        ));
+    }
+    let session_path = dir.join(SESSION_FILE);
+    let session: Option<Value> = std::fs::read(&session_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let section = section(&results, session.as_ref());
+    let existing = std::fs::read_to_string(doc).map_err(|e| {
+        AppError::bad(
+            "doc",
+            format!("doc = {} is not allowed: {e}", doc.display()),
+        )
+    })?;
+    let marker = section
+        .lines()
+        .find(|l| l.starts_with("<!-- gpu-session:"))
+        .unwrap_or_default();
+    if existing.contains(marker) {
+        return Err(AppError::bad(
+            "dir",
+            format!(
+                "dir = {} is not allowed: this session is already in {}",
+                dir.display(),
+                doc.display()
+            ),
+        ));
+    }
+    let rows = results["results"].as_array().map_or(0, Vec::len);
+    let mut text = existing;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text += &section;
+    write_file(doc, text.as_bytes())?;
+    let imported = match (ws, session.is_some()) {
+        (Some(ws), true) => Some(ws.import_session_file(&session_path)?),
+        _ => None,
+    };
+    Ok(Folded {
+        section,
+        rows,
+        imported,
+    })
+}

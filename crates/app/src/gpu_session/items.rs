@@ -1,0 +1,356 @@
+//! What a GPU session measures, in the order it measures it, each item with
+//! the seconds it is allowed (from the H100 session's timings: start-up,
+//! compilation and 80 steps, rounded up). The same list, with small models
+//! on the CPU, is the rehearsal CI runs.
+//!
+//! Why this order: the first item repeats the H100 session's ViT-B/16
+//! amp-bf16 batch 64 run, the one row every GPU so far has, so a session cut
+//! short after one item still compares two GPUs. Each studio row is followed
+//! at once by its peer (timm, Hugging Face) at the same batch and precision,
+//! so a session cut anywhere leaves only complete studio ÷ peer ratios. The
+//! largest batch comes next because it has never run on a GPU and shows what
+//! batch 64 costs in MFU; then ResNet-50 and GPT-2, each with its peer; then
+//! torch.compile and JAX at the largest batch (their compilation is the
+//! slowest start); then BERT-base, the image-folder loader and the JAX rows
+//! of the other families.
+
+use serde::Serialize;
+
+/// How an item's batch is chosen.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Batch {
+    Fixed(i64),
+    /// The largest that fits, searched from `from` up to `cap`.
+    Max {
+        from: u32,
+        cap: u32,
+    },
+    /// The batch the item with this id ran at (its search's result).
+    FoundBy(String),
+}
+
+/// Which framework a studio item trains with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Pytorch,
+    Jax,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Pytorch => "pytorch",
+            Kind::Jax => "jax",
+        }
+    }
+}
+
+/// What an item runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum What {
+    /// A studio run (`trainbench run`), stored with everything it measured.
+    Studio {
+        framework: Kind,
+        model: String,
+        precision: String,
+        compile: String,
+        batch: Batch,
+        image_size: Option<i64>,
+        seq_len: Option<i64>,
+        /// Train from generated JPEGs through the framework's loader.
+        folder: bool,
+    },
+    /// A plain loop of another library (`python -m trainbench_peers`).
+    Peer {
+        library: String,
+        model: String,
+        precision: String,
+        batch: Batch,
+        image_size: Option<i64>,
+        seq_len: Option<i64>,
+        /// The studio item it is held against.
+        of: String,
+    },
+}
+
+/// One step of the plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Item {
+    pub id: String,
+    pub title: String,
+    /// Seconds the item is allowed: it starts only when that much is left.
+    pub allowance_s: f64,
+    pub what: What,
+}
+
+/// The models and sizes of one kind of session.
+struct Sizes {
+    precision: &'static str,
+    vit: &'static str,
+    vit_batch: i64,
+    vit_max: (u32, u32),
+    resnet: &'static str,
+    resnet_px: Option<i64>,
+    resnet_batch: i64,
+    gpt2: &'static str,
+    gpt2_seq: i64,
+    gpt2_batch: i64,
+    bert: &'static str,
+    bert_batch: i64,
+    /// Allowances are multiplied by this (the rehearsal's models are small).
+    scale: f64,
+}
+
+const GPU: Sizes = Sizes {
+    precision: "amp-bf16",
+    vit: "vit_base_patch16_224",
+    vit_batch: 64,
+    vit_max: (128, 2048),
+    resnet: "resnet50",
+    resnet_px: None,
+    resnet_batch: 128,
+    gpt2: "gpt2_small",
+    gpt2_seq: 1024,
+    gpt2_batch: 16,
+    bert: "bert_base_uncased",
+    bert_batch: 64,
+    scale: 1.0,
+};
+
+/// The rehearsal: the same plan on the CPU with models that train in seconds.
+const CPU: Sizes = Sizes {
+    precision: "fp32",
+    vit: "vit_mini_patch4_32",
+    vit_batch: 8,
+    vit_max: (8, 32),
+    resnet: "resnet18",
+    resnet_px: Some(32),
+    resnet_batch: 4,
+    gpt2: "gpt2_tiny",
+    gpt2_seq: 128,
+    gpt2_batch: 4,
+    bert: "bert_tiny",
+    bert_batch: 4,
+    scale: 0.5,
+};
+
+/// The plan: on a GPU, or the rehearsal's small models on the CPU.
+pub fn plan(rehearse: bool) -> Vec<Item> {
+    let s = if rehearse { &CPU } else { &GPU };
+    let mut items = vit_items(s);
+    items.extend(other_items(s));
+    items
+        .into_iter()
+        .map(|(id, title, allowance, what)| Item {
+            id: id.into(),
+            title,
+            allowance_s: allowance * s.scale,
+            what,
+        })
+        .collect()
+}
+
+type Row = (&'static str, String, f64, What);
+
+fn studio(s: &Sizes, framework: Kind, model: &str, compile: &str, batch: Batch) -> What {
+    What::Studio {
+        framework,
+        model: model.into(),
+        precision: s.precision.into(),
+        compile: compile.into(),
+        batch,
+        image_size: None,
+        seq_len: None,
+        folder: false,
+    }
+}
+
+fn peer(s: &Sizes, library: &str, model: &str, batch: Batch, of: &str) -> What {
+    What::Peer {
+        library: library.into(),
+        model: model.into(),
+        precision: s.precision.into(),
+        batch,
+        image_size: None,
+        seq_len: None,
+        of: of.into(),
+    }
+}
+
+/// The same item at another input size (image pixels or tokens).
+fn sized(mut w: What, px: Option<i64>, seq: Option<i64>) -> What {
+    match &mut w {
+        What::Studio {
+            image_size,
+            seq_len,
+            ..
+        }
+        | What::Peer {
+            image_size,
+            seq_len,
+            ..
+        } => {
+            (*image_size, *seq_len) = (px, seq);
+        }
+    }
+    w
+}
+
+/// ViT-B/16 at batch 64 and at the largest batch, each with its peer, then
+/// torch.compile and JAX at the largest batch.
+fn vit_items(s: &Sizes) -> Vec<Row> {
+    let (p, vb, vit) = (s.precision, s.vit_batch, s.vit);
+    let max = Batch::Max {
+        from: s.vit_max.0,
+        cap: s.vit_max.1,
+    };
+    let found = || Batch::FoundBy("vit-eager-max".into());
+    vec![
+        (
+            "vit-eager",
+            format!("{vit} {p} b{vb}, PyTorch eager"),
+            30.0,
+            studio(s, Kind::Pytorch, vit, "off", Batch::Fixed(vb)),
+        ),
+        (
+            "vit-timm",
+            format!("{vit} {p} b{vb}, timm peer"),
+            30.0,
+            peer(s, "timm", vit, Batch::Fixed(vb), "vit-eager"),
+        ),
+        (
+            "vit-eager-max",
+            format!("{vit} {p} largest batch, PyTorch eager"),
+            150.0,
+            studio(s, Kind::Pytorch, vit, "off", max),
+        ),
+        (
+            "vit-timm-max",
+            format!("{vit} {p} largest batch, timm peer"),
+            40.0,
+            peer(s, "timm", vit, found(), "vit-eager-max"),
+        ),
+    ]
+}
+
+/// ResNet-50 and GPT-2 with their peers, torch.compile and JAX at the
+/// largest ViT batch, BERT-base, the image-folder loader, the JAX rows.
+fn other_items(s: &Sizes) -> Vec<Row> {
+    let (p, rb, gb, vit) = (s.precision, s.resnet_batch, s.gpt2_batch, s.vit);
+    let (px, seq) = (s.resnet_px, Some(s.gpt2_seq));
+    let found = || Batch::FoundBy("vit-eager-max".into());
+    let resnet = |kind| sized(studio(s, kind, s.resnet, "off", Batch::Fixed(rb)), px, None);
+    let gpt2 = |kind| sized(studio(s, kind, s.gpt2, "off", Batch::Fixed(gb)), None, seq);
+    let mut folder = resnet(Kind::Pytorch);
+    if let What::Studio { folder: f, .. } = &mut folder {
+        *f = true;
+    }
+    let g = format!("{} seq {} {p} b{gb}", s.gpt2, s.gpt2_seq);
+    vec![
+        (
+            "resnet-eager",
+            format!("{} {p} b{rb}, PyTorch eager", s.resnet),
+            35.0,
+            resnet(Kind::Pytorch),
+        ),
+        (
+            "resnet-timm",
+            format!("{} {p} b{rb}, timm peer", s.resnet),
+            30.0,
+            sized(
+                peer(s, "timm", s.resnet, Batch::Fixed(rb), "resnet-eager"),
+                px,
+                None,
+            ),
+        ),
+        (
+            "gpt2-eager",
+            format!("{g}, PyTorch eager"),
+            40.0,
+            gpt2(Kind::Pytorch),
+        ),
+        (
+            "gpt2-hf",
+            format!("{g}, Hugging Face peer"),
+            40.0,
+            sized(
+                peer(s, "transformers", s.gpt2, Batch::Fixed(gb), "gpt2-eager"),
+                None,
+                seq,
+            ),
+        ),
+        (
+            "vit-compile-max",
+            format!("{vit} {p} largest batch, torch.compile"),
+            90.0,
+            studio(s, Kind::Pytorch, vit, "on", found()),
+        ),
+        (
+            "vit-jax-max",
+            format!("{vit} {p} largest batch, JAX"),
+            90.0,
+            studio(s, Kind::Jax, vit, "off", found()),
+        ),
+        (
+            "bert-eager",
+            format!("{} {p} b{}, PyTorch eager", s.bert, s.bert_batch),
+            30.0,
+            studio(s, Kind::Pytorch, s.bert, "off", Batch::Fixed(s.bert_batch)),
+        ),
+        (
+            "resnet-folder",
+            format!("{} {p} b{rb} from JPEG files, PyTorch DataLoader", s.resnet),
+            60.0,
+            folder,
+        ),
+        (
+            "vit-jax",
+            format!("{vit} {p} b{}, JAX", s.vit_batch),
+            70.0,
+            studio(s, Kind::Jax, vit, "off", Batch::Fixed(s.vit_batch)),
+        ),
+        (
+            "resnet-jax",
+            format!("{} {p} b{rb}, JAX", s.resnet),
+            70.0,
+            resnet(Kind::Jax),
+        ),
+        ("gpt2-jax", format!("{g}, JAX"), 70.0, gpt2(Kind::Jax)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_peer_and_found_batch_refers_to_an_earlier_studio_item() {
+        for rehearse in [false, true] {
+            let items = plan(rehearse);
+            for (i, item) in items.iter().enumerate() {
+                let earlier = |id: &str| {
+                    items[..i]
+                        .iter()
+                        .any(|e| e.id == id && matches!(e.what, What::Studio { .. }))
+                };
+                let (batch, of) = match &item.what {
+                    What::Studio { batch, .. } => (batch, None),
+                    What::Peer { batch, of, .. } => (batch, Some(of)),
+                };
+                if let Batch::FoundBy(id) = batch {
+                    assert!(earlier(id), "{}: batch of {id}", item.id);
+                }
+                if let Some(of) = of {
+                    assert!(earlier(of), "{}: peer of {of}", item.id);
+                }
+            }
+            let mut ids: Vec<&str> = items.iter().map(|i| i.id.as_str()).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), items.len(), "ids are unique");
+        }
+    }
+}

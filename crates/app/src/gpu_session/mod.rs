@@ -1,0 +1,219 @@
+//! A GPU session: the measurements that matter most, in order of value,
+//! within a time budget, in one command — for machines lent for minutes.
+//! [`items::plan`] lists them (studio runs, each followed by a peer: a plain
+//! timm or Hugging Face loop on the same GPU, batch and precision);
+//! [`run::run`] checks the clock before each item, skips what would not fit
+//! in what is left, stops what is still running when the budget ends, and
+//! rewrites its outputs after every item, so a session cut short still
+//! leaves them ([`write`]); [`fold`] turns an output folder into rows of
+//! docs/gpu-results.md. `rehearse` runs the same plan with small models on
+//! the CPU, as CI does.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use trainbench_probe::GpuInfo;
+
+use crate::error::{AppError, AppResult};
+use crate::host::Host;
+use crate::{frameworks, now_unix_ms, utc_text};
+
+pub mod fold;
+pub mod items;
+pub mod run;
+pub mod write;
+
+pub use items::{Batch, Item, Kind, What};
+pub use run::{run, ItemResult, Outcome, Status};
+
+/// Seconds kept at the end of the budget for the session file, the checks
+/// and the PDF (on the CPU rehearsal, a fifth of it).
+pub const RESERVE_S: f64 = 30.0;
+
+/// The budget when none is given: inside a lent machine's 10-minute call,
+/// with a minute to spare for start-up and carrying the results back.
+pub const DEFAULT_BUDGET_S: f64 = 540.0;
+
+/// What a person asks of a session.
+#[derive(Debug, Clone)]
+pub struct SessionRequest {
+    /// Seconds for the whole session, outputs included.
+    pub budget_s: f64,
+    /// Where the outputs go; `None`: gpu-session-YYYYMMDDHHMMSS here.
+    pub out_dir: Option<PathBuf>,
+    /// `FRAMEWORK[@ENVIRONMENT]` for PyTorch and JAX; empty: the installed ones.
+    pub frameworks: Vec<String>,
+    /// The plan with small models on the CPU (no GPU needed).
+    pub rehearse: bool,
+    /// Item ids to keep (in the plan's order); empty: every item.
+    pub only: Vec<String>,
+    /// Seconds a worker may stay silent before its run is stopped.
+    pub timeout_s: f64,
+}
+
+impl Default for SessionRequest {
+    fn default() -> Self {
+        SessionRequest {
+            budget_s: DEFAULT_BUDGET_S,
+            out_dir: None,
+            frameworks: Vec::new(),
+            rehearse: false,
+            only: Vec::new(),
+            timeout_s: 300.0,
+        }
+    }
+}
+
+/// Steps and windows of one kind of session.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Lengths {
+    pub steps: i64,
+    pub window_steps: i64,
+    pub peer_warmup: i64,
+    pub peer_steps: i64,
+    /// CPU threads (the rehearsal's one thread); `None`: the framework's own.
+    pub threads: Option<i64>,
+    /// Resident memory a CPU batch search may use (what "fits" means there).
+    pub memory_limit_bytes: Option<u64>,
+    /// Images per class, pixels per side and loader workers of the
+    /// generated image folder.
+    pub folder: (i64, i64, i64),
+}
+
+const GPU_LENGTHS: Lengths = Lengths {
+    steps: 80,
+    window_steps: 5,
+    peer_warmup: 10,
+    peer_steps: 40,
+    threads: None,
+    memory_limit_bytes: None,
+    folder: (64, 256, 8),
+};
+
+const CPU_LENGTHS: Lengths = Lengths {
+    steps: 12,
+    window_steps: 3,
+    peer_warmup: 2,
+    peer_steps: 6,
+    threads: Some(1),
+    memory_limit_bytes: Some(4 << 30),
+    folder: (8, 40, 1),
+};
+
+/// A session ready to run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Session {
+    pub items: Vec<Item>,
+    /// `cuda:0`, or `cpu` for a rehearsal.
+    pub device: String,
+    pub gpus: Vec<GpuInfo>,
+    pub rehearse: bool,
+    pub budget_s: f64,
+    pub reserve_s: f64,
+    /// The PyTorch and JAX frameworks as the planner takes them (`None`:
+    /// not installed or not named).
+    pub pytorch: Option<String>,
+    pub jax: Option<String>,
+    pub lengths: Lengths,
+    pub timeout_s: f64,
+    #[serde(skip)]
+    pub out_dir: PathBuf,
+    pub started: String,
+}
+
+impl Session {
+    pub fn framework(&self, kind: Kind) -> Option<&str> {
+        match kind {
+            Kind::Pytorch => self.pytorch.as_deref(),
+            Kind::Jax => self.jax.as_deref(),
+        }
+    }
+}
+
+/// What [`prepare`] found.
+#[derive(Debug, Clone)]
+pub enum Prepared {
+    /// No GPU and no rehearsal asked for: the reason (nothing was run).
+    NoGpu(String),
+    Ready(Box<Session>),
+}
+
+/// Checks the request, finds the GPU (unless rehearsing) and the
+/// frameworks, keeps the items asked for; makes the output folder.
+pub fn prepare(req: &SessionRequest, host: &Host) -> AppResult<Prepared> {
+    if !(req.budget_s.is_finite() && req.budget_s > 0.0) {
+        return Err(AppError::bad_input("budget", req.budget_s, "seconds > 0"));
+    }
+    if !(req.timeout_s.is_finite() && req.timeout_s > 0.0) {
+        return Err(AppError::bad_input("timeout", req.timeout_s, "seconds > 0"));
+    }
+    let gpus = host.gpus();
+    if gpus.is_empty() && !req.rehearse {
+        let why = host
+            .gpu_unavailable()
+            .unwrap_or("no NVIDIA GPU: NVML lists no device");
+        return Ok(Prepared::NoGpu(why.to_owned()));
+    }
+    let mut items = items::plan(req.rehearse);
+    if !req.only.is_empty() {
+        let known: Vec<&str> = items.iter().map(|i| i.id.as_str()).collect();
+        if let Some(bad) = req.only.iter().find(|o| !known.contains(&o.as_str())) {
+            return Err(AppError::bad(
+                "only",
+                format!(
+                    "only = {bad} is not allowed: expected item ids among {}",
+                    known.join(", ")
+                ),
+            ));
+        }
+        items.retain(|i| req.only.contains(&i.id));
+    }
+    let named = if req.frameworks.is_empty() {
+        frameworks::installed_frameworks()
+    } else {
+        req.frameworks.clone()
+    };
+    let pick = |kind: Kind| {
+        named
+            .iter()
+            .find(|f| f.split('@').next() == Some(kind.as_str()))
+            .cloned()
+    };
+    if let Some(other) = named
+        .iter()
+        .find(|f| !matches!(f.split('@').next(), Some("pytorch" | "jax")))
+        .filter(|_| !req.frameworks.is_empty())
+    {
+        return Err(AppError::bad(
+            "framework",
+            format!("framework = {other} is not allowed: a GPU session measures pytorch and jax (FRAMEWORK or FRAMEWORK@ENVIRONMENT)"),
+        ));
+    }
+    let out_dir = req.out_dir.clone().unwrap_or_else(|| {
+        let stamp = utc_text(now_unix_ms())
+            .replace([' ', ':', '-'], "")
+            .replace("UTC", "");
+        PathBuf::from(format!("gpu-session-{stamp}"))
+    });
+    std::fs::create_dir_all(&out_dir).map_err(|e| {
+        AppError::bad(
+            "out",
+            format!("out = {} is not allowed: {e}", out_dir.display()),
+        )
+    })?;
+    let rehearse = req.rehearse;
+    Ok(Prepared::Ready(Box::new(Session {
+        items,
+        device: if rehearse { "cpu" } else { "cuda:0" }.into(),
+        gpus: if rehearse { Vec::new() } else { gpus },
+        rehearse,
+        budget_s: req.budget_s,
+        reserve_s: if rehearse { RESERVE_S / 5.0 } else { RESERVE_S },
+        pytorch: pick(Kind::Pytorch),
+        jax: pick(Kind::Jax),
+        lengths: if rehearse { CPU_LENGTHS } else { GPU_LENGTHS },
+        timeout_s: req.timeout_s,
+        out_dir,
+        started: utc_text(now_unix_ms()),
+    })))
+}

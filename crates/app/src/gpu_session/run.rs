@@ -1,0 +1,553 @@
+//! The session's clock: before each item, what is left of the budget decides
+//! whether it starts; an item still running when the budget ends (less the
+//! reserve for the outputs) is stopped and stored as cut; the outputs are
+//! rewritten after every item.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::watch;
+use trainbench_core::summary::RunStatus;
+use trainbench_runner::{Progress, RunnerOptions};
+
+use super::items::{Batch, Item, What};
+use super::{write, Session};
+use crate::batch_words::Narrated;
+use crate::error::AppResult;
+use crate::execute;
+use crate::host::Host;
+use crate::sweep::{plan_sweep, SweepRequest};
+use crate::workspace::Workspace;
+
+/// How an item ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// It ran to its end.
+    Ran,
+    /// It ran and failed (the reason says how).
+    Failed,
+    /// The budget ended while it ran: stopped.
+    Cut,
+    /// It did not start (the reason says why).
+    Skipped,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ran => "ran",
+            Status::Failed => "failed",
+            Status::Cut => "cut",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
+/// One item's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemResult {
+    pub id: String,
+    pub title: String,
+    pub status: Status,
+    pub reason: Option<String>,
+    /// Seconds into the session when it started, and how long it took.
+    pub started_s: Option<f64>,
+    pub seconds: f64,
+    /// The studio runs it stored (probes are not runs).
+    pub run_ids: Vec<i64>,
+    pub batch: Option<i64>,
+    pub samples_per_s: Option<f64>,
+    pub mfu: Option<f64>,
+    pub params: Option<u64>,
+    /// A peer's own report (`python -m trainbench_peers`).
+    pub peer: Option<Value>,
+    /// A peer's studio ÷ peer ratio, or why there is none.
+    pub ratio: Option<f64>,
+    pub ratio_note: Option<String>,
+}
+
+impl ItemResult {
+    fn new(item: &Item, status: Status, reason: Option<String>) -> ItemResult {
+        ItemResult {
+            id: item.id.clone(),
+            title: item.title.clone(),
+            status,
+            reason,
+            started_s: None,
+            seconds: 0.0,
+            run_ids: Vec::new(),
+            batch: None,
+            samples_per_s: None,
+            mfu: None,
+            params: None,
+            peer: None,
+            ratio: None,
+            ratio_note: None,
+        }
+    }
+}
+
+/// What the session did and wrote.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub results: Vec<ItemResult>,
+    pub written: write::Written,
+}
+
+/// Progress that shows nothing: the session says its own lines.
+struct Quiet;
+impl Progress for Quiet {
+    fn event(&mut self, _run_id: i64, _event: &trainbench_core::protocol::Event) {}
+}
+
+/// Runs the session's items in order within its budget; `say` gets a line
+/// for each step (they are kept in session.log too). `cancel` stops it as
+/// the end of the budget does.
+pub async fn run(
+    ws: &mut Workspace,
+    host: &Host,
+    s: &Session,
+    cancel: watch::Receiver<bool>,
+    say: &mut dyn FnMut(&str),
+) -> AppResult<Outcome> {
+    let start = Instant::now();
+    let end = start + Duration::from_secs_f64((s.budget_s - s.reserve_s).max(0.0));
+    let mut log = write::Log::open(&s.out_dir.join("session.log"));
+    let mut tell = |line: &str| {
+        log.line(line);
+        say(line);
+    };
+    tell(&format!(
+        "gpu-session: {} items, budget {:.0} s ({:.0} s kept for the outputs), on {}",
+        s.items.len(),
+        s.budget_s,
+        s.reserve_s,
+        if s.rehearse {
+            "the CPU (rehearsal: small models)".to_owned()
+        } else {
+            s.gpus
+                .first()
+                .map_or_else(|| s.device.clone(), |g| g.name.clone())
+        }
+    ));
+    // The budget's end stops what runs, as a cancel does.
+    let (stop_tx, stop) = watch::channel(false);
+    let mut outer = cancel.clone();
+    let deadline = tokio::time::Instant::from_std(end);
+    tokio::spawn(async move {
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline) => {}
+            _ = outer.wait_for(|c| *c) => {}
+        }
+        let _ = stop_tx.send(true);
+    });
+
+    let mut results: Vec<ItemResult> = Vec::new();
+    for item in &s.items {
+        let left = end.saturating_duration_since(Instant::now()).as_secs_f64();
+        let mut r = match why_not(s, item, &results, left, *cancel.borrow()) {
+            Some(why) => ItemResult::new(item, Status::Skipped, Some(why)),
+            None => {
+                tell(&format!(
+                    "{}: {} (allowed {:.0} s, {left:.0} s left)",
+                    item.id, item.title, item.allowance_s
+                ));
+                let began = Instant::now();
+                let mut r = match &item.what {
+                    What::Studio { .. } => {
+                        studio(ws, host, s, item, &results, stop.clone(), &mut tell).await?
+                    }
+                    What::Peer { .. } => peer(s, item, &results, end, &mut tell).await,
+                };
+                r.started_s = Some((began - start).as_secs_f64());
+                r.seconds = began.elapsed().as_secs_f64();
+                r
+            }
+        };
+        if r.status == Status::Failed && *stop.borrow() {
+            r.status = Status::Cut;
+        }
+        tell(&write::result_line(&r));
+        results.push(r);
+        write::progress(ws, s, &results)?;
+    }
+    let written = write::finish(ws, s, &results)?;
+    tell(&format!(
+        "gpu-session: done in {:.0} s: {} ran, {} skipped, {} failed or cut",
+        start.elapsed().as_secs_f64(),
+        results.iter().filter(|r| r.status == Status::Ran).count(),
+        results
+            .iter()
+            .filter(|r| r.status == Status::Skipped)
+            .count(),
+        results
+            .iter()
+            .filter(|r| matches!(r.status, Status::Failed | Status::Cut))
+            .count(),
+    ));
+    Ok(Outcome { results, written })
+}
+
+/// Why an item does not start, or `None` when it does.
+fn why_not(
+    s: &Session,
+    item: &Item,
+    done: &[ItemResult],
+    left: f64,
+    cancelled: bool,
+) -> Option<String> {
+    if cancelled {
+        return Some("the session was cancelled".into());
+    }
+    if let What::Studio { framework, .. } = &item.what {
+        if s.framework(*framework).is_none() {
+            return Some(format!(
+                "{} is not installed here (or not among the frameworks named)",
+                framework.as_str()
+            ));
+        }
+    }
+    if let Err(why) = batch_of(item, done) {
+        return Some(why);
+    }
+    if let What::Peer { of, .. } = &item.what {
+        match done.iter().find(|r| &r.id == of) {
+            Some(r) if r.status == Status::Ran => {}
+            Some(r) => return Some(format!("its studio run {of} {}", r.status.as_str())),
+            None => return Some(format!("its studio run {of} is not in this session")),
+        }
+    }
+    (item.allowance_s > left).then(|| {
+        format!(
+            "needs up to {:.0} s, {left:.0} s left of the budget",
+            item.allowance_s
+        )
+    })
+}
+
+/// The batch an item runs at: fixed, searched, or found by an earlier item.
+fn batch_of(item: &Item, done: &[ItemResult]) -> Result<Batch, String> {
+    let batch = match &item.what {
+        What::Studio { batch, .. } | What::Peer { batch, .. } => batch,
+    };
+    match batch {
+        Batch::FoundBy(id) => match done.iter().find(|r| &r.id == id) {
+            Some(ItemResult {
+                status: Status::Ran,
+                batch: Some(b),
+                ..
+            }) => Ok(Batch::Fixed(*b)),
+            Some(r) => Err(format!(
+                "needs the batch found by {id}, which {}",
+                r.status.as_str()
+            )),
+            None => Err(format!(
+                "needs the batch found by {id}, which is not in this session"
+            )),
+        },
+        other => Ok(other.clone()),
+    }
+}
+
+/// A studio item: planned as `trainbench run` plans it, its batch searched
+/// where asked, run and stored.
+async fn studio(
+    ws: &mut Workspace,
+    host: &Host,
+    s: &Session,
+    item: &Item,
+    done: &[ItemResult],
+    stop: watch::Receiver<bool>,
+    tell: &mut dyn FnMut(&str),
+) -> AppResult<ItemResult> {
+    let What::Studio {
+        framework,
+        model,
+        precision,
+        compile,
+        image_size,
+        seq_len,
+        folder,
+        ..
+    } = &item.what
+    else {
+        return Ok(ItemResult::new(
+            item,
+            Status::Failed,
+            Some("not a studio item".into()),
+        ));
+    };
+    let batch = batch_of(item, done).unwrap_or(Batch::Fixed(1));
+    let l = s.lengths;
+    let mut req = SweepRequest {
+        model: vec![model.clone()],
+        framework: vec![s.framework(*framework).unwrap_or_default().to_owned()],
+        precision: vec![precision.clone()],
+        compile: vec![compile.clone()],
+        device: Some(s.device.clone()),
+        steps: Some(l.steps),
+        window_steps: Some(l.window_steps),
+        threads: l.threads,
+        image_size: *image_size,
+        seq_len: *seq_len,
+        ..SweepRequest::default()
+    };
+    match batch {
+        Batch::Fixed(b) => req.batch_size = vec![b],
+        Batch::Max { from, cap } => {
+            req.batch_size = Vec::new();
+            req.batch_max = true;
+            req.batch_from = Some(from);
+            req.batch_cap = Some(cap);
+            req.memory_limit_bytes = l.memory_limit_bytes;
+        }
+        Batch::FoundBy(_) => {}
+    }
+    let images = if *folder {
+        let dir =
+            std::env::temp_dir().join(format!("trainbench-gpu-session-{}", std::process::id()));
+        match write::image_folder(s, &dir).await {
+            Ok(()) => {}
+            Err(e) => return Ok(ItemResult::new(item, Status::Failed, Some(e))),
+        }
+        req.data = format!("folder:{}", dir.display());
+        req.loader_workers = Some(l.folder.2);
+        Some(dir)
+    } else {
+        None
+    };
+    let r = studio_runs(ws, host, s, item, &req, stop, tell).await;
+    if let Some(dir) = images {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    r
+}
+
+async fn studio_runs(
+    ws: &mut Workspace,
+    host: &Host,
+    s: &Session,
+    item: &Item,
+    req: &SweepRequest,
+    stop: watch::Receiver<bool>,
+    tell: &mut dyn FnMut(&str),
+) -> AppResult<ItemResult> {
+    let mut plan = plan_sweep(req, host.machine(), !s.rehearse);
+    if let Some(r) = plan.rejected.first() {
+        return Ok(ItemResult::new(
+            item,
+            Status::Failed,
+            Some(r.message.clone()),
+        ));
+    }
+    let opts = RunnerOptions {
+        silence_timeout: Duration::from_secs_f64(s.timeout_s),
+        ..RunnerOptions::default()
+    };
+    let command = format!("trainbench gpu-session (item {})", item.id);
+    let queued = if plan.configs.iter().any(|c| c.batch_search.is_some()) {
+        let mut narrated = Narrated {
+            say: |line: String| tell(&format!("  {line}")),
+        };
+        ws.search_then_queue(
+            host,
+            &mut plan,
+            &command,
+            None,
+            opts,
+            stop.clone(),
+            &mut narrated,
+        )
+        .await
+    } else {
+        ws.queue(&plan, None, &command)
+    };
+    let jobs = match queued {
+        Ok((_, jobs)) => jobs,
+        Err(e) => return Ok(ItemResult::new(item, Status::Failed, Some(e.to_string()))),
+    };
+    let finished =
+        execute::run_jobs(ws, host, &jobs, opts, stop, |_, _, _| Quiet, |_, _| {}).await?;
+    let mut r = ItemResult::new(item, Status::Ran, None);
+    r.run_ids = finished.iter().map(|f| f.run_id).collect();
+    if let Some(f) = finished.iter().find(|f| f.status != RunStatus::Completed) {
+        r.status = Status::Failed;
+        r.reason = Some(format!(
+            "run #{} {}: {}",
+            f.run_id,
+            f.status.as_str(),
+            f.reason.as_deref().unwrap_or("no reason given")
+        ));
+    }
+    if let Some(id) = r.run_ids.first() {
+        let row = ws.run(*id)?;
+        r.batch = Some(row.batch_size as i64);
+        r.params = row.param_count;
+        if let Some(sum) = &row.summary {
+            r.samples_per_s = sum.throughput_samples_per_s;
+            r.mfu = sum.mfu;
+        }
+    }
+    Ok(r)
+}
+
+/// A peer item: `python -m trainbench_peers` in the PyTorch environment's
+/// interpreter, stopped at the budget's end.
+async fn peer(
+    s: &Session,
+    item: &Item,
+    done: &[ItemResult],
+    end: Instant,
+    tell: &mut dyn FnMut(&str),
+) -> ItemResult {
+    let Ok(Batch::Fixed(batch)) = batch_of(item, done) else {
+        return ItemResult::new(item, Status::Failed, Some("no batch".into()));
+    };
+    let What::Peer { of, .. } = &item.what else {
+        return ItemResult::new(item, Status::Failed, Some("not a peer item".into()));
+    };
+    let studio = done.iter().find(|r| &r.id == of);
+    let out = match write::peer_command(s, item, batch) {
+        Ok(cmd) => run_until(cmd, end).await,
+        Err(e) => Err(e),
+    };
+    let mut r = ItemResult::new(item, Status::Ran, None);
+    r.batch = Some(batch);
+    match out {
+        Ok((json, log)) => {
+            for line in log.lines().filter(|l| !l.trim().is_empty()).take(20) {
+                tell(&format!("  {line}"));
+            }
+            r.samples_per_s = json["samples_per_s"].as_f64();
+            r.params = json["params"].as_u64();
+            r.peer = Some(json);
+        }
+        Err(e) => {
+            r.status = if Instant::now() >= end {
+                Status::Cut
+            } else {
+                Status::Failed
+            };
+            r.reason = Some(e);
+            return r;
+        }
+    }
+    if let Some(st) = studio {
+        (r.ratio, r.ratio_note) = ratio(st, &r);
+    }
+    r
+}
+
+/// Studio ÷ peer, only for the same model size and batch.
+fn ratio(studio: &ItemResult, peer: &ItemResult) -> (Option<f64>, Option<String>) {
+    match (
+        studio.samples_per_s,
+        peer.samples_per_s,
+        studio.params,
+        peer.params,
+    ) {
+        (_, _, Some(a), Some(b)) if a != b => (
+            None,
+            Some(format!(
+                "not comparable: the studio's model has {a} parameters, the peer's {b}"
+            )),
+        ),
+        _ if studio.batch != peer.batch => (
+            None,
+            Some(format!(
+                "not comparable: batch {:?} against {:?}",
+                studio.batch, peer.batch
+            )),
+        ),
+        (Some(a), Some(b), _, _) if b > 0.0 => (Some(a / b), None),
+        _ => (None, Some("a throughput is missing".into())),
+    }
+}
+
+/// Runs a command to its end or the budget's, its last stdout line parsed as
+/// JSON; the error holds the end of what it said.
+async fn run_until(
+    mut cmd: tokio::process::Command,
+    end: Instant,
+) -> Result<(Value, String), String> {
+    cmd.kill_on_drop(true)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the peer: {e}"))?;
+    let left = end.saturating_duration_since(Instant::now());
+    let out = match tokio::time::timeout(left, child.wait_with_output()).await {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return Err(format!("the peer did not end: {e}")),
+        Err(_) => return Err("stopped: the budget ended while it ran".into()),
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail = |t: &str| {
+        t.chars()
+            .rev()
+            .take(1500)
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect::<String>()
+    };
+    if !out.status.success() {
+        return Err(format!(
+            "the peer exited with {}: {}",
+            out.status,
+            tail(&stderr).trim()
+        ));
+    }
+    let last = stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'));
+    match last.and_then(|l| serde_json::from_str::<Value>(l).ok()) {
+        Some(v) => Ok((v, format!("{stderr}"))),
+        None => Err(format!(
+            "the peer printed no result: {}",
+            tail(&stdout).trim()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_still_running_when_the_budget_ends_is_stopped() {
+        let rt = execute::runtime().unwrap();
+        rt.block_on(async {
+            let mut cmd = tokio::process::Command::new("sleep");
+            cmd.arg("60");
+            let began = Instant::now();
+            let r = run_until(cmd, Instant::now() + Duration::from_millis(200)).await;
+            assert!(r.unwrap_err().contains("the budget ended"));
+            assert!(began.elapsed() < Duration::from_secs(50));
+        });
+    }
+
+    #[test]
+    fn a_ratio_needs_the_same_model_and_batch() {
+        let item = &super::super::items::plan(true)[0];
+        let with = |rate: f64, params: u64, batch: i64| {
+            let mut r = ItemResult::new(item, Status::Ran, None);
+            (r.samples_per_s, r.params, r.batch) = (Some(rate), Some(params), Some(batch));
+            r
+        };
+        assert_eq!(
+            ratio(&with(90.0, 10, 8), &with(100.0, 10, 8)),
+            (Some(0.9), None)
+        );
+        let (x, note) = ratio(&with(90.0, 10, 8), &with(100.0, 11, 8));
+        assert!(x.is_none() && note.unwrap().contains("10 parameters, the peer's 11"));
+        let (x, note) = ratio(&with(90.0, 10, 8), &with(100.0, 10, 16));
+        assert!(x.is_none() && note.unwrap().contains("batch"));
+    }
+}

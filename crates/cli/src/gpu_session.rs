@@ -1,0 +1,179 @@
+//! `trainbench gpu-session`: the most valuable GPU measurements within a
+//! time budget, with peers on the same GPU (`trainbench_app::gpu_session`),
+//! each step said on stderr; `trainbench gpu-session fold DIR` folds an
+//! output folder into docs/gpu-results.md and imports its session. Without
+//! a GPU it says so and exits 3, unless `--rehearse` (small models, CPU).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+use trainbench_app::gpu_session::{self, fold, Prepared, SessionRequest, Status};
+use trainbench_app::Host;
+
+use crate::error::CliError;
+use crate::gpu_check::EXIT_NO_GPU;
+use crate::open::open_workspace;
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct GpuSessionArgs {
+    #[command(subcommand)]
+    pub command: Option<GpuSessionCommand>,
+    /// Seconds for the whole session, outputs included: each item starts
+    /// only when its allowance fits in what is left, and what still runs at
+    /// the end is stopped. Default: 540 (a 10-minute machine call, with room).
+    #[arg(long, default_value_t = gpu_session::DEFAULT_BUDGET_S)]
+    pub budget: f64,
+    /// Folder for results.md, results.json, session.log, the session file,
+    /// checks.json and report.pdf (default: gpu-session-YYYYMMDDHHMMSS here).
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// PyTorch and JAX, comma separated (`FRAMEWORK@ENVIRONMENT` for a
+    /// registered one). Default: the installed ones.
+    #[arg(long, value_delimiter = ',')]
+    pub framework: Vec<String>,
+    /// The same plan with small models on the CPU (no GPU needed): what CI runs.
+    #[arg(long)]
+    pub rehearse: bool,
+    /// Only these items, comma separated (ids as results.md lists them).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Seconds a worker may stay silent before its run is stopped.
+    #[arg(long, default_value_t = 300.0)]
+    pub timeout: f64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum GpuSessionCommand {
+    /// Fold a session's output folder into the GPU results document (a
+    /// section with a row per item) and import its session file.
+    Fold {
+        dir: PathBuf,
+        /// The document to append to.
+        #[arg(long, default_value = "docs/gpu-results.md")]
+        doc: PathBuf,
+        /// Do not import the session file into the database.
+        #[arg(long)]
+        no_import: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(db: &Path, a: GpuSessionArgs) -> Result<ExitCode, CliError> {
+    if let Some(GpuSessionCommand::Fold {
+        dir,
+        doc,
+        no_import,
+        json,
+    }) = a.command
+    {
+        return fold_cmd(db, &dir, &doc, no_import, json);
+    }
+    let host = Host::open();
+    let req = SessionRequest {
+        budget_s: a.budget,
+        out_dir: a.out.clone(),
+        frameworks: a.framework.clone(),
+        rehearse: a.rehearse,
+        only: a.only.clone(),
+        timeout_s: a.timeout,
+    };
+    let s = match gpu_session::prepare(&req, &host)? {
+        Prepared::NoGpu(why) => {
+            eprintln!("gpu-session: {why}. Nothing was run: this session measures GPUs (--rehearse runs its plan on the CPU with small models; exit {EXIT_NO_GPU}).");
+            if a.json {
+                println!("{}", json!({"gpu_session": "no_gpu", "reason": why}));
+            }
+            return Ok(ExitCode::from(EXIT_NO_GPU));
+        }
+        Prepared::Ready(s) => s,
+    };
+    let mut ws = open_workspace(db)?;
+    let runtime = trainbench_app::execute::runtime()?;
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let outcome = runtime.block_on(async {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ngpu-session: stopping (Ctrl-C); the outputs are still written");
+                let _ = cancel_tx.send(true);
+            }
+        });
+        gpu_session::run(&mut ws, &host, &s, cancel_rx, &mut |line| {
+            eprintln!("{line}")
+        })
+        .await
+    })?;
+    let w = &outcome.written;
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "out": s.out_dir.display().to_string(),
+                "results": outcome.results,
+                "session_file": w.session.as_ref().map(|p| p.display().to_string()),
+                "checks_passed": w.checks_passed,
+            })
+        );
+    } else {
+        print!("{}", gpu_session::write::markdown(&s, &outcome.results));
+        println!();
+        println!("results: {}", w.results_md.display());
+        if let Some(p) = &w.session {
+            println!("session file: {} (bring it home with `trainbench import`, or fold the folder: `trainbench gpu-session fold {}`)", p.display(), s.out_dir.display());
+        }
+        match &w.pdf {
+            Some(Ok(p)) => println!("report: {}", p.display()),
+            Some(Err(e)) => println!("no PDF report: {e}"),
+            None => {}
+        }
+    }
+    let failed = outcome
+        .results
+        .iter()
+        .any(|r| matches!(r.status, Status::Failed));
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn fold_cmd(
+    db: &Path,
+    dir: &Path,
+    doc: &Path,
+    no_import: bool,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    let mut ws = if no_import {
+        None
+    } else {
+        Some(open_workspace(db)?)
+    };
+    let f = fold::fold(dir, doc, ws.as_mut())?;
+    if json_out {
+        println!(
+            "{}",
+            json!({
+                "doc": doc.display().to_string(),
+                "rows": f.rows,
+                "imported_runs": f.imported.as_ref().map(|i| i.outcome.runs_imported),
+                "session": f.imported.as_ref().map(|i| i.session.name.clone()),
+            })
+        );
+    } else {
+        println!("{} rows added to {}", f.rows, doc.display());
+        if let Some(i) = &f.imported {
+            println!(
+                "session \"{}\" imported: {} runs new, {} already here",
+                i.session.name, i.outcome.runs_imported, i.outcome.runs_already_present
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,279 @@
+//! The GPU session's plan rehearsed on this CPU: through a kit built here
+//! (as a lent GPU machine would run it), with real workers and the real timm
+//! and Hugging Face peers, then folded into a results document; a budget too
+//! short for the plan still leaves its outputs; no GPU and bad input are
+//! said plainly.
+#![allow(clippy::unwrap_used, reason = "tests")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::ssh::python;
+use common::{output_json, text, trainbench, Scratch, TRAINBENCH};
+use serde_json::Value;
+
+fn results(out: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap()
+}
+
+fn item<'a>(r: &'a Value, id: &str) -> &'a Value {
+    r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == id)
+        .unwrap_or_else(|| panic!("{id} missing from {r}"))
+}
+
+/// The one folder the kit's run.sh wrote under `results`.
+fn only_folder(results: &Path) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}
+
+#[test]
+fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
+    let scratch = Scratch::new("gpu-session-kit");
+    let kit = scratch.0.join("kit");
+    let out = Command::new(TRAINBENCH)
+        .args(["kit", "build", "--no-tch", "-o"])
+        .arg(&kit)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(kit
+        .join("share/trainbench/workers/python/trainbench_peers/__main__.py")
+        .is_file());
+    let res = scratch.0.join("results");
+    // As on a lent machine: the kit registers the machine's Python (here
+    // the studio's PyTorch environment, with timm and transformers).
+    let out = Command::new("bash")
+        .arg(kit.join("run.sh"))
+        .args(["gpu-session", "900", "--rehearse"])
+        .env("TRAINBENCH_PYTHON", python("pytorch"))
+        .env("TRAINBENCH_RESULTS", &res)
+        .env("OMP_NUM_THREADS", "1")
+        .env_remove("TRAINBENCH_HOME")
+        .env_remove("TRAINBENCH_DB")
+        .output()
+        .unwrap();
+    let log = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    let dir = only_folder(&res);
+    // At most eight files: what a lent machine gives back.
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "checks.json",
+            "gpu-session.trainbench-session.json",
+            "report.pdf",
+            "results.json",
+            "results.md",
+            "session.log"
+        ],
+        "{log}"
+    );
+    let r = results(&dir);
+    for id in [
+        "vit-eager",
+        "vit-timm",
+        "vit-eager-max",
+        "vit-timm-max",
+        "resnet-eager",
+        "resnet-timm",
+        "gpt2-eager",
+        "gpt2-hf",
+        "vit-compile-max",
+        "bert-eager",
+        "resnet-folder",
+    ] {
+        assert_eq!(item(&r, id)["status"], "ran", "{id}: {}", item(&r, id));
+    }
+    // JAX is not in this Python: its items say so.
+    let jax = item(&r, "vit-jax");
+    assert_eq!(jax["status"], "skipped");
+    assert!(
+        jax["reason"]
+            .as_str()
+            .unwrap()
+            .contains("jax is not installed"),
+        "{jax}"
+    );
+    // Every peer has the studio's parameter count and batch, and a ratio.
+    for (peer, studio) in [
+        ("vit-timm", "vit-eager"),
+        ("vit-timm-max", "vit-eager-max"),
+        ("resnet-timm", "resnet-eager"),
+        ("gpt2-hf", "gpt2-eager"),
+    ] {
+        let (p, s) = (item(&r, peer), item(&r, studio));
+        assert_eq!(p["params"], s["params"], "{peer}");
+        assert_eq!(p["batch"], s["batch"], "{peer}");
+        let x = p["ratio"].as_f64().unwrap_or_else(|| panic!("{peer}: {p}"));
+        let expected = s["samples_per_s"].as_f64().unwrap() / p["samples_per_s"].as_f64().unwrap();
+        assert!(
+            (x - expected).abs() < 1e-9,
+            "{peer}: {x} against {expected}"
+        );
+    }
+    // The batch search started at 8 and ran at the cap, 32; the peer and
+    // torch.compile took the batch it found.
+    assert_eq!(item(&r, "vit-eager-max")["batch"], 32);
+    assert_eq!(item(&r, "vit-timm-max")["batch"], 32);
+    assert_eq!(item(&r, "vit-compile-max")["batch"], 32);
+    let md = std::fs::read_to_string(dir.join("results.md")).unwrap();
+    assert!(
+        md.contains("| vit-timm | vit_mini_patch4_32 fp32 b8, timm peer | ran | 8 |"),
+        "{md}"
+    );
+    assert!(std::fs::read(dir.join("report.pdf"))
+        .unwrap()
+        .starts_with(b"%PDF"));
+
+    fold_twice(&scratch.0, &dir);
+}
+
+/// Folded into a results document with the session imported; not twice.
+fn fold_twice(scratch: &Path, dir: &Path) {
+    // Folded into a results document, the session imported.
+    let doc = scratch.join("gpu-results.md");
+    std::fs::write(&doc, "# GPU results\n").unwrap();
+    let (out, folded) = output_json(
+        trainbench(scratch)
+            .args(["gpu-session", "fold", "--json", "--doc"])
+            .arg(&doc)
+            .arg(dir),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(folded["rows"], 15);
+    assert_eq!(folded["imported_runs"], 7);
+    let written = std::fs::read_to_string(&doc).unwrap();
+    assert!(written.starts_with("# GPU results\n\n## "), "{written}");
+    assert!(written.contains("(CPU rehearsal)"));
+    assert!(written.contains("timm ("), "{written}");
+    assert!(
+        written.contains("| pytorch (2.13.0) | resnet-eager: "),
+        "{written}"
+    );
+    // Not twice.
+    let out = trainbench(scratch)
+        .args(["gpu-session", "fold", "--doc"])
+        .arg(&doc)
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already in"));
+    assert_eq!(std::fs::read_to_string(&doc).unwrap(), written);
+}
+
+#[test]
+fn a_budget_too_short_for_the_plan_still_writes_its_outputs() {
+    let scratch = Scratch::new("gpu-session-short");
+    let out_dir = scratch.0.join("out");
+    // 25 s less the 6 s kept for the outputs: the first item (allowed 15 s)
+    // starts; the batch search (75 s) and what follows cannot.
+    let out = trainbench(&scratch.0)
+        .args([
+            "gpu-session",
+            "--rehearse",
+            "--framework",
+            "pytorch",
+            "--budget",
+            "25",
+            "--only",
+            "vit-eager,vit-eager-max,vit-timm-max,gpt2-eager",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let log = text(&out);
+    let r = results(&out_dir);
+    let first = item(&r, "vit-eager");
+    assert!(
+        first["status"] == "ran" || first["status"] == "cut",
+        "{log}"
+    );
+    let search = item(&r, "vit-eager-max");
+    assert_eq!(search["status"], "skipped", "{log}");
+    assert!(
+        search["reason"]
+            .as_str()
+            .unwrap()
+            .contains("s left of the budget"),
+        "{search}"
+    );
+    let peer = item(&r, "vit-timm-max");
+    assert_eq!(peer["status"], "skipped");
+    assert!(
+        peer["reason"]
+            .as_str()
+            .unwrap()
+            .contains("needs the batch found by vit-eager-max"),
+        "{peer}"
+    );
+    let md = std::fs::read_to_string(out_dir.join("results.md")).unwrap();
+    assert_eq!(md.matches("| skipped |").count(), 3, "{md}");
+    let said = std::fs::read_to_string(out_dir.join("session.log")).unwrap();
+    assert!(said.contains("gpu-session: done in"), "{said}");
+    assert!(out_dir.join("checks.json").is_file() || first["status"] == "cut");
+}
+
+#[test]
+fn no_gpu_and_bad_input_are_said_plainly() {
+    let scratch = Scratch::new("gpu-session-input");
+    let out = trainbench(&scratch.0)
+        .args(["gpu-session", "--out"])
+        .arg(scratch.0.join("none"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rehearse runs its plan on the CPU"));
+    assert!(!scratch.0.join("none").exists());
+    for (args, says) in [
+        (vec!["--budget", "0"], "budget = 0 is not allowed"),
+        (
+            vec!["--only", "everything"],
+            "only = everything is not allowed: expected item ids among vit-eager",
+        ),
+        (
+            vec!["--framework", "tensorflow"],
+            "framework = tensorflow is not allowed",
+        ),
+    ] {
+        let out = trainbench(&scratch.0)
+            .args(["gpu-session", "--rehearse"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out)
+        );
+    }
+    let out = trainbench(&scratch.0)
+        .args(["gpu-session", "fold"])
+        .arg(&scratch.0)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("dir = "),
+        "{}",
+        text(&out)
+    );
+}
