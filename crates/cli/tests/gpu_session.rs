@@ -156,7 +156,7 @@ fn fold_twice(scratch: &Path, dir: &Path) {
             .arg(dir),
     );
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(folded["rows"], 15);
+    assert_eq!(folded["rows"], 17);
     assert_eq!(folded["imported_runs"], 7);
     let written = std::fs::read_to_string(&doc).unwrap();
     assert!(written.starts_with("# GPU results\n\n## "), "{written}");
@@ -229,6 +229,33 @@ fn a_budget_too_short_for_the_plan_still_writes_its_outputs() {
     let said = std::fs::read_to_string(out_dir.join("session.log")).unwrap();
     assert!(said.contains("gpu-session: done in"), "{said}");
     assert!(out_dir.join("checks.json").is_file() || first["status"] == "cut");
+}
+
+/// JAX beside a plain Flax loop (the kit's Python above has no JAX).
+#[test]
+fn jax_is_held_against_a_plain_flax_loop() {
+    let scratch = Scratch::new("gpu-session-jax");
+    let out_dir = scratch.0.join("out");
+    let out = trainbench(&scratch.0)
+        .args([
+            "gpu-session",
+            "--rehearse",
+            "--framework",
+            "jax",
+            "--only",
+            "vit-jax,vit-flax",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = results(&out_dir);
+    let (studio, flax) = (item(&r, "vit-jax"), item(&r, "vit-flax"));
+    assert_eq!(flax["status"], "ran", "{flax}");
+    assert_eq!(flax["params"], studio["params"], "{flax}");
+    assert_eq!(flax["peer"]["library"], "flax", "{flax}");
+    assert!(flax["ratio"].as_f64().unwrap() > 0.0, "{flax}");
 }
 
 #[test]

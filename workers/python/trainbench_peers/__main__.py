@@ -1,5 +1,5 @@
 """One peer measurement: a plain eager training loop of a timm image model or
-a Hugging Face GPT-2, as their users write it, timed like the studio times a
+a Hugging Face GPT-2, or a plain Flax ViT under ``jax.jit`` (``flax_vit.py``), as their users write it, timed like the studio times a
 run (warm-up steps untimed, then windows of steps each ended by waiting for
 the device, the median window's samples/s). Prints one JSON line.
 
@@ -35,7 +35,7 @@ ADAMW = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.05)
 
 def arguments(argv):
     ap = argparse.ArgumentParser(prog="python -m trainbench_peers", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--library", choices=["timm", "transformers"], required=True)
+    ap.add_argument("--library", choices=["timm", "transformers", "flax"], required=True)
     ap.add_argument("--model", required=True, help="the studio's model name")
     ap.add_argument("--batch", type=int, required=True)
     ap.add_argument("--precision", choices=["fp32", "tf32", "amp-bf16", "amp-fp16"], default="fp32")
@@ -85,8 +85,45 @@ def gpt2_model(a):
     return transformers.GPT2LMHeadModel(config), transformers.__version__
 
 
+def measure(step, wait, a):
+    """``a.warmup`` steps untimed, then windows of ``a.window`` steps, each
+    ended by ``wait`` (the device synchronised); the median window's rate."""
+    started = time.perf_counter()
+    loss = None
+    for _ in range(a.warmup):
+        loss = step()
+    wait(loss)
+    warm_s = time.perf_counter() - started
+    windows, t0, last = [], time.perf_counter(), None
+    for i in range(a.steps):
+        loss = step()
+        if (i + 1) % a.window == 0:
+            last = wait(loss)
+            t1 = time.perf_counter()
+            windows.append(a.window * a.batch / (t1 - t0))
+            t0 = t1
+    rate = statistics.median(windows)
+    return {
+        "samples_per_s": rate,
+        "windows": [round(w, 4) for w in windows],
+        "step_ms": 1000.0 * a.batch / rate,
+        "warmup_s": round(warm_s, 3),
+        "final_loss": last,
+    }
+
+
+def flax_main(a):
+    from .flax_vit import run
+
+    out = {"library": "flax", "model": a.model, "batch": a.batch, "precision": a.precision, "device": a.device}
+    out.update(run(a, lambda step, wait: measure(step, wait, a)))
+    print(json.dumps(out))
+
+
 def main(argv=None):
     a = arguments(sys.argv[1:] if argv is None else argv)
+    if a.library == "flax":
+        return flax_main(a)
     import torch
     import torch.nn.functional as F
 
@@ -155,21 +192,7 @@ def main(argv=None):
             torch.cuda.synchronize(device)
         return float(loss.detach())
 
-    started = time.perf_counter()
-    loss = None
-    for _ in range(a.warmup):
-        loss = step()
-    wait(loss)
-    warm_s = time.perf_counter() - started
-    windows, t0 = [], time.perf_counter()
-    for i in range(a.steps):
-        loss = step()
-        if (i + 1) % a.window == 0:
-            last = wait(loss)
-            t1 = time.perf_counter()
-            windows.append(a.window * a.batch / (t1 - t0))
-            t0 = t1
-    rate = statistics.median(windows)
+    timed = measure(step, wait, a)
     out = {
         "library": a.library,
         "library_version": version,
@@ -180,16 +203,12 @@ def main(argv=None):
         "precision": a.precision,
         "device": str(device),
         "device_name": torch.cuda.get_device_name(device) if cuda else "cpu",
-        "samples_per_s": rate,
-        "windows": [round(w, 4) for w in windows],
-        "step_ms": 1000.0 * a.batch / rate,
-        "warmup_s": round(warm_s, 3),
-        "final_loss": last,
+        **timed,
         "practice": practice,
     }
     if text:
         out["seq_len"] = seq
-        out["tokens_per_s"] = rate * seq
+        out["tokens_per_s"] = timed["samples_per_s"] * seq
     else:
         out["image_size"] = size
     if cuda:

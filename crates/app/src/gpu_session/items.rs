@@ -11,8 +11,8 @@
 //! largest batch comes next because it has never run on a GPU and shows what
 //! batch 64 costs in MFU; then ResNet-50 and GPT-2, each with its peer; then
 //! torch.compile and JAX at the largest batch (their compilation is the
-//! slowest start); then BERT-base, the image-folder loader and the JAX rows
-//! of the other families.
+//! slowest start), JAX beside a plain Flax loop; then BERT-base, the
+//! image-folder loader and the JAX rows of the other families.
 
 use serde::Serialize;
 
@@ -295,6 +295,12 @@ fn other_items(s: &Sizes) -> Vec<Row> {
             studio(s, Kind::Jax, vit, "off", found()),
         ),
         (
+            "vit-flax-max",
+            format!("{vit} {p} largest batch, Flax peer"),
+            60.0,
+            peer(s, "flax", vit, found(), "vit-jax-max"),
+        ),
+        (
             "bert-eager",
             format!("{} {p} b{}, PyTorch eager", s.bert, s.bert_batch),
             30.0,
@@ -311,6 +317,12 @@ fn other_items(s: &Sizes) -> Vec<Row> {
             format!("{vit} {p} b{}, JAX", s.vit_batch),
             70.0,
             studio(s, Kind::Jax, vit, "off", Batch::Fixed(s.vit_batch)),
+        ),
+        (
+            "vit-flax",
+            format!("{vit} {p} b{}, Flax peer", s.vit_batch),
+            60.0,
+            peer(s, "flax", vit, Batch::Fixed(s.vit_batch), "vit-jax"),
         ),
         (
             "resnet-jax",

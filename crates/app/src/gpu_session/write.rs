@@ -327,10 +327,13 @@ pub fn peer_command(
     else {
         return Err("not a peer item".into());
     };
-    let fw = s
-        .pytorch
-        .as_deref()
-        .ok_or("pytorch is not installed here")?;
+    // Flax runs in JAX's environment, timm and Hugging Face in PyTorch's.
+    let (fw, kind) = if library == "flax" {
+        (s.jax.as_deref(), "jax")
+    } else {
+        (s.pytorch.as_deref(), "pytorch")
+    };
+    let fw = fw.ok_or_else(|| format!("{kind} is not installed here"))?;
     let (_, _, worker) = crate::sweep::resolve_framework(fw).map_err(|r| r.message)?;
     let classes = lookup(model)
         .and_then(|e| {
