@@ -18,6 +18,8 @@
 //!   makes it a comparison.
 //! - [`glossary`]: the studio's words explained, for tooltips, the CLI and
 //!   docs/glossary.md.
+//! - [`published`]: published training results with their implied MFU and
+//!   plausibility, and a run placed beside them.
 //! - [`explain`]: two runs' step breakdowns turned into the gap part by part.
 //! - [`gpu_check`]: the GPU acceptance suite (plan, checks, report);
 //!   [`gpu_session`]: the most valuable GPU measurements within a time
@@ -43,6 +45,7 @@ pub mod job;
 pub mod live;
 pub mod models;
 pub mod prices;
+pub mod published;
 pub mod remote;
 pub mod reports;
 pub mod settings;

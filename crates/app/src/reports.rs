@@ -174,6 +174,9 @@ impl Workspace {
         title: Option<String>,
         extra: &[pdf::Section],
     ) -> AppResult<Vec<u8>> {
+        // Every report places its runs beside the published record.
+        let mut sections = extra.to_vec();
+        sections.extend(crate::published::record_section(&sel.loaded.runs));
         Ok(pdf::report(&pdf::ReportInput {
             title: title.unwrap_or_else(|| sel.title.clone()),
             comparison: &sel.loaded.comparison,
@@ -183,7 +186,7 @@ impl Workspace {
             prices: &sel.loaded.prices,
             generated_unix_ms: now_unix_ms(),
             studio_version: VERSION,
-            extra,
+            extra: &sections,
         })?)
     }
 

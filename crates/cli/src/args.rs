@@ -139,6 +139,14 @@ pub enum Command {
     /// Hugging Face peers on the same GPU; `fold DIR` adds a session's
     /// results to docs/gpu-results.md (exit 3 without a GPU, unless --rehearse).
     GpuSession(Box<crate::gpu_session::GpuSessionArgs>),
+    /// Published training results (MLPerf, NVIDIA's examples, timm, llm.c,
+    /// torchtitan …) with the MFU each implies and whether it is plausible.
+    Published {
+        /// One result by its id.
+        id: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// The bench kit: a folder that measures where the studio is not installed.
     Kit {
         #[command(subcommand)]

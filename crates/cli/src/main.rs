@@ -18,6 +18,7 @@ mod models_cmd;
 mod open;
 mod output;
 mod prices_cmd;
+mod published_cmd;
 mod report_cmd;
 mod run_args;
 mod run_cmd;
@@ -89,6 +90,7 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
         Command::Env { command, json } => env_cmd::run(command, &at, json),
         Command::GpuCheck(a) => gpu_check::run(&db, *a),
         Command::GpuSession(a) => gpu_session::run(&db, *a),
+        Command::Published { id, json } => published_cmd::run(id, json),
         Command::Kit { command } => kit_cmd::run(command),
         Command::Host { command, json } => host_cmd::host(command, json),
         Command::Attach {

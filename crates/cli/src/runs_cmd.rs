@@ -35,6 +35,7 @@ pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError>
     let id = parse_ids(&[id])?[0];
     let detail = ws.run_detail(id)?;
     let search = ws.batch_search_of_run(id)?;
+    let record = trainbench_app::published::beside_record(&detail);
     if json_out {
         let mut v = serde_json::to_value(&detail).map_err(|e| CliError::Failed(e.to_string()))?;
         if let (Some(obj), serde_json::Value::Object(flat)) =
@@ -44,6 +45,7 @@ pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError>
                 obj.insert(k, val);
             }
             obj.insert("batch_search".into(), serde_json::json!(search));
+            obj.insert("vs_record".into(), serde_json::json!(record));
         }
         println!("{v}");
     } else {
@@ -51,6 +53,7 @@ pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError>
         if let Some(s) = &search {
             output::print_batch_search(s);
         }
+        output::print_vs_record(&record);
     }
     Ok(ExitCode::SUCCESS)
 }

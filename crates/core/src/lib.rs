@@ -37,6 +37,7 @@ pub mod framework;
 pub mod models;
 pub mod profile;
 pub mod protocol;
+pub mod published;
 pub mod record;
 pub mod reference;
 pub mod session;

@@ -109,6 +109,9 @@ pub fn gpu_peak_for(name: &str) -> Option<GpuPeak> {
     if n.contains("4090") {
         return pick("RTX 4090");
     }
+    if n.contains("3090") {
+        return pick("RTX 3090");
+    }
     None
 }
 

@@ -306,3 +306,15 @@ pub fn print_prices(rows: &[PriceEntry]) {
         );
     }
 }
+
+/// The run beside the published record: the closest references of its
+/// model family (at most three; `trainbench published` lists them all).
+pub fn print_vs_record(record: &[trainbench_core::published::Against]) {
+    if record.is_empty() {
+        return;
+    }
+    println!("vs the record:     (achieved FLOP/s per device against published results of this model family)");
+    for a in record.iter().take(3) {
+        println!("  {}", a.text);
+    }
+}

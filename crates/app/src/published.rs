@@ -1,0 +1,101 @@
+//! The published record, once for both shells: the reference table with
+//! each row's implied MFU and plausibility (`core::published`), and a stored
+//! run placed beside it.
+
+use serde::Serialize;
+use trainbench_core::published::percent;
+use trainbench_core::published::{
+    against, implied, judge, published, Against, Implied, Plausibility, Published, RunFigures,
+};
+use trainbench_core::record::RunDetail;
+use trainbench_report::pdf::Section;
+
+/// One published result with its implied MFU and verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PublishedRow {
+    #[serde(flatten)]
+    pub row: Published,
+    pub implied: Vec<Implied>,
+    pub plausibility: Plausibility,
+}
+
+/// Every published row shipped with the studio, judged.
+pub fn table() -> Vec<PublishedRow> {
+    published()
+        .into_iter()
+        .map(|row| {
+            let implied = implied(&row);
+            let plausibility = judge(&row, &implied);
+            PublishedRow {
+                row,
+                implied,
+                plausibility,
+            }
+        })
+        .collect()
+}
+
+/// A stored run beside the record: the references of its model family,
+/// closest first; none for a run without a steady throughput or FLOP count.
+pub fn beside_record(d: &RunDetail) -> Vec<Against> {
+    let Some(s) = &d.row.summary else {
+        return Vec::new();
+    };
+    let Some(rate) = s.throughput_samples_per_s else {
+        return Vec::new();
+    };
+    let flops = d
+        .hello
+        .as_ref()
+        .and_then(|h| h["flops_per_sample"].as_f64())
+        .filter(|f| *f > 0.0);
+    let Some(flops) = flops else {
+        return Vec::new();
+    };
+    let software = format!(
+        "{} {}",
+        d.row.framework.as_str(),
+        d.row.measured_on.framework_version.as_deref().unwrap_or("")
+    );
+    against(&RunFigures {
+        model: &d.row.model,
+        precision: d.row.precision,
+        per_device: rate / f64::from(d.row.devices.max(1)),
+        flops_per_sample: flops,
+        gpu: d.row.measured_on.gpu.as_deref(),
+        global_batch: s.global_batch,
+        software: software.trim(),
+    })
+}
+
+/// The PDF's section placing each compared run beside its closest
+/// published result; `None` when no run has one.
+pub fn record_section(runs: &[RunDetail]) -> Option<Section> {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .filter_map(|d| {
+            let a = beside_record(d).into_iter().next()?;
+            let r = &a.reference;
+            Some(vec![
+                format!("#{}", d.row.id),
+                format!(
+                    "{} {} on {} ({}, {})",
+                    r.framework, r.model, r.hardware, r.source, r.date
+                ),
+                percent(a.fraction),
+                if a.differs.is_empty() {
+                    "nothing".into()
+                } else {
+                    a.differs.join("; ")
+                },
+            ])
+        })
+        .collect();
+    (!rows.is_empty()).then(|| Section {
+        heading: "Beside the published record".into(),
+        text: "Each run's achieved FLOP/s per device (steady throughput × the studio's FLOPs per sample) as a share of the closest published result of its model family, counted with the studio's FLOPs of that result's model; every difference is listed. `trainbench published` lists the results with their sources and the MFU each implies.".into(),
+        headers: ["Run", "Published result (source, date)", "Share", "Differs"].map(String::from).to_vec(),
+        widths: vec![30.0, 215.0, 45.0, 210.0],
+        rows,
+    })
+}
