@@ -50,6 +50,6 @@ done
 TAURI_DRIVER_URL="http://127.0.0.1:$port" node ui/e2e/studio.e2e.mjs "$app" "$out"
 # The README's pictures are this run's screenshots (docs/screenshots/), so
 # they show today's window; commit them when they change.
-for name in welcome quick-live first-comparison pdf-page wizard-fp32 gpu-session; do
+for name in welcome quick-live first-comparison pdf-page wizard-fp32 gpu-session what-if; do
   cp "$out"/[0-9][0-9]-"$name".png "docs/screenshots/$name.png"
 done

@@ -260,6 +260,18 @@ try {
   for (const column of ["gpu", "mfu"]) await tick(`input[name=column-${column}]`);
   await wd.waitFor(".runs-table", { check: (t) => t.includes("NVIDIA H100") && /\d+\.\d %/.test(t), what: "the GPU and MFU columns" });
   await screenshot("runs-columns");
+
+  step("an H100 run beside the published record, and projected to an H200 (what if)");
+  const h100Run = await wd.exec("const r = [...document.querySelectorAll('tr[data-run]')].find((tr) => tr.textContent.includes('amp-bf16') && tr.textContent.includes('H100')); return r ? r.dataset.run : null");
+  if (!h100Run) throw new Error("no amp-bf16 H100 run in the table");
+  await wd.click(`tr[data-run='${h100Run}'] button.link`);
+  await wd.waitFor(".vs-record", { check: (t) => t.includes("% of") && t.includes("ViT"), what: "the run beside the published record" });
+  await wd.waitFor("#what-if-target option[value='H200']", { what: "the GPUs to project to" });
+  await wd.exec("const s = document.querySelector('#what-if-target'); s.value = 'H200'; s.dispatchEvent(new Event('change', { bubbles: true }));");
+  await wd.click(".what-if button");
+  await wd.waitFor("[data-projected=true]", { check: (t) => t.includes("H200") && t.includes("projected, not measured") && t.includes("step's parts"), what: "the projection to an H200" });
+  await wd.exec("document.querySelector('.vs-record').scrollIntoView()");
+  await screenshot("what-if");
   await wd.click("#nav-compare");
   await wd.waitFor("#decision-matrix", { timeout: 30000 });
 

@@ -61,6 +61,15 @@ export const commands = {
 	 *  run queue; a cancel there stops it on the host.
 	 */
 	attachRun: (runId: number) => typedError<null, ApiError>(__TAURI_INVOKE("attach_run", { runId })),
+	/**  The run beside the published results of its model family, closest first. */
+	vsRecord: (runId: number) => typedError<Against[], ApiError>(__TAURI_INVOKE("vs_record", { runId })),
+	/**  The GPUs a run can be projected to (the peak table's names). */
+	projectionTargets: () => typedError<string[], ApiError>(__TAURI_INVOKE("projection_targets")),
+	/**
+	 *  Run `run_id` projected to a GPU of the peak table or to this CPU with
+	 *  another thread count (exactly one of the two).
+	 */
+	whatIf: (runId: number, gpu: string | null, threads: number | null) => typedError<Projected, ApiError>(__TAURI_INVOKE("what_if", { runId, gpu, threads })),
 	/**  Compares runs (or their configurations, repeats pooled) against a baseline. */
 	compare: (runIds: number[], grouping: Grouping, baseline: number | null) => typedError<CompareView, ApiError>(__TAURI_INVOKE("compare", { runIds, grouping, baseline })),
 	listSessions: () => typedError<SavedSession[], ApiError>(__TAURI_INVOKE("list_sessions")),
@@ -139,6 +148,17 @@ export type AddHostRequest = {
 	peers?: string[],
 };
 
+/**  One reference beside the run. */
+export type Against = {
+	reference: Published,
+	/**  The run's achieved FLOP/s per device as a share of the reference's. */
+	fraction: number | null,
+	/**  Each way they differ, in words (empty: the same configuration). */
+	differs: string[],
+	/**  "0.4 % of llm.c GPT-2 124M on 8x H100 (address, date) …". */
+	text: string,
+};
+
 /**
  *  An error crossing to the UI. `code` is one of the app layer's stable
  *  codes (a union type in TypeScript, so the UI cannot test for a code that
@@ -173,6 +193,13 @@ export type AppInfo = {
 	database_problem: string | null,
 	/**  The studio's words explained (tooltips, the Glossary page). */
 	glossary: Term[],
+};
+
+/**  A projected throughput band, samples/s. */
+export type Band = {
+	low: number | null,
+	mid: number | null,
+	high: number | null,
 };
 
 /**  One row of a profile per sample: a category, or idle (`category: None`). */
@@ -1014,6 +1041,71 @@ export type ProfileTimeline =
 /**  Operators on the host's training (or XLA) threads. */
 "host";
 
+/**  A run projected: every figure is projected, never measured. */
+export type Projected = {
+	run_id: number,
+	/**  "projected" — on every projection, so no reader takes it for a measurement. */
+	label: string,
+	from: string,
+	to: string,
+	measured_samples_per_s: number | null,
+	/**  Samples/s per run (all its devices), low, middle, high. */
+	samples_per_s: Band,
+	epoch_s: Band | null,
+	cost_per_epoch_usd: Band | null,
+	/**  The price it used (offering, $/device-hour, as of), or why none. */
+	price: string,
+	memory: string,
+	energy: string,
+	/**  The method and what it rested on, in words. */
+	method: string,
+};
+
+/**  One published result. */
+export type Published = {
+	id: string,
+	/**  When the source published or measured it, as it says. */
+	date: string,
+	/**  The source's address. */
+	source: string,
+	/**  The hardware in the source's words. */
+	hardware: string,
+	/**  The device as the peak table names it ("H100 SXM"). */
+	gpu: string,
+	devices: number,
+	/**  Framework and version, as stated. */
+	framework: string,
+	model: string,
+	/**
+	 *  The studio's catalogue model it matches, if any ("" none): what a
+	 *  run is placed beside.
+	 */
+	studio_model: string,
+	/**
+	 *  fp32, tf32, amp-bf16, amp-fp16 or fp8 (fp8 is judged against the
+	 *  bf16 peak, which the note says).
+	 */
+	precision: string,
+	global_batch: number | null,
+	unit: Unit,
+	/**  Per second on one device (derived from a total when the source gives one). */
+	per_device: number | null,
+	/**  The figure as the source states it, with its unit. */
+	stated: string,
+	/**
+	 *  FLOP formulas, `;`-separated: `catalog:MODEL[@SIZE]`, `6N:N`,
+	 *  `6N+6LTd:N,L,T,d` (causal attention counted once, as llm.c does) or
+	 *  `6N+12LTd:N,L,T,d` (PaLM's), per token.
+	 */
+	flops: string,
+	/**  The MFU the source itself states, if it states one. */
+	stated_mfu: number | null,
+	/**  How any figure not stated by the source was derived ("" if none). */
+	derivation: string,
+	/**  The source's words holding the number. */
+	quote: string,
+};
+
 /**  One entry of the queue as listed. */
 export type QueueEntry = {
 	run_id: number,
@@ -1637,6 +1729,9 @@ export type Term = {
 export type Theme = 
 /**  Light or dark as the desktop prefers. */
 "system" | "light" | "dark";
+
+/**  What a published figure counts. */
+export type Unit = "samples" | "tokens";
 
 /**  One badge. */
 export type ValidityCheck = {

@@ -18,6 +18,7 @@
 //!   makes it a comparison.
 //! - [`glossary`]: the studio's words explained, for tooltips, the CLI and
 //!   docs/glossary.md.
+//! - [`projection`]: a run projected to hardware it did not use, as a band.
 //! - [`published`]: published training results with their implied MFU and
 //!   plausibility, and a run placed beside them.
 //! - [`explain`]: two runs' step breakdowns turned into the gap part by part.
@@ -45,6 +46,7 @@ pub mod job;
 pub mod live;
 pub mod models;
 pub mod prices;
+pub mod projection;
 pub mod published;
 pub mod remote;
 pub mod reports;

@@ -12,6 +12,7 @@ use trainbench_report::pdf::Section;
 
 /// One published result with its implied MFU and verdict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PublishedRow {
     #[serde(flatten)]
     pub row: Published,

@@ -177,6 +177,10 @@ impl Workspace {
         // Every report places its runs beside the published record.
         let mut sections = extra.to_vec();
         sections.extend(crate::published::record_section(&sel.loaded.runs));
+        sections.extend(crate::projection::projection_section(
+            self,
+            &sel.loaded.runs,
+        ));
         Ok(pdf::report(&pdf::ReportInput {
             title: title.unwrap_or_else(|| sel.title.clone()),
             comparison: &sel.loaded.comparison,

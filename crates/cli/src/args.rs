@@ -147,6 +147,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A stored run projected to hardware it did not run on (a GPU of the
+    /// peak table, or this CPU with another thread count): throughput, epoch
+    /// time, cost per epoch and memory fit as bands, labelled projected.
+    Project {
+        id: String,
+        /// A GPU of the peak table (H100 SXM, H200, A100 SXM 80GB, L40S, RTX 4090 …).
+        #[arg(long)]
+        gpu: Option<String>,
+        /// This CPU with this many compute threads.
+        #[arg(long)]
+        threads: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
     /// The bench kit: a folder that measures where the studio is not installed.
     Kit {
         #[command(subcommand)]

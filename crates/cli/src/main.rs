@@ -18,6 +18,7 @@ mod models_cmd;
 mod open;
 mod output;
 mod prices_cmd;
+mod project_cmd;
 mod published_cmd;
 mod report_cmd;
 mod run_args;
@@ -91,6 +92,12 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
         Command::GpuCheck(a) => gpu_check::run(&db, *a),
         Command::GpuSession(a) => gpu_session::run(&db, *a),
         Command::Published { id, json } => published_cmd::run(id, json),
+        Command::Project {
+            id,
+            gpu,
+            threads,
+            json,
+        } => project_cmd::run(&db, id, gpu, threads, json),
         Command::Kit { command } => kit_cmd::run(command),
         Command::Host { command, json } => host_cmd::host(command, json),
         Command::Attach {

@@ -65,18 +65,48 @@ pub fn compare(
     by_config: bool,
     json_out: bool,
 ) -> Result<ExitCode, CliError> {
-    let rows = open_workspace(db)?.runs_by_id(&parse_ids(ids)?)?;
+    let ws = open_workspace(db)?;
+    let ids = parse_ids(ids)?;
+    let rows = ws.runs_by_id(&ids)?;
     let grouping = if by_config {
         Grouping::Configurations
     } else {
         Grouping::Runs
     };
     let c = compare_rows(&rows, grouping, baseline)?;
+    // Each run beside its closest published result.
+    let record: Vec<(i64, trainbench_core::published::Against)> = ids
+        .iter()
+        .filter_map(|id| {
+            let d = ws.run_detail(*id).ok()?;
+            let a = trainbench_app::published::beside_record(&d)
+                .into_iter()
+                .next()?;
+            Some((*id, a))
+        })
+        .collect();
     if json_out {
-        println!("{}", output::compare_report(&rows, &c));
+        let mut v = output::compare_report(&rows, &c);
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert(
+                "vs_record".into(),
+                serde_json::json!(record
+                    .iter()
+                    .map(|(id, a)| serde_json::json!({"run": id, "closest": a}))
+                    .collect::<Vec<_>>()),
+            );
+        }
+        println!("{v}");
     } else {
         print_runs_table(&rows);
         print_compare(&c);
+        if !record.is_empty() {
+            println!();
+            println!("vs the record (achieved FLOP/s per device against the closest published result; `trainbench show N` lists more):");
+            for (id, a) in &record {
+                println!("  #{id}: {}", a.text);
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -104,6 +104,16 @@ fn a_cpu_run_is_shown_beside_the_record_in_show_and_the_pdf() {
         text(&out)
     );
 
+    let out = trainbench(&scratch.0)
+        .args(["compare", &ids[0], &ids[1]])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("vs the record") && said.contains(&format!("#{}: ", ids[1])),
+        "{said}"
+    );
+
     let pdf = scratch.0.join("r.pdf");
     let out = trainbench(&scratch.0)
         .args(["export", "pdf", &ids[0], &ids[1], "-o"])
@@ -118,4 +128,83 @@ fn a_cpu_run_is_shown_beside_the_record_in_show_and_the_pdf() {
         .unwrap();
     let words = String::from_utf8_lossy(&words.stdout);
     assert!(words.contains("Beside the published record"), "{words}");
+}
+
+#[test]
+fn a_cpu_run_is_projected_to_other_hardware_as_a_band_labelled_projected() {
+    let scratch = Scratch::new("projected-run");
+    let (out, v) = output_json(trainbench(&scratch.0).args([
+        "run",
+        "--framework",
+        "tch",
+        "--model",
+        "resnet_mini",
+        "--batch-size",
+        "8",
+        "--steps",
+        "8",
+        "--window-steps",
+        "2",
+        "--json",
+    ]));
+    assert!(out.status.success(), "{}", text(&out));
+    let ids = [v["runs"][0]["id"].to_string()];
+    // Projected to an H100 (by MFU: a CPU's step says little about a GPU's)
+    // and to two threads here (by the step's parts); always a band, labelled.
+    let (out, p) = output_json(
+        trainbench(&scratch.0).args(["project", &ids[0], "--gpu", "H100 SXM", "--json"]),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(p["label"], "projected");
+    let b = &p["samples_per_s"];
+    assert!(
+        b["low"].as_f64().unwrap() < b["mid"].as_f64().unwrap()
+            && b["mid"].as_f64().unwrap() < b["high"].as_f64().unwrap(),
+        "{p}"
+    );
+    assert!(p["method"].as_str().unwrap().starts_with("by MFU"), "{p}");
+    assert!(
+        p["memory"].as_str().unwrap().starts_with("not projected"),
+        "{p}"
+    );
+    let (out, p) =
+        output_json(trainbench(&scratch.0).args(["project", &ids[0], "--threads", "2", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        p["method"]
+            .as_str()
+            .unwrap()
+            .starts_with("by the step's parts"),
+        "{p}"
+    );
+    let measured = p["measured_samples_per_s"].as_f64().unwrap();
+    assert!(
+        (p["samples_per_s"]["low"].as_f64().unwrap() - measured).abs() < 1e-6 * measured,
+        "{p}"
+    );
+    let out = trainbench(&scratch.0)
+        .args(["project", &ids[0]])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let out = trainbench(&scratch.0)
+        .args(["project", &ids[0], "--gpu", "Z80"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("gpu = Z80 is not allowed: expected one of H100 SXM"),
+        "{}",
+        text(&out)
+    );
+    let out = trainbench(&scratch.0)
+        .args(["project", &ids[0], "--gpu", "H200"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("PROJECTED, not measured") && said.contains("projected"),
+        "{said}"
+    );
 }

@@ -36,6 +36,7 @@ pub mod error_class;
 pub mod framework;
 pub mod models;
 pub mod profile;
+pub mod projection;
 pub mod protocol;
 pub mod published;
 pub mod record;

@@ -24,6 +24,7 @@ pub const PLAUSIBLE_HIGH: f64 = 0.75;
 
 /// What a published figure counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     Samples,
@@ -32,6 +33,7 @@ pub enum Unit {
 
 /// One published result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Published {
     pub id: String,
     /// When the source published or measured it, as it says.
@@ -72,6 +74,7 @@ pub struct Published {
 
 /// A row's implied MFU under one FLOP formula.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Implied {
     /// The formula in words ("6N", "6N + 12·L·T·d", "the studio's FLOPs of resnet50").
     pub formula: String,
@@ -82,6 +85,7 @@ pub struct Implied {
 
 /// Whether a figure is plausible for its hardware.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Plausible,
@@ -95,6 +99,7 @@ pub enum Verdict {
 
 /// A verdict with its reason in words.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Plausibility {
     pub verdict: Verdict,
     pub reason: String,

@@ -41,6 +41,9 @@ pub struct GpuPeak {
     pub tf32_tflops: f64,
     pub bf16_tflops: f64,
     pub fp16_tflops: f64,
+    /// Device memory, GB, and its bandwidth, TB/s (for projections).
+    pub memory_gb: f64,
+    pub memory_bandwidth_tb_s: f64,
     pub source: String,
 }
 
@@ -69,6 +72,8 @@ pub fn gpu_peaks() -> Vec<GpuPeak> {
                 tf32_tflops: num(2)?,
                 bf16_tflops: num(3)?,
                 fp16_tflops: num(4)?,
+                memory_gb: num(5)?,
+                memory_bandwidth_tb_s: num(6)?,
                 source: f.get(7).cloned().unwrap_or_default(),
             })
         })

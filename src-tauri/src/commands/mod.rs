@@ -9,6 +9,7 @@ pub mod files;
 pub mod first_run;
 pub mod hosts;
 pub mod info;
+pub mod record;
 pub mod runs;
 pub mod sessions;
 pub mod settings;

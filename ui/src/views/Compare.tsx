@@ -12,6 +12,7 @@ import { ProfileCompare, StackedBars } from "./Breakdown";
 import { ErrorBox } from "./common";
 import { Explained } from "./Glossary";
 import { SaveChart } from "./SaveAs";
+import { CompareRecord } from "./WhatIf";
 
 export interface CompareState {
   runIds: number[];
@@ -231,6 +232,7 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
         entries={view.comparison.entries.map((e) => ({ label: e.label, profile: e.profile }))}
         gaps={view.comparison.profile_gaps ?? []}
       />
+      <CompareRecord runIds={state.runIds} />
       <h3>Against the baseline</h3>
       <table class="compare-table" id="compare-table">
         <thead>

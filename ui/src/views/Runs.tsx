@@ -14,6 +14,7 @@ import { Badges, BreakdownTable, ProfileTable } from "./Breakdown";
 import { RemoteWait } from "./RemoteWait";
 import { ColumnPicker, OptionalCell, optionalTitle, useColumns } from "./RunColumns";
 import { SaveRunCsv } from "./SaveAs";
+import { VsRecord, WhatIf } from "./WhatIf";
 
 const PAGE = 300;
 
@@ -429,6 +430,8 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
           series={[{ label: "accuracy", colour: "#009e73", points: true }]}
         />
       )}
+      {s && <VsRecord runId={d.id} />}
+      {s && <WhatIf runId={d.id} />}
       <h4>Configuration</h4>
       <pre class="json">{JSON.stringify(d.spec, null, 2)}</pre>
       <h4>Provenance</h4>

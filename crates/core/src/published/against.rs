@@ -28,6 +28,7 @@ pub struct RunFigures<'a> {
 
 /// One reference beside the run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Against {
     pub reference: Published,
     /// The run's achieved FLOP/s per device as a share of the reference's.

@@ -1,0 +1,281 @@
+//! A stored run projected to hardware it did not run on, once for both
+//! shells (`core::projection` holds the method): throughput, epoch time and
+//! cost per epoch as bands, memory fit where the run measured device
+//! memory — every figure labelled projected.
+
+use serde::Serialize;
+use trainbench_core::models::lookup;
+use trainbench_core::projection::{by_mfu, by_parts, published_mfu, split, Band, Ratios};
+use trainbench_core::record::RunDetail;
+use trainbench_core::reference::{gpu_peak_for, gpu_peaks, GpuPeak};
+
+use crate::error::{AppError, AppResult};
+use crate::workspace::Workspace;
+
+/// Where to project to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// A GPU of the peak table, by any name it matches ("H200", "A100 80GB").
+    Gpu(String),
+    /// The run's own CPU with this many compute threads.
+    Threads(u32),
+}
+
+/// A run projected: every figure is projected, never measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Projected {
+    pub run_id: i64,
+    /// "projected" — on every projection, so no reader takes it for a measurement.
+    pub label: &'static str,
+    pub from: String,
+    pub to: String,
+    pub measured_samples_per_s: f64,
+    /// Samples/s per run (all its devices), low, middle, high.
+    pub samples_per_s: Band,
+    pub epoch_s: Option<Band>,
+    pub cost_per_epoch_usd: Option<Band>,
+    /// The price it used (offering, $/device-hour, as of), or why none.
+    pub price: String,
+    pub memory: String,
+    pub energy: String,
+    /// The method and what it rested on, in words.
+    pub method: String,
+}
+
+fn target_peak(name: &str) -> AppResult<GpuPeak> {
+    gpu_peaks()
+        .into_iter()
+        .find(|p| p.device.eq_ignore_ascii_case(name))
+        .or_else(|| gpu_peak_for(name))
+        .ok_or_else(|| {
+            let known: Vec<String> = gpu_peaks().into_iter().map(|p| p.device).collect();
+            AppError::bad(
+                "gpu",
+                format!(
+                    "gpu = {name} is not allowed: expected one of {}",
+                    known.join(", ")
+                ),
+            )
+        })
+}
+
+/// Projects run `id` to `target`.
+pub fn project(ws: &Workspace, id: i64, target: &Target) -> AppResult<Projected> {
+    let d = ws.run_detail(id)?;
+    let s = d.row.summary.as_ref();
+    let Some(rate) = s.and_then(|s| s.throughput_samples_per_s) else {
+        return Err(AppError::bad(
+            "run",
+            format!("run = {id} is not allowed: it has no steady throughput to project from (it did not complete its timed windows)"),
+        ));
+    };
+    let batch = s.map_or(1, |s| s.global_batch) as f64;
+    let step_s = batch / rate;
+    let flops = d
+        .hello
+        .as_ref()
+        .and_then(|h| h["flops_per_sample"].as_f64())
+        .unwrap_or(0.0);
+    let source_gpu = d.row.measured_on.gpu.as_deref().and_then(gpu_peak_for);
+    let threads = d
+        .hello
+        .as_ref()
+        .and_then(|h| h["threads"].as_u64())
+        .unwrap_or(1) as u32;
+    let from = match (&d.row.measured_on.gpu, &source_gpu) {
+        (Some(g), Some(p)) => format!("{g} ({})", p.device),
+        (Some(g), None) => format!("{g} (not in the peak table)"),
+        (None, _) => format!(
+            "this run's CPU, {threads} thread{}",
+            if threads == 1 { "" } else { "s" }
+        ),
+    };
+    let parts = split(
+        step_s,
+        s.and_then(|s| s.breakdown.as_ref()),
+        d.profile.as_ref(),
+    );
+    let (to, band, method, peak) = match target {
+        Target::Threads(n) => {
+            if d.row.measured_on.gpu.is_some() {
+                return Err(AppError::bad("threads", format!("threads = {n} is not allowed: run {id} trained on a GPU; project it with --gpu")));
+            }
+            let p = parts.ok_or_else(|| no_split(id))?;
+            let band = by_parts(batch, &p, Ratios::threads(threads, *n));
+            let method = format!("by the step's parts from {}; compute-bound time at {n}/{threads} the speed at best and unchanged at worst (memory bandwidth held)", p.basis);
+            (
+                format!("the same CPU, {n} thread{}", if *n == 1 { "" } else { "s" }),
+                band,
+                method,
+                None,
+            )
+        }
+        Target::Gpu(name) => {
+            let to = target_peak(name)?;
+            let (band, method) = match (&source_gpu, parts) {
+                (Some(from), Some(p)) => (
+                    by_parts(batch, &p, Ratios::gpus(from, &to, d.row.precision)),
+                    format!("by the step's parts from {}, scaled by the dense peaks ({} → {} TFLOP/s) and memory bandwidths ({} → {} TB/s)", p.basis, from.tflops(d.row.precision), to.tflops(d.row.precision), from.memory_bandwidth_tb_s, to.memory_bandwidth_tb_s),
+                ),
+                _ => {
+                    let family = lookup(&d.row.model).map(|e| e.default_config().family());
+                    let (range, rows) = published_mfu(|m| lookup(m).map(|e| e.default_config().family()) == family);
+                    let per_device = by_mfu(flops.max(1.0), &to, d.row.precision, range);
+                    let n = f64::from(d.row.devices.max(1));
+                    (
+                        Band { low: per_device.low * n, mid: per_device.mid * n, high: per_device.high * n },
+                        format!(
+                            "by MFU: the {} dense peak ({} TFLOP/s) × {:.0}–{:.0} % MFU ({}) ÷ {:.3} GFLOP per sample; a CPU's step says little about a GPU's",
+                            to.device, to.tflops(d.row.precision), 100.0 * range.0, 100.0 * range.1,
+                            if rows > 0 { format!("what {rows} published result{} of this model family reach", if rows == 1 { "" } else { "s" }) } else { "no published result of this family: a generic range".into() },
+                            flops / 1e9
+                        ),
+                    )
+                }
+            };
+            (to.device.clone(), band, method, Some(to))
+        }
+    };
+    let epoch_samples = s.and_then(|s| s.epoch_time_s).map(|t| t * rate);
+    let epoch_s = epoch_samples.map(|n| band.inverse(n));
+    let (cost, price) = cost(ws, peak.as_ref(), epoch_s.as_ref(), d.row.devices)?;
+    Ok(Projected {
+        run_id: id,
+        label: "projected",
+        from,
+        to,
+        measured_samples_per_s: rate,
+        samples_per_s: band,
+        epoch_s,
+        cost_per_epoch_usd: cost,
+        price,
+        memory: memory_fit(&d, peak.as_ref()),
+        energy: "not projected: the studio has no power model for hardware a run did not use"
+            .into(),
+        method,
+    })
+}
+
+fn no_split(id: i64) -> AppError {
+    AppError::bad("run", format!("run = {id} is not allowed: it has no step breakdown or operator profile to split its step by"))
+}
+
+type Cost = (Option<Band>, String);
+
+fn cost(
+    ws: &Workspace,
+    peak: Option<&GpuPeak>,
+    epoch: Option<&Band>,
+    devices: u32,
+) -> AppResult<Cost> {
+    let Some(peak) = peak else {
+        return Ok((None, "no price: the target is a CPU".into()));
+    };
+    let Some(epoch) = epoch else {
+        return Ok((
+            None,
+            "no epoch: the run trained on data without an epoch size".into(),
+        ));
+    };
+    let row = ws
+        .prices()?
+        .into_iter()
+        .map(|e| e.row)
+        .find(|r| r.device.eq_ignore_ascii_case(&peak.device));
+    Ok(match row {
+        Some(r) => {
+            let per_s = r.usd_per_device_hour * f64::from(devices.max(1)) / 3600.0;
+            (
+                Some(Band {
+                    low: epoch.low * per_s,
+                    mid: epoch.mid * per_s,
+                    high: epoch.high * per_s,
+                }),
+                format!(
+                    "{} at ${:.2} per device-hour (as of {})",
+                    r.offering, r.usd_per_device_hour, r.as_of
+                ),
+            )
+        }
+        None => (
+            None,
+            format!(
+                "no price for {} in the price table (`trainbench prices add`)",
+                peak.device
+            ),
+        ),
+    })
+}
+
+/// Whether the run's measured device memory fits the target's.
+fn memory_fit(d: &RunDetail, to: Option<&GpuPeak>) -> String {
+    let Some(to) = to else {
+        return "the same machine: unchanged".into();
+    };
+    let s = d.row.summary.as_ref();
+    let on_device = s.is_some_and(|s| {
+        s.peak_memory_device
+            .as_deref()
+            .is_some_and(|dev| dev.starts_with("cuda"))
+    });
+    match s.and_then(|s| s.peak_memory_bytes).filter(|_| on_device) {
+        Some(b) => {
+            let gb = b as f64 / 1e9;
+            if gb <= to.memory_gb * 0.9 {
+                format!(
+                    "fits: the framework's peak of {gb:.1} GB on the device against {} GB",
+                    to.memory_gb
+                )
+            } else {
+                format!(
+                    "does not fit: the framework's peak of {gb:.1} GB against {} GB (90 % usable)",
+                    to.memory_gb
+                )
+            }
+        }
+        None => format!(
+            "not projected: the run measured host memory, not a GPU's ({} has {} GB)",
+            to.device, to.memory_gb
+        ),
+    }
+}
+
+/// The PDF's section projecting each compared run to an H100 SXM (the GPU
+/// most published results use), labelled projected; `None` when none projects.
+pub fn projection_section(
+    ws: &Workspace,
+    runs: &[RunDetail],
+) -> Option<trainbench_report::pdf::Section> {
+    let target = Target::Gpu("H100 SXM".into());
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .filter_map(|d| {
+            if d.row
+                .measured_on
+                .gpu
+                .as_deref()
+                .and_then(gpu_peak_for)
+                .is_some_and(|p| p.device == "H100 SXM")
+            {
+                return None;
+            }
+            let p = project(ws, d.row.id, &target).ok()?;
+            let b = &p.samples_per_s;
+            Some(vec![
+                format!("#{}", d.row.id),
+                p.from.clone(),
+                format!("{:.1}", p.measured_samples_per_s),
+                format!("{:.0} – {:.0} (middle {:.0})", b.low, b.high, b.mid),
+                p.method.split(';').next().unwrap_or_default().to_owned(),
+            ])
+        })
+        .collect();
+    (!rows.is_empty()).then(|| trainbench_report::pdf::Section {
+        heading: "What if: projected to an H100 SXM".into(),
+        text: "PROJECTED, not measured: each run's throughput on an H100 SXM as a band, by its step's parts (a run measured on a GPU of the peak table) or by the MFU published results of its model family reach (a run measured on a CPU). `trainbench project RUN --gpu NAME` projects to any GPU of the peak table; docs/metrics.md gives the method and its measured error.".into(),
+        headers: ["Run", "Measured on", "Measured samples/s", "Projected samples/s", "Method"].map(String::from).to_vec(),
+        widths: vec![30.0, 110.0, 70.0, 120.0, 170.0],
+        rows,
+    })
+}

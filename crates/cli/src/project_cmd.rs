@@ -1,0 +1,75 @@
+//! `trainbench project RUN --gpu NAME | --threads N`: a stored run projected
+//! to hardware it did not run on (`trainbench_app::projection`), every
+//! figure a band and labelled projected.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use trainbench_app::projection::{project, Target};
+use trainbench_core::projection::Band;
+
+use crate::error::{bad, CliError};
+use crate::open::{open_workspace, parse_ids};
+
+fn band(b: &Band, digits: usize) -> String {
+    format!(
+        "{:.digits$} – {:.digits$} (middle {:.digits$})",
+        b.low, b.high, b.mid
+    )
+}
+
+pub fn run(
+    db: &Path,
+    id: String,
+    gpu: Option<String>,
+    threads: Option<u32>,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    let target = match (gpu, threads) {
+        (Some(g), None) => Target::Gpu(g),
+        (None, Some(n)) if n >= 1 => Target::Threads(n),
+        (None, Some(n)) => {
+            return Err(bad("threads", format!("threads = {n} is not allowed: expected a whole number ≥ 1")))
+        }
+        _ => {
+            return Err(bad(
+                "gpu",
+                "gpu = (missing) is not allowed: expected --gpu NAME (a GPU of the peak table) or --threads N (this CPU), one of them".into(),
+            ))
+        }
+    };
+    let ws = open_workspace(db)?;
+    let id = parse_ids(&[id])?[0];
+    let p = project(&ws, id, &target)?;
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string(&p).map_err(|e| CliError::Failed(e.to_string()))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "run #{} on {} → {}: PROJECTED, not measured",
+        p.run_id, p.from, p.to
+    );
+    println!(
+        "  samples/s:       {} projected; measured on its own hardware: {:.1}",
+        band(&p.samples_per_s, 1),
+        p.measured_samples_per_s
+    );
+    if let Some(e) = &p.epoch_s {
+        println!("  epoch:           {} s projected", band(e, 0));
+    }
+    match &p.cost_per_epoch_usd {
+        Some(c) => println!(
+            "  cost per epoch:  $ {} projected ({})",
+            band(c, 2),
+            p.price
+        ),
+        None => println!("  cost per epoch:  not projected ({})", p.price),
+    }
+    println!("  memory:          {}", p.memory);
+    println!("  energy:          {}", p.energy);
+    println!("  method:          {}", p.method);
+    Ok(ExitCode::SUCCESS)
+}

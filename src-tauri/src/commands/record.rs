@@ -1,0 +1,57 @@
+//! A run against the world: beside the published record, and projected to
+//! hardware it did not run on (the "what if" panel). Both from the app layer
+//! (`trainbench_app::published`, `trainbench_app::projection`), as the CLI's
+//! `show` and `project` use them.
+
+use tauri::State;
+use trainbench_app::projection::{project, Projected, Target};
+use trainbench_app::published::beside_record;
+use trainbench_core::published::Against;
+use trainbench_core::reference::gpu_peaks;
+
+use crate::error::{ApiError, ApiResult};
+use crate::Studio;
+
+/// The run beside the published results of its model family, closest first.
+#[tauri::command]
+#[specta::specta]
+pub fn vs_record(studio: State<'_, Studio>, run_id: i64) -> ApiResult<Vec<Against>> {
+    let detail = studio.with(|w| w.run_detail(run_id))?;
+    Ok(beside_record(&detail))
+}
+
+/// The GPUs a run can be projected to (the peak table's names).
+#[tauri::command]
+#[specta::specta]
+pub fn projection_targets() -> ApiResult<Vec<String>> {
+    Ok(gpu_peaks().into_iter().map(|p| p.device).collect())
+}
+
+/// Run `run_id` projected to a GPU of the peak table or to this CPU with
+/// another thread count (exactly one of the two).
+#[tauri::command]
+#[specta::specta]
+pub fn what_if(
+    studio: State<'_, Studio>,
+    run_id: i64,
+    gpu: Option<String>,
+    threads: Option<u32>,
+) -> ApiResult<Projected> {
+    let target = match (gpu, threads) {
+        (Some(g), None) => Target::Gpu(g),
+        (None, Some(n)) if n >= 1 => Target::Threads(n),
+        (None, Some(n)) => {
+            return Err(ApiError::bad_input(
+                "threads",
+                format!("threads = {n} is not allowed: expected a whole number ≥ 1"),
+            ))
+        }
+        _ => {
+            return Err(ApiError::bad_input(
+                "gpu",
+                "gpu = (missing) is not allowed: expected a GPU or a thread count, one of them",
+            ))
+        }
+    };
+    studio.with(|w| project(w, run_id, &target))
+}
