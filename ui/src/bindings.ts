@@ -1056,6 +1056,8 @@ export type Projected = {
 	/**  The price it used (offering, $/device-hour, as of), or why none. */
 	price: string,
 	memory: string,
+	/**  Joules per sample (all devices), or `None` with why in `energy`. */
+	energy_j_per_sample: Band | null,
 	energy: string,
 	/**  The method and what it rested on, in words. */
 	method: string,

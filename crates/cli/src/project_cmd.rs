@@ -69,7 +69,14 @@ pub fn run(
         None => println!("  cost per epoch:  not projected ({})", p.price),
     }
     println!("  memory:          {}", p.memory);
-    println!("  energy:          {}", p.energy);
+    match &p.energy_j_per_sample {
+        Some(e) => println!(
+            "  energy:          {} J per sample projected ({})",
+            band(e, 4),
+            p.energy
+        ),
+        None => println!("  energy:          {}", p.energy),
+    }
     println!("  method:          {}", p.method);
     Ok(ExitCode::SUCCESS)
 }

@@ -45,6 +45,8 @@ pub struct GpuPeak {
     pub memory_gb: f64,
     pub memory_bandwidth_tb_s: f64,
     pub source: String,
+    /// The board's power limit, W (the datasheet's maximum TDP).
+    pub board_power_w: f64,
 }
 
 impl GpuPeak {
@@ -75,6 +77,7 @@ pub fn gpu_peaks() -> Vec<GpuPeak> {
                 memory_gb: num(5)?,
                 memory_bandwidth_tb_s: num(6)?,
                 source: f.get(7).cloned().unwrap_or_default(),
+                board_power_w: num(8)?,
             })
         })
         .collect()
@@ -89,6 +92,9 @@ pub fn gpu_peak_for(name: &str) -> Option<GpuPeak> {
     let pick = |device: &str| peaks.iter().find(|p| p.device == device).cloned();
     if n.contains("H200") {
         return pick("H200");
+    }
+    if n.contains("B200") {
+        return pick("B200");
     }
     if n.contains("H100") {
         return if n.contains("PCIE") {
@@ -261,7 +267,27 @@ mod tests {
     #[test]
     fn reference_tables_parse() {
         let peaks = gpu_peaks();
-        assert_eq!(peaks.len(), 9);
+        // Every row parses whole (a row with a missing figure is dropped).
+        assert_eq!(
+            peaks.len(),
+            GPU_PEAKS_CSV
+                .lines()
+                .skip(1)
+                .filter(|l| !l.trim().is_empty())
+                .count()
+        );
+        assert_eq!(peaks.len(), 11);
+        assert!(peaks
+            .iter()
+            .all(|p| p.board_power_w > 0.0 && p.memory_bandwidth_tb_s > 0.0));
+        assert_eq!(
+            gpu_peak_for("NVIDIA B200").map(|p| p.bf16_tflops),
+            Some(2250.0)
+        );
+        assert_eq!(
+            gpu_peak_for("NVIDIA GeForce RTX 3090").map(|p| p.device),
+            Some("RTX 3090".into())
+        );
         assert_eq!(
             gpu_peak_for("NVIDIA H100 80GB HBM3").map(|p| p.bf16_tflops),
             Some(989.0)

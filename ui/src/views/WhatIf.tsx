@@ -111,8 +111,8 @@ export function WhatIf({ runId }: { runId: number }) {
           <dd>{result.cost_per_epoch_usd ? `$ ${band(result.cost_per_epoch_usd, 2)} (${result.price})` : result.price}</dd>
           <dt>Memory</dt>
           <dd>{result.memory}</dd>
-          <dt>Energy</dt>
-          <dd>{result.energy}</dd>
+          <dt>Energy per sample</dt>
+          <dd>{result.energy_j_per_sample ? `${band(result.energy_j_per_sample, 4)} J (${result.energy})` : result.energy}</dd>
           <dt>Method</dt>
           <dd class="hint">{result.method}</dd>
         </dl>
