@@ -49,16 +49,20 @@ fn kit_builds_and_its_gpu_check_reports_no_gpu_here() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("output ="));
 
-    // On this machine: no GPU, said plainly, exit 3, nothing run.
-    let out = Command::new("bash")
-        .arg(kit.join("run.sh"))
-        .arg("gpu-check")
-        .env_remove("TRAINBENCH_NO_NVML")
-        .env_remove("TRAINBENCH_HOME")
-        .env_remove("TRAINBENCH_DB")
-        .env("TRAINBENCH_PYTHON", "/nonexistent/python3")
-        .output()
-        .unwrap();
+    // On this machine: no GPU, said plainly, exit 3, nothing run — by the
+    // acceptance suite and by the GPU session (which points to its rehearsal).
+    let without_gpu = |suite: &str| {
+        Command::new("bash")
+            .arg(kit.join("run.sh"))
+            .arg(suite)
+            .env_remove("TRAINBENCH_NO_NVML")
+            .env_remove("TRAINBENCH_HOME")
+            .env_remove("TRAINBENCH_DB")
+            .env("TRAINBENCH_PYTHON", "/nonexistent/python3")
+            .output()
+            .unwrap()
+    };
+    let out = without_gpu("gpu-check");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -69,17 +73,7 @@ fn kit_builds_and_its_gpu_check_reports_no_gpu_here() {
         !kit.join("results").exists()
             || std::fs::read_dir(kit.join("results")).unwrap().count() == 0
     );
-
-    // The GPU session too, pointing to its rehearsal.
-    let out = Command::new("bash")
-        .arg(kit.join("run.sh"))
-        .arg("gpu-session")
-        .env_remove("TRAINBENCH_NO_NVML")
-        .env_remove("TRAINBENCH_HOME")
-        .env_remove("TRAINBENCH_DB")
-        .env("TRAINBENCH_PYTHON", "/nonexistent/python3")
-        .output()
-        .unwrap();
+    let out = without_gpu("gpu-session");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--rehearse runs its plan on the CPU"));
 
