@@ -59,6 +59,11 @@ pub enum GpuSessionCommand {
         /// Do not import the session file into the database.
         #[arg(long)]
         no_import: bool,
+        /// A session's folder from the other GPU kind (H100 against H200):
+        /// the projections it made for this GPU are checked against what
+        /// this session measured.
+        #[arg(long)]
+        against: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -69,10 +74,11 @@ pub fn run(db: &Path, a: GpuSessionArgs) -> Result<ExitCode, CliError> {
         dir,
         doc,
         no_import,
+        against,
         json,
     }) = a.command
     {
-        return fold_cmd(db, &dir, &doc, no_import, json);
+        return fold_cmd(db, &dir, &doc, no_import, against.as_deref(), json);
     }
     let host = Host::open();
     let req = SessionRequest {
@@ -148,6 +154,7 @@ fn fold_cmd(
     dir: &Path,
     doc: &Path,
     no_import: bool,
+    against: Option<&Path>,
     json_out: bool,
 ) -> Result<ExitCode, CliError> {
     let mut ws = if no_import {
@@ -155,7 +162,7 @@ fn fold_cmd(
     } else {
         Some(open_workspace(db)?)
     };
-    let f = fold::fold(dir, doc, ws.as_mut())?;
+    let f = fold::fold(dir, doc, ws.as_mut(), against)?;
     if json_out {
         println!(
             "{}",

@@ -132,6 +132,15 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
     assert_eq!(item(&r, "vit-eager-max")["batch"], 32);
     assert_eq!(item(&r, "vit-timm-max")["batch"], 32);
     assert_eq!(item(&r, "vit-compile-max")["batch"], 32);
+    // Each studio run projected (rehearsing: to two threads of this CPU;
+    // on a GPU: to the twin GPU, which a session there checks).
+    let projected = &item(&r, "resnet-eager")["projected"][0];
+    assert_eq!(projected["to"], "the same CPU, 2 threads", "{projected}");
+    let measured = item(&r, "resnet-eager")["samples_per_s"].as_f64().unwrap();
+    assert!(
+        (projected["low"].as_f64().unwrap() - measured).abs() < 1e-6 * measured,
+        "{projected}"
+    );
     let md = std::fs::read_to_string(dir.join("results.md")).unwrap();
     assert!(
         md.contains("| vit-timm | vit_mini_patch4_32 fp32 b8, timm peer | ran | 8 |"),

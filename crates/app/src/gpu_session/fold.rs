@@ -123,9 +123,30 @@ pub fn section(results: &Value, session: Option<&Value>) -> String {
     md
 }
 
+/// The section's part checking the projections another session (`other`,
+/// on the twin GPU) made for this one's GPU; empty when none apply.
+pub fn checked(results: &Value, other: &Value) -> String {
+    let rows = super::twins::check_against(results, other);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut md = "\n### The projection checked\n\nEach run of the other session projected to this GPU by the studio's method (docs/metrics.md, \"Projected to hardware a run did not use\"), against this session's measurement of the same item.\n\n".to_owned();
+    md += "| item | projected from (samples/s, low – high, middle) | measured here | inside | middle's error |\n|---|---|---:|---|---:|\n";
+    for r in rows {
+        md += &format!("| {} |\n", r.join(" | "));
+    }
+    md
+}
+
 /// Appends the folder's section to `doc` (refused when already there) and
-/// imports its session file into `ws`.
-pub fn fold(dir: &Path, doc: &Path, ws: Option<&mut Workspace>) -> AppResult<Folded> {
+/// imports its session file into `ws`; with `against` (a session's folder
+/// from the twin GPU), the projections it made for this GPU are checked.
+pub fn fold(
+    dir: &Path,
+    doc: &Path,
+    ws: Option<&mut Workspace>,
+    against: Option<&Path>,
+) -> AppResult<Folded> {
     let results = read_results(dir).map_err(|e| {
         AppError::bad(
             "dir",
@@ -148,7 +169,19 @@ pub fn fold(dir: &Path, doc: &Path, ws: Option<&mut Workspace>) -> AppResult<Fol
     let session: Option<Value> = std::fs::read(&session_path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
-    let section = section(&results, session.as_ref());
+    let mut section = section(&results, session.as_ref());
+    if let Some(other_dir) = against {
+        let other = read_results(other_dir).map_err(|e| {
+            AppError::bad(
+                "against",
+                format!(
+                    "against = {} is not allowed: no readable session results ({e})",
+                    other_dir.display()
+                ),
+            )
+        })?;
+        section += &checked(&results, &other);
+    }
     let existing = std::fs::read_to_string(doc).map_err(|e| {
         AppError::bad(
             "doc",

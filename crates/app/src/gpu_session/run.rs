@@ -66,6 +66,8 @@ pub struct ItemResult {
     /// A peer's studio ÷ peer ratio, or why there is none.
     pub ratio: Option<f64>,
     pub ratio_note: Option<String>,
+    /// The run projected to the twin GPU (to two threads when rehearsing).
+    pub projected: Vec<super::twins::ProjectedTo>,
 }
 
 impl ItemResult {
@@ -85,6 +87,7 @@ impl ItemResult {
             peer: None,
             ratio: None,
             ratio_note: None,
+            projected: Vec::new(),
         }
     }
 }
@@ -161,6 +164,7 @@ pub async fn run(
                     }
                     What::Peer { .. } => peer(s, item, &results, end, &mut tell).await,
                 };
+                r.projected = super::twins::project(ws, s, &r);
                 r.started_s = Some((began - start).as_secs_f64());
                 r.seconds = began.elapsed().as_secs_f64();
                 r

@@ -104,8 +104,8 @@ pub fn markdown(s: &Session, results: &[ItemResult]) -> String {
         },
         s.budget_s,
     );
-    md += "| item | what | status | batch | samples/s | MFU | studio ÷ peer | seconds | runs | note |\n";
-    md += "|---|---|---|---:|---:|---:|---:|---:|---|---|\n";
+    md += "| item | what | status | batch | samples/s | MFU | studio ÷ peer | seconds | runs | projected (samples/s) | note |\n";
+    md += "|---|---|---|---:|---:|---:|---:|---:|---|---|---|\n";
     for item in &s.items {
         let r = results.iter().find(|r| r.id == item.id);
         let row = match r {
@@ -129,12 +129,20 @@ pub fn markdown(s: &Session, results: &[ItemResult]) -> String {
                         .collect::<Vec<_>>()
                         .join(" ")
                 })),
+                cell((!r.projected.is_empty()).then(|| {
+                    r.projected
+                        .iter()
+                        .map(|p| format!("{}: {:.1} – {:.1}", p.to, p.low, p.high))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })),
                 cell(r.reason.clone().or(r.ratio_note.clone())),
             ],
             None => [
                 item.id.clone(),
                 item.title.clone(),
                 "not reached".into(),
+                "—".into(),
                 "—".into(),
                 "—".into(),
                 "—".into(),
