@@ -5,6 +5,35 @@ import { useEffect, useState } from "preact/hooks";
 import { type Against, api, type Band, call, type Projected } from "../api";
 import { ErrorBox } from "./common";
 
+/** A share as a person reads it: "41 %", "4.1 %", "0.041 %" (as the CLI prints it). */
+export function percent(fraction: number | null): string {
+  const p = 100 * (fraction ?? 0);
+  if (p >= 10) return `${p.toFixed(0)} %`;
+  if (p >= 1) return `${p.toFixed(1)} %`;
+  if (p > 0) return `${p.toFixed(Math.ceil(-Math.log10(p)) + 1)} %`;
+  return "0 %";
+}
+
+/** "620 % of timm … ViT-B/16 on 1x RTX 3090 (github.com, 2022-07-27)", the address behind its site's name. */
+function Placed({ a }: { a: Against }) {
+  const r = a.reference;
+  let site = r.source;
+  try {
+    site = new URL(r.source).hostname;
+  } catch {
+    // Not a URL: shown whole.
+  }
+  return (
+    <>
+      {percent(a.fraction)} of {r.framework} {r.model} on {r.hardware} (
+      <a href={r.source} title={r.source} target="_blank" rel="noreferrer">
+        {site}
+      </a>
+      , {r.date}) per device, by achieved FLOP/s
+    </>
+  );
+}
+
 export function VsRecord({ runId }: { runId: number }) {
   const [rows, setRows] = useState<Against[] | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -20,7 +49,7 @@ export function VsRecord({ runId }: { runId: number }) {
       <ul>
         {rows.slice(0, 3).map((a) => (
           <li key={a.reference.id}>
-            {a.text.split("; differs:")[0]}
+            <Placed a={a} />
             {a.differs.length > 0 && <div class="hint">differs: {a.differs.join("; ")}</div>}
           </li>
         ))}
@@ -44,7 +73,7 @@ export function CompareRecord({ runIds }: { runIds: number[] }) {
       <ul>
         {rows.map(([id, a]) => (
           <li key={id}>
-            #{id}: {a.text.split("; differs:")[0]}
+            #{id}: <Placed a={a} />
           </li>
         ))}
       </ul>
