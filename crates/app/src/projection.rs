@@ -122,13 +122,15 @@ pub fn project(ws: &Workspace, id: i64, target: &Target) -> AppResult<Projected>
                 ),
                 _ => {
                     let family = lookup(&d.row.model).map(|e| e.default_config().family());
-                    let (range, rows) = published_mfu(|m| lookup(m).map(|e| e.default_config().family()) == family);
+                    let in_family = |m: &str| lookup(m).map(|e| e.default_config().family()) == family;
+                    let (range, rows) = published_mfu(in_family);
+                    let caution = small_model_caution(d.row.param_count, in_family);
                     let per_device = by_mfu(flops.max(1.0), &to, d.row.precision, range);
                     let n = f64::from(d.row.devices.max(1));
                     (
                         Band { low: per_device.low * n, mid: per_device.mid * n, high: per_device.high * n },
                         format!(
-                            "by MFU: the {} dense peak ({} TFLOP/s) × {:.0}–{:.0} % MFU ({}) ÷ {:.3} GFLOP per sample; a CPU's step says little about a GPU's",
+                            "by MFU: the {} dense peak ({} TFLOP/s) × {:.0}–{:.0} % MFU ({}) ÷ {:.3} GFLOP per sample; a CPU's step says little about a GPU's{caution}",
                             to.device, to.tflops(d.row.precision), 100.0 * range.0, 100.0 * range.1,
                             if rows > 0 { format!("what {rows} published result{} of this model family reach", if rows == 1 { "" } else { "s" }) } else { "no published result of this family: a generic range".into() },
                             flops / 1e9
@@ -188,6 +190,24 @@ fn energy(peak: Option<&GpuPeak>, band: &Band, devices: u32) -> (Option<Band>, S
             100.0 * POWER_SHARE.1
         ),
     )
+}
+
+/// A warning when the run's model is far smaller than every published model
+/// of its family: their MFU range overstates what a small model reaches.
+fn small_model_caution(params: Option<u64>, in_family: impl Fn(&str) -> bool) -> String {
+    let smallest = trainbench_core::published::published()
+        .iter()
+        .filter(|r| in_family(&r.studio_model))
+        .filter_map(|r| lookup(&r.studio_model))
+        .map(|e| e.default_config().param_count())
+        .min();
+    match (params, smallest) {
+        (Some(p), Some(m)) if p > 0 && (p as f64) < 0.1 * m as f64 => format!(
+            "; caution: this model has {p} parameters, {:.0}× fewer than the smallest published model of its family ({m}): small models keep a GPU far less busy, so expect the band's low end or below",
+            m as f64 / p as f64
+        ),
+        _ => String::new(),
+    }
 }
 
 fn no_split(id: i64) -> AppError {
@@ -300,7 +320,10 @@ pub fn projection_section(
                 p.from.clone(),
                 format!("{:.1}", p.measured_samples_per_s),
                 format!("{:.0} – {:.0} (middle {:.0})", b.low, b.high, b.mid),
-                p.method.split(';').next().unwrap_or_default().to_owned(),
+                match p.method.split_once("; caution: ") {
+                    Some((m, c)) => format!("{}; caution: {c}", m.split(';').next().unwrap_or(m)),
+                    None => p.method.split(';').next().unwrap_or_default().to_owned(),
+                },
             ])
         })
         .collect();

@@ -174,10 +174,11 @@ impl Workspace {
         title: Option<String>,
         extra: &[pdf::Section],
     ) -> AppResult<Vec<u8>> {
-        // Every report places its runs beside the published record.
-        let mut sections = extra.to_vec();
-        sections.extend(crate::published::record_section(&sel.loaded.runs));
-        sections.extend(crate::projection::projection_section(
+        // Every report places its runs beside the published record, and
+        // projects them to an H100, after its own findings.
+        let mut context = Vec::new();
+        context.extend(crate::published::record_section(&sel.loaded.runs));
+        context.extend(crate::projection::projection_section(
             self,
             &sel.loaded.runs,
         ));
@@ -190,7 +191,8 @@ impl Workspace {
             prices: &sel.loaded.prices,
             generated_unix_ms: now_unix_ms(),
             studio_version: VERSION,
-            extra: &sections,
+            extra,
+            context: &context,
         })?)
     }
 

@@ -113,6 +113,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             generated_unix_ms: 0,
             studio_version: "bench",
             extra: &[],
+            context: &[],
         })?;
         pdf_ms.push(t.elapsed().as_secs_f64() * 1e3);
         pages_bytes = bytes.len();

@@ -237,6 +237,7 @@ fn pdf_report_renders_with_poppler_and_its_text_is_extractable() {
         generated_unix_ms: 1_795_348_257_707,
         studio_version: "test",
         extra: &[],
+        context: &[],
     })
     .expect("pdf");
     let path = dir.join("report.pdf");

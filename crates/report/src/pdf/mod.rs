@@ -45,6 +45,9 @@ pub struct ReportInput<'a> {
     pub studio_version: &'a str,
     /// Sections a caller adds after the question (a check suite's verdicts).
     pub extra: &'a [Section],
+    /// Sections that place the runs in context (the published record, a
+    /// projection), after the comparison's own findings.
+    pub context: &'a [Section],
 }
 
 /// A section of the report supplied by its caller: a heading, a paragraph and
@@ -76,6 +79,7 @@ pub fn report(input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError> {
     sections::profiles(&mut l, input.runs);
     sections::scaling(&mut l, c);
     sections::warnings(&mut l, c, input.runs);
+    sections::extra(&mut l, input.context);
     // The charts and the per-run details start on a page of their own.
     l.new_page();
     sections::charts(&mut l, input)?;
