@@ -301,6 +301,35 @@ fn no_gpu_and_bad_input_are_said_plainly() {
             text(&out)
         );
     }
+    // An item that fails is said, and the session goes on to its outputs.
+    let out_dir = scratch.0.join("failing");
+    let out = trainbench(&scratch.0)
+        .args([
+            "gpu-session",
+            "--rehearse",
+            "--framework",
+            "pytorch@missing",
+            "--only",
+            "vit-eager,vit-timm",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = results(&out_dir);
+    let failed = item(&r, "vit-eager");
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(
+        failed["reason"].as_str().unwrap().contains("missing"),
+        "{failed}"
+    );
+    assert_eq!(
+        item(&r, "vit-timm")["reason"],
+        "its studio run vit-eager failed"
+    );
+    assert!(out_dir.join("results.md").is_file() && out_dir.join("session.log").is_file());
+
     let out = trainbench(&scratch.0)
         .args(["gpu-session", "fold"])
         .arg(&scratch.0)

@@ -140,9 +140,15 @@ pub async fn run(
     let mut outer = cancel.clone();
     let deadline = tokio::time::Instant::from_std(end);
     tokio::spawn(async move {
+        // A cancel switch whose sender is gone never cancels.
+        let cancelled = async {
+            if outer.wait_for(|c| *c).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
         tokio::select! {
             () = tokio::time::sleep_until(deadline) => {}
-            _ = outer.wait_for(|c| *c) => {}
+            () = cancelled => {}
         }
         let _ = stop_tx.send(true);
     });
@@ -175,9 +181,21 @@ pub async fn run(
         }
         tell(&write::result_line(&r));
         results.push(r);
-        write::progress(ws, s, &results)?;
+        // Outputs that cannot be written are said, and the session goes on.
+        match write::progress(ws, s, &results) {
+            Ok(None) => {}
+            Ok(Some(why)) => tell(&format!("gpu-session: no session file yet: {why}")),
+            Err(e) => tell(&format!(
+                "gpu-session: the outputs could not be written: {e}"
+            )),
+        }
     }
-    let written = write::finish(ws, s, &results)?;
+    let written = write::finish(ws, s, &results).unwrap_or_else(|e| {
+        tell(&format!(
+            "gpu-session: the last outputs could not be written: {e}"
+        ));
+        write::Written::default()
+    });
     tell(&format!(
         "gpu-session: done in {:.0} s: {} ran, {} skipped, {} failed or cut",
         start.elapsed().as_secs_f64(),

@@ -159,7 +159,12 @@ pub fn markdown(s: &Session, results: &[ItemResult]) -> String {
 
 /// Rewrites results.json and results.md, and the session file once two
 /// runs are stored (saved under one name, updated as runs are added).
-pub fn progress(ws: &mut Workspace, s: &Session, results: &[ItemResult]) -> AppResult<()> {
+/// `Ok(Some(why))`: the results are written but the session file is not.
+pub fn progress(
+    ws: &mut Workspace,
+    s: &Session,
+    results: &[ItemResult],
+) -> AppResult<Option<String>> {
     let doc = json!({
         "format": "trainbench-gpu-session",
         "studio_version": VERSION,
@@ -172,23 +177,29 @@ pub fn progress(ws: &mut Workspace, s: &Session, results: &[ItemResult]) -> AppR
     write_file(&s.out_dir.join(RESULTS_JSON), &pretty)?;
     write_file(&s.out_dir.join(RESULTS_MD), markdown(s, results).as_bytes())?;
     let ids = run_ids(results);
-    if ids.len() >= 2 {
-        let name = session_name(s);
-        let settings = settings();
-        match ws.session(&SessionRef::Name(name.clone())) {
-            Ok(saved) => {
-                ws.update_session(saved.id, &ids, ids.first().copied(), &settings)?;
-            }
-            Err(_) => {
-                ws.save_session(&name, &ids, ids.first().copied(), &settings)?;
-            }
-        }
-        ws.export_session(
-            &SessionRef::Name(name),
-            &s.out_dir.join(SESSION_FILE),
-            Some(&format!("TrainBench Studio {VERSION} (gpu-session)")),
-        )?;
+    if ids.len() < 2 {
+        return Ok(None);
     }
+    Ok(session_file(ws, s, &ids).err().map(|e| e.to_string()))
+}
+
+/// The session (saved, or updated with the runs since) and its file.
+fn session_file(ws: &mut Workspace, s: &Session, ids: &[i64]) -> AppResult<()> {
+    let name = session_name(s);
+    let settings = settings();
+    match ws.session(&SessionRef::Name(name.clone())) {
+        Ok(saved) => {
+            ws.update_session(saved.id, ids, ids.first().copied(), &settings)?;
+        }
+        Err(_) => {
+            ws.save_session(&name, ids, ids.first().copied(), &settings)?;
+        }
+    }
+    ws.export_session(
+        &SessionRef::Name(name),
+        &s.out_dir.join(SESSION_FILE),
+        Some(&format!("TrainBench Studio {VERSION} (gpu-session)")),
+    )?;
     Ok(())
 }
 
@@ -214,7 +225,7 @@ fn run_ids(results: &[ItemResult]) -> Vec<i64> {
 /// The end: the last progress, then checks.json and report.pdf over every
 /// stored run (a session with fewer than two runs has no comparison).
 pub fn finish(ws: &mut Workspace, s: &Session, results: &[ItemResult]) -> AppResult<Written> {
-    progress(ws, s, results)?;
+    let session_problem = progress(ws, s, results)?;
     let mut w = Written {
         results_md: s.out_dir.join(RESULTS_MD),
         ..Written::default()
@@ -225,8 +236,8 @@ pub fn finish(ws: &mut Workspace, s: &Session, results: &[ItemResult]) -> AppRes
     }
     let details: Vec<RunDetail> = ids
         .iter()
-        .map(|id| ws.run_detail(*id))
-        .collect::<Result<_, _>>()?;
+        .filter_map(|id| ws.run_detail(*id).ok())
+        .collect();
     let checks: Vec<_> = details.iter().map(check_run).collect();
     let all = checks.iter().all(|c| passed(c));
     let checks_json = json!({
@@ -244,6 +255,10 @@ pub fn finish(ws: &mut Workspace, s: &Session, results: &[ItemResult]) -> AppRes
     w.checks_passed = Some(all);
     if ids.len() < 2 {
         w.pdf = Some(Err("one run: a report compares two or more".into()));
+        return Ok(w);
+    }
+    if let Some(why) = session_problem {
+        w.pdf = Some(Err(format!("no session file: {why}")));
         return Ok(w);
     }
     w.session = Some(s.out_dir.join(SESSION_FILE));
@@ -277,10 +292,11 @@ pub fn finish(ws: &mut Workspace, s: &Session, results: &[ItemResult]) -> AppRes
                 loaded,
                 settings: settings(),
             };
-            let bytes = ws.pdf(&selected, None, &sections)?;
             let path = s.out_dir.join(REPORT_PDF);
-            write_file(&path, &bytes)?;
-            Ok(path)
+            ws.pdf(&selected, None, &sections)
+                .and_then(|bytes| write_file(&path, &bytes))
+                .map(|_| path)
+                .map_err(|e| e.to_string())
         }
         Err(e) => Err(e.to_string()),
     };
