@@ -62,9 +62,32 @@ fn target_peak(name: &str) -> AppResult<GpuPeak> {
         })
 }
 
+impl Target {
+    /// The target a person chose: a GPU or a thread count, exactly one.
+    pub fn choose(gpu: Option<String>, threads: Option<u32>) -> AppResult<Target> {
+        match (gpu, threads) {
+            (Some(g), None) => Ok(Target::Gpu(g)),
+            (None, Some(n)) if n >= 1 => Ok(Target::Threads(n)),
+            (None, Some(n)) => Err(AppError::bad(
+                "threads",
+                format!("threads = {n} is not allowed: expected a whole number ≥ 1"),
+            )),
+            _ => Err(AppError::bad(
+                "gpu",
+                "gpu = (missing) is not allowed: expected a GPU of the peak table or a thread count of this CPU, one of them",
+            )),
+        }
+    }
+}
+
 /// Projects run `id` to `target`.
 pub fn project(ws: &Workspace, id: i64, target: &Target) -> AppResult<Projected> {
-    let d = ws.run_detail(id)?;
+    project_detail(ws, &ws.run_detail(id)?, target)
+}
+
+/// Projects a run already read to `target`.
+pub fn project_detail(ws: &Workspace, d: &RunDetail, target: &Target) -> AppResult<Projected> {
+    let id = d.row.id;
     let s = d.row.summary.as_ref();
     let Some(rate) = s.and_then(|s| s.throughput_samples_per_s) else {
         return Err(AppError::bad(
@@ -155,7 +178,7 @@ pub fn project(ws: &Workspace, id: i64, target: &Target) -> AppResult<Projected>
         epoch_s,
         cost_per_epoch_usd: cost,
         price,
-        memory: memory_fit(&d, peak.as_ref()),
+        memory: memory_fit(d, peak.as_ref()),
         energy_j_per_sample: energy.0,
         energy: energy.1,
         method,
@@ -313,7 +336,7 @@ pub fn projection_section(
             {
                 return None;
             }
-            let p = project(ws, d.row.id, &target).ok()?;
+            let p = project_detail(ws, d, &target).ok()?;
             let b = &p.samples_per_s;
             Some(vec![
                 format!("#{}", d.row.id),

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use trainbench_app::projection::{project, Target};
 use trainbench_core::projection::Band;
 
-use crate::error::{bad, CliError};
+use crate::error::CliError;
 use crate::open::{open_workspace, parse_ids};
 
 fn band(b: &Band, digits: usize) -> String {
@@ -25,19 +25,7 @@ pub fn run(
     threads: Option<u32>,
     json_out: bool,
 ) -> Result<ExitCode, CliError> {
-    let target = match (gpu, threads) {
-        (Some(g), None) => Target::Gpu(g),
-        (None, Some(n)) if n >= 1 => Target::Threads(n),
-        (None, Some(n)) => {
-            return Err(bad("threads", format!("threads = {n} is not allowed: expected a whole number ≥ 1")))
-        }
-        _ => {
-            return Err(bad(
-                "gpu",
-                "gpu = (missing) is not allowed: expected --gpu NAME (a GPU of the peak table) or --threads N (this CPU), one of them".into(),
-            ))
-        }
-    };
+    let target = Target::choose(gpu, threads)?;
     let ws = open_workspace(db)?;
     let id = parse_ids(&[id])?[0];
     let p = project(&ws, id, &target)?;

@@ -9,7 +9,7 @@ use trainbench_app::published::beside_record;
 use trainbench_core::published::Against;
 use trainbench_core::reference::gpu_peaks;
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::Studio;
 
 /// The run beside the published results of its model family, closest first.
@@ -37,21 +37,6 @@ pub fn what_if(
     gpu: Option<String>,
     threads: Option<u32>,
 ) -> ApiResult<Projected> {
-    let target = match (gpu, threads) {
-        (Some(g), None) => Target::Gpu(g),
-        (None, Some(n)) if n >= 1 => Target::Threads(n),
-        (None, Some(n)) => {
-            return Err(ApiError::bad_input(
-                "threads",
-                format!("threads = {n} is not allowed: expected a whole number ≥ 1"),
-            ))
-        }
-        _ => {
-            return Err(ApiError::bad_input(
-                "gpu",
-                "gpu = (missing) is not allowed: expected a GPU or a thread count, one of them",
-            ))
-        }
-    };
+    let target = Target::choose(gpu, threads)?;
     studio.with(|w| project(w, run_id, &target))
 }

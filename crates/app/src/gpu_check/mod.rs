@@ -292,7 +292,7 @@ pub fn finish(ws: &mut Workspace, p: &GpuCheckPlan, run_ids: &[i64]) -> AppResul
     let pdf_path = p.out_dir.join("report.pdf");
     let pdf = match ws.comparison(run_ids, Grouping::Runs, None) {
         Ok(loaded) => {
-            let sections = report::sections(p, &details, &checks, all_passed);
+            let sections = report::sections(&p.gpus, &p.skipped, &details, &checks, all_passed);
             let selected = Selected {
                 title: session_name.clone(),
                 loaded,

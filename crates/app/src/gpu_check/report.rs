@@ -5,7 +5,7 @@ use trainbench_core::acceptance::{Check, Verdict, CHECKS};
 use trainbench_core::record::RunDetail;
 use trainbench_report::pdf::Section;
 
-use super::GpuCheckPlan;
+use trainbench_probe::GpuInfo;
 
 /// The columns of [`figures_row`].
 pub const FIGURE_HEADERS: [&str; 9] = [
@@ -77,7 +77,8 @@ const CHECK_LEGEND: &str = "done = completed; alloc = framework allocator peak; 
 /// The PDF's sections ahead of the comparison: verdicts, figures, and the
 /// evidence of every failure and note.
 pub(crate) fn sections(
-    p: &GpuCheckPlan,
+    gpus: &[GpuInfo],
+    skipped: &[String],
     details: &[RunDetail],
     checks: &[Vec<Check>],
     all_passed: bool,
@@ -100,16 +101,15 @@ pub(crate) fn sections(
     headers.extend(CHECKS.iter().map(|c| c.1.to_owned()));
     let mut widths = vec![26.0, 150.0];
     widths.extend(CHECKS.iter().map(|_| 40.0));
-    let gpus = p
-        .gpus
+    let gpus = gpus
         .iter()
         .map(|g| g.name.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let skipped = if p.skipped.is_empty() {
+    let skipped = if skipped.is_empty() {
         "nothing".to_owned()
     } else {
-        p.skipped.join("; ")
+        skipped.join("; ")
     };
     let verdicts = Section {
         heading: "GPU acceptance checks".into(),

@@ -16,13 +16,12 @@ use trainbench_core::record::RunDetail;
 use trainbench_core::session::{ChartKind, SessionSettings};
 use trainbench_report::pdf::Section;
 
-use super::items::{Item, What};
+use super::items::{Item, Kind, What};
 use super::run::{ItemResult, Status};
 use super::Session;
 use crate::error::AppResult;
-use crate::gpu_check::{report, GpuCheckPlan};
+use crate::gpu_check::report;
 use crate::reports::{write_file, Selected};
-use crate::sweep::SweepPlan;
 use crate::workspace::{SessionRef, Workspace};
 use crate::{hostname, GIT_REVISION, VERSION};
 
@@ -262,29 +261,13 @@ pub fn finish(ws: &mut Workspace, s: &Session, results: &[ItemResult]) -> AppRes
         return Ok(w);
     }
     w.session = Some(s.out_dir.join(SESSION_FILE));
-    let plan = GpuCheckPlan {
-        gpus: s.gpus.clone(),
-        frameworks: [s.pytorch.clone(), s.jax.clone()]
-            .into_iter()
-            .flatten()
-            .collect(),
-        plan: SweepPlan {
-            configs: Vec::new(),
-            rejected: Vec::new(),
-            repeats: 1,
-            memory_limit_bytes: None,
-            epoch_samples: None,
-            notes: Vec::new(),
-        },
-        skipped: results
-            .iter()
-            .filter(|r| r.status == Status::Skipped)
-            .map(|r| format!("{} ({})", r.id, r.reason.as_deref().unwrap_or("")))
-            .collect(),
-        out_dir: s.out_dir.clone(),
-    };
+    let skipped: Vec<String> = results
+        .iter()
+        .filter(|r| r.status == Status::Skipped)
+        .map(|r| format!("{} ({})", r.id, r.reason.as_deref().unwrap_or("")))
+        .collect();
     let mut sections = vec![items_section(s, results)];
-    sections.extend(report::sections(&plan, &details, &checks, all));
+    sections.extend(report::sections(&s.gpus, &skipped, &details, &checks, all));
     let pdf = match ws.comparison(&ids, Grouping::Runs, None) {
         Ok(loaded) => {
             let selected = Selected {
@@ -333,6 +316,17 @@ fn items_section(s: &Session, results: &[ItemResult]) -> Section {
     }
 }
 
+/// The worker command of the session's `kind` environment: its interpreter
+/// and the studio's Python package folder (which holds `trainbench_peers`).
+fn python_of(s: &Session, kind: Kind) -> Result<crate::WorkerCommand, String> {
+    let fw = s
+        .framework(kind)
+        .ok_or_else(|| format!("{} is not installed here", kind.as_str()))?;
+    crate::sweep::resolve_framework(fw)
+        .map(|(_, _, worker)| worker)
+        .map_err(|r| r.message)
+}
+
 /// The peer's command line: the PyTorch environment's interpreter, the
 /// studio's Python package folder (which holds `trainbench_peers`).
 pub fn peer_command(
@@ -352,13 +346,14 @@ pub fn peer_command(
         return Err("not a peer item".into());
     };
     // Flax runs in JAX's environment, timm and Hugging Face in PyTorch's.
-    let (fw, kind) = if library == "flax" {
-        (s.jax.as_deref(), "jax")
-    } else {
-        (s.pytorch.as_deref(), "pytorch")
-    };
-    let fw = fw.ok_or_else(|| format!("{kind} is not installed here"))?;
-    let (_, _, worker) = crate::sweep::resolve_framework(fw).map_err(|r| r.message)?;
+    let worker = python_of(
+        s,
+        if library == "flax" {
+            Kind::Jax
+        } else {
+            Kind::Pytorch
+        },
+    )?;
     let classes = lookup(model)
         .and_then(|e| {
             e.config(&ModelOptions {
@@ -403,11 +398,7 @@ pub fn peer_command(
 
 /// Generated JPEGs for the loader item (`python -m trainbench_peers.images`).
 pub async fn image_folder(s: &Session, dir: &Path) -> Result<(), String> {
-    let fw = s
-        .pytorch
-        .as_deref()
-        .ok_or("pytorch is not installed here")?;
-    let (_, _, worker) = crate::sweep::resolve_framework(fw).map_err(|r| r.message)?;
+    let worker = python_of(s, Kind::Pytorch)?;
     let (per_class, px, _) = s.lengths.folder;
     let out = tokio::process::Command::new(&worker.program)
         .envs(worker.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
