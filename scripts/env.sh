@@ -3,6 +3,9 @@
 TRAINBENCH_HOME="${TRAINBENCH_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/trainbench}"
 TORCH_VERSION=2.13.0
 TORCH_ENV="$TRAINBENCH_HOME/envs/torch-$TORCH_VERSION"
+# The second libtorch worker's (crates/engine-tch-2.11): the GPU machines' PyTorch.
+TORCH_211_VERSION=2.11.0
+TORCH_211_ENV="$TRAINBENCH_HOME/envs/torch-$TORCH_211_VERSION"
 export TRAINBENCH_HOME
 # torch-sys finds libtorch through the Python environment that holds torch.
 export LIBTORCH_USE_PYTORCH=1

@@ -12,6 +12,10 @@
 #                            ImageMagick, poppler, cJSON, ruff. Running the
 #                            studio needs none of them, so `make run` installs
 #                            none (and starts no service).
+#   scripts/setup.sh --torch-2.11
+#                            also PyTorch 2.11 (`make kit`, `make test`): the
+#                            libtorch the second libtorch worker links, built
+#                            for the GPU machines' PyTorch (docs/kit.md)
 #   scripts/setup.sh --print-packages [--test]
 #                            prints every Debian package that set-up would
 #                            install on a bare machine, one line, and changes
@@ -26,12 +30,14 @@ source scripts/env.sh
 all=0
 tests=0
 print=0
+torch211=0
 for arg in "$@"; do
   case "$arg" in
     --all) all=1 ;;
     --test) tests=1 ;;
     --print-packages) print=1 ;;
-    *) echo "setup.sh: unknown argument $arg (expected --all, --test or --print-packages)" >&2; exit 2 ;;
+    --torch-2.11) torch211=1 ;;
+    *) echo "setup.sh: unknown argument $arg (expected --all, --test, --torch-2.11 or --print-packages)" >&2; exit 2 ;;
   esac
 done
 
@@ -144,7 +150,7 @@ if ! "$UV" --version 2>/dev/null | grep -q "^uv $UV_VERSION\b"; then
   fi
 fi
 export UV_PYTHON_DOWNLOADS=never
-make_env() {  # NAME REQUIREMENTS IMPORT
+make_env() {  # NAME REQUIREMENTS IMPORTS (what must import afterwards)
   local dir="$TRAINBENCH_HOME/envs/$1" req="$2" import="$3"
   local want; want="$(sha256sum "$req" | cut -d' ' -f1)"
   if [ -f "$dir/.trainbench-ready" ] && [ "$(cat "$dir/.trainbench-ready")" = "$want" ] && [ -x "$dir/bin/python" ]; then
@@ -162,17 +168,22 @@ make_env() {  # NAME REQUIREMENTS IMPORT
     "$dir/bin/python" -m pip install -q --upgrade pip
     "$dir/bin/python" -m pip install --progress-bar off -r "$req"
   fi
-  "$dir/bin/python" -c "import $import, mlxtend"
+  "$dir/bin/python" -c "import $import"
   echo "$want" > "$dir/.trainbench-ready"
   took "environment $1 created: $(du -sh "$dir" | cut -f1) in $dir"
 }
-make_env "torch-$TORCH_VERSION" envs/torch.txt torch
+make_env "torch-$TORCH_VERSION" envs/torch.txt "torch, mlxtend"
 "$TORCH_ENV/bin/python" -c "import torch; assert torch.__version__.split('+')[0] == '$TORCH_VERSION', torch.__version__"
 if [ "$all" = 1 ]; then
-  make_env tensorflow-2.21.0 "envs/tensorflow$gpu.txt" tensorflow
-  make_env jax-0.10.2 "envs/jax$gpu.txt" jax
+  make_env tensorflow-2.21.0 "envs/tensorflow$gpu.txt" "tensorflow, mlxtend"
+  make_env jax-0.10.2 "envs/jax$gpu.txt" "jax, mlxtend"
 else
   say "TensorFlow and JAX: installed on demand (the wizard's Install, \`trainbench env install tensorflow|jax\`, or \`make setup-all\`)"
+fi
+
+if [ "$torch211" = 1 ]; then
+  make_env "torch-$TORCH_211_VERSION" envs/torch-2.11.txt torch
+  "$TORCH_211_ENV/bin/python" -c "import torch; assert torch.__version__.split('+')[0] == '$TORCH_211_VERSION', torch.__version__"
 fi
 
 # 4. The UI's packages (npm registry), reinstalled when the lock file changes.

@@ -8,9 +8,11 @@
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
 #include <ATen/record_function.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
+#include <torch/headeronly/version.h>
 
 #include <cstdint>
 #include <cstring>
@@ -20,6 +22,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 // torch/csrc/autograd/profiler_kineto.h includes Kineto's <ActivityType.h>,
 // which the torch wheel does not ship, so the four entry points used here are
@@ -31,11 +34,21 @@ struct ProfilerResult {
   ~ProfilerResult();
   void save(const std::string& path);
 };
+// libtorch 2.13 added an activity filter to prepareProfiler; 2.11 (the
+// worker built for the GPU machines' PyTorch, crates/engine-tch-2.11) has
+// the two-argument form.
+#if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 13
+#define TB_PROFILER_FILTER 0
+void prepareProfiler(const torch::profiler::impl::ProfilerConfig& config,
+                     const std::set<torch::profiler::impl::ActivityType>& activities);
+#else
+#define TB_PROFILER_FILTER 1
 using ActivityFilter = std::unordered_map<torch::profiler::impl::ActivityType,
                                           std::unordered_set<std::string>>;
 void prepareProfiler(const torch::profiler::impl::ProfilerConfig& config,
                      const std::set<torch::profiler::impl::ActivityType>& activities,
                      const ActivityFilter& activity_filter);
+#endif
 void enableProfiler(const torch::profiler::impl::ProfilerConfig& config,
                     const std::set<torch::profiler::impl::ActivityType>& activities,
                     const std::unordered_set<at::RecordScope>& scopes);
@@ -99,6 +112,27 @@ int tb_cuda_bf16_native() {
   }
 }
 
+// GradScaler's unscale: every gradient multiplied by inv_scale and found_inf
+// set to 1 if any is not finite, in one fused call per list (PyTorch's
+// `_amp_foreach_non_finite_check_and_unscale_`, what torch.amp.GradScaler
+// calls) instead of several kernels per parameter. `grads` are tch tensors:
+// tch's C handle is a `torch::Tensor*` (libtch's torch_api.h). All must share
+// one device and dtype (the caller groups them).
+int tb_amp_unscale(void** grads, size_t n, void* found_inf, void* inv_scale, char* err,
+                   size_t err_len) {
+  try {
+    std::vector<at::Tensor> list;
+    list.reserve(n);
+    for (size_t i = 0; i < n; ++i) list.push_back(*static_cast<at::Tensor*>(grads[i]));
+    at::_amp_foreach_non_finite_check_and_unscale_(list, *static_cast<at::Tensor*>(found_inf),
+                                                   *static_cast<at::Tensor*>(inv_scale));
+    return 0;
+  } catch (const std::exception& e) {
+    copy_error(e.what(), err, err_len);
+    return 1;
+  }
+}
+
 int tb_cuda_memory_peaks(int device, uint64_t* allocated_peak, uint64_t* reserved_peak,
                          char* err, size_t err_len) {
   try {
@@ -122,7 +156,11 @@ int tb_profiler_start(int cuda, char* err, size_t err_len) {
     impl::ProfilerConfig config(impl::ProfilerState::KINETO);
     std::set<impl::ActivityType> activities{impl::ActivityType::CPU};
     if (cuda != 0) activities.insert(impl::ActivityType::CUDA);
+#if TB_PROFILER_FILTER
     torch::autograd::profiler::prepareProfiler(config, activities, {});
+#else
+    torch::autograd::profiler::prepareProfiler(config, activities);
+#endif
     torch::autograd::profiler::enableProfiler(config, activities, {});
     return 0;
   } catch (const std::exception& e) {

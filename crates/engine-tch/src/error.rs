@@ -40,6 +40,15 @@ impl WorkerError {
         }
     }
 
+    /// The same error, saying which part of the worker it came from
+    /// ("device synchronisation on cuda:0 failed: …"): on a GPU the CUDA
+    /// paths (autocast, loss scaling, synchronisation, allocator statistics)
+    /// each name themselves.
+    pub fn during(mut self, what: &str) -> Self {
+        self.message = format!("{what} failed: {}", self.message);
+        self
+    }
+
     /// Classifies a libtorch error by its message (libtorch has no error codes):
     /// allocation failures are `oom`, everything else `internal`.
     pub fn from_torch(message: &str) -> Self {
@@ -137,9 +146,47 @@ pub fn guarded<T>(f: impl FnOnce() -> Result<T, WorkerError>) -> Result<T, Worke
     }
 }
 
+/// Runs a libtorch call that panics on failure (tch's non-`f_` calls, such
+/// as `Cuda::synchronize`), the panic becoming an error that names `what`.
+pub fn caught<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, WorkerError> {
+    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let msg = LAST_PANIC
+            .lock()
+            .ok()
+            .and_then(|mut s| s.take())
+            .or_else(|| panic_message(payload.as_ref()).map(str::to_owned))
+            .unwrap_or_else(|| "unknown panic".into());
+        WorkerError::from_torch(&msg.replace("\\n", "\n")).during(what)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failing_cuda_path_names_itself() {
+        let e = guarded(|| {
+            caught::<()>("device synchronisation on cuda:0", || {
+                panic!("Torch(\"CUDA error: an illegal memory access was encountered\")")
+            })
+        })
+        .unwrap_err();
+        assert_eq!(e.class, ErrorClass::Internal);
+        assert_eq!(
+            e.message,
+            "device synchronisation on cuda:0 failed: libtorch error: CUDA error: an illegal memory access was encountered"
+        );
+        let e = WorkerError::from_torch("CUDA out of memory. Tried to allocate 2 GiB")
+            .during("loss scaling (amp-fp16)");
+        assert_eq!(e.class, ErrorClass::Oom);
+        assert!(
+            e.message
+                .starts_with("loss scaling (amp-fp16) failed: out of memory"),
+            "{}",
+            e.message
+        );
+    }
 
     #[test]
     fn torch_messages_are_cleaned_and_classified() {

@@ -6,7 +6,7 @@
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::Path;
 
-use tch::Device;
+use tch::{Device, Tensor};
 
 extern "C" {
     fn tb_autocast_set(
@@ -24,6 +24,14 @@ extern "C" {
         device: c_int,
         allocated: *mut u64,
         reserved: *mut u64,
+        err: *mut c_char,
+        len: usize,
+    ) -> c_int;
+    fn tb_amp_unscale(
+        grads: *mut *mut c_void,
+        n: usize,
+        found_inf: *mut c_void,
+        inv_scale: *mut c_void,
         err: *mut c_char,
         len: usize,
     ) -> c_int;
@@ -100,6 +108,23 @@ pub fn cuda_memory_peaks(index: usize) -> Result<(u64, u64), ShimError> {
     // SAFETY: the out-pointers are valid u64s on this stack frame.
     call(|e, l| unsafe { tb_cuda_memory_peaks(idx, &mut allocated, &mut reserved, e, l) })?;
     Ok((allocated, reserved))
+}
+
+/// Multiplies every gradient in `grads` by `inv_scale` in place and sets
+/// `found_inf` to 1 where one is not finite: GradScaler's fused unscale.
+/// The gradients share one device and dtype; `found_inf` and `inv_scale`
+/// are one-element float tensors on that device.
+pub fn amp_unscale(
+    grads: &mut [Tensor],
+    found_inf: &mut Tensor,
+    inv_scale: &mut Tensor,
+) -> Result<(), ShimError> {
+    let mut ptrs: Vec<*mut c_void> = grads.iter_mut().map(|g| g.as_mut_ptr().cast()).collect();
+    let (f, s) = (found_inf.as_mut_ptr().cast(), inv_scale.as_mut_ptr().cast());
+    // SAFETY: each pointer is a live tch tensor handle (a `torch::Tensor*`)
+    // borrowed mutably for the call; the shim only reads the handles and
+    // writes through the tensors they hold.
+    call(|e, l| unsafe { tb_amp_unscale(ptrs.as_mut_ptr(), ptrs.len(), f, s, e, l) })
 }
 
 /// Starts libtorch's Kineto profiler on the calling thread: CPU operators,

@@ -35,6 +35,8 @@ pub trait Sink {
 /// libtorch version and CUDA variant, read from the wheel at build time.
 pub const LIBTORCH_VERSION: &str = env!("TRAINBENCH_LIBTORCH_VERSION");
 pub const LIBTORCH_CUDA: &str = env!("TRAINBENCH_LIBTORCH_CUDA");
+/// The tch release this worker was built with (its workspace's Cargo.lock).
+pub const TCH_VERSION: &str = env!("TRAINBENCH_TCH_VERSION");
 
 const ADAMW_BETAS: (f64, f64) = (0.9, 0.999);
 const ADAMW_EPS: f64 = 1e-8;
@@ -221,7 +223,7 @@ fn first_step(
     train_start_ns: u64,
     sink: &mut dyn Sink,
 ) -> Result<(), WorkerError> {
-    t.sync();
+    t.sync()?;
     let now = monotonic_ns();
     let first_loss = f64::try_from(loss)?;
     if !first_loss.is_finite() {
@@ -273,7 +275,7 @@ impl Window {
         lr: f64,
         sink: &mut dyn Sink,
     ) -> Result<(), WorkerError> {
-        t.sync();
+        t.sync()?;
         let end = monotonic_ns();
         let loss_mean = f64::try_from(&self.loss)? / self.steps as f64;
         if !loss_mean.is_finite() {
@@ -308,6 +310,11 @@ fn checked_param_count(spec: &RunSpec, vs: &nn::VarStore) -> Result<u64, WorkerE
         )));
     }
     Ok(param_count)
+}
+
+/// The optimizer's implementation, in the run's execution record.
+fn optimizer_text(_device: Device) -> &'static str {
+    "AdamW (libtorch's torch::optim::AdamW, one parameter at a time)"
 }
 
 /// AdamW with the studio's settings.

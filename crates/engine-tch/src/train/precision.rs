@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// cuBLAS's and cuDNN's TF32 switch, an error naming it.
+fn tf32(on: bool) -> Result<(), WorkerError> {
+    shim::set_tf32(on).map_err(|e| WorkerError::from(e).during("the TF32 switch (shim)"))
+}
+
 /// Checks the precision against the device and switches it on. Returns what it
 /// means here, in words, and autocast's dtype if autocast is used.
 pub(super) fn apply_precision(
@@ -19,7 +24,7 @@ pub(super) fn apply_precision(
     match precision {
         Precision::Fp32 => {
             if cuda {
-                shim::set_tf32(false)?;
+                tf32(false)?;
                 Ok((
                     "fp32 weights and math; TF32 off for cuBLAS and cuDNN".into(),
                     None,
@@ -39,7 +44,7 @@ pub(super) fn apply_precision(
                     "this GPU has no TF32 tensor cores (they need compute capability 8.0 or newer)",
                 );
             }
-            shim::set_tf32(true)?;
+            tf32(true)?;
             Ok((
                 "fp32 weights; TF32 matmuls and convolutions (cuBLAS and cuDNN)".into(),
                 None,
@@ -50,7 +55,7 @@ pub(super) fn apply_precision(
                 return refuse("this GPU has no native bfloat16 (compute capability 8.0 or newer); use amp-fp16");
             }
             if cuda {
-                shim::set_tf32(false)?;
+                tf32(false)?;
             }
             Ok((
                 "autocast to bfloat16 (fp32 master weights, no loss scaling)".into(),
@@ -61,7 +66,7 @@ pub(super) fn apply_precision(
             if !cuda {
                 return refuse("float16 autocast with loss scaling is a CUDA mode in this worker (on the CPU use amp-bf16)");
             }
-            shim::set_tf32(false)?;
+            tf32(false)?;
             Ok((
                 "autocast to float16 with dynamic loss scaling (initial scale 65536, growth ×2 every 2000 finite steps, backoff ×0.5)".into(),
                 Some(AutocastDtype::Float16),
@@ -69,6 +74,9 @@ pub(super) fn apply_precision(
         }
     }
 }
+
+/// What a loss-scaling error says failed.
+const SCALING: &str = "loss scaling (amp-fp16, dynamic)";
 
 /// Dynamic loss scaling as torch.amp.GradScaler does it.
 #[derive(Debug)]
@@ -94,8 +102,9 @@ impl LossScaler {
 
     /// Backward of the scaled loss.
     pub fn backward(&self, loss: &Tensor) -> Result<(), WorkerError> {
-        (loss * &self.scale).f_backward()?;
-        Ok(())
+        loss.f_mul(&self.scale)
+            .and_then(|l| l.f_backward())
+            .map_err(|e| WorkerError::from(e).during(SCALING))
     }
 
     /// Unscale the gradients, step unless one is not finite, then update the
@@ -105,19 +114,29 @@ impl LossScaler {
         opt: &mut nn::Optimizer,
         params: &[Tensor],
     ) -> Result<bool, WorkerError> {
-        let inv = self.scale.f_reciprocal()?;
+        self.try_unscale_step(opt, params)
+            .map_err(|e| e.during(SCALING))
+    }
+
+    fn try_unscale_step(
+        &mut self,
+        opt: &mut nn::Optimizer,
+        params: &[Tensor],
+    ) -> Result<bool, WorkerError> {
+        let mut inv = self.scale.f_reciprocal()?;
         let _ = self.found_inf.f_zero_()?;
-        for p in params {
-            let mut g = p.grad();
-            if g.defined() {
-                let bad = g
-                    .f_isfinite()?
-                    .f_logical_not()?
-                    .f_any()?
-                    .f_to_kind(Kind::Float)?;
-                self.found_inf = self.found_inf.f_maximum(&bad.f_reshape([1])?)?;
-                let _ = g.f_mul_(&inv)?;
+        // One fused unscale per dtype, as GradScaler groups them (under
+        // autocast every gradient is fp32: one group).
+        let mut groups: Vec<(Kind, Vec<Tensor>)> = Vec::new();
+        for g in params.iter().map(Tensor::grad).filter(Tensor::defined) {
+            let kind = g.kind();
+            match groups.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, list)) => list.push(g),
+                None => groups.push((kind, vec![g])),
             }
+        }
+        for (_, grads) in &mut groups {
+            shim::amp_unscale(grads, &mut self.found_inf, &mut inv)?;
         }
         let skip = f64::try_from(&self.found_inf)? > 0.0;
         if !skip {

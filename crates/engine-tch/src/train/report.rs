@@ -6,7 +6,7 @@ use tch::{Device, Kind};
 use trainbench_core::protocol::{DataInfo, DeviceInfo, Event, PROTOCOL_VERSION};
 use trainbench_core::spec::{self, ProfileRule, RunSpec};
 
-use super::{cpu_name, LossScaler, Sink, Trainer, LIBTORCH_CUDA, LIBTORCH_VERSION};
+use super::{cpu_name, LossScaler, Sink, Trainer, LIBTORCH_CUDA, LIBTORCH_VERSION, TCH_VERSION};
 use crate::clock::monotonic_ns;
 use crate::data::Batches;
 use crate::error::WorkerError;
@@ -52,7 +52,7 @@ pub(super) fn hello(
             name: cpu_name(),
         },
     };
-    let mut libraries = vec![("tch".to_owned(), "0.26.0".to_owned())];
+    let mut libraries = vec![("tch".to_owned(), TCH_VERSION.to_owned())];
     if !LIBTORCH_CUDA.is_empty() {
         libraries.push(("cuda (libtorch build)".to_owned(), LIBTORCH_CUDA.to_owned()));
     }
@@ -67,10 +67,12 @@ pub(super) fn hello(
         Some(AutocastDtype::Float16) => Kind::Half,
         None => Kind::Float,
     };
-    let execution = match models::sdpa_choice(&spec.model_config, device, compute_kind) {
+    let mut execution = match models::sdpa_choice(&spec.model_config, device, compute_kind) {
         Some(attention) => format!("eager (libtorch through tch); {attention}"),
         None => "eager (libtorch through tch)".to_owned(),
     };
+    execution.push_str("; ");
+    execution.push_str(super::optimizer_text(device));
     Event::Hello {
         protocol: PROTOCOL_VERSION,
         worker: "tch".into(),

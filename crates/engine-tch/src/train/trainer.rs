@@ -16,15 +16,28 @@ pub(super) struct Trainer<'a> {
 }
 
 impl Trainer<'_> {
-    pub(super) fn sync(&self) {
+    /// Waits for the device's queued work (the end of every timed window).
+    pub(super) fn sync(&self) -> Result<(), WorkerError> {
         if let Device::Cuda(i) = self.device {
-            tch::Cuda::synchronize(i as i64);
+            crate::error::caught(&format!("device synchronisation on cuda:{i}"), || {
+                tch::Cuda::synchronize(i as i64)
+            })?;
         }
+        Ok(())
     }
 
     pub(super) fn autocast(&self, on: bool) -> Result<(), WorkerError> {
         if let Some(dt) = self.autocast {
-            shim::set_autocast(self.device, on, dt)?;
+            shim::set_autocast(self.device, on, dt).map_err(|e| {
+                WorkerError::from(e).during(&format!(
+                    "the autocast shim ({dt:?} on {})",
+                    if self.device.is_cuda() {
+                        "CUDA"
+                    } else {
+                        "the CPU"
+                    }
+                ))
+            })?;
         }
         Ok(())
     }
@@ -75,12 +88,12 @@ impl Trainer<'_> {
     }
 
     /// Seconds since `mark` after a device synchronisation; moves `mark` on.
-    pub(super) fn lap(&self, mark: &mut u64) -> f64 {
-        self.sync();
+    pub(super) fn lap(&self, mark: &mut u64) -> Result<f64, WorkerError> {
+        self.sync()?;
         let now = monotonic_ns();
         let s = now.saturating_sub(*mark) as f64 / 1e9;
         *mark = now;
-        s
+        Ok(s)
     }
 
     /// The step breakdown (protocol `breakdown`): `steps` whole steps and
@@ -98,20 +111,20 @@ impl Trainer<'_> {
             (StepPhase::Optimizer, Vec::new()),
         ];
         for _ in 0..steps {
-            self.sync();
+            self.sync()?;
             let mut mark = monotonic_ns();
             let (x, y) = batches.next(&self.data);
             let _ = self.step(&x, &y)?;
-            whole.push(self.lap(&mut mark));
+            whole.push(self.lap(&mut mark)?);
 
             let (x, y) = batches.next(&self.data);
-            parts[0].1.push(self.lap(&mut mark));
+            parts[0].1.push(self.lap(&mut mark)?);
             let loss = self.forward_loss(&x, &y)?;
-            parts[1].1.push(self.lap(&mut mark));
+            parts[1].1.push(self.lap(&mut mark)?);
             self.backward(&loss)?;
-            parts[2].1.push(self.lap(&mut mark));
+            parts[2].1.push(self.lap(&mut mark)?);
             self.update()?;
-            parts[3].1.push(self.lap(&mut mark));
+            parts[3].1.push(self.lap(&mut mark)?);
         }
         Ok(StepTimings {
             whole_step_s: whole,
@@ -136,7 +149,7 @@ impl Trainer<'_> {
     ) -> Result<OperatorProfile, WorkerError> {
         let (x, y) = batches.next(&self.data);
         let _ = self.step(&x, &y)?;
-        self.sync();
+        self.sync()?;
         let tool = format!(
             "libtorch profiler (Kineto, libtorch {})",
             env!("TRAINBENCH_LIBTORCH_VERSION")
@@ -164,7 +177,7 @@ impl Trainer<'_> {
                 let (x, y) = batches.next(&self.data);
                 let _ = self.step(&x, &y)?;
             }
-            self.sync();
+            self.sync()?;
             Ok::<(), WorkerError>(())
         })();
         self.profiling = false;
@@ -246,7 +259,9 @@ impl Trainer<'_> {
                     peak_bytes: allocated,
                     reserved_peak_bytes: Some(reserved),
                 }),
-                Err(e) => eprintln!("trainbench-worker-tch: allocator peak not measured: {e}"),
+                Err(e) => eprintln!(
+                    "trainbench-worker-tch: reading the CUDA caching allocator's peak failed (memory not measured): {e}"
+                ),
             }
         }
         if let Some(rss) = peak_rss_bytes() {
