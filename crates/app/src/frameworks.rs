@@ -36,29 +36,19 @@ fn tch_worker_present(program: &std::path::Path) -> bool {
                 .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file())))
 }
 
-/// Whether the worker's own libtorch (the folder it was built against)
-/// loads: it starts and answers `--help`. Asked once per process, and only
-/// when the studio's PyTorch environment has no libtorch to give it.
-fn tch_worker_loads(program: &std::path::Path) -> bool {
-    static LOADS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *LOADS.get_or_init(|| {
-        std::process::Command::new(program)
-            .arg("--help")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
-}
-
 /// Whether `tch` (the libtorch worker's command) is built, and whether it
 /// has a libtorch to load: the studio's PyTorch environment's (on its
 /// `LD_LIBRARY_PATH`), else the one it was built against.
 fn tch_status(tch: &WorkerCommand) -> (bool, bool) {
     let built = tch_worker_present(&tch.program);
     let from_env = tch.env.iter().any(|(k, _)| k == "LD_LIBRARY_PATH");
-    (built, from_env || (built && tch_worker_loads(&tch.program)))
+    (
+        built,
+        from_env
+            || (built
+                && trainbench_runner::envs::libtorch::worker_libtorch(&tch.program, &[], true)
+                    .is_some()),
+    )
 }
 
 /// Why a built libtorch worker finds no libtorch here.
@@ -84,7 +74,13 @@ fn tch_choice(torch: Option<&FrameworkEnv>) -> FrameworkChoice {
         framework: Framework::Tch,
         title: Framework::Tch.title().into(),
         installed: built && libtorch,
-        version: torch.and_then(|e| e.version.clone()),
+        // The libtorch the worker itself names, else the environment's.
+        version: built
+            .then(|| {
+                trainbench_runner::envs::libtorch::worker_libtorch(&tch.program, &tch.env, false)
+            })
+            .flatten()
+            .or_else(|| torch.and_then(|e| e.version.clone())),
         environment: None,
         problem,
         installable: built && !libtorch,

@@ -53,17 +53,31 @@ else
   say "no python3 found (set TRAINBENCH_PYTHON): no Python framework"
 fi
 
-# 2. The libtorch worker, only against the libtorch it was built for.
-if [ -x "$KIT/bin/trainbench-worker-tch" ]; then
-  built="$(cat "$KIT/tch-libtorch-version" 2>/dev/null || echo unknown)"
+# 2. A libtorch worker, only against the libtorch it was built for: the kit
+#    holds one per release (bin/tch-X.Y.Z/), and the one matching this
+#    machine's torch is used with that torch's lib/ on LD_LIBRARY_PATH.
+built=()
+for w in "$KIT"/bin/tch-*/trainbench-worker-tch; do
+  [ -x "$w" ] || continue
+  d="$(basename "$(dirname "$w")")"
+  built+=("${d#tch-}")
+done
+if [ ${#built[@]} -gt 0 ]; then
+  have="$(IFS=,; echo "${built[*]}" | sed 's/,/, /g')"
   here="$([ -n "$PY" ] && "$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)"
-  if [ "${built%%+*}" = "${here%%+*}" ]; then
+  worker="$KIT/bin/tch-${here%%+*}/trainbench-worker-tch"
+  if [ "$here" != none ] && [ -x "$worker" ]; then
     libdir="$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
-    export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    frameworks=("tch" "${frameworks[@]}")
-    say "tch worker: built for libtorch $built, this machine has torch $here: used"
+    ldpath="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    if LD_LIBRARY_PATH="$ldpath" "$worker" --version >/dev/null 2>&1; then
+      export LD_LIBRARY_PATH="$ldpath" TRAINBENCH_WORKER_TCH="$worker"
+      frameworks=("tch" "${frameworks[@]}")
+      say "tch worker: the one built for libtorch ${here%%+*} (the kit has $have), this machine has torch $here: used"
+    else
+      say "tch worker for libtorch ${here%%+*} does not start here: left out ($(LD_LIBRARY_PATH="$ldpath" "$worker" --version 2>&1 | tail -n 1))"
+    fi
   else
-    say "tch worker left out: built for libtorch $built, this machine has torch $here (versions must match)"
+    say "tch worker left out: the kit's are built for libtorch $have, this machine has torch $here (the release must match)"
   fi
 fi
 list="$(IFS=,; echo "${frameworks[*]:-}")"
@@ -79,8 +93,8 @@ case "$suite" in
     # A first argument that is a number is the budget in seconds.
     budget=()
     if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; then budget=(--budget "$1"); shift; fi
-    # The session measures PyTorch and JAX (tch only where its libtorch matches).
-    fws="$(IFS=,; echo "${frameworks[*]:-}" | tr ',' '\n' | grep -E '^(pytorch|jax)@' | paste -sd, - || true)"
+    # The session measures PyTorch, JAX and tch (tch only where its libtorch matches).
+    fws="$(IFS=,; echo "${frameworks[*]:-}" | tr ',' '\n' | grep -E '^(pytorch@|jax@|tch$)' | paste -sd, - || true)"
     set +e
     if [ -z "$fws" ]; then
       "$TB" gpu-session --out "$out" "${budget[@]}" "$@"

@@ -40,7 +40,7 @@ fn print_table(rows: &[FrameworkEnv]) {
             "tch",
             "libtorch",
             if tch.installed { "built in" } else { "missing" },
-            "2.13.0",
+            tch.version.as_deref().unwrap_or("-"),
             tch.problem.as_deref().unwrap_or("-")
         );
     }

@@ -2,8 +2,9 @@
 //! machine where the studio is not installed but a framework is — this CLI
 //! (no libtorch linked; stripped), the Python workers, `run.sh` (registers the
 //! machine's Python, runs a suite, leaves a session file) and, when it can
-//! start here, the libtorch worker with the libtorch version it needs.
-//! See `docs/kit.md`.
+//! start here, the libtorch workers (one per libtorch release: the studio's
+//! 2.13 and the GPU machines' 2.11), each in `bin/tch-X.Y.Z/`, of which
+//! `run.sh` uses the one that matches the machine's torch. See `docs/kit.md`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -25,11 +26,13 @@ pub enum KitCommand {
         /// The folder to write (created; must be empty if it exists).
         #[arg(short, long)]
         output: PathBuf,
-        /// The libtorch worker to include (default: `trainbench-worker-tch`
-        /// beside this binary, when it starts here).
+        /// A libtorch worker to include; repeat for one per libtorch release
+        /// (default: `trainbench-worker-tch` beside this binary and the
+        /// PyTorch 2.11 build, `../tch-2.11/PROFILE/trainbench-worker-tch`,
+        /// each when it starts here).
         #[arg(long, conflicts_with = "no_tch")]
-        tch: Option<PathBuf>,
-        /// Leave the libtorch worker out.
+        tch: Vec<PathBuf>,
+        /// Leave the libtorch workers out.
         #[arg(long)]
         no_tch: bool,
         #[arg(long)]
@@ -129,6 +132,89 @@ fn tch_libtorch_version(worker: &Path) -> Result<String, String> {
         })
 }
 
+/// The libtorch workers to take: those named, else the one beside this
+/// binary and the PyTorch 2.11 build (`target/tch-2.11/PROFILE/`).
+fn tch_candidates(exe: &Path, named: Vec<PathBuf>) -> (Vec<PathBuf>, bool) {
+    if !named.is_empty() {
+        return (named, true);
+    }
+    let mut found = vec![exe.with_file_name("trainbench-worker-tch")];
+    if let (Some(dir), Some(profile)) = (exe.parent(), exe.parent().and_then(Path::file_name)) {
+        if let Some(target) = dir.parent() {
+            found.push(
+                target
+                    .join("tch-2.11")
+                    .join(profile)
+                    .join("trainbench-worker-tch"),
+            );
+        }
+    }
+    (found, false)
+}
+
+/// Copies each libtorch worker that starts here to `bin/tch-X.Y.Z/` (the
+/// release of the libtorch it names); the manifest's entries and a line
+/// saying what was taken and what was left out, and why.
+fn tch_workers(
+    exe: &Path,
+    named: Vec<PathBuf>,
+    no_tch: bool,
+    bin: &Path,
+) -> Result<(Vec<serde_json::Value>, String), CliError> {
+    if no_tch {
+        return Ok((Vec::new(), "left out (--no-tch)".to_owned()));
+    }
+    let (candidates, explicit) = tch_candidates(exe, named);
+    let (mut taken, mut notes) = (Vec::new(), Vec::new());
+    for p in candidates {
+        if !p.is_file() {
+            if explicit {
+                return Err(bad(
+                    "tch",
+                    format!("tch = {} is not allowed: no such file", p.display()),
+                ));
+            }
+            notes.push(format!("none at {}", p.display()));
+            continue;
+        }
+        let version = match tch_libtorch_version(&p) {
+            Ok(v) => v,
+            Err(why) => {
+                notes.push(format!("left out: {why}"));
+                continue;
+            }
+        };
+        let release = version.split('+').next().unwrap_or(&version).to_owned();
+        let dir = bin.join(format!("tch-{release}"));
+        if dir.exists() {
+            return Err(bad(
+                "tch",
+                format!(
+                    "tch = {} is not allowed: a worker for libtorch {release} is already in the kit (one per release)",
+                    p.display()
+                ),
+            ));
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| io("cannot create", &dir, e))?;
+        let to = dir.join("trainbench-worker-tch");
+        copy_binary(&p, &to)?;
+        let bytes = std::fs::metadata(&to).map_or(0, |m| m.len());
+        notes.push(format!(
+            "libtorch {version} in bin/tch-{release}/ ({:.1} MiB), used where PyTorch {release} is installed",
+            bytes as f64 / 1048576.0
+        ));
+        taken.push(json!({
+            "libtorch": version,
+            "path": format!("bin/tch-{release}/trainbench-worker-tch"),
+            "bytes": bytes,
+        }));
+    }
+    if taken.is_empty() {
+        notes.insert(0, "none included".to_owned());
+    }
+    Ok((taken, notes.join("; ")))
+}
+
 pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
     let KitCommand::Build {
         output,
@@ -185,28 +271,7 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
         let _ = std::fs::set_permissions(&run_sh, std::fs::Permissions::from_mode(0o755));
     }
 
-    // The libtorch worker, when it starts here (so its libtorch is known).
-    let tch_path = if no_tch {
-        None
-    } else {
-        Some(tch.unwrap_or_else(|| exe.with_file_name("trainbench-worker-tch")))
-    };
-    let tch_note = match &tch_path {
-        None => "left out (--no-tch)".to_owned(),
-        Some(p) if !p.is_file() => format!("left out: no libtorch worker at {}", p.display()),
-        Some(p) => match tch_libtorch_version(p) {
-            Ok(v) => {
-                copy_binary(p, &bin.join("trainbench-worker-tch"))?;
-                std::fs::write(output.join("tch-libtorch-version"), &v)
-                    .map_err(|e| io("cannot write", &output, e))?;
-                format!(
-                    "included; run.sh uses it only where PyTorch {} is installed",
-                    v.split('+').next().unwrap_or(&v)
-                )
-            }
-            Err(why) => format!("left out: {why}"),
-        },
-    };
+    let (tch_workers, tch_note) = tch_workers(&exe, tch, no_tch, &bin)?;
     let bytes = dir_bytes(&output);
     let manifest = json!({
         "kit": 1,
@@ -216,6 +281,7 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
         "glibc_required": glibc.map(|(a, b)| format!("{a}.{b}")),
         "debug_info_stripped": stripped,
         "tch_worker": tch_note,
+        "tch_workers": tch_workers,
         "bytes": bytes,
     });
     let manifest_path = output.join("manifest.json");
@@ -241,7 +307,7 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
                 " (not stripped: `strip` was not found)"
             }
         );
-        println!("  tch worker: {tch_note}");
+        println!("  tch workers: {tch_note}");
         println!("on the target: bash {}/run.sh gpu-check", output.display());
     }
     Ok(ExitCode::SUCCESS)

@@ -57,8 +57,8 @@ impl WorkerCommand {
     /// The libtorch worker: `$TRAINBENCH_WORKER_TCH`, else `trainbench-worker-tch`
     /// beside the running executable (cargo puts both in one target directory).
     /// libtorch comes from the person's own studio PyTorch environment when
-    /// there is one (`LD_LIBRARY_PATH`, [`envs::libtorch`]), else from the
-    /// folder the worker was built against.
+    /// the worker does not start with the folder it was built against
+    /// (`LD_LIBRARY_PATH`, [`envs::libtorch`]).
     pub fn tch() -> WorkerCommand {
         let program = std::env::var_os("TRAINBENCH_WORKER_TCH")
             .map(PathBuf::from)
@@ -69,14 +69,20 @@ impl WorkerCommand {
                     .filter(|p| p.exists())
                     .unwrap_or_else(|| PathBuf::from("trainbench-worker-tch"))
             });
-        let env = envs::libtorch::libtorch_lib()
-            .map(|lib| {
-                vec![(
-                    "LD_LIBRARY_PATH".to_owned(),
-                    envs::libtorch::library_path_with(&lib),
-                )]
-            })
-            .unwrap_or_default();
+        // Its own libtorch when that loads (the exact release it was built
+        // for), else the studio environment's.
+        let env = if envs::libtorch::worker_libtorch(&program, &[], true).is_some() {
+            Vec::new()
+        } else {
+            envs::libtorch::libtorch_lib()
+                .map(|lib| {
+                    vec![(
+                        "LD_LIBRARY_PATH".to_owned(),
+                        envs::libtorch::library_path_with(&lib),
+                    )]
+                })
+                .unwrap_or_default()
+        };
         WorkerCommand {
             program,
             args: vec!["train".into(), "--spec".into(), "-".into()],

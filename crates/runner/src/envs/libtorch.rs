@@ -5,9 +5,14 @@
 //! `torch` wheel ships libtorch, so the worker is started with
 //! `LD_LIBRARY_PATH` naming `torch/lib` of the person's *own* studio PyTorch
 //! environment (searched before the RUNPATH), which the studio installs
-//! (`trainbench env install pytorch`, the wizard's Install).
+//! (`trainbench env install pytorch`, the wizard's Install) — unless the
+//! worker starts with the libtorch it was built against, which is then
+//! used: a worker built for another libtorch release (the PyTorch 2.11
+//! build, `TRAINBENCH_WORKER_TCH`) must not load the environment's 2.13.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use trainbench_core::Framework;
 
@@ -30,6 +35,42 @@ pub fn libtorch_lib_of(python: &Path) -> Option<PathBuf> {
 pub fn libtorch_lib() -> Option<PathBuf> {
     let env = super::builtin_env(super::builtin(Framework::Pytorch)?);
     env.ready.then(|| libtorch_lib_of(&env.python)).flatten()
+}
+
+/// What the libtorch worker `program` says of its libtorch (`--version`:
+/// `2.13.0+cu130`) when started with `env` over this process's environment —
+/// or, `alone`, without any `LD_LIBRARY_PATH`, so only from the folder it was
+/// built against. `None`: it does not start. Asked once per program and way.
+pub fn worker_libtorch(program: &Path, env: &[(String, String)], alone: bool) -> Option<String> {
+    type Key = (PathBuf, Vec<(String, String)>, bool);
+    static ASKED: Mutex<BTreeMap<Key, Option<String>>> = Mutex::new(BTreeMap::new());
+    let key = (program.to_path_buf(), env.to_vec(), alone);
+    if let Some(known) = ASKED.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return known;
+    }
+    let mut cmd = std::process::Command::new(program);
+    cmd.arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    if alone {
+        cmd.env_remove("LD_LIBRARY_PATH");
+    }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    let version = cmd
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            text.split("(libtorch ")
+                .nth(1)
+                .and_then(|v| v.split(')').next())
+                .map(str::to_owned)
+        });
+    if let Ok(mut m) = ASKED.lock() {
+        m.insert(key, version.clone());
+    }
+    version
 }
 
 /// `LD_LIBRARY_PATH` with `lib` first (what was set before kept after it).
