@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::ssh::python;
-use common::{output_json, text, trainbench, Scratch, TRAINBENCH};
+use common::{output_json, real_worker, text, trainbench, Scratch, TRAINBENCH};
 use serde_json::Value;
 
 fn results(out: &Path) -> Value {
@@ -41,8 +41,11 @@ fn only_folder(results: &Path) -> PathBuf {
 fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
     let scratch = Scratch::new("gpu-session-kit");
     let kit = scratch.0.join("kit");
+    // The kit takes the libtorch worker that matches this machine's torch.
     let out = Command::new(TRAINBENCH)
-        .args(["kit", "build", "--no-tch", "-o"])
+        .args(["kit", "build", "--tch"])
+        .arg(real_worker())
+        .arg("-o")
         .arg(&kit)
         .output()
         .unwrap();
@@ -61,6 +64,7 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
         .env("OMP_NUM_THREADS", "1")
         .env_remove("TRAINBENCH_HOME")
         .env_remove("TRAINBENCH_DB")
+        .env_remove("TRAINBENCH_WORKER_TCH")
         .output()
         .unwrap();
     let log = text(&out);
@@ -88,6 +92,12 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
     for id in [
         "vit-eager",
         "vit-timm",
+        "vit-tch",
+        "vit-eager-bf16",
+        "vit-tch-bf16",
+        "resnet-tch",
+        "resnet-eager-bf16",
+        "resnet-tch-bf16",
         "vit-eager-max",
         "vit-timm-max",
         "resnet-eager",
@@ -110,23 +120,7 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
             .contains("jax is not installed"),
         "{jax}"
     );
-    // Every peer has the studio's parameter count and batch, and a ratio.
-    for (peer, studio) in [
-        ("vit-timm", "vit-eager"),
-        ("vit-timm-max", "vit-eager-max"),
-        ("resnet-timm", "resnet-eager"),
-        ("gpt2-hf", "gpt2-eager"),
-    ] {
-        let (p, s) = (item(&r, peer), item(&r, studio));
-        assert_eq!(p["params"], s["params"], "{peer}");
-        assert_eq!(p["batch"], s["batch"], "{peer}");
-        let x = p["ratio"].as_f64().unwrap_or_else(|| panic!("{peer}: {p}"));
-        let expected = s["samples_per_s"].as_f64().unwrap() / p["samples_per_s"].as_f64().unwrap();
-        assert!(
-            (x - expected).abs() < 1e-9,
-            "{peer}: {x} against {expected}"
-        );
-    }
+    check_ratios(&r);
     // The batch search started at 8 and ran at the cap, 32; the peer and
     // torch.compile took the batch it found.
     assert_eq!(item(&r, "vit-eager-max")["batch"], 32);
@@ -153,6 +147,45 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
     fold_twice(&scratch.0, &dir);
 }
 
+/// Every peer has the studio's parameter count and batch and a ratio studio
+/// ÷ peer; every libtorch item the same as its PyTorch eager item and the
+/// ratio tch ÷ eager.
+fn check_ratios(r: &Value) {
+    // Every peer has the studio's parameter count and batch, and a ratio.
+    for (peer, studio) in [
+        ("vit-timm", "vit-eager"),
+        ("vit-timm-max", "vit-eager-max"),
+        ("resnet-timm", "resnet-eager"),
+        ("gpt2-hf", "gpt2-eager"),
+    ] {
+        let (p, s) = (item(r, peer), item(r, studio));
+        assert_eq!(p["params"], s["params"], "{peer}");
+        assert_eq!(p["batch"], s["batch"], "{peer}");
+        let x = p["ratio"].as_f64().unwrap_or_else(|| panic!("{peer}: {p}"));
+        let expected = s["samples_per_s"].as_f64().unwrap() / p["samples_per_s"].as_f64().unwrap();
+        assert!(
+            (x - expected).abs() < 1e-9,
+            "{peer}: {x} against {expected}"
+        );
+    }
+    // The libtorch worker beside PyTorch eager: the same parameters, batch
+    // and precision, and the ratio tch ÷ eager.
+    for (tch, eager) in [
+        ("vit-tch", "vit-eager"),
+        ("vit-tch-bf16", "vit-eager-bf16"),
+        ("resnet-tch", "resnet-eager"),
+        ("resnet-tch-bf16", "resnet-eager-bf16"),
+    ] {
+        let (t, e) = (item(r, tch), item(r, eager));
+        assert_eq!(t["params"], e["params"], "{tch}");
+        assert_eq!(t["batch"], e["batch"], "{tch}");
+        assert_eq!(t["ratio_of"], format!("÷ {eager}"), "{t}");
+        let x = t["ratio"].as_f64().unwrap_or_else(|| panic!("{tch}: {t}"));
+        let expected = t["samples_per_s"].as_f64().unwrap() / e["samples_per_s"].as_f64().unwrap();
+        assert!((x - expected).abs() < 1e-9, "{tch}: {x} against {expected}");
+    }
+}
+
 /// Folded into a results document with the session imported; not twice.
 fn fold_twice(scratch: &Path, dir: &Path) {
     // Folded into a results document, the session imported.
@@ -165,8 +198,8 @@ fn fold_twice(scratch: &Path, dir: &Path) {
             .arg(dir),
     );
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(folded["rows"], 17);
-    assert_eq!(folded["imported_runs"], 7);
+    assert_eq!(folded["rows"], 23);
+    assert_eq!(folded["imported_runs"], 13);
     let written = std::fs::read_to_string(&doc).unwrap();
     assert!(written.starts_with("# GPU results\n\n## "), "{written}");
     assert!(written.contains("(CPU rehearsal)"));
@@ -175,6 +208,7 @@ fn fold_twice(scratch: &Path, dir: &Path) {
         written.contains("| pytorch (2.13.0) | resnet-eager: "),
         "{written}"
     );
+    assert!(written.contains(" (÷ vit-eager) | ran"), "{written}");
     // Not twice.
     let out = trainbench(scratch)
         .args(["gpu-session", "fold", "--doc"])

@@ -75,7 +75,7 @@ pub fn section(results: &Value, session: Option<&Value>) -> String {
         "`trainbench gpu-session` at {commit}, budget {} s, started {started}. Folded from its {RESULTS_JSON} by `trainbench gpu-session fold`.\n\n",
         text(&s["budget_s"])
     );
-    md += "| date | commit | GPU (driver, CUDA) | framework (version) | item | batch | samples/s | MFU | studio ÷ peer | status, note |\n";
+    md += "| date | commit | GPU (driver, CUDA) | framework (version) | item | batch | samples/s | MFU | ratio | status, note |\n";
     md += "|---|---|---|---|---|---:|---:|---:|---:|---|\n";
     for r in results["results"].as_array().into_iter().flatten() {
         let fw = if let Some(peer) = r.get("peer").filter(|p| !p.is_null()) {
@@ -111,7 +111,13 @@ pub fn section(results: &Value, session: Option<&Value>) -> String {
             text(&r["title"]),
             text(&r["batch"]),
             num(&r["samples_per_s"], 1),
-            num(&r["ratio"], 3),
+            r["ratio"].as_f64().map_or_else(
+                || "—".into(),
+                |x| format!(
+                    "{x:.3} ({})",
+                    r["ratio_of"].as_str().unwrap_or("studio ÷ peer")
+                )
+            ),
             text(&r["status"]),
             if note.is_empty() {
                 String::new()

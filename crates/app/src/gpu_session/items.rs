@@ -36,6 +36,8 @@ pub enum Batch {
 pub enum Kind {
     Pytorch,
     Jax,
+    /// The libtorch worker (Rust, through tch).
+    Tch,
 }
 
 impl Kind {
@@ -43,6 +45,7 @@ impl Kind {
         match self {
             Kind::Pytorch => "pytorch",
             Kind::Jax => "jax",
+            Kind::Tch => "tch",
         }
     }
 }
@@ -62,6 +65,10 @@ pub enum What {
         seq_len: Option<i64>,
         /// Train from generated JPEGs through the framework's loader.
         folder: bool,
+        /// The earlier studio item this one is held against (the libtorch
+        /// worker beside PyTorch eager at the same model, batch and
+        /// precision): the ratio is this item's throughput ÷ that one's.
+        against: Option<String>,
     },
     /// A plain loop of another library (`python -m trainbench_peers`).
     Peer {
@@ -100,6 +107,10 @@ struct Sizes {
     gpt2_batch: i64,
     bert: &'static str,
     bert_batch: i64,
+    /// The libtorch worker's other precisions, each beside PyTorch eager:
+    /// the first on ViT early in the plan (on a GPU amp-fp16, the loss
+    /// scaler's path), the rest on ViT and all on ResNet later.
+    tch_precisions: &'static [&'static str],
     /// Allowances are multiplied by this (the rehearsal's models are small).
     scale: f64,
 }
@@ -117,6 +128,7 @@ const GPU: Sizes = Sizes {
     gpt2_batch: 16,
     bert: "bert_base_uncased",
     bert_batch: 64,
+    tch_precisions: &["amp-fp16", "fp32", "tf32"],
     scale: 1.0,
 };
 
@@ -134,18 +146,48 @@ const CPU: Sizes = Sizes {
     gpt2_batch: 4,
     bert: "bert_tiny",
     bert_batch: 4,
+    tch_precisions: &["amp-bf16"],
     scale: 0.5,
 };
 
 /// The plan: on a GPU, or the rehearsal's small models on the CPU.
 pub fn plan(rehearse: bool) -> Vec<Item> {
     let s = if rehearse { &CPU } else { &GPU };
+    // ViT (batch 64, its peer, the libtorch worker in two precisions),
+    // ResNet-50 (the same), the largest ViT batch, GPT-2, the libtorch
+    // worker's other precisions, then torch.compile, JAX and the rest.
     let mut items = vit_items(s);
-    items.extend(other_items(s));
+    let mut others = other_items(s);
+    let rest = others.split_off(4);
+    let largest = items.split_off(2);
+    items.extend(tch_pair(
+        s,
+        "vit",
+        s.vit,
+        None,
+        s.precision,
+        Batch::Fixed(s.vit_batch),
+    ));
+    items.extend(precision_pairs(s, "vit", &s.tch_precisions[..1]));
+    let (resnet, gpt2) = (others[..2].to_vec(), others[2..].to_vec());
+    items.extend(resnet);
+    items.extend(tch_pair(
+        s,
+        "resnet",
+        s.resnet,
+        s.resnet_px,
+        s.precision,
+        Batch::Fixed(s.resnet_batch),
+    ));
+    items.extend(largest);
+    items.extend(gpt2);
+    items.extend(precision_pairs(s, "vit", &s.tch_precisions[1..]));
+    items.extend(precision_pairs(s, "resnet", s.tch_precisions));
+    items.extend(rest);
     items
         .into_iter()
         .map(|(id, title, allowance, what)| Item {
-            id: id.into(),
+            id,
             title,
             allowance_s: allowance * s.scale,
             what,
@@ -153,7 +195,103 @@ pub fn plan(rehearse: bool) -> Vec<Item> {
         .collect()
 }
 
-type Row = (&'static str, String, f64, What);
+type Row = (String, String, f64, What);
+
+/// A precision as an item id's suffix (`amp-fp16` → `fp16`).
+fn short(precision: &str) -> &str {
+    precision.strip_prefix("amp-").unwrap_or(precision)
+}
+
+/// The libtorch worker's item held against the PyTorch eager item `of`
+/// (`vit-tch` against `vit-eager`), at its model, size, precision and batch.
+fn tch_against(
+    s: &Sizes,
+    model: &str,
+    px: Option<i64>,
+    precision: &str,
+    batch: Batch,
+    of: &str,
+) -> What {
+    let mut w = sized(studio(s, Kind::Tch, model, "off", batch), px, None);
+    if let What::Studio {
+        precision: p,
+        against,
+        ..
+    } = &mut w
+    {
+        (*p, *against) = (precision.into(), Some(of.into()));
+    }
+    w
+}
+
+/// The libtorch worker at the plan's own precision, beside the family's
+/// PyTorch eager item (`vit-eager`, `resnet-eager`) already in the plan.
+fn tch_pair(
+    s: &Sizes,
+    family: &'static str,
+    model: &str,
+    px: Option<i64>,
+    precision: &str,
+    batch: Batch,
+) -> Vec<Row> {
+    let title = format!(
+        "{model} {precision} {}, libtorch worker (Rust, tch)",
+        batch_words(&batch)
+    );
+    let of = format!("{family}-eager");
+    vec![(
+        format!("{family}-tch"),
+        title,
+        30.0,
+        tch_against(s, model, px, precision, batch, &of),
+    )]
+}
+
+/// For each precision: PyTorch eager, then the libtorch worker beside it
+/// (`vit-eager-fp16`, `vit-tch-fp16`), at the family's batch.
+fn precision_pairs(s: &Sizes, family: &'static str, precisions: &[&str]) -> Vec<Row> {
+    let (model, px, b) = if family == "vit" {
+        (s.vit, None, s.vit_batch)
+    } else {
+        (s.resnet, s.resnet_px, s.resnet_batch)
+    };
+    let mut rows = Vec::new();
+    for p in precisions {
+        let eager_id = format!("{family}-eager-{}", short(p));
+        let mut eager = sized(
+            studio(s, Kind::Pytorch, model, "off", Batch::Fixed(b)),
+            px,
+            None,
+        );
+        if let What::Studio { precision, .. } = &mut eager {
+            *precision = (*p).into();
+        }
+        // fp32 without tensor cores is the slowest: ViT-B/16 at 366 samples/s on an H100.
+        let allowance = if *p == "fp32" { 40.0 } else { 30.0 };
+        rows.push((
+            eager_id.clone(),
+            format!("{model} {p} b{b}, PyTorch eager"),
+            allowance,
+            eager,
+        ));
+        rows.push((
+            format!("{family}-tch-{}", short(p)),
+            format!("{model} {p} b{b}, libtorch worker (Rust, tch)"),
+            allowance,
+            tch_against(s, model, px, p, Batch::Fixed(b), &eager_id),
+        ));
+    }
+    rows
+}
+
+/// A batch in an item's title.
+fn batch_words(b: &Batch) -> String {
+    match b {
+        Batch::Fixed(n) => format!("b{n}"),
+        Batch::Max { .. } => "largest batch".into(),
+        Batch::FoundBy(id) => format!("the batch {id} found"),
+    }
+}
 
 fn studio(s: &Sizes, framework: Kind, model: &str, compile: &str, batch: Batch) -> What {
     What::Studio {
@@ -165,6 +303,7 @@ fn studio(s: &Sizes, framework: Kind, model: &str, compile: &str, batch: Batch) 
         image_size: None,
         seq_len: None,
         folder: false,
+        against: None,
     }
 }
 
@@ -210,25 +349,25 @@ fn vit_items(s: &Sizes) -> Vec<Row> {
     let found = || Batch::FoundBy("vit-eager-max".into());
     vec![
         (
-            "vit-eager",
+            "vit-eager".into(),
             format!("{vit} {p} b{vb}, PyTorch eager"),
             30.0,
             studio(s, Kind::Pytorch, vit, "off", Batch::Fixed(vb)),
         ),
         (
-            "vit-timm",
+            "vit-timm".into(),
             format!("{vit} {p} b{vb}, timm peer"),
             30.0,
             peer(s, "timm", vit, Batch::Fixed(vb), "vit-eager"),
         ),
         (
-            "vit-eager-max",
+            "vit-eager-max".into(),
             format!("{vit} {p} largest batch, PyTorch eager"),
             150.0,
             studio(s, Kind::Pytorch, vit, "off", max),
         ),
         (
-            "vit-timm-max",
+            "vit-timm-max".into(),
             format!("{vit} {p} largest batch, timm peer"),
             40.0,
             peer(s, "timm", vit, found(), "vit-eager-max"),
@@ -251,13 +390,13 @@ fn other_items(s: &Sizes) -> Vec<Row> {
     let g = format!("{} seq {} {p} b{gb}", s.gpt2, s.gpt2_seq);
     vec![
         (
-            "resnet-eager",
+            "resnet-eager".into(),
             format!("{} {p} b{rb}, PyTorch eager", s.resnet),
             35.0,
             resnet(Kind::Pytorch),
         ),
         (
-            "resnet-timm",
+            "resnet-timm".into(),
             format!("{} {p} b{rb}, timm peer", s.resnet),
             30.0,
             sized(
@@ -267,13 +406,13 @@ fn other_items(s: &Sizes) -> Vec<Row> {
             ),
         ),
         (
-            "gpt2-eager",
+            "gpt2-eager".into(),
             format!("{g}, PyTorch eager"),
             40.0,
             gpt2(Kind::Pytorch),
         ),
         (
-            "gpt2-hf",
+            "gpt2-hf".into(),
             format!("{g}, Hugging Face peer"),
             40.0,
             sized(
@@ -283,54 +422,59 @@ fn other_items(s: &Sizes) -> Vec<Row> {
             ),
         ),
         (
-            "vit-compile-max",
+            "vit-compile-max".into(),
             format!("{vit} {p} largest batch, torch.compile"),
             90.0,
             studio(s, Kind::Pytorch, vit, "on", found()),
         ),
         (
-            "vit-jax-max",
+            "vit-jax-max".into(),
             format!("{vit} {p} largest batch, JAX"),
             90.0,
             studio(s, Kind::Jax, vit, "off", found()),
         ),
         (
-            "vit-flax-max",
+            "vit-flax-max".into(),
             format!("{vit} {p} largest batch, Flax peer"),
             60.0,
             peer(s, "flax", vit, found(), "vit-jax-max"),
         ),
         (
-            "bert-eager",
+            "bert-eager".into(),
             format!("{} {p} b{}, PyTorch eager", s.bert, s.bert_batch),
             30.0,
             studio(s, Kind::Pytorch, s.bert, "off", Batch::Fixed(s.bert_batch)),
         ),
         (
-            "resnet-folder",
+            "resnet-folder".into(),
             format!("{} {p} b{rb} from JPEG files, PyTorch DataLoader", s.resnet),
             60.0,
             folder,
         ),
         (
-            "vit-jax",
+            "vit-jax".into(),
             format!("{vit} {p} b{}, JAX", s.vit_batch),
             70.0,
             studio(s, Kind::Jax, vit, "off", Batch::Fixed(s.vit_batch)),
         ),
         (
-            "vit-flax",
+            "vit-flax".into(),
             format!("{vit} {p} b{}, Flax peer", s.vit_batch),
             60.0,
             peer(s, "flax", vit, Batch::Fixed(s.vit_batch), "vit-jax"),
         ),
         (
-            "resnet-jax",
+            "resnet-jax".into(),
             format!("{} {p} b{rb}, JAX", s.resnet),
             70.0,
             resnet(Kind::Jax),
         ),
-        ("gpt2-jax", format!("{g}, JAX"), 70.0, gpt2(Kind::Jax)),
+        (
+            "gpt2-jax".into(),
+            format!("{g}, JAX"),
+            70.0,
+            gpt2(Kind::Jax),
+        ),
     ]
 }
 

@@ -20,6 +20,7 @@ use crate::{frameworks, now_unix_ms, utc_text};
 
 pub mod fold;
 pub mod items;
+mod peer;
 pub mod run;
 pub mod twins;
 pub mod write;
@@ -42,7 +43,8 @@ pub struct SessionRequest {
     pub budget_s: f64,
     /// Where the outputs go; `None`: gpu-session-YYYYMMDDHHMMSS here.
     pub out_dir: Option<PathBuf>,
-    /// `FRAMEWORK[@ENVIRONMENT]` for PyTorch and JAX; empty: the installed ones.
+    /// `FRAMEWORK[@ENVIRONMENT]` for PyTorch and JAX, and `tch`; empty: the
+    /// installed ones.
     pub frameworks: Vec<String>,
     /// The plan with small models on the CPU (no GPU needed).
     pub rehearse: bool,
@@ -115,6 +117,8 @@ pub struct Session {
     /// not installed or not named).
     pub pytorch: Option<String>,
     pub jax: Option<String>,
+    /// The libtorch worker (`tch`) when it can run here.
+    pub tch: Option<String>,
     pub lengths: Lengths,
     pub timeout_s: f64,
     #[serde(skip)]
@@ -127,6 +131,7 @@ impl Session {
         match kind {
             Kind::Pytorch => self.pytorch.as_deref(),
             Kind::Jax => self.jax.as_deref(),
+            Kind::Tch => self.tch.as_deref(),
         }
     }
 }
@@ -182,12 +187,12 @@ pub fn prepare(req: &SessionRequest, host: &Host) -> AppResult<Prepared> {
     };
     if let Some(other) = named
         .iter()
-        .find(|f| !matches!(f.split('@').next(), Some("pytorch" | "jax")))
+        .find(|f| !matches!(f.split('@').next(), Some("pytorch" | "jax" | "tch")))
         .filter(|_| !req.frameworks.is_empty())
     {
         return Err(AppError::bad(
             "framework",
-            format!("framework = {other} is not allowed: a GPU session measures pytorch and jax (FRAMEWORK or FRAMEWORK@ENVIRONMENT)"),
+            format!("framework = {other} is not allowed: a GPU session measures pytorch, jax (FRAMEWORK or FRAMEWORK@ENVIRONMENT) and tch"),
         ));
     }
     let out_dir = req.out_dir.clone().unwrap_or_else(|| {
@@ -212,6 +217,7 @@ pub fn prepare(req: &SessionRequest, host: &Host) -> AppResult<Prepared> {
         reserve_s: if rehearse { RESERVE_S / 5.0 } else { RESERVE_S },
         pytorch: pick(Kind::Pytorch),
         jax: pick(Kind::Jax),
+        tch: pick(Kind::Tch),
         lengths: if rehearse { CPU_LENGTHS } else { GPU_LENGTHS },
         timeout_s: req.timeout_s,
         out_dir,

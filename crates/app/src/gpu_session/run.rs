@@ -63,15 +63,18 @@ pub struct ItemResult {
     pub params: Option<u64>,
     /// A peer's own report (`python -m trainbench_peers`).
     pub peer: Option<Value>,
-    /// A peer's studio ÷ peer ratio, or why there is none.
+    /// A peer's studio ÷ peer ratio (or a studio item's ÷ the one it is
+    /// held against), or why there is none.
     pub ratio: Option<f64>,
+    /// What the ratio divides: `studio ÷ peer`, or `÷ vit-eager`.
+    pub ratio_of: Option<String>,
     pub ratio_note: Option<String>,
     /// The run projected to the twin GPU (to two threads when rehearsing).
     pub projected: Vec<super::twins::ProjectedTo>,
 }
 
 impl ItemResult {
-    fn new(item: &Item, status: Status, reason: Option<String>) -> ItemResult {
+    pub(super) fn new(item: &Item, status: Status, reason: Option<String>) -> ItemResult {
         ItemResult {
             id: item.id.clone(),
             title: item.title.clone(),
@@ -86,6 +89,7 @@ impl ItemResult {
             params: None,
             peer: None,
             ratio: None,
+            ratio_of: None,
             ratio_note: None,
             projected: Vec::new(),
         }
@@ -168,8 +172,20 @@ pub async fn run(
                     What::Studio { .. } => {
                         studio(ws, host, s, item, &results, stop.clone(), &mut tell).await?
                     }
-                    What::Peer { .. } => peer(s, item, &results, end, &mut tell).await,
+                    What::Peer { .. } => super::peer::peer(s, item, &results, end, &mut tell).await,
                 };
+                if let What::Studio {
+                    against: Some(of), ..
+                } = &item.what
+                {
+                    match results.iter().find(|d| &d.id == of) {
+                        Some(other) => {
+                            (r.ratio, r.ratio_note) = super::peer::ratio(&r, other);
+                            r.ratio_of = Some(format!("÷ {of}"));
+                        }
+                        None => r.ratio_note = Some(format!("{of} is not in this session")),
+                    }
+                }
                 r.projected = super::twins::project(ws, s, &r);
                 r.started_s = Some((began - start).as_secs_f64());
                 r.seconds = began.elapsed().as_secs_f64();
@@ -250,7 +266,7 @@ fn why_not(
 }
 
 /// The batch an item runs at: fixed, searched, or found by an earlier item.
-fn batch_of(item: &Item, done: &[ItemResult]) -> Result<Batch, String> {
+pub(super) fn batch_of(item: &Item, done: &[ItemResult]) -> Result<Batch, String> {
     let batch = match &item.what {
         What::Studio { batch, .. } | What::Peer { batch, .. } => batch,
     };
@@ -413,163 +429,4 @@ async fn studio_runs(
         }
     }
     Ok(r)
-}
-
-/// A peer item: `python -m trainbench_peers` in the PyTorch environment's
-/// interpreter, stopped at the budget's end.
-async fn peer(
-    s: &Session,
-    item: &Item,
-    done: &[ItemResult],
-    end: Instant,
-    tell: &mut dyn FnMut(&str),
-) -> ItemResult {
-    let Ok(Batch::Fixed(batch)) = batch_of(item, done) else {
-        return ItemResult::new(item, Status::Failed, Some("no batch".into()));
-    };
-    let What::Peer { of, .. } = &item.what else {
-        return ItemResult::new(item, Status::Failed, Some("not a peer item".into()));
-    };
-    let studio = done.iter().find(|r| &r.id == of);
-    let out = match write::peer_command(s, item, batch) {
-        Ok(cmd) => run_until(cmd, end).await,
-        Err(e) => Err(e),
-    };
-    let mut r = ItemResult::new(item, Status::Ran, None);
-    r.batch = Some(batch);
-    match out {
-        Ok((json, log)) => {
-            for line in log.lines().filter(|l| !l.trim().is_empty()).take(20) {
-                tell(&format!("  {line}"));
-            }
-            r.samples_per_s = json["samples_per_s"].as_f64();
-            r.params = json["params"].as_u64();
-            r.peer = Some(json);
-        }
-        Err(e) => {
-            r.status = if Instant::now() >= end {
-                Status::Cut
-            } else {
-                Status::Failed
-            };
-            r.reason = Some(e);
-            return r;
-        }
-    }
-    if let Some(st) = studio {
-        (r.ratio, r.ratio_note) = ratio(st, &r);
-    }
-    r
-}
-
-/// Studio ÷ peer, only for the same model size and batch.
-fn ratio(studio: &ItemResult, peer: &ItemResult) -> (Option<f64>, Option<String>) {
-    match (
-        studio.samples_per_s,
-        peer.samples_per_s,
-        studio.params,
-        peer.params,
-    ) {
-        (_, _, Some(a), Some(b)) if a != b => (
-            None,
-            Some(format!(
-                "not comparable: the studio's model has {a} parameters, the peer's {b}"
-            )),
-        ),
-        _ if studio.batch != peer.batch => (
-            None,
-            Some(format!(
-                "not comparable: batch {:?} against {:?}",
-                studio.batch, peer.batch
-            )),
-        ),
-        (Some(a), Some(b), _, _) if b > 0.0 => (Some(a / b), None),
-        _ => (None, Some("a throughput is missing".into())),
-    }
-}
-
-/// Runs a command to its end or the budget's, its last stdout line parsed as
-/// JSON; the error holds the end of what it said.
-async fn run_until(
-    mut cmd: tokio::process::Command,
-    end: Instant,
-) -> Result<(Value, String), String> {
-    cmd.kill_on_drop(true)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the peer: {e}"))?;
-    let left = end.saturating_duration_since(Instant::now());
-    let out = match tokio::time::timeout(left, child.wait_with_output()).await {
-        Ok(Ok(o)) => o,
-        Ok(Err(e)) => return Err(format!("the peer did not end: {e}")),
-        Err(_) => return Err("stopped: the budget ended while it ran".into()),
-    };
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let tail = |t: &str| {
-        t.chars()
-            .rev()
-            .take(1500)
-            .collect::<String>()
-            .chars()
-            .rev()
-            .collect::<String>()
-    };
-    if !out.status.success() {
-        return Err(format!(
-            "the peer exited with {}: {}",
-            out.status,
-            tail(&stderr).trim()
-        ));
-    }
-    let last = stdout
-        .lines()
-        .rev()
-        .find(|l| l.trim_start().starts_with('{'));
-    match last.and_then(|l| serde_json::from_str::<Value>(l).ok()) {
-        Some(v) => Ok((v, format!("{stderr}"))),
-        None => Err(format!(
-            "the peer printed no result: {}",
-            tail(&stdout).trim()
-        )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_peer_still_running_when_the_budget_ends_is_stopped() {
-        let rt = execute::runtime().unwrap();
-        rt.block_on(async {
-            let mut cmd = tokio::process::Command::new("sleep");
-            cmd.arg("60");
-            let began = Instant::now();
-            let r = run_until(cmd, Instant::now() + Duration::from_millis(200)).await;
-            assert!(r.unwrap_err().contains("the budget ended"));
-            assert!(began.elapsed() < Duration::from_secs(50));
-        });
-    }
-
-    #[test]
-    fn a_ratio_needs_the_same_model_and_batch() {
-        let item = &super::super::items::plan(true)[0];
-        let with = |rate: f64, params: u64, batch: i64| {
-            let mut r = ItemResult::new(item, Status::Ran, None);
-            (r.samples_per_s, r.params, r.batch) = (Some(rate), Some(params), Some(batch));
-            r
-        };
-        assert_eq!(
-            ratio(&with(90.0, 10, 8), &with(100.0, 10, 8)),
-            (Some(0.9), None)
-        );
-        let (x, note) = ratio(&with(90.0, 10, 8), &with(100.0, 11, 8));
-        assert!(x.is_none() && note.unwrap().contains("10 parameters, the peer's 11"));
-        let (x, note) = ratio(&with(90.0, 10, 8), &with(100.0, 10, 16));
-        assert!(x.is_none() && note.unwrap().contains("batch"));
-    }
 }

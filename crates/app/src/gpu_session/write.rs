@@ -63,6 +63,16 @@ impl Log {
 }
 
 /// An item's result in one line.
+/// What an item's ratio divides (`studio ÷ peer`, `÷ vit-eager`).
+fn ratio_of(r: &ItemResult) -> &str {
+    r.ratio_of.as_deref().unwrap_or("studio ÷ peer")
+}
+
+/// An item's ratio with what it divides: `0.953 (÷ vit-eager)`.
+fn ratio_cell(r: &ItemResult) -> String {
+    cell(r.ratio.map(|x| format!("{x:.3} ({})", ratio_of(r))))
+}
+
 pub fn result_line(r: &ItemResult) -> String {
     let mut s = format!("{}: {}", r.id, r.status.as_str());
     if let Some(v) = r.samples_per_s {
@@ -72,7 +82,7 @@ pub fn result_line(r: &ItemResult) -> String {
         s += &format!(" at batch {b}");
     }
     if let Some(x) = r.ratio {
-        s += &format!(", studio ÷ peer {x:.3}");
+        s += &format!(", {} {x:.3}", ratio_of(r));
     }
     if r.status != Status::Skipped {
         s += &format!(" ({:.0} s)", r.seconds);
@@ -103,7 +113,7 @@ pub fn markdown(s: &Session, results: &[ItemResult]) -> String {
         },
         s.budget_s,
     );
-    md += "| item | what | status | batch | samples/s | MFU | studio ÷ peer | seconds | runs | projected (samples/s) | note |\n";
+    md += "| item | what | status | batch | samples/s | MFU | ratio | seconds | runs | projected (samples/s) | note |\n";
     md += "|---|---|---|---:|---:|---:|---:|---:|---|---|---|\n";
     for item in &s.items {
         let r = results.iter().find(|r| r.id == item.id);
@@ -115,7 +125,7 @@ pub fn markdown(s: &Session, results: &[ItemResult]) -> String {
                 cell(r.batch.map(|b| b.to_string())),
                 cell(r.samples_per_s.map(|v| format!("{v:.1}"))),
                 cell(r.mfu.map(|m| format!("{:.1} %", 100.0 * m))),
-                cell(r.ratio.map(|x| format!("{x:.3}"))),
+                ratio_cell(r),
                 if r.status == Status::Skipped {
                     "—".into()
                 } else {
@@ -297,7 +307,7 @@ fn items_section(s: &Session, results: &[ItemResult]) -> Section {
                 r.status.as_str().into(),
                 cell(r.batch.map(|b| b.to_string())),
                 cell(r.samples_per_s.map(|v| format!("{v:.1}"))),
-                cell(r.ratio.map(|x| format!("{x:.3}"))),
+                ratio_cell(r),
                 cell(r.reason.clone().or(r.ratio_note.clone())),
             ]
         })
@@ -305,10 +315,10 @@ fn items_section(s: &Session, results: &[ItemResult]) -> Section {
     Section {
         heading: "GPU session: the plan's items".into(),
         text: format!(
-            "In order of value within a budget of {:.0} s. A peer is a plain loop of another library (timm, Hugging Face) at the studio run's model, batch and precision on the same device; studio ÷ peer compares their steady throughputs.",
+            "In order of value within a budget of {:.0} s. A peer is a plain loop of another library (timm, Hugging Face) at the studio run's model, batch and precision on the same device; studio ÷ peer compares their steady throughputs. A libtorch worker item (Rust, through tch) is divided by the PyTorch eager item it is held against (÷ vit-eager): the same model, batch and precision in C++ libtorch without Python.",
             s.budget_s
         ),
-        headers: ["Item", "Status", "Batch", "Samples/s", "Studio ÷ peer", "Note"]
+        headers: ["Item", "Status", "Batch", "Samples/s", "Ratio", "Note"]
             .map(String::from)
             .to_vec(),
         widths: vec![80.0, 40.0, 35.0, 50.0, 50.0, 245.0],
