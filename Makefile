@@ -1,7 +1,7 @@
 # The README's two commands: `make run` and `make test`. Both set up what is
 # missing first (scripts/setup.sh) and skip what is already there.
 SHELL := /bin/bash
-.PHONY: run test setup setup-all build build-cli bench deb cli-demo kit gpu-check gpu-session
+.PHONY: run test setup setup-all build build-cli tch-2.11 bench deb cli-demo kit gpu-check gpu-session
 
 ## What `make run` needs (PyTorch's environment; TensorFlow and JAX on demand).
 setup:
@@ -27,8 +27,14 @@ ui/dist/index.html: $(UI_SOURCES)
 build-cli: setup
 	@source scripts/env.sh && cargo build --release --locked $(CARGO_FLAGS) -p trainbench-engine-tch -p trainbench-cli
 
-## The bench kit (docs/kit.md): target/kit, to copy to a machine without the studio.
-kit: build-cli
+## The libtorch worker built for PyTorch 2.11, the GPU machines' release
+## (docs/kit.md): target/tch-2.11/release/trainbench-worker-tch.
+tch-2.11:
+	@bash scripts/setup.sh --torch-2.11 && bash scripts/build-tch-2.11.sh --release
+
+## The bench kit (docs/kit.md): target/kit, to copy to a machine without the
+## studio, with a libtorch worker for PyTorch 2.13 and one for 2.11.
+kit: build-cli tch-2.11
 	@rm -rf target/kit && source scripts/env.sh && ./target/release/trainbench kit build -o target/kit
 
 ## The GPU acceptance suite on this machine's GPUs (docs/kit.md); exits 3 without a GPU.

@@ -2,9 +2,10 @@
 # Every check and test, cheapest first. `make test` and .ci/run call this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Every framework (the tests train with PyTorch, TensorFlow and JAX) and what
-# only the tests use (an SSH server, Slurm, the end-to-end test's driver …).
-bash scripts/setup.sh --all --test
+# Every framework (the tests train with PyTorch, TensorFlow and JAX), what
+# only the tests use (an SSH server, Slurm, the end-to-end test's driver …)
+# and PyTorch 2.11, which the second libtorch worker is built against.
+bash scripts/setup.sh --all --test --torch-2.11
 source scripts/env.sh
 # PyTorch with two threads on a busy two-core machine slows down tenfold.
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
@@ -40,6 +41,11 @@ echo "== doc paths"; python3 scripts/check_doc_paths.py
 echo "== ui: typecheck, lint (Biome), unit tests (vitest), build"
 (cd ui && npm run --silent typecheck && npm run --silent lint && npx vitest run && npm run --silent build)
 echo "== clippy"; cargo clippy --workspace --all-targets --locked -- -D warnings
+# The libtorch worker for PyTorch 2.11 (the GPU machines' release; its own
+# workspace): built, and the libtorch worker's own tests run against it.
+# The kit tests below take it (target/tch-2.11/debug).
+echo "== libtorch worker for PyTorch 2.11: build and its tests"
+bash scripts/build-tch-2.11.sh --test
 echo "== tests"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

@@ -9,6 +9,8 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
+#include <ATen/ops/_fused_adamw.h>
+#include <c10/core/GradMode.h>
 #include <ATen/record_function.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
@@ -126,6 +128,64 @@ int tb_amp_unscale(void** grads, size_t n, void* found_inf, void* inv_scale, cha
     for (size_t i = 0; i < n; ++i) list.push_back(*static_cast<at::Tensor*>(grads[i]));
     at::_amp_foreach_non_finite_check_and_unscale_(list, *static_cast<at::Tensor*>(found_inf),
                                                    *static_cast<at::Tensor*>(inv_scale));
+    return 0;
+  } catch (const std::exception& e) {
+    copy_error(e.what(), err, err_len);
+    return 1;
+  }
+}
+
+// AdamW as PyTorch's `fused=True` runs it: one `_fused_adamw_` call updates
+// every parameter that has a gradient (decoupled weight decay, no amsgrad),
+// after the shared step counter is advanced. `params`, `exp_avgs` and
+// `exp_avg_sqs` are tch tensor handles, one of each per parameter;
+// `step` is a one-element float tensor on the parameters' device.
+int tb_fused_adamw(void** params, void** exp_avgs, void** exp_avg_sqs, size_t n, void* step,
+                   double lr, double beta1, double beta2, double weight_decay, double eps,
+                   char* err, size_t err_len) {
+  try {
+    c10::NoGradGuard no_grad;
+    at::Tensor& steps = *static_cast<at::Tensor*>(step);
+    steps.add_(1);
+    std::vector<at::Tensor> p, g, m, v, s;
+    for (size_t i = 0; i < n; ++i) {
+      const at::Tensor& param = *static_cast<at::Tensor*>(params[i]);
+      const at::Tensor& grad = param.grad();
+      if (!grad.defined()) continue;
+      p.push_back(param);
+      g.push_back(grad);
+      m.push_back(*static_cast<at::Tensor*>(exp_avgs[i]));
+      v.push_back(*static_cast<at::Tensor*>(exp_avg_sqs[i]));
+      s.push_back(steps);
+    }
+    if (p.empty()) return 0;
+    at::_fused_adamw_(p, g, m, v, {}, s, lr, beta1, beta2, weight_decay, eps,
+                      /*amsgrad=*/false, /*maximize=*/false);
+    return 0;
+  } catch (const std::exception& e) {
+    copy_error(e.what(), err, err_len);
+    return 1;
+  }
+}
+
+// Every parameter's gradient set to none (`zero_grad(set_to_none=True)`,
+// PyTorch's default): no kernel, the next backward allocates them.
+void tb_grads_to_none(void** params, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    static_cast<at::Tensor*>(params[i])->mutable_grad().reset();
+  }
+}
+
+// A 4-D tensor's data in channels-last order, in place (`set_data`, so the
+// tensor stays the same parameter): what `model.to(memory_format=
+// torch.channels_last)` does to a CNN's weights. Other ranks are left.
+int tb_channels_last_(void* tensor, char* err, size_t err_len) {
+  try {
+    at::Tensor& t = *static_cast<at::Tensor*>(tensor);
+    if (t.dim() == 4) {
+      c10::NoGradGuard no_grad;
+      t.set_data(t.contiguous(at::MemoryFormat::ChannelsLast));
+    }
     return 0;
   } catch (const std::exception& e) {
     copy_error(e.what(), err, err_len);

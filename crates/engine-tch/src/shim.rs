@@ -35,6 +35,23 @@ extern "C" {
         err: *mut c_char,
         len: usize,
     ) -> c_int;
+    #[allow(clippy::too_many_arguments)]
+    fn tb_fused_adamw(
+        params: *mut *mut c_void,
+        exp_avgs: *mut *mut c_void,
+        exp_avg_sqs: *mut *mut c_void,
+        n: usize,
+        step: *mut c_void,
+        lr: f64,
+        beta1: f64,
+        beta2: f64,
+        weight_decay: f64,
+        eps: f64,
+        err: *mut c_char,
+        len: usize,
+    ) -> c_int;
+    fn tb_grads_to_none(params: *mut *mut c_void, n: usize);
+    fn tb_channels_last_(tensor: *mut c_void, err: *mut c_char, len: usize) -> c_int;
     fn tb_profiler_start(cuda: c_int, err: *mut c_char, len: usize) -> c_int;
     fn tb_profiler_stop(path: *const c_char, err: *mut c_char, len: usize) -> c_int;
     fn tb_scope_enter(name: *const c_char) -> *mut c_void;
@@ -119,12 +136,77 @@ pub fn amp_unscale(
     found_inf: &mut Tensor,
     inv_scale: &mut Tensor,
 ) -> Result<(), ShimError> {
-    let mut ptrs: Vec<*mut c_void> = grads.iter_mut().map(|g| g.as_mut_ptr().cast()).collect();
+    let mut ptrs = handles(grads);
     let (f, s) = (found_inf.as_mut_ptr().cast(), inv_scale.as_mut_ptr().cast());
     // SAFETY: each pointer is a live tch tensor handle (a `torch::Tensor*`)
     // borrowed mutably for the call; the shim only reads the handles and
     // writes through the tensors they hold.
     call(|e, l| unsafe { tb_amp_unscale(ptrs.as_mut_ptr(), ptrs.len(), f, s, e, l) })
+}
+
+/// Raw tch handles (`torch::Tensor*`) of `tensors`, borrowed for a call.
+fn handles(tensors: &mut [Tensor]) -> Vec<*mut c_void> {
+    tensors.iter_mut().map(|t| t.as_mut_ptr().cast()).collect()
+}
+
+/// AdamW's hyper-parameters for [`fused_adamw`].
+#[derive(Debug, Clone, Copy)]
+pub struct AdamW {
+    pub lr: f64,
+    pub betas: (f64, f64),
+    pub weight_decay: f64,
+    pub eps: f64,
+}
+
+/// One fused AdamW update of every parameter with a gradient (PyTorch's
+/// `fused=True`): `step` is advanced first; the moments are updated in
+/// place. The three lists are of equal length, one entry per parameter.
+pub fn fused_adamw(
+    params: &mut [Tensor],
+    exp_avgs: &mut [Tensor],
+    exp_avg_sqs: &mut [Tensor],
+    step: &mut Tensor,
+    h: AdamW,
+) -> Result<(), ShimError> {
+    if exp_avgs.len() != params.len() || exp_avg_sqs.len() != params.len() {
+        return Err(ShimError(
+            "fused AdamW: one moment of each kind per parameter".into(),
+        ));
+    }
+    let (mut p, mut m, mut v) = (handles(params), handles(exp_avgs), handles(exp_avg_sqs));
+    let s = step.as_mut_ptr().cast();
+    // SAFETY: every pointer is a live tch tensor handle borrowed mutably for
+    // the call, the three lists of equal length `p.len()`.
+    call(|e, l| unsafe {
+        tb_fused_adamw(
+            p.as_mut_ptr(),
+            m.as_mut_ptr(),
+            v.as_mut_ptr(),
+            p.len(),
+            s,
+            h.lr,
+            h.betas.0,
+            h.betas.1,
+            h.weight_decay,
+            h.eps,
+            e,
+            l,
+        )
+    })
+}
+
+/// Sets every parameter's gradient to none (PyTorch's `zero_grad()`).
+pub fn grads_to_none(params: &mut [Tensor]) {
+    let mut p = handles(params);
+    // SAFETY: live tch tensor handles borrowed mutably for the call.
+    unsafe { tb_grads_to_none(p.as_mut_ptr(), p.len()) }
+}
+
+/// A 4-D tensor's data in channels-last order, in place (other ranks unchanged).
+pub fn channels_last_(t: &mut Tensor) -> Result<(), ShimError> {
+    let p = t.as_mut_ptr().cast();
+    // SAFETY: a live tch tensor handle borrowed mutably for the call.
+    call(|e, l| unsafe { tb_channels_last_(p, e, l) })
 }
 
 /// Starts libtorch's Kineto profiler on the calling thread: CPU operators,

@@ -17,11 +17,13 @@ use crate::profile;
 use crate::shim::{self, AutocastDtype};
 
 mod loss;
+mod optim;
 mod precision;
 mod report;
 mod trainer;
 
 use loss::{classification_loss, inputs_and_targets, predicted};
+use optim::Optimizer;
 use precision::apply_precision;
 pub use precision::LossScaler;
 use report::{finish, hello, Counts};
@@ -125,6 +127,16 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
     let vs = nn::VarStore::new(device);
     let net = models::build(&spec.model_config, &vs, InitMode::Reference);
     let param_count = checked_param_count(spec, &vs)?;
+    let channels_last = channels_last_on(spec, device);
+    if channels_last {
+        // A CNN on CUDA as the PyTorch worker runs it: weights (and, each
+        // step, inputs) in channels-last order, cuDNN's benchmark mode.
+        tch::Cuda::cudnn_set_benchmark(true);
+        for mut v in vs.variables().into_values() {
+            shim::channels_last_(&mut v)
+                .map_err(|e| WorkerError::from(e).during("channels-last weights"))?;
+        }
+    }
     let mut batches = Batches::new(&data, spec.batch_size, spec.data == DataSource::Synthetic);
     let steps_per_epoch = batches.steps_per_epoch();
     let total_steps = match spec.length {
@@ -134,7 +146,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
     let warmup = spec
         .warmup_steps
         .unwrap_or_else(|| spec::default_warmup(total_steps));
-    let opt = adamw(spec, &vs)?;
+    let opt = Optimizer::adamw(spec, &vs, optim::fused_on(device))?;
     let params = vs.trainable_variables();
     let scaler = (spec.precision == Precision::AmpFp16).then(|| LossScaler::new(device));
     let has_eval = data.eval.is_some();
@@ -149,6 +161,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         scaler,
         data,
         profiling: false,
+        channels_last,
     };
 
     let train_start_ns = monotonic_ns();
@@ -313,20 +326,14 @@ fn checked_param_count(spec: &RunSpec, vs: &nn::VarStore) -> Result<u64, WorkerE
 }
 
 /// The optimizer's implementation, in the run's execution record.
-fn optimizer_text(_device: Device) -> &'static str {
-    "AdamW (libtorch's torch::optim::AdamW, one parameter at a time)"
+fn optimizer_text(device: Device) -> &'static str {
+    optim::describe(device)
 }
 
-/// AdamW with the studio's settings.
-fn adamw(spec: &RunSpec, vs: &nn::VarStore) -> Result<nn::Optimizer, WorkerError> {
-    Ok(nn::AdamW {
-        beta1: ADAMW_BETAS.0,
-        beta2: ADAMW_BETAS.1,
-        wd: spec.weight_decay,
-        eps: ADAMW_EPS,
-        amsgrad: false,
-    }
-    .build(vs, spec.lr)?)
+/// Whether a CNN trains channels-last with cuDNN's benchmark mode: on CUDA,
+/// as the PyTorch worker does.
+fn channels_last_on(spec: &RunSpec, device: Device) -> bool {
+    device.is_cuda() && matches!(spec.model_config, ModelConfig::Resnet(_))
 }
 
 /// Where training is, for an evaluation's event.
@@ -380,7 +387,7 @@ mod tests {
     fn loss_scaler_unscales_steps_and_backs_off_on_overflow() {
         let vs = nn::VarStore::new(Device::Cpu);
         let w = vs.root().var("w", &[3], nn::Init::Const(1.0));
-        let mut opt = nn::Sgd::default().build(&vs, 0.1).unwrap();
+        let mut opt = Optimizer::Libtorch(nn::Sgd::default().build(&vs, 0.1).unwrap());
         let params = vs.trainable_variables();
         let mut scaler = LossScaler::new(Device::Cpu);
 
@@ -401,6 +408,26 @@ mod tests {
             "a step with a non-finite gradient is skipped"
         );
         assert_eq!(scaler.scale().unwrap(), 32768.0);
+    }
+
+    #[test]
+    fn the_shim_puts_a_weight_channels_last_and_it_stays_the_parameter() {
+        let vs = nn::VarStore::new(Device::Cpu);
+        let mut w = vs.root().var("w", &[2, 3, 4, 5], nn::Init::Const(1.0));
+        assert_eq!(w.stride(), [60, 20, 5, 1]);
+        shim::channels_last_(&mut w).unwrap();
+        // [N, C, H, W] with C innermost: strides H·W·C, 1, W·C, C.
+        assert_eq!(w.stride(), [60, 1, 15, 3]);
+        let stored = &vs.trainable_variables()[0];
+        assert_eq!(
+            stored.stride(),
+            [60, 1, 15, 3],
+            "the VarStore's tensor changed too"
+        );
+        assert!(stored.requires_grad());
+        let mut b = Tensor::ones([3], (Kind::Float, Device::Cpu));
+        shim::channels_last_(&mut b).unwrap();
+        assert_eq!(b.stride(), [1], "other ranks are left");
     }
 
     #[test]

@@ -111,7 +111,7 @@ impl LossScaler {
     /// scale. Returns whether the optimizer stepped.
     pub fn unscale_step(
         &mut self,
-        opt: &mut nn::Optimizer,
+        opt: &mut Optimizer,
         params: &[Tensor],
     ) -> Result<bool, WorkerError> {
         self.try_unscale_step(opt, params)
@@ -120,7 +120,7 @@ impl LossScaler {
 
     fn try_unscale_step(
         &mut self,
-        opt: &mut nn::Optimizer,
+        opt: &mut Optimizer,
         params: &[Tensor],
     ) -> Result<bool, WorkerError> {
         let mut inv = self.scale.f_reciprocal()?;
@@ -140,7 +140,7 @@ impl LossScaler {
         }
         let skip = f64::try_from(&self.found_inf)? > 0.0;
         if !skip {
-            opt.step();
+            opt.step()?;
         }
         let _ = self.scale.f_internal_amp_update_scale_(
             &self.growth_tracker,
@@ -157,7 +157,7 @@ impl LossScaler {
     pub fn backward_step(
         &mut self,
         loss: &Tensor,
-        opt: &mut nn::Optimizer,
+        opt: &mut Optimizer,
         params: &[Tensor],
     ) -> Result<bool, WorkerError> {
         self.backward(loss)?;

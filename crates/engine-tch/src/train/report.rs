@@ -71,6 +71,9 @@ pub(super) fn hello(
         Some(attention) => format!("eager (libtorch through tch); {attention}"),
         None => "eager (libtorch through tch)".to_owned(),
     };
+    if super::channels_last_on(spec, device) {
+        execution.push_str("; channels-last, cuDNN benchmark mode");
+    }
     execution.push_str("; ");
     execution.push_str(super::optimizer_text(device));
     Event::Hello {

@@ -7,12 +7,14 @@ pub(super) struct Trainer<'a> {
     pub(super) device: Device,
     pub(super) autocast: Option<AutocastDtype>,
     pub(super) net: Box<dyn ModuleT>,
-    pub(super) opt: nn::Optimizer,
+    pub(super) opt: Optimizer,
     pub(super) params: Vec<Tensor>,
     pub(super) scaler: Option<LossScaler>,
     pub(super) data: Dataset,
     /// Under the operator profiler: annotate the optimizer update.
     pub(super) profiling: bool,
+    /// Inputs go channels-last (a CNN on CUDA, its weights already are).
+    pub(super) channels_last: bool,
 }
 
 impl Trainer<'_> {
@@ -48,7 +50,11 @@ impl Trainer<'_> {
     pub(super) fn forward_loss(&self, x: &Tensor, y: &Tensor) -> Result<Tensor, WorkerError> {
         self.autocast(true)?;
         let cfg = &self.spec.model_config;
-        let (x, y) = inputs_and_targets(cfg, x, y)?;
+        let (mut x, y) = inputs_and_targets(cfg, x, y)?;
+        if self.channels_last {
+            shim::channels_last_(&mut x)
+                .map_err(|e| WorkerError::from(e).during("channels-last inputs"))?;
+        }
         let logits = self.net.forward_t(&x, true).f_to_kind(Kind::Float)?;
         let loss = classification_loss(cfg, &logits, &y, Reduction::Mean)?;
         self.autocast(false)?;
@@ -71,7 +77,7 @@ impl Trainer<'_> {
             .profiling
             .then(|| shim::Scope::enter(profile::OPTIMIZER_SCOPE));
         match &mut self.scaler {
-            None => self.opt.step(),
+            None => self.opt.step()?,
             Some(s) => {
                 s.unscale_step(&mut self.opt, &self.params)?;
             }
