@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::ssh::python;
-use common::{output_json, real_worker, text, Scratch, TRAINBENCH};
+use common::{output_json, real_worker, text, worker_for_torch_2_11, Scratch, TRAINBENCH};
 use serde_json::Value;
 
 #[test]
@@ -90,22 +90,6 @@ fn kit_builds_and_its_gpu_check_reports_no_gpu_here() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("suite = benchmark-everything is not allowed: expected gpu-session, gpu-check, quick or env"));
-}
-
-/// The libtorch worker built for PyTorch 2.11 (`scripts/build-tch-2.11.sh`,
-/// which `make test` runs before the workspace's tests).
-fn worker_for_torch_2_11() -> PathBuf {
-    let w = Path::new(TRAINBENCH)
-        .parent()
-        .and_then(Path::parent)
-        .unwrap()
-        .join("tch-2.11/debug/trainbench-worker-tch");
-    assert!(
-        w.is_file(),
-        "{} is missing: build it with scripts/build-tch-2.11.sh (make test does)",
-        w.display()
-    );
-    w
 }
 
 /// The PyTorch 2.11 environment beside the studio's (`scripts/setup.sh --torch-2.11`).

@@ -74,6 +74,22 @@ pub fn real_worker() -> PathBuf {
     w
 }
 
+/// The libtorch worker built for PyTorch 2.11 (`scripts/build-tch-2.11.sh`,
+/// which `make test` runs before the workspace's tests).
+pub fn worker_for_torch_2_11() -> PathBuf {
+    let w = Path::new(TRAINBENCH)
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("tch-2.11/debug/trainbench-worker-tch");
+    assert!(
+        w.is_file(),
+        "{} is missing: build it with scripts/build-tch-2.11.sh (make test does)",
+        w.display()
+    );
+    w
+}
+
 pub fn fake(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fake-workers")

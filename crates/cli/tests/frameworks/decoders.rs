@@ -105,16 +105,21 @@ fn decoders_match_hugging_face_logits() {
             );
             check_parity(model, framework, &r, &described);
         }
-        // The libtorch worker's decoder, loading the same weights by name.
+        // The libtorch worker's decoder, loading the same weights by name:
+        // the studio's build and the one for PyTorch 2.11.
         let tch = Path::new(TRAINBENCH).with_file_name("trainbench-worker-tch");
-        let out = Command::new(&tch)
-            .args(["parity", "--model", model, "--dir", &dir])
-            .env("OMP_NUM_THREADS", "1")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "tch {model}: {}", text(&out));
-        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-        check_parity(model, "tch", &r, &described);
+        for worker in [tch, common::worker_for_torch_2_11()] {
+            let out = Command::new(&worker)
+                .args(["parity", "--model", model, "--dir", &dir])
+                .env("OMP_NUM_THREADS", "1")
+                .env_remove("LD_LIBRARY_PATH")
+                .output()
+                .unwrap();
+            let name = format!("tch ({})", worker.display());
+            assert!(out.status.success(), "{name} {model}: {}", text(&out));
+            let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+            check_parity(model, &name, &r, &described);
+        }
     }
 }
 
