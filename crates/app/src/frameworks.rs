@@ -177,7 +177,11 @@ impl Installs {
         with_gpu: bool,
         on: impl FnMut(InstallUpdate<'_>),
     ) -> crate::AppResult<Installed> {
-        let framework = installed_as(framework)?;
+        let pin = trainbench_core::versions::parse_pin(framework)?;
+        let framework = match pin {
+            Some(p) => p.framework,
+            None => installed_as(framework)?,
+        };
         let flag = Arc::new(AtomicBool::new(false));
         {
             let mut running = self.running();
@@ -188,14 +192,21 @@ impl Installs {
             }
             running.insert(framework, Arc::clone(&flag));
         }
-        let result = envs::install(framework, with_gpu, &flag, on);
+        let result = match pin {
+            // A release (`jax==0.7.2`): its own environment in envs/versions/.
+            Some(p) => envs::pinned::install_pinned(p, with_gpu, &flag, on),
+            None => envs::install(framework, with_gpu, &flag, on),
+        };
         self.running().remove(&framework);
         Ok(result?)
     }
 
     /// Cancels the install of `framework`; false when none is under way.
     pub fn cancel(&self, framework: &str) -> crate::AppResult<bool> {
-        let framework = installed_as(framework)?;
+        let framework = match trainbench_core::versions::parse_pin(framework)? {
+            Some(p) => p.framework,
+            None => installed_as(framework)?,
+        };
         Ok(match self.running().get(&framework) {
             Some(flag) => {
                 flag.store(true, Ordering::SeqCst);

@@ -339,7 +339,8 @@ pub enum EnvCommand {
     List,
     /// Starts each ready environment's worker: version and the GPUs it sees.
     Check,
-    /// Creates the studio's environment for a framework (pytorch, tensorflow, jax) from PyPI.
+    /// Creates the studio's environment for a framework (pytorch, tensorflow, jax) from PyPI,
+    /// or for one release of it (jax==0.7.2), kept in envs/versions/.
     Install {
         framework: String,
         /// Install the CUDA build even when no NVIDIA GPU is seen (or the CPU build with --cpu).
@@ -357,7 +358,8 @@ pub enum EnvCommand {
         #[arg(long)]
         python: PathBuf,
     },
-    /// Forgets a registered environment (its files stay).
+    /// Forgets a registered environment (its files stay), or deletes a
+    /// release's environment (jax==0.7.2) from envs/versions/.
     Remove { name: String },
 }
 

@@ -61,6 +61,29 @@ fn print_table(rows: &[FrameworkEnv]) {
     if rows.iter().any(|e| !e.ready && e.builtin) {
         println!("install a missing one with `trainbench env install FRAMEWORK`");
     }
+    let releases = envs::pinned::list_pinned();
+    if !releases.is_empty() {
+        println!();
+        println!(
+            "{:<28} {:<10} {:>10}  last used",
+            "releases (envs/versions/)", "state", "disk"
+        );
+        for p in &releases {
+            println!(
+                "{:<28} {:<10} {:>10}  {}",
+                p.pin,
+                if p.env.ready { "ready" } else { "incomplete" },
+                output::bytes(p.bytes),
+                p.last_used_unix_ms
+                    .map_or_else(|| "never".into(), |ms| trainbench_app::utc_text(ms as i64))
+            );
+        }
+        let total: u64 = releases.iter().map(|p| p.bytes).sum();
+        println!(
+            "{} in all; remove one with `trainbench env remove FRAMEWORK==VERSION`",
+            output::bytes(total)
+        );
+    }
 }
 
 /// Where the studio keeps things: its home (environments, hosts), the
@@ -91,6 +114,7 @@ pub fn run(
             if json_out {
                 let mut v = places_json(at);
                 v["environments"] = json!(rows.iter().map(env_json).collect::<Vec<_>>());
+                v["releases"] = json!(envs::pinned::list_pinned());
                 println!("{v}");
             } else {
                 print_places(at);
@@ -128,6 +152,16 @@ pub fn run(
                     "name",
                     "name = (empty) is not allowed: expected a registered environment".into(),
                 ));
+            }
+            if let Some(pin) = trainbench_core::versions::parse_pin(name.trim())? {
+                let freed = envs::pinned::remove_pinned(pin)?;
+                if !json_out {
+                    println!(
+                        "removed {pin}'s environment ({} freed)",
+                        output::bytes(freed)
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
             }
             envs::unregister(&name)?;
             if !json_out {
@@ -197,6 +231,8 @@ fn check(json_out: bool) -> Result<ExitCode, CliError> {
 /// `env install`: the framework's environment made from PyPI (the CUDA
 /// build when this machine has a GPU, unless told).
 fn install(framework: &str, gpu: bool, cpu: bool, json_out: bool) -> Result<ExitCode, CliError> {
+    // A release (`jax==0.7.2`) is checked against the supported range first.
+    trainbench_core::versions::parse_pin(framework)?;
     let with_gpu = if gpu || cpu {
         gpu
     } else {
@@ -206,7 +242,7 @@ fn install(framework: &str, gpu: bool, cpu: bool, json_out: bool) -> Result<Exit
         "trainbench: installing {framework} ({} build) from PyPI; the installer's output (uv, else pip) follows",
         if with_gpu { "CUDA" } else { "CPU" }
     );
-    let installed = install_with_ctrl_c(framework, with_gpu)?;
+    let installed = crate::install::install_with_ctrl_c(framework, with_gpu)?;
     let (e, checked, p) = (installed.env, installed.info, installed.progress);
     if json_out {
         let mut v = env_json(&e);
@@ -228,49 +264,4 @@ fn install(framework: &str, gpu: bool, cpu: bool, json_out: bool) -> Result<Exit
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Installs on a blocking thread while Ctrl-C cancels it: the installer runs
-/// in its own process group, so the terminal's interrupt reaches only this
-/// process, which then stops the installer and removes what it had made.
-fn install_with_ctrl_c(framework: &str, with_gpu: bool) -> Result<envs::Installed, CliError> {
-    let installs = std::sync::Arc::new(frameworks::Installs::default());
-    let runtime = trainbench_app::execute::runtime()?;
-    let name = framework.to_owned();
-    let result = runtime.block_on(async {
-        let worker = {
-            let installs = std::sync::Arc::clone(&installs);
-            tokio::task::spawn_blocking(move || {
-                let mut last_shown = String::new();
-                installs.install(&name, with_gpu, |u| {
-                    // The installer's own lines, and the figures when they change.
-                    eprintln!("  {}", u.line);
-                    let p = u.progress;
-                    if p.step != last_shown {
-                        eprintln!(
-                            "  [{}: {} of {} packages installed, {} of {} downloaded, {:.0} s]",
-                            p.step,
-                            p.packages_installed,
-                            p.packages_total
-                                .map_or_else(|| "?".into(), |n| n.to_string()),
-                            output::bytes(p.bytes_done),
-                            output::bytes(p.bytes_total),
-                            p.elapsed_s
-                        );
-                        p.step.clone_into(&mut last_shown);
-                    }
-                })
-            })
-        };
-        tokio::pin!(worker);
-        tokio::select! {
-            done = &mut worker => done,
-            _ = tokio::signal::ctrl_c() => {
-                eprintln!("\ntrainbench: cancelling the install (Ctrl-C)");
-                let _ = installs.cancel(framework);
-                worker.await
-            }
-        }
-    });
-    Ok(result.map_err(|e| CliError::Failed(e.to_string()))??)
 }

@@ -13,6 +13,7 @@ mod gpu_session;
 #[cfg(test)]
 mod help_tests;
 mod host_cmd;
+mod install;
 mod kit_cmd;
 mod models_cmd;
 mod open;

@@ -133,6 +133,22 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
             ))
         }
     };
+    // Releases named (`jax==0.7.2`) whose environment is missing are made
+    // first, with the installer's progress; Ctrl-C cancels.
+    for pin in trainbench_app::sweep::missing_releases(&request.framework)? {
+        let gpu = host.gpu_count() > 0;
+        eprintln!(
+            "trainbench: {pin} is not installed here: making its environment ({} build, PyPI)",
+            if gpu { "CUDA" } else { "CPU" }
+        );
+        let made = crate::install::install_with_ctrl_c(&pin.to_string(), gpu)?;
+        eprintln!(
+            "trainbench: {pin} ready ({} packages, {}, {:.0} s)",
+            made.progress.packages_installed,
+            crate::output::bytes(made.progress.bytes_done),
+            made.progress.elapsed_s
+        );
+    }
     let sweep_started = std::time::Instant::now();
     // Every combination is checked before the database is touched.
     let mut plan = plan_request(&request, &host)?;

@@ -47,6 +47,7 @@ pub mod stats;
 pub mod summary;
 pub mod telemetry;
 pub mod text;
+pub mod versions;
 
 pub use error::SpecError;
 pub use framework::Framework;

@@ -24,7 +24,9 @@ mod estimate;
 pub use estimate::{run_seconds, DurationEstimate, Earlier};
 mod plan;
 use plan::shared;
-pub use plan::{folder_classes, parse_data, plan_sweep, plan_sweep_on, resolve_framework};
+pub use plan::{
+    folder_classes, missing_releases, parse_data, plan_sweep, plan_sweep_on, resolve_framework,
+};
 
 /// Every setting of a sweep; several values in a list make several
 /// configurations.

@@ -13,10 +13,32 @@ pub(super) fn shared(field: &str, message: String) -> Rejected {
     Rejected::shared(field, message)
 }
 
-/// `tch`, `pytorch`, `pytorch@NAME` … → (framework, environment name, worker).
+/// `tch`, `pytorch`, `pytorch@NAME`, `jax==0.7.2` … → (framework,
+/// environment name, worker). A release (`FRAMEWORK==VERSION`) runs in its
+/// own environment, which must be installed first ([`missing_releases`]).
 pub fn resolve_framework(
     given: &str,
 ) -> Result<(Framework, Option<String>, WorkerCommand), Rejected> {
+    match trainbench_core::versions::parse_pin(given) {
+        Err(e) => return Err(reject(given, "framework", e.to_string())),
+        Ok(Some(pin)) => {
+            let e = envs::pinned::env_for(pin);
+            if !e.ready {
+                return Err(reject(
+                    given,
+                    "framework",
+                    format!("framework = {given} is not installed here: `trainbench env install {pin}` makes its environment (`trainbench run` does when it is named)"),
+                ));
+            }
+            envs::pinned::touch(pin);
+            return Ok((
+                pin.framework,
+                Some(pin.to_string()),
+                envs::worker_command(&e),
+            ));
+        }
+        Ok(None) => {}
+    }
     let (framework, env) = match given.split_once('@') {
         Some((f, e)) => (f, Some(e.to_owned())),
         None => (given, None),
@@ -56,6 +78,23 @@ pub fn resolve_framework(
             Err(reject(given, &field, e.to_string()))
         }
     }
+}
+
+/// The releases named (`FRAMEWORK==VERSION`) whose environment is not
+/// installed yet, each once, in the order named; a bad or unsupported
+/// release is an error naming the field.
+pub fn missing_releases(
+    frameworks: &[String],
+) -> Result<Vec<trainbench_core::versions::Pin>, trainbench_core::SpecError> {
+    let mut out = Vec::new();
+    for given in frameworks {
+        if let Some(pin) = trainbench_core::versions::parse_pin(given)? {
+            if !envs::pinned::env_for(pin).ready && !out.contains(&pin) {
+                out.push(pin);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `synthetic`, `mnist`, `text`, `cifar10:DIR`, `text:FILE`, `folder:DIR` →

@@ -9,6 +9,8 @@ use super::*;
 /// label leaves out (`compile=off`, `ddp`).
 pub(super) fn config_parts(r: &RunRow) -> Vec<(String, bool)> {
     let framework = match &r.environment {
+        // A release's own environment is named by the release (`jax==0.7.2`).
+        Some(env) if env.starts_with(&format!("{}==", r.framework)) => env.clone(),
         Some(env) => format!("{}@{env}", r.framework),
         None => r.framework.to_string(),
     };

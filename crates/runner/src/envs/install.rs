@@ -228,7 +228,7 @@ pub fn install(
     framework: Framework,
     gpu: bool,
     cancel: &AtomicBool,
-    mut on: impl FnMut(InstallUpdate<'_>),
+    on: impl FnMut(InstallUpdate<'_>),
 ) -> Result<Installed, EnvError> {
     let b = builtin(framework)
         .ok_or_else(|| bad("framework", framework, Framework::list(&Framework::PYTHON)))?;
@@ -237,13 +237,39 @@ pub fn install(
     } else {
         b.requirements_cpu
     };
-    let envs = home().join("envs");
-    let dir = envs.join(b.env_name);
-    let staging = envs.join(format!(".{}.installing", b.env_name));
+    let dir = home().join("envs").join(b.env_name);
+    let (info, progress) = install_at(framework, &dir, requirements, cancel, on)?;
+    Ok(Installed {
+        env: builtin_env(b),
+        info,
+        progress,
+    })
+}
+
+/// Builds the environment for `framework` at `dir` from `requirements`:
+/// in a staging folder beside it, its worker started once there, then moved
+/// into place with its ready marker (the requirements' SHA-256). A failed or
+/// cancelled install leaves what was at `dir` as it was.
+pub(super) fn install_at(
+    framework: Framework,
+    dir: &Path,
+    requirements: &str,
+    cancel: &AtomicBool,
+    mut on: impl FnMut(InstallUpdate<'_>),
+) -> Result<(serde_json::Value, InstallProgress), EnvError> {
     let fail = |reason: String| EnvError::Install {
         framework: framework.to_string(),
         reason,
     };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| fail(format!("{} has no folder name", dir.display())))?;
+    let envs = dir
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| fail(format!("{} has no parent folder", dir.display())))?;
+    let staging = envs.join(format!(".{name}.installing"));
     // A staging folder left by an install that was killed is garbage.
     remove_dir(&staging);
     std::fs::create_dir_all(&envs)
@@ -252,7 +278,7 @@ pub fn install(
     let mut meter = InstallMeter::new();
     // The requirements file lives outside the folder the venv is made in
     // until the environment is complete.
-    let req_file = envs.join(format!(".{}.requirements.txt", b.env_name));
+    let req_file = envs.join(format!(".{name}.requirements.txt"));
     let result = (|| {
         std::fs::write(&req_file, requirements).map_err(|e| fail(e.to_string()))?;
         for (what, program, args) in steps(&staging, &req_file) {
@@ -271,8 +297,14 @@ pub fn install(
             &mut on,
             &format!("starting the {framework} worker once in the new environment"),
         );
-        let mut staged = builtin_env(b);
-        staged.python = staging.join("bin").join("python");
+        let staged = FrameworkEnv {
+            name: name.clone(),
+            framework,
+            python: staging.join("bin").join("python"),
+            builtin: true,
+            ready: true,
+            version: None,
+        };
         let info = check(&staged).map_err(|why| {
             fail(format!(
                 "the environment installed but its worker does not start: {why}"
@@ -301,16 +333,16 @@ pub fn install(
     };
     // Into place: the old environment (if any) aside, the new one in, the
     // old one removed. Each rename is atomic.
-    let old = envs.join(format!(".{}.old", b.env_name));
+    let old = envs.join(format!(".{name}.old"));
     remove_dir(&old);
     if dir.exists() {
-        std::fs::rename(&dir, &old).map_err(|e| {
+        std::fs::rename(dir, &old).map_err(|e| {
             remove_dir(&staging);
             fail(format!("cannot move {} aside: {e}", dir.display()))
         })?;
     }
-    if let Err(e) = std::fs::rename(&staging, &dir) {
-        let _ = std::fs::rename(&old, &dir);
+    if let Err(e) = std::fs::rename(&staging, dir) {
+        let _ = std::fs::rename(&old, dir);
         remove_dir(&staging);
         return Err(fail(format!(
             "cannot move the new environment into {}: {e}",
@@ -320,9 +352,5 @@ pub fn install(
     remove_dir(&old);
     meter.step("installed");
     meter.elapsed(started.elapsed().as_secs_f64());
-    Ok(Installed {
-        env: builtin_env(b),
-        info,
-        progress: meter.progress().clone(),
-    })
+    Ok((info, meter.progress().clone()))
 }

@@ -21,6 +21,7 @@ use crate::WorkerCommand;
 
 mod install;
 pub mod libtorch;
+pub mod pinned;
 pub mod progress;
 
 pub use install::{install, uv_program, InstallUpdate, Installed};
