@@ -58,6 +58,7 @@ pub use error::{AppError, AppResult, ErrorCode};
 pub use host::Host;
 pub use workspace::{SessionRef, Workspace};
 
+pub use trainbench_core::versions;
 /// What the shells need of the services, re-exported so they depend on this
 /// crate alone: the progress trait and runner options, the framework
 /// environments, stored-data types, report sections and provenance helpers.

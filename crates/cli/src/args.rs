@@ -361,6 +361,10 @@ pub enum EnvCommand {
     /// Forgets a registered environment (its files stay), or deletes a
     /// release's environment (jax==0.7.2) from envs/versions/.
     Remove { name: String },
+    /// The disk the releases' environments may take together (default 20GiB):
+    /// shows it, or sets it (e.g. 8GiB); over it, the least recently used are
+    /// removed after an install.
+    Budget { size: Option<String> },
 }
 
 #[derive(Subcommand)]

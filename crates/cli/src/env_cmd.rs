@@ -123,6 +123,7 @@ pub fn run(
             Ok(ExitCode::SUCCESS)
         }
         EnvCommand::Check => check(json_out),
+        EnvCommand::Budget { size } => budget(size.as_deref(), json_out),
         EnvCommand::Install {
             framework,
             gpu,
@@ -170,6 +171,45 @@ pub fn run(
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `env budget [SIZE]`: the releases' disk budget, shown or set; setting it
+/// lower removes the least recently used releases over it at once.
+fn budget(size: Option<&str>, json_out: bool) -> Result<ExitCode, CliError> {
+    let mut removed = Vec::new();
+    if let Some(text) = size {
+        let bytes = trainbench_core::batch_search::parse_memory(text).ok_or_else(|| {
+            bad(
+                "size",
+                format!(
+                    "size = {text} is not allowed: expected a size such as 20GiB, 8G or 512MiB"
+                ),
+            )
+        })?;
+        envs::pinned::set_budget(bytes)?;
+        removed = envs::pinned::evict_over_budget(&[]);
+    }
+    let used: u64 = envs::pinned::list_pinned().iter().map(|p| p.bytes).sum();
+    let limit = envs::pinned::budget();
+    if json_out {
+        println!(
+            "{}",
+            json!({"budget_bytes": limit, "used_bytes": used, "removed": removed})
+        );
+    } else {
+        for (pin, bytes) in &removed {
+            println!(
+                "removed {pin}'s environment ({}): over the budget",
+                output::bytes(*bytes)
+            );
+        }
+        println!(
+            "releases' environments: {} of a {} budget",
+            output::bytes(used),
+            output::bytes(limit)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `env check`: every environment's worker started and asked what it
@@ -243,6 +283,9 @@ fn install(framework: &str, gpu: bool, cpu: bool, json_out: bool) -> Result<Exit
         if with_gpu { "CUDA" } else { "CPU" }
     );
     let installed = crate::install::install_with_ctrl_c(framework, with_gpu)?;
+    if let Some(pin) = trainbench_core::versions::parse_pin(framework)? {
+        crate::install::evict(&[pin]);
+    }
     let (e, checked, p) = (installed.env, installed.info, installed.progress);
     if json_out {
         let mut v = env_json(&e);

@@ -51,3 +51,15 @@ pub fn install_with_ctrl_c(framework: &str, with_gpu: bool) -> Result<envs::Inst
     });
     Ok(result.map_err(|e| CliError::Failed(e.to_string()))??)
 }
+
+/// After an install: the least recently used releases over the disk budget
+/// removed (never one of `keep`), each said on stderr.
+pub fn evict(keep: &[trainbench_app::versions::Pin]) {
+    for (pin, bytes) in envs::pinned::evict_over_budget(keep) {
+        eprintln!(
+            "trainbench: removed {pin}'s environment ({}, the least recently used): the releases' environments were over their {} budget (`trainbench env budget`)",
+            output::bytes(bytes),
+            output::bytes(envs::pinned::budget())
+        );
+    }
+}

@@ -135,7 +135,8 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     };
     // Releases named (`jax==0.7.2`) whose environment is missing are made
     // first, with the installer's progress; Ctrl-C cancels.
-    for pin in trainbench_app::sweep::missing_releases(&request.framework)? {
+    let missing = trainbench_app::sweep::missing_releases(&request.framework)?;
+    for pin in &missing {
         let gpu = host.gpu_count() > 0;
         eprintln!(
             "trainbench: {pin} is not installed here: making its environment ({} build, PyPI)",
@@ -148,6 +149,9 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
             crate::output::bytes(made.progress.bytes_done),
             made.progress.elapsed_s
         );
+    }
+    if !missing.is_empty() {
+        crate::install::evict(&trainbench_app::sweep::named_releases(&request.framework));
     }
     let sweep_started = std::time::Instant::now();
     // Every combination is checked before the database is touched.

@@ -1,7 +1,8 @@
 //! Framework releases on demand: `--framework jax==0.6.2,jax==0.7.2` makes
 //! each release's environment from PyPI (real installs with uv) in a scratch
 //! studio home, trains in both, compares them by release; `env list` shows
-//! each with its disk, `env remove` deletes one. A release outside the
+//! each with its disk; a disk budget removes the least recently used, and
+//! `env remove` deletes one by name. A release outside the
 //! supported range is refused before anything is installed, naming the field.
 #![allow(clippy::unwrap_used, reason = "tests")]
 
@@ -59,7 +60,7 @@ fn releases_outside_the_supported_range_are_refused_naming_the_field() {
 }
 
 #[test]
-fn two_jax_releases_are_installed_on_demand_trained_compared_and_removed() {
+fn two_jax_releases_are_installed_on_demand_trained_compared_and_evicted() {
     let scratch = Scratch::new("versions-jax");
     let (out, v) = output_json(in_home(&scratch.0).args([
         "run",
@@ -110,13 +111,22 @@ fn two_jax_releases_are_installed_on_demand_trained_compared_and_removed() {
         assert!(r["last_used_unix_ms"].as_u64().is_some(), "{r}");
         assert_eq!(r["env"]["ready"], true, "{r}");
     }
+    // A budget below what both take removes the least recently used one
+    // (0.6.2 ran first); a release is removed by name.
+    let (out, budget) = output_json(in_home(&scratch.0).args(["env", "budget", "1GiB", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(budget["removed"][0][0], "jax==0.6.2", "{budget}");
+    assert_eq!(budget["budget_bytes"], 1u64 << 30);
+    assert!(!scratch.0.join("home/envs/versions/jax-0.6.2").exists());
     let out = in_home(&scratch.0)
-        .args(["env", "remove", "jax==0.6.2"])
+        .args(["env", "remove", "jax==0.7.2"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("removed jax==0.6.2's environment"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("removed jax==0.7.2's environment"));
     let (_, listed) = output_json(in_home(&scratch.0).args(["env", "list", "--json"]));
-    assert_eq!(listed["releases"].as_array().unwrap().len(), 1, "{listed}");
-    assert!(!scratch.0.join("home/envs/versions/jax-0.6.2").exists());
+    assert_eq!(listed["releases"].as_array().unwrap().len(), 0, "{listed}");
+    let (out, v) = output_json(in_home(&scratch.0).args(["env", "budget", "lots", "--json"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], "size", "{v}");
 }

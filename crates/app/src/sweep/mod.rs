@@ -25,7 +25,8 @@ pub use estimate::{run_seconds, DurationEstimate, Earlier};
 mod plan;
 use plan::shared;
 pub use plan::{
-    folder_classes, missing_releases, parse_data, plan_sweep, plan_sweep_on, resolve_framework,
+    folder_classes, missing_releases, named_releases, parse_data, plan_sweep, plan_sweep_on,
+    resolve_framework,
 };
 
 /// Every setting of a sweep; several values in a list make several

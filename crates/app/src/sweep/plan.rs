@@ -97,6 +97,14 @@ pub fn missing_releases(
     Ok(out)
 }
 
+/// Every release named (`FRAMEWORK==VERSION`), valid ones only.
+pub fn named_releases(frameworks: &[String]) -> Vec<trainbench_core::versions::Pin> {
+    frameworks
+        .iter()
+        .filter_map(|f| trainbench_core::versions::parse_pin(f).ok().flatten())
+        .collect()
+}
+
 /// `synthetic`, `mnist`, `text`, `cifar10:DIR`, `text:FILE`, `folder:DIR` →
 /// (source, path).
 pub fn parse_data(s: &str) -> Result<(String, Option<String>), Rejected> {

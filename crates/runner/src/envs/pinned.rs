@@ -174,3 +174,52 @@ pub fn remove_pinned(pin: Pin) -> Result<u64, EnvError> {
         .map_err(|e| EnvError::Io(format!("cannot remove {}: {e}", dir.display())))?;
     Ok(bytes)
 }
+
+/// The disk the releases' environments may take when none is set: 20 GiB.
+pub const DEFAULT_BUDGET_BYTES: u64 = 20 << 30;
+
+fn budget_file() -> PathBuf {
+    versions_dir().join(".budget")
+}
+
+/// The disk the releases' environments may take together (bytes).
+pub fn budget() -> u64 {
+    std::fs::read_to_string(budget_file())
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(DEFAULT_BUDGET_BYTES)
+}
+
+/// Sets the budget (written whole).
+pub fn set_budget(bytes: u64) -> Result<(), EnvError> {
+    std::fs::create_dir_all(versions_dir())
+        .map_err(|e| EnvError::Io(format!("cannot create {}: {e}", versions_dir().display())))?;
+    trainbench_files::write_atomic("budget", &budget_file(), bytes.to_string().as_bytes())
+        .map_err(|e| EnvError::Io(e.to_string()))
+}
+
+/// Removes the least recently used releases' environments until the rest
+/// fit the budget, never one of `keep` (the releases a sweep is about to
+/// use); what was removed, with its bytes.
+pub fn evict_over_budget(keep: &[Pin]) -> Vec<(String, u64)> {
+    let budget = budget();
+    let mut all = list_pinned();
+    let mut total: u64 = all.iter().map(|p| p.bytes).sum();
+    let keep: Vec<String> = keep.iter().map(ToString::to_string).collect();
+    let mut removed = Vec::new();
+    // Oldest use first (list_pinned's order).
+    all.retain(|p| !keep.contains(&p.pin));
+    for p in all {
+        if total <= budget {
+            break;
+        }
+        let Ok(Some(pin)) = versions::parse_pin(&p.pin) else {
+            continue;
+        };
+        if let Ok(bytes) = remove_pinned(pin) {
+            total = total.saturating_sub(bytes);
+            removed.push((p.pin, bytes));
+        }
+    }
+    removed
+}
