@@ -29,12 +29,13 @@ pub fn compare(
     let shared_label = labels::label_by_difference(&mut entries, &groups, grouping);
     set_deltas(&mut entries, baseline);
     let scaling = scaling(&groups, &mut entries);
-    let warnings = warnings(rows, &entries, baseline);
+    let mut warnings = warnings(rows, &entries, baseline);
     let decisions = Metric::ALL
         .into_iter()
         .map(|m| decide(m, &entries))
         .collect();
     let speedups = speedups(&groups, &entries, baseline);
+    warnings.extend(super::releases::regressions(&groups, &speedups, baseline));
     let explanations = explanations(&entries, baseline);
     let profile_gaps = profile_gaps(&entries, baseline);
     Ok(Comparison {

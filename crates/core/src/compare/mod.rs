@@ -15,6 +15,7 @@ use crate::summary::{aggregate_repeats, scaling_efficiency, RunStatus, RunSummar
 
 mod build;
 mod labels;
+mod releases;
 pub mod speedup;
 mod values;
 

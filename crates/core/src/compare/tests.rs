@@ -344,3 +344,53 @@ fn entries_are_labelled_by_what_differs_and_the_rest_is_said_once() {
     assert_eq!(same.entries[0].label, "#4");
     assert_eq!(same.shared_label, "tch m fp32 ×1 b8 synthetic");
 }
+
+/// Repeats of one configuration in two JAX releases (their environments).
+fn release_rows(older_tp: [f64; 3], newer_tp: [f64; 3]) -> Vec<RunRow> {
+    let mut rows = Vec::new();
+    for (i, (release, tp)) in [("jax==0.6.2", older_tp), ("jax==0.7.2", newer_tp)]
+        .into_iter()
+        .flat_map(|(r, tps)| tps.into_iter().map(move |t| (r, t)))
+        .enumerate()
+    {
+        let mut r = row(i as i64 + 1, release, 1, Some(tp), None);
+        r.framework = crate::Framework::Jax;
+        r.environment = Some(release.to_owned());
+        rows.push(r);
+    }
+    rows
+}
+
+#[test]
+fn a_newer_release_slower_beyond_the_interval_is_a_regression() {
+    let regressions = |c: &Comparison| -> Vec<String> {
+        c.warnings
+            .iter()
+            .filter(|w| w.starts_with("regression:"))
+            .cloned()
+            .collect()
+    };
+    let rows = release_rows([100.0, 101.0, 99.0], [90.0, 91.0, 89.0]);
+    let c = compare(&rows, Grouping::Configurations, None).expect("compare");
+    let r = regressions(&c);
+    assert_eq!(r.len(), 1, "{:?}", c.warnings);
+    assert!(
+        r[0].starts_with("regression: jax==0.7.2 trains at 0.900× the throughput of the older jax==0.6.2, 95 % CI"),
+        "{}",
+        r[0]
+    );
+    // The newer as the baseline: the same regression, its ratio the same way round.
+    let c = compare(&rows, Grouping::Configurations, Some(4)).expect("compare");
+    let r = regressions(&c);
+    assert!(
+        r[0].starts_with("regression: jax==0.7.2 trains at 0.900×"),
+        "{r:?}"
+    );
+    // Faster, or apart only within the interval: none.
+    let faster = release_rows([100.0, 101.0, 99.0], [110.0, 111.0, 109.0]);
+    let c = compare(&faster, Grouping::Configurations, None).expect("compare");
+    assert!(regressions(&c).is_empty(), "{:?}", c.warnings);
+    let noisy = release_rows([100.0, 130.0, 70.0], [95.0, 125.0, 66.0]);
+    let c = compare(&noisy, Grouping::Configurations, None).expect("compare");
+    assert!(regressions(&c).is_empty(), "{:?}", c.warnings);
+}
