@@ -13,6 +13,7 @@ import { ErrorBox } from "./common";
 import { Explained } from "./Glossary";
 import { SaveChart } from "./SaveAs";
 import { CompareRecord } from "./WhatIf";
+import { notComparable, regressions } from "../regressions";
 
 export interface CompareState {
   runIds: number[];
@@ -177,11 +178,23 @@ function CompareBody({ view, state, hidden, toggle }: { view: CompareView; state
           <span class="hint">— each entry's label says only what sets it apart.</span>
         </p>
       ) : null}
-      {view.comparison.warnings.length > 0 && (
+      {regressions(view.comparison.warnings).length > 0 && (
+        <div class="warnings" id="compare-regressions">
+          <h3>Slower in a newer release</h3>
+          <ul>
+            {regressions(view.comparison.warnings).map((w) => (
+              <li key={w}>
+                <span class="badge failed">regression</span> {w}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {notComparable(view.comparison.warnings).length > 0 && (
         <div class="warnings" id="compare-warnings">
           <h3>Not directly comparable</h3>
           <ul>
-            {view.comparison.warnings.map((w) => (
+            {notComparable(view.comparison.warnings).map((w) => (
               <li key={w}>{w}</li>
             ))}
           </ul>
