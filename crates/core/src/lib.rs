@@ -27,6 +27,7 @@
 
 pub mod acceptance;
 pub mod batch_search;
+pub mod bisect;
 pub mod breakdown;
 pub mod checks;
 pub mod compare;
