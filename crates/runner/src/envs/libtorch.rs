@@ -12,7 +12,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::process::{Command, Stdio};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
 
 use trainbench_core::Framework;
 
@@ -40,7 +42,9 @@ pub fn libtorch_lib() -> Option<PathBuf> {
 /// What the libtorch worker `program` says of its libtorch (`--version`:
 /// `2.13.0+cu130`) when started with `env` over this process's environment —
 /// or, `alone`, without any `LD_LIBRARY_PATH`, so only from the folder it was
-/// built against. `None`: it does not start. Asked once per program and way.
+/// built against. `None`: it does not start, or says no version within
+/// [`PROBE_TIMEOUT`] and its first 4 KiB (what it prints beyond is never
+/// read: `program` may be any file). Asked once per program and way.
 pub fn worker_libtorch(program: &Path, env: &[(String, String)], alone: bool) -> Option<String> {
     type Key = (PathBuf, Vec<(String, String)>, bool);
     static ASKED: Mutex<BTreeMap<Key, Option<String>>> = Mutex::new(BTreeMap::new());
@@ -48,29 +52,64 @@ pub fn worker_libtorch(program: &Path, env: &[(String, String)], alone: bool) ->
     if let Some(known) = ASKED.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return known;
     }
-    let mut cmd = std::process::Command::new(program);
-    cmd.arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    if alone {
-        cmd.env_remove("LD_LIBRARY_PATH");
-    }
-    cmd.envs(env.iter().map(|(k, v)| (k, v)));
-    let version = cmd
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| {
-            let text = String::from_utf8_lossy(&o.stdout).into_owned();
-            text.split("(libtorch ")
-                .nth(1)
-                .and_then(|v| v.split(')').next())
-                .map(str::to_owned)
-        });
+    let version = probe(program, env, alone).and_then(|text| {
+        text.split("(libtorch ")
+            .nth(1)
+            .and_then(|v| v.split(')').next())
+            .map(str::to_owned)
+    });
     if let Ok(mut m) = ASKED.lock() {
         m.insert(key, version.clone());
     }
     version
+}
+
+/// How long a worker may take to answer `--version` (it loads libtorch).
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `program --version`'s first 4 KiB of stdout when it exits successfully
+/// within [`PROBE_TIMEOUT`]; it is killed otherwise.
+fn probe(program: &Path, env: &[(String, String)], alone: bool) -> Option<String> {
+    use std::io::Read;
+    let mut cmd = Command::new(program);
+    cmd.arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if alone {
+        cmd.env_remove("LD_LIBRARY_PATH");
+    }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    let mut child = cmd.spawn().ok()?;
+    let mut out = child.stdout.take()?;
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::Builder::new()
+        .name("worker-version".into())
+        .spawn(move || {
+            let mut buf = Vec::new();
+            let _ = (&mut out).take(4096).read_to_end(&mut buf);
+            let _ = tx.send(buf);
+        })
+        .ok()?;
+    // 4 KiB read means more is coming: no version line is that long.
+    let text = rx.recv_timeout(PROBE_TIMEOUT).ok().filter(|t| t.len() < 4096);
+    let deadline = Instant::now() + PROBE_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if text.is_some() && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    drop(reader);
+    let text = String::from_utf8_lossy(&text?).into_owned();
+    status.filter(|s| s.success()).map(|_| text)
 }
 
 /// `LD_LIBRARY_PATH` with `lib` first (what was set before kept after it).
