@@ -92,7 +92,10 @@ fn probe(program: &Path, env: &[(String, String)], alone: bool) -> Option<String
         })
         .ok()?;
     // 4 KiB read means more is coming: no version line is that long.
-    let text = rx.recv_timeout(PROBE_TIMEOUT).ok().filter(|t| t.len() < 4096);
+    let text = rx
+        .recv_timeout(PROBE_TIMEOUT)
+        .ok()
+        .filter(|t| t.len() < 4096);
     let deadline = Instant::now() + PROBE_TIMEOUT;
     let status = loop {
         match child.try_wait() {
