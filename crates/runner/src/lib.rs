@@ -56,9 +56,10 @@ pub struct WorkerCommand {
 impl WorkerCommand {
     /// The libtorch worker: `$TRAINBENCH_WORKER_TCH`, else `trainbench-worker-tch`
     /// beside the running executable (cargo puts both in one target directory).
-    /// libtorch comes from the person's own studio PyTorch environment when
-    /// the worker does not start with the folder it was built against
-    /// (`LD_LIBRARY_PATH`, [`envs::libtorch`]).
+    /// libtorch comes from the person's own studio PyTorch environment
+    /// (`LD_LIBRARY_PATH`, [`envs::libtorch`]), except for a worker named by
+    /// `$TRAINBENCH_WORKER_TCH` that starts with the folder it was built
+    /// against (another release's build keeps its own).
     pub fn tch() -> WorkerCommand {
         let program = std::env::var_os("TRAINBENCH_WORKER_TCH")
             .map(PathBuf::from)
@@ -69,9 +70,14 @@ impl WorkerCommand {
                     .filter(|p| p.exists())
                     .unwrap_or_else(|| PathBuf::from("trainbench-worker-tch"))
             });
-        // Its own libtorch when that loads (the exact release it was built
-        // for), else the studio environment's.
-        let env = if envs::libtorch::worker_libtorch(&program, &[], true).is_some() {
+        // A worker named by TRAINBENCH_WORKER_TCH may be built for another
+        // libtorch release (the PyTorch 2.11 build): its own libtorch when
+        // that loads (asked once: `--version` without LD_LIBRARY_PATH). The
+        // one beside this program was built with the studio's own PyTorch,
+        // so that environment's libtorch suits it (and no process is
+        // started to ask).
+        let named = std::env::var_os("TRAINBENCH_WORKER_TCH").is_some();
+        let env = if named && envs::libtorch::worker_libtorch(&program, &[], true).is_some() {
             Vec::new()
         } else {
             envs::libtorch::libtorch_lib()

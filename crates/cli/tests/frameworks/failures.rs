@@ -273,14 +273,6 @@ fn constructed_runs_raise_exactly_their_badge() {
     );
 }
 
-/// User + system CPU seconds of a process (`None` once it is gone).
-fn cpu_seconds(pid: u32) -> Option<f64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let f: Vec<&str> = s[s.rfind(')')? + 2..].split_whitespace().collect();
-    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0)
-}
-
 /// A worker stopped (SIGSTOP) for two seconds in the middle of its timed part
 /// — a real pause, as from another job or preemption — spreads its windows:
 /// the window_spread badge fails, with the coefficient of variation as its
@@ -316,15 +308,30 @@ fn a_worker_paused_mid_run_fails_the_window_spread_badge() {
         assert!(started.elapsed().as_secs() < 60, "no worker process");
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    // resnet_mini at batch 16 takes ~28 ms of CPU a step here (300 steps ≈
-    // 8.4 s) after ~0.5 s of start-up: pause once the worker has spent 5.5 s
-    // of CPU (about step 180 of 300, window 9 of 15), in the second half of
-    // the timed part however busy the machine is, where the warm-up rule
-    // (at most half the windows, leading ones only) cannot take the paused
-    // window for warm-up. Seen under CI load: a pause in window 4 swallowed
-    // as warm-up with windows 2 and 3 slow too.
-    while cpu_seconds(worker).is_some_and(|s| s < 5.5) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    // Pause once the run has stored 8 of its 15 windows: in the second half
+    // of its timed part however fast or busy the machine is, where the
+    // warm-up rule (at most half the windows, leading ones only) cannot take
+    // the paused window for warm-up. (Pausing after 5.5 s of the worker's
+    // CPU time, meant as step 180 of 300, fell into the first half on a
+    // machine where a step took 38 ms instead of 28, and the paused window
+    // was taken for warm-up with the slow windows before it.)
+    let db = home.dir().join("studio.sqlite");
+    let stored = || -> i64 {
+        rusqlite::Connection::open(&db)
+            .ok()
+            .and_then(|c| {
+                c.busy_timeout(std::time::Duration::from_secs(2)).ok()?;
+                c.query_row("SELECT COUNT(*) FROM windows", [], |r| r.get(0))
+                    .ok()
+            })
+            .unwrap_or(0)
+    };
+    while stored() < 8 {
+        assert!(
+            started.elapsed().as_secs() < 300,
+            "the run stored fewer than 8 windows in 300 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let signal = |s: &str| {
         Command::new("kill")
