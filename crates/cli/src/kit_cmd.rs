@@ -65,12 +65,15 @@ fn io(what: &str, path: &Path, e: std::io::Error) -> CliError {
     CliError::Failed(format!("{what} {}: {e}", path.display()))
 }
 
-/// Copies `from` to `to` and strips debug information when `strip` is there
-/// (a debug build is ~190 MB, stripped ~35 MB).
+/// Copies `from` to `to` and strips its debug information and symbol table
+/// when `strip` is there (`--strip-all`: the kit runs
+/// on a borrowed machine and must travel in 64 MiB; a debug CLI is 66 MB
+/// with its symbols, 42 MB without). The dynamic symbols libtorch is linked
+/// through stay.
 fn copy_binary(from: &Path, to: &Path) -> Result<bool, CliError> {
     std::fs::copy(from, to).map_err(|e| io("cannot copy", from, e))?;
     let stripped = Command::new("strip")
-        .arg("--strip-debug")
+        .arg("--strip-all")
         .arg(to)
         .status()
         .is_ok_and(|s| s.success());
