@@ -46,6 +46,12 @@ pub fn env_for(pin: Pin) -> FrameworkEnv {
             return own;
         }
     }
+    in_versions(pin)
+}
+
+/// `pin`'s environment in `envs/versions/` (never the studio's own): ready
+/// when its marker is the requirements' SHA-256.
+fn in_versions(pin: Pin) -> FrameworkEnv {
     let dir = dir_of(pin);
     let python = dir.join("bin").join("python");
     let marker = std::fs::read_to_string(dir.join(".trainbench-ready")).unwrap_or_default();
@@ -107,7 +113,7 @@ pub fn list_pinned() -> Vec<PinnedEnv> {
         let dir = entry.path();
         out.push(PinnedEnv {
             pin: pin.to_string(),
-            env: env_for_dir(pin),
+            env: in_versions(pin),
             bytes: bytes_under(&dir),
             last_used_unix_ms: std::fs::read_to_string(dir.join(".trainbench-used"))
                 .ok()
@@ -116,22 +122,6 @@ pub fn list_pinned() -> Vec<PinnedEnv> {
     }
     out.sort_by_key(|p| (p.last_used_unix_ms.unwrap_or(0), p.pin.clone()));
     out
-}
-
-/// The environment in `envs/versions/` (never the studio's own).
-fn env_for_dir(pin: Pin) -> FrameworkEnv {
-    let own = env_for(pin);
-    if own.builtin {
-        let python = dir_of(pin).join("bin").join("python");
-        return FrameworkEnv {
-            name: pin.to_string(),
-            builtin: false,
-            ready: python.exists(),
-            python,
-            ..own
-        };
-    }
-    own
 }
 
 /// Makes `pin`'s environment in `envs/versions/` from PyPI (uv), as
