@@ -10,6 +10,13 @@ source scripts/env.sh
 # PyTorch with two threads on a busy two-core machine slows down tenfold.
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 start=$SECONDS
+# CI builds once from a clean clone: cargo's incremental caches (several GB)
+# would only fill its disk.
+if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
+# Free space and time so far, printed between the heavier steps: a full disk
+# shows here before it fails a test.
+disk() { echo "-- $((SECONDS - start)) s so far; free: $(df -h --output=avail . | tail -n 1 | tr -d ' ') here, $(df -h --output=avail "${TMPDIR:-/tmp}" | tail -n 1 | tr -d ' ') in ${TMPDIR:-/tmp}, target/ $(du -sh target 2>/dev/null | cut -f1)"; }
+disk
 echo "== rustfmt"; cargo fmt --all -- --check
 echo "== python: ruff check, ruff format --check (ruff.toml)"
 "$TRAINBENCH_HOME/tools/ruff/bin/ruff" check --quiet . && "$TRAINBENCH_HOME/tools/ruff/bin/ruff" format --check --quiet .
@@ -44,8 +51,10 @@ echo "== clippy"; cargo clippy --workspace --all-targets --locked -- -D warnings
 # The libtorch worker for PyTorch 2.11 (the GPU machines' release; its own
 # workspace): built, and the libtorch worker's own tests run against it.
 # The kit tests below take it (target/tch-2.11/debug).
+disk
 echo "== libtorch worker for PyTorch 2.11: build and its tests"
 bash scripts/build-tch-2.11.sh --test
+disk
 echo "== tests"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
@@ -56,6 +65,7 @@ set -e
 # One closing line over every test binary.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1); if ($i ~ /^ignored/) s += $(i-1) } }
      END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+disk
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 # The real window under Xvfb through tauri-driver + WebKitWebDriver (the
 # studio and the tch worker were built by cargo test above).
@@ -65,6 +75,7 @@ cargo build --locked -p trainbench-studio -p trainbench-engine-tch
 bash ui/e2e/run.sh
 # The Debian package installed with dpkg and used by a new account, which
 # cannot read the builder's libtorch (about 50 s; root only).
+disk
 echo "== Debian package: installed and used by another account"
 bash scripts/test-deb.sh
 # The session importer under libFuzzer for a bounded time (cargo-fuzz needs a
@@ -77,4 +88,5 @@ corpus="$(mktemp -d)"
 cp fuzz/corpus/session_import/* "$corpus/"
 (cd fuzz && cargo +nightly fuzz run session_import "$corpus" -- -max_total_time="$fuzz_seconds" 2>&1 | tail -n 40)
 rm -rf "$corpus"
+disk
 echo "== all checks passed in $((SECONDS - start)) s"
