@@ -185,6 +185,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::settings::delete_price,
             commands::settings::environments,
             commands::settings::install_framework,
+            commands::settings::framework_releases,
             commands::settings::cancel_install,
             commands::settings::settings,
             commands::settings::set_database,

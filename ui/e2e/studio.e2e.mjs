@@ -169,6 +169,20 @@ try {
   await runFromWizard({ precision: "amp-bf16", label: "bf16", startWith: "keyboard" });
   await waitFinished();
 
+  step("the version picker: JAX's releases from PyPI; one not installed is named in the plan");
+  await wd.click("#nav-wizard");
+  await wd.waitFor(".release-picker[data-framework=jax] button", { what: "JAX's version picker" });
+  await wd.click(".release-picker[data-framework=jax] button");
+  const release = "input[name=release][value='jax==0.6.0']";
+  await wd.waitFor(release, { timeout: 60000, what: "JAX's releases as PyPI lists them" });
+  await tick(release);
+  await wd.waitFor(".view.wizard", {
+    check: (t) => t.includes("jax==0.6.0 is not installed here") || t.includes("2 configurations"),
+    what: "the plan with JAX 0.6.0 (not installed: said so, with how to install it)",
+  });
+  await wd.exec("document.querySelector('.release-picker[data-framework=jax]').scrollIntoView({ block: 'center' })");
+  await screenshot("version-picker");
+
   step("compare the two");
   await wd.click("#nav-runs");
   await wd.waitFor(".runs .hint", { check: (t) => t.includes("4 of 4 runs"), what: "four runs in the table" });

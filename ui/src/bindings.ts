@@ -112,6 +112,12 @@ export const commands = {
 	 *  leaves the environments as they were.
 	 */
 	installFramework: (framework: string, onUpdate: Channel<InstallUpdateDto>) => typedError<FrameworkEnv, ApiError>(__TAURI_INVOKE("install_framework", { framework, onUpdate })),
+	/**
+	 *  The releases of `framework` (jax, pytorch, tensorflow) PyPI lists within
+	 *  the supported range, newest first, each with whether it is installed:
+	 *  what the wizard's version picker offers (`jax==0.7.2`).
+	 */
+	frameworkReleases: (framework: string) => typedError<ReleasesDto, ApiError>(__TAURI_INVOKE("framework_releases", { framework })),
 	/**  Cancels the install of `framework`; false when none is under way. */
 	cancelInstall: (framework: string) => typedError<boolean, ApiError>(__TAURI_INVOKE("cancel_install", { framework })),
 	settings: () => __TAURI_INVOKE<Settings>("settings"),
@@ -1130,6 +1136,26 @@ export type Rejected = {
 	label: string | null,
 	field: string,
 	message: string,
+};
+
+/**  One release a person can pick. */
+export type ReleaseChoice = {
+	/**  What goes into the sweep request: `jax==0.7.2`. */
+	key: string,
+	version: string,
+	/**  Its environment is ready here (made before, or the studio's own). */
+	installed: boolean,
+	/**  It is the release of the studio's own environment for the framework. */
+	studio_own: boolean,
+};
+
+/**  A framework's releases to pick from (the wizard's version picker). */
+export type ReleasesDto = {
+	framework: string,
+	/**  Newest first. */
+	releases: ReleaseChoice[],
+	/**  The range the studio supports, in words (`jax 0.6.0 to 0.10.x`). */
+	supported: string,
 };
 
 /**  A Python framework the host's check found. */

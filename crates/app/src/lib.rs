@@ -8,12 +8,15 @@
 //!   the price checked) and queued; [`batch`]: the largest batch that fits,
 //!   searched, and [`batch_words`] its progress in words; [`execute`]: the one run loop, through an `Executor` for
 //!   this machine or a remote host.
+//! - [`bisect`]: which release of a framework first changed a metric, by
+//!   binary search between a good and a bad release, stored as a sweep.
 //! - [`live`]: a run's figures while it trains (steps, throughput).
 //! - [`reports`]: a selection turned into a comparison; PDF, CSV, charts and
 //!   session files out and in.
 //! - [`prices`]: the price table under one rule set (core's `PriceRow::validate`).
 //! - [`frameworks`], [`models`], [`host`]: what a person can choose, and
 //!   this machine.
+//! - [`releases`]: a framework's releases the registry lists, to pick from.
 //! - [`first_run`]: a newcomer's quick benchmark and the second run that
 //!   makes it a comparison.
 //! - [`glossary`]: the studio's words explained, for tooltips, the CLI and
@@ -33,6 +36,7 @@
 
 pub mod batch;
 pub mod batch_words;
+pub mod bisect;
 pub mod error;
 pub mod execute;
 pub mod explain;
@@ -48,6 +52,7 @@ pub mod models;
 pub mod prices;
 pub mod projection;
 pub mod published;
+pub mod releases;
 pub mod remote;
 pub mod reports;
 pub mod settings;

@@ -182,6 +182,9 @@ impl Workspace {
             self,
             &sel.loaded.runs,
         ));
+        // A bisection's finding, after the caller's own sections.
+        let mut extra = extra.to_vec();
+        extra.extend(crate::bisect::report::sections(self, &sel.loaded.runs)?);
         Ok(pdf::report(&pdf::ReportInput {
             title: title.unwrap_or_else(|| sel.title.clone()),
             comparison: &sel.loaded.comparison,
@@ -191,7 +194,7 @@ impl Workspace {
             prices: &sel.loaded.prices,
             generated_unix_ms: now_unix_ms(),
             studio_version: VERSION,
-            extra,
+            extra: &extra,
             context: &context,
         })?)
     }

@@ -27,6 +27,10 @@ pub struct Cli {
 pub enum Command {
     /// Run a benchmark (a sweep when a flag has several comma-separated values).
     Run(Box<RunArgs>),
+    /// Which release of a framework first changed a metric: a binary search
+    /// between a good and a bad release, each installed when needed and
+    /// trained as the run flags say, with repeats sized by the spread.
+    Bisect(Box<crate::bisect_cmd::BisectArgs>),
     /// The model catalogue: name, family, parameters, training FLOPs per
     /// sample, whether it trains on a CPU, default input.
     Models {
@@ -349,6 +353,10 @@ pub enum EnvCommand {
         #[arg(long, conflicts_with = "gpu")]
         cpu: bool,
     },
+    /// The releases of a framework (jax, pytorch, tensorflow) PyPI lists
+    /// within the range the studio supports, newest first, and which are
+    /// installed here: what `--framework jax==VERSION` and `bisect` take.
+    Releases { framework: String },
     /// Registers another environment of a framework (e.g. an older PyTorch) as FRAMEWORK@NAME.
     Register {
         name: String,

@@ -124,6 +124,7 @@ pub fn run(
         }
         EnvCommand::Check => check(json_out),
         EnvCommand::Budget { size } => budget(size.as_deref(), json_out),
+        EnvCommand::Releases { framework } => releases(&framework, json_out),
         EnvCommand::Install {
             framework,
             gpu,
@@ -305,6 +306,28 @@ fn install(framework: &str, gpu: bool, cpu: bool, json_out: bool) -> Result<Exit
             output::bytes(p.bytes_done),
             p.elapsed_s
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `env releases FRAMEWORK`: what the registry lists, newest first.
+fn releases(framework: &str, json_out: bool) -> Result<ExitCode, CliError> {
+    let (list, range) = trainbench_app::releases::releases(framework)?;
+    if json_out {
+        println!(
+            "{}",
+            json!({"framework": framework, "supported": range, "releases": list})
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{framework} releases on PyPI that the studio supports ({range}), newest first:");
+    for r in &list {
+        let here = match (r.installed, r.studio_own) {
+            (true, true) => "installed (the studio's own environment)",
+            (true, false) => "installed",
+            (false, _) => "",
+        };
+        println!("{}", format!("  {:<24} {here}", r.key).trim_end());
     }
     Ok(ExitCode::SUCCESS)
 }

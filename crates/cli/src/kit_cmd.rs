@@ -97,44 +97,6 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-fn dir_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| {
-            let p = e.path();
-            if p.is_dir() {
-                dir_bytes(&p)
-            } else {
-                e.metadata().map_or(0, |m| m.len())
-            }
-        })
-        .sum()
-}
-
-/// `trainbench-worker-tch --version` → the libtorch it was built against.
-fn tch_libtorch_version(worker: &Path) -> Result<String, String> {
-    let out = Command::new(worker)
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("cannot start {}: {e}", worker.display()))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.split("(libtorch ")
-        .nth(1)
-        .and_then(|v| v.split(')').next())
-        .map(str::to_owned)
-        .filter(|_| out.status.success())
-        .ok_or_else(|| {
-            format!(
-                "{} --version did not name its libtorch: {}{}",
-                worker.display(),
-                text.trim(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )
-        })
-}
-
 /// The libtorch workers to take: those named, else the one beside this
 /// binary and the PyTorch 2.11 build (`target/tch-2.11/PROFILE/`).
 fn tch_candidates(exe: &Path, named: Vec<PathBuf>) -> (Vec<PathBuf>, bool) {
@@ -180,12 +142,13 @@ fn tch_workers(
             notes.push(format!("none at {}", p.display()));
             continue;
         }
-        let version = match tch_libtorch_version(&p) {
-            Ok(v) => v,
-            Err(why) => {
-                notes.push(format!("left out: {why}"));
-                continue;
-            }
+        // Asked as the studio asks a worker (bounded output, a time limit).
+        let Some(version) = trainbench_app::envs::libtorch::worker_libtorch(&p, &[], false) else {
+            notes.push(format!(
+                "left out: {} --version did not name its libtorch (it did not start, or said no version in time)",
+                p.display()
+            ));
+            continue;
         };
         let release = version.split('+').next().unwrap_or(&version).to_owned();
         let dir = bin.join(format!("tch-{release}"));
@@ -275,7 +238,7 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
     }
 
     let (tch_workers, tch_note) = tch_workers(&exe, tch, no_tch, &bin)?;
-    let bytes = dir_bytes(&output);
+    let bytes = trainbench_app::files::bytes_under(&output);
     let manifest = json!({
         "kit": 1,
         "studio_version": env!("CARGO_PKG_VERSION"),

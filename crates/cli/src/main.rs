@@ -6,6 +6,7 @@
 //! failed, 2 bad input (3: `gpu-check` or `gpu-session` without a GPU).
 
 mod args;
+mod bisect_cmd;
 mod env_cmd;
 mod error;
 mod gpu_check;
@@ -49,6 +50,7 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
     let db = at.path.clone();
     match cli.command {
         Command::Run(a) => run_cmd::run(&db, *a),
+        Command::Bisect(a) => bisect_cmd::bisect(&db, *a),
         Command::Describe {
             model,
             num_classes,

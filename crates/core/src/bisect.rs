@@ -25,7 +25,7 @@ pub enum Step {
 }
 
 /// One release's runs as evidence.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Evidence {
     pub release: Release,
     pub values: Vec<f64>,
@@ -34,7 +34,7 @@ pub struct Evidence {
 }
 
 /// What the bisection found.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     /// The first release whose metric differs from the good release's;
     /// `None` when good and bad were not told apart.
@@ -50,6 +50,50 @@ pub struct Outcome {
     pub verdict: String,
     /// Every release measured, in release order.
     pub evidence: Vec<Evidence>,
+}
+
+/// The releases from `good` through `bad` (both included) among
+/// `available` (the registry's, oldest first): what a bisection walks.
+pub fn releases_between(
+    available: &[Release],
+    good: Release,
+    bad: Release,
+) -> Result<Vec<Release>, SpecError> {
+    let listed = |field: &'static str, r: Release| {
+        if available.contains(&r) {
+            return Ok(());
+        }
+        let names: Vec<String> = available.iter().map(ToString::to_string).collect();
+        Err(SpecError::new(
+            field,
+            r,
+            &format!(
+                "a release the registry lists and the studio supports: {}",
+                if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        ))
+    };
+    listed("good", good)?;
+    listed("bad", bad)?;
+    if bad <= good {
+        return Err(SpecError::new(
+            "bad",
+            bad,
+            &format!("a release after good = {good} (the older release is the good one)"),
+        ));
+    }
+    let mut between: Vec<Release> = available
+        .iter()
+        .copied()
+        .filter(|r| (good..=bad).contains(r))
+        .collect();
+    between.sort();
+    between.dedup();
+    Ok(between)
 }
 
 /// The state of a bisection between `releases[0]` (good) and the last (bad).
@@ -331,6 +375,30 @@ mod tests {
             .find(|e| e.release == releases(5)[2])
             .unwrap();
         assert!(mid.values.len() > 3, "{mid:?}");
+    }
+
+    #[test]
+    fn the_releases_between_are_the_listed_ones_and_bad_ends_name_their_field() {
+        let listed = releases(9);
+        let (good, bad) = (listed[2], listed[6]);
+        assert_eq!(releases_between(&listed, good, bad).unwrap(), listed[2..=6]);
+        assert_eq!(
+            releases_between(&listed, bad, good).unwrap_err().field,
+            "bad"
+        );
+        assert_eq!(
+            releases_between(&listed, good, good).unwrap_err().field,
+            "bad"
+        );
+        let e = releases_between(&listed, Release::new(0, 4, 30), bad).unwrap_err();
+        assert_eq!(e.field, "good");
+        assert!(e.to_string().contains("0.6.0, 0.6.1"), "{e}");
+        assert_eq!(
+            releases_between(&listed, good, Release::new(9, 0, 0))
+                .unwrap_err()
+                .field,
+            "bad"
+        );
     }
 
     #[test]

@@ -49,6 +49,15 @@ impl serde::Serialize for Release {
     }
 }
 
+/// Read from its text (`"0.7.2"`).
+impl<'de> serde::Deserialize<'de> for Release {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Release, D::Error> {
+        let text = String::deserialize(d)?;
+        Release::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("not a release: {text}")))
+    }
+}
+
 impl fmt::Display for Release {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}.{}", self.major, self.minor, self.patch)

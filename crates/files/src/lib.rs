@@ -13,6 +13,7 @@
 //! - [`FileLock`]: an exclusive lock around a read-modify-write of a small
 //!   JSON file (the host list, the settings), so two processes editing it at
 //!   once both keep their change;
+//! - [`bytes_under`]: what a folder's regular files take (links not followed);
 //! - [`places`]: where the studio's home, database and settings file are.
 
 use std::fs::{File, OpenOptions};
@@ -308,4 +309,19 @@ impl FileLock {
         lock.lock().map_err(|e| io("cannot lock", &lock_path, &e))?;
         Ok(FileLock { _file: lock })
     }
+}
+
+/// Bytes of the regular files under `dir`, folders walked, symbolic links
+/// neither followed nor counted (a hard-linked file counts in full).
+pub fn bytes_under(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => bytes_under(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
 }

@@ -12,6 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection};
 use trainbench_core::reference::default_prices;
+mod bisections;
 mod compact;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
@@ -21,6 +22,7 @@ mod prices;
 mod remote;
 mod runs;
 mod sessions;
+pub use bisections::StoredBisection;
 pub use compact::Compacted;
 pub use portable::{hostname, ImportOutcome};
 pub use prices::PriceDeletion;
@@ -90,6 +92,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         11,
         "0011_epoch_size.sql",
         include_str!("../../../migrations/0011_epoch_size.sql"),
+    ),
+    (
+        12,
+        "0012_bisections.sql",
+        include_str!("../../../migrations/0012_bisections.sql"),
     ),
 ];
 

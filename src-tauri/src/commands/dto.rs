@@ -57,6 +57,16 @@ pub struct PlanDto {
     pub duration: Option<trainbench_app::sweep::DurationEstimate>,
 }
 
+/// A framework's releases to pick from (the wizard's version picker).
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct ReleasesDto {
+    pub framework: String,
+    /// Newest first.
+    pub releases: Vec<trainbench_app::releases::ReleaseChoice>,
+    /// The range the studio supports, in words (`jax 0.6.0 to 0.10.x`).
+    pub supported: String,
+}
+
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct Started {
     pub sweep_id: i64,

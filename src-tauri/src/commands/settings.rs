@@ -80,6 +80,24 @@ pub async fn install_framework(
     Ok(installed.env)
 }
 
+/// The releases of `framework` (jax, pytorch, tensorflow) PyPI lists within
+/// the supported range, newest first, each with whether it is installed:
+/// what the wizard's version picker offers (`jax==0.7.2`).
+#[tauri::command]
+#[specta::specta]
+pub async fn framework_releases(framework: String) -> ApiResult<super::dto::ReleasesDto> {
+    let asked = framework.clone();
+    let (releases, supported) =
+        tauri::async_runtime::spawn_blocking(move || trainbench_app::releases::releases(&asked))
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))??;
+    Ok(super::dto::ReleasesDto {
+        framework,
+        releases,
+        supported,
+    })
+}
+
 /// Cancels the install of `framework`; false when none is under way.
 #[tauri::command]
 #[specta::specta]

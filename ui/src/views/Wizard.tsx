@@ -12,6 +12,7 @@ import { canStart, defaultForm, messagesByField, planText, toRequest, type Field
 import { ErrorBox } from "./common";
 import { Explained } from "./Glossary";
 import { SearchProgress } from "./SearchProgress";
+import { ReleasePicker } from "./ReleasePicker";
 import { useKeydown } from "../lib/keys";
 
 interface Props {
@@ -257,6 +258,15 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
                 <button type="button" class="small" disabled={installing !== null} onClick={() => install(f.framework)}>
                   Install
                 </button>
+              )}
+              {f.key === f.framework && f.framework !== "tch" && (
+                <ReleasePicker
+                  framework={f.framework}
+                  chosen={form.frameworks}
+                  onToggle={(key) => set({ frameworks: toggle(form.frameworks, key) })}
+                  onInstall={install}
+                  installing={installing !== null}
+                />
               )}
             </li>
           ))}

@@ -27,7 +27,7 @@ pub fn resolve_framework(
                 return Err(reject(
                     given,
                     "framework",
-                    format!("framework = {given} is not installed here: `trainbench env install {pin}` makes its environment (`trainbench run` does when it is named)"),
+                    format!("framework = {given} is not installed here: its environment is made from PyPI by the wizard's Install beside the release, or `trainbench env install {pin}` (`trainbench run` makes it when it is named)"),
                 ));
             }
             envs::pinned::touch(pin);

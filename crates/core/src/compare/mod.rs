@@ -85,7 +85,8 @@ impl Metric {
         matches!(self, Metric::Throughput)
     }
 
-    fn of(self, s: &RunSummary) -> Option<f64> {
+    /// This metric of a run's summary, in [`Metric::unit`].
+    pub fn of(self, s: &RunSummary) -> Option<f64> {
         match self {
             Metric::Throughput => s.throughput_samples_per_s,
             Metric::PeakMemory => s.peak_memory_bytes.map(|b| b as f64 / MIB),

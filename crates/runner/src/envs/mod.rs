@@ -23,6 +23,7 @@ mod install;
 pub mod libtorch;
 pub mod pinned;
 pub mod progress;
+pub mod registry;
 
 pub use install::{install, uv_program, InstallUpdate, Installed};
 pub use progress::{InstallMeter, InstallProgress};

@@ -81,19 +81,6 @@ pub fn touch(pin: Pin) {
     }
 }
 
-fn bytes_under(dir: &std::path::Path) -> u64 {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => bytes_under(&e.path()),
-            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
-            _ => 0,
-        })
-        .sum()
-}
-
 /// Every release's environment in `envs/versions/`, oldest use first.
 pub fn list_pinned() -> Vec<PinnedEnv> {
     let mut out = Vec::new();
@@ -114,7 +101,7 @@ pub fn list_pinned() -> Vec<PinnedEnv> {
         out.push(PinnedEnv {
             pin: pin.to_string(),
             env: in_versions(pin),
-            bytes: bytes_under(&dir),
+            bytes: trainbench_files::bytes_under(&dir),
             last_used_unix_ms: std::fs::read_to_string(dir.join(".trainbench-used"))
                 .ok()
                 .and_then(|t| t.trim().parse().ok()),
@@ -159,7 +146,7 @@ pub fn remove_pinned(pin: Pin) -> Result<u64, EnvError> {
             },
         ));
     }
-    let bytes = bytes_under(&dir);
+    let bytes = trainbench_files::bytes_under(&dir);
     std::fs::remove_dir_all(&dir)
         .map_err(|e| EnvError::Io(format!("cannot remove {}: {e}", dir.display())))?;
     Ok(bytes)
