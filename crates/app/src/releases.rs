@@ -22,19 +22,23 @@ pub struct ReleaseChoice {
     pub studio_own: bool,
 }
 
+/// `framework` as one whose releases install from PyPI (jax, pytorch,
+/// tensorflow); anything else is refused naming the field.
+pub fn python_framework(framework: &str) -> AppResult<Framework> {
+    match Framework::parse(framework) {
+        Ok(f @ (Framework::Jax | Framework::Pytorch | Framework::Tensorflow)) => Ok(f),
+        _ => Err(AppError::bad_input(
+            "framework",
+            framework,
+            "jax, pytorch or tensorflow (a framework installed from PyPI at any release)",
+        )),
+    }
+}
+
 /// The releases of `framework` (a Python framework's name) the registry
 /// lists within the supported range, newest first; the range in words.
 pub fn releases(framework: &str) -> AppResult<(Vec<ReleaseChoice>, String)> {
-    let f = match Framework::parse(framework) {
-        Ok(f @ (Framework::Jax | Framework::Pytorch | Framework::Tensorflow)) => f,
-        _ => {
-            return Err(AppError::bad_input(
-                "framework",
-                framework,
-                "jax, pytorch or tensorflow (a framework installed from PyPI at any release)",
-            ))
-        }
-    };
+    let f = python_framework(framework)?;
     let range = Supported::of(f).map(Supported::words).unwrap_or_default();
     let own = envs::resolve(f, None)
         .ok()

@@ -9,21 +9,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-use common::{output_json, pdf_text, text, trainbench, Scratch};
-use trainbench_app::envs;
-
-/// The CLI with its own studio home (no environment) and the studio's uv.
-fn in_home(scratch: &Path) -> Command {
-    let mut c = trainbench(scratch);
-    c.env("TRAINBENCH_HOME", scratch.join("home"));
-    if let Some(uv) = envs::uv_program() {
-        c.env("TRAINBENCH_UV", uv);
-    }
-    c
-}
+use common::{in_home, output_json, pdf_text, text, Scratch};
 
 /// Slower from JAX 0.7.0 on: what the bisection is to find.
 const PLANTED: &str = r#"# Planted by the bisection test: a known regression from JAX 0.7.0 on.

@@ -8,22 +8,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-use common::{output_json, text, trainbench, Scratch};
-use trainbench_app::envs;
-
-/// The CLI with its own studio home (empty: no environment) and the uv the
-/// studio's set-up installed.
-fn in_home(scratch: &Path) -> Command {
-    let mut c = trainbench(scratch);
-    c.env("TRAINBENCH_HOME", scratch.join("home"));
-    if let Some(uv) = envs::uv_program() {
-        c.env("TRAINBENCH_UV", uv);
-    }
-    c
-}
+use common::{in_home, output_json, text, Scratch};
 
 #[test]
 fn releases_outside_the_supported_range_are_refused_naming_the_field() {

@@ -80,14 +80,7 @@ fn release_of(field: &str, given: &str) -> AppResult<Release> {
 
 /// The request's framework: one whose releases install from PyPI.
 pub fn framework_of(req: &BisectRequest) -> AppResult<Framework> {
-    match Framework::parse(&req.framework) {
-        Ok(f @ (Framework::Jax | Framework::Pytorch | Framework::Tensorflow)) => Ok(f),
-        _ => Err(AppError::bad_input(
-            "framework",
-            &req.framework,
-            "jax, pytorch or tensorflow (a framework installed from PyPI at any release)",
-        )),
-    }
+    crate::releases::python_framework(&req.framework)
 }
 
 /// Checks `req` against `available` (the registry's supported releases of

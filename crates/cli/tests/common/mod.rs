@@ -202,3 +202,14 @@ pub fn pdf_text(pdf: &Path) -> String {
         .unwrap();
     String::from_utf8_lossy(&out.stdout).replace('\n', " ")
 }
+
+/// The CLI with its own studio home under `scratch` (no environment yet)
+/// and the uv the studio's set-up installed: for real installs of releases.
+pub fn in_home(scratch: &Path) -> Command {
+    let mut c = trainbench(scratch);
+    c.env("TRAINBENCH_HOME", scratch.join("home"));
+    if let Some(uv) = trainbench_app::envs::uv_program() {
+        c.env("TRAINBENCH_UV", uv);
+    }
+    c
+}
