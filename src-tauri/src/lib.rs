@@ -34,6 +34,8 @@ pub struct Studio {
     pub searches: std::sync::Arc<narration::Narration>,
     /// A remote host's add or check, step by step.
     pub host_steps: std::sync::Arc<narration::Narration>,
+    /// A bisection over a framework's releases, step by step, and Cancel.
+    pub bisections: std::sync::Arc<narration::Narration>,
     /// Why the database the settings name could not be opened: the app then
     /// works on a database in memory and asks for another file.
     database_problem: Mutex<Option<String>>,
@@ -66,6 +68,7 @@ impl Studio {
             installs: std::sync::Arc::default(),
             searches: std::sync::Arc::default(),
             host_steps: std::sync::Arc::default(),
+            bisections: std::sync::Arc::default(),
             database_problem: Mutex::new(problem),
         })
     }
@@ -186,6 +189,9 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::settings::environments,
             commands::settings::install_framework,
             commands::settings::framework_releases,
+            commands::bisect::start_bisect,
+            commands::bisect::bisect_status,
+            commands::bisect::cancel_bisect,
             commands::settings::cancel_install,
             commands::settings::settings,
             commands::settings::set_database,

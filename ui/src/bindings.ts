@@ -118,6 +118,20 @@ export const commands = {
 	 *  what the wizard's version picker offers (`jax==0.7.2`).
 	 */
 	frameworkReleases: (framework: string) => typedError<ReleasesDto, ApiError>(__TAURI_INVOKE("framework_releases", { framework })),
+	/**
+	 *  Runs a bisection to its end (installing releases as they are needed)
+	 *  and returns what it found; its lines meanwhile from [`bisect_status`].
+	 *  Refused, naming the field, when a bound, the metric or a run setting is
+	 *  bad; one bisection at a time.
+	 */
+	startBisect: (request: BisectRequest) => typedError<BisectedDto, ApiError>(__TAURI_INVOKE("start_bisect", { request })),
+	/**  The bisection under way (or the last one): running or not, its lines. */
+	bisectStatus: () => __TAURI_INVOKE<NarrationStatus>("bisect_status"),
+	/**
+	 *  Cancels the bisection under way: the run or install going on is stopped
+	 *  (what ended stays stored). False when none runs.
+	 */
+	cancelBisect: (framework: string) => __TAURI_INVOKE<boolean>("cancel_bisect", { framework }),
 	/**  Cancels the install of `framework`; false when none is under way. */
 	cancelInstall: (framework: string) => typedError<boolean, ApiError>(__TAURI_INVOKE("cancel_install", { framework })),
 	settings: () => __TAURI_INVOKE<Settings>("settings"),
@@ -206,6 +220,36 @@ export type Band = {
 	low: number | null,
 	mid: number | null,
 	high: number | null,
+};
+
+/**
+ *  What to bisect: the releases of `framework` from `good` to `bad`, each
+ *  trained as `base` says (its `framework` and `repeats` are the
+ *  bisection's), compared on `metric`.
+ */
+export type BisectRequest = {
+	/**  `jax`, `pytorch` or `tensorflow`. */
+	framework: string,
+	good: string,
+	bad: string,
+	/**  A comparison metric's key (`throughput`, `peak_memory`, …). */
+	metric: string,
+	min_repeats: number,
+	max_repeats: number,
+	base: SweepRequest,
+};
+
+/**  What a bisection found. */
+export type BisectedDto = {
+	sweep_id: number,
+	run_ids: number[],
+	verdict: string,
+	first_changed: string | null,
+	last_same: string | null,
+	/**  The metric's unit (`samples/s`). */
+	unit: string,
+	/**  Every release measured, oldest first. */
+	evidence: EvidenceDto[],
 };
 
 /**  One row of a profile per sample: a category, or idle (`category: None`). */
@@ -505,6 +549,15 @@ export type ErrorCode =
 "database" | 
 /**  A file the shell itself reads or writes (settings). */
 "io" | "internal";
+
+/**  One release's runs as evidence, as the window shows it. */
+export type EvidenceDto = {
+	release: string,
+	runs: number,
+	mean: number | null,
+	low: number | null,
+	high: number | null,
+};
 
 /**  How a difference in time per sample between two runs splits over the parts. */
 export type Explanation = {

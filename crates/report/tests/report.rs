@@ -325,6 +325,37 @@ fn pdf_report_renders_with_poppler_and_its_text_is_extractable() {
 }
 
 #[test]
+fn a_version_sweep_names_the_releases_it_compares() {
+    let dir = out_dir("releases");
+    let mut store = Store::open(&dir.join("runs.sqlite")).expect("open");
+    let ids: Vec<i64> = ["jax==0.6.1", "jax==0.8.0"]
+        .iter()
+        .enumerate()
+        .map(|(k, env)| {
+            write_run(
+                &mut store,
+                &FixtureRun {
+                    framework: trainbench_core::Framework::Jax,
+                    environment: Some((*env).into()),
+                    seed: k as u64,
+                    ..Default::default()
+                },
+            )
+            .expect("fixture")
+        })
+        .collect();
+    let runs = details(&store, &ids);
+    let rows: Vec<_> = runs.iter().map(|r| r.row.clone()).collect();
+    let c = compare(&rows, Grouping::Configurations, None).expect("compare");
+    let q = pdf::question(&c, &runs);
+    assert!(
+        q.contains("Compared: framework (jax==0.6.1, jax==0.8.0)"),
+        "{q}"
+    );
+    assert!(!q.contains("framework jax,"), "{q}");
+}
+
+#[test]
 fn curves_carry_each_points_step_and_where_the_steady_windows_begin() {
     let dir = out_dir("curves");
     let (store, ids) = stored(&dir);

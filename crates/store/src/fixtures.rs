@@ -16,6 +16,8 @@ use crate::{NewRun, Result, Store, TelemetrySample};
 #[derive(Debug, Clone)]
 pub struct FixtureRun {
     pub framework: Framework,
+    /// Its environment (a release's is `jax==0.7.2`); `None`: the studio's own.
+    pub environment: Option<String>,
     pub model: String,
     pub precision: Precision,
     pub devices: u32,
@@ -33,6 +35,7 @@ impl Default for FixtureRun {
     fn default() -> Self {
         FixtureRun {
             framework: Framework::Tch,
+            environment: None,
             model: "resnet_mini".into(),
             precision: Precision::Fp32,
             devices: 1,
@@ -140,7 +143,11 @@ fn new_run(f: &FixtureRun) -> NewRun {
         "data": "synthetic", "target_accuracy": f.target_accuracy,
     });
     let key = |spec: &serde_json::Value| {
-        serde_json::json!({"framework": f.framework, "spec": spec}).to_string()
+        let mut k = serde_json::json!({"framework": f.framework, "spec": spec});
+        if let Some(e) = &f.environment {
+            k["environment"] = serde_json::json!(e);
+        }
+        k.to_string()
     };
     let mut one_device = spec.clone();
     one_device["devices"] = serde_json::Value::Null;
@@ -152,7 +159,7 @@ fn new_run(f: &FixtureRun) -> NewRun {
         },
         repeat_index: 0,
         framework: f.framework,
-        environment: None,
+        environment: f.environment.clone(),
         model: f.model.clone(),
         precision: f.precision,
         compile: Compile::Off,

@@ -3,6 +3,7 @@
 //! the CLI uses too) and the answer into a DTO ([`dto`]) or an `ApiError`.
 //! No benchmark logic lives here.
 
+pub mod bisect;
 pub mod compare;
 pub mod dto;
 pub mod files;

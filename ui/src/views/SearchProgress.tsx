@@ -5,7 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, type NarrationStatus } from "../api";
 
 /** The task's status, asked every half second while shown. */
-function useNarration(ask: () => Promise<NarrationStatus>): NarrationStatus | null {
+export function useNarration(ask: () => Promise<NarrationStatus>): NarrationStatus | null {
   const [status, setStatus] = useState<NarrationStatus | null>(null);
   useEffect(() => {
     let alive = true;

@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { Channel } from "@tauri-apps/api/core";
 import { open } from "@tauri-apps/plugin-dialog";
-import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto, type RemoteHost } from "../api";
+import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto, type RemoteHost, type SweepRequest } from "../api";
 import { installView } from "../lib/install";
 import { hostSummary } from "../lib/hosts";
 import { count, flops } from "../lib/format";
@@ -13,6 +13,7 @@ import { ErrorBox } from "./common";
 import { Explained } from "./Glossary";
 import { SearchProgress } from "./SearchProgress";
 import { ReleasePicker } from "./ReleasePicker";
+import { BisectPanel } from "./BisectPanel";
 import { useKeydown } from "../lib/keys";
 
 interface Props {
@@ -505,6 +506,7 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
           {plan && plan.rejected.length > 0 && plan.runs > 0 ? `Start ${plan.runs} run(s), skip the rest` : `Start ${plan?.runs ?? 0} run(s)`}
         </button>
       </footer>
+      <BisectPanel base={parseError ? null : (parsed as SweepRequest)} />
     </div>
   );
 }

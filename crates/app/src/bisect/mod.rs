@@ -27,6 +27,7 @@ pub const MAX_REPEATS: u32 = 9;
 /// trained as `base` says (its `framework` and `repeats` are the
 /// bisection's), compared on `metric`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct BisectRequest {
     /// `jax`, `pytorch` or `tensorflow`.
     pub framework: String,

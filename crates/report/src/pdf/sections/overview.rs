@@ -104,7 +104,19 @@ pub fn question(c: &Comparison, runs: &[RunDetail]) -> String {
     let dims: Vec<(&str, Vec<String>)> = vec![
         (
             "framework",
-            c.entries.iter().map(|e| e.framework.clone()).collect(),
+            // With its environment or release (`jax==0.7.2`), the first
+            // part of the entry's whole label.
+            c.entries
+                .iter()
+                .map(|e| {
+                    e.full_label
+                        .split_whitespace()
+                        .next()
+                        .filter(|f| f.starts_with(e.framework.as_str()))
+                        .unwrap_or(&e.framework)
+                        .to_owned()
+                })
+                .collect(),
         ),
         ("model", c.entries.iter().map(|e| e.model.clone()).collect()),
         (
