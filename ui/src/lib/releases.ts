@@ -21,5 +21,6 @@ export function pickerLabel(keys: string[], framework: string): string {
 /** A release's note beside its box. */
 export function releaseNote(r: ReleaseChoice): string {
   if (r.studio_own) return "installed (the studio's own)";
-  return r.installed ? "installed" : "not installed";
+  // Not installed says nothing: ticked, it gets an Install button.
+  return r.installed ? "installed" : "";
 }
