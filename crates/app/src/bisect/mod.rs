@@ -172,7 +172,7 @@ impl Workspace {
                 shell.install(pin)?;
             }
             shell.say(format!(
-                "bisect: {pin}: {runs} run(s) ({} of {} releases between {} and {}; {} measured so far)",
+                "bisect: {pin}: {runs} run(s) (release {} of the {} from {} to {}; {} measured so far)",
                 index + 1,
                 plan.releases.len(),
                 plan.releases[0],
@@ -223,10 +223,20 @@ impl Workspace {
         if let Some(r) = planned.rejected.first() {
             return Err(r.clone().into());
         }
-        let cfg = planned
-            .configs
-            .first()
-            .ok_or_else(|| AppError::Internal(format!("no configuration planned at {pin}")))?;
+        // One configuration per release (checked up front when the
+        // framework's own environment could plan it; here always).
+        let cfg = match planned.configs.as_slice() {
+            [one] => one,
+            many => {
+                return Err(AppError::bad(
+                    "model",
+                    format!(
+                        "a bisection trains one configuration at each release; these settings make {} at {pin} (give one model, precision, batch size …)",
+                        many.len()
+                    ),
+                ))
+            }
+        };
         let mut jobs = Vec::new();
         for r in 0..runs {
             let id = self.store.insert_run(&NewRun {
