@@ -7,11 +7,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::json;
-use trainbench_app::bisect::{plan_bisection, BisectRequest, BisectShell, Bisected};
+use trainbench_app::bisect::{plan_from_registry, BisectRequest, BisectShell, Bisected};
 use trainbench_app::execute::Finished;
 use trainbench_app::sweep::Job;
 use trainbench_app::versions::Pin;
-use trainbench_app::{envs, AppResult, Host, RunnerOptions, Workspace};
+use trainbench_app::{AppResult, Host, RunnerOptions, Workspace};
 
 use crate::error::{bad, CliError};
 use crate::open::open_workspace;
@@ -62,19 +62,7 @@ struct Terminal {
 
 impl BisectShell for Terminal {
     fn install(&mut self, pin: Pin) -> AppResult<()> {
-        eprintln!("trainbench: {pin} is not installed here: making its environment");
-        let made =
-            crate::install::install_with_ctrl_c(&pin.to_string(), self.gpu).map_err(app_error)?;
-        let bytes = envs::pinned::list_pinned()
-            .into_iter()
-            .find(|p| p.pin == pin.to_string())
-            .map(|p| p.bytes);
-        eprintln!(
-            "trainbench: {pin} ready ({} packages, {} on disk, {:.0} s)",
-            made.progress.packages_installed,
-            bytes.map_or_else(|| "?".into(), crate::output::bytes),
-            made.progress.elapsed_s
-        );
+        let (made, bytes) = crate::install::install_release(pin, self.gpu).map_err(app_error)?;
         self.installed.push(json!({
             "release": pin.to_string(),
             "seconds": made.progress.elapsed_s,
@@ -123,19 +111,8 @@ pub fn bisect(db: &Path, a: BisectArgs) -> Result<ExitCode, CliError> {
         max_repeats: a.max_repeats,
         base,
     };
-    // The request's own fields first, then the registry's list.
-    let parsed = trainbench_app::bisect::framework_of(&request)?;
-    let available = envs::registry::releases(parsed)?;
-    let plan = plan_bisection(&request, &available, &host)?;
-    let timeout = match a.run.timeout.unwrap_or(600.0) {
-        t if t.is_finite() && t > 0.0 => std::time::Duration::from_secs_f64(t),
-        t => {
-            return Err(bad(
-                "timeout",
-                format!("timeout = {t} is not allowed: expected seconds > 0"),
-            ))
-        }
-    };
+    let plan = plan_from_registry(&request, &host)?;
+    let timeout = run_args::silence_timeout(&a.run)?;
     eprintln!(
         "trainbench: bisecting {} releases of {framework} ({} … {}) on {}",
         plan.releases.len(),

@@ -52,6 +52,28 @@ pub fn install_with_ctrl_c(framework: &str, with_gpu: bool) -> Result<envs::Inst
     Ok(result.map_err(|e| CliError::Failed(e.to_string()))??)
 }
 
+/// A release's environment made because a command needs it (`run`,
+/// `bisect`): said on stderr before and after (packages, its disk, seconds).
+/// Returns what the installer reported and the bytes on disk.
+pub fn install_release(
+    pin: trainbench_app::versions::Pin,
+    gpu: bool,
+) -> Result<(envs::Installed, Option<u64>), CliError> {
+    eprintln!(
+        "trainbench: {pin} is not installed here: making its environment ({} build, PyPI)",
+        if gpu { "CUDA" } else { "CPU" }
+    );
+    let made = install_with_ctrl_c(&pin.to_string(), gpu)?;
+    let bytes = envs::pinned::bytes_of(pin);
+    eprintln!(
+        "trainbench: {pin} ready ({} packages, {} on disk, {:.0} s)",
+        made.progress.packages_installed,
+        bytes.map_or_else(|| "?".into(), output::bytes),
+        made.progress.elapsed_s
+    );
+    Ok((made, bytes))
+}
+
 /// After an install: the least recently used releases over the disk budget
 /// removed (never one of `keep`), each said on stderr.
 pub fn evict(keep: &[trainbench_app::versions::Pin]) {

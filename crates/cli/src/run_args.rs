@@ -377,3 +377,14 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         memory_limit_bytes,
     })
 }
+
+/// `--timeout` as the silence a worker is allowed (600 s unless given).
+pub fn silence_timeout(a: &RunArgs) -> Result<std::time::Duration, CliError> {
+    match a.timeout.unwrap_or(600.0) {
+        t if t.is_finite() && t > 0.0 => Ok(std::time::Duration::from_secs_f64(t)),
+        t => Err(bad(
+            "timeout",
+            format!("timeout = {t} is not allowed: expected seconds > 0"),
+        )),
+    }
+}

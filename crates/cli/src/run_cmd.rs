@@ -14,7 +14,7 @@ use trainbench_core::compare::{compare, Grouping, Metric};
 use trainbench_core::record::RunRow;
 use trainbench_core::summary::{aggregate_repeats, RunStatus};
 
-use crate::error::{bad, CliError};
+use crate::error::CliError;
 use crate::open::open_workspace;
 use crate::output::{self, print_runs_table, run_json, Bar};
 use crate::run_args::{self, RunArgs};
@@ -124,31 +124,13 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
         return print_plan(&a, &host);
     }
     let request = run_args::merge_config(&a)?;
-    let timeout = match a.timeout.unwrap_or(600.0) {
-        t if t.is_finite() && t > 0.0 => std::time::Duration::from_secs_f64(t),
-        t => {
-            return Err(bad(
-                "timeout",
-                format!("timeout = {t} is not allowed: expected seconds > 0"),
-            ))
-        }
-    };
+    let timeout = run_args::silence_timeout(&a)?;
     // Releases named (`jax==0.7.2`) whose environment is missing are made
     // first, with the installer's progress; Ctrl-C cancels.
     let missing = trainbench_app::sweep::missing_releases(&request.framework)?;
+    let gpu = host.gpu_count() > 0;
     for pin in &missing {
-        let gpu = host.gpu_count() > 0;
-        eprintln!(
-            "trainbench: {pin} is not installed here: making its environment ({} build, PyPI)",
-            if gpu { "CUDA" } else { "CPU" }
-        );
-        let made = crate::install::install_with_ctrl_c(&pin.to_string(), gpu)?;
-        eprintln!(
-            "trainbench: {pin} ready ({} packages, {}, {:.0} s)",
-            made.progress.packages_installed,
-            crate::output::bytes(made.progress.bytes_done),
-            made.progress.elapsed_s
-        );
+        crate::install::install_release(*pin, gpu)?;
     }
     if !missing.is_empty() {
         crate::install::evict(&trainbench_app::sweep::named_releases(&request.framework));

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use tauri::State;
 use tokio::sync::watch;
-use trainbench_app::bisect::{plan_bisection, BisectRequest, BisectShell, Bisected};
+use trainbench_app::bisect::{plan_from_registry, BisectRequest, BisectShell, Bisected};
 use trainbench_app::execute::{self, Finished};
 use trainbench_app::frameworks::Installs;
 use trainbench_app::sweep::Job;
@@ -170,13 +170,15 @@ pub async fn start_bisect(
     let found = tauri::async_runtime::spawn_blocking(move || -> AppResult<Bisected> {
         let (cancel, _running) = lines.begin("a bisection")?;
         let host = Host::open();
-        let framework = trainbench_app::bisect::framework_of(&request)?;
-        lines.say(format!("asking PyPI for the releases of {framework}"));
-        let available = envs::registry::releases(framework)?;
-        let plan = plan_bisection(&request, &available, &host)?;
         lines.say(format!(
-            "bisecting {} releases of {framework} ({} … {}) on {}",
+            "asking PyPI for the releases of {}",
+            request.framework
+        ));
+        let plan = plan_from_registry(&request, &host)?;
+        lines.say(format!(
+            "bisecting {} releases of {} ({} … {}) on {}",
             plan.releases.len(),
+            plan.framework,
             plan.releases[0],
             plan.releases[plan.releases.len() - 1],
             plan.metric.key()

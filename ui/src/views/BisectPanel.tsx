@@ -17,6 +17,22 @@ const METRICS: [string, string][] = [
   ["time_to_loss", "Time to loss"],
 ];
 
+/** A labelled choice: `options` as [value, text]. */
+function Pick(p: { label: string; name: string; value: string; options: [string, string][]; onChange: (v: string) => void; disabled: boolean }) {
+  return (
+    <label>
+      {p.label}{" "}
+      <select name={p.name} value={p.value} onChange={(e) => p.onChange(e.currentTarget.value)} disabled={p.disabled}>
+        {p.options.map(([v, t]) => (
+          <option key={v} value={v}>
+            {t}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 function BisectProgress({ framework }: { framework: string }) {
   const status = useNarration(api.bisectStatus);
   const [cancelling, setCancelling] = useState(false);
@@ -124,46 +140,10 @@ export function BisectPanel({ base }: { base: SweepRequest | null }) {
         releases differ. A release whose runs spread too widely to place gets more runs.
       </p>
       <div class="row">
-        <label>
-          Framework{" "}
-          <select name="bisect_framework" value={framework} onChange={(e) => setFramework(e.currentTarget.value)} disabled={running}>
-            {FRAMEWORKS.map((f) => (
-              <option key={f} value={f}>
-                {f}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Good (older){" "}
-          <select name="good" value={bounds.good} onChange={(e) => setBounds({ ...bounds, good: e.currentTarget.value })} disabled={running}>
-            {versions.map((v) => (
-              <option key={v} value={v}>
-                {v}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Bad (newer){" "}
-          <select name="bad" value={bounds.bad} onChange={(e) => setBounds({ ...bounds, bad: e.currentTarget.value })} disabled={running}>
-            {versions.map((v) => (
-              <option key={v} value={v}>
-                {v}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Metric{" "}
-          <select name="metric" value={metric} onChange={(e) => setMetric(e.currentTarget.value)} disabled={running}>
-            {METRICS.map(([k, t]) => (
-              <option key={k} value={k}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Pick label="Framework" name="bisect_framework" value={framework} options={FRAMEWORKS.map((f) => [f, f])} onChange={setFramework} disabled={running} />
+        <Pick label="Good (older)" name="good" value={bounds.good} options={versions.map((v) => [v, v])} onChange={(good) => setBounds({ ...bounds, good })} disabled={running} />
+        <Pick label="Bad (newer)" name="bad" value={bounds.bad} options={versions.map((v) => [v, v])} onChange={(bad) => setBounds({ ...bounds, bad })} disabled={running} />
+        <Pick label="Metric" name="metric" value={metric} options={METRICS} onChange={setMetric} disabled={running} />
         <label>
           Fewest runs per release{" "}
           <input name="fewest" type="number" min={2} max={50} value={fewest} onInput={(e) => setFewest(Number(e.currentTarget.value))} disabled={running} />

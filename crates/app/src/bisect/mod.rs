@@ -80,7 +80,7 @@ fn release_of(field: &str, given: &str) -> AppResult<Release> {
 }
 
 /// The request's framework: one whose releases install from PyPI.
-pub fn framework_of(req: &BisectRequest) -> AppResult<Framework> {
+fn framework_of(req: &BisectRequest) -> AppResult<Framework> {
     crate::releases::python_framework(&req.framework)
 }
 
@@ -134,6 +134,15 @@ pub fn plan_bisection(
         max_repeats: req.max_repeats,
         base: req.base.clone(),
     })
+}
+
+/// The bisection `req` asks for, checked against the releases the registry
+/// lists for its framework (asked here, after the framework is checked) and
+/// against this machine: where both shells start.
+pub fn plan_from_registry(req: &BisectRequest, host: &Host) -> AppResult<BisectPlan> {
+    let framework = framework_of(req)?;
+    let available = trainbench_runner::envs::registry::releases(framework)?;
+    plan_bisection(req, &available, host)
 }
 
 impl Workspace {

@@ -70,6 +70,13 @@ fn in_versions(pin: Pin) -> FrameworkEnv {
     }
 }
 
+/// Bytes under `pin`'s folder in `envs/versions/` (`None` when it has none):
+/// one release's disk, without walking every other release's folder.
+pub fn bytes_of(pin: Pin) -> Option<u64> {
+    let dir = dir_of(pin);
+    dir.is_dir().then(|| trainbench_files::bytes_under(&dir))
+}
+
 /// Notes that a run used `pin`'s environment (for least-recently-used order).
 pub fn touch(pin: Pin) {
     let dir = dir_of(pin);
