@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use trainbench_core::batch_search::{
     largest_fit, next_probe, within_limit, BatchProbe, BatchSearch, ProbeOutcome, PROBE_STEPS,
 };
-use trainbench_core::spec::CheckedSpec;
+use trainbench_core::spec::{CheckedSpec, RawSpec};
 use trainbench_core::summary::RunStatus;
 use trainbench_core::ErrorClass;
 use trainbench_runner::{Runner, RunnerOptions, MEMORY_LIMIT_REASON};
@@ -48,8 +48,7 @@ impl SearchProgress for Quiet {
 /// The probe's spec: the configuration at `batch`, [`PROBE_STEPS`] steps,
 /// one-step windows, no evaluation target, no profile.
 fn probe_spec(cfg: &PlannedConfig, batch: u32) -> Result<CheckedSpec, String> {
-    let mut raw = cfg.spec.raw.clone();
-    raw.batch_size = i64::from(batch);
+    let mut raw = at_batch(&cfg.spec.raw, batch);
     raw.steps = Some(i64::from(PROBE_STEPS));
     raw.epochs = None;
     raw.window_steps = 1;
@@ -58,6 +57,21 @@ fn probe_spec(cfg: &PlannedConfig, batch: u32) -> Result<CheckedSpec, String> {
     raw.stop_at_target = false;
     raw.profile = false;
     CheckedSpec::new(raw).map_err(|e| e.to_string())
+}
+
+/// `raw` at `batch`. Generated (synthetic) data grows to hold one global
+/// batch when it holds fewer samples: the search asks what fits in memory,
+/// and the size of a generated set is no limit of the model or the device.
+/// Real data keeps its size (a batch larger than it is refused, which ends
+/// the search).
+fn at_batch(raw: &RawSpec, batch: u32) -> RawSpec {
+    let mut raw = raw.clone();
+    raw.batch_size = i64::from(batch);
+    if raw.data == "synthetic" {
+        let global = raw.batch_size * raw.devices.max(1) * raw.nodes.unwrap_or(1).max(1);
+        raw.synthetic_samples = raw.synthetic_samples.max(global);
+    }
+    raw
 }
 
 /// One probe (`spec`, from [`probe_spec`]), run to its end in a scratch
@@ -192,8 +206,7 @@ impl Workspace {
                 continue;
             };
             // The run itself: the request's spec at the batch found.
-            let mut raw = cfg.spec.raw.clone();
-            raw.batch_size = i64::from(best);
+            let raw = at_batch(&cfg.spec.raw, best);
             cfg.spec = CheckedSpec::new(raw).map_err(|e| AppError::Internal(e.to_string()))?;
             progress.chosen(&key, Ok(best));
             cfg.label = key.replacen(" bmax", &format!(" b{best} (max)"), 1);
@@ -228,5 +241,36 @@ impl Workspace {
             }
         }
         self.queue_into(sweep, plan, price)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A probe larger than the generated data set: the set grows to one
+    /// global batch (the GPU session's search stopped at 1024, the default
+    /// set's size, with "batch 2048 failed: larger than the 1024 training
+    /// samples" although memory was the question).
+    #[test]
+    fn generated_data_grows_to_hold_the_batch_probed() {
+        let mut raw = RawSpec::new("vit_base_patch16_224", 64);
+        raw.steps = Some(3);
+        assert_eq!(raw.synthetic_samples, 1024);
+        let big = at_batch(&raw, 2048);
+        assert_eq!((big.batch_size, big.synthetic_samples), (2048, 2048));
+        let checked = CheckedSpec::new(big).map_err(|e| e.to_string());
+        assert!(checked.is_ok(), "{checked:?}");
+        // Small batches keep the set as it was.
+        assert_eq!(at_batch(&raw, 16).synthetic_samples, 1024);
+        // Two devices on two machines: four batches a step.
+        let mut wide = raw.clone();
+        wide.devices = 2;
+        wide.nodes = Some(2);
+        assert_eq!(at_batch(&wide, 512).synthetic_samples, 2048);
+        // Real data keeps its size.
+        let mut mnist = raw;
+        mnist.data = "mnist".into();
+        assert_eq!(at_batch(&mnist, 4096).synthetic_samples, 1024);
     }
 }

@@ -102,3 +102,34 @@ fn a_worker_built_elsewhere_loads_libtorch_from_the_studio_pytorch_environment()
         "nothing more was stored: {runs}"
     );
 }
+
+/// A kit on a GPU machine: no studio PyTorch environment, and the worker's
+/// remembered folder is not there, but the caller's `LD_LIBRARY_PATH` (as a
+/// kit's `run.sh` sets it) names the machine's own `torch/lib`. That path is
+/// used, and the worker trains.
+#[test]
+fn a_named_worker_loads_libtorch_from_the_callers_library_path() {
+    let db = Db::new("libtorch-callers-path");
+    let worker = worker_built_elsewhere(db.dir());
+    let rpath = Command::new("patchelf")
+        .arg("--print-rpath")
+        .arg(real_worker())
+        .output()
+        .expect("patchelf --print-rpath");
+    let lib = String::from_utf8_lossy(&rpath.stdout)
+        .split(':')
+        .map(str::trim)
+        .find(|d| Path::new(d).join("libtorch_cpu.so").is_file())
+        .map(str::to_owned)
+        .expect("the real worker remembers a torch/lib folder");
+    let (out, v) = output_json(
+        trainbench(db.dir())
+            .env("TRAINBENCH_WORKER_TCH", &worker)
+            .env("TRAINBENCH_HOME", db.dir().join("home-without-pytorch"))
+            .env("LD_LIBRARY_PATH", &lib)
+            .args(["run", "--model", "resnet_mini", "--steps", "6"])
+            .args(["--batch-size", "4", "--window-steps", "2", "--json"]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["runs"][0]["status"], "completed", "{v}");
+}

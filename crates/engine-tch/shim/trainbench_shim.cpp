@@ -16,6 +16,8 @@
 #include <torch/csrc/profiler/orchestration/observer.h>
 #include <torch/headeronly/version.h>
 
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -101,6 +103,29 @@ int tb_set_tf32(int enabled, char* err, size_t err_len) {
   } catch (const std::exception& e) {
     copy_error(e.what(), err, err_len);
     return 1;
+  }
+}
+
+// Loads libtorch's CUDA half, libtorch_cuda.so (from LD_LIBRARY_PATH or the
+// worker's RUNPATH). The worker calls nothing in it, so the linker leaves it
+// out of the binary and libtorch sees no CUDA device until it is loaded; it
+// is loaded only for a CUDA run (it adds about 230 MiB to the process).
+// Returns 0 when libtorch's CUDA hooks are the real ones afterwards; 1 when
+// the library does not load (err: the loader's reason); 2 when it loaded but
+// libtorch had already settled on its CPU-only hooks (asked for before).
+int tb_load_cuda(char* err, size_t err_len) {
+  if (dlopen("libtorch_cuda.so", RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    const char* why = dlerror();
+    copy_error(why != nullptr ? why : "libtorch_cuda.so: not found", err, err_len);
+    return 1;
+  }
+  try {
+    if (at::detail::getCUDAHooks().isBuilt()) return 0;
+    copy_error("libtorch_cuda.so loaded, but libtorch had already chosen its CPU-only CUDA hooks (something asked for CUDA before the load)", err, err_len);
+    return 2;
+  } catch (const std::exception& e) {
+    copy_error(e.what(), err, err_len);
+    return 2;
   }
 }
 

@@ -189,6 +189,10 @@ impl Report {
 }
 
 pub fn quick(device: Option<String>, epochs: i64) -> ExitCode {
+    if device.as_deref().is_none_or(|d| d.starts_with("cuda")) {
+        // Without a GPU (or without libtorch's CUDA library) it trains on the CPU.
+        let _ = crate::shim::load_cuda();
+    }
     let device = device.unwrap_or_else(|| {
         if tch::Cuda::is_available() {
             "cuda".into()

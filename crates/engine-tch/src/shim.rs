@@ -20,6 +20,7 @@ extern "C" {
     fn tb_autocast_enabled(device: c_int) -> c_int;
     fn tb_set_tf32(enabled: c_int, err: *mut c_char, len: usize) -> c_int;
     fn tb_cuda_bf16_native() -> c_int;
+    fn tb_load_cuda(err: *mut c_char, len: usize) -> c_int;
     fn tb_cuda_memory_peaks(
         device: c_int,
         allocated: *mut u64,
@@ -110,6 +111,22 @@ pub fn autocast_enabled(device: Device) -> bool {
 pub fn set_tf32(enabled: bool) -> Result<(), ShimError> {
     // SAFETY: plain value in, error buffer valid for its length.
     call(|e, l| unsafe { tb_set_tf32(c_int::from(enabled), e, l) })
+}
+
+/// Loads libtorch's CUDA library (`libtorch_cuda.so`), once per process:
+/// the linker leaves it out of the worker (nothing in it is called by name),
+/// and without it libtorch sees no CUDA device. Called only for a CUDA run,
+/// before anything asks libtorch about CUDA; the error says whether the
+/// library did not load (the loader's reason) or loaded too late.
+pub fn load_cuda() -> Result<(), ShimError> {
+    static LOADED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    LOADED
+        .get_or_init(|| {
+            // SAFETY: error buffer valid for its length; dlopen is thread-safe.
+            call(|e, l| unsafe { tb_load_cuda(e, l) }).map_err(|e| e.0)
+        })
+        .clone()
+        .map_err(ShimError)
 }
 
 /// Whether the current CUDA device has native bf16 (compute capability ≥ 8.0).

@@ -268,6 +268,19 @@ fn a_gpu_that_is_not_there_is_unsupported() {
         &serde_json::json!({"model": "resnet_mini", "batch_size": 4, "steps": 2, "device": "cuda:0"}),
     );
     assert_clean_failure(&o, ErrorClass::Unsupported, "device", 3);
+    // libtorch's CUDA half is loaded for a CUDA run (the linker leaves it out
+    // of the worker, and without it libtorch sees no GPU even where there is
+    // one); its real CUDA hooks answer, and there is no device here.
+    let msg = error_of(&o).2;
+    let cuda_lib = std::path::Path::new(env!("TRAINBENCH_LIBTORCH_LIB")).join("libtorch_cuda.so");
+    if cuda_lib.is_file() {
+        assert!(msg.contains("libtorch's CUDA library loaded"), "{msg}");
+    } else {
+        assert!(
+            msg.contains("libtorch's CUDA library did not load"),
+            "{msg}"
+        );
+    }
 }
 
 #[test]

@@ -76,9 +76,18 @@ impl WorkerCommand {
         // one beside this program was built with the studio's own PyTorch,
         // so that environment's libtorch suits it (and no process is
         // started to ask).
+        // Else, where the caller's LD_LIBRARY_PATH loads it (a kit's
+        // `run.sh` names the machine's own `torch/lib`), that path is kept.
         let named = std::env::var_os("TRAINBENCH_WORKER_TCH").is_some();
+        let inherited = std::env::var("LD_LIBRARY_PATH")
+            .ok()
+            .filter(|p| !p.is_empty());
         let env = if named && envs::libtorch::worker_libtorch(&program, &[], true).is_some() {
             Vec::new()
+        } else if let Some(path) = inherited
+            .filter(|_| named && envs::libtorch::worker_libtorch(&program, &[], false).is_some())
+        {
+            vec![("LD_LIBRARY_PATH".to_owned(), path)]
         } else {
             envs::libtorch::libtorch_lib()
                 .map(|lib| {

@@ -60,27 +60,28 @@ pub(super) async fn peer(
 }
 
 /// Studio ÷ peer (or the libtorch worker ÷ PyTorch eager), only for the
-/// same model size and batch.
+/// same model size and batch. An item that did not run has no ratio and no
+/// note beside its own reason.
 pub(super) fn ratio(studio: &ItemResult, peer: &ItemResult) -> (Option<f64>, Option<String>) {
-    match (
-        studio.samples_per_s,
-        peer.samples_per_s,
-        studio.params,
-        peer.params,
-    ) {
-        (_, _, Some(a), Some(b)) if a != b => (
+    let (Some(a), Some(b)) = (studio.samples_per_s, peer.samples_per_s) else {
+        return (None, None);
+    };
+    let batch = |b: Option<i64>| b.map_or("unknown".to_owned(), |b| b.to_string());
+    match (studio.params, peer.params) {
+        (Some(x), Some(y)) if x != y => (
             None,
-            Some(format!("not comparable: {a} parameters against {b}")),
+            Some(format!("not comparable: {x} parameters against {y}")),
         ),
         _ if studio.batch != peer.batch => (
             None,
             Some(format!(
-                "not comparable: batch {:?} against {:?}",
-                studio.batch, peer.batch
+                "not comparable: batch {} against {}",
+                batch(studio.batch),
+                batch(peer.batch)
             )),
         ),
-        (Some(a), Some(b), _, _) if b > 0.0 => (Some(a / b), None),
-        _ => (None, Some("a throughput is missing".into())),
+        _ if b > 0.0 => (Some(a / b), None),
+        _ => (None, Some("the other side's throughput is 0".into())),
     }
 }
 
@@ -140,6 +141,29 @@ mod tests {
     use std::time::Duration;
 
     use crate::execute;
+    use crate::gpu_session::items::plan;
+    use crate::gpu_session::run::Status;
+
+    /// A ratio only between two items that ran at the same batch; a failed
+    /// item gets no note beside its own reason, and a note says batches as
+    /// numbers (a fold once wrote "batch None against Some(64)").
+    #[test]
+    fn ratios_need_two_runs_at_one_batch() {
+        let items = plan(false);
+        let ran = |i: usize, batch: i64, sps: f64| {
+            let mut r = ItemResult::new(&items[i], Status::Ran, None);
+            (r.batch, r.samples_per_s, r.params) = (Some(batch), Some(sps), Some(86));
+            r
+        };
+        let failed = ItemResult::new(&items[1], Status::Failed, Some("no libtorch".into()));
+        assert_eq!(ratio(&failed, &ran(0, 64, 2000.0)), (None, None));
+        assert_eq!(ratio(&ran(0, 64, 2000.0), &failed), (None, None));
+        let (r, note) = ratio(&ran(1, 64, 1000.0), &ran(0, 64, 2000.0));
+        assert_eq!((r, note), (Some(0.5), None));
+        let (r, note) = ratio(&ran(1, 32, 1000.0), &ran(0, 64, 2000.0));
+        assert_eq!(r, None);
+        assert_eq!(note.as_deref(), Some("not comparable: batch 32 against 64"));
+    }
 
     #[test]
     fn a_peer_still_running_when_the_budget_ends_is_stopped() {

@@ -82,15 +82,20 @@ fn resolve_device(spec: &RunSpec) -> Result<Device, WorkerError> {
     match spec.device {
         spec::Device::Cpu => Ok(Device::Cpu),
         spec::Device::Cuda(i) => {
+            let loaded = crate::shim::load_cuda();
             let visible = if tch::Cuda::is_available() {
                 tch::Cuda::device_count()
             } else {
                 0
             };
             if i64::from(i) >= visible {
+                let why = match loaded {
+                    Ok(()) => "libtorch's CUDA library loaded".to_owned(),
+                    Err(e) => format!("libtorch's CUDA library did not load: {}", e.0),
+                };
                 return Err(WorkerError::unsupported(
                     "device",
-                    format!("device = cuda:{i}: libtorch sees {visible} CUDA device(s) on this machine; use cpu or an index below {visible}"),
+                    format!("device = cuda:{i}: libtorch sees {visible} CUDA device(s) on this machine ({why}); use cpu or an index below {visible}"),
                 ));
             }
             Ok(Device::Cuda(i as usize))
