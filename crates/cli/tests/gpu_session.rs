@@ -53,6 +53,21 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
     assert!(kit
         .join("share/trainbench/workers/python/trainbench_peers/__main__.py")
         .is_file());
+    // As when the kit is carried to another machine: the folder of libtorch
+    // the worker was built against is not there, so it loads the machine's
+    // own `torch/lib`, which run.sh names in LD_LIBRARY_PATH (and the kit's
+    // home has no studio PyTorch environment to find it in).
+    for w in std::fs::read_dir(kit.join("bin")).unwrap() {
+        let worker = w.unwrap().path().join("trainbench-worker-tch");
+        if worker.is_file() {
+            let out = Command::new("patchelf")
+                .args(["--set-rpath", "/nonexistent/built-elsewhere/torch/lib"])
+                .arg(&worker)
+                .output()
+                .expect("patchelf (scripts/setup.sh --test installs it)");
+            assert!(out.status.success(), "{}", text(&out));
+        }
+    }
     let res = scratch.0.join("results");
     // As on a lent machine: the kit registers the machine's Python (here
     // the studio's PyTorch environment, with timm and transformers).
