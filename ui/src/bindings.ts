@@ -1383,6 +1383,8 @@ export type RunRow = {
 	/**  The machine, GPU and framework version the run reported. */
 	measured_on?: MeasuredOn,
 	summary: RunSummary | null,
+	/**  Environment variables the run set for its worker (`spec::env`). */
+	env?: { [key in string]: string },
 };
 
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "timeout" | "cancelled" | "interrupted";
@@ -1739,6 +1741,12 @@ export type SweepRequest = {
 	stop_at_target: boolean,
 	window_steps: number | null,
 	threads: number | null,
+	/**
+	 *  Environment variables to compare: each entry one alternative,
+	 *  `NAME=VALUE[;NAME=VALUE…]` or `default` (none set); empty: none set.
+	 *  Only the frameworks' own families (`spec::env`).
+	 */
+	env?: string[],
 	lr: number | null,
 	repeats: number,
 	/**  A price-table offering for cost per epoch. */

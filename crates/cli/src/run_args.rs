@@ -140,6 +140,14 @@ pub struct RunArgs {
     /// Default: the framework's own choice (OMP_NUM_THREADS where set).
     #[arg(long, value_name = "T")]
     pub threads: Option<i64>,
+    /// Environment variables to compare, one alternative per flag, e.g.
+    /// `--env 'XLA_FLAGS=--xla_cpu_multi_thread_eigen=false' --env default`:
+    /// NAME=VALUE, several joined by `;`; `default` sets none. Only the
+    /// frameworks' own variables (XLA_…, TF_…, JAX_…, PYTORCH_…, TORCH_…,
+    /// CUDNN_…, NCCL_…, ONEDNN_…); each run states in its hello what it ran
+    /// with. Default: none set.
+    #[arg(long = "env", value_name = "NAME=VALUE[;…]")]
+    pub env: Vec<String>,
     /// Times each configuration runs, a whole number ≥ 1, interleaved (A B A B …) so that
     /// drift in the machine hits every configuration alike. Default: 1.
     #[arg(long, value_name = "R")]
@@ -263,6 +271,14 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
             "window_steps" => a.window_steps = a.window_steps.take().or(Some(num("window_steps")?)),
             "eval_every" => a.eval_every = a.eval_every.take().or(Some(num("eval_every")?)),
             "threads" => a.threads = a.threads.take().or(Some(num("threads")?)),
+            // Each element one alternative (a value may hold commas).
+            "env" if a.env.is_empty() => {
+                a.env = match value.as_array() {
+                    Some(list) => list.iter().map(toml_str).collect(),
+                    None => vec![s],
+                }
+            }
+            "env" => {}
             "repeats" => a.repeats = a.repeats.take().or(Some(u32::try_from(num("repeats")?).map_err(|_| bad("repeats", format!("repeats = {s} is not allowed: expected a whole number ≥ 1")))?)),
             "target_accuracy" => {
                 a.target_accuracy = a.target_accuracy.take().or(Some(s.parse().map_err(|_| {
@@ -288,7 +304,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             other => {
-                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, repeats, price, epoch_size, profile", path.display())))
+                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, repeats, price, epoch_size, profile", path.display())))
             }
         }
     }
@@ -366,6 +382,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         stop_at_target: !a.no_stop_at_target,
         window_steps: a.window_steps,
         threads: a.threads,
+        env: a.env.clone(),
         lr: a.lr.or(quick.then_some(first_run::QUICK_LR)),
         repeats: i64::from(a.repeats.unwrap_or(1)),
         price: a.price.clone(),

@@ -37,6 +37,24 @@ fn only_folder(results: &Path) -> PathBuf {
     dirs.pop().unwrap()
 }
 
+/// As when the kit is carried to another machine: the folder of libtorch
+/// its workers were built against is not there, so a worker loads the
+/// machine's own `torch/lib`, which run.sh names in LD_LIBRARY_PATH (and the
+/// kit's home has no studio PyTorch environment to find it in).
+fn as_if_carried_elsewhere(kit: &Path) {
+    for w in std::fs::read_dir(kit.join("bin")).unwrap() {
+        let worker = w.unwrap().path().join("trainbench-worker-tch");
+        if worker.is_file() {
+            let out = Command::new("patchelf")
+                .args(["--set-rpath", "/nonexistent/built-elsewhere/torch/lib"])
+                .arg(&worker)
+                .output()
+                .expect("patchelf (scripts/setup.sh --test installs it)");
+            assert!(out.status.success(), "{}", text(&out));
+        }
+    }
+}
+
 #[test]
 fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
     let scratch = Scratch::new("gpu-session-kit");
@@ -53,21 +71,7 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
     assert!(kit
         .join("share/trainbench/workers/python/trainbench_peers/__main__.py")
         .is_file());
-    // As when the kit is carried to another machine: the folder of libtorch
-    // the worker was built against is not there, so it loads the machine's
-    // own `torch/lib`, which run.sh names in LD_LIBRARY_PATH (and the kit's
-    // home has no studio PyTorch environment to find it in).
-    for w in std::fs::read_dir(kit.join("bin")).unwrap() {
-        let worker = w.unwrap().path().join("trainbench-worker-tch");
-        if worker.is_file() {
-            let out = Command::new("patchelf")
-                .args(["--set-rpath", "/nonexistent/built-elsewhere/torch/lib"])
-                .arg(&worker)
-                .output()
-                .expect("patchelf (scripts/setup.sh --test installs it)");
-            assert!(out.status.success(), "{}", text(&out));
-        }
-    }
+    as_if_carried_elsewhere(&kit);
     let res = scratch.0.join("results");
     // As on a lent machine: the kit registers the machine's Python (here
     // the studio's PyTorch environment, with timm and transformers).

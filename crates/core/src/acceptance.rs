@@ -406,6 +406,7 @@ mod tests {
                 origin: None,
                 measured_on: Default::default(),
                 summary: Some(summary),
+                env: Default::default(),
             },
             spec: serde_json::json!({}),
             hello: None,

@@ -307,6 +307,11 @@ pub enum Event {
         batch_size: u64,
         total_steps: u64,
         threads: u32,
+        /// The environment variables of the frameworks' own families
+        /// (`spec::env`) in the worker's environment, set by the run or
+        /// inherited: what it ran with (absent from older workers).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        settings_env: Vec<(String, String)>,
         data: DataInfo,
         /// When training starts (after model and data set-up): time-to-accuracy
         /// is measured from here.

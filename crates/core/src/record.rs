@@ -46,6 +46,9 @@ pub struct RunRow {
     #[serde(default)]
     pub measured_on: MeasuredOn,
     pub summary: Option<RunSummary>,
+    /// Environment variables the run set for its worker (`spec::env`).
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 /// What a run reported about where it trained (its provenance and the

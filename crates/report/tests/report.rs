@@ -356,6 +356,50 @@ fn a_version_sweep_names_the_releases_it_compares() {
 }
 
 #[test]
+fn a_settings_sweep_names_the_variables_it_compares() {
+    let dir = out_dir("settings");
+    let mut store = Store::open(&dir.join("runs.sqlite")).expect("open");
+    let ids: Vec<i64> = ["", "--xla_cpu_multi_thread_eigen=false"]
+        .iter()
+        .enumerate()
+        .map(|(k, flags)| {
+            let mut env = std::collections::BTreeMap::new();
+            if !flags.is_empty() {
+                env.insert("XLA_FLAGS".to_owned(), (*flags).to_owned());
+            }
+            write_run(
+                &mut store,
+                &FixtureRun {
+                    framework: trainbench_core::Framework::Jax,
+                    seed: k as u64,
+                    env,
+                    ..Default::default()
+                },
+            )
+            .expect("fixture")
+        })
+        .collect();
+    let runs = details(&store, &ids);
+    let rows: Vec<_> = runs.iter().map(|r| r.row.clone()).collect();
+    let c = compare(&rows, Grouping::Configurations, None).expect("compare");
+    assert_eq!(c.entries.len(), 2);
+    let q = pdf::question(&c, &runs);
+    assert!(
+        q.contains(
+            "Compared: environment variables (none set, XLA_FLAGS=--xla_cpu_multi_thread_eigen=false)"
+        ),
+        "{q}"
+    );
+    // Each entry's label says its variables.
+    let labels: Vec<&str> = c.entries.iter().map(|e| e.label.as_str()).collect();
+    assert!(labels.contains(&"no framework variables set"), "{labels:?}");
+    assert!(
+        labels.contains(&"XLA_FLAGS=--xla_cpu_multi_thread_eigen=false"),
+        "{labels:?}"
+    );
+}
+
+#[test]
 fn curves_carry_each_points_step_and_where_the_steady_windows_begin() {
     let dir = out_dir("curves");
     let (store, ids) = stored(&dir);

@@ -230,7 +230,7 @@ async fn run_one(
     let (worker, gpu, opts) = (&runner.worker, runner.gpu, runner.opts);
     store.start_run(run_id, &trainbench_probe::provenance(gpu))?;
     let input = worker.stdin(spec);
-    let mut child = match spawn(worker) {
+    let mut child = match spawn(worker, &spec.spec.env) {
         Ok(c) => c,
         Err(e) => {
             let reason = format!("cannot start worker {}: {e}", worker.program.display());

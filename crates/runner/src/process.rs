@@ -46,11 +46,16 @@ pub(crate) fn sample_once(
 
 /// Starts the worker in its own process group: a terminal's Ctrl-C reaches
 /// the studio, which cancels the run and records it, instead of killing the
-/// worker first.
-pub(crate) fn spawn(worker: &WorkerCommand) -> std::io::Result<tokio::process::Child> {
+/// worker first. `settings` (the run's environment variables, checked by
+/// the spec: `spec::env`) go on the process directly, after the worker's own.
+pub(crate) fn spawn(
+    worker: &WorkerCommand,
+    settings: &trainbench_core::spec::env::WorkerEnv,
+) -> std::io::Result<tokio::process::Child> {
     Command::new(&worker.program)
         .args(&worker.args)
         .envs(worker.env.iter().map(|(k, v)| (k, v)))
+        .envs(settings)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

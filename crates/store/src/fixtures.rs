@@ -29,6 +29,8 @@ pub struct FixtureRun {
     pub price_offering: Option<String>,
     pub status: RunStatus,
     pub seed: u64,
+    /// Environment variables the run set (`spec::env`).
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for FixtureRun {
@@ -46,6 +48,7 @@ impl Default for FixtureRun {
             price_offering: Some("AWS p4d.24xlarge on-demand".into()),
             status: RunStatus::Completed,
             seed: 1,
+            env: Default::default(),
         }
     }
 }
@@ -138,10 +141,13 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
 
 /// The queued run of a fixture: its spec, keys and typed columns.
 fn new_run(f: &FixtureRun) -> NewRun {
-    let spec = serde_json::json!({
+    let mut spec = serde_json::json!({
         "model": f.model, "precision": f.precision, "devices": f.devices, "batch_size": f.batch_size,
         "data": "synthetic", "target_accuracy": f.target_accuracy,
     });
+    if !f.env.is_empty() {
+        spec["env"] = serde_json::json!(f.env);
+    }
     let key = |spec: &serde_json::Value| {
         let mut k = serde_json::json!({"framework": f.framework, "spec": spec});
         if let Some(e) = &f.environment {
@@ -200,6 +206,7 @@ fn opening_events(f: &FixtureRun) -> Vec<Event> {
             batch_size: f.batch_size,
             total_steps: 1 + f.windows * 10,
             threads: 1,
+            settings_env: Vec::new(),
             data: DataInfo {
                 source: "synthetic".into(),
                 path: None,

@@ -39,6 +39,17 @@ export interface WizardForm {
   /** Resident memory a worker may use ("8G", "512MiB"); needed by a batch
    * search ("max") on the CPU. */
   memoryLimit: string;
+  /** Environment variables to compare, one alternative per line
+   * (`XLA_FLAGS=…`, several joined by `;`, or `default` for none set). */
+  envAlternatives: string;
+}
+
+/** The environment variables' alternatives of the form: one per non-empty line. */
+export function envAlternatives(text: string): string[] {
+  return text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
 }
 
 export const defaultForm = (): WizardForm => ({
@@ -64,6 +75,7 @@ export const defaultForm = (): WizardForm => ({
   imageSize: "",
   profile: false,
   memoryLimit: "",
+  envAlternatives: "",
 });
 
 /** A memory size as `trainbench run --memory-limit` takes it: bytes, or a
@@ -203,6 +215,7 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     stop_at_target: true,
     window_steps: null,
     threads: null,
+    env: envAlternatives(f.envAlternatives),
     lr: null,
     repeats,
     price: f.price === "" ? null : f.price,

@@ -15,6 +15,7 @@ import { RemoteWait } from "./RemoteWait";
 import { ColumnPicker, OptionalCell, optionalTitle, useColumns } from "./RunColumns";
 import { SaveRunCsv } from "./SaveAs";
 import { VsRecord, WhatIf } from "./WhatIf";
+import { settingsText } from "../lib/settings";
 
 const PAGE = 300;
 
@@ -438,6 +439,7 @@ export function RunDetailPanel({ runId, onClose }: { runId: number; onClose: () 
       <p class="hint">
         {String(hello.framework ?? d.framework)} {String(hello.framework_version ?? "")} · {String(hello.precision_in_effect ?? d.precision)} · {String(hello.execution ?? "")}
       </p>
+      <p class="hint" data-testid="settings-env">{settingsText(d.env, hello.settings_env)}</p>
       <Provenance value={d.provenance} />
       {d.stderr_tail && (
         <>

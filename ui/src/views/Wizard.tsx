@@ -449,6 +449,24 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
           <FieldMessages field="repeats" messages={messages} />
         </section>
         <section>
+          <h3>
+            <label for="env-alternatives">Environment variables to compare</label>
+          </h3>
+          <textarea
+            id="env-alternatives"
+            name="env"
+            rows={3}
+            value={form.envAlternatives}
+            placeholder={"none set, or one alternative per line:\nXLA_FLAGS=--xla_cpu_multi_thread_eigen=false\ndefault"}
+            onInput={(e) => set({ envAlternatives: e.currentTarget.value })}
+          />
+          <p class="hint">
+            Settings people A/B, as environment variables of the worker: each line is one alternative (NAME=VALUE, several joined by ;), and <code>default</code> sets none. Only the frameworks' own
+            families (XLA_…, TF_ENABLE_…, TF_XLA_…, JAX_…, PYTORCH_…, TORCH_…, CUDNN_…, NCCL_…, ONEDNN_…). Each run states in its provenance which of them its worker saw.
+          </p>
+          <FieldMessages field="env" messages={messages} />
+        </section>
+        <section>
           <h3>Operator profile</h3>
           <label>
             <input

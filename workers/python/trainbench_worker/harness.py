@@ -78,6 +78,7 @@ class Plan:
         self.target_loss = s.get("target_loss")
         self.stop_at_target = bool(s["stop_at_target"])
         self.threads_given = s.get("threads")
+        self.setting_prefixes = tuple(obj.get("setting_prefixes", ()))
         self.synthetic_samples = int(s["synthetic_samples"])
         self.breakdown = obj.get("breakdown") or {"divisor": 10, "min_steps": 3, "max_steps": 10}
         # ``ProfileRule`` in crates/core, present only when the run asked for a profile.
@@ -379,6 +380,14 @@ def nan_loss(step, value):
     )
 
 
+def settings_env(plan):
+    """The environment variables of the frameworks' own families in this
+    process (the run's, or inherited): [[name, value], ...] by name."""
+    if not plan.setting_prefixes:
+        return []
+    return sorted([k, v] for k, v in os.environ.items() if k.startswith(plan.setting_prefixes))
+
+
 def say_hello(plan, backend, data, steps, count):
     """The `hello` event: what trains, where and how; returns the training's start."""
     train_start = monotonic_ns()
@@ -401,6 +410,7 @@ def say_hello(plan, backend, data, steps, count):
         batch_size=plan.batch_size,
         total_steps=steps,
         threads=plan.threads(),
+        settings_env=settings_env(plan),
         data=data.info(),
         train_start_ns=train_start,
         t_ns=train_start,

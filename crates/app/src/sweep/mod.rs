@@ -76,6 +76,11 @@ pub struct SweepRequest {
     pub stop_at_target: bool,
     pub window_steps: Option<i64>,
     pub threads: Option<i64>,
+    /// Environment variables to compare: each entry one alternative,
+    /// `NAME=VALUE[;NAME=VALUE…]` or `default` (none set); empty: none set.
+    /// Only the frameworks' own families (`spec::env`).
+    #[serde(default)]
+    pub env: Vec<String>,
     pub lr: Option<f64>,
     pub repeats: i64,
     /// A price-table offering for cost per epoch.
@@ -132,6 +137,7 @@ impl Default for SweepRequest {
             stop_at_target: true,
             window_steps: None,
             threads: None,
+            env: Vec::new(),
             lr: None,
             repeats: 1,
             price: None,

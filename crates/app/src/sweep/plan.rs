@@ -3,6 +3,7 @@
 //! a remote host), what cannot run named with its field and value.
 
 use super::*;
+use trainbench_core::spec::env::{self, WorkerEnv};
 
 pub(super) fn reject(label: &str, field: &str, message: String) -> Rejected {
     Rejected::combination(label, field, message)
@@ -169,6 +170,7 @@ pub fn plan_sweep_on(
     let mut rejected = Vec::new();
     let repeats = check_shared(req, remote, &mut rejected);
     let (data, folder_class_count) = check_data(req, remote, &mut rejected);
+    let alternatives = check_env(req, &mut rejected);
     if !rejected.is_empty() {
         return SweepPlan {
             configs: Vec::new(),
@@ -226,45 +228,24 @@ pub fn plan_sweep_on(
                 continue;
             }
         };
-        for model in &req.model {
-            for precision in &req.precision {
-                for compile in &req.compile {
-                    for devices in &req.devices {
-                        for batch in &batches {
-                            let c = Combination {
-                                given,
-                                model,
-                                precision,
-                                compile,
-                                devices: *devices,
-                                batch: *batch,
-                            };
-                            let label = c.label(req, search.is_some(), remote);
-                            let raw = c.raw_spec(req, &device, data.as_ref(), folder_class_count);
-                            let checked = CheckedSpec::new(raw).and_then(|c| {
-                                check_runnable(&c.spec, framework, &[framework], machine)
-                                    .map(|()| c)
-                            });
-                            match checked {
-                                Ok(spec) => configs.push(PlannedConfig {
-                                    framework,
-                                    env: env.clone(),
-                                    spec,
-                                    label,
-                                    worker: worker.clone(),
-                                    batch_search: search,
-                                    searched: None,
-                                    remote: remote.cloned(),
-                                }),
-                                Err(e) => rejected.push(Rejected::combination(
-                                    label,
-                                    &e.field,
-                                    e.to_string(),
-                                )),
-                            }
-                        }
-                    }
-                }
+        for c in combinations(req, given, &batches, &alternatives) {
+            let label = c.label(req, search.is_some(), remote);
+            let raw = c.raw_spec(req, &device, data.as_ref(), folder_class_count);
+            let checked = CheckedSpec::new(raw).and_then(|c| {
+                check_runnable(&c.spec, framework, &[framework], machine).map(|()| c)
+            });
+            match checked {
+                Ok(spec) => configs.push(PlannedConfig {
+                    framework,
+                    env: env.clone(),
+                    spec,
+                    label,
+                    worker: worker.clone(),
+                    batch_search: search,
+                    searched: None,
+                    remote: remote.cloned(),
+                }),
+                Err(e) => rejected.push(Rejected::combination(label, &e.field, e.to_string())),
             }
         }
     }
@@ -431,6 +412,26 @@ fn check_data(
     (data, folder_class_count)
 }
 
+/// The `env` sweep's alternatives, each checked (`spec::env`): one with
+/// nothing set when none are given.
+fn check_env(req: &SweepRequest, rejected: &mut Vec<Rejected>) -> Vec<WorkerEnv> {
+    if req.env.is_empty() {
+        return vec![WorkerEnv::new()];
+    }
+    let mut out: Vec<WorkerEnv> = Vec::new();
+    for text in &req.env {
+        match env::parse_alternative(text) {
+            Ok(e) if out.contains(&e) => rejected.push(shared(
+                "env",
+                format!("env = {text} is given twice: expected each alternative once"),
+            )),
+            Ok(e) => out.push(e),
+            Err(e) => rejected.push(shared("env", e.to_string())),
+        }
+    }
+    out
+}
+
 /// One combination of the sweep's values.
 struct Combination<'a> {
     given: &'a str,
@@ -439,6 +440,41 @@ struct Combination<'a> {
     compile: &'a str,
     devices: i64,
     batch: i64,
+    settings: &'a WorkerEnv,
+}
+
+/// Every combination of `req`'s values for the framework `given`, in the
+/// order a person reads the sweep (model, precision, compile, devices,
+/// batch, then the environment variables' alternatives).
+fn combinations<'a>(
+    req: &'a SweepRequest,
+    given: &'a str,
+    batches: &'a [i64],
+    alternatives: &'a [WorkerEnv],
+) -> Vec<Combination<'a>> {
+    let mut out = Vec::new();
+    for model in &req.model {
+        for precision in &req.precision {
+            for compile in &req.compile {
+                for &devices in &req.devices {
+                    for &batch in batches {
+                        for settings in alternatives {
+                            out.push(Combination {
+                                given,
+                                model,
+                                precision,
+                                compile,
+                                devices,
+                                batch,
+                                settings,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 impl Combination<'_> {
@@ -465,8 +501,13 @@ impl Combination<'_> {
             .image_size
             .map(|s| format!(" {s}px"))
             .unwrap_or_default();
+        let settings = if self.settings.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", env::label(self.settings))
+        };
         format!(
-            "{} {}{px} {}{compiled} ×{}{spread} b{b}{place}",
+            "{} {}{px} {}{compiled} ×{}{spread} b{b}{settings}{place}",
             self.given, self.model, self.precision, self.devices
         )
     }
@@ -514,6 +555,7 @@ impl Combination<'_> {
             raw.lr = lr;
         }
         raw.threads = req.threads;
+        raw.env = self.settings.clone();
         raw.profile = req.profile;
         raw
     }

@@ -185,6 +185,7 @@ pub fn run_json(r: &RunRow) -> Value {
         "error_class": r.error_class, "exit_code": r.exit_code, "created_unix_ms": r.created_unix_ms,
         "started_unix_ms": r.started_unix_ms, "ended_unix_ms": r.ended_unix_ms,
         "param_count": r.param_count, "price_offering": r.price_offering,
+        "configuration": config_label(r), "env": r.env,
     });
     let summary = r
         .summary

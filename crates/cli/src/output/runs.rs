@@ -134,6 +134,36 @@ pub fn print_batch_search(s: &trainbench_app::StoredBatchSearch) {
     }
 }
 
+/// The environment variables the run set, and the frameworks' variables
+/// the worker saw (set by the run or inherited), as its hello says.
+fn print_settings(d: &RunDetail) {
+    if !d.row.env.is_empty() {
+        println!(
+            "variables set:     {}",
+            escape_controls(&trainbench_core::spec::env::label(&d.row.env))
+        );
+    }
+    let Some(hello) = &d.hello else { return };
+    let seen: Vec<String> = hello["settings_env"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|p| Some(format!("{}={}", p[0].as_str()?, p[1].as_str()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !seen.is_empty() || !d.row.env.is_empty() {
+        println!(
+            "worker saw:        {}",
+            if seen.is_empty() {
+                "no framework variables".to_owned()
+            } else {
+                escape_controls(&seen.join(" ")).into_owned()
+            }
+        );
+    }
+}
+
 pub fn print_show(d: &RunDetail) {
     let r = &d.row;
     println!(
@@ -150,6 +180,7 @@ pub fn print_show(d: &RunDetail) {
     if let Some(reason) = &r.status_reason {
         println!("reason: {}", escape_controls(reason));
     }
+    print_settings(d);
     if let Some(data) = d.hello.as_ref().map(|h| &h["data"]) {
         if let Some(loader) = data["loader"].as_str() {
             println!(

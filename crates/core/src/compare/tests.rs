@@ -28,6 +28,7 @@ fn row(id: i64, config: &str, devices: u32, tp: Option<f64>, ci: Option<(f64, f6
         price_offering: None,
         origin: None,
         measured_on: Default::default(),
+        env: Default::default(),
         summary: Some(RunSummary {
             throughput_samples_per_s: tp,
             throughput_ci95: ci.map(|(low, high)| Interval { low, high }),

@@ -11,7 +11,9 @@
 //! - [`runnable`]: whether a spec can run with a framework on this machine.
 //! - [`schedule`]: the sweep order and the learning-rate schedule.
 //! - [`key`]: the configuration keys runs are grouped by.
+//! - [`env`]: the environment variables a run sets for its worker (checked, labelled).
 
+pub mod env;
 mod fields;
 pub mod key;
 pub mod options;

@@ -25,6 +25,9 @@ pub struct WorkerPlan<'a> {
     /// Present when the run asked for an operator profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileRule>,
+    /// Name prefixes of the environment variables the worker states in its
+    /// hello (`spec::env::ALLOWED_PREFIXES`), set by the run or inherited.
+    pub setting_prefixes: &'static [&'static str],
 }
 
 /// The operator profile's length: one unprofiled step, then `steps` steps
@@ -122,6 +125,7 @@ impl RunSpec {
             warmup: PlanWarmup::resolve(self),
             breakdown: BreakdownRule::DEFAULT,
             profile: self.profile.then_some(ProfileRule::DEFAULT),
+            setting_prefixes: super::env::ALLOWED_PREFIXES,
         };
         serde_json::to_string(&plan).unwrap_or_default()
     }

@@ -106,6 +106,10 @@ pub struct RawSpec {
     pub threads: Option<i64>,
     #[serde(default = "default_synthetic_samples")]
     pub synthetic_samples: i64,
+    /// Environment variables set for the worker (`spec::env`): part of the
+    /// configuration; left out when none are set.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: super::env::WorkerEnv,
     /// Profile a few steps after the timed part (the operator profile).
     /// Not part of the configuration's identity: it never touches the timed
     /// windows.
@@ -148,6 +152,7 @@ impl RawSpec {
             stop_at_target: false,
             threads: None,
             synthetic_samples: default_synthetic_samples(),
+            env: Default::default(),
             profile: false,
         }
     }

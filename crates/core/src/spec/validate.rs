@@ -46,6 +46,10 @@ pub struct RunSpec {
     pub stop_at_target: bool,
     pub threads: Option<u32>,
     pub synthetic_samples: u64,
+    /// Environment variables set for the worker; left out of the key when
+    /// none are set (keys of runs without them are unchanged).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: super::env::WorkerEnv,
     /// The operator profile after the timed part: kept out of the
     /// configuration keys (which serialise this struct) and sent to the
     /// worker in the plan (`WorkerPlan::profile`).
@@ -119,6 +123,7 @@ impl RunSpec {
             })
             .transpose()?;
         let synthetic_samples = at_least_one("synthetic_samples", raw.synthetic_samples)?;
+        super::env::check(&raw.env)?;
         Ok(RunSpec {
             model: raw.model,
             model_config,
@@ -144,6 +149,7 @@ impl RunSpec {
             stop_at_target: raw.stop_at_target,
             threads,
             synthetic_samples,
+            env: raw.env,
             profile: raw.profile,
         })
     }

@@ -94,10 +94,23 @@ pub(super) fn hello(
         batch_size: spec.batch_size,
         total_steps: counts.total_steps,
         threads: counts.threads,
+        settings_env: settings_env(),
         data: info,
         train_start_ns,
         t_ns: train_start_ns,
     }
+}
+
+/// The environment variables of the frameworks' own families in this
+/// process (the run's, or inherited), by name.
+fn settings_env() -> Vec<(String, String)> {
+    // `vars_os`: `vars` panics on a variable that is not UTF-8.
+    let mut found: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
+        .filter(|(k, _)| trainbench_core::spec::env::is_setting(k))
+        .collect();
+    found.sort();
+    found
 }
 
 /// After the timed windows: the memory peaks and loss scale as training

@@ -101,6 +101,14 @@ pub fn question(c: &Comparison, runs: &[RunDetail]) -> String {
             })
             .unwrap_or_else(|| "off".into())
     };
+    // The environment variables the entry's runs set (`spec::env`).
+    let settings = |key: &str| -> String {
+        runs.iter()
+            .find(|r| r.row.config_key == key || r.row.id.to_string() == key)
+            .map(|r| &r.row.env)
+            .filter(|env| !env.is_empty())
+            .map_or("none set".into(), trainbench_core::spec::env::label)
+    };
     let dims: Vec<(&str, Vec<String>)> = vec![
         (
             "framework",
@@ -136,6 +144,10 @@ pub fn question(c: &Comparison, runs: &[RunDetail]) -> String {
             c.entries.iter().map(|e| e.batch_size.to_string()).collect(),
         ),
         ("data", c.entries.iter().map(|e| e.data.clone()).collect()),
+        (
+            "environment variables",
+            c.entries.iter().map(|e| settings(&e.key)).collect(),
+        ),
     ];
     let mut varied = Vec::new();
     let mut fixed = Vec::new();

@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { settingsText } from "../src/lib/settings";
+import { envAlternatives } from "../src/lib/sweep";
+
+describe("environment variables", () => {
+  it("says what a run set and what its worker saw", () => {
+    expect(settingsText({ XLA_FLAGS: "--a=1 --b" }, [["TF_CPP_MIN_LOG_LEVEL", "2"], ["XLA_FLAGS", "--a=1 --b"]])).toBe(
+      "Variables set: XLA_FLAGS=--a=1 --b · the worker saw: TF_CPP_MIN_LOG_LEVEL=2 XLA_FLAGS=--a=1 --b",
+    );
+    expect(settingsText(undefined, undefined)).toBe("Variables set: none · the worker saw: no framework variables");
+    expect(settingsText({}, [["XLA_FLAGS"], 3])).toBe("Variables set: none · the worker saw: no framework variables");
+  });
+  it("takes one alternative per non-empty line", () => {
+    expect(envAlternatives("XLA_FLAGS=--a=1 --b\n\n  default  \nTF_ENABLE_ONEDNN_OPTS=0;TF_XLA_FLAGS=x\n")).toEqual([
+      "XLA_FLAGS=--a=1 --b",
+      "default",
+      "TF_ENABLE_ONEDNN_OPTS=0;TF_XLA_FLAGS=x",
+    ]);
+    expect(envAlternatives("")).toEqual([]);
+  });
+});
