@@ -1385,6 +1385,8 @@ export type RunRow = {
 	summary: RunSummary | null,
 	/**  Environment variables the run set for its worker (`spec::env`). */
 	env?: { [key in string]: string },
+	/**  The CPU threads the run asked for; `None`: the framework's own choice. */
+	threads?: number | null,
 };
 
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "timeout" | "cancelled" | "interrupted";
@@ -1740,7 +1742,12 @@ export type SweepRequest = {
 	eval_every_steps?: number | null,
 	stop_at_target: boolean,
 	window_steps: number | null,
-	threads: number | null,
+	/**
+	 *  CPU threads a framework may use for its operators: each count its
+	 *  own configuration (a thread-count sweep); empty: the framework's own
+	 *  choice (`OMP_NUM_THREADS` where set).
+	 */
+	threads?: number[],
 	/**
 	 *  Environment variables to compare: each entry one alternative,
 	 *  `NAME=VALUE[;NAME=VALUE…]` or `default` (none set); empty: none set.

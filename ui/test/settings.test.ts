@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { settingsText } from "../src/lib/settings";
-import { envAlternatives } from "../src/lib/sweep";
+import { defaultForm, envAlternatives, toRequest } from "../src/lib/sweep";
 
 describe("environment variables", () => {
   it("says what a run set and what its worker saw", () => {
@@ -17,5 +17,17 @@ describe("environment variables", () => {
       "TF_ENABLE_ONEDNN_OPTS=0;TF_XLA_FLAGS=x",
     ]);
     expect(envAlternatives("")).toEqual([]);
+  });
+  it("sends the wizard's thread counts and variables as sweep axes", () => {
+    const r = toRequest({ ...defaultForm(), threads: "1, 2", envAlternatives: "TF_ENABLE_ONEDNN_OPTS=0\nTF_ENABLE_ONEDNN_OPTS=1" });
+    expect("field" in r).toBe(false);
+    if (!("field" in r)) {
+      expect(r.threads).toEqual([1, 2]);
+      expect(r.env).toEqual(["TF_ENABLE_ONEDNN_OPTS=0", "TF_ENABLE_ONEDNN_OPTS=1"]);
+    }
+    const none = toRequest(defaultForm());
+    if (!("field" in none)) expect(none.threads).toEqual([]);
+    const bad = toRequest({ ...defaultForm(), threads: "0" });
+    expect("field" in bad && bad.field).toBe("threads");
   });
 });

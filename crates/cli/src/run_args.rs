@@ -138,8 +138,9 @@ pub struct RunArgs {
     pub window_steps: Option<i64>,
     /// CPU threads a framework may use for its operators, a whole number ≥ 1.
     /// Default: the framework's own choice (OMP_NUM_THREADS where set).
-    #[arg(long, value_name = "T")]
-    pub threads: Option<i64>,
+    /// Several (`1,2,4`) make a thread-count sweep, each its own configuration.
+    #[arg(long, value_name = "T[,T…]", value_delimiter = ',')]
+    pub threads: Vec<i64>,
     /// Environment variables to compare, one alternative per flag, e.g.
     /// `--env 'XLA_FLAGS=--xla_cpu_multi_thread_eigen=false' --env default`:
     /// NAME=VALUE, several joined by `;`; `default` sets none. Only the
@@ -270,7 +271,17 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
             "seq_len" => a.seq_len = a.seq_len.take().or(Some(num("seq_len")?)),
             "window_steps" => a.window_steps = a.window_steps.take().or(Some(num("window_steps")?)),
             "eval_every" => a.eval_every = a.eval_every.take().or(Some(num("eval_every")?)),
-            "threads" => a.threads = a.threads.take().or(Some(num("threads")?)),
+            "threads" if a.threads.is_empty() => {
+                a.threads = s
+                    .split(',')
+                    .map(|t| {
+                        t.trim().parse::<i64>().map_err(|_| {
+                            bad("threads", format!("threads = {t} (in {}) is not allowed: expected whole numbers ≥ 1", path.display()))
+                        })
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            "threads" => {}
             // Each element one alternative (a value may hold commas).
             "env" if a.env.is_empty() => {
                 a.env = match value.as_array() {
@@ -381,7 +392,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         eval_every_steps: a.eval_every,
         stop_at_target: !a.no_stop_at_target,
         window_steps: a.window_steps,
-        threads: a.threads,
+        threads: a.threads.clone(),
         env: a.env.clone(),
         lr: a.lr.or(quick.then_some(first_run::QUICK_LR)),
         repeats: i64::from(a.repeats.unwrap_or(1)),

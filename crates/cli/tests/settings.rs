@@ -171,3 +171,40 @@ fn variables_outside_the_frameworks_families_are_refused_naming_the_field() {
     }
     assert!(runs(&db).is_empty(), "nothing was stored");
 }
+
+#[test]
+fn a_thread_count_sweep_is_one_configuration_per_count() {
+    let db = Db::new("settings-threads");
+    let (out, _) = output_json(
+        trainbench(db.dir())
+            .args(["run", "--framework", "tch", "--model", "resnet_mini"])
+            .args(["--steps", "4", "--batch-size", "4", "--window-steps", "2"])
+            .args(["--threads", "1,2", "--json"]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stored = runs(&db);
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    for r in &stored {
+        let id = r["id"].as_i64().unwrap();
+        let label = r["configuration"].as_str().unwrap_or_default();
+        let (_, shown) =
+            output_json(trainbench(db.dir()).args(["show", &id.to_string(), "--json"]));
+        let threads = shown["hello"]["threads"].as_u64().unwrap();
+        let words = if threads == 1 {
+            "1 thread"
+        } else {
+            "2 threads"
+        };
+        assert!(
+            label.ends_with(words),
+            "#{id} trained with {threads}: {label}"
+        );
+    }
+    let (out, v) = output_json(
+        trainbench(db.dir())
+            .args(["run", "--model", "resnet_mini", "--steps", "2", "--json"])
+            .args(["--threads", "1,0"]),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], "threads", "{v}");
+}

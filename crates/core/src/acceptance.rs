@@ -407,6 +407,7 @@ mod tests {
                 measured_on: Default::default(),
                 summary: Some(summary),
                 env: Default::default(),
+                threads: None,
             },
             spec: serde_json::json!({}),
             hello: None,

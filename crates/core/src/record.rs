@@ -49,6 +49,9 @@ pub struct RunRow {
     /// Environment variables the run set for its worker (`spec::env`).
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
+    /// The CPU threads the run asked for; `None`: the framework's own choice.
+    #[serde(default)]
+    pub threads: Option<u32>,
 }
 
 /// What a run reported about where it trained (its provenance and the

@@ -111,7 +111,8 @@ const RUN_COLUMNS: &str = "r.id, r.sweep_id, r.config_key, r.repeat_index, r.fra
     CASE WHEN json_valid(r.provenance_json) THEN json_extract(r.provenance_json, '$.hostname') END,
     CASE WHEN json_valid(r.provenance_json) THEN json_extract(r.provenance_json, '$.gpus[0].name') END,
     CASE WHEN json_valid(r.hello_json) THEN json_extract(r.hello_json, '$.framework_version') END,
-    CASE WHEN json_valid(r.spec_json) THEN json_extract(r.spec_json, '$.env') END";
+    CASE WHEN json_valid(r.spec_json) THEN json_extract(r.spec_json, '$.env') END,
+    CASE WHEN json_valid(r.spec_json) THEN json_extract(r.spec_json, '$.threads') END";
 
 /// A JSON value read out of a stored document: text as it is, a number or
 /// anything else as its JSON text, nothing as `None`.
@@ -165,6 +166,7 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         env: text_of(r, 29)?
             .and_then(|e| serde_json::from_str(&e).ok())
             .unwrap_or_default(),
+        threads: text_of(r, 30)?.and_then(|t| t.parse().ok()),
     })
 }
 

@@ -42,6 +42,8 @@ export interface WizardForm {
   /** Environment variables to compare, one alternative per line
    * (`XLA_FLAGS=…`, several joined by `;`, or `default` for none set). */
   envAlternatives: string;
+  /** CPU threads, one or more ("1, 2"; "" = the framework's own choice). */
+  threads: string;
 }
 
 /** The environment variables' alternatives of the form: one per non-empty line. */
@@ -76,6 +78,7 @@ export const defaultForm = (): WizardForm => ({
   profile: false,
   memoryLimit: "",
   envAlternatives: "",
+  threads: "",
 });
 
 /** A memory size as `trainbench run --memory-limit` takes it: bytes, or a
@@ -181,6 +184,12 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     if (typeof n !== "number") return n;
     epochSize = n;
   }
+  let threads: number[] = [];
+  if (f.threads.trim() !== "") {
+    const t = parseIntList("threads", f.threads, 1, 4096);
+    if (!Array.isArray(t)) return t;
+    threads = t;
+  }
   let imageSize: number | null = null;
   if (f.imageSize.trim() !== "") {
     const n = parseOne("image_size", f.imageSize, 1, 8192);
@@ -214,7 +223,7 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     eval_every_steps: null,
     stop_at_target: true,
     window_steps: null,
-    threads: null,
+    threads,
     env: envAlternatives(f.envAlternatives),
     lr: null,
     repeats,

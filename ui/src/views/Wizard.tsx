@@ -450,6 +450,14 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
         </section>
         <section>
           <h3>
+            <label for="threads">CPU threads</label>
+          </h3>
+          <input id="threads" name="threads" value={form.threads} placeholder="the framework's choice, or 1, 2, 4" onInput={(e) => set({ threads: e.currentTarget.value })} />
+          <p class="hint">Threads each framework may use for its operators on the CPU. Several (1, 2, 4) compare them: each count is its own configuration.</p>
+          <FieldMessages field="threads" messages={messages} />
+        </section>
+        <section>
+          <h3>
             <label for="env-alternatives">Environment variables to compare</label>
           </h3>
           <textarea

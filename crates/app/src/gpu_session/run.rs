@@ -327,7 +327,7 @@ async fn studio(
         device: Some(s.device.clone()),
         steps: Some(l.steps),
         window_steps: Some(l.window_steps),
-        threads: l.threads,
+        threads: l.threads.into_iter().collect(),
         image_size: *image_size,
         seq_len: *seq_len,
         ..SweepRequest::default()

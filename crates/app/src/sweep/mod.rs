@@ -75,7 +75,11 @@ pub struct SweepRequest {
     pub eval_every_steps: Option<i64>,
     pub stop_at_target: bool,
     pub window_steps: Option<i64>,
-    pub threads: Option<i64>,
+    /// CPU threads a framework may use for its operators: each count its
+    /// own configuration (a thread-count sweep); empty: the framework's own
+    /// choice (`OMP_NUM_THREADS` where set).
+    #[serde(default)]
+    pub threads: Vec<i64>,
     /// Environment variables to compare: each entry one alternative,
     /// `NAME=VALUE[;NAME=VALUE…]` or `default` (none set); empty: none set.
     /// Only the frameworks' own families (`spec::env`).
@@ -136,7 +140,7 @@ impl Default for SweepRequest {
             eval_every_steps: None,
             stop_at_target: true,
             window_steps: None,
-            threads: None,
+            threads: Vec::new(),
             env: Vec::new(),
             lr: None,
             repeats: 1,

@@ -440,25 +440,34 @@ struct Combination<'a> {
     compile: &'a str,
     devices: i64,
     batch: i64,
+    threads: Option<i64>,
     settings: &'a WorkerEnv,
 }
 
 /// Every combination of `req`'s values for the framework `given`, in the
 /// order a person reads the sweep (model, precision, compile, devices,
-/// batch, then the environment variables' alternatives).
+/// batch, threads, then the environment variables' alternatives).
 fn combinations<'a>(
     req: &'a SweepRequest,
     given: &'a str,
     batches: &'a [i64],
     alternatives: &'a [WorkerEnv],
 ) -> Vec<Combination<'a>> {
+    let threads: Vec<Option<i64>> = if req.threads.is_empty() {
+        vec![None]
+    } else {
+        req.threads.iter().copied().map(Some).collect()
+    };
     let mut out = Vec::new();
     for model in &req.model {
         for precision in &req.precision {
             for compile in &req.compile {
                 for &devices in &req.devices {
                     for &batch in batches {
-                        for settings in alternatives {
+                        for (&threads, settings) in threads
+                            .iter()
+                            .flat_map(|t| alternatives.iter().map(move |a| (t, a)))
+                        {
                             out.push(Combination {
                                 given,
                                 model,
@@ -466,6 +475,7 @@ fn combinations<'a>(
                                 compile,
                                 devices,
                                 batch,
+                                threads,
                                 settings,
                             });
                         }
@@ -501,13 +511,18 @@ impl Combination<'_> {
             .image_size
             .map(|s| format!(" {s}px"))
             .unwrap_or_default();
+        let threads = match self.threads {
+            Some(1) => " 1 thread".to_owned(),
+            Some(t) => format!(" {t} threads"),
+            None => String::new(),
+        };
         let settings = if self.settings.is_empty() {
             String::new()
         } else {
             format!(" {}", env::label(self.settings))
         };
         format!(
-            "{} {}{px} {}{compiled} ×{}{spread} b{b}{settings}{place}",
+            "{} {}{px} {}{compiled} ×{}{spread} b{b}{threads}{settings}{place}",
             self.given, self.model, self.precision, self.devices
         )
     }
@@ -554,7 +569,7 @@ impl Combination<'_> {
         if let Some(lr) = req.lr {
             raw.lr = lr;
         }
-        raw.threads = req.threads;
+        raw.threads = self.threads;
         raw.env = self.settings.clone();
         raw.profile = req.profile;
         raw

@@ -5,7 +5,7 @@ use super::*;
 
 /// The parts of a configuration as a person reads them, in order: framework
 /// (with its environment), model, precision, compile mode, devices,
-/// sharding, batch, data, the environment variables the run set. Each with whether it is the default that a full
+/// sharding, batch, data, threads, the environment variables the run set. Each with whether it is the default that a full
 /// label leaves out (`compile=off`, `ddp`).
 pub(super) fn config_parts(r: &RunRow) -> Vec<(String, bool)> {
     let framework = match &r.environment {
@@ -23,6 +23,11 @@ pub(super) fn config_parts(r: &RunRow) -> Vec<(String, bool)> {
         (r.parallel.as_str().to_owned(), r.parallel == Parallel::Ddp),
         (format!("b{}", r.batch_size), false),
         (r.data.as_str().to_owned(), false),
+        match r.threads {
+            Some(1) => ("1 thread".to_owned(), false),
+            Some(t) => (format!("{t} threads"), false),
+            None => ("the framework's threads".to_owned(), true),
+        },
         if r.env.is_empty() {
             ("no framework variables set".to_owned(), true)
         } else {

@@ -109,6 +109,12 @@ pub fn question(c: &Comparison, runs: &[RunDetail]) -> String {
             .filter(|env| !env.is_empty())
             .map_or("none set".into(), trainbench_core::spec::env::label)
     };
+    let threads = |key: &str| -> String {
+        runs.iter()
+            .find(|r| r.row.config_key == key || r.row.id.to_string() == key)
+            .and_then(|r| r.row.threads)
+            .map_or("the framework's choice".into(), |t| t.to_string())
+    };
     let dims: Vec<(&str, Vec<String>)> = vec![
         (
             "framework",
@@ -144,6 +150,10 @@ pub fn question(c: &Comparison, runs: &[RunDetail]) -> String {
             c.entries.iter().map(|e| e.batch_size.to_string()).collect(),
         ),
         ("data", c.entries.iter().map(|e| e.data.clone()).collect()),
+        (
+            "CPU threads",
+            c.entries.iter().map(|e| threads(&e.key)).collect(),
+        ),
         (
             "environment variables",
             c.entries.iter().map(|e| settings(&e.key)).collect(),
