@@ -188,6 +188,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::settings::delete_price,
             commands::settings::environments,
             commands::settings::install_framework,
+            commands::settings::install_releases,
             commands::settings::framework_releases,
             commands::bisect::start_bisect,
             commands::bisect::bisect_status,

@@ -113,6 +113,16 @@ export const commands = {
 	 */
 	installFramework: (framework: string, onUpdate: Channel<InstallUpdateDto>) => typedError<FrameworkEnv, ApiError>(__TAURI_INVOKE("install_framework", { framework, onUpdate })),
 	/**
+	 *  Makes the environment of every release the sweep's frameworks name that
+	 *  is not installed (`jax==0.7.2`), one after another, streaming each
+	 *  installer line to `on_update`, then removes the least recently used
+	 *  releases over the disk budget (never one named): the wizard's Start does
+	 *  this before it starts the sweep, as `trainbench run` does.
+	 *  [`cancel_install`] with the release stops the one under way. Returns the
+	 *  releases made.
+	 */
+	installReleases: (frameworks: string[], onUpdate: Channel<ReleaseInstallDto>) => typedError<string[], ApiError>(__TAURI_INVOKE("install_releases", { frameworks, onUpdate })),
+	/**
 	 *  The releases of `framework` (jax, pytorch, tensorflow) PyPI lists within
 	 *  the supported range, newest first, each with whether it is installed:
 	 *  what the wizard's version picker offers (`jax==0.7.2`).
@@ -1038,6 +1048,11 @@ export type PlanDto = {
 	 *  configuration of it has run on this machine before.
 	 */
 	duration: DurationEstimate | null,
+	/**
+	 *  Releases named (`jax==0.7.2`) that are not installed: Start makes
+	 *  them first (`install_releases`).
+	 */
+	to_install: string[],
 };
 
 /**  Numeric precision of training. */
@@ -1200,6 +1215,14 @@ export type ReleaseChoice = {
 	installed: boolean,
 	/**  It is the release of the studio's own environment for the framework. */
 	studio_own: boolean,
+};
+
+/**  One installer line of a release made before a sweep starts. */
+export type ReleaseInstallDto = {
+	/**  The release being made (`jax==0.7.2`). */
+	release: string,
+	line: string,
+	progress: InstallProgress,
 };
 
 /**  A framework's releases to pick from (the wizard's version picker). */

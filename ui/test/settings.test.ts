@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { settingsText } from "../src/lib/settings";
-import { defaultForm, envAlternatives, toRequest } from "../src/lib/sweep";
+import { defaultForm, envAlternatives, startLabel, toRequest } from "../src/lib/sweep";
 
 describe("environment variables", () => {
   it("says what a run set and what its worker saw", () => {
@@ -29,5 +29,11 @@ describe("environment variables", () => {
     if (!("field" in none)) expect(none.threads).toEqual([]);
     const bad = toRequest({ ...defaultForm(), threads: "0" });
     expect("field" in bad && bad.field).toBe("threads");
+  });
+  it("says on Start which releases it installs first", () => {
+    const p = { configurations: ["a", "b"], repeats: 1, runs: 2, rejected: [], notes: [], duration: null, to_install: ["jax==0.6.0"] };
+    expect(startLabel(p)).toBe("Install jax==0.6.0, then start 2 run(s)");
+    expect(startLabel({ ...p, to_install: [] })).toBe("Start 2 run(s)");
+    expect(startLabel(null)).toBe("Start 0 run(s)");
   });
 });

@@ -100,6 +100,7 @@ const plan: PlanDto = {
   ],
   notes: [],
   duration: null,
+  to_install: [],
 };
 
 describe("the largest batch that fits", () => {

@@ -201,6 +201,15 @@ impl Installs {
         Ok(result?)
     }
 
+    /// Cancels every install under way (a terminal's Ctrl-C); how many.
+    pub fn cancel_all(&self) -> usize {
+        let running = self.running();
+        for flag in running.values() {
+            flag.store(true, Ordering::SeqCst);
+        }
+        running.len()
+    }
+
     /// Cancels the install of `framework`; false when none is under way.
     pub fn cancel(&self, framework: &str) -> crate::AppResult<bool> {
         let framework = match trainbench_core::versions::parse_pin(framework)? {

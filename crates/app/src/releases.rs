@@ -62,3 +62,49 @@ pub fn releases(framework: &str) -> AppResult<(Vec<ReleaseChoice>, String)> {
     out.reverse();
     Ok((out, range))
 }
+
+/// What [`install_missing`] did: the releases made, and the ones removed
+/// over the disk budget (name, bytes).
+pub type ReleaseInstalls = (Vec<MadeRelease>, Vec<(String, u64)>);
+
+/// A release's environment made because a sweep names it.
+#[derive(Debug)]
+pub struct MadeRelease {
+    pub pin: Pin,
+    pub installed: envs::Installed,
+    /// Its disk (files hard-linked from the installer's cache counted).
+    pub bytes: Option<u64>,
+}
+
+/// Makes the environment of every release `frameworks` names that is not
+/// installed (`jax==0.7.2`), one after another through `installs`, so that
+/// the desktop's Cancel or the CLI's Ctrl-C stops the one under way; then
+/// removes the least recently used releases over the disk budget, never one
+/// that `frameworks` names. `on_start` is told each release before its
+/// install, `on` each installer line. Returns the releases made and the ones
+/// removed (name, bytes). Both shells start a sweep through it.
+pub fn install_missing(
+    installs: &crate::frameworks::Installs,
+    frameworks: &[String],
+    gpu: bool,
+    mut on_start: impl FnMut(Pin),
+    mut on: impl FnMut(Pin, envs::InstallUpdate<'_>),
+) -> AppResult<ReleaseInstalls> {
+    let missing = crate::sweep::missing_releases(frameworks)?;
+    let mut made = Vec::with_capacity(missing.len());
+    for pin in missing {
+        on_start(pin);
+        let installed = installs.install(&pin.to_string(), gpu, |u| on(pin, u))?;
+        made.push(MadeRelease {
+            pin,
+            installed,
+            bytes: envs::pinned::bytes_of(pin),
+        });
+    }
+    let evicted = if made.is_empty() {
+        Vec::new()
+    } else {
+        envs::pinned::evict_over_budget(&crate::sweep::named_releases(frameworks))
+    };
+    Ok((made, evicted))
+}

@@ -74,7 +74,7 @@ pub fn run(db: &Path, a: GpuCheckArgs) -> Result<ExitCode, CliError> {
             }
             return Ok(ExitCode::from(EXIT_NO_GPU));
         }
-        Prepared::Plan(p) => p,
+        Prepared::Plan(p) => *p,
     };
     eprintln!(
         "gpu-check: {} GPU(s) ({}); {} runs of {} framework(s)",

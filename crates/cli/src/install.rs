@@ -7,49 +7,107 @@ use trainbench_app::{envs, frameworks};
 use crate::error::CliError;
 use crate::output;
 
-/// Installs on a blocking thread while Ctrl-C cancels it: the installer runs
+/// The installer's own lines on stderr, and its figures when the step
+/// changes.
+pub fn installer_lines() -> impl FnMut(envs::InstallUpdate<'_>) {
+    let mut last_shown = String::new();
+    move |u| {
+        eprintln!("  {}", u.line);
+        let p = u.progress;
+        if p.step != last_shown {
+            eprintln!(
+                "  [{}: {} of {} packages installed, {} of {} downloaded, {:.0} s]",
+                p.step,
+                p.packages_installed,
+                p.packages_total
+                    .map_or_else(|| "?".into(), |n| n.to_string()),
+                output::bytes(p.bytes_done),
+                output::bytes(p.bytes_total),
+                p.elapsed_s
+            );
+            p.step.clone_into(&mut last_shown);
+        }
+    }
+}
+
+/// Runs `work` (installs through the `Installs` it is given) on a blocking
+/// thread while Ctrl-C cancels every install under way: the installer runs
 /// in its own process group, so the terminal's interrupt reaches only this
 /// process, which then stops the installer and removes what it had made.
-pub fn install_with_ctrl_c(framework: &str, with_gpu: bool) -> Result<envs::Installed, CliError> {
+pub fn with_ctrl_c<T: Send + 'static>(
+    work: impl FnOnce(&frameworks::Installs) -> trainbench_app::AppResult<T> + Send + 'static,
+) -> Result<T, CliError> {
     let installs = std::sync::Arc::new(frameworks::Installs::default());
     let runtime = trainbench_app::execute::runtime()?;
-    let name = framework.to_owned();
     let result = runtime.block_on(async {
         let worker = {
             let installs = std::sync::Arc::clone(&installs);
-            tokio::task::spawn_blocking(move || {
-                let mut last_shown = String::new();
-                installs.install(&name, with_gpu, |u| {
-                    // The installer's own lines, and the figures when they change.
-                    eprintln!("  {}", u.line);
-                    let p = u.progress;
-                    if p.step != last_shown {
-                        eprintln!(
-                            "  [{}: {} of {} packages installed, {} of {} downloaded, {:.0} s]",
-                            p.step,
-                            p.packages_installed,
-                            p.packages_total
-                                .map_or_else(|| "?".into(), |n| n.to_string()),
-                            output::bytes(p.bytes_done),
-                            output::bytes(p.bytes_total),
-                            p.elapsed_s
-                        );
-                        p.step.clone_into(&mut last_shown);
-                    }
-                })
-            })
+            tokio::task::spawn_blocking(move || work(&installs))
         };
         tokio::pin!(worker);
         tokio::select! {
             done = &mut worker => done,
             _ = tokio::signal::ctrl_c() => {
                 eprintln!("\ntrainbench: cancelling the install (Ctrl-C)");
-                let _ = installs.cancel(framework);
+                let _ = installs.cancel_all();
                 worker.await
             }
         }
     });
     Ok(result.map_err(|e| CliError::Failed(e.to_string()))??)
+}
+
+/// Installs `framework` (a framework or a release) while Ctrl-C cancels it.
+pub fn install_with_ctrl_c(framework: &str, with_gpu: bool) -> Result<envs::Installed, CliError> {
+    let name = framework.to_owned();
+    with_ctrl_c(move |installs| installs.install(&name, with_gpu, installer_lines()))
+}
+
+/// Every release `frameworks` names that is not installed, made before a
+/// sweep is planned (`releases::install_missing`, as the desktop's Start),
+/// each said on stderr before and after; releases over the disk budget
+/// removed after, each said.
+pub fn install_missing(frameworks: &[String], gpu: bool) -> Result<(), CliError> {
+    let named = frameworks.to_vec();
+    let (made, evicted) = with_ctrl_c(move |installs| {
+        let mut lines = installer_lines();
+        trainbench_app::releases::install_missing(
+            installs,
+            &named,
+            gpu,
+            |pin| {
+                eprintln!(
+                    "trainbench: {pin} is not installed here: making its environment ({} build, PyPI)",
+                    if gpu { "CUDA" } else { "CPU" }
+                );
+            },
+            |_, u| lines(u),
+        )
+    })?;
+    for m in &made {
+        say_ready(m.pin, &m.installed, m.bytes);
+    }
+    say_evicted(&evicted);
+    Ok(())
+}
+
+fn say_ready(pin: trainbench_app::versions::Pin, made: &envs::Installed, bytes: Option<u64>) {
+    eprintln!(
+        "trainbench: {pin} ready ({} packages, {} on disk, {:.0} s)",
+        made.progress.packages_installed,
+        bytes.map_or_else(|| "?".into(), output::bytes),
+        made.progress.elapsed_s
+    );
+}
+
+fn say_evicted(evicted: &[(String, u64)]) {
+    for (pin, bytes) in evicted {
+        eprintln!(
+            "trainbench: removed {pin}'s environment ({}, the least recently used): the releases' environments were over their {} budget (`trainbench env budget`)",
+            output::bytes(*bytes),
+            output::bytes(envs::pinned::budget())
+        );
+    }
 }
 
 /// A release's environment made because a command needs it (`run`,
@@ -65,23 +123,12 @@ pub fn install_release(
     );
     let made = install_with_ctrl_c(&pin.to_string(), gpu)?;
     let bytes = envs::pinned::bytes_of(pin);
-    eprintln!(
-        "trainbench: {pin} ready ({} packages, {} on disk, {:.0} s)",
-        made.progress.packages_installed,
-        bytes.map_or_else(|| "?".into(), output::bytes),
-        made.progress.elapsed_s
-    );
+    say_ready(pin, &made, bytes);
     Ok((made, bytes))
 }
 
 /// After an install: the least recently used releases over the disk budget
 /// removed (never one of `keep`), each said on stderr.
 pub fn evict(keep: &[trainbench_app::versions::Pin]) {
-    for (pin, bytes) in envs::pinned::evict_over_budget(keep) {
-        eprintln!(
-            "trainbench: removed {pin}'s environment ({}, the least recently used): the releases' environments were over their {} budget (`trainbench env budget`)",
-            output::bytes(bytes),
-            output::bytes(envs::pinned::budget())
-        );
-    }
+    say_evicted(&envs::pinned::evict_over_budget(keep));
 }

@@ -127,14 +127,7 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     let timeout = run_args::silence_timeout(&a)?;
     // Releases named (`jax==0.7.2`) whose environment is missing are made
     // first, with the installer's progress; Ctrl-C cancels.
-    let missing = trainbench_app::sweep::missing_releases(&request.framework)?;
-    let gpu = host.gpu_count() > 0;
-    for pin in &missing {
-        crate::install::install_release(*pin, gpu)?;
-    }
-    if !missing.is_empty() {
-        crate::install::evict(&trainbench_app::sweep::named_releases(&request.framework));
-    }
+    crate::install::install_missing(&request.framework, host.gpu_count() > 0)?;
     let sweep_started = std::time::Instant::now();
     // Every combination is checked before the database is touched.
     let mut plan = plan_request(&request, &host)?;

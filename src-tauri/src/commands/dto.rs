@@ -55,6 +55,9 @@ pub struct PlanDto {
     /// How long it will take, judged by earlier runs here; `None` when no
     /// configuration of it has run on this machine before.
     pub duration: Option<trainbench_app::sweep::DurationEstimate>,
+    /// Releases named (`jax==0.7.2`) that are not installed: Start makes
+    /// them first (`install_releases`).
+    pub to_install: Vec<String>,
 }
 
 /// A framework's releases to pick from (the wizard's version picker).

@@ -80,6 +80,51 @@ pub async fn install_framework(
     Ok(installed.env)
 }
 
+/// One installer line of a release made before a sweep starts.
+#[derive(Debug, Clone, serde::Serialize, specta::Type)]
+pub struct ReleaseInstallDto {
+    /// The release being made (`jax==0.7.2`).
+    pub release: String,
+    pub line: String,
+    pub progress: InstallProgress,
+}
+
+/// Makes the environment of every release the sweep's frameworks name that
+/// is not installed (`jax==0.7.2`), one after another, streaming each
+/// installer line to `on_update`, then removes the least recently used
+/// releases over the disk budget (never one named): the wizard's Start does
+/// this before it starts the sweep, as `trainbench run` does.
+/// [`cancel_install`] with the release stops the one under way. Returns the
+/// releases made.
+#[tauri::command]
+#[specta::specta]
+pub async fn install_releases(
+    studio: State<'_, Studio>,
+    frameworks: Vec<String>,
+    on_update: Channel<ReleaseInstallDto>,
+) -> ApiResult<Vec<String>> {
+    let gpu = studio.host.gpu_count() > 0;
+    let installs = std::sync::Arc::clone(&studio.installs);
+    let (made, _evicted) = tauri::async_runtime::spawn_blocking(move || {
+        trainbench_app::releases::install_missing(
+            &installs,
+            &frameworks,
+            gpu,
+            |_| {},
+            |pin, u| {
+                let _ = on_update.send(ReleaseInstallDto {
+                    release: pin.to_string(),
+                    line: u.line.to_owned(),
+                    progress: u.progress.clone(),
+                });
+            },
+        )
+    })
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))??;
+    Ok(made.iter().map(|m| m.pin.to_string()).collect())
+}
+
 /// The releases of `framework` (jax, pytorch, tensorflow) PyPI lists within
 /// the supported range, newest first, each with whether it is installed:
 /// what the wizard's version picker offers (`jax==0.7.2`).

@@ -29,6 +29,7 @@ pub fn plan(studio: State<'_, Studio>, request: SweepRequest) -> ApiResult<PlanD
         rejected: plan.rejected,
         notes: plan.notes,
         duration,
+        to_install: plan.to_install.iter().map(ToString::to_string).collect(),
     })
 }
 

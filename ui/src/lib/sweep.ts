@@ -267,6 +267,15 @@ export function planText(p: PlanDto): string {
 }
 
 /** Whether the sweep can start: something to run and no verdict against all combinations. */
+/** The Start button's words: releases to install first, and the runs. */
+export function startLabel(p: PlanDto | null): string {
+  const runs = p?.runs ?? 0;
+  const what = p && p.rejected.length > 0 && runs > 0 ? `${runs} run(s), skip the rest` : `${runs} run(s)`;
+  const installs = p?.to_install ?? [];
+  if (installs.length === 0) return `Start ${what}`;
+  return `Install ${installs.join(", ")}, then start ${what}`;
+}
+
 export function canStart(p: PlanDto | null): boolean {
   return p !== null && p.runs > 0 && !p.rejected.some((r) => r.label === null);
 }

@@ -4,11 +4,11 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { Channel } from "@tauri-apps/api/core";
 import { open } from "@tauri-apps/plugin-dialog";
-import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto, type RemoteHost, type SweepRequest } from "../api";
+import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto, type ReleaseInstallDto, type RemoteHost, type SweepRequest } from "../api";
 import { installView } from "../lib/install";
 import { hostSummary } from "../lib/hosts";
 import { count, flops } from "../lib/format";
-import { canStart, defaultForm, messagesByField, planText, toRequest, type FieldError, type WizardForm } from "../lib/sweep";
+import { canStart, defaultForm, messagesByField, planText, startLabel, toRequest, type FieldError, type WizardForm } from "../lib/sweep";
 import { ErrorBox } from "./common";
 import { Explained } from "./Glossary";
 import { SearchProgress } from "./SearchProgress";
@@ -149,12 +149,36 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
     setBusy(true);
     setError(null);
     try {
-      const started = await call(api.startSweep(parsed as Parameters<typeof api.startSweep>[0], true));
+      const request = parsed as SweepRequest;
+      // Releases ticked and not installed: made first, shown as an install.
+      if ((plan?.to_install ?? []).length > 0 && !(await installReleases(request.framework))) return;
+      const started = await call(api.startSweep(request as Parameters<typeof api.startSweep>[0], true));
       onStarted(started.run_ids);
     } catch (e) {
       setError(e);
     } finally {
       setBusy(false);
+    }
+  }
+
+  /** Makes the sweep's missing releases with the install panel's lines and
+   * Cancel; false when it failed or was cancelled (the error is shown). */
+  async function installReleases(frameworks: string[]): Promise<boolean> {
+    const lines: string[] = [];
+    const ch = new Channel<ReleaseInstallDto>();
+    ch.onmessage = (u) => {
+      lines.push(`${u.release}: ${u.line}`);
+      setInstalling({ framework: u.release, lines: lines.slice(-30), progress: u.progress });
+    };
+    try {
+      await call(api.installReleases(frameworks, ch));
+      onInfoChanged();
+      return true;
+    } catch (e) {
+      setError(e);
+      return false;
+    } finally {
+      setInstalling(null);
     }
   }
 
@@ -529,7 +553,7 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
         <ErrorBox error={error} onClose={() => setError(null)} />
         {busy && "batch_max" in parsed && parsed.batch_max && <SearchProgress />}
         <button type="button" class="primary" id="start" title="Ctrl+Enter" disabled={busy || parseError !== null || !canStart(plan)} onClick={start}>
-          {plan && plan.rejected.length > 0 && plan.runs > 0 ? `Start ${plan.runs} run(s), skip the rest` : `Start ${plan?.runs ?? 0} run(s)`}
+          {startLabel(plan)}
         </button>
       </footer>
       <BisectPanel base={parseError ? null : (parsed as SweepRequest)} />

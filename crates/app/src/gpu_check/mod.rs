@@ -78,7 +78,7 @@ pub struct GpuCheckPlan {
 pub enum Prepared {
     /// No GPU: the reason (nothing was run; the CLI exits 3).
     NoGpu(String),
-    Plan(GpuCheckPlan),
+    Plan(Box<GpuCheckPlan>),
 }
 
 /// What the suite measured and where it wrote it.
@@ -159,13 +159,13 @@ pub fn prepare(req: &GpuCheckRequest, host: &Host) -> AppResult<Prepared> {
             ),
         ));
     }
-    Ok(Prepared::Plan(GpuCheckPlan {
+    Ok(Prepared::Plan(Box::new(GpuCheckPlan {
         gpus,
         frameworks,
         plan,
         skipped,
         out_dir,
-    }))
+    })))
 }
 
 /// The suite's configurations (one plan) and what was left out, with why.
@@ -238,6 +238,7 @@ fn plan(req: &GpuCheckRequest, frameworks: &[String], host: &Host) -> (SweepPlan
         memory_limit_bytes: None,
         epoch_samples: None,
         notes: Vec::new(),
+        to_install: Vec::new(),
     };
     (plan, skipped)
 }

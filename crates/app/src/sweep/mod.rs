@@ -29,6 +29,22 @@ pub use plan::{
     resolve_framework,
 };
 
+/// A list given as one number, a list, or nothing (`threads` was one
+/// number before it became a sweep axis; requests written then still read).
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<i64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(i64),
+        Many(Vec<i64>),
+    }
+    Ok(match Option::<OneOrMany>::deserialize(d)? {
+        None => Vec::new(),
+        Some(OneOrMany::One(n)) => vec![n],
+        Some(OneOrMany::Many(v)) => v,
+    })
+}
+
 /// Every setting of a sweep; several values in a list make several
 /// configurations.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,7 +94,7 @@ pub struct SweepRequest {
     /// CPU threads a framework may use for its operators: each count its
     /// own configuration (a thread-count sweep); empty: the framework's own
     /// choice (`OMP_NUM_THREADS` where set).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "one_or_many")]
     pub threads: Vec<i64>,
     /// Environment variables to compare: each entry one alternative,
     /// `NAME=VALUE[;NAME=VALUE…]` or `default` (none set); empty: none set.
@@ -188,12 +204,29 @@ pub struct SweepPlan {
     /// What the figures will mean, said before anything runs (a GPU price
     /// on CPU runs, text models without an epoch): nothing is refused.
     pub notes: Vec<String>,
+    /// Releases named (`jax==0.7.2`) whose environment is not installed:
+    /// installed first (`releases::install_missing`); nothing is queued
+    /// while any is missing.
+    pub to_install: Vec<trainbench_core::versions::Pin>,
 }
 
 impl SweepPlan {
     /// Runs the sweep would queue.
     pub fn runs(&self) -> usize {
         self.configs.len() * self.repeats as usize
+    }
+
+    /// Refuses, naming `framework`, while a release the plan names is not
+    /// installed: no run is queued into an environment that is not there.
+    pub fn check_installed(&self) -> AppResult<()> {
+        match self.to_install.first() {
+            None => Ok(()),
+            Some(pin) => Err(crate::AppError::bad_input(
+                "framework",
+                pin.to_string(),
+                &format!("an installed release: {pin}'s environment is made from PyPI by the wizard's Start or Install, `trainbench env install {pin}`, or `trainbench run` when it is named"),
+            )),
+        }
     }
 }
 
@@ -326,7 +359,8 @@ impl Workspace {
         if let Some(r) = self.check_price(req.price.as_deref())? {
             plan.rejected.insert(0, r);
         }
-        plan.notes = self.cost_notes(&plan, req.price.as_deref())?;
+        let costs = self.cost_notes(&plan, req.price.as_deref())?;
+        plan.notes.extend(costs);
         Ok(plan)
     }
 
@@ -349,6 +383,7 @@ impl Workspace {
     /// Creates the sweep before its batch search (`search_batches`), so that
     /// the probes are stored under it as they end.
     pub(crate) fn create_sweep(&self, plan: &SweepPlan, command: &str) -> AppResult<i64> {
+        plan.check_installed()?;
         Ok(self
             .store
             .create_sweep(command, plan.configs.len() as u32, plan.repeats)?)
@@ -361,6 +396,7 @@ impl Workspace {
         plan: &SweepPlan,
         price: Option<&str>,
     ) -> AppResult<(i64, Vec<Job>)> {
+        plan.check_installed()?;
         Ok(queue_into(&self.store, sweep, plan, price)?)
     }
 
@@ -372,6 +408,7 @@ impl Workspace {
         price: Option<&str>,
         command: &str,
     ) -> AppResult<(i64, Vec<Job>)> {
+        plan.check_installed()?;
         Ok(queue_sweep(&self.store, plan, price, command)?)
     }
 }
@@ -379,6 +416,20 @@ impl Workspace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn threads_read_as_one_number_a_list_or_nothing() {
+        let base = serde_json::to_value(SweepRequest::default()).unwrap();
+        let with = |t: serde_json::Value| {
+            let mut v = base.clone();
+            v["threads"] = t;
+            serde_json::from_value::<SweepRequest>(v).map(|r| r.threads)
+        };
+        assert_eq!(with(serde_json::json!(2)).unwrap(), vec![2]);
+        assert_eq!(with(serde_json::json!([1, 2])).unwrap(), vec![1, 2]);
+        assert_eq!(with(serde_json::Value::Null).unwrap(), Vec::<i64>::new());
+        assert!(with(serde_json::json!("two")).is_err());
+    }
 
     #[test]
     fn the_planned_spec_is_typed_and_the_stored_row_takes_its_values_from_it() {

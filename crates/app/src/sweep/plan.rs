@@ -16,7 +16,9 @@ pub(super) fn shared(field: &str, message: String) -> Rejected {
 
 /// `tch`, `pytorch`, `pytorch@NAME`, `jax==0.7.2` … → (framework,
 /// environment name, worker). A release (`FRAMEWORK==VERSION`) runs in its
-/// own environment, which must be installed first ([`missing_releases`]).
+/// own environment: one not installed yet resolves to the worker it will
+/// have, and the plan lists it to install before anything is queued
+/// ([`missing_releases`], `SweepPlan::to_install`).
 pub fn resolve_framework(
     given: &str,
 ) -> Result<(Framework, Option<String>, WorkerCommand), Rejected> {
@@ -24,14 +26,9 @@ pub fn resolve_framework(
         Err(e) => return Err(reject(given, "framework", e.to_string())),
         Ok(Some(pin)) => {
             let e = envs::pinned::env_for(pin);
-            if !e.ready {
-                return Err(reject(
-                    given,
-                    "framework",
-                    format!("framework = {given} is not installed here: its environment is made from PyPI by the wizard's Install beside the release, or `trainbench env install {pin}` (`trainbench run` makes it when it is named)"),
-                ));
+            if e.ready {
+                envs::pinned::touch(pin);
             }
-            envs::pinned::touch(pin);
             return Ok((
                 pin.framework,
                 Some(pin.to_string()),
@@ -179,6 +176,7 @@ pub fn plan_sweep_on(
             memory_limit_bytes: req.memory_limit_bytes,
             epoch_samples: epoch_samples(req),
             notes: Vec::new(),
+            to_install: Vec::new(),
         };
     }
     let device = req.device.clone().unwrap_or_else(|| {
@@ -199,6 +197,7 @@ pub fn plan_sweep_on(
             memory_limit_bytes: req.memory_limit_bytes,
             epoch_samples: epoch_samples(req),
             notes: Vec::new(),
+            to_install: Vec::new(),
         };
     }
     let search = req.batch_max.then(|| BatchSearch {
@@ -249,14 +248,27 @@ pub fn plan_sweep_on(
             }
         }
     }
+    // Releases named and not installed: made before anything is queued
+    // (on this machine only; a remote host resolves its own environments).
+    let to_install = if remote.is_none() {
+        missing_releases(&req.framework).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     SweepPlan {
         configs,
         rejected,
         repeats,
         memory_limit_bytes: req.memory_limit_bytes,
         epoch_samples: epoch_samples(req),
-        notes: Vec::new(),
+        notes: to_install.iter().map(install_note).collect(),
+        to_install,
     }
+}
+
+/// What the plan says of a release it will install first.
+fn install_note(pin: &trainbench_core::versions::Pin) -> String {
+    format!("{pin} is not installed here: its environment is made from PyPI first (CPU or CUDA build as this machine has, several hundred MB of disk, kept for later runs under the releases' disk budget)")
 }
 
 /// The epoch size asked for cost per epoch, when a valid one was.

@@ -1,0 +1,77 @@
+//! The wizard's Start with a ticked release that is not installed, through
+//! real IPC: the plan names it to install and still counts its runs; the
+//! sweep is refused naming `framework` while it is missing; Start's install
+//! (`install_releases`, a real install of JAX 0.6.2 from PyPI with uv into a
+//! scratch home) makes it, and the sweep then trains in it. Its own test
+//! binary: it points `TRAINBENCH_HOME` at the scratch home.
+
+mod common;
+
+use std::time::Duration;
+
+use common::app::{assert_error, open_app, request, scratch};
+use serde_json::json;
+
+#[test]
+fn start_installs_a_ticked_release_then_trains_in_it() {
+    let dir = scratch("release-start");
+    std::env::set_var("TRAINBENCH_HOME", dir.join("home"));
+    let app = open_app(&dir);
+    let sweep = request(json!({
+        "framework": ["jax==0.6.2"], "steps": 4, "batch_size": [4], "window_steps": 2
+    }));
+
+    let plan = app.ok("plan", json!({"request": sweep}));
+    assert_eq!(plan["to_install"], json!(["jax==0.6.2"]), "{plan}");
+    assert_eq!(plan["runs"], 1, "its runs are planned: {plan}");
+    assert_eq!(plan["rejected"], json!([]), "{plan}");
+    assert!(
+        plan["notes"][0]
+            .as_str()
+            .is_some_and(|n| n.starts_with("jax==0.6.2 is not installed here")),
+        "{plan}"
+    );
+
+    // Nothing is queued into an environment that is not there.
+    let e = app.err(
+        "start_sweep",
+        json!({"request": sweep, "skipRejected": true}),
+    );
+    assert_error(
+        &e,
+        "bad_input",
+        &["framework = jax==0.6.2", "an installed release"],
+    );
+    assert_eq!(e["field"], "framework", "{e}");
+    assert_eq!(app.ok("list_runs", json!({})), json!([]));
+
+    // Start's install, then the sweep.
+    let made = app.ok(
+        "install_releases",
+        json!({"frameworks": ["jax==0.6.2"], "onUpdate": "__CHANNEL__:1"}),
+    );
+    assert_eq!(made, json!(["jax==0.6.2"]));
+    let plan = app.ok("plan", json!({"request": sweep}));
+    assert_eq!(plan["to_install"], json!([]), "{plan}");
+    // Installing again makes nothing.
+    let again = app.ok(
+        "install_releases",
+        json!({"frameworks": ["jax==0.6.2"], "onUpdate": "__CHANNEL__:2"}),
+    );
+    assert_eq!(again, json!([]));
+
+    let started = app.ok(
+        "start_sweep",
+        json!({"request": sweep, "skipRejected": false}),
+    );
+    assert_eq!(started["run_ids"].as_array().map(Vec::len), Some(1));
+    app.wait_idle(Duration::from_secs(300));
+    let runs = app.ok("list_runs", json!({}));
+    assert_eq!(runs[0]["status"], "completed", "{runs}");
+    assert!(
+        runs[0]["label"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("jax==0.6.2")),
+        "{runs}"
+    );
+}
