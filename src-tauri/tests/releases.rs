@@ -64,6 +64,15 @@ fn releases_are_listed_and_bad_bisections_are_refused_naming_the_field() {
         "bad_input",
         &["host = box is not allowed"],
     );
+    // Two precisions are two configurations at each release.
+    assert_error(
+        &app.err(
+            "start_bisect",
+            bisect("0.6.2", "0.7.2", json!({"precision": ["fp32", "amp-bf16"]})),
+        ),
+        "bad_input",
+        &["one configuration at each release", "these settings make 2"],
+    );
     let status = app.ok("bisect_status", json!({}));
     assert_eq!(status["running"], false, "{status}");
     assert_eq!(app.ok("cancel_bisect", json!({"framework": "jax"})), false);

@@ -1410,6 +1410,8 @@ export type RunRow = {
 	env?: { [key in string]: string },
 	/**  The CPU threads the run asked for; `None`: the framework's own choice. */
 	threads?: number | null,
+	/**  cuDNN's benchmark mode the run asked for; `None`: the worker's default. */
+	cudnn_benchmark?: boolean | null,
 };
 
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "timeout" | "cancelled" | "interrupted";
@@ -1777,6 +1779,11 @@ export type SweepRequest = {
 	 *  Only the frameworks' own families (`spec::env`).
 	 */
 	env?: string[],
+	/**
+	 *  cuDNN's benchmark mode (PyTorch and tch on a GPU): each value its own
+	 *  configuration; empty: the worker's default (on for a CNN).
+	 */
+	cudnn_benchmark?: boolean[],
 	lr: number | null,
 	repeats: number,
 	/**  A price-table offering for cost per epoch. */

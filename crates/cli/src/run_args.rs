@@ -149,6 +149,11 @@ pub struct RunArgs {
     /// with. Default: none set.
     #[arg(long = "env", value_name = "NAME=VALUE[;…]")]
     pub env: Vec<String>,
+    /// cuDNN's benchmark mode (torch.backends.cudnn.benchmark) for pytorch
+    /// and tch on a GPU: `on`, `off`, or `on,off` to compare them. Default:
+    /// the worker's own (on for a convolutional network).
+    #[arg(long, value_name = "on|off[,…]", value_delimiter = ',', value_parser = on_off)]
+    pub cudnn_benchmark: Vec<bool>,
     /// Times each configuration runs, a whole number ≥ 1, interleaved (A B A B …) so that
     /// drift in the machine hits every configuration alike. Default: 1.
     #[arg(long, value_name = "R")]
@@ -202,6 +207,17 @@ fn ints(field: &str, s: &str) -> Result<Vec<i64>, CliError> {
             })
         })
         .collect()
+}
+
+/// `on` / `off` (also true / false) as a flag's value.
+fn on_off(s: &str) -> Result<bool, String> {
+    match s.trim() {
+        "on" | "true" => Ok(true),
+        "off" | "false" => Ok(false),
+        other => Err(format!(
+            "cudnn_benchmark = {other} is not allowed: expected on or off"
+        )),
+    }
 }
 
 /// A TOML value as a comma-separated string (arrays join).
@@ -290,6 +306,13 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 }
             }
             "env" => {}
+            "cudnn_benchmark" if a.cudnn_benchmark.is_empty() => {
+                a.cudnn_benchmark = s
+                    .split(',')
+                    .map(|v| on_off(v).map_err(|m| bad("cudnn_benchmark", m)))
+                    .collect::<Result<_, _>>()?
+            }
+            "cudnn_benchmark" => {}
             "repeats" => a.repeats = a.repeats.take().or(Some(u32::try_from(num("repeats")?).map_err(|_| bad("repeats", format!("repeats = {s} is not allowed: expected a whole number ≥ 1")))?)),
             "target_accuracy" => {
                 a.target_accuracy = a.target_accuracy.take().or(Some(s.parse().map_err(|_| {
@@ -315,7 +338,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             other => {
-                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, repeats, price, epoch_size, profile", path.display())))
+                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, repeats, price, epoch_size, profile", path.display())))
             }
         }
     }
@@ -394,6 +417,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         window_steps: a.window_steps,
         threads: a.threads.clone(),
         env: a.env.clone(),
+        cudnn_benchmark: a.cudnn_benchmark.clone(),
         lr: a.lr.or(quick.then_some(first_run::QUICK_LR)),
         repeats: i64::from(a.repeats.unwrap_or(1)),
         price: a.price.clone(),

@@ -408,6 +408,7 @@ mod tests {
                 summary: Some(summary),
                 env: Default::default(),
                 threads: None,
+                cudnn_benchmark: None,
             },
             spec: serde_json::json!({}),
             hello: None,

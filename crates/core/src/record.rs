@@ -52,6 +52,9 @@ pub struct RunRow {
     /// The CPU threads the run asked for; `None`: the framework's own choice.
     #[serde(default)]
     pub threads: Option<u32>,
+    /// cuDNN's benchmark mode the run asked for; `None`: the worker's default.
+    #[serde(default)]
+    pub cudnn_benchmark: Option<bool>,
 }
 
 /// What a run reported about where it trained (its provenance and the

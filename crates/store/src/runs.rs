@@ -112,7 +112,8 @@ const RUN_COLUMNS: &str = "r.id, r.sweep_id, r.config_key, r.repeat_index, r.fra
     CASE WHEN json_valid(r.provenance_json) THEN json_extract(r.provenance_json, '$.gpus[0].name') END,
     CASE WHEN json_valid(r.hello_json) THEN json_extract(r.hello_json, '$.framework_version') END,
     CASE WHEN json_valid(r.spec_json) THEN json_extract(r.spec_json, '$.env') END,
-    CASE WHEN json_valid(r.spec_json) THEN json_extract(r.spec_json, '$.threads') END";
+    CASE WHEN json_valid(r.spec_json) THEN json_extract(r.spec_json, '$.threads') END,
+    CASE WHEN json_valid(r.spec_json) THEN json_extract(r.spec_json, '$.cudnn_benchmark') END";
 
 /// A JSON value read out of a stored document: text as it is, a number or
 /// anything else as its JSON text, nothing as `None`.
@@ -167,6 +168,8 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
             .and_then(|e| serde_json::from_str(&e).ok())
             .unwrap_or_default(),
         threads: text_of(r, 30)?.and_then(|t| t.parse().ok()),
+        // SQLite's JSON booleans come back as 1 and 0.
+        cudnn_benchmark: text_of(r, 31)?.map(|b| b == "1" || b == "true"),
     })
 }
 

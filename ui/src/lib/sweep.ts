@@ -44,6 +44,8 @@ export interface WizardForm {
   envAlternatives: string;
   /** CPU threads, one or more ("1, 2"; "" = the framework's own choice). */
   threads: string;
+  /** cuDNN's benchmark mode on a GPU: the worker's default, on, off, or both compared. */
+  cudnnBenchmark: "" | "on" | "off" | "both";
 }
 
 /** The environment variables' alternatives of the form: one per non-empty line. */
@@ -79,6 +81,7 @@ export const defaultForm = (): WizardForm => ({
   memoryLimit: "",
   envAlternatives: "",
   threads: "",
+  cudnnBenchmark: "",
 });
 
 /** A memory size as `trainbench run --memory-limit` takes it: bytes, or a
@@ -225,6 +228,7 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     window_steps: null,
     threads,
     env: envAlternatives(f.envAlternatives),
+    cudnn_benchmark: { "": [], on: [true], off: [false], both: [true, false] }[f.cudnnBenchmark],
     lr: null,
     repeats,
     price: f.price === "" ? null : f.price,

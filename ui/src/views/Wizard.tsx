@@ -482,6 +482,19 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
         </section>
         <section>
           <h3>
+            <label for="cudnn-benchmark">cuDNN benchmark mode</label>
+          </h3>
+          <select id="cudnn-benchmark" name="cudnn_benchmark" value={form.cudnnBenchmark} onChange={(e) => set({ cudnnBenchmark: e.currentTarget.value as WizardForm["cudnnBenchmark"] })}>
+            <option value="">the worker's default (on for a convolutional network)</option>
+            <option value="on">on</option>
+            <option value="off">off</option>
+            <option value="both">compare on and off</option>
+          </select>
+          <p class="hint">PyTorch and the libtorch worker on a GPU: with it on, cuDNN times its algorithms for each convolution's shape in the first steps and keeps the fastest (torch.backends.cudnn.benchmark).</p>
+          <FieldMessages field="cudnn_benchmark" messages={messages} />
+        </section>
+        <section>
+          <h3>
             <label for="env-alternatives">Environment variables to compare</label>
           </h3>
           <textarea

@@ -152,7 +152,12 @@ class TorchBackend(Backend):
         self.nhwc = plan.is_cuda and plan.family == "resnet"
         if self.nhwc:
             self.raw = self.raw.to(memory_format=torch.channels_last)
-            torch.backends.cudnn.benchmark = True
+        # The run's choice where it made one (a cuDNN benchmark A/B), else
+        # on for a convolutional network on a GPU.
+        asked = plan.spec.get("cudnn_benchmark")
+        self.cudnn_benchmark = plan.is_cuda and (self.nhwc if asked is None else bool(asked))
+        if plan.is_cuda:
+            torch.backends.cudnn.benchmark = self.cudnn_benchmark
         model = self.raw
         if self.dist is not None and plan.parallel == "fsdp":
             # FSDP2: each block, then the root, shards its parameters, gradients
@@ -255,7 +260,9 @@ class TorchBackend(Backend):
         if attention:
             mode += f"; {attention}"
         if self.nhwc:
-            mode += "; channels-last, cuDNN benchmark mode"
+            mode += "; channels-last"
+        if self.plan.is_cuda:
+            mode += "; cuDNN benchmark mode " + ("on" if self.cudnn_benchmark else "off")
         mode += "; AdamW fused" if self.adamw_fused else "; AdamW (PyTorch's default implementation)"
         return mode
 

@@ -108,11 +108,11 @@ pub fn plan_bisection(
     let releases = releases_between(available, good, bad)?;
     // Validated once here, again by the core when it starts.
     Bisection::new(releases.clone(), req.min_repeats, req.max_repeats)?;
-    // The settings checked as a run of the framework's own environment
-    // would be (a release's may not be installed yet): every refusal but
-    // that of the framework itself.
+    // The settings checked as a run of the good release would be (planned
+    // whether or not it is installed yet): every refusal but that of the
+    // framework itself, and one configuration.
     let mut first = req.base.clone();
-    first.framework = vec![framework.to_string()];
+    first.framework = vec![format!("{framework}=={good}")];
     let plan = plan_request(&first, host)?;
     if let Some(r) = plan.rejected.iter().find(|r| r.field != "framework") {
         return Err(r.clone().into());
@@ -232,8 +232,7 @@ impl Workspace {
         if let Some(r) = planned.rejected.first() {
             return Err(r.clone().into());
         }
-        // One configuration per release (checked up front when the
-        // framework's own environment could plan it; here always).
+        // One configuration per release (checked up front too).
         let cfg = match planned.configs.as_slice() {
             [one] => one,
             many => {

@@ -95,12 +95,17 @@ pub struct SweepRequest {
     /// own configuration (a thread-count sweep); empty: the framework's own
     /// choice (`OMP_NUM_THREADS` where set).
     #[serde(default, deserialize_with = "one_or_many")]
+    #[cfg_attr(feature = "specta", specta(type = Vec<i64>))]
     pub threads: Vec<i64>,
     /// Environment variables to compare: each entry one alternative,
     /// `NAME=VALUE[;NAME=VALUE…]` or `default` (none set); empty: none set.
     /// Only the frameworks' own families (`spec::env`).
     #[serde(default)]
     pub env: Vec<String>,
+    /// cuDNN's benchmark mode (PyTorch and tch on a GPU): each value its own
+    /// configuration; empty: the worker's default (on for a CNN).
+    #[serde(default)]
+    pub cudnn_benchmark: Vec<bool>,
     pub lr: Option<f64>,
     pub repeats: i64,
     /// A price-table offering for cost per epoch.
@@ -158,6 +163,7 @@ impl Default for SweepRequest {
             window_steps: None,
             threads: Vec::new(),
             env: Vec::new(),
+            cudnn_benchmark: Vec::new(),
             lr: None,
             repeats: 1,
             price: None,
@@ -429,6 +435,36 @@ mod tests {
         assert_eq!(with(serde_json::json!([1, 2])).unwrap(), vec![1, 2]);
         assert_eq!(with(serde_json::Value::Null).unwrap(), Vec::<i64>::new());
         assert!(with(serde_json::json!("two")).is_err());
+    }
+
+    #[test]
+    fn a_cudnn_benchmark_sweep_is_one_configuration_per_value_on_a_gpu() {
+        let req = SweepRequest {
+            model: vec!["resnet_mini".into()],
+            batch_size: vec![8],
+            steps: Some(4),
+            device: Some("cuda:0".into()),
+            cudnn_benchmark: vec![true, false],
+            ..SweepRequest::default()
+        };
+        let gpu = Machine {
+            gpus: 1,
+            cpu_cores: 2,
+        };
+        let plan = plan_sweep(&req, gpu, true);
+        assert!(plan.rejected.is_empty(), "{:?}", plan.rejected);
+        let labels: Vec<&str> = plan.configs.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels.len(), 2);
+        assert!(labels[0].ends_with("cudnn.benchmark=on"), "{labels:?}");
+        assert!(labels[1].ends_with("cudnn.benchmark=off"), "{labels:?}");
+        assert_eq!(plan.configs[1].spec.spec.cudnn_benchmark, Some(false));
+        let cpu = SweepRequest {
+            device: Some("cpu".into()),
+            ..req
+        };
+        let refused = plan_sweep(&cpu, gpu, true);
+        assert!(refused.configs.is_empty());
+        assert_eq!(refused.rejected[0].field, "cudnn_benchmark");
     }
 
     #[test]

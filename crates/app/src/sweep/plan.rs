@@ -453,12 +453,14 @@ struct Combination<'a> {
     devices: i64,
     batch: i64,
     threads: Option<i64>,
+    cudnn_benchmark: Option<bool>,
     settings: &'a WorkerEnv,
 }
 
 /// Every combination of `req`'s values for the framework `given`, in the
 /// order a person reads the sweep (model, precision, compile, devices,
-/// batch, threads, then the environment variables' alternatives).
+/// batch, threads, cuDNN benchmark, then the environment variables'
+/// alternatives).
 fn combinations<'a>(
     req: &'a SweepRequest,
     given: &'a str,
@@ -470,16 +472,24 @@ fn combinations<'a>(
     } else {
         req.threads.iter().copied().map(Some).collect()
     };
+    let benchmark: Vec<Option<bool>> = if req.cudnn_benchmark.is_empty() {
+        vec![None]
+    } else {
+        req.cudnn_benchmark.iter().copied().map(Some).collect()
+    };
+    // The settings' alternatives: threads × cuDNN benchmark × variables.
+    let settings: Vec<(Option<i64>, Option<bool>, &WorkerEnv)> = threads
+        .iter()
+        .flat_map(|&t| benchmark.iter().map(move |&b| (t, b)))
+        .flat_map(|(t, b)| alternatives.iter().map(move |a| (t, b, a)))
+        .collect();
     let mut out = Vec::new();
     for model in &req.model {
         for precision in &req.precision {
             for compile in &req.compile {
                 for &devices in &req.devices {
                     for &batch in batches {
-                        for (&threads, settings) in threads
-                            .iter()
-                            .flat_map(|t| alternatives.iter().map(move |a| (t, a)))
-                        {
+                        for &(threads, cudnn_benchmark, settings) in &settings {
                             out.push(Combination {
                                 given,
                                 model,
@@ -488,6 +498,7 @@ fn combinations<'a>(
                                 devices,
                                 batch,
                                 threads,
+                                cudnn_benchmark,
                                 settings,
                             });
                         }
@@ -528,13 +539,18 @@ impl Combination<'_> {
             Some(t) => format!(" {t} threads"),
             None => String::new(),
         };
+        let benchmark = match self.cudnn_benchmark {
+            Some(true) => " cudnn.benchmark=on",
+            Some(false) => " cudnn.benchmark=off",
+            None => "",
+        };
         let settings = if self.settings.is_empty() {
             String::new()
         } else {
             format!(" {}", env::label(self.settings))
         };
         format!(
-            "{} {}{px} {}{compiled} ×{}{spread} b{b}{threads}{settings}{place}",
+            "{} {}{px} {}{compiled} ×{}{spread} b{b}{threads}{benchmark}{settings}{place}",
             self.given, self.model, self.precision, self.devices
         )
     }
@@ -583,6 +599,7 @@ impl Combination<'_> {
         }
         raw.threads = self.threads;
         raw.env = self.settings.clone();
+        raw.cudnn_benchmark = self.cudnn_benchmark;
         raw.profile = req.profile;
         raw
     }

@@ -30,6 +30,7 @@ fn row(id: i64, config: &str, devices: u32, tp: Option<f64>, ci: Option<(f64, f6
         measured_on: Default::default(),
         env: Default::default(),
         threads: None,
+        cudnn_benchmark: None,
         summary: Some(RunSummary {
             throughput_samples_per_s: tp,
             throughput_ci95: ci.map(|(low, high)| Interval { low, high }),

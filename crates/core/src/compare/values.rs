@@ -28,6 +28,11 @@ pub(super) fn config_parts(r: &RunRow) -> Vec<(String, bool)> {
             Some(t) => (format!("{t} threads"), false),
             None => ("the framework's threads".to_owned(), true),
         },
+        match r.cudnn_benchmark {
+            Some(true) => ("cudnn.benchmark=on".to_owned(), false),
+            Some(false) => ("cudnn.benchmark=off".to_owned(), false),
+            None => ("cudnn.benchmark as the worker chooses".to_owned(), true),
+        },
         if r.env.is_empty() {
             ("no framework variables set".to_owned(), true)
         } else {

@@ -110,6 +110,11 @@ pub struct RawSpec {
     /// configuration; left out when none are set.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub env: super::env::WorkerEnv,
+    /// `torch.backends.cudnn.benchmark` for PyTorch and the libtorch worker
+    /// on a GPU; `None`: the worker's default (on for a convolutional
+    /// network, off otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn_benchmark: Option<bool>,
     /// Profile a few steps after the timed part (the operator profile).
     /// Not part of the configuration's identity: it never touches the timed
     /// windows.
@@ -153,6 +158,7 @@ impl RawSpec {
             threads: None,
             synthetic_samples: default_synthetic_samples(),
             env: Default::default(),
+            cudnn_benchmark: None,
             profile: false,
         }
     }

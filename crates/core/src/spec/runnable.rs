@@ -31,6 +31,13 @@ pub fn check_runnable(
             ),
         ));
     }
+    if spec.cudnn_benchmark.is_some() && !matches!(framework, Framework::Pytorch | Framework::Tch) {
+        return Err(SpecError::new(
+            "cudnn_benchmark",
+            framework,
+            "pytorch or tch (torch.backends.cudnn.benchmark); TensorFlow and JAX choose cuDNN's algorithms themselves",
+        ));
+    }
     match spec.device {
         Device::Cuda(i) if i >= machine.gpus => {
             return Err(SpecError::new(

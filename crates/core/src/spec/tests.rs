@@ -275,3 +275,28 @@ fn schedule_warms_up_then_decays() {
     assert!((learning_rate(1.0, 52, 4, 100) - 0.5).abs() < 1e-12);
     assert!(learning_rate(1.0, 100, 4, 100).abs() < 1e-12);
 }
+
+#[test]
+fn cudnn_benchmark_is_for_pytorch_and_tch_on_a_gpu() {
+    let on_cpu = spec(r#","cudnn_benchmark":false"#).unwrap_err();
+    assert_eq!(on_cpu.field, "cudnn_benchmark");
+    assert!(on_cpu.to_string().contains("CPU"), "{on_cpu}");
+    let gpu = Machine {
+        gpus: 1,
+        cpu_cores: 2,
+    };
+    let off = spec(r#","device":"cuda:0","cudnn_benchmark":false"#).unwrap();
+    assert_eq!(off.cudnn_benchmark, Some(false));
+    for ok in [Framework::Pytorch, Framework::Tch] {
+        assert!(check_runnable(&off, ok, &[ok], gpu).is_ok(), "{ok}");
+    }
+    for refused in [Framework::Jax, Framework::Tensorflow] {
+        let e = check_runnable(&off, refused, &[refused], gpu).unwrap_err();
+        assert_eq!(e.field, "cudnn_benchmark", "{refused}");
+    }
+    // Part of the configuration when given, absent from the key when not.
+    let default = spec(r#","device":"cuda:0""#).unwrap();
+    let key = |s: &RunSpec| ConfigKeys::of(Framework::Pytorch, None, s).config;
+    assert!(!key(&default).contains("cudnn_benchmark"));
+    assert_ne!(key(&default), key(&off));
+}

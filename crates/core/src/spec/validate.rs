@@ -50,6 +50,10 @@ pub struct RunSpec {
     /// none are set (keys of runs without them are unchanged).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub env: super::env::WorkerEnv,
+    /// cuDNN's benchmark mode on a GPU (PyTorch, tch); `None`: the worker's
+    /// default. Left out of the key when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cudnn_benchmark: Option<bool>,
     /// The operator profile after the timed part: kept out of the
     /// configuration keys (which serialise this struct) and sent to the
     /// worker in the plan (`WorkerPlan::profile`).
@@ -124,6 +128,13 @@ impl RunSpec {
             .transpose()?;
         let synthetic_samples = at_least_one("synthetic_samples", raw.synthetic_samples)?;
         super::env::check(&raw.env)?;
+        if let (Some(b), Device::Cpu) = (raw.cudnn_benchmark, device) {
+            return Err(SpecError::new(
+                "cudnn_benchmark",
+                if b { "on" } else { "off" },
+                "no value on the CPU (cuDNN runs on NVIDIA GPUs): leave it out, or train on cuda:N",
+            ));
+        }
         Ok(RunSpec {
             model: raw.model,
             model_config,
@@ -150,6 +161,7 @@ impl RunSpec {
             threads,
             synthetic_samples,
             env: raw.env,
+            cudnn_benchmark: raw.cudnn_benchmark,
             profile: raw.profile,
         })
     }

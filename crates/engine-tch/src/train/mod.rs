@@ -133,10 +133,13 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
     let net = models::build(&spec.model_config, &vs, InitMode::Reference);
     let param_count = checked_param_count(spec, &vs)?;
     let channels_last = channels_last_on(spec, device);
+    if device.is_cuda() {
+        // cuDNN's benchmark mode: the run's choice, else on for a CNN.
+        tch::Cuda::cudnn_set_benchmark(spec.cudnn_benchmark.unwrap_or(channels_last));
+    }
     if channels_last {
         // A CNN on CUDA as the PyTorch worker runs it: weights (and, each
-        // step, inputs) in channels-last order, cuDNN's benchmark mode.
-        tch::Cuda::cudnn_set_benchmark(true);
+        // step, inputs) in channels-last order.
         for mut v in vs.variables().into_values() {
             shim::channels_last_(&mut v)
                 .map_err(|e| WorkerError::from(e).during("channels-last weights"))?;

@@ -71,8 +71,17 @@ pub(super) fn hello(
         Some(attention) => format!("eager (libtorch through tch); {attention}"),
         None => "eager (libtorch through tch)".to_owned(),
     };
-    if super::channels_last_on(spec, device) {
-        execution.push_str("; channels-last, cuDNN benchmark mode");
+    let channels_last = super::channels_last_on(spec, device);
+    if channels_last {
+        execution.push_str("; channels-last");
+    }
+    if device.is_cuda() {
+        let on = spec.cudnn_benchmark.unwrap_or(channels_last);
+        execution.push_str(if on {
+            "; cuDNN benchmark mode on"
+        } else {
+            "; cuDNN benchmark mode off"
+        });
     }
     execution.push_str("; ");
     execution.push_str(super::optimizer_text(device));

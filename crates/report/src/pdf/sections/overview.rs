@@ -115,6 +115,17 @@ pub fn question(c: &Comparison, runs: &[RunDetail]) -> String {
             .and_then(|r| r.row.threads)
             .map_or("the framework's choice".into(), |t| t.to_string())
     };
+    let benchmark = |key: &str| -> String {
+        match runs
+            .iter()
+            .find(|r| r.row.config_key == key || r.row.id.to_string() == key)
+            .and_then(|r| r.row.cudnn_benchmark)
+        {
+            Some(true) => "on".into(),
+            Some(false) => "off".into(),
+            None => "the worker's default".into(),
+        }
+    };
     let dims: Vec<(&str, Vec<String>)> = vec![
         (
             "framework",
@@ -153,6 +164,10 @@ pub fn question(c: &Comparison, runs: &[RunDetail]) -> String {
         (
             "CPU threads",
             c.entries.iter().map(|e| threads(&e.key)).collect(),
+        ),
+        (
+            "cuDNN benchmark",
+            c.entries.iter().map(|e| benchmark(&e.key)).collect(),
         ),
         (
             "environment variables",
