@@ -268,7 +268,7 @@ pub fn plan_sweep_on(
 
 /// What the plan says of a release it will install first.
 fn install_note(pin: &trainbench_core::versions::Pin) -> String {
-    format!("{pin} is not installed here: its environment is made from PyPI first (CPU or CUDA build as this machine has, several hundred MB of disk, kept for later runs under the releases' disk budget)")
+    format!("{pin} is not installed here: its environment is made from PyPI first (the CPU or CUDA build as this machine has; under 1 GB of disk for a JAX release, several GB for PyTorch with CUDA; kept for later runs under the releases' disk budget)")
 }
 
 /// The epoch size asked for cost per epoch, when a valid one was.
