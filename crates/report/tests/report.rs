@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use trainbench_core::compare::{compare, Grouping};
+use trainbench_core::compare::{compare, Comparison, Grouping};
 use trainbench_core::record::RunDetail;
 use trainbench_core::session::ChartKind;
 use trainbench_core::summary::RunStatus;
@@ -324,30 +324,35 @@ fn pdf_report_renders_with_poppler_and_its_text_is_extractable() {
     }
 }
 
-#[test]
-fn a_version_sweep_names_the_releases_it_compares() {
-    let dir = out_dir("releases");
+/// Runs stored from `fixtures`, compared by configuration: the comparison
+/// and the PDF's question.
+fn question_of(name: &str, fixtures: &[FixtureRun]) -> (Comparison, String) {
+    let dir = out_dir(name);
     let mut store = Store::open(&dir.join("runs.sqlite")).expect("open");
-    let ids: Vec<i64> = ["jax==0.6.1", "jax==0.8.0"]
+    let ids: Vec<i64> = fixtures
         .iter()
-        .enumerate()
-        .map(|(k, env)| {
-            write_run(
-                &mut store,
-                &FixtureRun {
-                    framework: trainbench_core::Framework::Jax,
-                    environment: Some((*env).into()),
-                    seed: k as u64,
-                    ..Default::default()
-                },
-            )
-            .expect("fixture")
-        })
+        .map(|f| write_run(&mut store, f).expect("fixture"))
         .collect();
     let runs = details(&store, &ids);
     let rows: Vec<_> = runs.iter().map(|r| r.row.clone()).collect();
     let c = compare(&rows, Grouping::Configurations, None).expect("compare");
     let q = pdf::question(&c, &runs);
+    (c, q)
+}
+
+#[test]
+fn a_version_sweep_names_the_releases_it_compares() {
+    let fixtures: Vec<FixtureRun> = ["jax==0.6.1", "jax==0.8.0"]
+        .iter()
+        .enumerate()
+        .map(|(k, env)| FixtureRun {
+            framework: trainbench_core::Framework::Jax,
+            environment: Some((*env).into()),
+            seed: k as u64,
+            ..Default::default()
+        })
+        .collect();
+    let (_, q) = question_of("releases", &fixtures);
     assert!(
         q.contains("Compared: framework (jax==0.6.1, jax==0.8.0)"),
         "{q}"
@@ -357,9 +362,7 @@ fn a_version_sweep_names_the_releases_it_compares() {
 
 #[test]
 fn a_settings_sweep_names_the_variables_it_compares() {
-    let dir = out_dir("settings");
-    let mut store = Store::open(&dir.join("runs.sqlite")).expect("open");
-    let ids: Vec<i64> = ["", "--xla_cpu_multi_thread_eigen=false"]
+    let fixtures: Vec<FixtureRun> = ["", "--xla_cpu_multi_thread_eigen=false"]
         .iter()
         .enumerate()
         .map(|(k, flags)| {
@@ -367,23 +370,16 @@ fn a_settings_sweep_names_the_variables_it_compares() {
             if !flags.is_empty() {
                 env.insert("XLA_FLAGS".to_owned(), (*flags).to_owned());
             }
-            write_run(
-                &mut store,
-                &FixtureRun {
-                    framework: trainbench_core::Framework::Jax,
-                    seed: k as u64,
-                    env,
-                    ..Default::default()
-                },
-            )
-            .expect("fixture")
+            FixtureRun {
+                framework: trainbench_core::Framework::Jax,
+                seed: k as u64,
+                env,
+                ..Default::default()
+            }
         })
         .collect();
-    let runs = details(&store, &ids);
-    let rows: Vec<_> = runs.iter().map(|r| r.row.clone()).collect();
-    let c = compare(&rows, Grouping::Configurations, None).expect("compare");
+    let (c, q) = question_of("settings", &fixtures);
     assert_eq!(c.entries.len(), 2);
-    let q = pdf::question(&c, &runs);
     assert!(
         q.contains(
             "Compared: environment variables (none set, XLA_FLAGS=--xla_cpu_multi_thread_eigen=false)"
