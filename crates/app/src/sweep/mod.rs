@@ -19,6 +19,7 @@ use trainbench_remote::RemoteTarget;
 use trainbench_runner::envs;
 use trainbench_runner::WorkerCommand;
 
+mod combination;
 mod costing;
 mod estimate;
 pub use estimate::{run_seconds, DurationEstimate, Earlier};
