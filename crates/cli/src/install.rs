@@ -75,12 +75,7 @@ pub fn install_missing(frameworks: &[String], gpu: bool) -> Result<(), CliError>
             installs,
             &named,
             gpu,
-            |pin| {
-                eprintln!(
-                    "trainbench: {pin} is not installed here: making its environment ({} build, PyPI)",
-                    if gpu { "CUDA" } else { "CPU" }
-                );
-            },
+            |pin| say_making(pin, gpu),
             |_, u| lines(u),
         )
     })?;
@@ -89,6 +84,13 @@ pub fn install_missing(frameworks: &[String], gpu: bool) -> Result<(), CliError>
     }
     say_evicted(&evicted);
     Ok(())
+}
+
+fn say_making(pin: trainbench_app::versions::Pin, gpu: bool) {
+    eprintln!(
+        "trainbench: {pin} is not installed here: making its environment ({} build, PyPI)",
+        if gpu { "CUDA" } else { "CPU" }
+    );
 }
 
 fn say_ready(pin: trainbench_app::versions::Pin, made: &envs::Installed, bytes: Option<u64>) {
@@ -117,10 +119,7 @@ pub fn install_release(
     pin: trainbench_app::versions::Pin,
     gpu: bool,
 ) -> Result<(envs::Installed, Option<u64>), CliError> {
-    eprintln!(
-        "trainbench: {pin} is not installed here: making its environment ({} build, PyPI)",
-        if gpu { "CUDA" } else { "CPU" }
-    );
+    say_making(pin, gpu);
     let made = install_with_ctrl_c(&pin.to_string(), gpu)?;
     let bytes = envs::pinned::bytes_of(pin);
     say_ready(pin, &made, bytes);

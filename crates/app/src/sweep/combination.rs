@@ -3,6 +3,7 @@
 //! person reads it and its spec with the request's shared settings.
 
 use super::*;
+use trainbench_core::compare::{cudnn_benchmark_words, threads_words};
 use trainbench_core::spec::env::{self, WorkerEnv};
 
 /// The `env` sweep's alternatives, each checked (`spec::env`): one with
@@ -38,6 +39,15 @@ pub(super) struct Combination<'a> {
     settings: &'a WorkerEnv,
 }
 
+/// Each value given, or one `None` (the worker's default) when none is.
+fn each_or_none<T: Copy>(given: &[T]) -> Vec<Option<T>> {
+    if given.is_empty() {
+        vec![None]
+    } else {
+        given.iter().copied().map(Some).collect()
+    }
+}
+
 /// Every combination of `req`'s values for the framework `given`, in the
 /// order a person reads the sweep (model, precision, compile, devices,
 /// batch, threads, cuDNN benchmark, then the environment variables'
@@ -48,16 +58,8 @@ pub(super) fn combinations<'a>(
     batches: &'a [i64],
     alternatives: &'a [WorkerEnv],
 ) -> Vec<Combination<'a>> {
-    let threads: Vec<Option<i64>> = if req.threads.is_empty() {
-        vec![None]
-    } else {
-        req.threads.iter().copied().map(Some).collect()
-    };
-    let benchmark: Vec<Option<bool>> = if req.cudnn_benchmark.is_empty() {
-        vec![None]
-    } else {
-        req.cudnn_benchmark.iter().copied().map(Some).collect()
-    };
+    let threads = each_or_none(&req.threads);
+    let benchmark = each_or_none(&req.cudnn_benchmark);
     // The settings' alternatives: threads × cuDNN benchmark × variables.
     let settings: Vec<(Option<i64>, Option<bool>, &WorkerEnv)> = threads
         .iter()
@@ -120,16 +122,14 @@ impl Combination<'_> {
             .image_size
             .map(|s| format!(" {s}px"))
             .unwrap_or_default();
-        let threads = match self.threads {
-            Some(1) => " 1 thread".to_owned(),
-            Some(t) => format!(" {t} threads"),
-            None => String::new(),
-        };
-        let benchmark = match self.cudnn_benchmark {
-            Some(true) => " cudnn.benchmark=on",
-            Some(false) => " cudnn.benchmark=off",
-            None => "",
-        };
+        let threads = self
+            .threads
+            .map(|t| format!(" {}", threads_words(t)))
+            .unwrap_or_default();
+        let benchmark = self
+            .cudnn_benchmark
+            .map(|on| format!(" {}", cudnn_benchmark_words(on)))
+            .unwrap_or_default();
         let settings = if self.settings.is_empty() {
             String::new()
         } else {

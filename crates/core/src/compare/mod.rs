@@ -21,7 +21,7 @@ mod values;
 
 pub use build::compare;
 pub use speedup::Speedup;
-pub use values::config_label;
+pub use values::{config_label, cudnn_benchmark_words, threads_words};
 use values::{decide, metric_value};
 
 /// The four headline metrics of a comparison.

@@ -24,13 +24,11 @@ pub(super) fn config_parts(r: &RunRow) -> Vec<(String, bool)> {
         (format!("b{}", r.batch_size), false),
         (r.data.as_str().to_owned(), false),
         match r.threads {
-            Some(1) => ("1 thread".to_owned(), false),
-            Some(t) => (format!("{t} threads"), false),
+            Some(t) => (threads_words(i64::from(t)), false),
             None => ("the framework's threads".to_owned(), true),
         },
         match r.cudnn_benchmark {
-            Some(true) => ("cudnn.benchmark=on".to_owned(), false),
-            Some(false) => ("cudnn.benchmark=off".to_owned(), false),
+            Some(on) => (cudnn_benchmark_words(on).to_owned(), false),
             None => ("cudnn.benchmark as the worker chooses".to_owned(), true),
         },
         if r.env.is_empty() {
@@ -39,6 +37,24 @@ pub(super) fn config_parts(r: &RunRow) -> Vec<(String, bool)> {
             (crate::spec::env::label(&r.env), false)
         },
     ]
+}
+
+/// A thread count as a label says it: `1 thread`, `4 threads`.
+pub fn threads_words(threads: i64) -> String {
+    if threads == 1 {
+        "1 thread".to_owned()
+    } else {
+        format!("{threads} threads")
+    }
+}
+
+/// cuDNN's benchmark mode as a label says it.
+pub fn cudnn_benchmark_words(on: bool) -> &'static str {
+    if on {
+        "cudnn.benchmark=on"
+    } else {
+        "cudnn.benchmark=off"
+    }
 }
 
 /// The configuration as a person reads it: framework (with its environment),

@@ -90,9 +90,13 @@ pub(crate) fn configurations(l: &mut Layout, c: &Comparison) {
 
 /// The question the comparison answers: what varies and what is held fixed.
 pub fn question(c: &Comparison, runs: &[RunDetail]) -> String {
-    let compile = |key: &str| -> String {
+    // The first run of an entry (its configuration key, or a run's id).
+    let row = |key: &str| {
         runs.iter()
             .find(|r| r.row.config_key == key || r.row.id.to_string() == key)
+    };
+    let compile = |key: &str| -> String {
+        row(key)
             .and_then(|r| {
                 r.spec
                     .get("compile")
@@ -103,24 +107,18 @@ pub fn question(c: &Comparison, runs: &[RunDetail]) -> String {
     };
     // The environment variables the entry's runs set (`spec::env`).
     let settings = |key: &str| -> String {
-        runs.iter()
-            .find(|r| r.row.config_key == key || r.row.id.to_string() == key)
+        row(key)
             .map(|r| &r.row.env)
             .filter(|env| !env.is_empty())
             .map_or("none set".into(), trainbench_core::spec::env::label)
     };
     let threads = |key: &str| -> String {
-        runs.iter()
-            .find(|r| r.row.config_key == key || r.row.id.to_string() == key)
+        row(key)
             .and_then(|r| r.row.threads)
             .map_or("the framework's choice".into(), |t| t.to_string())
     };
     let benchmark = |key: &str| -> String {
-        match runs
-            .iter()
-            .find(|r| r.row.config_key == key || r.row.id.to_string() == key)
-            .and_then(|r| r.row.cudnn_benchmark)
-        {
+        match row(key).and_then(|r| r.row.cudnn_benchmark) {
             Some(true) => "on".into(),
             Some(false) => "off".into(),
             None => "the worker's default".into(),
