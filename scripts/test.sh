@@ -59,12 +59,26 @@ echo "== tests"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 set +e
-cargo test --workspace --locked -- --test-threads=2 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
-set -e
-# One closing line over every test binary.
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1); if ($i ~ /^ignored/) s += $(i-1) } }
-     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+if cargo nextest --version >/dev/null 2>&1; then
+  # cargo-nextest (.config/nextest.toml): each test in its own process, two
+  # at a time across every test binary. The project has no doctests to miss.
+  cargo nextest run --workspace --locked 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  set -e
+  # One closing line, then the ten slowest tests (where CI's time goes).
+  awk '/ tests run: / { sub(/.* tests run: /, ""); n = split($0, parts, ", ")
+         for (i = 1; i <= n; i++) { split(parts[i], w, " "); if (w[2] ~ /^passed/) p = w[1]; if (w[2] ~ /^failed/) f += w[1]; if (w[2] == "timed") f += w[1]; if (w[2] ~ /^skipped/) s = w[1] } }
+       END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+  echo "slowest tests:"
+  sed -n 's/^ *PASS \[ *\([0-9.]*\)s\] ([ 0-9/]*) /\1 s  /p' "$log" | sort -rn | uniq | head -n 10
+else
+  # Without cargo-nextest: cargo's own runner, one test binary at a time.
+  cargo test --workspace --locked -- --test-threads=2 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  set -e
+  awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1); if ($i ~ /^ignored/) s += $(i-1) } }
+       END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+fi
 disk
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 # The real window under Xvfb through tauri-driver + WebKitWebDriver (the
