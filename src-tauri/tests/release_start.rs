@@ -2,7 +2,8 @@
 //! real IPC: the plan names it to install and still counts its runs; the
 //! sweep is refused naming `framework` while it is missing; Start's install
 //! (`install_releases`, a real install of JAX 0.6.2 from PyPI with uv into a
-//! scratch home) makes it, and the sweep then trains in it. Its own test
+//! scratch home) makes it, removes an older release over the disk budget
+//! and says so, and the sweep then trains in it. Its own test
 //! binary: it points `TRAINBENCH_HOME` at the scratch home.
 
 mod common;
@@ -45,12 +46,37 @@ fn start_installs_a_ticked_release_then_trains_in_it() {
     assert_eq!(e["field"], "framework", "{e}");
     assert_eq!(app.ok("list_runs", json!({})), json!([]));
 
+    // An older release's environment, last used long ago, and a disk budget
+    // of 1 MiB: after Start's install, it is removed (never the release the
+    // sweep names), and Start says so.
+    let versions = dir.join("home/envs/versions");
+    let old = versions.join("jax-0.6.1");
+    std::fs::create_dir_all(&old).expect("older release");
+    std::fs::write(old.join("weights.bin"), vec![0u8; 3 << 20]).expect("its files");
+    std::fs::write(old.join(".trainbench-used"), "1").expect("last used");
+    std::fs::write(versions.join(".budget"), (1u64 << 20).to_string()).expect("budget");
+
     // Start's install, then the sweep.
     let made = app.ok(
         "install_releases",
         json!({"frameworks": ["jax==0.6.2"], "onUpdate": "__CHANNEL__:1"}),
     );
-    assert_eq!(made, json!(["jax==0.6.2"]));
+    assert_eq!(made["made"], json!(["jax==0.6.2"]), "{made}");
+    assert_eq!(made["removed"][0]["release"], "jax==0.6.1", "{made}");
+    assert!(
+        made["removed"][0]["bytes"]
+            .as_u64()
+            .is_some_and(|b| (3 << 20..4 << 20).contains(&b)),
+        "its disk: {made}"
+    );
+    assert_eq!(
+        made["removed"][0]["words"],
+        "removed jax==0.6.1's environment (3 MiB, the least recently used): \
+         the releases' environments were over their 1 MiB disk budget",
+        "{made}"
+    );
+    assert_eq!(made["removed"].as_array().map(Vec::len), Some(1), "{made}");
+    assert!(!old.exists(), "removed from disk");
     let plan = app.ok("plan", json!({"request": sweep}));
     assert_eq!(plan["to_install"], json!([]), "{plan}");
     // Installing again makes nothing.
@@ -58,7 +84,7 @@ fn start_installs_a_ticked_release_then_trains_in_it() {
         "install_releases",
         json!({"frameworks": ["jax==0.6.2"], "onUpdate": "__CHANNEL__:2"}),
     );
-    assert_eq!(again, json!([]));
+    assert_eq!(again, json!({"made": [], "removed": []}));
 
     let started = app.ok(
         "start_sweep",

@@ -40,6 +40,11 @@ export function App() {
   const [view, setView] = useState<ViewName | null>(null);
   const [welcome, setWelcome] = useState<WelcomeState>(startWelcome);
   const [liveRun, setLiveRun] = useState<number | null>(null);
+  const [queueNotices, setQueueNotices] = useState<string[]>([]);
+  // What Start said is shown once: leaving the queue clears it.
+  useEffect(() => {
+    if (view !== "queue") setQueueNotices([]);
+  }, [view]);
   const [openRun, setOpenRun] = useState<number | null>(null);
   const [compare, setCompare] = useState<CompareState | null>(null);
   const [closing, setClosing] = useState<number | null>(null);
@@ -137,14 +142,16 @@ export function App() {
               <Wizard
                 info={info}
                 onInfoChanged={loadInfo}
-                onStarted={(ids) => {
+                onStarted={(ids, notices) => {
                   setLiveRun(ids[0] ?? null);
+                  setQueueNotices(notices);
                   setView("queue");
                 }}
               />
             )}
             {view === "queue" && (
               <Queue
+                notices={queueNotices}
                 selected={liveRun}
                 onSelect={setLiveRun}
                 onOpenRun={(id) => {

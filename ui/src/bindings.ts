@@ -119,9 +119,9 @@ export const commands = {
 	 *  releases over the disk budget (never one named): the wizard's Start does
 	 *  this before it starts the sweep, as `trainbench run` does.
 	 *  [`cancel_install`] with the release stops the one under way. Returns the
-	 *  releases made.
+	 *  releases made and the ones removed.
 	 */
-	installReleases: (frameworks: string[], onUpdate: Channel<ReleaseInstallDto>) => typedError<string[], ApiError>(__TAURI_INVOKE("install_releases", { frameworks, onUpdate })),
+	installReleases: (frameworks: string[], onUpdate: Channel<ReleaseInstallDto>) => typedError<ReleasesMadeDto, ApiError>(__TAURI_INVOKE("install_releases", { frameworks, onUpdate })),
 	/**
 	 *  The releases of `framework` (jax, pytorch, tensorflow) PyPI lists within
 	 *  the supported range, newest first, each with whether it is installed:
@@ -1234,6 +1234,16 @@ export type ReleasesDto = {
 	supported: string,
 };
 
+/**
+ *  What Start's installs did: the releases made, and the ones removed over
+ *  the disk budget, each with the sentence the window shows.
+ */
+export type ReleasesMadeDto = {
+	/**  The releases made (`jax==0.7.2`). */
+	made: string[],
+	removed: RemovedReleaseDto[],
+};
+
 /**  A Python framework the host's check found. */
 export type RemoteFramework = {
 	framework: Framework,
@@ -1276,6 +1286,17 @@ export type RemoteRunView = {
 	waiting: boolean,
 	/**  This app's queue is reading its journal now. */
 	followed: boolean,
+};
+
+/**
+ *  A release's environment removed because the releases were over their
+ *  disk budget (the least recently used first).
+ */
+export type RemovedReleaseDto = {
+	release: string,
+	bytes: number,
+	/**  "removed jax==0.6.1's environment (913 MiB, the least recently used): …" */
+	words: string,
 };
 
 /**  What to report on: a saved session, or runs with a grouping and baseline. */

@@ -108,3 +108,39 @@ pub fn install_missing(
     };
     Ok((made, evicted))
 }
+
+/// A release's environment removed over the disk budget, in the words both
+/// shells show: "removed jax==0.6.1's environment (913 MiB, the least
+/// recently used): the releases' environments were over their 20 GiB disk
+/// budget".
+pub fn removed_words(release: &str, bytes: u64) -> String {
+    format!(
+        "removed {release}'s environment ({}, the least recently used): the releases' environments were over their {} disk budget",
+        size_words(bytes),
+        size_words(envs::pinned::budget())
+    )
+}
+
+/// Bytes for a person: MiB below a GiB, GiB (one decimal, or none when whole) above.
+fn size_words(bytes: u64) -> String {
+    const GIB: u64 = 1 << 30;
+    if bytes < GIB {
+        format!("{:.0} MiB", bytes as f64 / 1_048_576.0)
+    } else if bytes.is_multiple_of(GIB) {
+        format!("{} GiB", bytes / GIB)
+    } else {
+        format!("{:.1} GiB", bytes as f64 / GIB as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_words;
+
+    #[test]
+    fn sizes_read_in_mib_then_gib() {
+        assert_eq!(size_words(957_349_888), "913 MiB");
+        assert_eq!(size_words(20 << 30), "20 GiB");
+        assert_eq!(size_words(3 << 29), "1.5 GiB");
+    }
+}

@@ -105,9 +105,8 @@ fn say_ready(pin: trainbench_app::versions::Pin, made: &envs::Installed, bytes: 
 fn say_evicted(evicted: &[(String, u64)]) {
     for (pin, bytes) in evicted {
         eprintln!(
-            "trainbench: removed {pin}'s environment ({}, the least recently used): the releases' environments were over their {} budget (`trainbench env budget`)",
-            output::bytes(*bytes),
-            output::bytes(envs::pinned::budget())
+            "trainbench: {} (`trainbench env budget`)",
+            trainbench_app::releases::removed_words(pin, *bytes)
         );
     }
 }

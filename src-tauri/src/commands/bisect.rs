@@ -103,10 +103,9 @@ impl BisectShell for Told<'_> {
             "{pin} ready ({} packages, {:.0} s)",
             made.progress.packages_installed, made.progress.elapsed_s
         ));
-        for (removed, _) in envs::pinned::evict_over_budget(&[pin]) {
-            self.lines.say(format!(
-                "removed {removed}'s environment (the least recently used): the releases were over their disk budget"
-            ));
+        for (removed, bytes) in envs::pinned::evict_over_budget(&[pin]) {
+            self.lines
+                .say(trainbench_app::releases::removed_words(&removed, bytes));
         }
         Ok(())
     }

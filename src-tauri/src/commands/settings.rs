@@ -89,23 +89,42 @@ pub struct ReleaseInstallDto {
     pub progress: InstallProgress,
 }
 
+/// What Start's installs did: the releases made, and the ones removed over
+/// the disk budget, each with the sentence the window shows.
+#[derive(Debug, Clone, serde::Serialize, specta::Type)]
+pub struct ReleasesMadeDto {
+    /// The releases made (`jax==0.7.2`).
+    pub made: Vec<String>,
+    pub removed: Vec<RemovedReleaseDto>,
+}
+
+/// A release's environment removed because the releases were over their
+/// disk budget (the least recently used first).
+#[derive(Debug, Clone, serde::Serialize, specta::Type)]
+pub struct RemovedReleaseDto {
+    pub release: String,
+    pub bytes: u64,
+    /// "removed jax==0.6.1's environment (913 MiB, the least recently used): …"
+    pub words: String,
+}
+
 /// Makes the environment of every release the sweep's frameworks name that
 /// is not installed (`jax==0.7.2`), one after another, streaming each
 /// installer line to `on_update`, then removes the least recently used
 /// releases over the disk budget (never one named): the wizard's Start does
 /// this before it starts the sweep, as `trainbench run` does.
 /// [`cancel_install`] with the release stops the one under way. Returns the
-/// releases made.
+/// releases made and the ones removed.
 #[tauri::command]
 #[specta::specta]
 pub async fn install_releases(
     studio: State<'_, Studio>,
     frameworks: Vec<String>,
     on_update: Channel<ReleaseInstallDto>,
-) -> ApiResult<Vec<String>> {
+) -> ApiResult<ReleasesMadeDto> {
     let gpu = studio.host.gpu_count() > 0;
     let installs = std::sync::Arc::clone(&studio.installs);
-    let (made, _evicted) = tauri::async_runtime::spawn_blocking(move || {
+    let (made, evicted) = tauri::async_runtime::spawn_blocking(move || {
         trainbench_app::releases::install_missing(
             &installs,
             &frameworks,
@@ -122,7 +141,17 @@ pub async fn install_releases(
     })
     .await
     .map_err(|e| ApiError::internal(e.to_string()))??;
-    Ok(made.iter().map(|m| m.pin.to_string()).collect())
+    Ok(ReleasesMadeDto {
+        made: made.iter().map(|m| m.pin.to_string()).collect(),
+        removed: evicted
+            .into_iter()
+            .map(|(release, bytes)| RemovedReleaseDto {
+                words: trainbench_app::releases::removed_words(&release, bytes),
+                release,
+                bytes,
+            })
+            .collect(),
+    })
 }
 
 /// The releases of `framework` (jax, pytorch, tensorflow) PyPI lists within

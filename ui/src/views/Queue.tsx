@@ -9,15 +9,19 @@ import { rate } from "../lib/format";
 import { etaSeconds, PACE_S, remaining } from "../lib/progress";
 import { applyUpdate, liveCurves, liveTelemetry } from "../lib/shape";
 import { ErrorBox } from "./common";
+import { StartNotices } from "./StartNotices";
 import { Explained } from "./Glossary";
 
 interface Props {
+  /** Sentences about what Start did besides queueing (releases removed over
+   * the disk budget), shown above the queue. */
+  notices: string[];
   selected: number | null;
   onSelect: (id: number) => void;
   onOpenRun: (id: number) => void;
 }
 
-export function Queue({ selected, onSelect, onOpenRun }: Props) {
+export function Queue({ notices, selected, onSelect, onOpenRun }: Props) {
   const [entries, setEntries] = useState<QueueEntry[]>([]);
   const [error, setError] = useState<unknown>(null);
 
@@ -43,6 +47,7 @@ export function Queue({ selected, onSelect, onOpenRun }: Props) {
       <aside>
         <h2>Queue</h2>
         <ErrorBox error={error} />
+        <StartNotices notices={notices} />
         {entries.length === 0 && <p class="hint">Nothing queued since the app opened. Start a benchmark from “Welcome” or “New benchmark”.</p>}
         <ol class="queue-list">
           {entries.map((e) => (

@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { Channel } from "@tauri-apps/api/core";
 import { open } from "@tauri-apps/plugin-dialog";
-import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto, type ReleaseInstallDto, type RemoteHost, type SweepRequest } from "../api";
+import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto, type ReleaseInstallDto, type ReleasesMadeDto, type RemoteHost, type SweepRequest } from "../api";
 import { installView } from "../lib/install";
 import { hostSummary } from "../lib/hosts";
 import { count, flops } from "../lib/format";
@@ -18,7 +18,9 @@ import { useKeydown } from "../lib/keys";
 
 interface Props {
   info: AppInfo;
-  onStarted: (runIds: number[]) => void;
+  /** The runs queued, and sentences for the queue to show (releases removed
+   * over the disk budget by Start's installs). */
+  onStarted: (runIds: number[], notices: string[]) => void;
   onInfoChanged: () => void;
 }
 
@@ -150,10 +152,16 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
     setError(null);
     try {
       const request = parsed as SweepRequest;
-      // Releases ticked and not installed: made first, shown as an install.
-      if ((plan?.to_install ?? []).length > 0 && !(await installReleases(request.framework))) return;
+      // Releases ticked and not installed: made first, shown as an install;
+      // the ones removed over the disk budget are said in the queue.
+      let removed: string[] = [];
+      if ((plan?.to_install ?? []).length > 0) {
+        const made = await installReleases(request.framework);
+        if (made === null) return;
+        removed = made.removed.map((r) => r.words);
+      }
       const started = await call(api.startSweep(request as Parameters<typeof api.startSweep>[0], true));
-      onStarted(started.run_ids);
+      onStarted(started.run_ids, removed);
     } catch (e) {
       setError(e);
     } finally {
@@ -162,8 +170,8 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
   }
 
   /** Makes the sweep's missing releases with the install panel's lines and
-   * Cancel; false when it failed or was cancelled (the error is shown). */
-  async function installReleases(frameworks: string[]): Promise<boolean> {
+   * Cancel; null when it failed or was cancelled (the error is shown). */
+  async function installReleases(frameworks: string[]): Promise<ReleasesMadeDto | null> {
     const lines: string[] = [];
     const ch = new Channel<ReleaseInstallDto>();
     ch.onmessage = (u) => {
@@ -171,12 +179,12 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
       setInstalling({ framework: u.release, lines: lines.slice(-30), progress: u.progress });
     };
     try {
-      await call(api.installReleases(frameworks, ch));
+      const made = await call(api.installReleases(frameworks, ch));
       onInfoChanged();
-      return true;
+      return made;
     } catch (e) {
       setError(e);
-      return false;
+      return null;
     } finally {
       setInstalling(null);
     }
