@@ -123,6 +123,7 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
         "resnet-timm",
         "gpt2-eager",
         "gpt2-hf",
+        "gpt2-hf-tanh",
         "vit-compile-max",
         "bert-eager",
         "resnet-folder",
@@ -140,6 +141,7 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
         "{jax}"
     );
     check_ratios(&r);
+    check_activations(&r);
     // The batch search started at 8 and ran at the cap, 32; the peer and
     // torch.compile took the batch it found.
     assert_eq!(item(&r, "vit-eager-max")["batch"], 32);
@@ -166,6 +168,25 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
     fold_twice(&scratch.0, &dir);
 }
 
+/// Hugging Face's GPT-2 at its default activation, then with F.gelu's tanh
+/// form: each peer says which it trained with.
+fn check_activations(r: &Value) {
+    for (id, activation) in [
+        ("gpt2-hf", "gelu_new"),
+        ("gpt2-hf-tanh", "gelu_pytorch_tanh"),
+    ] {
+        let peer = &item(r, id)["peer"];
+        assert_eq!(peer["activation"], activation, "{id}: {peer}");
+        assert!(
+            peer["practice"].as_array().unwrap().iter().any(|p| p
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("activation {activation}: "))),
+            "{id}: {peer}"
+        );
+    }
+}
+
 /// Every peer has the studio's parameter count and batch and a ratio studio
 /// ÷ peer; every libtorch item the same as its PyTorch eager item and the
 /// ratio tch ÷ eager.
@@ -176,6 +197,7 @@ fn check_ratios(r: &Value) {
         ("vit-timm-max", "vit-eager-max"),
         ("resnet-timm", "resnet-eager"),
         ("gpt2-hf", "gpt2-eager"),
+        ("gpt2-hf-tanh", "gpt2-eager"),
     ] {
         let (p, s) = (item(r, peer), item(r, studio));
         assert_eq!(p["params"], s["params"], "{peer}");
@@ -217,7 +239,7 @@ fn fold_twice(scratch: &Path, dir: &Path) {
             .arg(dir),
     );
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(folded["rows"], 23);
+    assert_eq!(folded["rows"], 24);
     assert_eq!(folded["imported_runs"], 13);
     let written = std::fs::read_to_string(&doc).unwrap();
     assert!(written.starts_with("# GPU results\n\n## "), "{written}");

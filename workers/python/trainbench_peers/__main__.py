@@ -12,7 +12,9 @@ studio's settings (lr 1e-3, betas 0.9/0.999, eps 1e-8, weight decay 0.05),
 ``GradScaler``); TF32 only for tf32; channels-last and cuDNN benchmark mode
 for convolutional networks on CUDA; the attention each library picks by
 default (timm's fused ``F.scaled_dot_product_attention``, Hugging Face's
-``sdpa``). Each choice is listed in the output's ``practice``.
+``sdpa``); GPT-2's activation as ``GPT2Config`` sets it (``gelu_new``) unless
+``--activation`` names another. Each choice is listed in the output's
+``practice``.
 """
 
 import argparse
@@ -31,6 +33,11 @@ GPT2_SHAPES = {
     "gpt2_tiny": dict(vocab_size=256, n_positions=128, n_embd=128, n_layer=2, n_head=2),
 }
 ADAMW = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.05)
+# GPT2Config's activation functions, in words for the practice line.
+ACTIVATIONS = {
+    "gelu_new": "Hugging Face's NewGELUActivation, the tanh GELU written as seven tensor operations",
+    "gelu_pytorch_tanh": 'F.gelu(approximate="tanh"), one operation',
+}
 
 
 def arguments(argv):
@@ -47,7 +54,17 @@ def arguments(argv):
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--window", type=int, default=5, help="steps per timed window")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument(
+        "--activation",
+        choices=sorted(ACTIVATIONS),
+        default=None,
+        help="Hugging Face GPT-2: its MLP's activation (default: GPT2Config's, gelu_new)",
+    )
     a = ap.parse_args(argv)
+    if a.activation is not None and a.library != "transformers":
+        ap.error(
+            f"activation = {a.activation} is not allowed: only the Hugging Face peer (library transformers) has one"
+        )
     for field in ("batch", "steps", "window"):
         if getattr(a, field) < 1:
             ap.error(f"{field} = {getattr(a, field)} is not allowed: expected a whole number ≥ 1")
@@ -81,6 +98,8 @@ def gpt2_model(a):
     shape = GPT2_SHAPES[a.model]
     v = shape["vocab_size"]
     config = transformers.GPT2Config(**shape, bos_token_id=v - 1, eos_token_id=v - 1)
+    if a.activation is not None:
+        config.activation_function = a.activation
     config._attn_implementation = "sdpa"
     return transformers.GPT2LMHeadModel(config), transformers.__version__
 
@@ -143,6 +162,8 @@ def main(argv=None):
         seq = a.seq_len or model.config.n_positions
         x = torch.randint(0, model.config.vocab_size, (a.batch, seq + 1), device=device)
         practice.append("Hugging Face GPT2LMHeadModel, attention sdpa (F.scaled_dot_product_attention)")
+        act = model.config.activation_function
+        practice.append(f"activation {act}: {ACTIVATIONS.get(act, 'as transformers defines it')}")
     else:
         model, size, version = timm_model(a, torch)
         x = torch.randn(a.batch, 3, size, size, device=device)
@@ -208,6 +229,7 @@ def main(argv=None):
     }
     if text:
         out["seq_len"] = seq
+        out["activation"] = model.config.activation_function
         out["tokens_per_s"] = timed["samples_per_s"] * seq
     else:
         out["image_size"] = size

@@ -9,7 +9,10 @@
 //! at once by its peer (timm, Hugging Face) at the same batch and precision,
 //! so a session cut anywhere leaves only complete studio ÷ peer ratios. The
 //! largest batch comes next because it has never run on a GPU and shows what
-//! batch 64 costs in MFU; then ResNet-50 and GPT-2, each with its peer; then
+//! batch 64 costs in MFU; then ResNet-50 and GPT-2, each with its peer (and
+//! GPT-2's Hugging Face peer again with `F.gelu`'s tanh form instead of its
+//! default written-out activation, to say how much of that ratio is the
+//! activation); then
 //! torch.compile and JAX at the largest batch (their compilation is the
 //! slowest start), JAX beside a plain Flax loop; then BERT-base, the
 //! image-folder loader and the JAX rows of the other families.
@@ -78,6 +81,11 @@ pub enum What {
         batch: Batch,
         image_size: Option<i64>,
         seq_len: Option<i64>,
+        /// Hugging Face's GPT-2 with another activation than its default
+        /// `gelu_new` (`gelu_pytorch_tanh`): how much of the studio ÷ peer
+        /// gap the activation's seven written-out operations are.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        activation: Option<String>,
         /// The studio item it is held against.
         of: String,
     },
@@ -158,7 +166,7 @@ pub fn plan(rehearse: bool) -> Vec<Item> {
     // worker's other precisions, then torch.compile, JAX and the rest.
     let mut items = vit_items(s);
     let mut others = other_items(s);
-    let rest = others.split_off(4);
+    let rest = others.split_off(5);
     let largest = items.split_off(2);
     items.extend(tch_pair(
         s,
@@ -315,8 +323,17 @@ fn peer(s: &Sizes, library: &str, model: &str, batch: Batch, of: &str) -> What {
         batch,
         image_size: None,
         seq_len: None,
+        activation: None,
         of: of.into(),
     }
+}
+
+/// A Hugging Face peer with another activation function.
+fn with_activation(mut w: What, name: &str) -> What {
+    if let What::Peer { activation, .. } = &mut w {
+        *activation = Some(name.into());
+    }
+    w
 }
 
 /// The same item at another input size (image pixels or tokens).
@@ -419,6 +436,19 @@ fn other_items(s: &Sizes) -> Vec<Row> {
                 peer(s, "transformers", s.gpt2, Batch::Fixed(gb), "gpt2-eager"),
                 None,
                 seq,
+            ),
+        ),
+        (
+            "gpt2-hf-tanh".into(),
+            format!("{g}, Hugging Face peer with F.gelu's tanh form"),
+            40.0,
+            with_activation(
+                sized(
+                    peer(s, "transformers", s.gpt2, Batch::Fixed(gb), "gpt2-eager"),
+                    None,
+                    seq,
+                ),
+                "gelu_pytorch_tanh",
             ),
         ),
         (

@@ -350,6 +350,7 @@ pub fn peer_command(
         precision,
         image_size,
         seq_len,
+        activation,
         ..
     } = &item.what
     else {
@@ -399,6 +400,9 @@ pub fn peer_command(
         if let Some(v) = v {
             cmd.args([flag, &v.to_string()]);
         }
+    }
+    if let Some(a) = activation {
+        cmd.args(["--activation", a]);
     }
     if let Some(t) = l.threads {
         cmd.env("OMP_NUM_THREADS", t.to_string());
