@@ -70,7 +70,7 @@ if cargo nextest --version >/dev/null 2>&1; then
          for (i = 1; i <= n; i++) { split(parts[i], w, " "); if (w[2] ~ /^passed/) p = w[1]; if (w[2] ~ /^failed/) f += w[1]; if (w[2] == "timed") f += w[1]; if (w[2] ~ /^skipped/) s = w[1] } }
        END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
   echo "slowest tests:"
-  sed -n 's/^ *PASS \[ *\([0-9.]*\)s\] ([ 0-9/]*) /\1 s  /p' "$log" | sort -rn | uniq | head -n 10
+  sed -n 's/^ *PASS \[ *\([0-9.]*\)s\] ([ 0-9/]*) /\1 s  /p' "$log" | sort -rn | uniq | awk 'NR <= 10'  # awk reads to the end: `head` would leave sort with SIGPIPE, which pipefail makes fatal
 else
   # Without cargo-nextest: cargo's own runner, one test binary at a time.
   cargo test --workspace --locked -- --test-threads=2 2>&1 | tee "$log"
