@@ -11,7 +11,8 @@ pub struct Narrated<F: FnMut(String)> {
     pub say: F,
 }
 
-fn mib(b: u64) -> String {
+/// Bytes in MiB, for a person ("812 MiB").
+pub(crate) fn mib(b: u64) -> String {
     format!("{:.0} MiB", b as f64 / 1_048_576.0)
 }
 

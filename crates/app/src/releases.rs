@@ -125,7 +125,7 @@ pub fn removed_words(release: &str, bytes: u64) -> String {
 fn size_words(bytes: u64) -> String {
     const GIB: u64 = 1 << 30;
     if bytes < GIB {
-        format!("{:.0} MiB", bytes as f64 / 1_048_576.0)
+        crate::batch_words::mib(bytes)
     } else if bytes.is_multiple_of(GIB) {
         format!("{} GiB", bytes / GIB)
     } else {
