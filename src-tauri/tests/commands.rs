@@ -262,7 +262,6 @@ fn a_sweep_runs_streams_progress_compares_and_is_saved() {
     let other = open_app(&scratch("import"));
     let broken = other.dir.join("broken.json");
     let text = std::fs::read_to_string(&file).expect("session file");
-    // Cut the bytes, not the text: half way may fall inside a character.
     std::fs::write(&broken, &text.as_bytes()[..text.len() / 2]).expect("write");
     let e = other.err("import_session", json!({"path": broken}));
     assert_error(&e, "bad_input", &["broken.json"]);

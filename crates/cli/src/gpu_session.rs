@@ -43,12 +43,32 @@ pub struct GpuSessionArgs {
     /// Seconds a worker may stay silent before its run is stopped.
     #[arg(long, default_value_t = 300.0)]
     pub timeout: f64,
+    /// The GPU results document (docs/gpu-results.md): items it shows
+    /// measured on this GPU model go after those never measured, so a short
+    /// session spends its minutes on new figures. A kit passes its copy.
+    #[arg(long)]
+    pub measured: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum GpuSessionCommand {
+    /// The plan in the order a session would run it, with each item's
+    /// allowance and how often the record shows it measured; runs nothing.
+    Plan {
+        /// The GPU results document to order by (as `gpu-session --measured`).
+        #[arg(long)]
+        measured: Option<PathBuf>,
+        /// The GPU model, as NVML names it (e.g. "NVIDIA H100 80GB HBM3").
+        #[arg(long, default_value = "cpu")]
+        gpu: String,
+        /// The rehearsal's plan (small models on the CPU).
+        #[arg(long)]
+        rehearse: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Fold a session's output folder into the GPU results document (a
     /// section with a row per item) and import its session file.
     Fold {
@@ -80,6 +100,15 @@ pub fn run(db: &Path, a: GpuSessionArgs) -> Result<ExitCode, CliError> {
     {
         return fold_cmd(db, &dir, &doc, no_import, against.as_deref(), json);
     }
+    if let Some(GpuSessionCommand::Plan {
+        measured,
+        gpu,
+        rehearse,
+        json,
+    }) = a.command
+    {
+        return plan_cmd(measured.as_deref(), &gpu, rehearse, json);
+    }
     let host = Host::open();
     let req = SessionRequest {
         budget_s: a.budget,
@@ -88,6 +117,7 @@ pub fn run(db: &Path, a: GpuSessionArgs) -> Result<ExitCode, CliError> {
         rehearse: a.rehearse,
         only: a.only.clone(),
         timeout_s: a.timeout,
+        measured: a.measured.clone(),
     };
     let s = match gpu_session::prepare(&req, &host)? {
         Prepared::NoGpu(why) => {
@@ -182,5 +212,49 @@ fn fold_cmd(
             );
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn plan_cmd(
+    measured: Option<&Path>,
+    gpu: &str,
+    rehearse: bool,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    let items = gpu_session::items::plan(rehearse);
+    let (items, note, counts) = match measured {
+        Some(doc) => {
+            let (items, note) = gpu_session::reorder(items, doc, gpu)?;
+            let text = std::fs::read_to_string(doc).unwrap_or_default();
+            (items, note, gpu_session::order::measured(&text, gpu))
+        }
+        None => (items, None, Default::default()),
+    };
+    let before = |id: &str| counts.get(id).copied().unwrap_or(0);
+    if json_out {
+        let rows: Vec<_> = items
+            .iter()
+            .map(|i| json!({"id": i.id, "title": i.title, "allowance_s": i.allowance_s, "measured_before": before(&i.id)}))
+            .collect();
+        println!("{}", json!({"gpu": gpu, "order": note, "items": rows}));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(note) = &note {
+        println!("{note}");
+    }
+    let mut at = 0.0;
+    println!("| item | what | allowed (s) | starts by (s) | measured before |");
+    println!("|---|---|---:|---:|---:|");
+    for i in &items {
+        println!(
+            "| {} | {} | {:.0} | {at:.0} | {} |",
+            i.id,
+            i.title,
+            i.allowance_s,
+            before(&i.id)
+        );
+        at += i.allowance_s;
+    }
+    println!("\n\"starts by\": the allowances of the items before it added up; an item starts only when its own allowance fits in what is left of the budget (less {:.0} s kept for the outputs).", gpu_session::RESERVE_S);
     Ok(ExitCode::SUCCESS)
 }

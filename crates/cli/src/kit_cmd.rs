@@ -35,6 +35,10 @@ pub enum KitCommand {
         /// Leave the libtorch workers out.
         #[arg(long)]
         no_tch: bool,
+        /// The GPU results document to carry (`share/trainbench/gpu-results.md`):
+        /// the kit's `gpu-session` measures what it shows unmeasured first.
+        #[arg(long)]
+        measured: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -186,8 +190,18 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
         output,
         tch,
         no_tch,
+        measured,
         json: json_out,
     } = command;
+    if let Some(doc) = measured.as_ref().filter(|d| !d.is_file()) {
+        return Err(bad(
+            "measured",
+            format!(
+                "measured = {} is not allowed: expected the GPU results document (a file)",
+                doc.display()
+            ),
+        ));
+    }
     if output.exists()
         && std::fs::read_dir(&output)
             .map(|mut d| d.next().is_some())
@@ -229,6 +243,10 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
             &workers_from.join(package),
             &output.join("share/trainbench/workers/python").join(package),
         )?;
+    }
+    if let Some(doc) = &measured {
+        let to = output.join("share/trainbench/gpu-results.md");
+        std::fs::copy(doc, &to).map_err(|e| io("cannot copy", doc, e))?;
     }
     let run_sh = output.join("run.sh");
     std::fs::write(&run_sh, RUN_SH).map_err(|e| io("cannot write", &run_sh, e))?;

@@ -55,14 +55,60 @@ fn as_if_carried_elsewhere(kit: &Path) {
     }
 }
 
+/// The two items the planted record shows unmeasured ran first, the
+/// cheaper first (allowances 30 and 35 s), and the log said why.
+fn check_order(r: &Value, log: &str) {
+    let order: Vec<&str> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(order[..2], ["resnet-folder", "gpt2-jax"], "{log}");
+    assert!(
+        log.contains("order: the 2 items never measured on cpu first"),
+        "{log}"
+    );
+}
+
+/// A results document in which every item of the rehearsal's plan but
+/// `unmeasured` ran once on `cpu`, as `gpu-session fold` writes rows.
+fn planted_record(dir: &Path, unmeasured: &[&str]) -> PathBuf {
+    let (out, plan) =
+        output_json(trainbench(dir).args(["gpu-session", "plan", "--rehearse", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let mut md = "# GPU results\n\n| date | commit | GPU (driver, CUDA) | framework (version) | item | batch | samples/s | MFU | ratio | status, note |\n|---|---|---|---|---|---:|---:|---:|---:|---|\n".to_owned();
+    for i in plan["items"].as_array().unwrap() {
+        let id = i["id"].as_str().unwrap();
+        let status = if unmeasured.contains(&id) {
+            "skipped: needs up to 70 s"
+        } else {
+            "ran"
+        };
+        md += &format!(
+            "| 2026-11-26 | abc | cpu | pytorch (2.13.0) | {id}: {} | 8 | 1.0 | — | — | {status} |\n",
+            i["title"].as_str().unwrap()
+        );
+    }
+    let path = dir.join("gpu-results.md");
+    std::fs::write(&path, md).unwrap();
+    path
+}
+
 #[test]
 fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
     let scratch = Scratch::new("gpu-session-kit");
     let kit = scratch.0.join("kit");
+    // A record where every item but two ran before on this "GPU" (the
+    // rehearsal's is `cpu`): the kit carries it, and the session measures
+    // those two first.
+    let record = planted_record(&scratch.0, &["gpt2-jax", "resnet-folder"]);
     // The kit takes the libtorch worker that matches this machine's torch.
     let out = Command::new(TRAINBENCH)
         .args(["kit", "build", "--tch"])
         .arg(real_worker())
+        .arg("--measured")
+        .arg(&record)
         .arg("-o")
         .arg(&kit)
         .output()
@@ -108,6 +154,7 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
         "{log}"
     );
     let r = results(&dir);
+    check_order(&r, &log);
     for id in [
         "vit-eager",
         "vit-timm",
@@ -363,6 +410,10 @@ fn no_gpu_and_bad_input_are_said_plainly() {
             vec!["--framework", "tensorflow"],
             "framework = tensorflow is not allowed",
         ),
+        (
+            vec!["--measured", "/nonexistent/gpu-results.md"],
+            "measured = /nonexistent/gpu-results.md is not allowed",
+        ),
     ] {
         let out = trainbench(&scratch.0)
             .args(["gpu-session", "--rehearse"])
@@ -376,6 +427,27 @@ fn no_gpu_and_bad_input_are_said_plainly() {
             text(&out)
         );
     }
+    // The plan's order on a GPU model the record has no rows for: as
+    // written, with the row every GPU has first.
+    let record = planted_record(&scratch.0, &["vit-jax"]);
+    let (out, plan) = output_json(
+        trainbench(&scratch.0)
+            .args([
+                "gpu-session",
+                "plan",
+                "--json",
+                "--gpu",
+                "NVIDIA H200",
+                "--measured",
+            ])
+            .arg(&record),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(plan["items"][0]["id"], "vit-eager", "{plan}");
+    assert!(
+        plan["order"].as_str().unwrap().contains("as planned"),
+        "{plan}"
+    );
     // An item that fails is said, and the session goes on to its outputs.
     let out_dir = scratch.0.join("failing");
     let out = trainbench(&scratch.0)

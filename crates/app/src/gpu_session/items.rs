@@ -15,7 +15,9 @@
 //! activation); then
 //! torch.compile and JAX at the largest batch (their compilation is the
 //! slowest start), JAX beside a plain Flax loop; then BERT-base, the
-//! image-folder loader and the JAX rows of the other families.
+//! image-folder loader and the JAX rows of the other families. Given the
+//! record of earlier sessions, a session runs first what that record shows
+//! never measured on its GPU model ([`super::order`]).
 
 use serde::Serialize;
 

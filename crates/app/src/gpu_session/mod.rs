@@ -9,7 +9,7 @@
 //! docs/gpu-results.md. `rehearse` runs the same plan with small models on
 //! the CPU, as CI does.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use trainbench_probe::GpuInfo;
@@ -20,6 +20,7 @@ use crate::{frameworks, now_unix_ms, utc_text};
 
 pub mod fold;
 pub mod items;
+pub mod order;
 mod peer;
 pub mod run;
 pub mod twins;
@@ -52,6 +53,9 @@ pub struct SessionRequest {
     pub only: Vec<String>,
     /// Seconds a worker may stay silent before its run is stopped.
     pub timeout_s: f64,
+    /// The GPU results document: items it shows measured on this GPU model
+    /// go after those it does not ([`order`]); `None`: the plan's order.
+    pub measured: Option<PathBuf>,
 }
 
 impl Default for SessionRequest {
@@ -63,6 +67,7 @@ impl Default for SessionRequest {
             rehearse: false,
             only: Vec::new(),
             timeout_s: 300.0,
+            measured: None,
         }
     }
 }
@@ -121,6 +126,9 @@ pub struct Session {
     pub tch: Option<String>,
     pub lengths: Lengths,
     pub timeout_s: f64,
+    /// How the plan was reordered by the record of earlier sessions, in a
+    /// sentence (`None`: the plan's own order).
+    pub order: Option<String>,
     #[serde(skip)]
     pub out_dir: PathBuf,
     pub started: String,
@@ -174,6 +182,14 @@ pub fn prepare(req: &SessionRequest, host: &Host) -> AppResult<Prepared> {
         }
         items.retain(|i| req.only.contains(&i.id));
     }
+    let gpu_name = match gpus.first() {
+        Some(g) if !req.rehearse => g.name.clone(),
+        _ => "cpu".to_owned(),
+    };
+    let (items, order) = match &req.measured {
+        Some(doc) => reorder(items, doc, &gpu_name)?,
+        None => (items, None),
+    };
     let named = if req.frameworks.is_empty() {
         frameworks::installed_frameworks()
     } else {
@@ -220,7 +236,42 @@ pub fn prepare(req: &SessionRequest, host: &Host) -> AppResult<Prepared> {
         tch: pick(Kind::Tch),
         lengths: if rehearse { CPU_LENGTHS } else { GPU_LENGTHS },
         timeout_s: req.timeout_s,
+        order,
         out_dir,
         started: utc_text(now_unix_ms()),
     })))
+}
+
+/// The items least measured on `gpu` first, by the record in `doc`, with a
+/// sentence saying what the record held.
+pub fn reorder(items: Vec<Item>, doc: &Path, gpu: &str) -> AppResult<(Vec<Item>, Option<String>)> {
+    let text = std::fs::read_to_string(doc).map_err(|e| {
+        AppError::bad(
+            "measured",
+            format!(
+                "measured = {} is not allowed: {e} (expected the GPU results document, docs/gpu-results.md)",
+                doc.display()
+            ),
+        )
+    })?;
+    let counts = order::measured(&text, gpu);
+    let before = items
+        .iter()
+        .filter(|i| counts.get(&i.id).is_some_and(|&c| c > 0))
+        .count();
+    let total = items.len();
+    if before == 0 {
+        let note = format!(
+            "order: as planned ({} shows none of these items measured on {gpu})",
+            doc.display()
+        );
+        return Ok((items, Some(note)));
+    }
+    let items = order::least_measured_first(items, &counts);
+    let note = format!(
+        "order: the {} items never measured on {gpu} first, cheapest first ({} shows {before} of {total} measured before), then the least measured",
+        total - before,
+        doc.display()
+    );
+    Ok((items, Some(note)))
 }

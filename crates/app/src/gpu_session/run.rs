@@ -139,6 +139,9 @@ pub async fn run(
                 .map_or_else(|| s.device.clone(), |g| g.name.clone())
         }
     ));
+    if let Some(order) = &s.order {
+        tell(&format!("gpu-session: {order}"));
+    }
     // The budget's end stops what runs, as a cancel does.
     let (stop_tx, stop) = watch::channel(false);
     let mut outer = cancel.clone();

@@ -1,0 +1,191 @@
+//! The plan reordered by what earlier sessions already measured on the same
+//! GPU model: GPU time is lent for minutes, so a session should spend them
+//! on figures nobody has yet, not repeat the first items every time.
+//!
+//! The record is the GPU results document (docs/gpu-results.md), whose
+//! session tables [`super::fold`] writes: one row per item with its GPU and
+//! status. [`measured`] counts, per item id, the rows that *ran* on a GPU
+//! of this name. [`least_measured_first`] then orders the plan: items
+//! measured fewer times come first. Among the items never measured, the one
+//! that costs least (its own allowance plus those of the items it needs that
+//! are not yet placed) comes first, so the most new figures fit in the
+//! budget; otherwise the plan's own order of value stands. An item needs the studio item
+//! its peer or ratio is held against and the batch search whose batch it
+//! takes: those come right before it, measured or not, because a ratio is
+//! only fair between runs of one session on one machine.
+//!
+//! On a GPU model with no rows the plan's own order is kept unchanged.
+
+use std::collections::HashMap;
+
+use super::items::{Batch, Item, What};
+
+/// The ids of the items an item needs earlier in the same session.
+fn needs(item: &Item) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (batch, other) = match &item.what {
+        What::Studio { batch, against, .. } => (batch, against.as_deref()),
+        What::Peer { batch, of, .. } => (batch, Some(of.as_str())),
+    };
+    if let Batch::FoundBy(id) = batch {
+        out.push(id.as_str());
+    }
+    out.extend(other);
+    out
+}
+
+/// Per item id, how many rows of `doc`'s session tables ran on a GPU named
+/// `gpu` (the GPU column is the name, then its driver and CUDA in brackets).
+pub fn measured(doc: &str, gpu: &str) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for line in doc.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // "| date | commit | GPU | framework | id: title | batch | samples/s | MFU | ratio | status |"
+        if cells.len() != 12 || !cells[0].is_empty() || !cells[11].is_empty() {
+            continue;
+        }
+        let on_this_gpu = cells[3] == gpu
+            || cells[3]
+                .strip_prefix(gpu)
+                .is_some_and(|rest| rest.starts_with(" ("));
+        let ran = cells[10] == "ran" || cells[10].starts_with("ran:");
+        let id = cells[5].split_once(": ").map(|(id, _)| id);
+        if let (true, true, Some(id)) = (on_this_gpu, ran, id) {
+            *counts.entry(id.to_owned()).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+/// `items` reordered: least measured first (see the module's note), each
+/// item right after the items it needs.
+pub fn least_measured_first(items: Vec<Item>, counts: &HashMap<String, usize>) -> Vec<Item> {
+    let n = items.len();
+    let index: HashMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| (it.id.as_str(), i))
+        .collect();
+    let count = |i: usize| counts.get(&items[i].id).copied().unwrap_or(0);
+    // Cost only ranks the never-measured items of a GPU with a record; with
+    // no record at all the plan's written order of value stands.
+    let any_record = (0..n).any(|i| count(i) > 0);
+    let mut placed = vec![false; n];
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    while order.len() < n {
+        // The unplaced items' group: the item after what it needs, unplaced.
+        let mut best: Option<(usize, f64, usize, Vec<usize>)> = None;
+        for i in (0..n).filter(|&i| !placed[i]) {
+            let group = group_of(i, &items, &index, &placed);
+            let cost: f64 = if any_record && count(i) == 0 {
+                group.iter().map(|&g| items[g].allowance_s).sum()
+            } else {
+                0.0
+            };
+            let better = match &best {
+                None => true,
+                Some((c, bc, _, _)) => (count(i), cost) < (*c, *bc),
+            };
+            if better {
+                best = Some((count(i), cost, i, group));
+            }
+        }
+        let Some((_, _, _, group)) = best else { break };
+        for g in group {
+            placed[g] = true;
+            order.push(g);
+        }
+    }
+    let mut slots: Vec<Option<Item>> = items.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// Item `i` preceded by the unplaced items it needs (and what they need),
+/// in the plan's order.
+fn group_of(i: usize, items: &[Item], index: &HashMap<&str, usize>, placed: &[bool]) -> Vec<usize> {
+    let mut group = vec![i];
+    let mut k = 0;
+    while k < group.len() {
+        for id in needs(&items[group[k]]) {
+            if let Some(&j) = index.get(id) {
+                if !placed[j] && !group.contains(&j) {
+                    group.push(j);
+                }
+            }
+        }
+        k += 1;
+    }
+    group.sort_unstable();
+    group
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::items::plan;
+    use super::*;
+
+    const GPU: &str = "NVIDIA H100 80GB HBM3";
+
+    fn row(gpu: &str, id: &str, status: &str) -> String {
+        format!("| 2026-11-26 | abc | {gpu} (580.1, CUDA 13.0) | pytorch (2.11.0) | {id}: a title: with colons | 64 | 1.0 | 1 % | — | {status} |\n")
+    }
+
+    #[test]
+    fn rows_that_ran_on_this_gpu_are_counted_per_item() {
+        let doc = [
+            "# GPU results\n| a | table | of | other | shape |\n".to_owned(),
+            row(GPU, "vit-eager", "ran"),
+            row(GPU, "vit-eager", "ran"),
+            row(GPU, "vit-tch", "failed: libtorch was not found"),
+            row(GPU, "vit-jax", "skipped: needs up to 70 s"),
+            row("NVIDIA H200", "resnet-eager", "ran"),
+            row("NVIDIA H100 80GB HBM3 PCIe", "gpt2-eager", "ran"),
+            row(GPU, "gpt2-hf", "ran: ratio withheld"),
+        ]
+        .concat();
+        let c = measured(&doc, GPU);
+        assert_eq!(c.get("vit-eager"), Some(&2));
+        assert_eq!(c.get("gpt2-hf"), Some(&1));
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert_eq!(measured(&doc, "NVIDIA H200").get("resnet-eager"), Some(&1));
+    }
+
+    #[test]
+    fn with_no_record_the_plan_keeps_its_order() {
+        let ids = |items: &[Item]| items.iter().map(|i| i.id.clone()).collect::<Vec<_>>();
+        let items = plan(false);
+        let same = least_measured_first(items.clone(), &HashMap::new());
+        // No record: the cheapest-first rule must not reorder the plan.
+        assert_eq!(ids(&same), ids(&items));
+    }
+
+    #[test]
+    fn unmeasured_items_come_first_each_after_what_it_needs() {
+        let items = plan(false);
+        let mut counts: HashMap<String, usize> = items.iter().map(|i| (i.id.clone(), 2)).collect();
+        for id in ["vit-jax", "vit-flax", "vit-flax-max", "resnet-tch-tf32"] {
+            counts.insert(id.into(), 0);
+        }
+        let order = least_measured_first(items.clone(), &counts);
+        let ids: Vec<&str> = order.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(ids.len(), items.len());
+        let at = |id: &str| ids.iter().position(|x| *x == id).unwrap();
+        // Cheapest new figure first: the tf32 pair (30 + 30 s) before the
+        // JAX item (70 s), its Flax peer right after it, and the largest-batch
+        // Flax peer last of the new ones: it needs the 150-s batch search and
+        // the JAX run at that batch before it.
+        assert_eq!(&ids[..2], &["resnet-eager-tf32", "resnet-tch-tf32"]);
+        assert_eq!(&ids[2..4], &["vit-jax", "vit-flax"]);
+        assert_eq!(
+            &ids[4..7],
+            &["vit-eager-max", "vit-jax-max", "vit-flax-max"]
+        );
+        for item in &order {
+            for need in needs(item) {
+                assert!(at(need) < at(&item.id), "{} needs {need}", item.id);
+            }
+        }
+        // What was measured as often as the rest keeps the plan's order.
+        assert_eq!(ids[7], "vit-eager");
+    }
+}
