@@ -100,7 +100,10 @@ rustup toolchain list 2>/dev/null | grep -q '^nightly' || rustup toolchain insta
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 corpus="$(mktemp -d)"
 cp fuzz/corpus/session_import/* "$corpus/"
-(cd fuzz && cargo +nightly fuzz run session_import "$corpus" -- -max_total_time="$fuzz_seconds" 2>&1 | tail -n 40)
+# Without AddressSanitizer: the importer and everything it calls is safe Rust
+# (a panic is what the fuzzing looks for, and libFuzzer catches it without a
+# sanitizer), and the instrumented build took 184 s here against 92 s.
+(cd fuzz && cargo +nightly fuzz run --sanitizer none session_import "$corpus" -- -max_total_time="$fuzz_seconds" 2>&1 | tail -n 40)
 rm -rf "$corpus"
 disk
 echo "== all checks passed in $((SECONDS - start)) s"
