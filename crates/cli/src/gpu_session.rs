@@ -231,10 +231,25 @@ fn plan_cmd(
         None => (items, None, Default::default()),
     };
     let before = |id: &str| counts.get(id).copied().unwrap_or(0);
+    let l = gpu_session::lengths(rehearse);
+    // A studio run's steps in windows; a peer's timed steps after its warm-up.
+    let steps = |i: &gpu_session::Item| match i.what {
+        gpu_session::What::Studio { .. } => format!(
+            "{} in windows of {}",
+            l.steps * i.steps_x,
+            l.window_steps * i.steps_x
+        ),
+        gpu_session::What::Peer { .. } => format!(
+            "{} after {} untimed, windows of {}",
+            l.peer_steps * i.steps_x,
+            l.peer_warmup * i.steps_x,
+            l.window_steps * i.steps_x
+        ),
+    };
     if json_out {
         let rows: Vec<_> = items
             .iter()
-            .map(|i| json!({"id": i.id, "title": i.title, "allowance_s": i.allowance_s, "measured_before": before(&i.id)}))
+            .map(|i| json!({"id": i.id, "title": i.title, "allowance_s": i.allowance_s, "steps": steps(i), "measured_before": before(&i.id)}))
             .collect();
         println!("{}", json!({"gpu": gpu, "order": note, "items": rows}));
         return Ok(ExitCode::SUCCESS);
@@ -243,13 +258,14 @@ fn plan_cmd(
         println!("{note}");
     }
     let mut at = 0.0;
-    println!("| item | what | allowed (s) | starts by (s) | measured before |");
-    println!("|---|---|---:|---:|---:|");
+    println!("| item | what | steps | allowed (s) | starts by (s) | measured before |");
+    println!("|---|---|---|---:|---:|---:|");
     for i in &items {
         println!(
-            "| {} | {} | {:.0} | {at:.0} | {} |",
+            "| {} | {} | {} | {:.0} | {at:.0} | {} |",
             i.id,
             i.title,
+            steps(i),
             i.allowance_s,
             before(&i.id)
         );

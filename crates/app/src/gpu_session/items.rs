@@ -100,6 +100,11 @@ pub struct Item {
     pub title: String,
     /// Seconds the item is allowed: it starts only when that much is left.
     pub allowance_s: f64,
+    /// The session's steps, windows (and a peer's warm-up) times this: 3 on
+    /// a GPU for the items whose steps take tens of milliseconds
+    /// ([`fast_steps`]), so a timing window lasts about half a second and a
+    /// host hiccup of a few milliseconds cannot move it; else 1.
+    pub steps_x: i64,
     pub what: What,
 }
 
@@ -123,6 +128,9 @@ struct Sizes {
     tch_precisions: &'static [&'static str],
     /// Allowances are multiplied by this (the rehearsal's models are small).
     scale: f64,
+    /// [`Item::steps_x`] of the fast-step items, and the seconds their
+    /// allowance grows by (the extra steps at ~35 ms each, rounded up).
+    fast_x: (i64, f64),
 }
 
 const GPU: Sizes = Sizes {
@@ -140,6 +148,7 @@ const GPU: Sizes = Sizes {
     bert_batch: 64,
     tch_precisions: &["amp-fp16", "fp32", "tf32"],
     scale: 1.0,
+    fast_x: (3, 6.0),
 };
 
 /// The rehearsal: the same plan on the CPU with models that train in seconds.
@@ -158,6 +167,7 @@ const CPU: Sizes = Sizes {
     bert_batch: 4,
     tch_precisions: &["amp-bf16"],
     scale: 0.5,
+    fast_x: (1, 0.0),
 };
 
 /// The plan: on a GPU, or the rehearsal's small models on the CPU.
@@ -196,13 +206,51 @@ pub fn plan(rehearse: bool) -> Vec<Item> {
     items.extend(rest);
     items
         .into_iter()
-        .map(|(id, title, allowance, what)| Item {
-            id,
-            title,
-            allowance_s: allowance * s.scale,
-            what,
+        .map(|(id, title, allowance, what)| {
+            let (x, more) = if fast_steps(&what) {
+                s.fast_x
+            } else {
+                (1, 0.0)
+            };
+            Item {
+                id,
+                title,
+                allowance_s: (allowance + more) * s.scale,
+                steps_x: x,
+                what,
+            }
         })
         .collect()
+}
+
+/// Whether an item's steps take tens of milliseconds on an H100: mixed
+/// precision at the plan's fixed batches of ViT-B/16, ResNet-50 and
+/// BERT-base (31–35 ms measured for the first two). Their 80 steps in
+/// windows of 5 timed only 2.4 s, in windows of 0.15 s whose rates spread
+/// by 5–12 % (coefficient of variation), where fp32 (140–170 ms steps) and
+/// the largest batch (400 ms) spread by under 0.5 %. GPT-2 (83 ms), tf32
+/// (53–62 ms), the largest batch and the image-folder loader keep the
+/// session's lengths.
+fn fast_steps(w: &What) -> bool {
+    let (model, precision, batch, folder) = match w {
+        What::Studio {
+            model,
+            precision,
+            batch,
+            folder,
+            ..
+        } => (model, precision, batch, *folder),
+        What::Peer {
+            model,
+            precision,
+            batch,
+            ..
+        } => (model, precision, batch, false),
+    };
+    precision.starts_with("amp-")
+        && matches!(batch, Batch::Fixed(_))
+        && !folder
+        && !model.starts_with("gpt2")
 }
 
 type Row = (String, String, f64, What);
@@ -513,6 +561,39 @@ fn other_items(s: &Sizes) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_steps_are_timed_three_times_longer_on_a_gpu_only() {
+        let x = |rehearse: bool, id: &str| {
+            let items = plan(rehearse);
+            let i = items.iter().find(|i| i.id == id).unwrap();
+            (i.steps_x, i.allowance_s)
+        };
+        for id in [
+            "vit-eager",
+            "vit-timm",
+            "vit-tch-fp16",
+            "resnet-tch",
+            "bert-eager",
+            "vit-flax",
+        ] {
+            assert_eq!(x(false, id).0, 3, "{id}");
+        }
+        assert_eq!(x(false, "vit-eager"), (3, 36.0));
+        for id in [
+            "vit-eager-fp32",
+            "vit-tch-tf32",
+            "gpt2-eager",
+            "gpt2-hf",
+            "vit-eager-max",
+            "vit-timm-max",
+            "resnet-folder",
+        ] {
+            assert_eq!(x(false, id).0, 1, "{id}");
+        }
+        // The rehearsal keeps its lengths: CI's time.
+        assert!(plan(true).iter().all(|i| i.steps_x == 1));
+    }
 
     #[test]
     fn every_peer_and_found_batch_refers_to_an_earlier_studio_item() {

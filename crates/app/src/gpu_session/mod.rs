@@ -108,6 +108,15 @@ const CPU_LENGTHS: Lengths = Lengths {
     folder: (8, 40, 1),
 };
 
+/// The steps and windows of a session on a GPU, or of the rehearsal.
+pub fn lengths(rehearse: bool) -> Lengths {
+    if rehearse {
+        CPU_LENGTHS
+    } else {
+        GPU_LENGTHS
+    }
+}
+
 /// A session ready to run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Session {
@@ -234,7 +243,7 @@ pub fn prepare(req: &SessionRequest, host: &Host) -> AppResult<Prepared> {
         pytorch: pick(Kind::Pytorch),
         jax: pick(Kind::Jax),
         tch: pick(Kind::Tch),
-        lengths: if rehearse { CPU_LENGTHS } else { GPU_LENGTHS },
+        lengths: lengths(rehearse),
         timeout_s: req.timeout_s,
         order,
         out_dir,

@@ -392,9 +392,9 @@ pub fn peer_command(
         ("--num-classes", Some(classes)),
         ("--image-size", *image_size),
         ("--seq-len", *seq_len),
-        ("--warmup", Some(l.peer_warmup)),
-        ("--steps", Some(l.peer_steps)),
-        ("--window", Some(l.window_steps)),
+        ("--warmup", Some(l.peer_warmup * item.steps_x)),
+        ("--steps", Some(l.peer_steps * item.steps_x)),
+        ("--window", Some(l.window_steps * item.steps_x)),
         ("--threads", l.threads),
     ] {
         if let Some(v) = v {
