@@ -21,6 +21,7 @@ use crate::{frameworks, now_unix_ms, utc_text};
 pub mod fold;
 pub mod items;
 pub mod order;
+mod pace;
 mod peer;
 pub mod run;
 pub mod twins;
