@@ -21,7 +21,7 @@
 
 use serde::Serialize;
 
-use super::pace::fast_steps;
+use super::pace::{self, Sizes, CPU, GPU};
 
 /// How an item's batch is chosen.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -110,68 +110,6 @@ pub struct Item {
     pub what: What,
 }
 
-/// The models and sizes of one kind of session.
-struct Sizes {
-    precision: &'static str,
-    vit: &'static str,
-    vit_batch: i64,
-    vit_max: (u32, u32),
-    resnet: &'static str,
-    resnet_px: Option<i64>,
-    resnet_batch: i64,
-    gpt2: &'static str,
-    gpt2_seq: i64,
-    gpt2_batch: i64,
-    bert: &'static str,
-    bert_batch: i64,
-    /// The libtorch worker's other precisions, each beside PyTorch eager:
-    /// the first on ViT early in the plan (on a GPU amp-fp16, the loss
-    /// scaler's path), the rest on ViT and all on ResNet later.
-    tch_precisions: &'static [&'static str],
-    /// Allowances are multiplied by this (the rehearsal's models are small).
-    scale: f64,
-    /// [`Item::steps_x`] of the fast-step items, and the seconds their
-    /// allowance grows by (the extra steps at ~35 ms each, rounded up).
-    fast_x: (i64, f64),
-}
-
-const GPU: Sizes = Sizes {
-    precision: "amp-bf16",
-    vit: "vit_base_patch16_224",
-    vit_batch: 64,
-    vit_max: (128, 2048),
-    resnet: "resnet50",
-    resnet_px: None,
-    resnet_batch: 128,
-    gpt2: "gpt2_small",
-    gpt2_seq: 1024,
-    gpt2_batch: 16,
-    bert: "bert_base_uncased",
-    bert_batch: 64,
-    tch_precisions: &["amp-fp16", "fp32", "tf32"],
-    scale: 1.0,
-    fast_x: (3, 6.0),
-};
-
-/// The rehearsal: the same plan on the CPU with models that train in seconds.
-const CPU: Sizes = Sizes {
-    precision: "fp32",
-    vit: "vit_mini_patch4_32",
-    vit_batch: 8,
-    vit_max: (8, 32),
-    resnet: "resnet18",
-    resnet_px: Some(32),
-    resnet_batch: 4,
-    gpt2: "gpt2_tiny",
-    gpt2_seq: 128,
-    gpt2_batch: 4,
-    bert: "bert_tiny",
-    bert_batch: 4,
-    tch_precisions: &["amp-bf16"],
-    scale: 0.5,
-    fast_x: (1, 0.0),
-};
-
 /// The plan: on a GPU, or the rehearsal's small models on the CPU.
 pub fn plan(rehearse: bool) -> Vec<Item> {
     let s = if rehearse { &CPU } else { &GPU };
@@ -209,11 +147,7 @@ pub fn plan(rehearse: bool) -> Vec<Item> {
     items
         .into_iter()
         .map(|(id, title, allowance, what)| {
-            let (x, more) = if fast_steps(&what) {
-                s.fast_x
-            } else {
-                (1, 0.0)
-            };
+            let (x, more) = if fast(&what) { s.fast_x } else { (1, 0.0) };
             Item {
                 id,
                 title,
@@ -223,6 +157,25 @@ pub fn plan(rehearse: bool) -> Vec<Item> {
             }
         })
         .collect()
+}
+
+/// [`pace::fast_steps`] of an item.
+fn fast(w: &What) -> bool {
+    match w {
+        What::Studio {
+            model,
+            precision,
+            batch,
+            folder,
+            ..
+        } => pace::fast_steps(model, precision, matches!(batch, Batch::Fixed(_)), *folder),
+        What::Peer {
+            model,
+            precision,
+            batch,
+            ..
+        } => pace::fast_steps(model, precision, matches!(batch, Batch::Fixed(_)), false),
+    }
 }
 
 type Row = (String, String, f64, What);
@@ -533,6 +486,39 @@ fn other_items(s: &Sizes) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_steps_are_timed_three_times_longer_on_a_gpu_only() {
+        let x = |rehearse: bool, id: &str| {
+            let items = plan(rehearse);
+            let i = items.iter().find(|i| i.id == id).unwrap();
+            (i.steps_x, i.allowance_s)
+        };
+        for id in [
+            "vit-eager",
+            "vit-timm",
+            "vit-tch-fp16",
+            "resnet-tch",
+            "bert-eager",
+            "vit-flax",
+        ] {
+            assert_eq!(x(false, id).0, 3, "{id}");
+        }
+        assert_eq!(x(false, "vit-eager"), (3, 36.0));
+        for id in [
+            "vit-eager-fp32",
+            "vit-tch-tf32",
+            "gpt2-eager",
+            "gpt2-hf",
+            "vit-eager-max",
+            "vit-timm-max",
+            "resnet-folder",
+        ] {
+            assert_eq!(x(false, id).0, 1, "{id}");
+        }
+        // The rehearsal keeps its lengths: CI's time.
+        assert!(plan(true).iter().all(|i| i.steps_x == 1));
+    }
 
     #[test]
     fn every_peer_and_found_batch_refers_to_an_earlier_studio_item() {

@@ -1,8 +1,8 @@
-//! How long a GPU session times an item: the items whose steps take tens
-//! of milliseconds get more steps in longer windows ([`fast_steps`],
-//! [`super::Item::steps_x`]).
-
-use super::items::{Batch, What};
+//! How big and how long a GPU session's items are: the models, batches and
+//! allowance scale of a session on a GPU ([`GPU`]) and of its CPU rehearsal
+//! ([`CPU`]), and which items, their steps taking tens of milliseconds, get
+//! more steps in longer windows ([`fast_steps`], [`super::Item::steps_x`]).
+//! A leaf: `items` builds the plan from it.
 
 /// Whether an item's steps take tens of milliseconds on an H100: mixed
 /// precision at the plan's fixed batches of ViT-B/16, ResNet-50 and
@@ -12,62 +12,68 @@ use super::items::{Batch, What};
 /// the largest batch (400 ms) spread by under 0.5 %. GPT-2 (83 ms), tf32
 /// (53–62 ms), the largest batch and the image-folder loader keep the
 /// session's lengths.
-pub fn fast_steps(w: &What) -> bool {
-    let (model, precision, batch, folder) = match w {
-        What::Studio {
-            model,
-            precision,
-            batch,
-            folder,
-            ..
-        } => (model, precision, batch, *folder),
-        What::Peer {
-            model,
-            precision,
-            batch,
-            ..
-        } => (model, precision, batch, false),
-    };
-    precision.starts_with("amp-")
-        && matches!(batch, Batch::Fixed(_))
-        && !folder
-        && !model.starts_with("gpt2")
+pub fn fast_steps(model: &str, precision: &str, fixed_batch: bool, folder: bool) -> bool {
+    precision.starts_with("amp-") && fixed_batch && !folder && !model.starts_with("gpt2")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::items::plan;
-
-    #[test]
-    fn fast_steps_are_timed_three_times_longer_on_a_gpu_only() {
-        let x = |rehearse: bool, id: &str| {
-            let items = plan(rehearse);
-            let i = items.iter().find(|i| i.id == id).unwrap();
-            (i.steps_x, i.allowance_s)
-        };
-        for id in [
-            "vit-eager",
-            "vit-timm",
-            "vit-tch-fp16",
-            "resnet-tch",
-            "bert-eager",
-            "vit-flax",
-        ] {
-            assert_eq!(x(false, id).0, 3, "{id}");
-        }
-        assert_eq!(x(false, "vit-eager"), (3, 36.0));
-        for id in [
-            "vit-eager-fp32",
-            "vit-tch-tf32",
-            "gpt2-eager",
-            "gpt2-hf",
-            "vit-eager-max",
-            "vit-timm-max",
-            "resnet-folder",
-        ] {
-            assert_eq!(x(false, id).0, 1, "{id}");
-        }
-        // The rehearsal keeps its lengths: CI's time.
-        assert!(plan(true).iter().all(|i| i.steps_x == 1));
-    }
+/// The models and sizes of one kind of session.
+pub struct Sizes {
+    pub precision: &'static str,
+    pub vit: &'static str,
+    pub vit_batch: i64,
+    pub vit_max: (u32, u32),
+    pub resnet: &'static str,
+    pub resnet_px: Option<i64>,
+    pub resnet_batch: i64,
+    pub gpt2: &'static str,
+    pub gpt2_seq: i64,
+    pub gpt2_batch: i64,
+    pub bert: &'static str,
+    pub bert_batch: i64,
+    /// The libtorch worker's other precisions, each beside PyTorch eager:
+    /// the first on ViT early in the plan (on a GPU amp-fp16, the loss
+    /// scaler's path), the rest on ViT and all on ResNet later.
+    pub tch_precisions: &'static [&'static str],
+    /// Allowances are multiplied by this (the rehearsal's models are small).
+    pub scale: f64,
+    /// [`super::Item::steps_x`] of the fast-step items, and the seconds their
+    /// allowance grows by (the extra steps at ~35 ms each, rounded up).
+    pub fast_x: (i64, f64),
 }
+
+pub const GPU: Sizes = Sizes {
+    precision: "amp-bf16",
+    vit: "vit_base_patch16_224",
+    vit_batch: 64,
+    vit_max: (128, 2048),
+    resnet: "resnet50",
+    resnet_px: None,
+    resnet_batch: 128,
+    gpt2: "gpt2_small",
+    gpt2_seq: 1024,
+    gpt2_batch: 16,
+    bert: "bert_base_uncased",
+    bert_batch: 64,
+    tch_precisions: &["amp-fp16", "fp32", "tf32"],
+    scale: 1.0,
+    fast_x: (3, 6.0),
+};
+
+/// The rehearsal: the same plan on the CPU with models that train in seconds.
+pub const CPU: Sizes = Sizes {
+    precision: "fp32",
+    vit: "vit_mini_patch4_32",
+    vit_batch: 8,
+    vit_max: (8, 32),
+    resnet: "resnet18",
+    resnet_px: Some(32),
+    resnet_batch: 4,
+    gpt2: "gpt2_tiny",
+    gpt2_seq: 128,
+    gpt2_batch: 4,
+    bert: "bert_tiny",
+    bert_batch: 4,
+    tch_precisions: &["amp-bf16"],
+    scale: 0.5,
+    fast_x: (1, 0.0),
+};
