@@ -253,7 +253,7 @@ fn decoders_reach_a_target_loss_on_real_text_in_every_framework() {
 /// parameter count of its definition; at initialisation the loss on random
 /// binary labels is about ln 2.
 #[test]
-fn the_seed_fraud_transformer_trains_in_every_framework() {
+fn the_published_fraud_transformer_trains_in_every_framework() {
     let home = Home::new("fraud");
     for framework in ["pytorch", "tensorflow", "jax", "tch"] {
         if framework != "tch" {
