@@ -72,6 +72,10 @@ pub enum What {
         seq_len: Option<i64>,
         /// Train from generated JPEGs through the framework's loader.
         folder: bool,
+        /// cuDNN's benchmark mode when set (GPU only); `None`: the worker's
+        /// own choice (on for a convolutional network).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cudnn_benchmark: Option<bool>,
         /// The earlier studio item this one is held against (the libtorch
         /// worker beside PyTorch eager at the same model, batch and
         /// precision): the ratio is this item's throughput ÷ that one's.
@@ -143,6 +147,10 @@ pub fn plan(rehearse: bool) -> Vec<Item> {
     items.extend(gpt2);
     items.extend(precision_pairs(s, "vit", &s.tch_precisions[1..]));
     items.extend(precision_pairs(s, "resnet", s.tch_precisions));
+    if !rehearse {
+        // cuDNN runs on a GPU only: the rehearsal has no such pair.
+        items.extend(without_cudnn_benchmark(s));
+    }
     items.extend(rest);
     items
         .into_iter()
@@ -267,6 +275,38 @@ fn precision_pairs(s: &Sizes, family: &'static str, precisions: &[&str]) -> Vec<
     rows
 }
 
+/// ResNet-50 amp-fp16 on PyTorch eager and the libtorch worker again with
+/// cuDNN's benchmark mode off (`…-nobench`): with it on (both workers'
+/// default for a CNN), cuDNN times candidate algorithms in the first steps
+/// and keeps the fastest, a choice a busy host can sway; off, both take
+/// cuDNN's heuristics' choice. Whether the two then agree says whether the
+/// 1.1–1.23 tch ÷ eager of that pair on the H100 is the algorithms'. The
+/// eager item is held against `resnet-eager-fp16` (off ÷ on), so that one
+/// runs in the same session.
+fn without_cudnn_benchmark(s: &Sizes) -> Vec<Row> {
+    let mut rows = precision_pairs(s, "resnet", &["amp-fp16"]);
+    let on_id = rows[0].0.clone();
+    let eager_id = format!("{on_id}-nobench");
+    for (id, title, _, what) in &mut rows {
+        *id = format!("{id}-nobench");
+        *title = format!("{title}, cuDNN benchmark off");
+        if let What::Studio {
+            cudnn_benchmark,
+            against,
+            ..
+        } = what
+        {
+            *cudnn_benchmark = Some(false);
+            *against = Some(if against.is_some() {
+                eager_id.clone()
+            } else {
+                on_id.clone()
+            });
+        }
+    }
+    rows
+}
+
 /// A batch in an item's title.
 fn batch_words(b: &Batch) -> String {
     match b {
@@ -286,6 +326,7 @@ fn studio(s: &Sizes, framework: Kind, model: &str, compile: &str, batch: Batch) 
         image_size: None,
         seq_len: None,
         folder: false,
+        cudnn_benchmark: None,
         against: None,
     }
 }

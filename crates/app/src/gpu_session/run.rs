@@ -311,6 +311,7 @@ async fn studio(
         image_size,
         seq_len,
         folder,
+        cudnn_benchmark,
         ..
     } = &item.what
     else {
@@ -333,6 +334,7 @@ async fn studio(
         threads: l.threads.into_iter().collect(),
         image_size: *image_size,
         seq_len: *seq_len,
+        cudnn_benchmark: cudnn_benchmark.iter().copied().collect(),
         ..SweepRequest::default()
     };
     match batch {
