@@ -75,7 +75,7 @@ pub fn section(results: &Value, session: Option<&Value>) -> String {
         "`trainbench gpu-session` at {commit}, budget {} s, started {started}. Folded from its {RESULTS_JSON} by `trainbench gpu-session fold`.\n\n",
         text(&s["budget_s"])
     );
-    md += "| date | commit | GPU (driver, CUDA) | framework (version) | item | batch | samples/s | MFU | ratio | status, note |\n";
+    md += "| date | commit | GPU (driver, CUDA) | framework (version) | item | batch | samples/s (95 % interval) | MFU | ratio | status, note |\n";
     md += "|---|---|---|---|---|---:|---:|---:|---:|---|\n";
     for r in results["results"].as_array().into_iter().flatten() {
         let fw = if let Some(peer) = r.get("peer").filter(|p| !p.is_null()) {
@@ -93,10 +93,6 @@ pub fn section(results: &Value, session: Option<&Value>) -> String {
                 .and_then(|id| prov.iter().find(|p| p.0 == id))
                 .map_or_else(|| "—".into(), |p| p.1.clone())
         };
-        let num = |v: &Value, digits: usize| {
-            v.as_f64()
-                .map_or_else(|| "—".into(), |x| format!("{x:.digits$}"))
-        };
         let mfu = r["mfu"]
             .as_f64()
             .map_or_else(|| "—".into(), |m| format!("{:.1} %", 100.0 * m));
@@ -110,7 +106,12 @@ pub fn section(results: &Value, session: Option<&Value>) -> String {
             text(&r["id"]),
             text(&r["title"]),
             text(&r["batch"]),
-            num(&r["samples_per_s"], 1),
+            super::write::rate_cell(
+                r["samples_per_s"].as_f64(),
+                r["samples_per_s_ci95"]
+                    .as_array()
+                    .and_then(|a| Some([a.first()?.as_f64()?, a.get(1)?.as_f64()?])),
+            ),
             r["ratio"].as_f64().map_or_else(
                 || "—".into(),
                 |x| format!(
@@ -224,4 +225,33 @@ pub fn fold(
         rows,
         imported,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_studio_rate_is_folded_with_its_interval_and_a_peers_without() {
+        let results = serde_json::json!({
+            "format": "trainbench-gpu-session",
+            "studio_git_revision": "abc",
+            "host": "vm",
+            "session": {"started": "2026-11-26 23:11 UTC", "device": "cuda:0", "budget_s": 530.0},
+            "results": [
+                {"id": "vit-eager", "title": "ViT", "status": "ran", "batch": 64,
+                 "samples_per_s": 2023.14, "samples_per_s_ci95": [1874.2, 2072.4], "mfu": 0.216},
+                {"id": "vit-timm", "title": "timm", "status": "ran", "batch": 64,
+                 "samples_per_s": 2186.4, "samples_per_s_ci95": null, "ratio": 0.925,
+                 "peer": {"library": "timm", "library_version": "1.0", "torch": "2.11"}}
+            ]
+        });
+        let md = section(&results, None);
+        assert!(md.contains("| samples/s (95 % interval) |"), "{md}");
+        assert!(
+            md.contains("| vit-eager: ViT | 64 | 2023.1 (1874–2072) | 21.6 % |"),
+            "{md}"
+        );
+        assert!(md.contains("| vit-timm: timm | 64 | 2186.4 | — |"), "{md}");
+    }
 }

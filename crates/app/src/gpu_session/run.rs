@@ -59,6 +59,9 @@ pub struct ItemResult {
     pub run_ids: Vec<i64>,
     pub batch: Option<i64>,
     pub samples_per_s: Option<f64>,
+    /// A studio run's 95 % interval of that rate, from its steady windows
+    /// (`[low, high]`; docs/metrics.md); none for a peer.
+    pub samples_per_s_ci95: Option<[f64; 2]>,
     pub mfu: Option<f64>,
     pub params: Option<u64>,
     /// A peer's own report (`python -m trainbench_peers`).
@@ -85,6 +88,7 @@ impl ItemResult {
             run_ids: Vec::new(),
             batch: None,
             samples_per_s: None,
+            samples_per_s_ci95: None,
             mfu: None,
             params: None,
             peer: None,
@@ -430,6 +434,7 @@ async fn studio_runs(
         r.params = row.param_count;
         if let Some(sum) = &row.summary {
             r.samples_per_s = sum.throughput_samples_per_s;
+            r.samples_per_s_ci95 = sum.throughput_ci95.map(|i| [i.low, i.high]);
             r.mfu = sum.mfu;
         }
     }

@@ -93,6 +93,14 @@ pub fn result_line(r: &ItemResult) -> String {
     s
 }
 
+/// Samples/s with its 95 % interval where there is one: `2023.1 (1874–2072)`.
+pub fn rate_cell(rate: Option<f64>, ci95: Option<[f64; 2]>) -> String {
+    cell(rate.map(|v| match ci95 {
+        Some([lo, hi]) => format!("{v:.1} ({lo:.0}–{hi:.0})"),
+        None => format!("{v:.1}"),
+    }))
+}
+
 fn cell(v: Option<String>) -> String {
     v.unwrap_or_else(|| "—".into()).replace('|', "/")
 }
@@ -113,7 +121,7 @@ pub fn markdown(s: &Session, results: &[ItemResult]) -> String {
         },
         s.budget_s,
     );
-    md += "| item | what | status | batch | samples/s | MFU | ratio | seconds | runs | projected (samples/s) | note |\n";
+    md += "| item | what | status | batch | samples/s (95 % interval) | MFU | ratio | seconds | runs | projected (samples/s) | note |\n";
     md += "|---|---|---|---:|---:|---:|---:|---:|---|---|---|\n";
     for item in &s.items {
         let r = results.iter().find(|r| r.id == item.id);
@@ -123,7 +131,7 @@ pub fn markdown(s: &Session, results: &[ItemResult]) -> String {
                 r.title.clone(),
                 r.status.as_str().into(),
                 cell(r.batch.map(|b| b.to_string())),
-                cell(r.samples_per_s.map(|v| format!("{v:.1}"))),
+                rate_cell(r.samples_per_s, r.samples_per_s_ci95),
                 cell(r.mfu.map(|m| format!("{:.1} %", 100.0 * m))),
                 ratio_cell(r),
                 if r.status == Status::Skipped {
@@ -306,7 +314,7 @@ fn items_section(s: &Session, results: &[ItemResult]) -> Section {
                 r.id.clone(),
                 r.status.as_str().into(),
                 cell(r.batch.map(|b| b.to_string())),
-                cell(r.samples_per_s.map(|v| format!("{v:.1}"))),
+                rate_cell(r.samples_per_s, r.samples_per_s_ci95),
                 ratio_cell(r),
                 cell(r.reason.clone().or(r.ratio_note.clone())),
             ]
