@@ -60,9 +60,11 @@ pub enum GpuSessionCommand {
         /// The GPU results document to order by (as `gpu-session --measured`).
         #[arg(long)]
         measured: Option<PathBuf>,
-        /// The GPU model, as NVML names it (e.g. "NVIDIA H100 80GB HBM3").
-        #[arg(long, default_value = "cpu")]
-        gpu: String,
+        /// The GPU model whose record orders the plan, as NVML names it (e.g.
+        /// "NVIDIA H100 80GB HBM3"). Default: this machine's first GPU (`cpu`
+        /// with --rehearse).
+        #[arg(long)]
+        gpu: Option<String>,
         /// The rehearsal's plan (small models on the CPU).
         #[arg(long)]
         rehearse: bool,
@@ -107,6 +109,18 @@ pub fn run(db: &Path, a: GpuSessionArgs) -> Result<ExitCode, CliError> {
         json,
     }) = a.command
     {
+        let gpu = match gpu {
+            Some(g) => g,
+            None if rehearse => "cpu".to_owned(),
+            None => match Host::open().gpus().first() {
+                Some(g) => g.name.clone(),
+                None if measured.is_none() => "cpu".to_owned(),
+                None => return Err(crate::error::bad(
+                    "gpu",
+                    "gpu = (none) is not allowed: this machine has no NVIDIA GPU; name the GPU model whose record orders the plan with --gpu, as NVML names it (e.g. \"NVIDIA H100 80GB HBM3\")".into(),
+                )),
+            },
+        };
         return plan_cmd(measured.as_deref(), &gpu, rehearse, json);
     }
     let host = Host::open();

@@ -72,7 +72,8 @@ fn check_order(r: &Value, log: &str) {
 }
 
 /// A results document in which every item of the rehearsal's plan but
-/// `unmeasured` ran once on `cpu`, as `gpu-session fold` writes rows.
+/// `unmeasured` ran once, in rows shaped as `gpu-session fold` writes them,
+/// on the "GPU" a rehearsal's order is matched by: `cpu`.
 fn planted_record(dir: &Path, unmeasured: &[&str]) -> PathBuf {
     let (out, plan) =
         output_json(trainbench(dir).args(["gpu-session", "plan", "--rehearse", "--json"]));
@@ -447,6 +448,18 @@ fn no_gpu_and_bad_input_are_said_plainly() {
     assert!(
         plan["order"].as_str().unwrap().contains("as planned"),
         "{plan}"
+    );
+    // With a record but no GPU here and none named: which GPU's rows?
+    let out = trainbench(&scratch.0)
+        .args(["gpu-session", "plan", "--measured"])
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("gpu = (none) is not allowed"),
+        "{}",
+        text(&out)
     );
     // An item that fails is said, and the session goes on to its outputs.
     let out_dir = scratch.0.join("failing");

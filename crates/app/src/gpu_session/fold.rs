@@ -101,10 +101,13 @@ pub fn section(results: &Value, session: Option<&Value>) -> String {
             .flatten()
             .collect::<Vec<_>>()
             .join("; ");
+        // A `|` inside a cell would split it (and the record's reader,
+        // `order::measured`, counts cells).
+        let (gpu, fw) = (gpu.replace('|', "/"), fw.replace('|', "/"));
         md += &format!(
             "| {date} | {commit} | {gpu} | {fw} | {}: {} | {} | {} | {mfu} | {} | {}{} |\n",
             text(&r["id"]),
-            text(&r["title"]),
+            text(&r["title"]).replace('|', "/"),
             text(&r["batch"]),
             super::write::rate_cell(
                 r["samples_per_s"].as_f64(),

@@ -572,7 +572,7 @@ mod tests {
                         .any(|e| e.id == id && matches!(e.what, What::Studio { .. }))
                 };
                 let (batch, of) = match &item.what {
-                    What::Studio { batch, .. } => (batch, None),
+                    What::Studio { batch, against, .. } => (batch, against.as_ref()),
                     What::Peer { batch, of, .. } => (batch, Some(of)),
                 };
                 if let Batch::FoundBy(id) = batch {

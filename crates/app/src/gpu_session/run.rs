@@ -181,18 +181,7 @@ pub async fn run(
                     }
                     What::Peer { .. } => super::peer::peer(s, item, &results, end, &mut tell).await,
                 };
-                if let What::Studio {
-                    against: Some(of), ..
-                } = &item.what
-                {
-                    match results.iter().find(|d| &d.id == of) {
-                        Some(other) => {
-                            (r.ratio, r.ratio_note) = super::peer::ratio(&r, other);
-                            r.ratio_of = Some(format!("÷ {of}"));
-                        }
-                        None => r.ratio_note = Some(format!("{of} is not in this session")),
-                    }
-                }
+                held_against(&mut r, item, &results);
                 r.projected = super::twins::project(ws, s, &r);
                 r.started_s = Some((began - start).as_secs_f64());
                 r.seconds = began.elapsed().as_secs_f64();
@@ -293,6 +282,31 @@ pub(super) fn batch_of(item: &Item, done: &[ItemResult]) -> Result<Batch, String
             )),
         },
         other => Ok(other.clone()),
+    }
+}
+
+/// A studio item held against an earlier one (`against`): the ratio of the
+/// two, or why there is none.
+fn held_against(r: &mut ItemResult, item: &Item, results: &[ItemResult]) {
+    let What::Studio {
+        against: Some(of), ..
+    } = &item.what
+    else {
+        return;
+    };
+    match results.iter().find(|d| &d.id == of) {
+        // A run that failed or was cut may have left figures: no ratio
+        // against those.
+        Some(other) if other.status != Status::Ran => {
+            if r.status == Status::Ran {
+                r.ratio_note = Some(format!("no ratio: {of} {}", other.status.as_str()));
+            }
+        }
+        Some(other) => {
+            (r.ratio, r.ratio_note) = super::peer::ratio(r, other);
+            r.ratio_of = Some(format!("÷ {of}"));
+        }
+        None => r.ratio_note = Some(format!("{of} is not in this session")),
     }
 }
 
@@ -439,4 +453,39 @@ async fn studio_runs(
         }
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_ratio_against_a_run_that_did_not_run_through() {
+        let items = super::super::items::plan(false);
+        let find = |id: &str| items.iter().find(|i| i.id == id).unwrap();
+        let (tch, eager) = (find("resnet-tch-fp16"), find("resnet-eager-fp16"));
+        let with = |item: &Item, status: Status, rate: f64| {
+            let mut r = ItemResult::new(item, status, None);
+            (r.samples_per_s, r.batch, r.params) = (Some(rate), Some(128), Some(25_557_032));
+            r
+        };
+        let mut r = with(tch, Status::Ran, 4400.0);
+        // Cut at the budget's end, with figures from its first windows.
+        held_against(&mut r, tch, &[with(eager, Status::Cut, 3000.0)]);
+        assert_eq!(r.ratio, None);
+        assert_eq!(
+            r.ratio_note.as_deref(),
+            Some("no ratio: resnet-eager-fp16 cut")
+        );
+        let mut r = with(tch, Status::Ran, 4400.0);
+        held_against(&mut r, tch, &[with(eager, Status::Ran, 4000.0)]);
+        assert_eq!(r.ratio, Some(1.1));
+        assert_eq!(r.ratio_of.as_deref(), Some("÷ resnet-eager-fp16"));
+        let mut r = with(tch, Status::Ran, 4400.0);
+        held_against(&mut r, tch, &[]);
+        assert_eq!(
+            r.ratio_note.as_deref(),
+            Some("resnet-eager-fp16 is not in this session")
+        );
+    }
 }
