@@ -109,19 +109,8 @@ pub fn run(db: &Path, a: GpuSessionArgs) -> Result<ExitCode, CliError> {
         json,
     }) = a.command
     {
-        let gpu = match gpu {
-            Some(g) => g,
-            None if rehearse => "cpu".to_owned(),
-            None => match Host::open().gpus().first() {
-                Some(g) => g.name.clone(),
-                None if measured.is_none() => "cpu".to_owned(),
-                None => return Err(crate::error::bad(
-                    "gpu",
-                    "gpu = (none) is not allowed: this machine has no NVIDIA GPU; name the GPU model whose record orders the plan with --gpu, as NVML names it (e.g. \"NVIDIA H100 80GB HBM3\")".into(),
-                )),
-            },
-        };
-        return plan_cmd(measured.as_deref(), &gpu, rehearse, json);
+        let gpu = gpu.or_else(|| gpu_session::record_gpu(rehearse, &Host::open().gpus()));
+        return plan_cmd(measured.as_deref(), gpu.as_deref(), rehearse, json);
     }
     let host = Host::open();
     let req = SessionRequest {
@@ -229,42 +218,47 @@ fn fold_cmd(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `gpu`: the GPU model whose rows in the record order the plan (`None`:
+/// no GPU here and none named).
 fn plan_cmd(
     measured: Option<&Path>,
-    gpu: &str,
+    gpu: Option<&str>,
     rehearse: bool,
     json_out: bool,
 ) -> Result<ExitCode, CliError> {
     let items = gpu_session::items::plan(rehearse);
-    let (items, note, counts) = match measured {
-        Some(doc) => {
-            let (items, note) = gpu_session::reorder(items, doc, gpu)?;
-            let text = std::fs::read_to_string(doc).unwrap_or_default();
-            (items, note, gpu_session::order::measured(&text, gpu))
+    let (items, note, counts) = match (measured, gpu) {
+        (Some(doc), Some(gpu)) => {
+            let r = gpu_session::reorder(items, doc, gpu)?;
+            (r.items, Some(r.note), r.counts)
         }
-        None => (items, None, Default::default()),
+        (Some(_), None) => return Err(crate::error::bad(
+            "gpu",
+            "gpu = (none) is not allowed: this machine has no NVIDIA GPU; name the GPU model whose record orders the plan with --gpu, as NVML names it (e.g. \"NVIDIA H100 80GB HBM3\")".into(),
+        )),
+        (None, _) => (items, None, Default::default()),
     };
     let before = |id: &str| counts.get(id).copied().unwrap_or(0);
-    let l = gpu_session::lengths(rehearse);
+    let lengths = gpu_session::lengths(rehearse);
     // A studio run's steps in windows; a peer's timed steps after its warm-up.
-    let steps = |i: &gpu_session::Item| match i.what {
-        gpu_session::What::Studio { .. } => format!(
-            "{} in windows of {}",
-            l.steps * i.steps_x,
-            l.window_steps * i.steps_x
-        ),
-        gpu_session::What::Peer { .. } => format!(
-            "{} after {} untimed, windows of {}",
-            l.peer_steps * i.steps_x,
-            l.peer_warmup * i.steps_x,
-            l.window_steps * i.steps_x
-        ),
+    let steps = |i: &gpu_session::Item| {
+        let l = lengths.of(i);
+        match i.what {
+            gpu_session::What::Studio { .. } => {
+                format!("{} in windows of {}", l.steps, l.window_steps)
+            }
+            gpu_session::What::Peer { .. } => format!(
+                "{} after {} untimed, windows of {}",
+                l.peer_steps, l.peer_warmup, l.window_steps
+            ),
+        }
     };
     if json_out {
         let rows: Vec<_> = items
             .iter()
             .map(|i| json!({"id": i.id, "title": i.title, "allowance_s": i.allowance_s, "steps": steps(i), "measured_before": before(&i.id)}))
             .collect();
+        let gpu = gpu.unwrap_or("cpu");
         println!("{}", json!({"gpu": gpu, "order": note, "items": rows}));
         return Ok(ExitCode::SUCCESS);
     }

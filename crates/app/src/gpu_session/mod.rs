@@ -89,6 +89,21 @@ pub struct Lengths {
     pub folder: (i64, i64, i64),
 }
 
+impl Lengths {
+    /// The lengths of one item: its steps, windows and a peer's warm-up
+    /// times [`Item::steps_x`].
+    pub fn of(self, item: &Item) -> Lengths {
+        let x = item.steps_x;
+        Lengths {
+            steps: self.steps * x,
+            window_steps: self.window_steps * x,
+            peer_warmup: self.peer_warmup * x,
+            peer_steps: self.peer_steps * x,
+            ..self
+        }
+    }
+}
+
 const GPU_LENGTHS: Lengths = Lengths {
     steps: 80,
     window_steps: 5,
@@ -192,13 +207,12 @@ pub fn prepare(req: &SessionRequest, host: &Host) -> AppResult<Prepared> {
         }
         items.retain(|i| req.only.contains(&i.id));
     }
-    let gpu_name = match gpus.first() {
-        Some(g) if !req.rehearse => g.name.clone(),
-        _ => "cpu".to_owned(),
-    };
-    let (items, order) = match &req.measured {
-        Some(doc) => reorder(items, doc, &gpu_name)?,
-        None => (items, None),
+    let (items, order) = match (&req.measured, record_gpu(req.rehearse, &gpus)) {
+        (Some(doc), Some(gpu)) => {
+            let r = reorder(items, doc, &gpu)?;
+            (r.items, Some(r.note))
+        }
+        _ => (items, None),
     };
     let named = if req.frameworks.is_empty() {
         frameworks::installed_frameworks()
@@ -252,9 +266,28 @@ pub fn prepare(req: &SessionRequest, host: &Host) -> AppResult<Prepared> {
     })))
 }
 
+/// The name a session's rows in the record are matched by: the first GPU's,
+/// as NVML names it, or `cpu` for a rehearsal; `None` without either.
+pub fn record_gpu(rehearse: bool, gpus: &[GpuInfo]) -> Option<String> {
+    match gpus.first() {
+        _ if rehearse => Some("cpu".to_owned()),
+        Some(g) => Some(g.name.clone()),
+        None => None,
+    }
+}
+
+/// The plan reordered by the record ([`reorder`]).
+pub struct Reordered {
+    pub items: Vec<Item>,
+    /// A sentence saying what the record held and which order was taken.
+    pub note: String,
+    /// Per item id, the rows that ran on the GPU ([`order::measured`]).
+    pub counts: std::collections::HashMap<String, usize>,
+}
+
 /// The items least measured on `gpu` first, by the record in `doc`, with a
 /// sentence saying what the record held.
-pub fn reorder(items: Vec<Item>, doc: &Path, gpu: &str) -> AppResult<(Vec<Item>, Option<String>)> {
+pub fn reorder(items: Vec<Item>, doc: &Path, gpu: &str) -> AppResult<Reordered> {
     let text = std::fs::read_to_string(doc).map_err(|e| {
         AppError::bad(
             "measured",
@@ -275,7 +308,11 @@ pub fn reorder(items: Vec<Item>, doc: &Path, gpu: &str) -> AppResult<(Vec<Item>,
             "order: as planned ({} shows none of these items measured on {gpu})",
             doc.display()
         );
-        return Ok((items, Some(note)));
+        return Ok(Reordered {
+            items,
+            note,
+            counts,
+        });
     }
     let items = order::least_measured_first(items, &counts);
     let note = format!(
@@ -283,5 +320,9 @@ pub fn reorder(items: Vec<Item>, doc: &Path, gpu: &str) -> AppResult<(Vec<Item>,
         total - before,
         doc.display()
     );
-    Ok((items, Some(note)))
+    Ok(Reordered {
+        items,
+        note,
+        counts,
+    })
 }

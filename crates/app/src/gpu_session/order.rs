@@ -74,7 +74,7 @@ pub fn least_measured_first(items: Vec<Item>, counts: &HashMap<String, usize>) -
     let mut order: Vec<usize> = Vec::with_capacity(n);
     while order.len() < n {
         // The unplaced items' group: the item after what it needs, unplaced.
-        let mut best: Option<(usize, f64, usize, Vec<usize>)> = None;
+        let mut best: Option<(usize, f64, Vec<usize>)> = None;
         for i in (0..n).filter(|&i| !placed[i]) {
             let group = group_of(i, &items, &index, &placed);
             let cost: f64 = if any_record && count(i) == 0 {
@@ -84,13 +84,13 @@ pub fn least_measured_first(items: Vec<Item>, counts: &HashMap<String, usize>) -
             };
             let better = match &best {
                 None => true,
-                Some((c, bc, _, _)) => (count(i), cost) < (*c, *bc),
+                Some((c, bc, _)) => (count(i), cost) < (*c, *bc),
             };
             if better {
-                best = Some((count(i), cost, i, group));
+                best = Some((count(i), cost, group));
             }
         }
-        let Some((_, _, _, group)) = best else { break };
+        let Some((_, _, group)) = best else { break };
         for g in group {
             placed[g] = true;
             order.push(g);

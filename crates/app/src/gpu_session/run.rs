@@ -340,15 +340,15 @@ async fn studio(
         ));
     };
     let batch = batch_of(item, done).unwrap_or(Batch::Fixed(1));
-    let l = s.lengths;
+    let l = s.lengths.of(item);
     let mut req = SweepRequest {
         model: vec![model.clone()],
         framework: vec![s.framework(*framework).unwrap_or_default().to_owned()],
         precision: vec![precision.clone()],
         compile: vec![compile.clone()],
         device: Some(s.device.clone()),
-        steps: Some(l.steps * item.steps_x),
-        window_steps: Some(l.window_steps * item.steps_x),
+        steps: Some(l.steps),
+        window_steps: Some(l.window_steps),
         threads: l.threads.into_iter().collect(),
         image_size: *image_size,
         seq_len: *seq_len,

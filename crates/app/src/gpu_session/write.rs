@@ -383,7 +383,7 @@ pub fn peer_command(
         })
         .map(|c| c.num_classes())
         .unwrap_or(1000);
-    let l = s.lengths;
+    let l = s.lengths.of(item);
     let mut cmd = tokio::process::Command::new(&worker.program);
     cmd.envs(worker.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     cmd.args([
@@ -400,9 +400,9 @@ pub fn peer_command(
         ("--num-classes", Some(classes)),
         ("--image-size", *image_size),
         ("--seq-len", *seq_len),
-        ("--warmup", Some(l.peer_warmup * item.steps_x)),
-        ("--steps", Some(l.peer_steps * item.steps_x)),
-        ("--window", Some(l.window_steps * item.steps_x)),
+        ("--warmup", Some(l.peer_warmup)),
+        ("--steps", Some(l.peer_steps)),
+        ("--window", Some(l.window_steps)),
         ("--threads", l.threads),
     ] {
         if let Some(v) = v {
