@@ -190,6 +190,15 @@ pub async fn run_jobs<P: Progress>(
     mut progress_for: impl FnMut(usize, usize, &Job) -> P,
     mut finished: impl FnMut(Option<P>, &Finished),
 ) -> AppResult<Vec<Finished>> {
+    // The releases' environments the jobs run in stay, in every process's
+    // disk budget, until the last job has ended.
+    let mut releases: Vec<_> = jobs.iter().filter_map(|j| j.worker.release).collect();
+    releases.sort();
+    releases.dedup();
+    let _using = releases
+        .into_iter()
+        .map(trainbench_runner::envs::pinned::in_use)
+        .collect::<Result<Vec<_>, _>>()?;
     let mut out = Vec::with_capacity(jobs.len());
     for (n, job) in jobs.iter().enumerate() {
         let f = if *cancel.borrow() {

@@ -63,9 +63,9 @@ pub fn releases(framework: &str) -> AppResult<(Vec<ReleaseChoice>, String)> {
     Ok((out, range))
 }
 
-/// What [`install_missing`] did: the releases made, and the ones removed
-/// over the disk budget (name, bytes).
-pub type ReleaseInstalls = (Vec<MadeRelease>, Vec<(String, u64)>);
+/// What [`install_missing`] did: the releases made, and the budget check
+/// after (the ones removed over the disk budget, the ones kept in use).
+pub type ReleaseInstalls = (Vec<MadeRelease>, envs::pinned::Eviction);
 
 /// A release's environment made because a sweep names it.
 #[derive(Debug)]
@@ -102,7 +102,7 @@ pub fn install_missing(
         });
     }
     let evicted = if made.is_empty() {
-        Vec::new()
+        envs::pinned::Eviction::default()
     } else {
         envs::pinned::evict_over_budget(&crate::sweep::named_releases(frameworks))
     };
@@ -116,6 +116,16 @@ pub fn install_missing(
 pub fn removed_words(release: &str, bytes: u64) -> String {
     format!(
         "removed {release}'s environment ({}, the least recently used): the releases' environments were over their {} disk budget",
+        size_words(bytes),
+        size_words(envs::pinned::budget())
+    )
+}
+
+/// A release's environment kept over the disk budget because something
+/// uses it, in the words both shells show.
+pub fn kept_words(release: &str, bytes: u64) -> String {
+    format!(
+        "kept {release}'s environment ({}) although the releases' environments are over their {} disk budget: it is in use (a run, a sweep, a bisection or an install); it is removed when it is free",
         size_words(bytes),
         size_words(envs::pinned::budget())
     )

@@ -96,6 +96,7 @@ pub fn attach_job(ws: &Workspace, run_id: i64) -> AppResult<Job> {
         args: Vec::new(),
         env: Vec::new(),
         plan_for: Some(detail.row.framework),
+        release: None,
     };
     Ok(Job {
         run_id,

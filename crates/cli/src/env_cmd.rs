@@ -177,7 +177,7 @@ pub fn run(
 /// `env budget [SIZE]`: the releases' disk budget, shown or set; setting it
 /// lower removes the least recently used releases over it at once.
 fn budget(size: Option<&str>, json_out: bool) -> Result<ExitCode, CliError> {
-    let mut removed = Vec::new();
+    let mut evicted = envs::pinned::Eviction::default();
     if let Some(text) = size {
         let bytes = trainbench_core::batch_search::parse_memory(text).ok_or_else(|| {
             bad(
@@ -188,19 +188,25 @@ fn budget(size: Option<&str>, json_out: bool) -> Result<ExitCode, CliError> {
             )
         })?;
         envs::pinned::set_budget(bytes)?;
-        removed = envs::pinned::evict_over_budget(&[]);
+        evicted = envs::pinned::evict_over_budget(&[]);
     }
     let used: u64 = envs::pinned::list_pinned().iter().map(|p| p.bytes).sum();
     let limit = envs::pinned::budget();
     if json_out {
         println!(
             "{}",
-            json!({"budget_bytes": limit, "used_bytes": used, "removed": removed})
+            json!({"budget_bytes": limit, "used_bytes": used, "removed": evicted.removed, "in_use": evicted.in_use})
         );
     } else {
-        for (pin, bytes) in &removed {
+        for (pin, bytes) in &evicted.removed {
             println!(
                 "removed {pin}'s environment ({}): over the budget",
+                output::bytes(*bytes)
+            );
+        }
+        for (pin, bytes) in &evicted.in_use {
+            println!(
+                "kept {pin}'s environment ({}) over the budget: it is in use (a run, a sweep, a bisection or an install); it is removed when it is free",
                 output::bytes(*bytes)
             );
         }
@@ -287,16 +293,23 @@ fn install(framework: &str, gpu: bool, cpu: bool, json_out: bool) -> Result<Exit
     if let Some(pin) = trainbench_core::versions::parse_pin(framework)? {
         crate::install::evict(&[pin]);
     }
-    let (e, checked, p) = (installed.env, installed.info, installed.progress);
+    let (e, checked, p) = (&installed.env, &installed.info, &installed.progress);
     if json_out {
-        let mut v = env_json(&e);
-        v["check"] = checked;
+        let mut v = env_json(e);
+        v["check"] = checked.clone();
         v["install"] = serde_json::json!({
             "seconds": p.elapsed_s,
             "packages": p.packages_installed,
             "downloaded_bytes": p.bytes_done,
+            "found_ready": installed.found_ready,
         });
         println!("{v}");
+    } else if installed.found_ready {
+        println!(
+            "{framework} {} ready in {} (another install made it)",
+            checked["version"].as_str().unwrap_or("?"),
+            e.python.display(),
+        );
     } else {
         println!(
             "{framework} {} ready in {} ({} packages installed, {} downloaded, {:.0} s)",

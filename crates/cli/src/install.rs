@@ -94,6 +94,13 @@ fn say_making(pin: trainbench_app::versions::Pin, gpu: bool) {
 }
 
 fn say_ready(pin: trainbench_app::versions::Pin, made: &envs::Installed, bytes: Option<u64>) {
+    if made.found_ready {
+        eprintln!(
+            "trainbench: {pin} ready (another install made it; {} on disk)",
+            bytes.map_or_else(|| "?".into(), output::bytes)
+        );
+        return;
+    }
     eprintln!(
         "trainbench: {pin} ready ({} packages, {} on disk, {:.0} s)",
         made.progress.packages_installed,
@@ -102,11 +109,17 @@ fn say_ready(pin: trainbench_app::versions::Pin, made: &envs::Installed, bytes: 
     );
 }
 
-fn say_evicted(evicted: &[(String, u64)]) {
-    for (pin, bytes) in evicted {
+fn say_evicted(evicted: &envs::pinned::Eviction) {
+    for (pin, bytes) in &evicted.removed {
         eprintln!(
             "trainbench: {} (`trainbench env budget`)",
             trainbench_app::releases::removed_words(pin, *bytes)
+        );
+    }
+    for (pin, bytes) in &evicted.in_use {
+        eprintln!(
+            "trainbench: {}",
+            trainbench_app::releases::kept_words(pin, *bytes)
         );
     }
 }

@@ -65,7 +65,9 @@ impl fmt::Display for Release {
 }
 
 /// A framework at one release: `jax==0.7.2`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Pin {
     pub framework: Framework,
     pub release: Release,
@@ -179,6 +181,13 @@ pub fn env_name(pin: Pin) -> String {
     format!("{stem}-{}", pin.release)
 }
 
+/// Whether a framework version a worker reported (`0.7.2`, `2.13.0+cpu`)
+/// is `pin`'s release: a local build tag after `+` is not part of it.
+pub fn runs_release(pin: Pin, reported: &str) -> bool {
+    let public = reported.split('+').next().unwrap_or(reported);
+    Release::parse(public.trim()) == Some(pin.release)
+}
+
 /// What an environment for `pin` installs: the framework at that release
 /// (the CUDA build on a machine with an NVIDIA GPU) and the packages the
 /// worker needs beside it, unpinned so that the installer picks releases
@@ -200,6 +209,18 @@ pub fn requirements(pin: Pin, gpu: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reported_version_runs_a_release_only_when_it_is_that_release() {
+        let pin = parse_pin("jax==0.7.2").unwrap().unwrap();
+        assert!(runs_release(pin, "0.7.2"));
+        assert!(!runs_release(pin, "0.10.2"));
+        assert!(!runs_release(pin, "0.7.2rc1"));
+        assert!(!runs_release(pin, "?"));
+        let torch = parse_pin("pytorch==2.13.0").unwrap().unwrap();
+        assert!(runs_release(torch, "2.13.0+cpu"));
+        assert!(runs_release(torch, "2.13"));
+    }
 
     #[test]
     fn pins_parse_and_name_their_environment() {

@@ -12,7 +12,8 @@
 //!   clear error at once instead of hanging or filling memory;
 //! - [`FileLock`]: an exclusive lock around a read-modify-write of a small
 //!   JSON file (the host list, the settings), so two processes editing it at
-//!   once both keep their change;
+//!   once both keep their change; tried without waiting, or shared (the
+//!   users of an environment, which its removal must not pass);
 //! - [`bytes_under`]: what a folder's regular files take (links not followed);
 //! - [`places`]: where the studio's home, database and settings file are.
 
@@ -283,32 +284,60 @@ pub fn read_bounded(field: &'static str, path: &Path, what: &str, max: u64) -> R
     Ok(bytes)
 }
 
-/// An exclusive lock on `<file>.lock`, held until dropped: read, change and
+/// A lock on `<file>.lock`, held until dropped. Exclusive: read, change and
 /// write `file` while holding it and no other process's change is lost.
+/// Shared: many hold it at once (the users of one environment), and none of
+/// them while another process holds it exclusively (the one removing it).
 #[derive(Debug)]
 pub struct FileLock {
     _file: File,
 }
 
 impl FileLock {
-    /// Waits for the lock beside `file` (its folder made if needed).
+    /// Waits for the exclusive lock beside `file` (its folder made if needed).
     pub fn exclusive(file: &Path) -> Result<FileLock> {
-        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| io("cannot make", dir, &e))?;
-        }
-        let mut name = file.as_os_str().to_owned();
-        name.push(".lock");
-        let lock_path = PathBuf::from(name);
-        let lock = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(|e| io("cannot open", &lock_path, &e))?;
+        let (lock, lock_path) = open_lock(file)?;
         lock.lock().map_err(|e| io("cannot lock", &lock_path, &e))?;
         Ok(FileLock { _file: lock })
     }
+
+    /// The exclusive lock beside `file` if nobody holds it in any way now;
+    /// `None` when another holder has it (nothing waits).
+    pub fn try_exclusive(file: &Path) -> Result<Option<FileLock>> {
+        let (lock, lock_path) = open_lock(file)?;
+        match lock.try_lock() {
+            Ok(()) => Ok(Some(FileLock { _file: lock })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(io("cannot lock", &lock_path, &e)),
+        }
+    }
+
+    /// Waits for a shared lock beside `file` (held with other shared
+    /// holders; waits only while an exclusive holder has it).
+    pub fn shared(file: &Path) -> Result<FileLock> {
+        let (lock, lock_path) = open_lock(file)?;
+        lock.lock_shared()
+            .map_err(|e| io("cannot lock", &lock_path, &e))?;
+        Ok(FileLock { _file: lock })
+    }
+}
+
+/// `<file>.lock` opened (made if needed, its folder too), not yet locked.
+fn open_lock(file: &Path) -> Result<(File, PathBuf)> {
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| io("cannot make", dir, &e))?;
+    }
+    let mut name = file.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_path = PathBuf::from(name);
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .map_err(|e| io("cannot open", &lock_path, &e))?;
+    Ok((lock, lock_path))
 }
 
 /// Bytes of the regular files under `dir`, folders walked, symbolic links

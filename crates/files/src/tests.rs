@@ -135,3 +135,19 @@ fn locked_read_modify_writes_from_many_threads_lose_nothing() {
     let lines = std::fs::read_to_string(&file).unwrap().lines().count();
     assert_eq!(lines, 80, "every change kept");
 }
+
+#[test]
+fn a_tried_lock_is_refused_while_held_and_shared_holders_keep_it_out() {
+    let dir = scratch("try-lock");
+    let file = dir.join("env");
+    let held = FileLock::exclusive(&file).unwrap();
+    assert!(FileLock::try_exclusive(&file).unwrap().is_none());
+    drop(held);
+    let first = FileLock::shared(&file).unwrap();
+    let second = FileLock::shared(&file).unwrap();
+    assert!(FileLock::try_exclusive(&file).unwrap().is_none());
+    drop(first);
+    assert!(FileLock::try_exclusive(&file).unwrap().is_none());
+    drop(second);
+    assert!(FileLock::try_exclusive(&file).unwrap().is_some());
+}

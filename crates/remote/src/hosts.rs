@@ -181,6 +181,7 @@ impl RemoteHost {
                 ],
                 env,
                 plan_for: Some(framework),
+                release: None,
             },
         ))
     }

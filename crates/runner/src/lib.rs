@@ -21,6 +21,7 @@ use trainbench_core::protocol::{ErrorClass, Event};
 use trainbench_core::reference::gpu_peak_for;
 use trainbench_core::spec::CheckedSpec;
 use trainbench_core::summary::{summarize, RunStatus, RunSummary};
+use trainbench_core::versions::Pin;
 use trainbench_core::{Device, Framework};
 use trainbench_probe::{GpuProbe, HostSampler};
 use trainbench_store::{Store, StoreError, TelemetrySample};
@@ -51,6 +52,11 @@ pub struct WorkerCommand {
     /// `Some(framework)`: the worker reads a resolved plan
     /// (`RunSpec::worker_plan_json`) instead of the spec as written.
     pub plan_for: Option<Framework>,
+    /// The release (`jax==0.7.2`) whose environment the worker runs in: the
+    /// run fails when the worker's `hello` reports another release, and the
+    /// environment is kept from the disk budget while the worker runs.
+    #[serde(default)]
+    pub release: Option<Pin>,
 }
 
 impl WorkerCommand {
@@ -103,6 +109,7 @@ impl WorkerCommand {
             args: vec!["train".into(), "--spec".into(), "-".into()],
             env,
             plan_for: None,
+            release: None,
         }
     }
 
@@ -126,6 +133,7 @@ impl WorkerCommand {
                 ("PYTHONUNBUFFERED".into(), "1".into()),
             ],
             plan_for: Some(framework),
+            release: None,
         }
     }
 }
@@ -229,20 +237,14 @@ async fn run_one(
 ) -> Result<Outcome, RunnerError> {
     let (worker, gpu, opts) = (&runner.worker, runner.gpu, runner.opts);
     store.start_run(run_id, &trainbench_probe::provenance(gpu))?;
-    let input = worker.stdin(spec);
-    let mut child = match spawn(worker, &spec.spec.env) {
-        Ok(c) => c,
-        Err(e) => {
-            let reason = format!("cannot start worker {}: {e}", worker.program.display());
-            return failed_before_start(store, run_id, gpu, reason, ErrorClass::Internal);
+    // Held until the worker has ended and the run is stored.
+    let (_using, mut child) = match start(worker, spec).await {
+        Ok(started) => started,
+        Err(reason) => {
+            return failed_before_start(store, run_id, gpu, reason, ErrorClass::Internal)
         }
     };
     let pid = child.id().unwrap_or(0);
-    if let Some(mut stdin) = child.stdin.take() {
-        // A worker that dies before reading its spec shows up as an exit below.
-        let _ = stdin.write_all(input.as_bytes()).await;
-        let _ = stdin.shutdown().await;
-    }
 
     let tail: Arc<Mutex<lines::Tail>> = Arc::default();
     let mut rx = read_output(&mut child, &tail);
@@ -278,7 +280,12 @@ async fn run_one(
             line = rx.recv() => match line {
                 Some(Line::Stdout(text)) => {
                     deadline = Instant::now() + opts.silence_timeout;
-                    on_stdout_line(&text, run_id, progress, &tail, &mut terminal, &mut events);
+                    let said = on_stdout_line(&text, run_id, progress, &tail, &mut terminal, &mut events);
+                    if let Some(wrong) = said.and_then(|e| wrong_release(worker.release, e)) {
+                        kill_worker(&mut child, pid);
+                        stopped = Some((RunStatus::Failed, wrong.to_string(), Some(ErrorClass::Internal)));
+                        break;
+                    }
                 }
                 Some(Line::StdoutClosed) | None => break,
             },
@@ -337,6 +344,42 @@ async fn run_one(
         tail,
     };
     store_end(store, run_id, gpu, progress, ending).await
+}
+
+/// Starts the worker and gives it its input, its release's environment (if
+/// it runs in one) first marked in use: no disk budget removes it while the
+/// guard is held. The reason when it cannot start.
+async fn start(
+    worker: &WorkerCommand,
+    spec: &CheckedSpec,
+) -> Result<(Option<envs::pinned::InUse>, tokio::process::Child), String> {
+    let using = worker
+        .release
+        .map(envs::pinned::in_use)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let mut child = spawn(worker, &spec.spec.env)
+        .map_err(|e| format!("cannot start worker {}: {e}", worker.program.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A worker that dies before reading its spec shows up as an exit later.
+        let _ = stdin.write_all(worker.stdin(spec).as_bytes()).await;
+        let _ = stdin.shutdown().await;
+    }
+    Ok((using, child))
+}
+
+/// The error when `e` is the worker's `hello` and it reports a framework
+/// version other than the `release` it was started for.
+fn wrong_release(release: Option<Pin>, e: &Event) -> Option<envs::EnvError> {
+    match (release, e) {
+        (
+            Some(pin),
+            Event::Hello {
+                framework_version, ..
+            },
+        ) => envs::pinned::check_release(pin, framework_version).err(),
+        _ => None,
+    }
 }
 
 /// Ends a run whose worker never started, with the reason.

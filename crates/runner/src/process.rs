@@ -105,15 +105,16 @@ pub(crate) fn read_output(
 }
 
 /// One line the worker printed: an event (progress, kept for the store), a
-/// malformed event (a protocol error in the log) or log text.
-pub(crate) fn on_stdout_line(
+/// malformed event (a protocol error in the log) or log text. The event,
+/// when it was one.
+pub(crate) fn on_stdout_line<'a>(
     text: &str,
     run_id: i64,
     progress: &mut dyn Progress,
     tail: &Arc<Mutex<lines::Tail>>,
     terminal: &mut Option<Event>,
-    events: &mut Vec<Event>,
-) {
+    events: &'a mut Vec<Event>,
+) -> Option<&'a Event> {
     match Event::parse_line(text) {
         Some(e) => {
             progress.event(run_id, &e);
@@ -121,17 +122,21 @@ pub(crate) fn on_stdout_line(
                 *terminal = Some(e.clone());
             }
             events.push(e);
+            events.last()
         }
-        None => match Event::malformed(text) {
-            Some(why) => {
-                let line = format!("[protocol error] {why}: {text}");
-                progress.log(run_id, &line);
-                push_tail(tail, line);
+        None => {
+            match Event::malformed(text) {
+                Some(why) => {
+                    let line = format!("[protocol error] {why}: {text}");
+                    progress.log(run_id, &line);
+                    push_tail(tail, line);
+                }
+                None => {
+                    progress.log(run_id, text);
+                    push_tail(tail, format!("[stdout] {text}"));
+                }
             }
-            None => {
-                progress.log(run_id, text);
-                push_tail(tail, format!("[stdout] {text}"));
-            }
-        },
+            None
+        }
     }
 }

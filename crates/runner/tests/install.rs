@@ -108,7 +108,7 @@ fn install_reports_progress_cancel_keeps_the_old_environment_and_failure_says_wh
         leftovers(&envs_dir)
     );
     let staging = envs_dir
-        .join(".jax-0.10.2.installing")
+        .join(format!(".jax-0.10.2.{}.installing", std::process::id()))
         .display()
         .to_string();
     assert!(

@@ -103,9 +103,14 @@ impl BisectShell for Told<'_> {
             "{pin} ready ({} packages, {:.0} s)",
             made.progress.packages_installed, made.progress.elapsed_s
         ));
-        for (removed, bytes) in envs::pinned::evict_over_budget(&[pin]) {
+        let evicted = envs::pinned::evict_over_budget(&[pin]);
+        for (removed, bytes) in evicted.removed {
             self.lines
                 .say(trainbench_app::releases::removed_words(&removed, bytes));
+        }
+        for (kept, bytes) in evicted.in_use {
+            self.lines
+                .say(trainbench_app::releases::kept_words(&kept, bytes));
         }
         Ok(())
     }

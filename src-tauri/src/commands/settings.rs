@@ -144,6 +144,7 @@ pub async fn install_releases(
     Ok(ReleasesMadeDto {
         made: made.iter().map(|m| m.pin.to_string()).collect(),
         removed: evicted
+            .removed
             .into_iter()
             .map(|(release, bytes)| RemovedReleaseDto {
                 words: trainbench_app::releases::removed_words(&release, bytes),

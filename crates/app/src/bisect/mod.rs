@@ -177,6 +177,8 @@ impl Workspace {
                 framework: plan.framework,
                 release,
             };
+            // Kept from any disk budget from its install to its last run.
+            let _using = trainbench_runner::envs::pinned::in_use(pin)?;
             if !trainbench_runner::envs::pinned::env_for(pin).ready {
                 shell.install(pin)?;
             }

@@ -25,14 +25,13 @@ pub fn resolve_framework(
     match trainbench_core::versions::parse_pin(given) {
         Err(e) => return Err(reject(given, "framework", e.to_string())),
         Ok(Some(pin)) => {
-            let e = envs::pinned::env_for(pin);
-            if e.ready {
+            if envs::pinned::env_for(pin).ready {
                 envs::pinned::touch(pin);
             }
             return Ok((
                 pin.framework,
                 Some(pin.to_string()),
-                envs::worker_command(&e),
+                envs::pinned::worker_command(pin),
             ));
         }
         Ok(None) => {}

@@ -2,10 +2,16 @@
 //! uv where there is one (parallel downloads), else `python3 -m venv` and pip.
 //!
 //! The environment is built in a staging folder beside its final place
-//! (`envs/.NAME.installing`), its worker is started once there, and only
+//! (`envs/.NAME.PID.installing`), its worker is started once there, and only
 //! then is it moved into place with its ready marker. A failed or cancelled
 //! install removes the staging folder and leaves what was there before as it
 //! was: nothing is ever half-installed under the environment's name.
+//!
+//! Two installs of one environment (two terminals, the desktop and the CLI)
+//! never share a staging folder: each process stages in its own, and the
+//! install lock (`envs/.NAME.install.lock`) lets one fill and move into
+//! place at a time. The second waits, saying
+//! so, and then finds the environment ready instead of making it again.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -15,10 +21,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use trainbench_core::versions::{Pin, Release};
 use trainbench_core::Framework;
 
 use super::progress::{InstallMeter, InstallProgress};
 use super::{bad, builtin, builtin_env, check, home, sha256_hex, EnvError, FrameworkEnv};
+
+/// The worker's report (`check`) said the release `target` is made for,
+/// when it is one; else the install fails naming both.
+fn check_reported_release(target: &Target<'_>, info: &serde_json::Value) -> Result<(), EnvError> {
+    match target.pin {
+        Some(pin) => super::pinned::check_release(pin, info["version"].as_str().unwrap_or("?")),
+        None => Ok(()),
+    }
+}
 
 /// Where `uv` is: `$TRAINBENCH_UV`, else the one `scripts/setup.sh` installs
 /// (`tools/uv` under the studio's data directory), else `uv` on `PATH`; `None`
@@ -52,6 +68,8 @@ pub struct Installed {
     pub env: FrameworkEnv,
     pub info: serde_json::Value,
     pub progress: InstallProgress,
+    /// Another process made it while this one waited: nothing was installed.
+    pub found_ready: bool,
 }
 
 fn remove_dir(dir: &Path) {
@@ -238,25 +256,130 @@ pub fn install(
         b.requirements_cpu
     };
     let dir = home().join("envs").join(b.env_name);
-    let (info, progress) = install_at(framework, &dir, requirements, cancel, on)?;
+    let label = format!("{framework} ({})", b.env_name);
+    let pin = b
+        .env_name
+        .rsplit_once('-')
+        .and_then(|(_, v)| Release::parse(v))
+        .map(|release| Pin { framework, release });
+    let target = Target {
+        framework,
+        dir: &dir,
+        requirements,
+        label: &label,
+        pin,
+    };
+    let done = install_at(&target, cancel, on)?;
     Ok(Installed {
         env: builtin_env(b),
-        info,
-        progress,
+        info: done.info,
+        progress: done.progress,
+        found_ready: done.found_ready,
     })
 }
 
-/// Builds the environment for `framework` at `dir` from `requirements`:
-/// in a staging folder beside it, its worker started once there, then moved
-/// into place with its ready marker (the requirements' SHA-256). A failed or
-/// cancelled install leaves what was at `dir` as it was.
+/// What one install makes: the framework, the folder it goes to, the
+/// requirements it is made from, and its name for people (`jax==0.7.2`).
+pub(super) struct Target<'a> {
+    pub framework: Framework,
+    pub dir: &'a Path,
+    pub requirements: &'a str,
+    pub label: &'a str,
+    /// The release its worker must report, when it is one.
+    pub pin: Option<Pin>,
+}
+
+/// What [`install_at`] did: the worker's report, the figures, and whether
+/// the environment was found ready (another process made it meanwhile).
+pub(super) struct Done {
+    pub info: serde_json::Value,
+    pub progress: InstallProgress,
+    pub found_ready: bool,
+}
+
+/// Whether `dir` holds an environment made from `requirements`.
+fn ready_at(dir: &Path, requirements: &str) -> bool {
+    dir.join("bin").join("python").exists()
+        && std::fs::read_to_string(dir.join(".trainbench-ready"))
+            .is_ok_and(|m| m.trim() == sha256_hex(requirements))
+}
+
+/// The environment at `dir` as the worker check sees it.
+fn env_at(framework: Framework, name: &str, dir: &Path) -> FrameworkEnv {
+    FrameworkEnv {
+        name: name.to_owned(),
+        framework,
+        python: dir.join("bin").join("python"),
+        builtin: true,
+        ready: true,
+        version: None,
+    }
+}
+
+/// Takes the lock on installing `name` in `envs`, waiting (and saying so
+/// through `on`) while another process installs it. `Ok(None)` when
+/// `cancel` was set while waiting; the flag says whether it waited.
+fn lock_install(
+    envs: &Path,
+    name: &str,
+    label: &str,
+    cancel: &AtomicBool,
+    meter: &mut InstallMeter,
+    started: Instant,
+    on: &mut dyn FnMut(InstallUpdate<'_>),
+) -> Result<Option<(trainbench_files::FileLock, bool)>, trainbench_files::FileError> {
+    let file = envs.join(format!(".{name}.install"));
+    if let Some(lock) = trainbench_files::FileLock::try_exclusive(&file)? {
+        return Ok(Some((lock, false)));
+    }
+    meter.step("waiting");
+    emit(
+        meter,
+        started,
+        on,
+        &format!("waiting for another install of {label} to finish"),
+    );
+    loop {
+        if cancel.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        if let Some(lock) = trainbench_files::FileLock::try_exclusive(&file)? {
+            return Ok(Some((lock, true)));
+        }
+    }
+}
+
+/// Removes what installs of `name` that were killed left in `envs`: their
+/// staging folders and requirement files. Only under the install lock, so
+/// no other process is filling one of them.
+fn remove_leftovers(envs: &Path, name: &str) {
+    let prefix = format!(".{name}.");
+    for entry in std::fs::read_dir(envs).into_iter().flatten().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix(&prefix) else {
+            continue;
+        };
+        if rest.ends_with("installing") || rest == "old" {
+            remove_dir(&entry.path());
+        } else if rest.ends_with("requirements.txt") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Builds the environment `target` names: under its install lock (a second
+/// install of it waits, saying so, and then finds it ready when the first
+/// made it), in a staging folder of this process's own beside it, its
+/// worker started once there, then moved into place with its ready marker
+/// (the requirements' SHA-256). A failed or cancelled install leaves what
+/// was at the folder as it was.
 pub(super) fn install_at(
-    framework: Framework,
-    dir: &Path,
-    requirements: &str,
+    target: &Target<'_>,
     cancel: &AtomicBool,
     mut on: impl FnMut(InstallUpdate<'_>),
-) -> Result<(serde_json::Value, InstallProgress), EnvError> {
+) -> Result<Done, EnvError> {
+    let (framework, dir) = (target.framework, target.dir);
     let fail = |reason: String| EnvError::Install {
         framework: framework.to_string(),
         reason,
@@ -269,56 +392,54 @@ pub(super) fn install_at(
         .parent()
         .map(Path::to_path_buf)
         .ok_or_else(|| fail(format!("{} has no parent folder", dir.display())))?;
-    let staging = envs.join(format!(".{name}.installing"));
-    // A staging folder left by an install that was killed is garbage.
-    remove_dir(&staging);
     std::fs::create_dir_all(&envs)
         .map_err(|e| fail(format!("cannot create {}: {e}", envs.display())))?;
     let started = Instant::now();
     let mut meter = InstallMeter::new();
-    // The requirements file lives outside the folder the venv is made in
-    // until the environment is complete.
-    let req_file = envs.join(format!(".{name}.requirements.txt"));
-    let result = (|| {
-        std::fs::write(&req_file, requirements).map_err(|e| fail(e.to_string()))?;
-        for (what, program, args) in steps(&staging, &req_file) {
-            meter.step(what);
-            match run_step(&program, &args, &mut meter, started, cancel, &mut on) {
-                Ok(true) => {}
-                Ok(false) => return Ok(None),
-                Err(reason) => return Err(fail(reason)),
-            }
-        }
-        let _ = std::fs::rename(&req_file, staging.join("requirements.txt"));
-        meter.step("checking the worker");
+    let was_ready = ready_at(dir, target.requirements);
+    let lock = lock_install(
+        &envs,
+        &name,
+        target.label,
+        cancel,
+        &mut meter,
+        started,
+        &mut on,
+    )
+    .map_err(|e| fail(e.to_string()))?;
+    let Some((_lock, waited)) = lock else {
+        return Err(EnvError::Cancelled {
+            framework: framework.to_string(),
+        });
+    };
+    // Made by another process while this one waited or prepared: kept.
+    if ready_at(dir, target.requirements) && (waited || !was_ready) {
         emit(
             &mut meter,
             started,
             &mut on,
-            &format!("starting the {framework} worker once in the new environment"),
+            &format!("{} is ready: another install made it", target.label),
         );
-        let staged = FrameworkEnv {
-            name: name.clone(),
-            framework,
-            python: staging.join("bin").join("python"),
-            builtin: true,
-            ready: true,
-            version: None,
-        };
-        let info = check(&staged).map_err(|why| {
+        let info = check(&env_at(framework, &name, dir)).map_err(|why| {
             fail(format!(
-                "the environment installed but its worker does not start: {why}"
+                "the environment another install made does not start its worker: {why}"
             ))
         })?;
-        if cancel.load(Ordering::SeqCst) {
-            return Ok(None);
-        }
-        std::fs::write(staging.join(".trainbench-ready"), sha256_hex(requirements))
-            .map_err(|e| fail(e.to_string()))?;
-        Ok(Some(info))
-    })();
-    let _ = std::fs::remove_file(&req_file);
-    let info = match result {
+        check_reported_release(target, &info)?;
+        meter.step("installed");
+        meter.elapsed(started.elapsed().as_secs_f64());
+        return Ok(Done {
+            info,
+            progress: meter.progress().clone(),
+            found_ready: true,
+        });
+    }
+    remove_leftovers(&envs, &name);
+    let staging = envs.join(format!(".{name}.{}.installing", std::process::id()));
+    let filled = fill_staging(
+        target, &name, &staging, &mut meter, started, cancel, &mut on,
+    );
+    let info = match filled {
         Ok(Some(info)) => info,
         Ok(None) => {
             remove_dir(&staging);
@@ -331,26 +452,94 @@ pub(super) fn install_at(
             return Err(e);
         }
     };
-    // Into place: the old environment (if any) aside, the new one in, the
-    // old one removed. Each rename is atomic.
+    move_into_place(&envs, &name, &staging, dir).map_err(fail)?;
+    meter.step("installed");
+    meter.elapsed(started.elapsed().as_secs_f64());
+    Ok(Done {
+        info,
+        progress: meter.progress().clone(),
+        found_ready: false,
+    })
+}
+
+/// Runs the installer into `staging` (this process's own folder), starts
+/// the worker once there and writes the ready marker. `Ok(None)` when
+/// cancelled.
+fn fill_staging(
+    target: &Target<'_>,
+    name: &str,
+    staging: &Path,
+    meter: &mut InstallMeter,
+    started: Instant,
+    cancel: &AtomicBool,
+    on: &mut dyn FnMut(InstallUpdate<'_>),
+) -> Result<Option<serde_json::Value>, EnvError> {
+    let framework = target.framework;
+    let fail = |reason: String| EnvError::Install {
+        framework: framework.to_string(),
+        reason,
+    };
+    // The requirements file lives outside the folder the venv is made in
+    // until the environment is complete.
+    let req_file = staging.with_extension("requirements.txt");
+    let result = (|| {
+        std::fs::write(&req_file, target.requirements).map_err(|e| fail(e.to_string()))?;
+        for (what, program, args) in steps(staging, &req_file) {
+            meter.step(what);
+            match run_step(&program, &args, meter, started, cancel, on) {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(reason) => return Err(fail(reason)),
+            }
+        }
+        let _ = std::fs::rename(&req_file, staging.join("requirements.txt"));
+        meter.step("checking the worker");
+        emit(
+            meter,
+            started,
+            on,
+            &format!("starting the {framework} worker once in the new environment"),
+        );
+        let info = check(&env_at(framework, name, staging)).map_err(|why| {
+            fail(format!(
+                "the environment installed but its worker does not start: {why}"
+            ))
+        })?;
+        check_reported_release(target, &info)?;
+        if cancel.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        std::fs::write(
+            staging.join(".trainbench-ready"),
+            sha256_hex(target.requirements),
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        Ok(Some(info))
+    })();
+    let _ = std::fs::remove_file(&req_file);
+    result
+}
+
+/// Into place: the old environment (if any) aside, the new one in, the old
+/// one removed. Each rename is atomic; on failure the old one is put back
+/// and the staging folder removed.
+fn move_into_place(envs: &Path, name: &str, staging: &Path, dir: &Path) -> Result<(), String> {
     let old = envs.join(format!(".{name}.old"));
     remove_dir(&old);
     if dir.exists() {
-        std::fs::rename(dir, &old).map_err(|e| {
-            remove_dir(&staging);
-            fail(format!("cannot move {} aside: {e}", dir.display()))
-        })?;
+        if let Err(e) = std::fs::rename(dir, &old) {
+            remove_dir(staging);
+            return Err(format!("cannot move {} aside: {e}", dir.display()));
+        }
     }
-    if let Err(e) = std::fs::rename(&staging, dir) {
+    if let Err(e) = std::fs::rename(staging, dir) {
         let _ = std::fs::rename(&old, dir);
-        remove_dir(&staging);
-        return Err(fail(format!(
+        remove_dir(staging);
+        return Err(format!(
             "cannot move the new environment into {}: {e}",
             dir.display()
-        )));
+        ));
     }
     remove_dir(&old);
-    meter.step("installed");
-    meter.elapsed(started.elapsed().as_secs_f64());
-    Ok((info, meter.progress().clone()))
+    Ok(())
 }

@@ -81,6 +81,17 @@ pub enum EnvError {
     Install { framework: String, reason: String },
     #[error("installing {framework} was cancelled; nothing of it was kept")]
     Cancelled { framework: String },
+    /// A release's environment a run, a sweep, a bisection or an install
+    /// is using, which cannot be removed now.
+    #[error("{pin}'s environment is in use (a run, a sweep, a bisection or an install); remove it when that has finished")]
+    InUse { pin: String },
+    /// A release's environment whose worker reports another release.
+    #[error("{pin}'s environment runs {framework} {found}")]
+    WrongRelease {
+        pin: String,
+        framework: String,
+        found: String,
+    },
 }
 
 fn bad(field: &'static str, value: impl ToString, allowed: impl ToString) -> EnvError {

@@ -10,8 +10,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use trainbench_core::versions::{self, Pin};
+use trainbench_files::FileLock;
 
-use super::install::install_at;
+use super::install::{install_at, Target};
 use super::{
     builtin, builtin_env, home, installed_version, sha256_hex, EnvError, FrameworkEnv,
     InstallUpdate, Installed,
@@ -68,6 +69,28 @@ fn in_versions(pin: Pin) -> FrameworkEnv {
         builtin: false,
         ready,
     }
+}
+
+/// How to start the worker of `pin`'s environment ([`env_for`]): the
+/// runner checks that the worker reports that release, else fails the run.
+pub fn worker_command(pin: Pin) -> crate::WorkerCommand {
+    crate::WorkerCommand {
+        release: Some(pin),
+        ..super::worker_command(&env_for(pin))
+    }
+}
+
+/// `Ok` when `reported` (a worker's framework version) is `pin`'s release;
+/// else the error naming both.
+pub fn check_release(pin: Pin, reported: &str) -> Result<(), EnvError> {
+    if versions::runs_release(pin, reported) {
+        return Ok(());
+    }
+    Err(EnvError::WrongRelease {
+        pin: pin.to_string(),
+        framework: pin.framework.to_string(),
+        found: reported.to_owned(),
+    })
 }
 
 /// Bytes under `pin`'s folder in `envs/versions/` (`None` when it has none):
@@ -128,17 +151,29 @@ pub fn install_pinned(
     on: impl FnMut(InstallUpdate<'_>),
 ) -> Result<Installed, EnvError> {
     let requirements = versions::requirements(pin, gpu);
-    let (info, progress) = install_at(pin.framework, &dir_of(pin), &requirements, cancel, on)?;
+    let label = pin.to_string();
+    let target = Target {
+        framework: pin.framework,
+        dir: &dir_of(pin),
+        requirements: &requirements,
+        label: &label,
+        pin: Some(pin),
+    };
+    // Kept from the disk budget while it is made and checked.
+    let _using = in_use(pin)?;
+    let done = install_at(&target, cancel, on)?;
     touch(pin);
     Ok(Installed {
         env: env_for(pin),
-        info,
-        progress,
+        info: done.info,
+        progress: done.progress,
+        found_ready: done.found_ready,
     })
 }
 
 /// Removes `pin`'s environment from `envs/versions/` (the studio's own is
-/// never removed here); its size in bytes.
+/// never removed here); its size in bytes. Refused while a run, a sweep, a
+/// bisection or an install uses it ([`in_use`]), in any process.
 pub fn remove_pinned(pin: Pin) -> Result<u64, EnvError> {
     let dir = dir_of(pin);
     if !dir.is_dir() {
@@ -153,10 +188,65 @@ pub fn remove_pinned(pin: Pin) -> Result<u64, EnvError> {
             },
         ));
     }
+    let io = |e: trainbench_files::FileError| EnvError::Io(e.to_string());
+    let Some(_alone) = FileLock::try_exclusive(&use_lock(pin)).map_err(io)? else {
+        return Err(EnvError::InUse {
+            pin: pin.to_string(),
+        });
+    };
+    remove_dir_of(pin)
+}
+
+/// Removes `pin`'s folder (its users' lock held by the caller); its bytes.
+fn remove_dir_of(pin: Pin) -> Result<u64, EnvError> {
+    let dir = dir_of(pin);
     let bytes = trainbench_files::bytes_under(&dir);
     std::fs::remove_dir_all(&dir)
         .map_err(|e| EnvError::Io(format!("cannot remove {}: {e}", dir.display())))?;
+    let _ = std::fs::remove_file(evict_later(pin));
     Ok(bytes)
+}
+
+/// The file a release's users hold shared for as long as they use its
+/// environment, and its removal holds alone (`.jax-0.7.2.use.lock`).
+fn use_lock(pin: Pin) -> PathBuf {
+    versions_dir().join(format!(".{}.use", versions::env_name(pin)))
+}
+
+/// Present while the budget kept `pin`'s environment because it was in
+/// use: its last user checks the budget again when it lets go.
+fn evict_later(pin: Pin) -> PathBuf {
+    versions_dir().join(format!(".{}.evict", versions::env_name(pin)))
+}
+
+/// A use of a release's environment (a run's worker, a sweep, a
+/// bisection, an install), held until dropped: the disk budget and `env
+/// remove` leave the environment alone meanwhile, in every process. When
+/// the budget kept it for this reason, the last user's drop checks the
+/// budget again, which then removes it if it is still over.
+#[derive(Debug)]
+pub struct InUse {
+    pin: Pin,
+    lock: Option<FileLock>,
+}
+
+/// Marks `pin`'s environment in use until the guard is dropped (waits only
+/// while a removal of it is under way).
+pub fn in_use(pin: Pin) -> Result<InUse, EnvError> {
+    let lock = FileLock::shared(&use_lock(pin)).map_err(|e| EnvError::Io(e.to_string()))?;
+    Ok(InUse {
+        pin,
+        lock: Some(lock),
+    })
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        drop(self.lock.take());
+        if evict_later(self.pin).exists() {
+            let _ = evict_over_budget(&[]);
+        }
+    }
 }
 
 /// The disk the releases' environments may take when none is set: 20 GiB.
@@ -182,28 +272,49 @@ pub fn set_budget(bytes: u64) -> Result<(), EnvError> {
         .map_err(|e| EnvError::Io(e.to_string()))
 }
 
+/// What a budget check did: the releases' environments removed and the
+/// ones kept over the budget because they were in use (each with its bytes).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Eviction {
+    pub removed: Vec<(String, u64)>,
+    pub in_use: Vec<(String, u64)>,
+}
+
 /// Removes the least recently used releases' environments until the rest
 /// fit the budget, never one of `keep` (the releases a sweep is about to
-/// use); what was removed, with its bytes.
-pub fn evict_over_budget(keep: &[Pin]) -> Vec<(String, u64)> {
+/// use) nor one in use in any process ([`in_use`]): those are kept and
+/// named, and removed when their last user lets go if the rest are still
+/// over the budget then.
+pub fn evict_over_budget(keep: &[Pin]) -> Eviction {
     let budget = budget();
     let mut all = list_pinned();
     let mut total: u64 = all.iter().map(|p| p.bytes).sum();
     let keep: Vec<String> = keep.iter().map(ToString::to_string).collect();
-    let mut removed = Vec::new();
+    let mut done = Eviction::default();
     // Oldest use first (list_pinned's order).
     all.retain(|p| !keep.contains(&p.pin));
     for p in all {
-        if total <= budget {
-            break;
-        }
         let Ok(Some(pin)) = versions::parse_pin(&p.pin) else {
             continue;
         };
-        if let Ok(bytes) = remove_pinned(pin) {
-            total = total.saturating_sub(bytes);
-            removed.push((p.pin, bytes));
+        if total <= budget {
+            // Within the budget: nothing is waiting to be removed.
+            let _ = std::fs::remove_file(evict_later(pin));
+            continue;
+        }
+        match FileLock::try_exclusive(&use_lock(pin)) {
+            Ok(Some(_alone)) => {
+                if let Ok(bytes) = remove_dir_of(pin) {
+                    total = total.saturating_sub(bytes);
+                    done.removed.push((p.pin, bytes));
+                }
+            }
+            Ok(None) => {
+                let _ = std::fs::write(evict_later(pin), b"");
+                done.in_use.push((p.pin, p.bytes));
+            }
+            Err(_) => {}
         }
     }
-    removed
+    done
 }
