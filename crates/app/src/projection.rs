@@ -96,6 +96,11 @@ pub fn project_detail(ws: &Workspace, d: &RunDetail, target: &Target) -> AppResu
         ));
     };
     let batch = s.map_or(1, |s| s.global_batch) as f64;
+    stored_figure(id, "throughput_samples_per_s", rate)?;
+    stored_figure(id, "global_batch", batch)?;
+    if let Some(t) = s.and_then(|s| s.epoch_time_s) {
+        stored_figure(id, "epoch_time_s", t)?;
+    }
     let step_s = batch / rate;
     let flops = d
         .hello
@@ -126,9 +131,10 @@ pub fn project_detail(ws: &Workspace, d: &RunDetail, target: &Target) -> AppResu
             if d.row.measured_on.gpu.is_some() {
                 return Err(AppError::bad("threads", format!("threads = {n} is not allowed: run {id} trained on a GPU; project it with --gpu")));
             }
+            let caution = within_the_machine(d, *n)?;
             let p = parts.ok_or_else(|| no_split(id))?;
             let band = by_parts(batch, &p, Ratios::threads(threads, *n));
-            let method = format!("by the step's parts from {}; compute-bound time at {n}/{threads} the speed at best and unchanged at worst (memory bandwidth held)", p.basis);
+            let method = format!("by the step's parts from {}; compute-bound time at {n}/{threads} the speed at best and unchanged at worst (memory bandwidth held){caution}", p.basis);
             (
                 format!("the same CPU, {n} thread{}", if *n == 1 { "" } else { "s" }),
                 band,
@@ -230,6 +236,41 @@ fn small_model_caution(params: Option<u64>, in_family: impl Fn(&str) -> bool) ->
             m as f64 / p as f64
         ),
         _ => String::new(),
+    }
+}
+
+/// The largest figure a stored summary may hold and still be projected
+/// from: the session import's bound on every number.
+const MAX_FIGURE: f64 = 1e15;
+
+/// Refuses (naming the run and the figure) a stored figure a projection
+/// cannot start from: not finite, not above zero, or past the bound.
+fn stored_figure(id: i64, name: &str, x: f64) -> AppResult<()> {
+    if x.is_finite() && x > 0.0 && x <= MAX_FIGURE {
+        return Ok(());
+    }
+    Err(AppError::bad(
+        "run",
+        format!("run = {id} is not allowed: its stored {name} = {x} cannot be projected from: expected a finite number > 0 and ≤ 1e15 (the stored summary was edited by hand or is damaged)"),
+    ))
+}
+
+/// Refuses `threads` past the cores of the machine the run trained on (its
+/// provenance's `cpu_cores`): beyond them nothing was measured. Where the
+/// cores were not stored, a caution for the method's text (else empty).
+fn within_the_machine(d: &RunDetail, threads: u32) -> AppResult<String> {
+    let cores = d.provenance.as_ref().and_then(|p| p["cpu_cores"].as_u64());
+    match cores {
+        Some(c) if u64::from(threads) > c => Err(AppError::bad(
+            "threads",
+            format!(
+                "threads = {threads} is not allowed: expected 1 to {c}, the {c} cores of the machine run {} trained on (beyond them the projection would leave measured ground)",
+                d.row.id
+            ),
+        )),
+        Some(_) => Ok(String::new()),
+        None if threads > 1 => Ok(format!("; caution: the run's machine's cores were not stored, so {threads} threads may be more than it has: the projection may leave measured ground")),
+        None => Ok(String::new()),
     }
 }
 

@@ -60,9 +60,16 @@ impl Workspace {
 
     // ------------------------------------------------------------- runs
 
-    /// Every stored run, oldest first.
+    /// Every stored run that can be read, oldest first (a damaged row is
+    /// left out: [`Workspace::run_list`] says which and why).
     pub fn runs(&self) -> AppResult<Vec<RunRow>> {
         Ok(self.store.list_runs()?)
+    }
+
+    /// Every stored run that can be read, and the runs left out because
+    /// their row holds a value that cannot be used (run and column named).
+    pub fn run_list(&self) -> AppResult<trainbench_store::RunList> {
+        Ok(self.store.run_list()?)
     }
 
     /// How many runs the database holds.

@@ -11,21 +11,31 @@ use crate::error::{bad, CliError};
 use crate::open::{open_workspace, parse_ids};
 use crate::output::{self, print_compare, print_runs_table, print_show, run_json};
 
-/// Every stored run, after where the database is (and why that one).
+/// Every stored run, after where the database is (and why that one); a run
+/// whose row cannot be read is left out, named with the column at fault.
 pub fn runs(at: &DatabaseLocation, json_out: bool) -> Result<ExitCode, CliError> {
-    let rows = open_workspace(&at.path)?.runs()?;
+    let list = open_workspace(&at.path)?.run_list()?;
+    let rows = &list.rows;
     if json_out {
+        let left_out: Vec<_> = list
+            .left_out
+            .iter()
+            .map(|d| json!({"run": d.run, "column": d.column, "message": d.to_string()}))
+            .collect();
         println!(
             "{}",
-            json!({"database": at, "runs": rows.iter().map(run_json).collect::<Vec<_>>()})
+            json!({"database": at, "runs": rows.iter().map(run_json).collect::<Vec<_>>(), "left_out": left_out})
         );
     } else {
         println!("Database: {}", at.describe());
-        if rows.is_empty() {
+        if rows.is_empty() && list.left_out.is_empty() {
             println!("No runs stored yet: `trainbench run` starts the quick benchmark.");
-        } else {
-            print_runs_table(&rows);
+        } else if !rows.is_empty() {
+            print_runs_table(rows);
         }
+    }
+    for d in &list.left_out {
+        eprintln!("run {} left out: {d}", d.run);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -14,6 +14,7 @@ use rusqlite::{params, Connection};
 use trainbench_core::reference::default_prices;
 mod bisections;
 mod compact;
+mod damaged;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 mod measurements;
@@ -24,6 +25,7 @@ mod runs;
 mod sessions;
 pub use bisections::StoredBisection;
 pub use compact::Compacted;
+pub use damaged::{Damaged, RunList};
 pub use portable::{hostname, ImportOutcome};
 pub use prices::PriceDeletion;
 pub use remote::{JournalEnd, RemoteRun};
@@ -135,6 +137,9 @@ pub enum StoreError {
     Compare(#[from] trainbench_core::compare::CompareError),
     #[error("run {id} is {status}: finish or cancel it before deleting")]
     RunActive { id: i64, status: &'static str },
+    /// A stored row holds a value this studio cannot use.
+    #[error(transparent)]
+    Damaged(#[from] Damaged),
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;

@@ -11,6 +11,7 @@ use trainbench_core::spec::{
 };
 use trainbench_core::summary::{RunStatus, RunSummary};
 
+use crate::damaged::{self, Damaged, Expected, RunList};
 use crate::{invalid, now_unix_ms, u, Result, Store, StoreError};
 
 /// A run to be queued: its configuration as typed values and the keys it is
@@ -89,17 +90,25 @@ fn typed<T>(
     text: &str,
     parse: impl Fn(&str) -> std::result::Result<T, SpecError>,
 ) -> rusqlite::Result<T> {
-    parse(text).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, e.into())
-    })
+    parse(text).map_err(|e| unusable(column, e.allowed))
+}
+
+/// The row's reader's error for a stored value of `column` that does not
+/// parse, with what is allowed there ([`damaged::of`] names the column).
+fn unusable(column: usize, expected: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        column,
+        rusqlite::types::Type::Text,
+        Box::new(Expected(expected)),
+    )
 }
 
 fn status_of(s: &str) -> rusqlite::Result<RunStatus> {
     RunStatus::parse(s).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            0,
-            rusqlite::types::Type::Text,
-            format!("unknown status {s}").into(),
+        unusable(
+            11,
+            "a run status (queued, running, completed, failed, cancelled, timeout, interrupted)"
+                .into(),
         )
     })
 }
@@ -163,7 +172,10 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
             gpu: text_of(r, 27)?,
             framework_version: text_of(r, 28)?,
         },
-        summary: summary.and_then(|s| serde_json::from_str(&s).ok()),
+        summary: summary
+            .map(|s| serde_json::from_str(&s))
+            .transpose()
+            .map_err(|e| unusable(20, format!("a run summary this studio can read ({e})")))?,
         env: text_of(r, 29)?
             .and_then(|e| serde_json::from_str(&e).ok())
             .unwrap_or_default(),
@@ -171,6 +183,16 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         // SQLite's JSON booleans come back as 1 and 0.
         cudnn_benchmark: text_of(r, 31)?.map(|b| b == "1" || b == "true"),
     })
+}
+
+/// Run `id`'s row, or the column at fault when a stored value cannot be
+/// used; `Err` only for an error of the database itself.
+fn checked_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<std::result::Result<RunRow, Damaged>> {
+    let id: i64 = r.get(0)?;
+    match run_row(r) {
+        Ok(row) => Ok(Ok(row)),
+        Err(e) => damaged::of(r, id, &e).map(Err).ok_or(e),
+    }
 }
 
 impl Store {
@@ -381,14 +403,27 @@ impl Store {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
+    /// Every run that can be read, oldest first; a damaged row is left out
+    /// ([`Store::run_list`] says which and why).
     pub fn list_runs(&self) -> Result<Vec<RunRow>> {
+        Ok(self.run_list()?.rows)
+    }
+
+    /// Every run that can be read, oldest first, and the runs left out
+    /// because their row holds a value that cannot be used, each named
+    /// with its column.
+    pub fn run_list(&self) -> Result<RunList> {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN summaries s ON s.run_id = r.id ORDER BY r.id"
         ))?;
-        let rows = stmt
-            .query_map([], run_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        let mut list = RunList::default();
+        for row in stmt.query_map([], checked_row)? {
+            match row? {
+                Ok(r) => list.rows.push(r),
+                Err(d) => list.left_out.push(d),
+            }
+        }
+        Ok(list)
     }
 
     pub fn run_row(&self, id: i64) -> Result<RunRow> {
@@ -396,10 +431,11 @@ impl Store {
             .query_row(
                 &format!("SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN summaries s ON s.run_id = r.id WHERE r.id = ?1"),
                 params![id],
-                run_row,
+                checked_row,
             )
             .optional()?
-            .ok_or_else(|| StoreError::NotFound { what: "run", id: id.to_string() })
+            .ok_or_else(|| StoreError::NotFound { what: "run", id: id.to_string() })?
+            .map_err(StoreError::Damaged)
     }
 
     pub fn run_detail(&self, id: i64) -> Result<RunDetail> {

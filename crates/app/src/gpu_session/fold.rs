@@ -9,10 +9,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::write::{read_results, RESULTS_JSON, SESSION_FILE};
+use super::doc::{self, cell, number, row, text, MAX_DOC_BYTES};
+use super::write::{RESULTS_JSON, SESSION_FILE};
 use crate::error::{AppError, AppResult};
 use crate::reports::{write_file, Imported};
 use crate::workspace::Workspace;
+use trainbench_core::session::MAX_SESSION_FILE_BYTES;
 
 /// What folding did.
 #[derive(Debug)]
@@ -22,14 +24,6 @@ pub struct Folded {
     pub rows: usize,
     /// The session file imported, when there was one and a workspace.
     pub imported: Option<Imported>,
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "—".into(),
-        other => other.to_string(),
-    }
 }
 
 /// Per run id: (framework and version, GPU, driver, CUDA) from the session file.
@@ -53,8 +47,73 @@ fn provenance(session: &Value) -> Vec<(i64, String, String, String, String)> {
     out
 }
 
+/// An item's framework cell: its peer's library, or its first run's
+/// framework as the session file gives it.
+fn framework_of(r: &Value, prov: &[(i64, String, String, String, String)]) -> String {
+    if let Some(peer) = r.get("peer").filter(|p| !p.is_null()) {
+        return format!(
+            "{} ({}; torch {})",
+            text(&peer["library"]),
+            text(&peer["library_version"]),
+            text(&peer["torch"])
+        );
+    }
+    r["run_ids"]
+        .as_array()
+        .and_then(|ids| ids.first())
+        .and_then(Value::as_i64)
+        .and_then(|id| prov.iter().find(|p| p.0 == id))
+        .map_or_else(|| "—".into(), |p| p.1.clone())
+}
+
+/// An item's row of the results document (cells as read; [`row`] escapes).
+fn item_row(r: &Value, date: &str, commit: &str, gpu: &str, fw: String) -> String {
+    let mfu = r["mfu"]
+        .as_f64()
+        .map_or_else(|| "—".into(), |m| format!("{:.1} %", 100.0 * m));
+    let note = [&r["reason"], &r["ratio_note"]]
+        .into_iter()
+        .filter(|v| !v.is_null())
+        .map(text)
+        .collect::<Vec<_>>()
+        .join("; ");
+    let rate = super::write::rate_cell(
+        r["samples_per_s"].as_f64(),
+        r["samples_per_s_ci95"]
+            .as_array()
+            .and_then(|a| Some([a.first()?.as_f64()?, a.get(1)?.as_f64()?])),
+    );
+    let ratio = r["ratio"].as_f64().map_or_else(
+        || "—".into(),
+        |x| {
+            let of = r["ratio_of"]
+                .as_str()
+                .map_or_else(|| "studio ÷ peer".into(), str::to_owned);
+            format!("{x:.3} ({of})")
+        },
+    );
+    let status = if note.is_empty() {
+        text(&r["status"])
+    } else {
+        format!("{}: {note}", text(&r["status"]))
+    };
+    row(&[
+        date.to_owned(),
+        commit.to_owned(),
+        gpu.to_owned(),
+        fw,
+        format!("{}: {}", text(&r["id"]), text(&r["title"])),
+        number(&r["batch"], 0),
+        rate,
+        mfu,
+        ratio,
+        status,
+    ])
+}
+
 /// The markdown section for the folder's results (and its session file's
-/// provenance, when there is one).
+/// provenance, when there is one). Every text from the files is escaped
+/// ([`doc::cell`]); the marker is the section's only line starting `<!--`.
 pub fn section(results: &Value, session: Option<&Value>) -> String {
     let s = &results["session"];
     let started = text(&s["started"]);
@@ -67,68 +126,22 @@ pub fn section(results: &Value, session: Option<&Value>) -> String {
     );
     let rehearsal = s["rehearse"].as_bool() == Some(true);
     let mut md = format!(
-        "\n## {date}, {gpu}: GPU session{}\n\n<!-- gpu-session: {started} {} -->\n\n",
+        "\n## {}, {}: GPU session{}\n\n{}\n\n",
+        cell(&date),
+        cell(&gpu),
         if rehearsal { " (CPU rehearsal)" } else { "" },
-        text(&results["host"]),
+        doc::marker(&started, &text(&results["host"])),
     );
     md += &format!(
-        "`trainbench gpu-session` at {commit}, budget {} s, started {started}. Folded from its {RESULTS_JSON} by `trainbench gpu-session fold`.\n\n",
-        text(&s["budget_s"])
+        "`trainbench gpu-session` at {}, budget {} s, started {}. Folded from its {RESULTS_JSON} by `trainbench gpu-session fold`.\n\n",
+        cell(&commit),
+        cell(&number(&s["budget_s"], 0)),
+        cell(&started),
     );
     md += "| date | commit | GPU (driver, CUDA) | framework (version) | item | batch | samples/s (95 % interval) | MFU | ratio | status, note |\n";
     md += "|---|---|---|---|---|---:|---:|---:|---:|---|\n";
     for r in results["results"].as_array().into_iter().flatten() {
-        let fw = if let Some(peer) = r.get("peer").filter(|p| !p.is_null()) {
-            format!(
-                "{} ({}; torch {})",
-                text(&peer["library"]),
-                text(&peer["library_version"]),
-                text(&peer["torch"])
-            )
-        } else {
-            r["run_ids"]
-                .as_array()
-                .and_then(|ids| ids.first())
-                .and_then(Value::as_i64)
-                .and_then(|id| prov.iter().find(|p| p.0 == id))
-                .map_or_else(|| "—".into(), |p| p.1.clone())
-        };
-        let mfu = r["mfu"]
-            .as_f64()
-            .map_or_else(|| "—".into(), |m| format!("{:.1} %", 100.0 * m));
-        let note = [r["reason"].as_str(), r["ratio_note"].as_str()]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("; ");
-        // A `|` inside a cell would split it (and the record's reader,
-        // `order::measured`, counts cells).
-        let (gpu, fw) = (gpu.replace('|', "/"), fw.replace('|', "/"));
-        md += &format!(
-            "| {date} | {commit} | {gpu} | {fw} | {}: {} | {} | {} | {mfu} | {} | {}{} |\n",
-            text(&r["id"]),
-            text(&r["title"]).replace('|', "/"),
-            text(&r["batch"]),
-            super::write::rate_cell(
-                r["samples_per_s"].as_f64(),
-                r["samples_per_s_ci95"]
-                    .as_array()
-                    .and_then(|a| Some([a.first()?.as_f64()?, a.get(1)?.as_f64()?])),
-            ),
-            r["ratio"].as_f64().map_or_else(
-                || "—".into(),
-                |x| format!(
-                    "{x:.3} ({})",
-                    r["ratio_of"].as_str().unwrap_or("studio ÷ peer")
-                )
-            ),
-            text(&r["status"]),
-            if note.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", note.replace('|', "/"))
-            },
-        );
+        md += &item_row(r, &date, &commit, &gpu, framework_of(r, &prov));
     }
     md
 }
@@ -143,66 +156,59 @@ pub fn checked(results: &Value, other: &Value) -> String {
     let mut md = "\n### The projection checked\n\nEach run of the other session projected to this GPU by the studio's method (docs/metrics.md, \"Projected to hardware a run did not use\"), against this session's measurement of the same item.\n\n".to_owned();
     md += "| item | projected from (samples/s, low – high, middle) | measured here | inside | middle's error |\n|---|---|---:|---|---:|\n";
     for r in rows {
-        md += &format!("| {} |\n", r.join(" | "));
+        md += &row(&r);
     }
     md
+}
+
+/// The session file beside the results, parsed (`None`: there is none);
+/// read bounded like an import.
+fn session_of(dir: &Path) -> AppResult<Option<Value>> {
+    let path = dir.join(SESSION_FILE);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    let bytes = doc::read_file(
+        "dir",
+        &path,
+        "a session file",
+        MAX_SESSION_FILE_BYTES as u64,
+    )?;
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        AppError::bad(
+            "dir",
+            format!(
+                "dir = {} is not allowed: its {SESSION_FILE} is not JSON ({e})",
+                dir.display()
+            ),
+        )
+    })
 }
 
 /// Appends the folder's section to `doc` (refused when already there) and
 /// imports its session file into `ws`; with `against` (a session's folder
 /// from the twin GPU), the projections it made for this GPU are checked.
+/// A `doc` that is a symbolic link is written through: the file it points
+/// to gets the section, the link stays.
 pub fn fold(
     dir: &Path,
     doc: &Path,
     ws: Option<&mut Workspace>,
     against: Option<&Path>,
 ) -> AppResult<Folded> {
-    let results = read_results(dir).map_err(|e| {
-        AppError::bad(
-            "dir",
-            format!(
-                "dir = {} is not allowed: no readable session results ({e})",
-                dir.display()
-            ),
-        )
-    })?;
-    if results["format"] != "trainbench-gpu-session" {
-        return Err(AppError::bad(
-            "dir",
-            format!(
-                "dir = {} is not allowed: its {RESULTS_JSON} is not a GPU session's",
-                dir.display()
-            ),
-        ));
-    }
-    let session_path = dir.join(SESSION_FILE);
-    let session: Option<Value> = std::fs::read(&session_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
+    let results = doc::read_results("dir", dir)?;
+    let session = session_of(dir)?;
     let mut section = section(&results, session.as_ref());
     if let Some(other_dir) = against {
-        let other = read_results(other_dir).map_err(|e| {
-            AppError::bad(
-                "against",
-                format!(
-                    "against = {} is not allowed: no readable session results ({e})",
-                    other_dir.display()
-                ),
-            )
-        })?;
+        let other = doc::read_results("against", other_dir)?;
         section += &checked(&results, &other);
     }
-    let existing = std::fs::read_to_string(doc).map_err(|e| {
-        AppError::bad(
-            "doc",
-            format!("doc = {} is not allowed: {e}", doc.display()),
-        )
-    })?;
-    let marker = section
-        .lines()
-        .find(|l| l.starts_with("<!-- gpu-session:"))
-        .unwrap_or_default();
-    if existing.contains(marker) {
+    let existing = doc::read_text("doc", doc, "the GPU results document", MAX_DOC_BYTES)?;
+    let marker = doc::marker(
+        &text(&results["session"]["started"]),
+        &text(&results["host"]),
+    );
+    if doc::has_marker(&existing, &marker) {
         return Err(AppError::bad(
             "dir",
             format!(
@@ -218,9 +224,16 @@ pub fn fold(
         text.push('\n');
     }
     text += &section;
-    write_file(doc, text.as_bytes())?;
+    // Through a link to the file it names: the link is not replaced.
+    let target = doc.canonicalize().map_err(|e| {
+        AppError::bad(
+            "doc",
+            format!("doc = {} is not allowed: {e}", doc.display()),
+        )
+    })?;
+    write_file(&target, text.as_bytes())?;
     let imported = match (ws, session.is_some()) {
-        (Some(ws), true) => Some(ws.import_session_file(&session_path)?),
+        (Some(ws), true) => Some(ws.import_session_file(&dir.join(SESSION_FILE))?),
         _ => None,
     };
     Ok(Folded {
@@ -251,6 +264,7 @@ mod tests {
         });
         let md = section(&results, None);
         assert!(md.contains("| samples/s (95 % interval) |"), "{md}");
+        assert!(md.contains(", budget 530 s, "), "{md}");
         assert!(
             md.contains("| vit-eager: ViT | 64 | 2023.1 (1874–2072) | 21.6 % |"),
             "{md}"

@@ -18,6 +18,7 @@ use crate::error::{AppError, AppResult};
 use crate::host::Host;
 use crate::{frameworks, now_unix_ms, utc_text};
 
+pub mod doc;
 pub mod fold;
 pub mod items;
 pub mod order;
@@ -288,15 +289,12 @@ pub struct Reordered {
 /// The items least measured on `gpu` first, by the record in `doc`, with a
 /// sentence saying what the record held.
 pub fn reorder(items: Vec<Item>, doc: &Path, gpu: &str) -> AppResult<Reordered> {
-    let text = std::fs::read_to_string(doc).map_err(|e| {
-        AppError::bad(
-            "measured",
-            format!(
-                "measured = {} is not allowed: {e} (expected the GPU results document, docs/gpu-results.md)",
-                doc.display()
-            ),
-        )
-    })?;
+    let text = doc::read_text(
+        "measured",
+        doc,
+        "the GPU results document (docs/gpu-results.md)",
+        doc::MAX_DOC_BYTES,
+    )?;
     let counts = order::measured(&text, gpu);
     let before = items
         .iter()

@@ -36,10 +36,12 @@ fn needs(item: &Item) -> Vec<&str> {
 
 /// Per item id, how many rows of `doc`'s session tables ran on a GPU named
 /// `gpu` (the GPU column is the name, then its driver and CUDA in brackets).
+/// Cells are split and compared as [`super::doc`] wrote them (escaped).
 pub fn measured(doc: &str, gpu: &str) -> HashMap<String, usize> {
     let mut counts = HashMap::new();
+    let gpu = &super::doc::cell(gpu);
     for line in doc.lines() {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let cells = super::doc::cells(line);
         // "| date | commit | GPU | framework | id: title | batch | samples/s | MFU | ratio | status |"
         if cells.len() != 12 || !cells[0].is_empty() || !cells[11].is_empty() {
             continue;

@@ -8,7 +8,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use trainbench_core::acceptance::{check_run, passed};
 use trainbench_core::compare::Grouping;
 use trainbench_core::models::{lookup, ModelOptions};
@@ -101,11 +101,13 @@ pub fn rate_cell(rate: Option<f64>, ci95: Option<[f64; 2]>) -> String {
     }))
 }
 
+/// A value, or `—` when there is none.
 fn cell(v: Option<String>) -> String {
-    v.unwrap_or_else(|| "—".into()).replace('|', "/")
+    v.unwrap_or_else(|| "—".into())
 }
 
-/// results.md: one row per item of the plan, in its order.
+/// results.md: one row per item of the plan, in its order (every cell
+/// escaped by [`super::doc::cell`]).
 pub fn markdown(s: &Session, results: &[ItemResult]) -> String {
     let mut md = format!(
         "# GPU session {}\n\nOn {}; budget {:.0} s; studio {VERSION} ({GIT_REVISION}).\n\n",
@@ -169,7 +171,7 @@ pub fn markdown(s: &Session, results: &[ItemResult]) -> String {
                 "—".into(),
             ],
         };
-        md += &format!("| {} |\n", row.join(" | "));
+        md += &super::doc::row(&row);
     }
     md
 }
@@ -443,11 +445,4 @@ pub async fn image_folder(s: &Session, dir: &Path) -> Result<(), String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     }
-}
-
-/// results.json read back (for `fold`).
-pub fn read_results(dir: &Path) -> Result<Value, String> {
-    let path = dir.join(RESULTS_JSON);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }

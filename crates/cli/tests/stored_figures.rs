@@ -1,0 +1,156 @@
+//! Stored figures that make no sense, through the real CLI on a real
+//! SQLite file: a row edited by hand or damaged (a negative parameter
+//! count, a summary that is not JSON) is named with its column and left
+//! out of listings; a negative throughput is not projected from; a thread
+//! count beyond the run's machine is not projected to.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+mod common;
+
+use common::{output_json, text, trainbench, Db};
+use trainbench_store::fixtures::{write_run, FixtureRun};
+use trainbench_store::Store;
+
+/// `n` generated runs (ids 1 to n) in a fresh database.
+fn seeded(name: &str, n: u64) -> Db {
+    let db = Db::new(name);
+    let mut store = Store::open(&db.path()).unwrap();
+    for seed in 1..=n {
+        write_run(
+            &mut store,
+            &FixtureRun {
+                seed,
+                ..FixtureRun::default()
+            },
+        )
+        .unwrap();
+    }
+    db
+}
+
+fn sql(db: &Db, statement: &str) {
+    let conn = rusqlite::Connection::open(db.path()).unwrap();
+    assert_eq!(conn.execute(statement, []).unwrap(), 1, "{statement}");
+}
+
+fn fails_naming(db: &Db, args: &[&str], says: &[&str]) {
+    let out = trainbench(db.dir()).args(args).output().unwrap();
+    assert!(!out.status.success(), "{args:?}: {}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for s in says {
+        assert!(err.contains(s), "{args:?} should say {s:?}: {}", text(&out));
+    }
+}
+
+#[test]
+fn a_damaged_row_is_named_and_the_listing_goes_on_without_it() {
+    let db = seeded("damaged-row", 3);
+    sql(&db, "UPDATE runs SET param_count = -7 WHERE id = 2");
+    sql(
+        &db,
+        "UPDATE summaries SET summary_json = '{\"throughput' WHERE run_id = 3",
+    );
+    let (out, v) = output_json(trainbench(db.dir()).args(["runs", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let ids: Vec<i64> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [1], "{v}");
+    let left: Vec<_> = v["left_out"].as_array().unwrap().iter().collect();
+    assert_eq!(left.len(), 2, "{v}");
+    assert_eq!(left[0]["run"], 2);
+    assert_eq!(left[0]["column"], "param_count");
+    assert!(
+        left[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("param_count = -7"),
+        "{v}"
+    );
+    assert_eq!(left[1]["run"], 3);
+    assert_eq!(left[1]["column"], "summary");
+    assert!(
+        left[1]["message"].as_str().unwrap().contains("damaged"),
+        "{v}"
+    );
+    // The table says it too, after the runs it could read.
+    let out = trainbench(db.dir()).arg("runs").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let all = text(&out);
+    assert!(all.contains("run 2 left out"), "{all}");
+    assert!(all.contains("param_count = -7"), "{all}");
+    assert!(all.contains("run 3 left out"), "{all}");
+    // A command that needs the run names it and its column.
+    fails_naming(&db, &["compare", "1", "2"], &["run 2", "param_count = -7"]);
+    fails_naming(
+        &db,
+        &["project", "2", "--gpu", "H100"],
+        &["run 2", "param_count = -7"],
+    );
+    fails_naming(&db, &["show", "3"], &["run 3", "summary", "damaged"]);
+}
+
+#[test]
+fn a_negative_throughput_is_not_projected_from() {
+    let db = seeded("negative-rate", 2);
+    sql(
+        &db,
+        "UPDATE summaries SET summary_json = json_set(summary_json, '$.throughput_samples_per_s', -5.0) WHERE run_id = 2",
+    );
+    let (out, p) =
+        output_json(trainbench(db.dir()).args(["project", "1", "--gpu", "H100", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(p["samples_per_s"]["low"].as_f64().unwrap() > 0.0, "{p}");
+    let out = trainbench(db.dir())
+        .args(["project", "2", "--gpu", "H100"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("run = 2 is not allowed"), "{err}");
+    assert!(err.contains("throughput_samples_per_s = -5"), "{err}");
+}
+
+/// A step breakdown in run `id`'s summary, so it can be projected to
+/// other thread counts of its CPU (the generated runs have none).
+fn with_breakdown(db: &Db, id: i64) {
+    let part = |name: &str| {
+        format!(
+            r#"{{"part":"{name}","mean_s":0.04,"ci95":null,"per_sample_s":0.00125,"share":0.5}}"#
+        )
+    };
+    let breakdown = format!(
+        r#"{{"steps":5,"whole_steps":5,"parts":[{},{}],"parts_sum_s":0.08,"whole_step_s":0.08,"whole_step_ci95":null,"split_difference":0.0,"tolerance":0.1,"agrees":true,"steady_step_s":0.08,"global_batch":32,"fused":null,"communication":null,"communication_share":null,"method":"test"}}"#,
+        part("forward"),
+        part("backward")
+    );
+    sql(
+        db,
+        &format!("UPDATE summaries SET summary_json = json_set(summary_json, '$.breakdown', json('{breakdown}')) WHERE run_id = {id}"),
+    );
+}
+
+#[test]
+fn a_thread_count_beyond_the_runs_machine_is_not_projected_to() {
+    // The generated runs trained on a machine of 2 cores.
+    let db = seeded("threads-bound", 1);
+    with_breakdown(&db, 1);
+    let (out, p) =
+        output_json(trainbench(db.dir()).args(["project", "1", "--threads", "2", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(p["samples_per_s"]["high"].as_f64().unwrap() > 0.0, "{p}");
+    let out = trainbench(db.dir())
+        .args(["project", "1", "--threads", "1000000"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("threads = 1000000 is not allowed"), "{err}");
+    assert!(err.contains("2 cores"), "{err}");
+}
