@@ -46,6 +46,18 @@ pub struct Projected {
 }
 
 fn target_peak(name: &str) -> AppResult<GpuPeak> {
+    // A name is matched loosely (`H100` finds `H100 SXM`): a line break or a
+    // hidden character must not ride along into the label.
+    let unseen = |c: char| c.is_control() || trainbench_core::spec::env_safety::is_spoofing(c);
+    if name.trim().is_empty() || name.chars().count() > 100 || name.chars().any(unseen) {
+        return Err(AppError::bad(
+            "gpu",
+            format!(
+                "gpu = {} is not allowed: expected a GPU name of the peak table on one line (at most 100 characters, no control or invisible characters)",
+                name.escape_debug()
+            ),
+        ));
+    }
     gpu_peaks()
         .into_iter()
         .find(|p| p.device.eq_ignore_ascii_case(name))
@@ -72,7 +84,11 @@ impl Target {
                 "threads",
                 format!("threads = {n} is not allowed: expected a whole number ≥ 1"),
             )),
-            _ => Err(AppError::bad(
+            (Some(g), Some(n)) => Err(AppError::bad(
+                "gpu",
+                format!("gpu = {g} with threads = {n} is not allowed: expected a GPU of the peak table or a thread count of this CPU, one of them, not both"),
+            )),
+            (None, None) => Err(AppError::bad(
                 "gpu",
                 "gpu = (missing) is not allowed: expected a GPU of the peak table or a thread count of this CPU, one of them",
             )),
@@ -398,4 +414,29 @@ pub fn projection_section(
         widths: vec![30.0, 110.0, 70.0, 120.0, 170.0],
         rows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gpu_name_with_a_line_break_or_hidden_character_is_refused_and_both_targets_are_named() {
+        assert!(target_peak("H100").is_ok());
+        for name in [
+            "H100\nH200",
+            "H100\u{202e}",
+            "H\u{200b}100",
+            " ",
+            &"H".repeat(101),
+        ] {
+            let e = target_peak(name).unwrap_err().to_string();
+            assert!(e.contains("on one line"), "{name:?}: {e}");
+        }
+        let both = Target::choose(Some("H200".into()), Some(2))
+            .unwrap_err()
+            .to_string();
+        assert!(both.contains("gpu = H200 with threads = 2"), "{both}");
+        assert!(both.contains("not both"), "{both}");
+    }
 }

@@ -134,30 +134,47 @@ fn two_settings_are_two_configurations_and_each_run_states_what_it_saw() {
 
 #[test]
 fn xla_really_receives_the_flags_the_run_sets() {
+    // A flag XLA does not know stops it at start ("Unknown flags in
+    // XLA_FLAGS"): proof that the run's XLA_FLAGS reach XLA, without a flag
+    // that writes files (those are refused).
     let db = Db::new("settings-xla");
-    let dump = db.dir().join("xla-dump");
     let (out, v) = output_json(
         trainbench(db.dir())
             .args(["run", "--framework", "jax", "--model", "resnet_mini"])
             .args(["--steps", "2", "--batch-size", "4", "--window-steps", "1"])
-            .arg("--env")
-            .arg(format!("XLA_FLAGS=--xla_dump_to={}", dump.display()))
+            .args(["--env", "XLA_FLAGS=--xla_no_such_flag_for_this_test=1"])
             .arg("--json"),
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(v["runs"][0]["status"], "completed", "{v}");
-    let dumped = std::fs::read_dir(&dump).map(|d| d.count()).unwrap_or(0);
-    assert!(dumped > 0, "XLA wrote nothing to {}", dump.display());
+    assert_ne!(out.status.code(), Some(2), "refused: {}", text(&out));
+    assert_eq!(v["runs"][0]["status"], "failed", "{v}");
+    let id = v["runs"][0]["id"].to_string();
+    let (_, shown) = output_json(trainbench(db.dir()).args(["show", &id, "--json"]));
+    assert!(
+        shown.to_string().contains("xla_no_such_flag_for_this_test"),
+        "XLA did not name the flag: {shown}"
+    );
 }
 
 #[test]
-fn variables_outside_the_frameworks_families_are_refused_naming_the_field() {
+fn variables_outside_the_frameworks_families_or_that_load_code_or_take_a_place_are_refused() {
     let db = Db::new("settings-refused");
     for (alt, says) in [
         ("LD_PRELOAD=/tmp/evil.so", "frameworks' own families"),
         ("PYTHONSTARTUP=/tmp/evil.py", "frameworks' own families"),
         ("OMP_NUM_THREADS=4", "threads"),
         ("XLA_FLAGS", "NAME=VALUE"),
+        (
+            "NCCL_NET_PLUGIN=libevil.so",
+            "NCCL loads the library it names",
+        ),
+        ("TORCH_LOGS_OUT=log.txt", "load code or write files"),
+        ("TORCHINDUCTOR_CACHE_DIR=cache", "takes a place"),
+        (
+            "XLA_FLAGS=--xla_dump_to=dump",
+            "compiler flag that takes a place",
+        ),
+        ("PYTORCH_CUDA_ALLOC_CONF=/tmp/x", "not a path"),
+        ("TF_ENABLE_ONEDNN_OPTS=0\u{202e}1", "bidirectional"),
     ] {
         let (out, v) = output_json(
             trainbench(db.dir())

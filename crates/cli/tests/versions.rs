@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{in_home, output_json, text, Scratch};
+use common::{in_home, output_json, text, trainbench, Scratch};
 use trainbench_app::{envs, versions};
 
 #[test]
@@ -52,6 +52,16 @@ fn releases_outside_the_supported_range_are_refused_naming_the_field() {
     assert_eq!(v["error"]["field"], "version", "{v}");
     // Nothing was installed.
     assert!(!scratch.0.join("home/envs/versions").exists());
+    // The studio's own release (in the studio's home) is not one to remove.
+    let (out, v) =
+        output_json(trainbench(&scratch.0).args(["env", "remove", "pytorch==2.13.0", "--json"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], "version", "{v}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("the studio's own pytorch environment"),
+        "{v}"
+    );
 }
 
 #[test]

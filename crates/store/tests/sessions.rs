@@ -355,6 +355,26 @@ const TEXTS_AND_SETTINGS: &[Edit] = &[
         "machine.hostname is 300 bytes long",
     ),
     (
+        "a preloaded library in a run's configuration",
+        |v| v["runs"][1]["spec"]["env"] = serde_json::json!({"LD_PRELOAD": "/tmp/evil.so"}),
+        "runs[1].spec.env of run",
+    ),
+    (
+        "a library NCCL would load",
+        |v| v["runs"][0]["spec"]["env"] = serde_json::json!({"NCCL_NET_PLUGIN": "evil"}),
+        "NCCL loads the library it names",
+    ),
+    (
+        "a compiler dump folder",
+        |v| v["runs"][0]["spec"]["env"] = serde_json::json!({"XLA_FLAGS": "--xla_dump_to=d"}),
+        "runs[0].spec.env",
+    ),
+    (
+        "variables that are not strings",
+        |v| v["runs"][0]["spec"]["env"] = serde_json::json!(["LD_PRELOAD=x"]),
+        "an object of NAME",
+    ),
+    (
         "a huge memory device",
         |v| v["runs"][0]["memory"][0]["device"] = "d".repeat(300).into(),
         "runs[0].memory[0].device",

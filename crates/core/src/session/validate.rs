@@ -118,6 +118,7 @@ fn check_evals(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
 /// Memory peaks: one per device and source.
 fn check_memory(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
     let mut peaks = std::collections::HashSet::new();
+    check_run_env(i, r)?;
     for (j, m) in r.memory.iter().enumerate() {
         let mf = |n: &str| format!("runs[{i}].memory[{j}].{n}");
         if !peaks.insert((m.device.as_str(), m.source.as_str())) {
@@ -278,6 +279,26 @@ fn check_run_texts(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
         check_bounded(&field, "runs[].telemetry[].source", &t.source)?;
     }
     Ok(())
+}
+
+/// The variables a run's configuration sets, checked as a typed one is
+/// (`spec.env`): a file must not bring `LD_PRELOAD` or `NCCL_NET_PLUGIN`
+/// into a configuration that may be run again here.
+fn check_run_env(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
+    let Some(env) = r.spec.get("env") else {
+        return Ok(());
+    };
+    let field = format!("runs[{i}].spec.env");
+    let run = format!("run {} ({} {})", r.id, r.framework.as_str(), r.model);
+    let parsed: crate::spec::env::WorkerEnv =
+        serde_json::from_value(env.clone()).map_err(|_| {
+            invalid(
+                &field,
+                format!("of {run} is not allowed: expected an object of NAME: \"value\" strings"),
+            )
+        })?;
+    crate::spec::env::check(&parsed)
+        .map_err(|e| invalid(field, format!("of {run} is not allowed: {e}")))
 }
 
 fn check_number(field: &str, v: f64) -> Result<(), SessionFileError> {

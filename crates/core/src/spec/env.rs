@@ -7,7 +7,9 @@
 //!
 //! Only variables of the frameworks' own families are allowed: a variable
 //! such as `LD_PRELOAD` or `PYTHONSTARTUP` would run code that nobody typed
-//! when a stored or imported configuration is run again. Thread counts have
+//! when a stored or imported configuration is run again. Within the
+//! families, none that loads code, takes a path or writes files
+//! ([`super::env_safety`]). Thread counts have
 //! their own setting (`threads`), which the runner turns into the libraries'
 //! variables itself.
 
@@ -107,6 +109,10 @@ pub fn check(env: &WorkerEnv) -> Result<(), SpecError> {
                 format!("{name}=…"),
                 &format!("a value of at most {MAX_VALUE_CHARS} characters on one line"),
             ));
+        }
+        if let Some(why) = super::env_safety::hazard(name, value) {
+            let value = super::env_safety::shown(value);
+            return Err(SpecError::new("env", format!("{name}={value}"), &why));
         }
     }
     Ok(())

@@ -14,6 +14,7 @@
 //! - [`env`]: the environment variables a run sets for its worker (checked, labelled).
 
 pub mod env;
+pub mod env_safety;
 mod fields;
 pub mod key;
 pub mod options;

@@ -176,6 +176,19 @@ pub fn install_pinned(
 /// bisection or an install uses it ([`in_use`]), in any process.
 pub fn remove_pinned(pin: Pin) -> Result<u64, EnvError> {
     let dir = dir_of(pin);
+    if let Some(own) = builtin(pin.framework).filter(|_| !dir.is_dir()) {
+        if builtin_env(own).version.as_deref() == Some(&pin.release.to_string()) {
+            return Err(super::bad(
+                "version",
+                pin,
+                format!(
+                    "a release installed on demand: {pin} is the studio's own {} environment ({}), which `env remove` leaves in place",
+                    pin.framework,
+                    own.env_name
+                ),
+            ));
+        }
+    }
     if !dir.is_dir() {
         let have: Vec<String> = list_pinned().into_iter().map(|p| p.pin).collect();
         return Err(super::bad(

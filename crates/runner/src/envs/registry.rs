@@ -79,6 +79,12 @@ pub fn published(answer: &str) -> Result<Vec<Release>, String> {
 
 /// The index's JSON page for `package`, through curl (30 s at most).
 fn ask(index: &str, package: &str) -> Result<String, EnvError> {
+    ask_at_most(index, package, MAX_ANSWER)
+}
+
+/// [`ask`] with the largest answer taken (`max` bytes): a larger one is
+/// said to be too large, and curl is stopped.
+fn ask_at_most(index: &str, package: &str, max: u64) -> Result<String, EnvError> {
     let url = format!("{}/{package}/", index.trim_end_matches('/'));
     let failed = |why: String| {
         EnvError::Io(format!(
@@ -96,9 +102,17 @@ fn ask(index: &str, package: &str) -> Result<String, EnvError> {
         .map_err(|e| failed(format!("curl did not start: {e}")))?;
     let mut body = Vec::new();
     if let Some(out) = child.stdout.take() {
-        out.take(MAX_ANSWER)
+        out.take(max.saturating_add(1))
             .read_to_end(&mut body)
             .map_err(|e| failed(e.to_string()))?;
+    }
+    if body.len() as u64 > max {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(failed(format!(
+            "the answer is too large (over {} MiB; a release list is far smaller)",
+            max.div_ceil(1 << 20)
+        )));
     }
     let mut err = String::new();
     if let Some(e) = child.stderr.take() {
@@ -130,6 +144,40 @@ mod tests {
             .unwrap_err()
             .contains("versions"));
         assert!(published("<html>").is_err());
+    }
+
+    #[test]
+    fn an_answer_over_the_cap_is_said_to_be_too_large() {
+        // A real HTTP server (Python's) whose page for the package is 3 KiB,
+        // asked with a cap of 1 KiB.
+        let dir = std::env::temp_dir().join(format!("tb-pypi-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("jax")).unwrap();
+        std::fs::write(dir.join("jax").join("index.html"), "x".repeat(3 << 10)).unwrap();
+        let mut server = Command::new("python3")
+            .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"])
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
+        let port = line
+            .split_whitespace()
+            .nth(5)
+            .unwrap_or_default()
+            .to_owned();
+        let err = ask_at_most(&format!("http://127.0.0.1:{port}"), "jax", 1 << 10);
+        let _ = server.kill();
+        let _ = server.wait();
+        let _ = std::fs::remove_dir_all(&dir);
+        let text = err.unwrap_err().to_string();
+        assert!(text.contains("the answer is too large"), "{line}: {text}");
     }
 
     #[test]
