@@ -16,7 +16,27 @@ if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
 # Free space and time so far, printed between the heavier steps: a full disk
 # shows here before it fails a test.
 disk() { echo "-- $((SECONDS - start)) s so far; free: $(df -h --output=avail . | tail -n 1 | tr -d ' ') here, $(df -h --output=avail "${TMPDIR:-/tmp}" | tail -n 1 | tr -d ' ') in ${TMPDIR:-/tmp}, target/ $(du -sh target 2>/dev/null | cut -f1)"; }
+# Builds that only need the CPU the foreground leaves idle (the serial end
+# of a cargo build, the tests' waits on servers and sleeps) run beside it at
+# the lowest priority (nice 19: about 1.5 % of a core when both are busy),
+# each with its own log, printed when it is waited for; a failure fails the
+# run there. Nothing that measures time runs in the background.
+bg_dir="$(mktemp -d)"
+declare -A bg_pids=()
+trap 'for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$bg_dir"' EXIT
+bg_start() { local name="$1"; shift; nice -n 19 "$@" >"$bg_dir/$name.log" 2>&1 & bg_pids[$name]=$!; }
+bg_wait() {
+  local name="$1" rc=0
+  wait "${bg_pids[$name]}" || rc=$?
+  unset "bg_pids[$name]"
+  tail -n 20 "$bg_dir/$name.log"
+  if [ "$rc" -ne 0 ]; then echo "$name failed (exit $rc): its log above" >&2; exit "$rc"; fi
+}
 disk
+# The libtorch worker for PyTorch 2.11 (the GPU machines' release; its own
+# workspace and target folder), built beside the checks and the main build;
+# its tests run on their own below.
+bg_start tch-2.11 bash scripts/build-tch-2.11.sh
 echo "== rustfmt"; cargo fmt --all -- --check
 echo "== python: ruff check, ruff format --check (ruff.toml)"
 "$TRAINBENCH_HOME/tools/ruff/bin/ruff" check --quiet . && "$TRAINBENCH_HOME/tools/ruff/bin/ruff" format --check --quiet .
@@ -47,22 +67,35 @@ echo "== doc paths"; python3 scripts/check_doc_paths.py
 # The UI first: the desktop crate embeds ui/dist when it compiles.
 echo "== ui: typecheck, lint (Biome), unit tests (vitest), build"
 (cd ui && npm run --silent typecheck && npm run --silent lint && npx vitest run && npm run --silent build)
-echo "== clippy"; cargo clippy --workspace --all-targets --locked -- -D warnings
-# The libtorch worker for PyTorch 2.11 (the GPU machines' release; its own
-# workspace): built, and the libtorch worker's own tests run against it.
-# The kit tests below take it (target/tch-2.11/debug).
+# Clippy rides on the build the tests use: clippy-driver wraps rustc for the
+# workspace's own crates (as `cargo clippy` does, with its -D warnings) while
+# they compile for real, so the dependencies are built once, not checked
+# once more for clippy alone (docs/build-times.md). Every later cargo command
+# of the workspace keeps the same wrapper, or cargo would build again.
+clippy_driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
+linted=(env RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__")
+echo "== clippy, and the build of every target the tests run"
+"${linted[@]}" cargo build --workspace --all-targets --locked
+# The libtorch worker's own tests against the PyTorch 2.11 build (started
+# above). The kit tests below take it (target/tch-2.11/debug).
 disk
-echo "== libtorch worker for PyTorch 2.11: build and its tests"
+echo "== libtorch worker for PyTorch 2.11: build (beside the above) and its tests"
+bg_wait tch-2.11
 bash scripts/build-tch-2.11.sh --test
 disk
+# The fuzzing build (nightly; its own workspace) beside the tests, which
+# leave a core idle while they wait on servers, sleeps and worker start-ups.
+rustup toolchain list 2>/dev/null | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+bg_start fuzz-build bash -c 'cd fuzz && cargo +nightly fuzz build --sanitizer none session_import'
 echo "== tests"
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log"; for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$bg_dir"' EXIT
 set +e
 if cargo nextest --version >/dev/null 2>&1; then
   # cargo-nextest (.config/nextest.toml): each test in its own process, two
   # at a time across every test binary. The project has no doctests to miss.
-  cargo nextest run --workspace --locked 2>&1 | tee "$log"
+  "${linted[@]}" cargo nextest run --workspace --locked 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
   set -e
   # One closing line, then the ten slowest tests (where CI's time goes).
@@ -73,7 +106,7 @@ if cargo nextest --version >/dev/null 2>&1; then
   sed -n 's/^ *PASS \[ *\([0-9.]*\)s\] ([ 0-9/]*) /\1 s  /p' "$log" | sort -rn | uniq | awk 'NR <= 10'  # awk reads to the end: `head` would leave sort with SIGPIPE, which pipefail makes fatal
 else
   # Without cargo-nextest: cargo's own runner, one test binary at a time.
-  cargo test --workspace --locked -- --test-threads=2 2>&1 | tee "$log"
+  "${linted[@]}" cargo test --workspace --locked -- --test-threads=2 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
   set -e
   awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1); if ($i ~ /^ignored/) s += $(i-1) } }
@@ -85,7 +118,7 @@ if [ "$status" -ne 0 ]; then exit "$status"; fi
 # studio and the tch worker were built by cargo test above).
 echo "== end-to-end: the desktop studio's window"
 command -v tauri-driver >/dev/null 2>&1 || cargo install tauri-driver --version 2.1.0 --locked
-cargo build --locked -p trainbench-studio -p trainbench-engine-tch
+"${linted[@]}" cargo build --locked -p trainbench-studio -p trainbench-engine-tch
 bash ui/e2e/run.sh
 # The Debian package installed with dpkg and used by a new account, which
 # cannot read the builder's libtorch (about 50 s; root only).
@@ -94,10 +127,9 @@ echo "== Debian package: installed and used by another account"
 bash scripts/test-deb.sh
 # The session importer under libFuzzer for a bounded time (cargo-fuzz needs a
 # nightly toolchain; both are installed here when missing).
-fuzz_seconds="${FUZZ_SECONDS:-60}"
-echo "== fuzz: session importer, ${fuzz_seconds} s"
-rustup toolchain list 2>/dev/null | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
-command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+fuzz_seconds="${FUZZ_SECONDS:-30}"
+echo "== fuzz: session importer, ${fuzz_seconds} s (built beside the tests)"
+bg_wait fuzz-build
 corpus="$(mktemp -d)"
 cp fuzz/corpus/session_import/* "$corpus/"
 # Without AddressSanitizer: the importer and everything it calls is safe Rust

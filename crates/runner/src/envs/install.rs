@@ -9,7 +9,7 @@
 //!
 //! Two installs of one environment (two terminals, the desktop and the CLI)
 //! never share a staging folder: each process stages in its own, and the
-//! install lock (`envs/.NAME.install.lock`) lets one fill and move into
+//! install lock (`locks/install.envs.NAME.lock` in the studio's home) lets one fill and move into
 //! place at a time. The second waits, saying
 //! so, and then finds the environment ready instead of making it again.
 
@@ -328,7 +328,12 @@ fn lock_install(
     started: Instant,
     on: &mut dyn FnMut(InstallUpdate<'_>),
 ) -> Result<Option<(trainbench_files::FileLock, bool)>, trainbench_files::FileError> {
-    let file = envs.join(format!(".{name}.install"));
+    // In the studio's lock folder, not beside the environments: a lock file
+    // outlives its install and would read as something left behind.
+    let place = envs
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let file = home().join("locks").join(format!("install.{place}.{name}"));
     if let Some(lock) = trainbench_files::FileLock::try_exclusive(&file)? {
         return Ok(Some((lock, false)));
     }
