@@ -24,7 +24,7 @@ disk() { echo "-- $((SECONDS - start)) s so far; free: $(df -h --output=avail . 
 bg_dir="$(mktemp -d)"
 declare -A bg_pids=()
 trap 'for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$bg_dir"' EXIT
-bg_start() { local name="$1"; shift; nice -n 19 "$@" >"$bg_dir/$name.log" 2>&1 & bg_pids[$name]=$!; }
+bg_start() { local name="$1" level="$2"; shift 2; nice -n "$level" "$@" >"$bg_dir/$name.log" 2>&1 & bg_pids[$name]=$!; }
 bg_wait() {
   local name="$1" rc=0
   wait "${bg_pids[$name]}" || rc=$?
@@ -36,17 +36,24 @@ disk
 # The libtorch worker for PyTorch 2.11 (the GPU machines' release; its own
 # workspace and target folder), built beside the checks and the main build;
 # its tests run on their own below.
-bg_start tch-2.11 bash scripts/build-tch-2.11.sh
+bg_start tch-2.11 10 bash scripts/build-tch-2.11.sh
+# The tools only the tests use, where missing (a fresh machine has none):
+# cargo-fuzz and the nightly toolchain it needs, then the fuzzing build
+# itself; tauri-driver for the window; cargo-deny for the dependency check.
+bg_start fuzz-build 19 bash -c '
+  set -e
+  rustup toolchain list | grep -q "^nightly" || rustup toolchain install nightly --profile minimal
+  command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+  cd fuzz && cargo +nightly fuzz build --sanitizer none session_import'
+bg_start tools 19 bash -c '
+  set -e
+  command -v tauri-driver >/dev/null || cargo install tauri-driver --version 2.1.0 --locked
+  # A debug build: 1 min 22 s to install here against 4 min 32 s optimised; a check takes 5 s.
+  command -v cargo-deny >/dev/null || cargo install cargo-deny --version 0.20.2 --locked --debug'
 echo "== rustfmt"; cargo fmt --all -- --check
 echo "== python: ruff check, ruff format --check (ruff.toml)"
 "$TRAINBENCH_HOME/tools/ruff/bin/ruff" check --quiet . && "$TRAINBENCH_HOME/tools/ruff/bin/ruff" format --check --quiet .
 echo "== layering"; bash scripts/check-deps.sh
-# Licences, banned and duplicate crates, sources (deny.toml); advisories need
-# GitHub's database, which this machine cannot reach.
-echo "== cargo deny: licences, bans, sources"
-# A debug build: 1 min 22 s to install here against 4 min 32 s optimised; a check takes 5 s.
-command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --version 0.20.2 --locked --debug
-cargo deny --log-level error check licenses bans sources
 # `make run` (setup.sh without --test) installs no package that starts a
 # system service; the tests' servers come with --test only.
 echo "== set-up: no system service for make run"
@@ -83,11 +90,6 @@ echo "== libtorch worker for PyTorch 2.11: build (beside the above) and its test
 bg_wait tch-2.11
 bash scripts/build-tch-2.11.sh --test
 disk
-# The fuzzing build (nightly; its own workspace) beside the tests, which
-# leave a core idle while they wait on servers, sleeps and worker start-ups.
-rustup toolchain list 2>/dev/null | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
-command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
-bg_start fuzz-build bash -c 'cd fuzz && cargo +nightly fuzz build --sanitizer none session_import'
 echo "== tests"
 log="$(mktemp)"
 trap 'rm -f "$log"; for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$bg_dir"' EXIT
@@ -114,10 +116,15 @@ else
 fi
 disk
 if [ "$status" -ne 0 ]; then exit "$status"; fi
+echo "== the tests' tools (installed beside the above where missing)"
+bg_wait tools
+# Licences, banned and duplicate crates, sources (deny.toml); advisories need
+# GitHub's database, which this machine cannot reach.
+echo "== cargo deny: licences, bans, sources"
+cargo deny --log-level error check licenses bans sources
 # The real window under Xvfb through tauri-driver + WebKitWebDriver (the
 # studio and the tch worker were built by cargo test above).
 echo "== end-to-end: the desktop studio's window"
-command -v tauri-driver >/dev/null 2>&1 || cargo install tauri-driver --version 2.1.0 --locked
 "${linted[@]}" cargo build --locked -p trainbench-studio -p trainbench-engine-tch
 bash ui/e2e/run.sh
 # The Debian package installed with dpkg and used by a new account, which
