@@ -2,7 +2,7 @@
 //! is a real IPC request through Tauri's mock runtime (command, store query,
 //! serialisation to the JSON the window receives), median of 7.
 //!
-//!   cargo run --release -p trainbench-studio --example bench [-- RUNS]
+//!   cargo run --release -p trainbench-studio --example studio_bench [-- RUNS]
 //!
 //! Targets: opening the runs table and a comparison, under 200 ms each for
 //! the backend part.
