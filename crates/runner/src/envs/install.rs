@@ -299,9 +299,7 @@ pub(super) struct Done {
 
 /// Whether `dir` holds an environment made from `requirements`.
 fn ready_at(dir: &Path, requirements: &str) -> bool {
-    dir.join("bin").join("python").exists()
-        && std::fs::read_to_string(dir.join(".trainbench-ready"))
-            .is_ok_and(|m| m.trim() == sha256_hex(requirements))
+    super::made_from(dir, &[requirements])
 }
 
 /// The environment at `dir` as the worker check sees it.

@@ -199,14 +199,20 @@ fn installed_version(python: &Path, package: &str) -> Option<String> {
     None
 }
 
+/// Whether `dir` holds an environment made from one of `requirements`: its
+/// interpreter is there and its ready marker is that text's SHA-256.
+fn made_from<R: AsRef<str>>(dir: &Path, requirements: &[R]) -> bool {
+    let marker = std::fs::read_to_string(dir.join(".trainbench-ready")).unwrap_or_default();
+    dir.join("bin").join("python").exists()
+        && requirements
+            .iter()
+            .any(|r| marker.trim() == sha256_hex(r.as_ref()))
+}
+
 fn builtin_env(b: &Builtin) -> FrameworkEnv {
     let dir = home().join("envs").join(b.env_name);
     let python = dir.join("bin").join("python");
-    let marker = std::fs::read_to_string(dir.join(".trainbench-ready")).unwrap_or_default();
-    let ready = python.exists()
-        && [b.requirements_cpu, b.requirements_gpu]
-            .iter()
-            .any(|r| marker.trim() == sha256_hex(r));
+    let ready = made_from(&dir, &[b.requirements_cpu, b.requirements_gpu]);
     FrameworkEnv {
         name: b.env_name.to_owned(),
         framework: b.framework,

@@ -14,8 +14,7 @@ use trainbench_files::FileLock;
 
 use super::install::{install_at, Target};
 use super::{
-    builtin, builtin_env, home, installed_version, sha256_hex, EnvError, FrameworkEnv,
-    InstallUpdate, Installed,
+    builtin, builtin_env, home, installed_version, EnvError, FrameworkEnv, InstallUpdate, Installed,
 };
 
 /// The folder of every release's environment.
@@ -55,11 +54,10 @@ pub fn env_for(pin: Pin) -> FrameworkEnv {
 fn in_versions(pin: Pin) -> FrameworkEnv {
     let dir = dir_of(pin);
     let python = dir.join("bin").join("python");
-    let marker = std::fs::read_to_string(dir.join(".trainbench-ready")).unwrap_or_default();
-    let ready = python.exists()
-        && [false, true]
-            .iter()
-            .any(|gpu| marker.trim() == sha256_hex(&versions::requirements(pin, *gpu)));
+    let ready = super::made_from(
+        &dir,
+        &[false, true].map(|gpu| versions::requirements(pin, gpu)),
+    );
     let import = builtin(pin.framework).map_or("", |b| b.import);
     FrameworkEnv {
         name: pin.to_string(),
