@@ -41,6 +41,7 @@ fn input_of(cfg: &ModelConfig) -> String {
             format!("{} tokens, one score (yes/no)", c.seq_len)
         }
         ModelConfig::Encoder(c) => format!("{} tokens, {} classes", c.seq_len, c.num_classes),
+        ModelConfig::Library(l) => format!("{}: the library's own input", l.model),
     }
 }
 

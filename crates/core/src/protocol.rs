@@ -294,6 +294,11 @@ pub enum Event {
         model: String,
         param_count: u64,
         flops_per_sample: f64,
+        /// How `flops_per_sample` was obtained, where the worker counted it on
+        /// the model (a library model: PyTorch's `FlopCounterMode` over one
+        /// forward and backward); absent: the catalogue's analytical count.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flops_method: Option<String>,
         precision: String,
         /// What the precision means in this framework, in words.
         precision_in_effect: String,

@@ -336,6 +336,15 @@ fn synthetic(spec: &RunSpec, device: Device) -> Result<Loaded, WorkerError> {
         ModelConfig::Decoder(c) => {
             Tensor::randint(c.vocab_size, [pool, c.seq_len + 1], (Kind::Int64, device))
         }
+        ModelConfig::Library(l) => {
+            return Err(WorkerError::unsupported(
+                "framework",
+                format!(
+                    "framework = tch is not allowed: expected pytorch for the library model {}",
+                    l.model
+                ),
+            ))
+        }
     };
     let y = Tensor::randint(classes, [pool], (Kind::Int64, device));
     Ok((x, y, None, None))

@@ -197,7 +197,7 @@ fn parity(model: &str, dir: &std::path::Path) -> Result<serde_json::Value, Worke
         .ok_or_else(|| WorkerError::bad_config("model", format!("model = {model} is not known")))?;
     let cfg = entry.default_config();
     let vs = nn::VarStore::new(tch::Device::Cpu);
-    let net = models::build(&cfg, &vs, models::InitMode::Zeros);
+    let net = models::build(&cfg, &vs, models::InitMode::Zeros)?;
     let mut vars = vs.variables();
     let weights = Tensor::read_npz(dir.join("weights.npz"))?;
     let mut loaded = 0;
@@ -257,7 +257,7 @@ fn describe(model: &str, opts: ModelOptions, json: bool) -> ExitCode {
             // Shapes are all that matter here, so zeros are used instead of random
             // init: it keeps describing ViT-G/14 (1.8 B parameters) fast.
             let vs = nn::VarStore::new(tch::Device::Cpu);
-            let _net = tch::no_grad(|| models::build(&cfg, &vs, models::InitMode::Zeros));
+            let _net = tch::no_grad(|| models::build(&cfg, &vs, models::InitMode::Zeros))?;
             Ok(models::trainable_params(&vs))
         })?;
         Ok(serde_json::json!({

@@ -373,6 +373,8 @@ impl CatalogEntry {
             ModelConfig::Bert(b) => bert_options(b, opts, self.name)?,
             ModelConfig::Encoder(e) => encoder_options(e, opts, self.name)?,
             ModelConfig::Decoder(d) => decoder_options(d, opts, self.name)?,
+            // Not in the catalogue: built by the worker from its library.
+            ModelConfig::Library(_) => {}
         }
         Ok(cfg)
     }

@@ -18,6 +18,7 @@ impl ModelConfig {
             ModelConfig::Bert(_) => Family::Bert,
             ModelConfig::Decoder(_) => Family::Decoder,
             ModelConfig::Encoder(_) => Family::Encoder,
+            ModelConfig::Library(_) => Family::Library,
         }
     }
 
@@ -29,6 +30,7 @@ impl ModelConfig {
             // The softmax runs over the vocabulary.
             ModelConfig::Decoder(d) => d.vocab_size,
             ModelConfig::Encoder(e) => e.num_classes,
+            ModelConfig::Library(l) => l.num_classes.unwrap_or(0),
         }
     }
 
@@ -40,6 +42,7 @@ impl ModelConfig {
             ModelConfig::Bert(b) => bert_backbone_params(b) + bert_head_params(b),
             ModelConfig::Decoder(d) => decoder_params(d),
             ModelConfig::Encoder(e) => encoder_params(e),
+            ModelConfig::Library(_) => 0,
         };
         u64::try_from(n).unwrap_or(0)
     }
@@ -63,7 +66,7 @@ impl ModelConfig {
             ),
             ModelConfig::Bert(b) => (b.hidden, b.num_classes),
             ModelConfig::Encoder(e) => (e.hidden, e.num_classes),
-            ModelConfig::Decoder(_) => (0, 0),
+            ModelConfig::Decoder(_) | ModelConfig::Library(_) => (0, 0),
         };
         u64::try_from(features * classes + classes).unwrap_or(0)
     }
@@ -81,13 +84,23 @@ impl ModelConfig {
             ModelConfig::Bert(b) => bert_macs(b),
             ModelConfig::Decoder(d) => decoder_macs(d),
             ModelConfig::Encoder(e) => encoder_macs(e),
+            ModelConfig::Library(_) => 0,
         };
         u64::try_from(n).unwrap_or(0)
     }
 
     /// Analytical training FLOPs per sample: 6 × forward MACs (see module docs).
+    ///
+    /// A library model has none here: the worker counts them
+    /// ([`ModelConfig::counted_by_worker`]).
     pub fn flops_per_sample(&self) -> f64 {
         6.0 * self.forward_macs() as f64
+    }
+
+    /// Whether the worker counts the parameters and FLOPs on the model it
+    /// builds (a library model) instead of matching the analytical counts.
+    pub fn counted_by_worker(&self) -> bool {
+        matches!(self, ModelConfig::Library(_))
     }
 
     /// Tokens one sample trains on: a decoder's `seq_len` positions, each

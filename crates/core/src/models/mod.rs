@@ -39,6 +39,8 @@ pub enum Family {
     /// A sequence classifier over PyTorch's `nn.TransformerEncoder` (the
     /// fraud-detection model of a published TensorFlow→PyTorch migration).
     Encoder,
+    /// A model named from a library (`timm:`, `hf:`), built by the worker.
+    Library,
 }
 
 impl Family {
@@ -217,6 +219,9 @@ pub enum ModelConfig {
     Bert(BertConfig),
     Decoder(DecoderConfig),
     Encoder(EncoderConfig),
+    /// A library model (`timm:`, `hf:`): the worker builds it and counts its
+    /// parameters and FLOPs; the analytical counts here are 0.
+    Library(LibraryConfig),
 }
 
 /// One entry of the catalogue.
@@ -241,9 +246,11 @@ pub struct CatalogEntry {
 mod builders;
 mod catalog;
 mod counts;
+pub mod library;
 
 pub use catalog::{lookup, model_names, CATALOG};
 pub use counts::conv_out;
+pub use library::{Library, LibraryConfig, LibraryRef};
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,9 @@
 use super::options::{DataSource, Length, Parallel, DEFAULT_LOADER_WORKERS, MAX_LOADER_WORKERS};
 use super::raw::RawSpec;
 use crate::error::SpecError;
-use crate::models::{CatalogEntry, Family, ModelConfig, ModelOptions};
+use crate::models::{
+    CatalogEntry, Family, Library, LibraryConfig, LibraryRef, ModelConfig, ModelOptions,
+};
 
 /// Devices per node, nodes, and how they share the work.
 pub(super) fn devices(raw: &RawSpec) -> Result<(u32, u32, Parallel), SpecError> {
@@ -195,6 +197,66 @@ pub(super) fn model(
         }
     }
     Ok(model_config)
+}
+
+/// A library model's configuration: synthetic data only, and only the input
+/// options its library takes (the rest are `hf:` overrides or timm's defaults).
+pub(super) fn library_model(
+    raw: &RawSpec,
+    model: LibraryRef,
+    data: DataSource,
+) -> Result<ModelConfig, SpecError> {
+    if data != DataSource::Synthetic {
+        return Err(SpecError::new(
+            "data",
+            data.as_str(),
+            &format!("synthetic for the library model {}", raw.model),
+        ));
+    }
+    let not_for = |field: &str, value: i64, instead: &str| {
+        SpecError::new(
+            field,
+            value,
+            &format!("no value for {} model {} ({instead})", model.library, raw.model),
+        )
+    };
+    if let Some(c) = raw.in_channels {
+        return Err(not_for("in_channels", c, "it takes 3-channel images or tokens"));
+    }
+    if let Some(v) = raw.vocab_size {
+        return Err(not_for("vocab_size", v, "give hf:TYPE?vocab_size=N"));
+    }
+    match model.library {
+        Library::Timm => {
+            if let Some(s) = raw.seq_len {
+                return Err(not_for("seq_len", s, "timm models take images"));
+            }
+        }
+        Library::Hf => {
+            if let Some(s) = raw.image_size {
+                return Err(not_for("image_size", s, "hf models take tokens"));
+            }
+        }
+    }
+    for (field, value) in [
+        ("image_size", raw.image_size),
+        ("num_classes", raw.num_classes),
+        ("seq_len", raw.seq_len),
+    ] {
+        if let Some(v) = value.filter(|&v| v < 1) {
+            return Err(SpecError::new(field, v, "a whole number ≥ 1"));
+        }
+    }
+    let seq_len = match model.library {
+        Library::Timm => None,
+        Library::Hf => Some(raw.seq_len.unwrap_or(crate::models::library::DEFAULT_HF_SEQ_LEN)),
+    };
+    Ok(ModelConfig::Library(LibraryConfig {
+        model,
+        image_size: raw.image_size,
+        num_classes: raw.num_classes,
+        seq_len,
+    }))
 }
 
 /// Learning rate, weight decay and warm-up steps.

@@ -14,9 +14,12 @@ pub struct WorkerPlan<'a> {
     pub protocol: u32,
     pub framework: Framework,
     pub spec: &'a RunSpec,
-    /// Trainable parameters the model must have (the worker refuses to train otherwise).
-    pub param_count: u64,
-    pub flops_per_sample: f64,
+    /// Trainable parameters the model must have (the worker refuses to train
+    /// otherwise); `null` for a library model, whose worker counts them.
+    pub param_count: Option<u64>,
+    /// Analytical training FLOPs per sample; `null` for a library model, whose
+    /// worker counts them (and says how in its hello's `flops_method`).
+    pub flops_per_sample: Option<f64>,
     /// The learning-rate warm-up, resolved as far as this crate can
     /// ([`PlanWarmup::resolve`]); the worker has no default of its own.
     pub warmup: PlanWarmup,
@@ -116,12 +119,13 @@ impl PlanWarmup {
 impl RunSpec {
     /// The plan for a Python worker of `framework`, as one JSON line.
     pub fn worker_plan_json(&self, framework: Framework) -> String {
+        let analytic = !self.model_config.counted_by_worker();
         let plan = WorkerPlan {
             protocol: PROTOCOL_VERSION,
             framework,
             spec: self,
-            param_count: self.model_config.param_count(),
-            flops_per_sample: self.model_config.flops_per_sample(),
+            param_count: analytic.then(|| self.model_config.param_count()),
+            flops_per_sample: analytic.then(|| self.model_config.flops_per_sample()),
             warmup: PlanWarmup::resolve(self),
             breakdown: BreakdownRule::DEFAULT,
             profile: self.profile.then_some(ProfileRule::DEFAULT),
@@ -161,6 +165,30 @@ mod plan_tests {
     fn plan_of(spec: &str) -> serde_json::Value {
         let spec = RunSpec::from_json(spec).unwrap();
         serde_json::from_str(&spec.worker_plan_json(Framework::Tensorflow)).unwrap()
+    }
+
+    #[test]
+    fn a_library_models_plan_leaves_the_counts_to_the_worker() {
+        let spec = RunSpec::from_json(
+            r#"{"model":"hf:llama?hidden_size=64&num_hidden_layers=2","batch_size":2,"steps":3,"seq_len":16}"#,
+        )
+        .unwrap();
+        let plan: serde_json::Value =
+            serde_json::from_str(&spec.worker_plan_json(Framework::Pytorch)).unwrap();
+        assert_eq!(plan["param_count"], serde_json::Value::Null);
+        assert_eq!(plan["flops_per_sample"], serde_json::Value::Null);
+        let c = &plan["spec"]["model_config"];
+        assert_eq!(c["family"], "library");
+        assert_eq!(c["library"], "hf");
+        assert_eq!(c["name"], "llama");
+        assert_eq!(c["overrides"]["hidden_size"], "64");
+        assert_eq!(c["seq_len"], 16);
+        let timm = RunSpec::from_json(r#"{"model":"timm:convnext_atto","batch_size":2,"steps":3}"#)
+            .unwrap();
+        let plan: serde_json::Value =
+            serde_json::from_str(&timm.worker_plan_json(Framework::Pytorch)).unwrap();
+        assert_eq!(plan["spec"]["model_config"]["image_size"], serde_json::Value::Null);
+        assert_eq!(plan["spec"]["model_config"]["seq_len"], serde_json::Value::Null);
     }
 
     #[test]

@@ -4,6 +4,7 @@ use super::options::{Compile, DataSource, Device, Parallel, Precision};
 use super::validate::RunSpec;
 use crate::error::SpecError;
 use crate::framework::Framework;
+use crate::models::ModelConfig;
 
 /// What the machine offers, as the probe saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +31,18 @@ pub fn check_runnable(
                 Framework::list(installed)
             ),
         ));
+    }
+    if let ModelConfig::Library(l) = &spec.model_config {
+        if framework != Framework::Pytorch {
+            return Err(SpecError::new(
+                "framework",
+                framework,
+                &format!(
+                    "pytorch for the library model {} (the PyTorch worker builds {} models; eager or torch.compile)",
+                    spec.model, l.model.library
+                ),
+            ));
+        }
     }
     if spec.cudnn_benchmark.is_some() && !matches!(framework, Framework::Pytorch | Framework::Tch) {
         return Err(SpecError::new(

@@ -300,3 +300,48 @@ fn cudnn_benchmark_is_for_pytorch_and_tch_on_a_gpu() {
     assert!(!key(&default).contains("cudnn_benchmark"));
     assert_ne!(key(&default), key(&off));
 }
+
+fn library(model: &str, extra: &str) -> Result<RunSpec, SpecError> {
+    RunSpec::from_json(&format!(
+        r#"{{"model":"{model}","batch_size":2,"steps":3{extra}}}"#
+    ))
+}
+
+#[test]
+fn library_models_are_typed_references_checked_for_syntax() {
+    let s = library("timm:convnext_atto", r#","image_size":64"#).unwrap();
+    let ModelConfig::Library(l) = &s.model_config else {
+        panic!("{:?}", s.model_config);
+    };
+    assert_eq!(l.model.name, "convnext_atto");
+    assert_eq!(l.image_size, Some(64));
+    assert!(s.model_config.counted_by_worker());
+    let e = library("timm:conv next", "").unwrap_err();
+    assert_eq!(e.field, "model");
+    let e = library("hf:llama?hidden_size", "").unwrap_err();
+    assert_eq!(e.field, "model");
+    // Only the options the library takes, and synthetic data.
+    assert_eq!(library("timm:resnet18", r#","seq_len":16"#).unwrap_err().field, "seq_len");
+    assert_eq!(library("hf:bert", r#","image_size":32"#).unwrap_err().field, "image_size");
+    assert_eq!(library("hf:bert", r#","vocab_size":99"#).unwrap_err().field, "vocab_size");
+    assert_eq!(library("timm:resnet18", r#","data":"mnist""#).unwrap_err().field, "data");
+    assert_eq!(library("hf:gpt2", r#","num_classes":0"#).unwrap_err().field, "num_classes");
+}
+
+#[test]
+fn only_pytorch_in_python_builds_library_models() {
+    let cpu = Machine {
+        gpus: 0,
+        cpu_cores: 2,
+    };
+    let all = [Framework::Pytorch, Framework::Tch, Framework::Jax, Framework::Tensorflow];
+    let s = library("hf:bert", "").unwrap();
+    assert!(check_runnable(&s, Framework::Pytorch, &all, cpu).is_ok());
+    let compiled = library("timm:resnet18", r#","compile":"on""#).unwrap();
+    assert!(check_runnable(&compiled, Framework::Pytorch, &all, cpu).is_ok());
+    for other in [Framework::Tch, Framework::Jax, Framework::Tensorflow] {
+        let e = check_runnable(&s, other, &all, cpu).unwrap_err();
+        assert_eq!(e.field, "framework");
+        assert!(e.to_string().contains("expected pytorch"), "{e}");
+    }
+}

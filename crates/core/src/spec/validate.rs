@@ -7,7 +7,7 @@ use super::options::{Compile, DataSource, Device, Parallel, Precision};
 pub use super::options::{Length, DEFAULT_LOADER_WORKERS, MAX_LOADER_WORKERS};
 use super::raw::RawSpec;
 use crate::error::SpecError;
-use crate::models::{self, CatalogEntry, Family, ModelConfig};
+use crate::models::{self, CatalogEntry, Family, LibraryRef, ModelConfig};
 use crate::protocol::PROTOCOL_VERSION;
 
 /// A validated run specification.
@@ -96,13 +96,20 @@ impl RunSpec {
                 &format!("{PROTOCOL_VERSION} (the protocol this build speaks)"),
             ));
         }
-        let entry: &CatalogEntry = models::lookup(&raw.model).ok_or_else(|| {
-            SpecError::new(
-                "model",
-                &raw.model,
-                &format!("one of {}", models::model_names().join(", ")),
-            )
-        })?;
+        let library = LibraryRef::parse(&raw.model)?;
+        let entry: Option<&CatalogEntry> = match library {
+            Some(_) => None,
+            None => Some(models::lookup(&raw.model).ok_or_else(|| {
+                SpecError::new(
+                    "model",
+                    &raw.model,
+                    &format!(
+                        "one of {}, or timm:NAME or hf:MODEL_TYPE[?key=value&…]",
+                        models::model_names().join(", ")
+                    ),
+                )
+            })?),
+        };
         let precision = Precision::parse(&raw.precision)?;
         let compile = Compile::parse(&raw.compile)?;
         let device = Device::parse(&raw.device)?;
@@ -110,7 +117,11 @@ impl RunSpec {
         let batch_size = at_least_one("batch_size", raw.batch_size)?;
         let length = fields::length(&raw)?;
         let (data, loader_workers) = fields::data(&raw)?;
-        let model_config = fields::model(&raw, entry, data)?;
+        let model_config = match (library, entry) {
+            (Some(library), _) => fields::library_model(&raw, library, data)?,
+            (None, Some(entry)) => fields::model(&raw, entry, data)?,
+            (None, None) => return Err(SpecError::new("model", &raw.model, "a model name")),
+        };
         let warmup_steps = fields::optimizer(&raw)?;
         let window_steps = at_least_one("window_steps", raw.window_steps)?;
         let eval_every_steps = raw

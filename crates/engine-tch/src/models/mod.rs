@@ -11,6 +11,8 @@ mod vit;
 use tch::nn::{self, Init};
 use trainbench_core::models::ModelConfig;
 
+use crate::error::WorkerError;
+
 /// How weights are initialised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InitMode {
@@ -77,16 +79,30 @@ fn layer_norm(p: nn::Path, d: i64, eps: f64, init: InitMode) -> nn::LayerNorm {
     )
 }
 
-/// Builds the network for `cfg` under `vs.root()`.
-pub fn build(cfg: &ModelConfig, vs: &nn::VarStore, init: InitMode) -> Box<dyn nn::ModuleT> {
+/// Builds the network for `cfg` under `vs.root()`; a library model (`timm:`,
+/// `hf:`) is the Python PyTorch worker's to build, and refused here.
+pub fn build(
+    cfg: &ModelConfig,
+    vs: &nn::VarStore,
+    init: InitMode,
+) -> Result<Box<dyn nn::ModuleT>, WorkerError> {
     let root = vs.root();
-    match cfg {
+    Ok(match cfg {
         ModelConfig::Vit(c) => Box::new(vit::Vit::new(&root, c, init)),
         ModelConfig::Resnet(c) => Box::new(resnet::ResNet::new(&root, c, init)),
         ModelConfig::Bert(c) => Box::new(bert::BertClassifier::new(&root, c, init)),
         ModelConfig::Decoder(c) => Box::new(decoder::Decoder::new(&root, c, init)),
         ModelConfig::Encoder(c) => Box::new(encoder::FraudTransformer::new(&root, c, init)),
-    }
+        ModelConfig::Library(l) => {
+            return Err(WorkerError::unsupported(
+                "framework",
+                format!(
+                    "framework = tch is not allowed: expected pytorch for the library model {}",
+                    l.model
+                ),
+            ))
+        }
+    })
 }
 
 /// Trainable parameters, counted from the VarStore's own tensors.
@@ -125,7 +141,7 @@ fn attention_shape(cfg: &ModelConfig) -> Option<([i64; 4], bool, bool)> {
             true,
             false,
         )),
-        ModelConfig::Resnet(_) => None,
+        ModelConfig::Resnet(_) | ModelConfig::Library(_) => None,
     }
 }
 

@@ -130,7 +130,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
 
     let data = data::load(spec, device)?;
     let vs = nn::VarStore::new(device);
-    let net = models::build(&spec.model_config, &vs, InitMode::Reference);
+    let net = models::build(&spec.model_config, &vs, InitMode::Reference)?;
     let param_count = checked_param_count(spec, &vs)?;
     let channels_last = channels_last_on(spec, device);
     if device.is_cuda() {

@@ -113,7 +113,7 @@ mod tests {
         .unwrap();
         tch::manual_seed(7);
         let vs = nn::VarStore::new(Device::Cpu);
-        let net = models::build(&spec.model_config, &vs, InitMode::Reference);
+        let net = models::build(&spec.model_config, &vs, InitMode::Reference).unwrap();
         let mut opt = Optimizer::adamw(&spec, &vs, fused).unwrap();
         let x = Tensor::randn([4, 3, 32, 32], (Kind::Float, Device::Cpu));
         for _ in 0..3 {
@@ -140,7 +140,7 @@ mod tests {
                 RunSpec::from_json(r#"{"model": "resnet_mini", "batch_size": 4, "steps": 3}"#)
                     .unwrap();
             let vs = nn::VarStore::new(Device::Cpu);
-            let _ = models::build(&spec.model_config, &vs, InitMode::Reference);
+            let _ = models::build(&spec.model_config, &vs, InitMode::Reference).unwrap();
             vs.trainable_variables()
         };
         let moved = a

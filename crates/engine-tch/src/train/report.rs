@@ -96,6 +96,7 @@ pub(super) fn hello(
         model: spec.model.clone(),
         param_count: counts.param_count,
         flops_per_sample: spec.model_config.flops_per_sample(),
+        flops_method: None,
         precision: spec.precision.as_str().into(),
         precision_in_effect: precision_text,
         execution: Some(execution),
