@@ -3,6 +3,7 @@
     python -m trainbench_worker FRAMEWORK train [--plan FILE|-]   # the plan on stdin by default
     python -m trainbench_worker FRAMEWORK count                   # model configs (JSON list) on stdin → counts
     python -m trainbench_worker FRAMEWORK info                    # version and devices, one JSON object
+    python -m trainbench_worker pytorch models [--search TEXT]    # library models: check (configs on stdin) or search
 
 FRAMEWORK is pytorch, tensorflow or jax. ``train`` speaks the worker protocol
 (docs/protocol.md) on stdout and exits 0 (done), 1 (failed), 2 (bad_config) or
@@ -94,6 +95,20 @@ def cmd_count(framework):
     print(json.dumps([int(mod.count_params(c)) for c in configs]))
 
 
+def cmd_models(framework, search):
+    """Library models (PyTorch only): ``--search TEXT`` lists names; without
+    it, the ``model_config`` objects on stdin (a JSON list) are checked."""
+    if framework != "pytorch":
+        print(json.dumps([] if search is None else {}))
+        return
+    from . import library_models
+
+    if search is not None:
+        print(json.dumps(library_models.search(search)))
+    else:
+        print(json.dumps(library_models.check(json.load(sys.stdin))))
+
+
 def cmd_info(framework):
     mod = _import(framework)
     out = {"framework": framework, "python": sys.version.split()[0], "prefix": sys.prefix, **mod.info()}
@@ -103,14 +118,17 @@ def cmd_info(framework):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="trainbench_worker")
     ap.add_argument("framework", choices=sorted(FRAMEWORKS))
-    ap.add_argument("command", choices=["train", "count", "info"])
+    ap.add_argument("command", choices=["train", "count", "info", "models"])
     ap.add_argument("--plan", default="-")
+    ap.add_argument("--search", default=None)
     args = ap.parse_args(argv)
     try:
         if args.command == "train":
             cmd_train(args.framework, args.plan)
         elif args.command == "count":
             cmd_count(args.framework)
+        elif args.command == "models":
+            cmd_models(args.framework, args.search)
         else:
             cmd_info(args.framework)
     except WorkerError as e:

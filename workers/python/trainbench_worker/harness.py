@@ -41,8 +41,11 @@ class Plan:
                 f"protocol = {obj.get('protocol')} is not allowed: expected {PROTOCOL_VERSION}", "protocol"
             )
         self.framework = obj["framework"]
-        self.param_count = int(obj["param_count"])
-        self.flops_per_sample = float(obj["flops_per_sample"])
+        # None for a library model: the backend counts them on the model it
+        # builds (and says how the FLOPs were counted).
+        self.param_count = None if obj["param_count"] is None else int(obj["param_count"])
+        self.flops_per_sample = None if obj["flops_per_sample"] is None else float(obj["flops_per_sample"])
+        self.flops_method = None
         s = obj["spec"]
         self.spec = s
         self.model = s["model"]
@@ -403,6 +406,7 @@ def say_hello(plan, backend, data, steps, count):
         model=plan.model,
         param_count=count,
         flops_per_sample=plan.flops_per_sample,
+        **({} if plan.flops_method is None else {"flops_method": plan.flops_method}),
         precision=plan.precision,
         precision_in_effect=backend.precision_in_effect(),
         execution=backend.execution(),
@@ -448,7 +452,7 @@ def train(plan, backend, data):
     warmup = plan.warmup(steps)
     backend.set_data(data)
     count = backend.param_count()
-    if count != plan.param_count:
+    if plan.param_count is not None and count != plan.param_count:
         raise WorkerError(
             "internal",
             f"model {plan.model} has {count} trainable parameters in {backend.framework} but the catalogue says {plan.param_count}: the two definitions disagree",

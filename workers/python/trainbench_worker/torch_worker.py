@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.utils.data
 
-from . import images
+from . import images, library_models
 from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
@@ -99,6 +99,16 @@ class _Stream:
             shutdown()
 
 
+def _sample_loss(plan):
+    """The training loss of a batch ``x`` (labels 0), as ``_forward`` computes it."""
+
+    def loss_of(model, x):
+        x, y = inputs_and_targets(plan, x, torch.zeros(x.shape[0], dtype=torch.long))
+        return classification_loss(model(x), y, plan.config)
+
+    return loss_of
+
+
 class TorchBackend(Backend):
     worker = "pytorch"
     framework = "pytorch"
@@ -139,7 +149,10 @@ class TorchBackend(Backend):
         self._precision(plan)
         torch.manual_seed(plan.seed)
         try:
-            self.raw = build(plan.config).to(self.device)
+            if plan.config["family"] == "library":
+                self.raw = library_models.build(plan, _sample_loss(plan)).to(self.device)
+            else:
+                self.raw = build(plan.config).to(self.device)
         except RuntimeError as e:
             if is_oom(e):
                 raise WorkerError("oom", f"out of memory building {plan.model}: {e}") from e

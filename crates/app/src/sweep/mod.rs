@@ -22,6 +22,7 @@ use trainbench_runner::WorkerCommand;
 mod combination;
 mod costing;
 mod estimate;
+mod library;
 pub use estimate::{run_seconds, DurationEstimate, Earlier};
 mod plan;
 use plan::shared;

@@ -247,6 +247,12 @@ pub fn plan_sweep_on(
             }
         }
     }
+    // Library models the worker's environment does not have: refused now,
+    // with the closest names (on this machine; a remote host's libraries
+    // answer when its worker starts).
+    if remote.is_none() {
+        super::library::refuse_unknown(&mut configs, &mut rejected);
+    }
     // Releases named and not installed: made before anything is queued
     // (on this machine only; a remote host resolves its own environments).
     let to_install = if remote.is_none() {

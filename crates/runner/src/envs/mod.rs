@@ -20,6 +20,7 @@ use trainbench_core::Framework;
 use crate::WorkerCommand;
 
 mod install;
+pub mod library;
 pub mod libtorch;
 pub mod pinned;
 pub mod progress;

@@ -1,0 +1,53 @@
+//! Library models (`timm:`, `hf:`) checked against the libraries installed in
+//! the worker's environment before anything is queued: an unknown name is
+//! refused, on the field the worker names, with the closest names.
+
+use std::collections::BTreeMap;
+
+use trainbench_core::models::ModelConfig;
+use trainbench_runner::envs::library::check_library_models;
+
+use super::plan::reject;
+use super::{PlannedConfig, Rejected};
+
+/// Moves every configuration whose library model its environment refuses
+/// (or cannot check) from `configs` to `rejected`. One question per
+/// environment, each model asked once.
+pub(super) fn refuse_unknown(configs: &mut Vec<PlannedConfig>, rejected: &mut Vec<Rejected>) {
+    let mut by_program: BTreeMap<std::path::PathBuf, Vec<usize>> = BTreeMap::new();
+    for (i, c) in configs.iter().enumerate() {
+        if let ModelConfig::Library(_) = c.spec.spec.model_config {
+            by_program.entry(c.worker.program.clone()).or_default().push(i);
+        }
+    }
+    let mut refused: BTreeMap<usize, (String, String)> = BTreeMap::new();
+    for indices in by_program.values() {
+        let mut models = BTreeMap::new();
+        for &i in indices {
+            if let ModelConfig::Library(l) = &configs[i].spec.spec.model_config {
+                models.entry(configs[i].spec.spec.model.clone()).or_insert(l);
+            }
+        }
+        let names: Vec<&String> = models.keys().collect();
+        let configs_asked: Vec<_> = models.values().copied().collect();
+        let answers = check_library_models(&configs[indices[0]].worker, &configs_asked);
+        for &i in indices {
+            let model = &configs[i].spec.spec.model;
+            let why = match &answers {
+                Ok(a) => names
+                    .iter()
+                    .position(|n| *n == model)
+                    .and_then(|k| a.get(k).cloned().flatten())
+                    .map(|r| (r.field, r.message)),
+                Err(e) => Some(("framework".to_owned(), e.to_string())),
+            };
+            if let Some(why) = why {
+                refused.insert(i, why);
+            }
+        }
+    }
+    for (i, (field, message)) in refused.into_iter().rev() {
+        let c = configs.remove(i);
+        rejected.push(reject(&c.label, &field, message));
+    }
+}

@@ -1,0 +1,101 @@
+//! Library models (`timm:NAME`, `hf:MODEL_TYPE?…`) asked of a PyTorch
+//! environment's worker (`python -m trainbench_worker pytorch models`): whether
+//! the installed libraries have the names, before anything trains, and which
+//! names match a search. One short process per question; nothing is built.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde::Deserialize;
+use trainbench_core::models::LibraryConfig;
+
+use crate::WorkerCommand;
+
+/// Why the worker's environment could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum LibraryAskError {
+    #[error("cannot start {program}: {reason}")]
+    Start { program: String, reason: String },
+    #[error("the PyTorch environment did not answer about library models: {0}")]
+    Answer(String),
+}
+
+/// A library model the installed library refuses: the field at fault and
+/// the worker's message (with the closest names).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct LibraryRefusal {
+    pub field: String,
+    pub message: String,
+}
+
+/// Library names matching a search, at most 50 of each library.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct LibraryNames {
+    #[serde(default)]
+    pub timm: Vec<String>,
+    #[serde(default)]
+    pub hf: Vec<String>,
+}
+
+fn ask(cmd: &WorkerCommand, extra: &[&str], stdin: &str) -> Result<String, LibraryAskError> {
+    let mut child = Command::new(&cmd.program)
+        .args(["-m", "trainbench_worker", "pytorch", "models"])
+        .args(extra)
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| LibraryAskError::Start {
+            program: cmd.program.display().to_string(),
+            reason: e.to_string(),
+        })?;
+    if let Some(mut input) = child.stdin.take() {
+        // A worker that exits before reading says why on stderr.
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| LibraryAskError::Answer(e.to_string()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match stdout.lines().rev().find(|l| !l.trim().is_empty()) {
+        Some(line) if out.status.success() => Ok(line.to_owned()),
+        _ => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let last = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no output");
+            Err(LibraryAskError::Answer(last.trim().to_owned()))
+        }
+    }
+}
+
+/// For each of `models`: `None` when the worker's libraries have it, else why not.
+pub fn check_library_models(
+    cmd: &WorkerCommand,
+    models: &[&LibraryConfig],
+) -> Result<Vec<Option<LibraryRefusal>>, LibraryAskError> {
+    let input = serde_json::to_string(models).map_err(|e| LibraryAskError::Answer(e.to_string()))?;
+    let line = ask(cmd, &[], &input)?;
+    let answers: Vec<Option<LibraryRefusal>> =
+        serde_json::from_str(&line).map_err(|e| LibraryAskError::Answer(format!("{e}: {line}")))?;
+    if answers.len() != models.len() {
+        return Err(LibraryAskError::Answer(format!(
+            "{} answers for {} models",
+            answers.len(),
+            models.len()
+        )));
+    }
+    Ok(answers)
+}
+
+/// timm and Hugging Face names containing `text` (case-insensitive).
+pub fn search_library_models(
+    cmd: &WorkerCommand,
+    text: &str,
+) -> Result<LibraryNames, LibraryAskError> {
+    let line = ask(cmd, &["--search", text], "")?;
+    serde_json::from_str(&line).map_err(|e| LibraryAskError::Answer(format!("{e}: {line}")))
+}
