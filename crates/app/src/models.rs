@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 use trainbench_core::models::{ModelConfig, CATALOG};
+use trainbench_core::Framework;
+use trainbench_runner::envs::{self, library::search_library_models};
 
 /// One model a run can train.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -62,6 +64,52 @@ pub fn catalogue() -> Vec<ModelInfo> {
             }
         })
         .collect()
+}
+
+/// Models whose name contains a text: the catalogue's, and the library
+/// names (`timm:…`, `hf:…`) the PyTorch environment has.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelSearch {
+    pub builtin: Vec<ModelInfo>,
+    /// At most 50.
+    pub timm: Vec<String>,
+    /// At most 50.
+    pub hf: Vec<String>,
+    /// Why the library names are missing, when they are.
+    pub libraries_note: Option<String>,
+}
+
+/// Catalogue models whose name contains `text` (case-insensitive), and the
+/// library names of the studio's PyTorch environment that do (one short
+/// worker process).
+pub fn search(text: &str) -> ModelSearch {
+    let needle = text.to_lowercase();
+    let builtin = catalogue()
+        .into_iter()
+        .filter(|m| m.name.to_lowercase().contains(&needle))
+        .collect();
+    let libraries = envs::resolve(Framework::Pytorch, None)
+        .map_err(|e| e.to_string())
+        .and_then(|env| {
+            if env.ready {
+                Ok(env)
+            } else {
+                Err(format!("the PyTorch environment {} is not installed", env.name))
+            }
+        })
+        .and_then(|env| {
+            search_library_models(&envs::worker_command(&env), text).map_err(|e| e.to_string())
+        });
+    let (names, libraries_note) = match libraries {
+        Ok(n) => (n, None),
+        Err(e) => (Default::default(), Some(format!("library names not listed: {e}"))),
+    };
+    ModelSearch {
+        builtin,
+        timm: names.timm,
+        hf: names.hf,
+        libraries_note,
+    }
 }
 
 #[cfg(test)]

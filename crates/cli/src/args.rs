@@ -34,6 +34,10 @@ pub enum Command {
     /// The model catalogue: name, family, parameters, training FLOPs per
     /// sample, whether it trains on a CPU, default input.
     Models {
+        /// Only the models whose name contains TEXT, with the timm and Hugging
+        /// Face names the PyTorch environment has.
+        #[arg(long, value_name = "TEXT")]
+        search: Option<String>,
         #[arg(long)]
         json: bool,
     },

@@ -70,7 +70,11 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
             },
             json,
         ),
-        Command::Models { json } => models_cmd::models(json),
+        Command::Models { search: None, json } => models_cmd::models(json),
+        Command::Models {
+            search: Some(text),
+            json,
+        } => models_cmd::search(&text, json),
         Command::Glossary { term, json } => models_cmd::glossary(term.as_deref(), json),
         Command::Runs { json } => runs_cmd::runs(&at, json),
         Command::Show { id, json } => runs_cmd::show(&db, id, json),

@@ -54,6 +54,29 @@ pub fn models(json_out: bool) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `trainbench models --search TEXT`: catalogue models and library names
+/// containing TEXT.
+pub fn search(text: &str, json_out: bool) -> Result<ExitCode, CliError> {
+    let found = trainbench_app::models::search(text);
+    if json_out {
+        println!("{}", json!(found));
+        return Ok(ExitCode::SUCCESS);
+    }
+    for m in &found.builtin {
+        println!("{:<40} built in: {}", m.name, m.summary);
+    }
+    for name in &found.timm {
+        println!("{name:<40} timm (built without weights; FLOPs counted when it runs)");
+    }
+    for name in &found.hf {
+        println!("{name:<40} Hugging Face config (overrides: ?key=value&…)");
+    }
+    if let Some(note) = &found.libraries_note {
+        println!("{note}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn describe(model: &str, opts: ModelOptions, json_out: bool) -> Result<ExitCode, CliError> {
     let entry = lookup(model).ok_or_else(|| {
         bad(
