@@ -1,0 +1,151 @@
+//! Library models (`timm:NAME`, `hf:MODEL_TYPE?…`) through the real CLI, the
+//! runner, the studio's PyTorch environment and a real SQLite file, on the
+//! CPU: each trains in the harness and is stored completed, with the
+//! parameter count the library itself gives and FLOPs counted on the model;
+//! an unknown name is refused before anything trains, with the closest name.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+use trainbench_app::envs;
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{output_json, text, trainbench, Scratch};
+
+/// The studio's PyTorch environment's Python (a missing one fails the test).
+fn python() -> std::path::PathBuf {
+    let e = envs::resolve("pytorch".parse().unwrap(), None)
+        .unwrap_or_else(|e| panic!("pytorch: {e} — run `make setup`"));
+    assert!(e.ready, "the PyTorch environment is not installed");
+    e.python
+}
+
+/// The trainable parameters of the model `code` builds (as `m`), counted by
+/// the library's own objects in the studio's PyTorch environment.
+fn library_count(code: &str) -> u64 {
+    let script = format!(
+        "import torch\ntorch.manual_seed(0)\n{code}\nprint(sum(p.numel() for p in m.parameters() if p.requires_grad))"
+    );
+    let out = Command::new(python())
+        .args(["-c", &script])
+        .env("OMP_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// Trains `model` with `extra` flags for 4 steps at batch 2 and returns the
+/// stored run's details.
+fn train(dir: &Scratch, model: &str, extra: &[&str]) -> Value {
+    let (out, v) = output_json(
+        trainbench(&dir.0)
+            .args(["run", "--framework", "pytorch", "--model", model])
+            .args(["--batch-size", "2", "--steps", "4", "--json"])
+            .args(extra),
+    );
+    assert_eq!(out.status.code(), Some(0), "{model}: {}", text(&out));
+    let run = &v["runs"][0];
+    assert_eq!(run["status"], "completed", "{model}: {run}");
+    let (_, d) = output_json(trainbench(&dir.0).args(["show", &run["id"].to_string(), "--json"]));
+    assert_eq!(d["status"], "completed", "{model}");
+    let flops = d["hello"]["flops_per_sample"].as_f64().unwrap();
+    assert!(flops > 0.0, "{model}: {flops}");
+    let method = d["hello"]["flops_method"].as_str().unwrap_or_default();
+    assert!(method.contains("FlopCounterMode"), "{model}: {method}");
+    d
+}
+
+const LLAMA: &str = "hf:llama?hidden_size=64&num_hidden_layers=2&num_attention_heads=4&intermediate_size=128&vocab_size=1000";
+const BERT: &str = "hf:bert?hidden_size=64&num_hidden_layers=2&num_attention_heads=4&intermediate_size=128&vocab_size=1000";
+
+#[test]
+fn a_timm_model_trains_at_64_px_with_timms_parameter_count() {
+    let dir = Scratch::new("timm-model");
+    let d = train(&dir, "timm:convnext_atto", &["--image-size", "64"]);
+    let count = library_count(
+        "import timm\nm = timm.create_model('convnext_atto', pretrained=False, num_classes=1000)",
+    );
+    assert_eq!(d["param_count"], json!(count));
+    assert_eq!(d["hello"]["param_count"], json!(count));
+}
+
+#[test]
+fn a_shrunk_llama_trains_on_next_tokens_with_transformers_parameter_count() {
+    let dir = Scratch::new("hf-llama");
+    let d = train(&dir, LLAMA, &["--seq-len", "32"]);
+    let count = library_count(
+        "from transformers import AutoConfig, AutoModelForCausalLM\n\
+         c = AutoConfig.for_model('llama', hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000)\n\
+         m = AutoModelForCausalLM.from_config(c)",
+    );
+    assert_eq!(d["param_count"], json!(count));
+}
+
+#[test]
+fn a_shrunk_bert_trains_on_sequence_classes_with_transformers_parameter_count() {
+    let dir = Scratch::new("hf-bert");
+    let d = train(&dir, BERT, &["--seq-len", "32"]);
+    let count = library_count(
+        "from transformers import AutoConfig, AutoModelForSequenceClassification\n\
+         c = AutoConfig.for_model('bert', hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000, num_labels=2)\n\
+         m = AutoModelForSequenceClassification.from_config(c)",
+    );
+    assert_eq!(d["param_count"], json!(count));
+}
+
+#[test]
+fn an_unknown_timm_name_is_refused_before_anything_trains_with_the_closest_name() {
+    let dir = Scratch::new("timm-unknown");
+    let (out, v) = output_json(trainbench(&dir.0).args([
+        "run",
+        "--framework",
+        "pytorch",
+        "--model",
+        "timm:convnxt_atto",
+        "--batch-size",
+        "2",
+        "--steps",
+        "2",
+        "--json",
+    ]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], "model", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("convnext_atto"), "{message}");
+    let (_, runs) = output_json(trainbench(&dir.0).args(["runs", "--json"]));
+    assert!(
+        runs["runs"].as_array().is_none_or(Vec::is_empty),
+        "nothing is stored: {runs}"
+    );
+}
+
+#[test]
+fn library_models_are_for_pytorch_only_and_malformed_names_name_the_field() {
+    let dir = Scratch::new("library-refusals");
+    for (framework, model, field) in [
+        ("jax", "timm:resnet18", "framework"),
+        ("tch", "hf:bert", "framework"),
+        ("pytorch", "hf:llama?hidden_size", "model"),
+        ("pytorch", "timm:conv next", "model"),
+    ] {
+        let (out, v) = output_json(trainbench(&dir.0).args([
+            "run",
+            "--framework",
+            framework,
+            "--model",
+            model,
+            "--steps",
+            "2",
+            "--json",
+        ]));
+        assert_eq!(out.status.code(), Some(2), "{model}: {}", text(&out));
+        assert_eq!(v["error"]["field"], field, "{model}: {v}");
+    }
+}
