@@ -94,7 +94,10 @@ pub fn search(text: &str) -> ModelSearch {
             if env.ready {
                 Ok(env)
             } else {
-                Err(format!("the PyTorch environment {} is not installed", env.name))
+                Err(format!(
+                    "the PyTorch environment {} is not installed",
+                    env.name
+                ))
             }
         })
         .and_then(|env| {
@@ -102,7 +105,10 @@ pub fn search(text: &str) -> ModelSearch {
         });
     let (names, libraries_note) = match libraries {
         Ok(n) => (n, None),
-        Err(e) => (Default::default(), Some(format!("library names not listed: {e}"))),
+        Err(e) => (
+            Default::default(),
+            Some(format!("library names not listed: {e}")),
+        ),
     };
     ModelSearch {
         builtin,

@@ -19,7 +19,7 @@ import difflib
 import torch
 from torch import nn
 
-from .protocol import WorkerError, bad_config, unsupported
+from .protocol import WorkerError, bad_config, first_line, unsupported
 
 SEARCH_LIMIT = 50
 
@@ -124,7 +124,9 @@ def _hf_config(transformers, c, ref):
         try:
             overrides[key] = _typed(known.get(key, getattr(defaults, key, None)), text)
         except ValueError as e:
-            raise bad_config(f"model = {ref} is not allowed: expected {key} = a value of its type ({e})", "model") from e
+            raise bad_config(
+                f"model = {ref} is not allowed: expected {key} = a value of its type ({e})", "model"
+            ) from e
     return transformers.AutoConfig.for_model(name, **overrides)
 
 
@@ -209,7 +211,7 @@ def build(plan, loss_of):
     try:
         model = make()
     except (ValueError, TypeError, AttributeError, KeyError) as e:
-        raise WorkerError("bad_config", f"model = {ref} could not be built: {str(e).splitlines()[0][:500]}", "model") from e
+        raise WorkerError("bad_config", f"model = {ref} could not be built: {first_line(e)[:500]}", "model") from e
     plan.flops_per_sample = _flops_per_sample(model, sample_shape, loss_of)
     plan.flops_method = FLOPS_METHOD
     return model

@@ -17,7 +17,10 @@ pub(super) fn refuse_unknown(configs: &mut Vec<PlannedConfig>, rejected: &mut Ve
     let mut by_program: BTreeMap<std::path::PathBuf, Vec<usize>> = BTreeMap::new();
     for (i, c) in configs.iter().enumerate() {
         if let ModelConfig::Library(_) = c.spec.spec.model_config {
-            by_program.entry(c.worker.program.clone()).or_default().push(i);
+            by_program
+                .entry(c.worker.program.clone())
+                .or_default()
+                .push(i);
         }
     }
     let mut refused: BTreeMap<usize, (String, String)> = BTreeMap::new();
@@ -25,7 +28,9 @@ pub(super) fn refuse_unknown(configs: &mut Vec<PlannedConfig>, rejected: &mut Ve
         let mut models = BTreeMap::new();
         for &i in indices {
             if let ModelConfig::Library(l) = &configs[i].spec.spec.model_config {
-                models.entry(configs[i].spec.spec.model.clone()).or_insert(l);
+                models
+                    .entry(configs[i].spec.spec.model.clone())
+                    .or_insert(l);
             }
         }
         let names: Vec<&String> = models.keys().collect();

@@ -104,19 +104,15 @@ impl LibraryRef {
         if name.is_empty() || !name.chars().all(is_name_char) {
             return Err(bad(
                 text,
-                &format!(
-                    "{library}:NAME with a name of letters, digits, '_', '-' and '.'"
-                ),
+                &format!("{library}:NAME with a name of letters, digits, '_', '-' and '.'"),
             ));
         }
         let overrides = match (library, query) {
             (_, None) => BTreeMap::new(),
-            (Library::Timm, Some(_)) => {
-                return Err(bad(
-                    text,
-                    "timm:NAME without overrides (the run's image_size and num_classes set the input)",
-                ))
-            }
+            (Library::Timm, Some(_)) => return Err(bad(
+                text,
+                "timm:NAME without overrides (the run's image_size and num_classes set the input)",
+            )),
             (Library::Hf, Some(q)) => parse_overrides(text, q)?,
         };
         Ok(Some(LibraryRef {
@@ -140,7 +136,10 @@ fn parse_overrides(text: &str, query: &str) -> Result<BTreeMap<String, String>, 
             return Err(bad(text, shape));
         }
         if out.insert(key.to_owned(), value.to_owned()).is_some() {
-            return Err(bad(text, &format!("each override once ({key} is given twice)")));
+            return Err(bad(
+                text,
+                &format!("each override once ({key} is given twice)"),
+            ));
         }
     }
     if out.len() > MAX_OVERRIDES {
@@ -189,7 +188,10 @@ mod tests {
     #[test]
     fn timm_and_hf_names_parse_into_their_parts() {
         let t = parsed("timm:convnext_atto");
-        assert_eq!((t.library, t.name.as_str()), (Library::Timm, "convnext_atto"));
+        assert_eq!(
+            (t.library, t.name.as_str()),
+            (Library::Timm, "convnext_atto")
+        );
         assert!(t.overrides.is_empty());
         let h = parsed("hf:llama?hidden_size=64&num_hidden_layers=2&rms_norm_eps=1e-6");
         assert_eq!((h.library, h.name.as_str()), (Library::Hf, "llama"));

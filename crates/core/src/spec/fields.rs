@@ -217,11 +217,18 @@ pub(super) fn library_model(
         SpecError::new(
             field,
             value,
-            &format!("no value for {} model {} ({instead})", model.library, raw.model),
+            &format!(
+                "no value for {} model {} ({instead})",
+                model.library, raw.model
+            ),
         )
     };
     if let Some(c) = raw.in_channels {
-        return Err(not_for("in_channels", c, "it takes 3-channel images or tokens"));
+        return Err(not_for(
+            "in_channels",
+            c,
+            "it takes 3-channel images or tokens",
+        ));
     }
     if let Some(v) = raw.vocab_size {
         return Err(not_for("vocab_size", v, "give hf:TYPE?vocab_size=N"));
@@ -249,7 +256,10 @@ pub(super) fn library_model(
     }
     let seq_len = match model.library {
         Library::Timm => None,
-        Library::Hf => Some(raw.seq_len.unwrap_or(crate::models::library::DEFAULT_HF_SEQ_LEN)),
+        Library::Hf => Some(
+            raw.seq_len
+                .unwrap_or(crate::models::library::DEFAULT_HF_SEQ_LEN),
+        ),
     };
     Ok(ModelConfig::Library(LibraryConfig {
         model,

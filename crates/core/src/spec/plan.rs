@@ -187,8 +187,14 @@ mod plan_tests {
             .unwrap();
         let plan: serde_json::Value =
             serde_json::from_str(&timm.worker_plan_json(Framework::Pytorch)).unwrap();
-        assert_eq!(plan["spec"]["model_config"]["image_size"], serde_json::Value::Null);
-        assert_eq!(plan["spec"]["model_config"]["seq_len"], serde_json::Value::Null);
+        assert_eq!(
+            plan["spec"]["model_config"]["image_size"],
+            serde_json::Value::Null
+        );
+        assert_eq!(
+            plan["spec"]["model_config"]["seq_len"],
+            serde_json::Value::Null
+        );
     }
 
     #[test]

@@ -13,6 +13,26 @@ pub struct Machine {
     pub cpu_cores: u32,
 }
 
+/// A library model (`timm:`, `hf:`) is built by the PyTorch worker only.
+fn library_framework(spec: &RunSpec, framework: Framework) -> Result<(), SpecError> {
+    match &spec.model_config {
+        ModelConfig::Library(l) if framework != Framework::Pytorch => Err(SpecError::new(
+            "framework",
+            framework,
+            &format!(
+                "pytorch for the library model {} (the PyTorch worker builds {} models; eager or torch.compile)",
+                spec.model, l.model.library
+            ),
+        )),
+        ModelConfig::Library(_) if spec.parallel == Parallel::Fsdp => Err(SpecError::new(
+            "parallel",
+            "fsdp",
+            &format!("ddp for the library model {} (FSDP shards the catalogue's blocks)", spec.model),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Checks, before anything starts, that `spec` can run on `framework` here:
 /// the framework is installed, the device and device count exist,
 /// and the precision is one the device can do.
@@ -32,18 +52,7 @@ pub fn check_runnable(
             ),
         ));
     }
-    if let ModelConfig::Library(l) = &spec.model_config {
-        if framework != Framework::Pytorch {
-            return Err(SpecError::new(
-                "framework",
-                framework,
-                &format!(
-                    "pytorch for the library model {} (the PyTorch worker builds {} models; eager or torch.compile)",
-                    spec.model, l.model.library
-                ),
-            ));
-        }
-    }
+    library_framework(spec, framework)?;
     if spec.cudnn_benchmark.is_some() && !matches!(framework, Framework::Pytorch | Framework::Tch) {
         return Err(SpecError::new(
             "cudnn_benchmark",

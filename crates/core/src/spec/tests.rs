@@ -321,11 +321,30 @@ fn library_models_are_typed_references_checked_for_syntax() {
     let e = library("hf:llama?hidden_size", "").unwrap_err();
     assert_eq!(e.field, "model");
     // Only the options the library takes, and synthetic data.
-    assert_eq!(library("timm:resnet18", r#","seq_len":16"#).unwrap_err().field, "seq_len");
-    assert_eq!(library("hf:bert", r#","image_size":32"#).unwrap_err().field, "image_size");
-    assert_eq!(library("hf:bert", r#","vocab_size":99"#).unwrap_err().field, "vocab_size");
-    assert_eq!(library("timm:resnet18", r#","data":"mnist""#).unwrap_err().field, "data");
-    assert_eq!(library("hf:gpt2", r#","num_classes":0"#).unwrap_err().field, "num_classes");
+    assert_eq!(
+        library("timm:resnet18", r#","seq_len":16"#)
+            .unwrap_err()
+            .field,
+        "seq_len"
+    );
+    assert_eq!(
+        library("hf:bert", r#","image_size":32"#).unwrap_err().field,
+        "image_size"
+    );
+    assert_eq!(
+        library("hf:bert", r#","vocab_size":99"#).unwrap_err().field,
+        "vocab_size"
+    );
+    assert_eq!(
+        library("timm:resnet18", r#","data":"mnist""#)
+            .unwrap_err()
+            .field,
+        "data"
+    );
+    assert_eq!(
+        library("hf:gpt2", r#","num_classes":0"#).unwrap_err().field,
+        "num_classes"
+    );
 }
 
 #[test]
@@ -334,11 +353,19 @@ fn only_pytorch_in_python_builds_library_models() {
         gpus: 0,
         cpu_cores: 2,
     };
-    let all = [Framework::Pytorch, Framework::Tch, Framework::Jax, Framework::Tensorflow];
+    let all = [
+        Framework::Pytorch,
+        Framework::Tch,
+        Framework::Jax,
+        Framework::Tensorflow,
+    ];
     let s = library("hf:bert", "").unwrap();
     assert!(check_runnable(&s, Framework::Pytorch, &all, cpu).is_ok());
     let compiled = library("timm:resnet18", r#","compile":"on""#).unwrap();
     assert!(check_runnable(&compiled, Framework::Pytorch, &all, cpu).is_ok());
+    let fsdp = library("hf:bert", r#","devices":2,"parallel":"fsdp""#).unwrap();
+    let e = check_runnable(&fsdp, Framework::Pytorch, &all, Machine { gpus: 0, cpu_cores: 4 });
+    assert_eq!(e.unwrap_err().field, "parallel");
     for other in [Framework::Tch, Framework::Jax, Framework::Tensorflow] {
         let e = check_runnable(&s, other, &all, cpu).unwrap_err();
         assert_eq!(e.field, "framework");

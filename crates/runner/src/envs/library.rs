@@ -77,7 +77,8 @@ pub fn check_library_models(
     cmd: &WorkerCommand,
     models: &[&LibraryConfig],
 ) -> Result<Vec<Option<LibraryRefusal>>, LibraryAskError> {
-    let input = serde_json::to_string(models).map_err(|e| LibraryAskError::Answer(e.to_string()))?;
+    let input =
+        serde_json::to_string(models).map_err(|e| LibraryAskError::Answer(e.to_string()))?;
     let line = ask(cmd, &[], &input)?;
     let answers: Vec<Option<LibraryRefusal>> =
         serde_json::from_str(&line).map_err(|e| LibraryAskError::Answer(format!("{e}: {line}")))?;
