@@ -364,7 +364,15 @@ fn only_pytorch_in_python_builds_library_models() {
     let compiled = library("timm:resnet18", r#","compile":"on""#).unwrap();
     assert!(check_runnable(&compiled, Framework::Pytorch, &all, cpu).is_ok());
     let fsdp = library("hf:bert", r#","devices":2,"parallel":"fsdp""#).unwrap();
-    let e = check_runnable(&fsdp, Framework::Pytorch, &all, Machine { gpus: 0, cpu_cores: 4 });
+    let e = check_runnable(
+        &fsdp,
+        Framework::Pytorch,
+        &all,
+        Machine {
+            gpus: 0,
+            cpu_cores: 4,
+        },
+    );
     assert_eq!(e.unwrap_err().field, "parallel");
     for other in [Framework::Tch, Framework::Jax, Framework::Tensorflow] {
         let e = check_runnable(&s, other, &all, cpu).unwrap_err();
