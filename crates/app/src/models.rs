@@ -44,6 +44,14 @@ fn input_of(cfg: &ModelConfig) -> String {
         }
         ModelConfig::Encoder(c) => format!("{} tokens, {} classes", c.seq_len, c.num_classes),
         ModelConfig::Library(l) => format!("{}: the library's own input", l.model),
+        ModelConfig::File(f) => match (f.image_size, f.seq_len, f.num_classes) {
+            (Some(s), _, Some(k)) => {
+                format!("{}×{s}×{s} image, {k} classes", f.in_channels.unwrap_or(3))
+            }
+            (_, Some(t), Some(k)) => format!("{t} tokens, {k} classes"),
+            (_, Some(t), None) => format!("{t} tokens, next-token prediction"),
+            _ => "the input the run gives".to_owned(),
+        },
     }
 }
 

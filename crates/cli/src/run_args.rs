@@ -19,8 +19,11 @@ pub struct RunArgs {
     /// sweep); a flag given on the command line wins over the file.
     #[arg(long, value_name = "FILE.toml")]
     pub config: Option<PathBuf>,
-    /// Model(s) of the catalogue, comma-separated for a sweep (`trainbench
-    /// models` lists them). Default: resnet_mini.
+    /// Model(s), comma-separated for a sweep: a catalogue name (`trainbench
+    /// models` lists them), timm:NAME, hf:MODEL_TYPE[?key=value&…], or
+    /// PATH.py:FUNCTION — your own file, whose FUNCTION returns a
+    /// torch.nn.Module (with --input-shape and --num-classes). Default:
+    /// resnet_mini.
     #[arg(long, value_name = "M[,M…]")]
     pub model: Option<String>,
     /// tch (PyTorch's C++ core, libtorch, driven from Rust), pytorch,
@@ -111,6 +114,15 @@ pub struct RunArgs {
     /// Default: the model's (224 for the ImageNet models).
     #[arg(long, value_name = "PX")]
     pub image_size: Option<i64>,
+    /// What a model from your file (PATH.py:FUNCTION) takes: CxSxS images
+    /// (channels × height × width, square: 3x224x224), fed NCHW to PyTorch,
+    /// or tokens:N (sequences of N token ids, with --vocab-size). Not with
+    /// mnist or cifar10 (they fix it).
+    #[arg(long, value_name = "CxSxS|tokens:N")]
+    pub input_shape: Option<String>,
+    /// With --input-shape tokens:N: token ids run from 0 to this − 1.
+    #[arg(long, value_name = "V")]
+    pub vocab_size: Option<i64>,
     /// Held-out accuracy to reach, a fraction in (0, 1], e.g. 0.95: the time to
     /// reach it is measured and the run stops there unless
     /// --no-stop-at-target. Default: none (0.95 for the quick benchmark).
@@ -276,6 +288,8 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             "image_size" => a.image_size = a.image_size.take().or(Some(num("image_size")?)),
+            "input_shape" => a.input_shape = a.input_shape.take().or(Some(s)),
+            "vocab_size" => a.vocab_size = a.vocab_size.take().or(Some(num("vocab_size")?)),
             "memory_limit" => a.memory_limit = a.memory_limit.take().or(Some(s)),
             "data" => a.data = a.data.take().or(Some(s)),
             "host" => a.host = a.host.take().or(Some(s)),
@@ -338,7 +352,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             other => {
-                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, repeats, price, epoch_size, profile", path.display())))
+                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, input_shape, vocab_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, repeats, price, epoch_size, profile", path.display())))
             }
         }
     }
@@ -408,6 +422,8 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         num_classes: a.num_classes,
         seq_len: a.seq_len,
         image_size: a.image_size,
+        input_shape: a.input_shape.clone(),
+        vocab_size: a.vocab_size,
         target_accuracy: a
             .target_accuracy
             .or(quick.then_some(first_run::QUICK_TARGET)),

@@ -293,7 +293,9 @@ pub enum Event {
         device: DeviceInfo,
         model: String,
         param_count: u64,
-        flops_per_sample: f64,
+        /// `null` where the worker could not count them on a person's own
+        /// model (MFU is then not measured).
+        flops_per_sample: Option<f64>,
         /// How `flops_per_sample` was obtained, where the worker counted it on
         /// the model (a library model: PyTorch's `FlopCounterMode` over one
         /// forward and backward); absent: the catalogue's analytical count.

@@ -345,6 +345,15 @@ fn synthetic(spec: &RunSpec, device: Device) -> Result<Loaded, WorkerError> {
                 ),
             ))
         }
+        ModelConfig::File(f) => {
+            return Err(WorkerError::unsupported(
+                "framework",
+                format!(
+                    "framework = tch is not allowed: expected pytorch for the file model {}",
+                    f.model
+                ),
+            ))
+        }
     };
     let y = Tensor::randint(classes, [pool], (Kind::Int64, device));
     Ok((x, y, None, None))

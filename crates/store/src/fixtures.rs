@@ -198,7 +198,7 @@ fn opening_events(f: &FixtureRun) -> Vec<Event> {
             device: cpu,
             model: f.model.clone(),
             param_count: 77_834,
-            flops_per_sample: 1.2e7,
+            flops_per_sample: Some(1.2e7),
             flops_method: None,
             precision: f.precision.to_string(),
             precision_in_effect: f.precision.to_string(),

@@ -191,7 +191,7 @@ class Data:
                 ) from e
             # Class labels (a decoder's targets are its own next tokens: none;
             # one output logit is a binary classifier: labels 0 and 1).
-            y = rng.integers(0, max(c.get("num_classes", 1), 2), size=(pool,), dtype=np.int64)
+            y = rng.integers(0, max(c.get("num_classes") or 1, 2), size=(pool,), dtype=np.int64)
             self.train = (x, y)
             self.samples_per_epoch = plan.synthetic_samples // gb * gb
             self.shuffle = False

@@ -182,7 +182,7 @@ def _hf(plan, c, ref):
     return build, (seq_len + 1,) if causal else (seq_len,)
 
 
-def _flops_per_sample(model, sample_shape, loss_of):
+def flops_per_sample(model, sample_shape, loss_of):
     """Training FLOPs of one sample: one forward and backward at batch 1,
     counted by PyTorch's FlopCounterMode on a copy (the model's weights,
     gradients and random state are left as they were)."""
@@ -212,7 +212,7 @@ def build(plan, loss_of):
         model = make()
     except (ValueError, TypeError, AttributeError, KeyError) as e:
         raise WorkerError("bad_config", f"model = {ref} could not be built: {first_line(e)[:500]}", "model") from e
-    plan.flops_per_sample = _flops_per_sample(model, sample_shape, loss_of)
+    plan.flops_per_sample = flops_per_sample(model, sample_shape, loss_of)
     plan.flops_method = FLOPS_METHOD
     return model
 

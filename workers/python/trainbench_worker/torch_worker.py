@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.utils.data
 
-from . import images, library_models
+from . import file_models, images, library_models
 from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
@@ -151,6 +151,8 @@ class TorchBackend(Backend):
         try:
             if plan.config["family"] == "library":
                 self.raw = library_models.build(plan, _sample_loss(plan)).to(self.device)
+            elif plan.config["family"] == "file":
+                self.raw = file_models.build_torch(plan, _sample_loss(plan)).to(self.device)
             else:
                 self.raw = build(plan.config).to(self.device)
         except RuntimeError as e:

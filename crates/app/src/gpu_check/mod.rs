@@ -239,6 +239,7 @@ fn plan(req: &GpuCheckRequest, frameworks: &[String], host: &Host) -> (SweepPlan
         epoch_samples: None,
         notes: Vec::new(),
         to_install: Vec::new(),
+        model_files: Default::default(),
     };
     (plan, skipped)
 }

@@ -23,6 +23,7 @@ mod combination;
 mod costing;
 mod estimate;
 mod library;
+pub mod model_file;
 pub use estimate::{run_seconds, DurationEstimate, Earlier};
 mod plan;
 use plan::shared;
@@ -84,6 +85,12 @@ pub struct SweepRequest {
     /// Pixels per side of an image model's input (default: the model's).
     #[serde(default)]
     pub image_size: Option<i64>,
+    /// What a file model takes: `CxSxS` (images) or `tokens:N`.
+    #[serde(default)]
+    pub input_shape: Option<String>,
+    /// The token ids' range of a file model taking tokens.
+    #[serde(default)]
+    pub vocab_size: Option<i64>,
     pub target_accuracy: Option<f64>,
     /// A held-out loss to reach (time-to-loss).
     #[serde(default)]
@@ -158,6 +165,8 @@ impl Default for SweepRequest {
             num_classes: None,
             seq_len: None,
             image_size: None,
+            input_shape: None,
+            vocab_size: None,
             target_accuracy: None,
             target_loss: None,
             eval_every_steps: None,
@@ -216,6 +225,9 @@ pub struct SweepPlan {
     /// installed first (`releases::install_missing`); nothing is queued
     /// while any is missing.
     pub to_install: Vec<trainbench_core::versions::Pin>,
+    /// Model files read for the plan (`PATH.py:FUNCTION`): their bytes are
+    /// kept in the store beside the runs queued.
+    pub model_files: model_file::ModelFiles,
 }
 
 impl SweepPlan {

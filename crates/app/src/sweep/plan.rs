@@ -167,16 +167,14 @@ pub fn plan_sweep_on(
     let repeats = check_shared(req, remote, &mut rejected);
     let (data, folder_class_count) = check_data(req, remote, &mut rejected);
     let alternatives = check_env(req, &mut rejected);
+    let shape = super::model_file::apply_input_shape(req, &mut rejected);
+    let files = super::model_file::ModelFiles::read(
+        req,
+        remote.map(|r| r.host.name.as_str()),
+        &mut rejected,
+    );
     if !rejected.is_empty() {
-        return SweepPlan {
-            configs: Vec::new(),
-            rejected,
-            repeats,
-            memory_limit_bytes: req.memory_limit_bytes,
-            epoch_samples: epoch_samples(req),
-            notes: Vec::new(),
-            to_install: Vec::new(),
-        };
+        return refused(req, rejected, repeats);
     }
     let device = req.device.clone().unwrap_or_else(|| {
         if gpus_present {
@@ -189,15 +187,7 @@ pub fn plan_sweep_on(
         rejected.push(shared("memory_limit",
             "batch_size = max on the CPU needs a memory limit: give memory_limit (--memory-limit 8G), the resident memory a probe may use".into(),
         ));
-        return SweepPlan {
-            configs: Vec::new(),
-            rejected,
-            repeats,
-            memory_limit_bytes: req.memory_limit_bytes,
-            epoch_samples: epoch_samples(req),
-            notes: Vec::new(),
-            to_install: Vec::new(),
-        };
+        return refused(req, rejected, repeats);
     }
     let search = req.batch_max.then(|| BatchSearch {
         cap: req.batch_cap.unwrap_or(DEFAULT_CAP),
@@ -228,7 +218,9 @@ pub fn plan_sweep_on(
         };
         for c in combinations(req, given, &batches, &alternatives) {
             let label = c.label(req, search.is_some(), remote);
-            let raw = c.raw_spec(req, &device, data.as_ref(), folder_class_count);
+            let mut raw = c.raw_spec(req, &device, data.as_ref(), folder_class_count);
+            super::model_file::set_input(&mut raw, shape, req.vocab_size);
+            files.apply(&mut raw);
             let checked = CheckedSpec::new(raw).and_then(|c| {
                 check_runnable(&c.spec, framework, &[framework], machine).map(|()| c)
             });
@@ -268,6 +260,21 @@ pub fn plan_sweep_on(
         epoch_samples: epoch_samples(req),
         notes: to_install.iter().map(install_note).collect(),
         to_install,
+        model_files: files,
+    }
+}
+
+/// A plan that queues nothing: what was refused, and why.
+fn refused(req: &SweepRequest, rejected: Vec<Rejected>, repeats: u32) -> SweepPlan {
+    SweepPlan {
+        configs: Vec::new(),
+        rejected,
+        repeats,
+        memory_limit_bytes: req.memory_limit_bytes,
+        epoch_samples: epoch_samples(req),
+        notes: Vec::new(),
+        to_install: Vec::new(),
+        model_files: Default::default(),
     }
 }
 

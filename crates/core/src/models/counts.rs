@@ -19,6 +19,7 @@ impl ModelConfig {
             ModelConfig::Decoder(_) => Family::Decoder,
             ModelConfig::Encoder(_) => Family::Encoder,
             ModelConfig::Library(_) => Family::Library,
+            ModelConfig::File(_) => Family::File,
         }
     }
 
@@ -31,6 +32,7 @@ impl ModelConfig {
             ModelConfig::Decoder(d) => d.vocab_size,
             ModelConfig::Encoder(e) => e.num_classes,
             ModelConfig::Library(l) => l.num_classes.unwrap_or(0),
+            ModelConfig::File(f) => f.num_classes.or(f.vocab_size).unwrap_or(0),
         }
     }
 
@@ -42,7 +44,7 @@ impl ModelConfig {
             ModelConfig::Bert(b) => bert_backbone_params(b) + bert_head_params(b),
             ModelConfig::Decoder(d) => decoder_params(d),
             ModelConfig::Encoder(e) => encoder_params(e),
-            ModelConfig::Library(_) => 0,
+            ModelConfig::Library(_) | ModelConfig::File(_) => 0,
         };
         u64::try_from(n).unwrap_or(0)
     }
@@ -66,7 +68,7 @@ impl ModelConfig {
             ),
             ModelConfig::Bert(b) => (b.hidden, b.num_classes),
             ModelConfig::Encoder(e) => (e.hidden, e.num_classes),
-            ModelConfig::Decoder(_) | ModelConfig::Library(_) => (0, 0),
+            ModelConfig::Decoder(_) | ModelConfig::Library(_) | ModelConfig::File(_) => (0, 0),
         };
         u64::try_from(features * classes + classes).unwrap_or(0)
     }
@@ -84,7 +86,7 @@ impl ModelConfig {
             ModelConfig::Bert(b) => bert_macs(b),
             ModelConfig::Decoder(d) => decoder_macs(d),
             ModelConfig::Encoder(e) => encoder_macs(e),
-            ModelConfig::Library(_) => 0,
+            ModelConfig::Library(_) | ModelConfig::File(_) => 0,
         };
         u64::try_from(n).unwrap_or(0)
     }
@@ -98,9 +100,9 @@ impl ModelConfig {
     }
 
     /// Whether the worker counts the parameters and FLOPs on the model it
-    /// builds (a library model) instead of matching the analytical counts.
+    /// builds (a library or file model) instead of matching the analytical counts.
     pub fn counted_by_worker(&self) -> bool {
-        matches!(self, ModelConfig::Library(_))
+        matches!(self, ModelConfig::Library(_) | ModelConfig::File(_))
     }
 
     /// Tokens one sample trains on: a decoder's `seq_len` positions, each
@@ -109,6 +111,9 @@ impl ModelConfig {
     pub fn tokens_per_sample(&self) -> Option<u64> {
         match self {
             ModelConfig::Decoder(d) => u64::try_from(d.seq_len).ok(),
+            ModelConfig::File(f) if f.num_classes.is_none() => {
+                f.seq_len.and_then(|t| u64::try_from(t).ok())
+            }
             _ => None,
         }
     }

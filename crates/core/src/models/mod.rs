@@ -41,6 +41,8 @@ pub enum Family {
     Encoder,
     /// A model named from a library (`timm:`, `hf:`), built by the worker.
     Library,
+    /// A model from a person's own Python file (`PATH.py:FUNCTION`).
+    File,
 }
 
 impl Family {
@@ -222,6 +224,9 @@ pub enum ModelConfig {
     /// A library model (`timm:`, `hf:`): the worker builds it and counts its
     /// parameters and FLOPs; the analytical counts here are 0.
     Library(LibraryConfig),
+    /// A model from a person's file (`PATH.py:FUNCTION`): the worker builds
+    /// it and counts its parameters and FLOPs, as for a library model.
+    File(FileConfig),
 }
 
 /// One entry of the catalogue.
@@ -246,10 +251,12 @@ pub struct CatalogEntry {
 mod builders;
 mod catalog;
 mod counts;
+pub mod file;
 pub mod library;
 
 pub use catalog::{lookup, model_names, CATALOG};
 pub use counts::conv_out;
+pub use file::{FileConfig, FileRef, InputShape};
 pub use library::{Library, LibraryConfig, LibraryRef};
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 pub mod env;
 pub mod env_safety;
 mod fields;
+mod file_model;
 pub mod key;
 pub mod options;
 pub mod plan;

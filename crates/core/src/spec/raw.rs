@@ -83,6 +83,10 @@ pub struct RawSpec {
     pub seq_len: Option<i64>,
     #[serde(default)]
     pub vocab_size: Option<i64>,
+    /// A file model's SHA-256 (`model` = `PATH.py:FUNCTION`): what the studio
+    /// read when it planned the run; the worker refuses other bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_sha256: Option<String>,
     #[serde(default)]
     pub seed: u64,
     #[serde(default = "default_lr")]
@@ -146,6 +150,7 @@ impl RawSpec {
             in_channels: None,
             seq_len: None,
             vocab_size: None,
+            model_sha256: None,
             seed: 0,
             lr: default_lr(),
             weight_decay: default_wd(),

@@ -13,7 +13,8 @@ pub struct Machine {
     pub cpu_cores: u32,
 }
 
-/// A library model (`timm:`, `hf:`) is built by the PyTorch worker only.
+/// A library model (`timm:`, `hf:`) and a file model are built by the
+/// PyTorch worker only.
 fn library_framework(spec: &RunSpec, framework: Framework) -> Result<(), SpecError> {
     match &spec.model_config {
         ModelConfig::Library(l) if framework != Framework::Pytorch => Err(SpecError::new(
@@ -28,6 +29,19 @@ fn library_framework(spec: &RunSpec, framework: Framework) -> Result<(), SpecErr
             "parallel",
             "fsdp",
             &format!("ddp for the library model {} (FSDP shards the catalogue's blocks)", spec.model),
+        )),
+        ModelConfig::File(f) if framework != Framework::Pytorch => Err(SpecError::new(
+            "framework",
+            framework,
+            &format!(
+                "pytorch for the file model {} (its function returns a torch.nn.Module)",
+                f.model.short()
+            ),
+        )),
+        ModelConfig::File(f) if spec.parallel == Parallel::Fsdp => Err(SpecError::new(
+            "parallel",
+            "fsdp",
+            &format!("ddp for the file model {} (FSDP shards the catalogue's blocks)", f.model.short()),
         )),
         _ => Ok(()),
     }

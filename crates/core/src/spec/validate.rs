@@ -7,7 +7,7 @@ use super::options::{Compile, DataSource, Device, Parallel, Precision};
 pub use super::options::{Length, DEFAULT_LOADER_WORKERS, MAX_LOADER_WORKERS};
 use super::raw::RawSpec;
 use crate::error::SpecError;
-use crate::models::{self, CatalogEntry, Family, LibraryRef, ModelConfig};
+use crate::models::{self, CatalogEntry, Family, FileRef, LibraryRef, ModelConfig};
 use crate::protocol::PROTOCOL_VERSION;
 
 /// A validated run specification.
@@ -96,15 +96,28 @@ impl RunSpec {
                 &format!("{PROTOCOL_VERSION} (the protocol this build speaks)"),
             ));
         }
-        let library = LibraryRef::parse(&raw.model)?;
-        let entry: Option<&CatalogEntry> = match library {
+        let file = FileRef::parse(&raw.model)?;
+        let library = match file {
             Some(_) => None,
-            None => Some(models::lookup(&raw.model).ok_or_else(|| {
+            None => LibraryRef::parse(&raw.model)?,
+        };
+        if file.is_none() {
+            if let Some(sha) = &raw.model_sha256 {
+                return Err(SpecError::new(
+                    "model_sha256",
+                    sha.chars().take(80).collect::<String>(),
+                    "no value for a model that is not a file (PATH.py:FUNCTION)",
+                ));
+            }
+        }
+        let entry: Option<&CatalogEntry> = match (&library, &file) {
+            (Some(_), _) | (_, Some(_)) => None,
+            (None, None) => Some(models::lookup(&raw.model).ok_or_else(|| {
                 SpecError::new(
                     "model",
                     &raw.model,
                     &format!(
-                        "one of {}, or timm:NAME or hf:MODEL_TYPE[?key=value&…]",
+                        "one of {}, or timm:NAME, hf:MODEL_TYPE[?key=value&…] or PATH.py:FUNCTION",
                         models::model_names().join(", ")
                     ),
                 )
@@ -117,10 +130,11 @@ impl RunSpec {
         let batch_size = at_least_one("batch_size", raw.batch_size)?;
         let length = fields::length(&raw)?;
         let (data, loader_workers) = fields::data(&raw)?;
-        let model_config = match (library, entry) {
-            (Some(library), _) => fields::library_model(&raw, library, data)?,
-            (None, Some(entry)) => fields::model(&raw, entry, data)?,
-            (None, None) => return Err(SpecError::new("model", &raw.model, "a model name")),
+        let model_config = match (file, library, entry) {
+            (Some(file), _, _) => super::file_model::file_model(&raw, file, data)?,
+            (None, Some(library), _) => fields::library_model(&raw, library, data)?,
+            (None, None, Some(entry)) => fields::model(&raw, entry, data)?,
+            (None, None, None) => return Err(SpecError::new("model", &raw.model, "a model name")),
         };
         let warmup_steps = fields::optimizer(&raw)?;
         let window_steps = at_least_one("window_steps", raw.window_steps)?;

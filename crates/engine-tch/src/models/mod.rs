@@ -102,6 +102,15 @@ pub fn build(
                 ),
             ))
         }
+        ModelConfig::File(f) => {
+            return Err(WorkerError::unsupported(
+                "framework",
+                format!(
+                    "framework = tch is not allowed: expected pytorch for the file model {}",
+                    f.model
+                ),
+            ))
+        }
     })
 }
 
@@ -141,7 +150,7 @@ fn attention_shape(cfg: &ModelConfig) -> Option<([i64; 4], bool, bool)> {
             true,
             false,
         )),
-        ModelConfig::Resnet(_) | ModelConfig::Library(_) => None,
+        ModelConfig::Resnet(_) | ModelConfig::Library(_) | ModelConfig::File(_) => None,
     }
 }
 

@@ -95,7 +95,7 @@ pub(super) fn hello(
         device: device_info,
         model: spec.model.clone(),
         param_count: counts.param_count,
-        flops_per_sample: spec.model_config.flops_per_sample(),
+        flops_per_sample: Some(spec.model_config.flops_per_sample()),
         flops_method: None,
         precision: spec.precision.as_str().into(),
         precision_in_effect: precision_text,

@@ -1,0 +1,167 @@
+//! Models from a person's own file (`PATH.py:FUNCTION`), read when a sweep is
+//! planned: the path made absolute, the file read (a bounded, regular file)
+//! and hashed. The worker refuses bytes with another SHA-256, so what trains
+//! is what was read here; the store keeps a copy of those bytes beside the
+//! runs ([`ModelFiles::keep`]).
+//!
+//! Nothing here runs the file. It runs only in a worker of a run planned now
+//! from a path the person gave — never from a stored run or an imported
+//! session, which carry the reference and the hash, not a request.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use trainbench_core::models::file::MAX_FILE_BYTES;
+use trainbench_core::models::{FileRef, InputShape};
+use trainbench_core::spec::raw::RawSpec;
+
+use super::plan::shared;
+use super::{Rejected, SweepRequest};
+
+/// A model file as read: the bytes, and the reference the runs store.
+#[derive(Debug, Clone)]
+pub struct ReadModelFile {
+    /// `ABSOLUTE_PATH.py:FUNCTION`.
+    pub model: String,
+    pub sha256: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The model files of one request, by the name the request gave.
+#[derive(Debug, Clone, Default)]
+pub struct ModelFiles {
+    by_given: BTreeMap<String, ReadModelFile>,
+}
+
+/// Lowercase hexadecimal SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn absolute(path: &str) -> PathBuf {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map_or_else(|_| p.to_path_buf(), |d| d.join(p))
+    }
+}
+
+/// Reads one model file named `given` (already parsed as `r`).
+fn read(given: &str, r: &FileRef) -> Result<ReadModelFile, Rejected> {
+    let path = absolute(&r.path);
+    let bytes = trainbench_files::read_bounded(
+        "model",
+        &path,
+        "a Python file defining the model's function",
+        MAX_FILE_BYTES,
+    )
+    .map_err(|e| shared("model", e.to_string()))?;
+    if std::str::from_utf8(&bytes).is_err() {
+        return Err(shared(
+            "model",
+            format!(
+                "model = {given} is not allowed: expected a Python file in UTF-8 ({} is not text)",
+                path.display()
+            ),
+        ));
+    }
+    Ok(ReadModelFile {
+        model: format!("{}:{}", path.display(), r.function),
+        sha256: sha256_hex(&bytes),
+        bytes,
+    })
+}
+
+impl ModelFiles {
+    /// Reads every file model the request names; on this machine only.
+    pub fn read(req: &SweepRequest, on_host: Option<&str>, rejected: &mut Vec<Rejected>) -> Self {
+        let mut files = ModelFiles::default();
+        for given in &req.model {
+            let r = match FileRef::parse(given) {
+                Ok(Some(r)) => r,
+                Ok(None) => continue,
+                Err(e) => {
+                    rejected.push(shared("model", e.to_string()));
+                    continue;
+                }
+            };
+            if let Some(host) = on_host {
+                rejected.push(shared(
+                    "host",
+                    format!(
+                        "host = {host} is not allowed with the file model {given}: expected this machine (a model file trains where it is read)"
+                    ),
+                ));
+                continue;
+            }
+            match read(given, &r) {
+                Ok(f) => {
+                    files.by_given.insert(given.clone(), f);
+                }
+                Err(e) => rejected.push(e),
+            }
+        }
+        files
+    }
+
+    /// Sets a combination's model to the file read and its SHA-256.
+    pub fn apply(&self, raw: &mut RawSpec) {
+        if let Some(f) = self.by_given.get(&raw.model) {
+            raw.model.clone_from(&f.model);
+            raw.model_sha256 = Some(f.sha256.clone());
+        }
+    }
+
+    /// The files read, each once.
+    pub fn read_files(&self) -> impl Iterator<Item = &ReadModelFile> {
+        self.by_given.values()
+    }
+}
+
+/// The request's `input_shape` (`CxSxS` or `tokens:N`) set on a raw spec's
+/// `in_channels` / `image_size` / `seq_len`; given beside those, refused.
+pub fn apply_input_shape(req: &SweepRequest, rejected: &mut Vec<Rejected>) -> Option<InputShape> {
+    let text = req.input_shape.as_deref()?;
+    match InputShape::parse(text) {
+        Ok(shape) => {
+            let twice = match shape {
+                InputShape::Image { .. } => req.image_size.map(|_| "image_size"),
+                InputShape::Tokens { .. } => req.seq_len.map(|_| "seq_len"),
+            };
+            if let Some(field) = twice {
+                rejected.push(shared(
+                    field,
+                    format!(
+                        "{field} is not allowed with input_shape = {text}: expected one of the two"
+                    ),
+                ));
+                return None;
+            }
+            Some(shape)
+        }
+        Err(e) => {
+            rejected.push(shared("input_shape", e.to_string()));
+            None
+        }
+    }
+}
+
+/// Sets the input shape on a raw spec.
+pub fn set_input(raw: &mut RawSpec, shape: Option<InputShape>, vocab_size: Option<i64>) {
+    match shape {
+        Some(InputShape::Image { channels, size }) => {
+            raw.in_channels = Some(channels);
+            raw.image_size = Some(size);
+        }
+        Some(InputShape::Tokens { seq_len }) => raw.seq_len = Some(seq_len),
+        None => {}
+    }
+    if vocab_size.is_some() {
+        raw.vocab_size = vocab_size;
+    }
+}

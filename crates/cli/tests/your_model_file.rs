@@ -1,0 +1,274 @@
+//! A model from a person's own file (`--model PATH.py:FUNCTION`) through the
+//! real CLI, the studio's PyTorch environment and a real SQLite file, on the
+//! CPU: it trains with the parameter count of the object it returns and FLOPs
+//! counted; what the file gets wrong is a failed run naming the file and what
+//! was expected (with the person's traceback); a file changed after the studio
+//! read it is refused by the worker; what cannot run is refused before
+//! anything is queued.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use serde_json::{json, Value};
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{output_json, text, trainbench, Scratch};
+
+const MODELS: &str = r##"
+import torch
+from torch import nn
+
+
+def image():
+    # 3*8*9 + 8 = 224 and 8*5 + 5 = 45: 269 parameters.
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 5)
+    )
+
+
+class Next(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 16)
+        self.head = nn.Linear(16, 100)
+
+    def forward(self, x):
+        return self.head(self.embed(x))
+
+
+def tokens():
+    return Next()
+
+
+def broken():
+    return helper_that_is_not_there()
+
+
+def not_a_module():
+    return {"weights": 1}
+
+
+def seven_classes():
+    return nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 7))
+
+
+def rewrites_itself():
+    with open(__file__, "a") as f:
+        f.write("# changed while the sweep ran\n")
+    return image()
+"##;
+
+/// A scratch folder holding `models.py`.
+fn with_models(tag: &str) -> Scratch {
+    let dir = Scratch::new(tag);
+    std::fs::write(dir.0.join("models.py"), MODELS).unwrap();
+    dir
+}
+
+/// `trainbench run` of `models` (from inside the scratch folder, so that the
+/// relative path is made absolute) with `extra` flags; its JSON.
+fn run(dir: &Scratch, models: &str, extra: &[&str]) -> (std::process::Output, Value) {
+    output_json(
+        trainbench(&dir.0)
+            .current_dir(&dir.0)
+            .args(["run", "--framework", "pytorch", "--model", models])
+            .args(["--batch-size", "2", "--steps", "4", "--json"])
+            .args(extra),
+    )
+}
+
+fn details(dir: &Scratch, id: &Value) -> Value {
+    output_json(trainbench(&dir.0).args(["show", &id.to_string(), "--json"])).1
+}
+
+#[test]
+fn a_model_file_trains_with_its_own_parameter_count_and_counted_flops() {
+    let dir = with_models("file-model");
+    let (out, v) = run(
+        &dir,
+        "models.py:image",
+        &["--input-shape", "3x8x8", "--num-classes", "5"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let d = details(&dir, &v["runs"][0]["id"]);
+    assert_eq!(d["status"], "completed", "{d}");
+    assert_eq!(d["param_count"], json!(269));
+    let absolute = format!("{}:image", dir.0.join("models.py").display());
+    assert_eq!(
+        d["spec"]["model"],
+        json!(absolute),
+        "the path is stored absolute"
+    );
+    let sha = d["spec"]["model_sha256"].as_str().unwrap();
+    assert_eq!(sha.len(), 64);
+    let flops = d["hello"]["flops_per_sample"].as_f64().unwrap();
+    // Counted, not assumed: the convolution's 8·8 positions × 8 filters × 27
+    // MACs twice (forward, weight gradient: the input needs no gradient), the
+    // linear layer's 40 MACs three times; 2 FLOPs a MAC.
+    assert_eq!(flops, 2.0 * (2.0 * 64.0 * 8.0 * 27.0 + 3.0 * 40.0), "{d}");
+    assert!(d["hello"]["flops_method"]
+        .as_str()
+        .unwrap()
+        .contains("FlopCounterMode"));
+
+    let (out, v) = run(
+        &dir,
+        "models.py:tokens",
+        &["--input-shape", "tokens:12", "--vocab-size", "100"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let d = details(&dir, &v["runs"][0]["id"]);
+    assert_eq!(d["status"], "completed", "{d}");
+    assert_eq!(d["param_count"], json!(100 * 16 + 16 * 100 + 100));
+}
+
+#[test]
+fn what_a_model_file_gets_wrong_is_a_failed_run_naming_the_file_and_what_was_expected() {
+    let dir = with_models("file-model-wrong");
+    let (out, v) = run(
+        &dir,
+        "models.py:broken,models.py:absent,models.py:not_a_module,models.py:seven_classes",
+        &["--input-shape", "3x8x8", "--num-classes", "5"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4, "{v}");
+    let expected = [
+        (
+            "broken",
+            vec![
+                "calling broken()",
+                "NameError",
+                "helper_that_is_not_there",
+                "models.py\", line 28, in broken",
+            ],
+        ),
+        (
+            "absent",
+            vec!["define a function absent()", "broken, image"],
+        ),
+        (
+            "not_a_module",
+            vec!["returned builtins.dict", "expected a torch.nn.Module"],
+        ),
+        (
+            "seven_classes",
+            vec!["returned shape (2, 7)", "(batch, num_classes) = (2, 5)"],
+        ),
+    ];
+    for (run, (function, words)) in runs.iter().zip(expected) {
+        let d = details(&dir, &run["id"]);
+        assert_eq!(d["status"], "failed", "{function}: {d}");
+        let error = d["status_reason"].as_str().unwrap_or_default();
+        assert!(error.contains("models.py"), "{function}: {error}");
+        assert!(
+            !error.contains("file_models.py"),
+            "only the person's frames: {error}"
+        );
+        for w in words {
+            assert!(error.contains(w), "{function}: no {w:?} in {error}");
+        }
+    }
+}
+
+#[test]
+fn a_model_file_changed_after_the_studio_read_it_is_refused_by_the_worker() {
+    let dir = with_models("file-model-changed");
+    let (out, v) = run(
+        &dir,
+        "models.py:rewrites_itself",
+        &[
+            "--input-shape",
+            "3x8x8",
+            "--num-classes",
+            "5",
+            "--repeats",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let runs = v["runs"].as_array().unwrap();
+    let first = details(&dir, &runs[0]["id"]);
+    assert_eq!(first["status"], "completed", "{first}");
+    let second = details(&dir, &runs[1]["id"]);
+    assert_eq!(second["status"], "failed", "{second}");
+    let error = second["status_reason"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("changed after the studio read it"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_model_file_that_cannot_run_is_refused_before_anything_is_queued() {
+    let dir = with_models("file-model-refused");
+    for (framework, model, extra, field) in [
+        (
+            "tch",
+            "models.py:image",
+            vec!["--input-shape", "3x8x8", "--num-classes", "5"],
+            "framework",
+        ),
+        (
+            "pytorch",
+            "models.py:image",
+            vec!["--num-classes", "5"],
+            "input_shape",
+        ),
+        (
+            "pytorch",
+            "models.py:image",
+            vec!["--input-shape", "3x8x4", "--num-classes", "5"],
+            "input_shape",
+        ),
+        (
+            "pytorch",
+            "models.py:image",
+            vec!["--input-shape", "3x8x8"],
+            "num_classes",
+        ),
+        (
+            "pytorch",
+            "gone.py:image",
+            vec!["--input-shape", "3x8x8", "--num-classes", "5"],
+            "model",
+        ),
+        (
+            "pytorch",
+            "models.py:2x",
+            vec!["--input-shape", "3x8x8", "--num-classes", "5"],
+            "model",
+        ),
+    ] {
+        let (out, v) = output_json(
+            trainbench(&dir.0)
+                .current_dir(&dir.0)
+                .args([
+                    "run",
+                    "--framework",
+                    framework,
+                    "--model",
+                    model,
+                    "--steps",
+                    "2",
+                    "--json",
+                ])
+                .args(&extra),
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{model} {extra:?}: {}",
+            text(&out)
+        );
+        assert_eq!(v["error"]["field"], field, "{model} {extra:?}: {v}");
+    }
+    let (_, runs) = output_json(trainbench(&dir.0).args(["runs", "--json"]));
+    assert!(
+        runs["runs"].as_array().is_none_or(Vec::is_empty),
+        "nothing is stored: {runs}"
+    );
+}

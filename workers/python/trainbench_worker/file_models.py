@@ -1,0 +1,190 @@
+"""A model from a person's own file: ``PATH.py:FUNCTION``.
+
+The core crate checks the reference and the input the run gives, and sends
+them as ``model_config`` (``family = "file"``) with the SHA-256 of the bytes
+the studio read when it planned the run. Here the file is read once, its
+hash checked (other bytes are refused: what trains is what was read), and
+those bytes executed as a module; FUNCTION is called with no arguments and
+what it returns is checked (its type, one forward pass at the input shape,
+the output's shape) before anything is timed. Errors name the file and what
+was expected, with the person's own traceback.
+
+The plan is completed for the data and the loss: ``plan.family`` becomes
+``image`` (images, classified), ``bert`` (token sequences, classified) or
+``decoder`` (token sequences, next-token prediction over ``vocab_size``).
+"""
+
+import hashlib
+import os
+import sys
+import traceback
+import types
+
+from .protocol import WorkerError, bad_config, first_line
+
+MAX_FILE_BYTES = 1 << 20
+TRACEBACK_CHARS = 4000
+MODULE_NAME = "trainbench_user_model"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_error(ref, doing, e):
+    """The person's code raised ``e`` while ``doing``: their traceback, bounded."""
+    tb = e.__traceback__
+    # The studio's own frames (which called the person's code) are not theirs.
+    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_filename.startswith(_HERE):
+        tb = tb.tb_next
+    lines = traceback.format_exception(type(e), e, tb)
+    text = "".join(lines)
+    if len(text) > TRACEBACK_CHARS:
+        text = "…" + text[-TRACEBACK_CHARS:]
+    return bad_config(f"model = {ref}: {doing} raised {type(e).__name__}: {first_line(e)[:300]}\n{text}", "model")
+
+
+def _read(c, ref):
+    path = c["path"]
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise bad_config(f"model = {ref}: the file cannot be read ({e.strerror or e})", "model") from e
+    if len(data) > MAX_FILE_BYTES:
+        raise bad_config(f"model = {ref}: the file is larger than {MAX_FILE_BYTES} bytes", "model")
+    sha = hashlib.sha256(data).hexdigest()
+    if sha != c["sha256"]:
+        raise bad_config(
+            f"model = {ref}: the file changed after the studio read it (SHA-256 {sha[:12]}… now, "
+            f"{c['sha256'][:12]}… when the run was planned); start the run again to train what it holds now",
+            "model",
+        )
+    return path, data
+
+
+def load(c, ref):
+    """FUNCTION of the file, from the bytes whose hash the plan carries."""
+    path, data = _read(c, ref)
+    module = types.ModuleType(MODULE_NAME)
+    module.__file__ = path
+    # As `python FILE.py` would: the file's folder first on the path, so that
+    # it imports its neighbours; registered, so that dataclasses work.
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    sys.modules[MODULE_NAME] = module
+    try:
+        exec(compile(data, path, "exec"), module.__dict__)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # the person's code: any failure is theirs to read
+        raise _user_error(ref, f"importing {os.path.basename(path)}", e) from e
+    name = c["function"]
+    fn = getattr(module, name, None)
+    if fn is None or not callable(fn):
+        defined = sorted(
+            n
+            for n, v in vars(module).items()
+            if callable(v) and not n.startswith("_") and getattr(v, "__module__", None) == MODULE_NAME
+        )
+        listed = ", ".join(defined[:20]) or "none"
+        raise bad_config(
+            f"model = {ref}: expected {os.path.basename(path)} to define a function {name}() returning the model "
+            f"(functions it defines: {listed})",
+            "model",
+        )
+    return fn
+
+
+def call(fn, ref):
+    """FUNCTION()'s result, or the person's traceback."""
+    try:
+        return fn()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:
+        raise _user_error(ref, f"calling {fn.__name__}()", e) from e
+
+
+def input_kind(c):
+    """``image``, ``bert`` (classified tokens) or ``decoder`` (next tokens)."""
+    if c.get("image_size"):
+        return "image"
+    return "bert" if c.get("num_classes") else "decoder"
+
+
+def sample_shape(c):
+    """One sample's shape as the harness's data has it (NCHW images; a
+    decoder's sequences one token longer: inputs and next tokens)."""
+    kind = input_kind(c)
+    if kind == "image":
+        return (int(c["in_channels"]), int(c["image_size"]), int(c["image_size"]))
+    return (int(c["seq_len"]) + (1 if kind == "decoder" else 0),)
+
+
+def expected_output(c, batch):
+    """The logits' shape the loss needs at ``batch``, and its words."""
+    kind = input_kind(c)
+    if kind == "decoder":
+        shape = (batch, int(c["seq_len"]), int(c["vocab_size"]))
+        return shape, f"(batch, seq_len, vocab_size) = {shape}: a logit per token of the vocabulary at each position"
+    shape = (batch, int(c["num_classes"]))
+    return shape, f"(batch, num_classes) = {shape}: a logit per class"
+
+
+def build_torch(plan, loss_of):
+    """The PyTorch model of the file, checked, on the CPU; sets the plan's
+    family and counted FLOPs (as a library model's)."""
+    import torch
+    from torch import nn
+
+    from . import library_models
+    from .harness import inputs_and_targets
+
+    c = plan.config
+    ref = plan.model
+    model = call(load(c, ref), ref)
+    if not isinstance(model, nn.Module):
+        raise bad_config(
+            f"model = {ref}: {c['function']}() returned {type(model).__module__}.{type(model).__name__}, "
+            "expected a torch.nn.Module (the PyTorch worker trains it)",
+            "model",
+        )
+    if not any(p.requires_grad for p in model.parameters()):
+        raise bad_config(
+            f"model = {ref}: the torch.nn.Module {c['function']}() returned has no trainable parameters", "model"
+        )
+    plan.family = input_kind(c)
+    shape = sample_shape(c)
+    batch = 2
+    if len(shape) == 1:
+        x = torch.randint(0, int(c["vocab_size"]), (batch, *shape), dtype=torch.long)
+    else:
+        x = torch.randn(batch, *shape)
+    x, _ = inputs_and_targets(plan, x, torch.zeros(batch, dtype=torch.long))
+    want, words = expected_output(c, batch)
+    try:
+        with torch.no_grad(), torch.random.fork_rng(devices=[]):
+            out = model.eval()(x)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:
+        raise _user_error(ref, f"one forward pass at input {tuple(x.shape)}", e) from e
+    finally:
+        model.train()
+    if not isinstance(out, torch.Tensor):
+        raise bad_config(
+            f"model = {ref}: its forward returned {type(out).__name__}, expected a tensor of logits {words}", "model"
+        )
+    if tuple(out.shape) != want:
+        raise bad_config(
+            f"model = {ref}: its forward at input {tuple(x.shape)} returned shape {tuple(out.shape)}, expected {words}",
+            "model",
+        )
+    try:
+        plan.flops_per_sample = library_models.flops_per_sample(model, shape, loss_of)
+        plan.flops_method = library_models.FLOPS_METHOD
+    except WorkerError:
+        raise
+    except Exception as e:  # a model FlopCounterMode cannot follow: MFU is then not measured
+        print(f"FLOPs not counted for {ref}: {first_line(e)}", file=sys.stderr)
+        plan.flops_per_sample = None
+    return model
