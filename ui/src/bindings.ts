@@ -1781,6 +1781,10 @@ export type SweepRequest = {
 	seq_len?: number | null,
 	/**  Pixels per side of an image model's input (default: the model's). */
 	image_size?: number | null,
+	/**  What a file model takes: `CxSxS` (images) or `tokens:N`. */
+	input_shape?: string | null,
+	/**  The token ids' range of a file model taking tokens. */
+	vocab_size?: number | null,
 	target_accuracy: number | null,
 	/**  A held-out loss to reach (time-to-loss). */
 	target_loss?: number | null,
