@@ -126,6 +126,35 @@ pub fn search(text: &str) -> ModelSearch {
     }
 }
 
+/// A run's model file (`PATH.py:FUNCTION`): what it named, the SHA-256 of
+/// the bytes it trained, and whether the store keeps a copy of them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunModelFile {
+    pub reference: String,
+    pub sha256: String,
+    /// Bytes of the copy kept in the store; `None`: none kept (an imported
+    /// run whose session carried none).
+    pub kept_bytes: Option<usize>,
+}
+
+impl crate::Workspace {
+    /// The model file of a run whose spec names one.
+    pub fn model_file_of(
+        &self,
+        detail: &trainbench_core::record::RunDetail,
+    ) -> crate::AppResult<Option<RunModelFile>> {
+        let Some(sha) = detail.spec["model_sha256"].as_str() else {
+            return Ok(None);
+        };
+        let kept = self.store.model_file(sha)?;
+        Ok(Some(RunModelFile {
+            reference: detail.spec["model"].as_str().unwrap_or_default().to_owned(),
+            sha256: sha.to_owned(),
+            kept_bytes: kept.map(|k| k.bytes.len()),
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

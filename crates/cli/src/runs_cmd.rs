@@ -46,6 +46,7 @@ pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError>
     let detail = ws.run_detail(id)?;
     let search = ws.batch_search_of_run(id)?;
     let record = trainbench_app::published::beside_record(&detail);
+    let model_file = ws.model_file_of(&detail)?;
     if json_out {
         let mut v = serde_json::to_value(&detail).map_err(|e| CliError::Failed(e.to_string()))?;
         if let (Some(obj), serde_json::Value::Object(flat)) =
@@ -56,10 +57,22 @@ pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError>
             }
             obj.insert("batch_search".into(), serde_json::json!(search));
             obj.insert("vs_record".into(), serde_json::json!(record));
+            obj.insert("model_file".into(), serde_json::json!(model_file));
         }
         println!("{v}");
     } else {
         print_show(&detail);
+        if let Some(f) = &model_file {
+            println!(
+                "model file: {} (SHA-256 {}); {}",
+                f.reference,
+                f.sha256,
+                match f.kept_bytes {
+                    Some(n) => format!("a copy of its {n} bytes is kept in the store"),
+                    None => "no copy is kept in this store".to_owned(),
+                }
+            );
+        }
         if let Some(s) = &search {
             output::print_batch_search(s);
         }

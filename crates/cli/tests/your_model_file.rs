@@ -104,6 +104,18 @@ fn a_model_file_trains_with_its_own_parameter_count_and_counted_flops() {
     );
     let sha = d["spec"]["model_sha256"].as_str().unwrap();
     assert_eq!(sha.len(), 64);
+    // The store keeps the bytes that trained, under their hash.
+    assert_eq!(d["model_file"]["sha256"], json!(sha), "{d}");
+    assert_eq!(d["model_file"]["kept_bytes"], json!(MODELS.len()), "{d}");
+    let db = rusqlite::Connection::open(dir.0.join("studio.sqlite")).unwrap();
+    let kept: Vec<u8> = db
+        .query_row(
+            "SELECT bytes FROM model_files WHERE sha256 = ?1",
+            [sha],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, MODELS.as_bytes());
     let flops = d["hello"]["flops_per_sample"].as_f64().unwrap();
     // Counted, not assumed: the convolution's 8·8 positions × 8 filters × 27
     // MACs twice (forward, weight gradient: the input needs no gradient), the

@@ -18,10 +18,12 @@ mod damaged;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 mod measurements;
+mod model_files;
 mod portable;
 mod prices;
 mod remote;
 mod runs;
+pub use model_files::KeptModelFile;
 mod sessions;
 pub use bisections::StoredBisection;
 pub use compact::Compacted;
@@ -99,6 +101,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         12,
         "0012_bisections.sql",
         include_str!("../../../migrations/0012_bisections.sql"),
+    ),
+    (
+        13,
+        "0013_model_files.sql",
+        include_str!("../../../migrations/0013_model_files.sql"),
     ),
 ];
 

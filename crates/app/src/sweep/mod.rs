@@ -346,6 +346,9 @@ pub(crate) fn queue_into(
     plan: &SweepPlan,
     price: Option<&str>,
 ) -> Result<(i64, Vec<Job>), StoreError> {
+    for f in plan.model_files.read_files() {
+        store.keep_model_file(&f.sha256, &f.model, &f.bytes)?;
+    }
     let mut queued = Vec::new();
     for (c, r) in interleaved_plan(plan.configs.len(), plan.repeats as usize) {
         let cfg = &plan.configs[c];
