@@ -55,6 +55,10 @@ def seven_classes():
     return nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 7))
 
 
+def mnist():
+    return nn.Sequential(nn.Flatten(), nn.Linear(28 * 28, 10))
+
+
 def rewrites_itself():
     with open(__file__, "a") as f:
         f.write("# changed while the sweep ran\n")
@@ -135,6 +139,17 @@ fn a_model_file_trains_with_its_own_parameter_count_and_counted_flops() {
     let d = details(&dir, &v["runs"][0]["id"]);
     assert_eq!(d["status"], "completed", "{d}");
     assert_eq!(d["param_count"], json!(100 * 16 + 16 * 100 + 100));
+
+    // A data set that fixes the input: held-out accuracy, time to accuracy.
+    let (out, v) = run(
+        &dir,
+        "models.py:mnist",
+        &["--data", "mnist", "--target-accuracy", "0.5"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let d = details(&dir, &v["runs"][0]["id"]);
+    assert_eq!(d["status"], "completed", "{d}");
+    assert!(d["best_accuracy"].as_f64().unwrap() > 0.0, "{d}");
 }
 
 #[test]
