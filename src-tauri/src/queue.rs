@@ -1,6 +1,11 @@
 //! The run queue: one configuration at a time, on its own thread with its own
 //! database connection, so the window stays responsive while a worker trains.
 //!
+//! A sweep's releases' environments (`jax==0.7.2`) are marked in use from
+//! the moment it is queued until its last run has ended, as the CLI's run
+//! loop holds them ([`execute::releases_in_use`]): no disk budget pass
+//! removes the release a later run of the sweep needs.
+//!
 //! Each run keeps a live view ([`LiveRun`]) that any number of UI channels
 //! can watch; updates go out as deltas, at most every [`SEND_EVERY`], plus one
 //! at once when the run ends.
@@ -16,7 +21,7 @@ use crate::live_telemetry::{self, Thinning, LIVE_POINTS_PER_SOURCE};
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tokio::sync::watch;
-use trainbench_app::execute::{self, run_job};
+use trainbench_app::execute::{self, run_job, ReleasesInUse};
 use trainbench_app::live::Figures;
 use trainbench_app::sweep::Job;
 use trainbench_app::{AppError, Host, Progress, RunnerOptions, Workspace};
@@ -219,11 +224,20 @@ impl std::fmt::Debug for State {
     }
 }
 
+/// A job as the queue thread takes it: the database it is stored in, and
+/// its sweep's releases held in use (shared by the sweep's jobs; the last
+/// one's drop lets them go).
+#[derive(Debug)]
+struct Queued {
+    db: PathBuf,
+    job: Job,
+    using: Arc<ReleasesInUse>,
+}
+
 /// The queue: a sender to its thread and the shared live state.
 #[derive(Debug, Clone)]
 pub struct Queue {
-    /// A job and the database it is stored in.
-    tx: mpsc::Sender<(PathBuf, Job)>,
+    tx: mpsc::Sender<Queued>,
     state: Arc<Mutex<State>>,
 }
 
@@ -244,7 +258,7 @@ impl Queue {
     /// just before it runs, inside the part of the thread that survives a
     /// panic (tests make it panic there).
     pub fn start_with_hook(opts: RunnerOptions, before_run: fn(i64)) -> Queue {
-        let (tx, rx) = mpsc::channel::<(PathBuf, Job)>();
+        let (tx, rx) = mpsc::channel::<Queued>();
         let state = Arc::new(Mutex::new(State::default()));
         let shared = state.clone();
         std::thread::Builder::new()
@@ -255,8 +269,11 @@ impl Queue {
         Queue { tx, state }
     }
 
-    /// Adds runs (already stored as `queued` in `db`) to the end of the queue.
+    /// Adds runs (already stored as `queued` in `db`) to the end of the
+    /// queue, their releases' environments marked in use until the last of
+    /// them has ended.
     pub fn push(&self, db: PathBuf, jobs: Vec<Job>) -> Result<(), String> {
+        let using = Arc::new(execute::releases_in_use(&jobs).map_err(|e| e.to_string())?);
         {
             let mut s = lock(&self.state);
             for j in &jobs {
@@ -270,9 +287,14 @@ impl Queue {
                 s.order.insert(pos, j.run_id);
             }
         }
-        for j in jobs {
+        for job in jobs {
+            let queued = Queued {
+                db: db.clone(),
+                job,
+                using: Arc::clone(&using),
+            };
             self.tx
-                .send((db.clone(), j))
+                .send(queued)
                 .map_err(|_| "the run queue has stopped".to_string())?;
         }
         Ok(())
@@ -339,7 +361,7 @@ impl Queue {
 }
 
 fn queue_thread(
-    rx: mpsc::Receiver<(PathBuf, Job)>,
+    rx: mpsc::Receiver<Queued>,
     state: Arc<Mutex<State>>,
     opts: RunnerOptions,
     before_run: fn(i64),
@@ -353,7 +375,7 @@ fn queue_thread(
     };
     let host = Host::open();
     let mut open: Option<(PathBuf, Workspace)> = None;
-    while let Ok((db, job)) = rx.recv() {
+    while let Ok(Queued { db, job, using }) = rx.recv() {
         if open.as_ref().is_none_or(|(p, _)| *p != db) {
             match Workspace::open(&db) {
                 Ok((ws, _)) => open = Some((db.clone(), ws)),
@@ -398,6 +420,9 @@ fn queue_thread(
             Err(AppError::Internal(reason))
         });
         lock(&state).running = None;
+        // The sweep's last run lets its releases go before it shows as
+        // finished, so that a budget pass after the sweep may remove them.
+        drop(using);
         match outcome {
             Ok(f) => finish_live(&state, job.run_id, f.status, f.reason),
             Err(e) => finish_live(&state, job.run_id, RunStatus::Failed, Some(e.to_string())),

@@ -3,21 +3,23 @@
 //! sweep is refused naming `framework` while it is missing; Start's install
 //! (`install_releases`, a real install of JAX 0.6.2 from PyPI with uv into a
 //! scratch home) makes it, removes an older release over the disk budget
-//! and says so, and the sweep then trains in it. Its own test
-//! binary: it points `TRAINBENCH_HOME` at the scratch home.
+//! and says so, keeps one that is in use over it and says that too, and
+//! the sweep then trains in it, its release kept from the budget while it
+//! is queued and trains. Its own test binary: it points `TRAINBENCH_HOME`
+//! at the scratch home.
 
 mod common;
 
 use std::time::Duration;
 
-use common::app::{assert_error, open_app, request, scratch};
+use common::app::{assert_error, open_app_without_worker, request, scratch};
 use serde_json::json;
 
 #[test]
 fn start_installs_a_ticked_release_then_trains_in_it() {
     let dir = scratch("release-start");
     std::env::set_var("TRAINBENCH_HOME", dir.join("home"));
-    let app = open_app(&dir);
+    let app = open_app_without_worker(&dir);
     let sweep = request(json!({
         "framework": ["jax==0.6.2"], "steps": 4, "batch_size": [4], "window_steps": 2
     }));
@@ -44,7 +46,7 @@ fn start_installs_a_ticked_release_then_trains_in_it() {
         &["framework = jax==0.6.2", "an installed release"],
     );
     assert_eq!(e["field"], "framework", "{e}");
-    assert_eq!(app.ok("list_runs", json!({})), json!([]));
+    assert_eq!(app.ok("list_runs", json!({}))["runs"], json!([]));
 
     // An older release's environment, last used long ago, and a disk budget
     // of 1 MiB: after Start's install, it is removed (never the release the
@@ -55,6 +57,16 @@ fn start_installs_a_ticked_release_then_trains_in_it() {
     std::fs::write(old.join("weights.bin"), vec![0u8; 3 << 20]).expect("its files");
     std::fs::write(old.join(".trainbench-used"), "1").expect("last used");
     std::fs::write(versions.join(".budget"), (1u64 << 20).to_string()).expect("budget");
+    // Another release, used since, that something else uses now (a
+    // bisection in another window; its lock held here): kept, and said.
+    let busy = versions.join("jax-0.6.0");
+    std::fs::create_dir_all(&busy).expect("release in use");
+    std::fs::write(busy.join("weights.bin"), vec![0u8; 2 << 20]).expect("its files");
+    std::fs::write(busy.join(".trainbench-used"), "2").expect("last used");
+    let busy_pin = trainbench_app::versions::parse_pin("jax==0.6.0")
+        .expect("pin")
+        .expect("a release");
+    let using = trainbench_app::envs::pinned::in_use(busy_pin).expect("in use");
 
     // Start's install, then the sweep.
     let made = app.ok(
@@ -77,6 +89,16 @@ fn start_installs_a_ticked_release_then_trains_in_it() {
     );
     assert_eq!(made["removed"].as_array().map(Vec::len), Some(1), "{made}");
     assert!(!old.exists(), "removed from disk");
+    assert_eq!(made["kept"].as_array().map(Vec::len), Some(1), "{made}");
+    assert_eq!(made["kept"][0]["release"], "jax==0.6.0", "{made}");
+    assert_eq!(
+        made["kept"][0]["words"],
+        "kept jax==0.6.0's environment (2 MiB) although the releases' environments are over \
+         their 1 MiB disk budget: it is in use (a run, a sweep, a bisection or an install); \
+         it is removed when it is free",
+        "{made}"
+    );
+    assert!(busy.exists(), "kept on disk");
     let plan = app.ok("plan", json!({"request": sweep}));
     assert_eq!(plan["to_install"], json!([]), "{plan}");
     // Installing again makes nothing.
@@ -84,15 +106,19 @@ fn start_installs_a_ticked_release_then_trains_in_it() {
         "install_releases",
         json!({"frameworks": ["jax==0.6.2"], "onUpdate": "__CHANNEL__:2"}),
     );
-    assert_eq!(again, json!({"made": [], "removed": []}));
+    assert_eq!(again, json!({"made": [], "removed": [], "kept": []}));
 
     let started = app.ok(
         "start_sweep",
         json!({"request": sweep, "skipRejected": false}),
     );
     assert_eq!(started["run_ids"].as_array().map(Vec::len), Some(1));
+    // The other user lets go: still over the budget, its release is
+    // removed, never the one the queued sweep runs in.
+    drop(using);
+    assert!(!busy.exists(), "removed when free");
     app.wait_idle(Duration::from_secs(300));
-    let runs = app.ok("list_runs", json!({}));
+    let runs = app.ok("list_runs", json!({}))["runs"].take();
     assert_eq!(runs[0]["status"], "completed", "{runs}");
     assert!(
         runs[0]["label"]

@@ -109,7 +109,7 @@ fn a_run_started_from_the_desktop_trains_on_a_remote_host_with_the_cli_as_kit() 
             .expect("the CLI");
         let deadline = std::time::Instant::now() + Duration::from_secs(180);
         let id = loop {
-            let runs = app.ok("list_runs", json!({}));
+            let runs = app.ok("list_runs", json!({}))["runs"].take();
             let running = runs.as_array().and_then(|r| {
                 r.iter()
                     .find(|r| r["status"] == "running")

@@ -46,8 +46,11 @@ export const commands = {
 	 *  sweep's runs are not queued). False when none runs.
 	 */
 	cancelBatchSearch: () => __TAURI_INVOKE<boolean>("cancel_batch_search"),
-	/**  Every stored run, newest first. */
-	listRuns: () => typedError<RunListItem[], ApiError>(__TAURI_INVOKE("list_runs")),
+	/**
+	 *  Every stored run, newest first, and the runs left out because their
+	 *  row holds a value that cannot be used (as `trainbench runs` says them).
+	 */
+	listRuns: () => typedError<RunListDto, ApiError>(__TAURI_INVOKE("list_runs")),
 	runDetail: (runId: number) => typedError<RunView, ApiError>(__TAURI_INVOKE("run_detail", { runId })),
 	/**  Deletes runs (never queued or running ones); returns how many went. */
 	deleteRuns: (runIds: number[]) => typedError<number, ApiError>(__TAURI_INVOKE("delete_runs", { runIds })),
@@ -116,10 +119,11 @@ export const commands = {
 	 *  Makes the environment of every release the sweep's frameworks name that
 	 *  is not installed (`jax==0.7.2`), one after another, streaming each
 	 *  installer line to `on_update`, then removes the least recently used
-	 *  releases over the disk budget (never one named): the wizard's Start does
-	 *  this before it starts the sweep, as `trainbench run` does.
+	 *  releases over the disk budget (never one named, nor one in use, which is
+	 *  kept and said): the wizard's Start does this before it starts the
+	 *  sweep, as `trainbench run` does.
 	 *  [`cancel_install`] with the release stops the one under way. Returns the
-	 *  releases made and the ones removed.
+	 *  releases made and the ones removed and kept.
 	 */
 	installReleases: (frameworks: string[], onUpdate: Channel<ReleaseInstallDto>) => typedError<ReleasesMadeDto, ApiError>(__TAURI_INVOKE("install_releases", { frameworks, onUpdate })),
 	/**
@@ -260,6 +264,18 @@ export type BisectedDto = {
 	unit: string,
 	/**  Every release measured, oldest first. */
 	evidence: EvidenceDto[],
+};
+
+/**
+ *  A release's environment a disk budget pass removed or kept, with the
+ *  sentence both shells show ([`removed_words`], [`kept_words`]).
+ */
+export type BudgetedRelease = {
+	/**  `jax==0.6.1`. */
+	release: string,
+	/**  Its disk (files hard-linked from the installer's cache counted). */
+	bytes: number,
+	words: string,
 };
 
 /**  One row of a profile per sample: a category, or idle (`category: None`). */
@@ -743,6 +759,26 @@ export type Inventory = {
 	peer_kits?: string[],
 	/**  What was looked for and not found, with why. */
 	left_out: string[],
+};
+
+/**
+ *  A stored run left out of a listing because a column of its row holds a
+ *  value this studio cannot use (edited by hand, or a damaged file).
+ */
+export type LeftOutRun = {
+	run: number,
+	/**  The column at fault (`param_count`, `summary`, …). */
+	column: string,
+	/**  The value found there (cut to 80 bytes, control characters escaped). */
+	value: string,
+	/**  What the column must hold. */
+	expected: string,
+	/**
+	 *  The line both shells show: "run 7 left out: param_count = -7 is
+	 *  damaged: expected … (the stored row was edited by hand or the file is
+	 *  damaged)".
+	 */
+	message: string,
 };
 
 export type LiveEval = {
@@ -1235,13 +1271,17 @@ export type ReleasesDto = {
 };
 
 /**
- *  What Start's installs did: the releases made, and the ones removed over
- *  the disk budget, each with the sentence the window shows.
+ *  What Start's installs did: the releases made, the ones removed over the
+ *  disk budget (the least recently used first) and the ones kept over it
+ *  because something uses them, each with the sentence the window shows
+ *  ("removed jax==0.6.1's environment (913 MiB, …): …", "kept jax==0.6.0's
+ *  environment (…): it is in use …").
  */
 export type ReleasesMadeDto = {
 	/**  The releases made (`jax==0.7.2`). */
 	made: string[],
-	removed: RemovedReleaseDto[],
+	removed: BudgetedRelease[],
+	kept: BudgetedRelease[],
 };
 
 /**  A Python framework the host's check found. */
@@ -1288,17 +1328,6 @@ export type RemoteRunView = {
 	followed: boolean,
 };
 
-/**
- *  A release's environment removed because the releases were over their
- *  disk budget (the least recently used first).
- */
-export type RemovedReleaseDto = {
-	release: string,
-	bytes: number,
-	/**  "removed jax==0.6.1's environment (913 MiB, the least recently used): …" */
-	words: string,
-};
-
 /**  What to report on: a saved session, or runs with a grouping and baseline. */
 export type ReportSelection = {
 	session_id: number | null,
@@ -1339,6 +1368,16 @@ export type RunDetail = {
 	 */
 	telemetry_raw_samples?: number | null,
 } & RunRow;
+
+/**
+ *  The runs table: every stored run that can be read, newest first, and
+ *  the runs left out because a column of their row is damaged (each with
+ *  its id, the column, the value and the line the window shows).
+ */
+export type RunListDto = {
+	runs: RunListItem[],
+	left_out: LeftOutRun[],
+};
 
 /**  A run as the runs table lists it: configuration and headline numbers. */
 export type RunListItem = {

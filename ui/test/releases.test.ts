@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chosenReleases, notInstalled, pickerLabel, releaseNote } from "../src/lib/releases";
+import { budgetNotices, chosenReleases, notInstalled, pickerLabel, releaseNote } from "../src/lib/releases";
 import type { ReleaseChoice } from "../src/bindings";
 
 const list: ReleaseChoice[] = [
@@ -24,5 +24,14 @@ describe("the version picker", () => {
 
   it("says what each release needs", () => {
     expect(list.map(releaseNote)).toEqual(["installed (the studio's own)", "", "installed"]);
+  });
+});
+
+describe("Start's disk budget", () => {
+  it("says the releases removed, then the ones kept because they are in use", () => {
+    const removed = { release: "jax==0.6.1", bytes: 3 << 20, words: "removed jax==0.6.1's environment (3 MiB, the least recently used): …" };
+    const kept = { release: "jax==0.6.0", bytes: 5 << 20, words: "kept jax==0.6.0's environment (5 MiB) although …: it is in use …" };
+    expect(budgetNotices({ made: ["jax==0.6.2"], removed: [removed], kept: [kept] })).toEqual([removed.words, kept.words]);
+    expect(budgetNotices({ made: [], removed: [], kept: [] })).toEqual([]);
   });
 });

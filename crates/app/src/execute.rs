@@ -177,6 +177,31 @@ impl Progress for Silent {
     fn event(&mut self, _run_id: i64, _event: &trainbench_core::protocol::Event) {}
 }
 
+/// The releases' environments a sweep's jobs run in (`jax==0.7.2`), marked
+/// in use for as long as this is held: no disk budget pass (`env budget`,
+/// an install's, another process's) and no `env remove` takes one of them
+/// between two runs of the sweep. [`run_jobs`] holds it from the first job
+/// to the last; a shell with a queue of its own holds it from queueing the
+/// sweep until its last run has ended.
+#[derive(Debug)]
+pub struct ReleasesInUse {
+    _uses: Vec<trainbench_runner::envs::pinned::InUse>,
+}
+
+/// Marks the releases `jobs` run in as in use (waits only while a removal
+/// of one is under way); see [`ReleasesInUse`].
+pub fn releases_in_use(jobs: &[Job]) -> AppResult<ReleasesInUse> {
+    let mut releases: Vec<_> = jobs.iter().filter_map(|j| j.worker.release).collect();
+    releases.sort();
+    releases.dedup();
+    Ok(ReleasesInUse {
+        _uses: releases
+            .into_iter()
+            .map(trainbench_runner::envs::pinned::in_use)
+            .collect::<Result<Vec<_>, _>>()?,
+    })
+}
+
 /// Runs jobs one after another, each with the progress `progress_for` makes
 /// for it (its position, the count, the job) and handed back to `finished`.
 /// Once `cancel` is on, the jobs left are stored as cancelled without
@@ -192,13 +217,7 @@ pub async fn run_jobs<P: Progress>(
 ) -> AppResult<Vec<Finished>> {
     // The releases' environments the jobs run in stay, in every process's
     // disk budget, until the last job has ended.
-    let mut releases: Vec<_> = jobs.iter().filter_map(|j| j.worker.release).collect();
-    releases.sort();
-    releases.dedup();
-    let _using = releases
-        .into_iter()
-        .map(trainbench_runner::envs::pinned::in_use)
-        .collect::<Result<Vec<_>, _>>()?;
+    let _using = releases_in_use(jobs)?;
     let mut out = Vec::with_capacity(jobs.len());
     for (n, job) in jobs.iter().enumerate() {
         let f = if *cancel.borrow() {

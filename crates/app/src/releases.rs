@@ -109,6 +109,57 @@ pub fn install_missing(
     Ok((made, evicted))
 }
 
+/// A release's environment a disk budget pass removed or kept, with the
+/// sentence both shells show ([`removed_words`], [`kept_words`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct BudgetedRelease {
+    /// `jax==0.6.1`.
+    pub release: String,
+    /// Its disk (files hard-linked from the installer's cache counted).
+    pub bytes: u64,
+    pub words: String,
+}
+
+/// What a disk budget pass did, in both shells' words: the releases'
+/// environments removed (the least recently used first), and those kept
+/// over the budget because a run, a sweep, a bisection or an install uses
+/// them (removed when their last user lets go, if still over).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct BudgetPass {
+    pub removed: Vec<BudgetedRelease>,
+    pub kept: Vec<BudgetedRelease>,
+}
+
+impl From<&envs::pinned::Eviction> for BudgetPass {
+    fn from(e: &envs::pinned::Eviction) -> BudgetPass {
+        let said = |list: &[(String, u64)], words: fn(&str, u64) -> String| {
+            list.iter()
+                .map(|(release, bytes)| BudgetedRelease {
+                    release: release.clone(),
+                    bytes: *bytes,
+                    words: words(release, *bytes),
+                })
+                .collect()
+        };
+        BudgetPass {
+            removed: said(&e.removed, removed_words),
+            kept: said(&e.in_use, kept_words),
+        }
+    }
+}
+
+impl BudgetPass {
+    /// Every sentence, the removed first.
+    pub fn words(&self) -> impl Iterator<Item = &str> {
+        self.removed
+            .iter()
+            .chain(&self.kept)
+            .map(|r| r.words.as_str())
+    }
+}
+
 /// A release's environment removed over the disk budget, in the words both
 /// shells show: "removed jax==0.6.1's environment (913 MiB, the least
 /// recently used): the releases' environments were over their 20 GiB disk
@@ -145,7 +196,32 @@ fn size_words(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::size_words;
+    use super::{size_words, BudgetPass};
+    use trainbench_runner::envs::pinned::Eviction;
+
+    #[test]
+    fn a_budget_pass_says_the_removed_and_the_kept_releases() {
+        let pass = BudgetPass::from(&Eviction {
+            removed: vec![("jax==0.6.1".into(), 3 << 20)],
+            in_use: vec![("jax==0.6.0".into(), 5 << 20)],
+        });
+        assert_eq!(pass.removed[0].release, "jax==0.6.1");
+        assert_eq!(pass.kept[0].release, "jax==0.6.0");
+        assert_eq!(pass.kept[0].bytes, 5 << 20);
+        let words: Vec<&str> = pass.words().collect();
+        assert!(
+            words[0].starts_with("removed jax==0.6.1's environment (3 MiB"),
+            "{words:?}"
+        );
+        assert!(
+            words[1].starts_with("kept jax==0.6.0's environment (5 MiB)"),
+            "{words:?}"
+        );
+        assert!(
+            words[1].contains("it is in use (a run, a sweep, a bisection or an install)"),
+            "{words:?}"
+        );
+    }
 
     #[test]
     fn sizes_read_in_mib_then_gib() {

@@ -4,10 +4,11 @@
 
 use std::path::Path;
 
+use serde::Serialize;
 use trainbench_core::record::{RunDetail, RunRow};
 use trainbench_core::session::{SavedSession, SessionSettings};
 use trainbench_core::telemetry::TelemetrySample;
-use trainbench_store::{Store, StoredBatchSearch};
+use trainbench_store::{Damaged, Store, StoredBatchSearch};
 
 use crate::error::AppResult;
 
@@ -16,6 +17,46 @@ use crate::error::AppResult;
 pub enum SessionRef {
     Id(i64),
     Name(String),
+}
+
+/// Every stored run that can be read (oldest first), and those left out.
+#[derive(Debug, Clone, Default)]
+pub struct RunListing {
+    pub rows: Vec<RunRow>,
+    pub left_out: Vec<LeftOutRun>,
+}
+
+/// A stored run left out of a listing because a column of its row holds a
+/// value this studio cannot use (edited by hand, or a damaged file).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct LeftOutRun {
+    pub run: i64,
+    /// The column at fault (`param_count`, `summary`, …).
+    pub column: String,
+    /// The value found there (cut to 80 bytes, control characters escaped).
+    pub value: String,
+    /// What the column must hold.
+    pub expected: String,
+    /// The line both shells show: "run 7 left out: param_count = -7 is
+    /// damaged: expected … (the stored row was edited by hand or the file is
+    /// damaged)".
+    pub message: String,
+}
+
+impl From<&Damaged> for LeftOutRun {
+    fn from(d: &Damaged) -> LeftOutRun {
+        LeftOutRun {
+            run: d.run,
+            column: d.column.to_owned(),
+            value: d.value.clone(),
+            expected: d.expected.clone(),
+            message: format!(
+                "run {} left out: {} = {} is damaged: expected {} (the stored row was edited by hand or the file is damaged)",
+                d.run, d.column, d.value, d.expected
+            ),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -67,9 +108,14 @@ impl Workspace {
     }
 
     /// Every stored run that can be read, and the runs left out because
-    /// their row holds a value that cannot be used (run and column named).
-    pub fn run_list(&self) -> AppResult<trainbench_store::RunList> {
-        Ok(self.store.run_list()?)
+    /// their row holds a value that cannot be used (run and column named),
+    /// each with the line both shells show.
+    pub fn run_list(&self) -> AppResult<RunListing> {
+        let list = self.store.run_list()?;
+        Ok(RunListing {
+            rows: list.rows,
+            left_out: list.left_out.iter().map(LeftOutRun::from).collect(),
+        })
     }
 
     /// How many runs the database holds.

@@ -110,17 +110,12 @@ fn say_ready(pin: trainbench_app::versions::Pin, made: &envs::Installed, bytes: 
 }
 
 fn say_evicted(evicted: &envs::pinned::Eviction) {
-    for (pin, bytes) in &evicted.removed {
-        eprintln!(
-            "trainbench: {} (`trainbench env budget`)",
-            trainbench_app::releases::removed_words(pin, *bytes)
-        );
+    let pass = trainbench_app::releases::BudgetPass::from(evicted);
+    for r in &pass.removed {
+        eprintln!("trainbench: {} (`trainbench env budget`)", r.words);
     }
-    for (pin, bytes) in &evicted.in_use {
-        eprintln!(
-            "trainbench: {}",
-            trainbench_app::releases::kept_words(pin, *bytes)
-        );
+    for r in &pass.kept {
+        eprintln!("trainbench: {}", r.words);
     }
 }
 

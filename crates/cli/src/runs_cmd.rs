@@ -17,14 +17,9 @@ pub fn runs(at: &DatabaseLocation, json_out: bool) -> Result<ExitCode, CliError>
     let list = open_workspace(&at.path)?.run_list()?;
     let rows = &list.rows;
     if json_out {
-        let left_out: Vec<_> = list
-            .left_out
-            .iter()
-            .map(|d| json!({"run": d.run, "column": d.column, "message": d.to_string()}))
-            .collect();
         println!(
             "{}",
-            json!({"database": at, "runs": rows.iter().map(run_json).collect::<Vec<_>>(), "left_out": left_out})
+            json!({"database": at, "runs": rows.iter().map(run_json).collect::<Vec<_>>(), "left_out": list.left_out})
         );
     } else {
         println!("Database: {}", at.describe());
@@ -35,7 +30,7 @@ pub fn runs(at: &DatabaseLocation, json_out: bool) -> Result<ExitCode, CliError>
         }
     }
     for d in &list.left_out {
-        eprintln!("run {} left out: {d}", d.run);
+        eprintln!("{}", d.message);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -218,7 +218,10 @@ pub(crate) fn check_word(field: &str, value: &str) -> RemoteResult<()> {
     Ok(())
 }
 
-/// `KEY=VALUE` as `host add --env` takes it.
+/// `KEY=VALUE` as `host add --env` takes it: exported before every command
+/// on the host, so a variable of the frameworks' families passes the rules
+/// of `run --env`, and one that loads code (`LD_PRELOAD`, `PYTHONSTARTUP` …)
+/// is refused (`spec::env::check_host_variable`).
 pub fn parse_env(text: &str) -> RemoteResult<(String, String)> {
     let (k, v) = text.split_once('=').ok_or_else(|| {
         bad(
@@ -235,6 +238,7 @@ pub fn parse_env(text: &str) -> RemoteResult<(String, String)> {
             format!("env = {text} is not allowed: the name must be letters, digits and _, not starting with a digit"),
         ));
     }
+    trainbench_core::spec::env::check_host_variable(k, v).map_err(|e| bad("env", e.to_string()))?;
     Ok((k.to_owned(), v.to_owned()))
 }
 

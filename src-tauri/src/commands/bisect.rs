@@ -10,6 +10,7 @@ use tokio::sync::watch;
 use trainbench_app::bisect::{plan_from_registry, BisectRequest, BisectShell, Bisected};
 use trainbench_app::execute::{self, Finished};
 use trainbench_app::frameworks::Installs;
+use trainbench_app::releases::BudgetPass;
 use trainbench_app::sweep::Job;
 use trainbench_app::versions::Pin;
 use trainbench_app::{envs, AppResult, Host, RunnerOptions, Workspace};
@@ -103,14 +104,9 @@ impl BisectShell for Told<'_> {
             "{pin} ready ({} packages, {:.0} s)",
             made.progress.packages_installed, made.progress.elapsed_s
         ));
-        let evicted = envs::pinned::evict_over_budget(&[pin]);
-        for (removed, bytes) in evicted.removed {
-            self.lines
-                .say(trainbench_app::releases::removed_words(&removed, bytes));
-        }
-        for (kept, bytes) in evicted.in_use {
-            self.lines
-                .say(trainbench_app::releases::kept_words(&kept, bytes));
+        let pass = BudgetPass::from(&envs::pinned::evict_over_budget(&[pin]));
+        for words in pass.words() {
+            self.lines.say(words.to_owned());
         }
         Ok(())
     }

@@ -77,6 +77,15 @@ pub struct Started {
     pub run_ids: Vec<i64>,
 }
 
+/// The runs table: every stored run that can be read, newest first, and
+/// the runs left out because a column of their row is damaged (each with
+/// its id, the column, the value and the line the window shows).
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct RunListDto {
+    pub runs: Vec<RunListItem>,
+    pub left_out: Vec<trainbench_app::LeftOutRun>,
+}
+
 /// A run as the runs table lists it: configuration and headline numbers.
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct RunListItem {

@@ -4,18 +4,22 @@
 use tauri::State;
 use trainbench_core::telemetry::TelemetrySample;
 
-use super::dto::{count, RemoteRunView, RunListItem, RunView};
+use super::dto::{count, RemoteRunView, RunListDto, RunListItem, RunView};
 use crate::error::{ApiError, ApiResult};
 use crate::Studio;
 
-/// Every stored run, newest first.
+/// Every stored run, newest first, and the runs left out because their
+/// row holds a value that cannot be used (as `trainbench runs` says them).
 #[tauri::command]
 #[specta::specta]
-pub fn list_runs(studio: State<'_, Studio>) -> ApiResult<Vec<RunListItem>> {
-    let rows = studio.with(|w| w.runs())?;
-    let mut items: Vec<RunListItem> = rows.iter().map(RunListItem::from).collect();
-    items.sort_by_key(|r| std::cmp::Reverse(r.id));
-    Ok(items)
+pub fn list_runs(studio: State<'_, Studio>) -> ApiResult<RunListDto> {
+    let list = studio.with(|w| w.run_list())?;
+    let mut runs: Vec<RunListItem> = list.rows.iter().map(RunListItem::from).collect();
+    runs.sort_by_key(|r| std::cmp::Reverse(r.id));
+    Ok(RunListDto {
+        runs,
+        left_out: list.left_out,
+    })
 }
 
 #[tauri::command]

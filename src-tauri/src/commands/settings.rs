@@ -6,6 +6,7 @@ use tauri::ipc::Channel;
 use tauri::State;
 use trainbench_app::envs::{self, FrameworkEnv, InstallProgress};
 use trainbench_app::prices::PriceEntry;
+use trainbench_app::releases::{BudgetPass, BudgetedRelease};
 use trainbench_app::AppError;
 use trainbench_core::reference::PriceRow;
 
@@ -89,32 +90,27 @@ pub struct ReleaseInstallDto {
     pub progress: InstallProgress,
 }
 
-/// What Start's installs did: the releases made, and the ones removed over
-/// the disk budget, each with the sentence the window shows.
+/// What Start's installs did: the releases made, the ones removed over the
+/// disk budget (the least recently used first) and the ones kept over it
+/// because something uses them, each with the sentence the window shows
+/// ("removed jax==0.6.1's environment (913 MiB, …): …", "kept jax==0.6.0's
+/// environment (…): it is in use …").
 #[derive(Debug, Clone, serde::Serialize, specta::Type)]
 pub struct ReleasesMadeDto {
     /// The releases made (`jax==0.7.2`).
     pub made: Vec<String>,
-    pub removed: Vec<RemovedReleaseDto>,
-}
-
-/// A release's environment removed because the releases were over their
-/// disk budget (the least recently used first).
-#[derive(Debug, Clone, serde::Serialize, specta::Type)]
-pub struct RemovedReleaseDto {
-    pub release: String,
-    pub bytes: u64,
-    /// "removed jax==0.6.1's environment (913 MiB, the least recently used): …"
-    pub words: String,
+    pub removed: Vec<BudgetedRelease>,
+    pub kept: Vec<BudgetedRelease>,
 }
 
 /// Makes the environment of every release the sweep's frameworks name that
 /// is not installed (`jax==0.7.2`), one after another, streaming each
 /// installer line to `on_update`, then removes the least recently used
-/// releases over the disk budget (never one named): the wizard's Start does
-/// this before it starts the sweep, as `trainbench run` does.
+/// releases over the disk budget (never one named, nor one in use, which is
+/// kept and said): the wizard's Start does this before it starts the
+/// sweep, as `trainbench run` does.
 /// [`cancel_install`] with the release stops the one under way. Returns the
-/// releases made and the ones removed.
+/// releases made and the ones removed and kept.
 #[tauri::command]
 #[specta::specta]
 pub async fn install_releases(
@@ -141,17 +137,11 @@ pub async fn install_releases(
     })
     .await
     .map_err(|e| ApiError::internal(e.to_string()))??;
+    let pass = BudgetPass::from(&evicted);
     Ok(ReleasesMadeDto {
         made: made.iter().map(|m| m.pin.to_string()).collect(),
-        removed: evicted
-            .removed
-            .into_iter()
-            .map(|(release, bytes)| RemovedReleaseDto {
-                words: trainbench_app::releases::removed_words(&release, bytes),
-                release,
-                bytes,
-            })
-            .collect(),
+        removed: pass.removed,
+        kept: pass.kept,
     })
 }
 

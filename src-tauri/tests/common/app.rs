@@ -36,6 +36,14 @@ pub fn setup_env() {
 
 pub fn open_app(dir: &Path) -> App {
     setup_env();
+    open_app_without_worker(dir)
+}
+
+/// The app on `dir`'s database for a test that trains nothing (no worker
+/// needs to be built).
+pub fn open_app_without_worker(dir: &Path) -> App {
+    std::env::set_var("TRAINBENCH_NO_NVML", "1");
+    std::env::set_var("OMP_NUM_THREADS", "1");
     let settings = Settings::at(&dir.join("studio.sqlite"), &dir.join("studio.json"));
     let studio = Studio::new(settings).expect("studio opens its database");
     let app = configure(mock_builder(), studio)

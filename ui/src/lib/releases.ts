@@ -1,6 +1,6 @@
 // The wizard's version picker: which releases of a framework are chosen
 // (sweep keys `jax==0.7.2`), and what each one needs before it can run.
-import type { ReleaseChoice } from "../bindings";
+import type { ReleaseChoice, ReleasesMadeDto } from "../bindings";
 
 /** The releases of `framework` among the wizard's chosen framework keys. */
 export function chosenReleases(keys: string[], framework: string): string[] {
@@ -23,4 +23,11 @@ export function releaseNote(r: ReleaseChoice): string {
   if (r.studio_own) return "installed (the studio's own)";
   // Not installed says nothing: ticked, it gets an Install button.
   return r.installed ? "installed" : "";
+}
+
+/** What Start's installs did to the disk budget, one sentence per release:
+ * the ones removed first, then the ones kept over it because a run, a
+ * sweep, a bisection or an install uses them. */
+export function budgetNotices(made: ReleasesMadeDto): string[] {
+  return [...made.removed, ...made.kept].map((r) => r.words);
 }

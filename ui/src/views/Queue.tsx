@@ -14,7 +14,8 @@ import { Explained } from "./Glossary";
 
 interface Props {
   /** Sentences about what Start did besides queueing (releases removed over
-   * the disk budget), shown above the queue. */
+   * the disk budget, or kept over it because they are in use), shown above
+   * the queue. */
   notices: string[];
   selected: number | null;
   onSelect: (id: number) => void;

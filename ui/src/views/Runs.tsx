@@ -3,7 +3,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { save } from "@tauri-apps/plugin-dialog";
-import { api, call, type RunListItem, type RunView } from "../api";
+import { api, call, type LeftOutRun, type RunListItem, type RunView } from "../api";
 import { LineChart } from "../charts/LineChart";
 import { bytes, date, num, rate, seconds, usd } from "../lib/format";
 import { typing, useKeydown } from "../lib/keys";
@@ -47,8 +47,25 @@ function NoRuns({ onStart }: { onStart: Props["onStart"] }) {
   );
 }
 
+/** One line per stored run left out because its row is damaged: the run,
+ * the column, the value and what is allowed there. */
+function LeftOut({ runs }: { runs: LeftOutRun[] }) {
+  if (runs.length === 0) return null;
+  return (
+    <ul class="warnings" id="runs-left-out">
+      {runs.map((l) => (
+        <li key={l.run} data-run={l.run} data-column={l.column}>
+          {l.message}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function Runs({ openRun, onOpenRun, onCompare, onStart }: Props) {
   const [rows, setRows] = useState<RunListItem[] | null>(null);
+  // Runs whose stored row is damaged: named with the column, never hidden.
+  const [leftOut, setLeftOut] = useState<LeftOutRun[]>([]);
   const [query, setQuery] = useState<TableQuery>(defaultQuery);
   const [picked, setPicked] = useState<Set<number>>(new Set());
   const [error, setError] = useState<unknown>(null);
@@ -58,7 +75,10 @@ export function Runs({ openRun, onOpenRun, onCompare, onStart }: Props) {
 
   const load = () =>
     call(api.listRuns())
-      .then((r) => setRows(r))
+      .then((r) => {
+        setRows(r.runs);
+        setLeftOut(r.left_out);
+      })
       .catch(setError);
   // Loaded on opening and again each time the queue finishes a run.
   const finished = useFinishedCount();
@@ -161,7 +181,8 @@ export function Runs({ openRun, onOpenRun, onCompare, onStart }: Props) {
           onNo={() => setAsking(false)}
         />
       )}
-      {rows !== null && rows.length === 0 && <NoRuns onStart={onStart} />}
+      <LeftOut runs={leftOut} />
+      {rows !== null && rows.length === 0 && leftOut.length === 0 && <NoRuns onStart={onStart} />}
       <div class="split">
         <div class="table-wrap" hidden={rows !== null && rows.length === 0}>
           <table class="runs-table">

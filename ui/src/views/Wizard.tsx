@@ -6,6 +6,7 @@ import { Channel } from "@tauri-apps/api/core";
 import { open } from "@tauri-apps/plugin-dialog";
 import { api, call, type AppInfo, type InstallProgress, type InstallUpdateDto, type PlanDto, type ReleaseInstallDto, type ReleasesMadeDto, type RemoteHost, type SweepRequest } from "../api";
 import { installView } from "../lib/install";
+import { budgetNotices } from "../lib/releases";
 import { hostSummary } from "../lib/hosts";
 import { count, flops } from "../lib/format";
 import { canStart, defaultForm, messagesByField, planText, startLabel, toRequest, type FieldError, type WizardForm } from "../lib/sweep";
@@ -19,7 +20,7 @@ import { useKeydown } from "../lib/keys";
 interface Props {
   info: AppInfo;
   /** The runs queued, and sentences for the queue to show (releases removed
-   * over the disk budget by Start's installs). */
+   * over the disk budget by Start's installs, or kept over it in use). */
   onStarted: (runIds: number[], notices: string[]) => void;
   onInfoChanged: () => void;
 }
@@ -153,15 +154,16 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
     try {
       const request = parsed as SweepRequest;
       // Releases ticked and not installed: made first, shown as an install;
-      // the ones removed over the disk budget are said in the queue.
-      let removed: string[] = [];
+      // the ones removed over the disk budget, and the ones kept over it
+      // because something uses them, are said in the queue.
+      let budget: string[] = [];
       if ((plan?.to_install ?? []).length > 0) {
         const made = await installReleases(request.framework);
         if (made === null) return;
-        removed = made.removed.map((r) => r.words);
+        budget = budgetNotices(made);
       }
       const started = await call(api.startSweep(request as Parameters<typeof api.startSweep>[0], true));
-      onStarted(started.run_ids, removed);
+      onStarted(started.run_ids, budget);
     } catch (e) {
       setError(e);
     } finally {

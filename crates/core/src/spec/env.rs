@@ -118,6 +118,32 @@ pub fn check(env: &WorkerEnv) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// Checks one variable a remote host exports before every command there
+/// (`host add --env`), and so into every worker started there: by the
+/// run's own rules ([`check`]) when it is of the frameworks' families, as
+/// `run --env` would set it; otherwise a setting of the host's own
+/// (`SLURM_CONF=/etc/slurm/other.conf`, a path allowed), refused when it
+/// loads code (`LD_PRELOAD`, `PYTHONSTARTUP` …:
+/// [`super::env_safety::loads_code`]) or holds a bidirectional-control or
+/// zero-width character. The field is `env`.
+pub fn check_host_variable(name: &str, value: &str) -> Result<(), SpecError> {
+    let why = if let Some(why) = super::env_safety::loads_code(name) {
+        format!("{why}: the host exports it into every run there")
+    } else if is_setting(name) {
+        return check(&WorkerEnv::from([(name.to_owned(), value.to_owned())]));
+    } else if name
+        .chars()
+        .chain(value.chars())
+        .any(super::env_safety::is_spoofing)
+    {
+        "no bidirectional-control or zero-width characters (they make a name or value read differently from what is set)".to_owned()
+    } else {
+        return Ok(());
+    };
+    let value = super::env_safety::shown(value);
+    Err(SpecError::new("env", format!("{name}={value}"), &why))
+}
+
 /// One alternative of an `env` sweep as a person writes it:
 /// `NAME=VALUE[;NAME=VALUE…]`, or `default` (nothing set). A value may hold
 /// `=` and spaces (`XLA_FLAGS=--a=1 --b=2`), not `;`.
@@ -220,5 +246,49 @@ mod tests {
         assert!(check(&long).is_err());
         long.insert("XLA_FLAGS".into(), "a\nb".into());
         assert!(check(&long).is_err());
+    }
+
+    #[test]
+    fn a_hosts_variables_that_load_code_are_refused_and_its_own_settings_pass() {
+        for (name, value, says) in [
+            (
+                "LD_PRELOAD",
+                "/tmp/x.so",
+                "LD_PRELOAD: the dynamic loader loads",
+            ),
+            (
+                "PYTHONSTARTUP",
+                "/tmp/x.py",
+                "PYTHONSTARTUP: Python runs the file",
+            ),
+            ("BASH_ENV", "/tmp/x.sh", "BASH_ENV: bash runs the file"),
+            ("NCCL_NET_PLUGIN", "x", "NCCL loads the library it names"),
+            (
+                "PJRT_NAMES_AND_LIBRARY_PATHS",
+                "x:/y.so",
+                "JAX loads the libraries",
+            ),
+            // Of the frameworks' families: the run's own rules.
+            ("TORCHINDUCTOR_CACHE_DIR", "/tmp/c", "takes a place"),
+            ("TF_NUM_INTEROP_THREADS", "4", "use that setting instead"),
+            (
+                "SLURM_CONF",
+                "/etc/slurm\u{202e}.conf",
+                "bidirectional-control",
+            ),
+        ] {
+            let e = check_host_variable(name, value).unwrap_err();
+            assert_eq!(e.field, "env", "{name}");
+            assert!(e.to_string().starts_with(&format!("env = {name}=")), "{e}");
+            assert!(e.allowed.contains(says), "{name}: {e}");
+        }
+        for (name, value) in [
+            ("SLURM_CONF", "/etc/slurm/other.conf"),
+            ("TRAINBENCH_SSH_CONFIG", "/home/me/.ssh/config"),
+            ("TB_X", "$(touch M)"),
+            ("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false"),
+        ] {
+            assert_eq!(check_host_variable(name, value), Ok(()), "{name}={value}");
+        }
     }
 }

@@ -94,6 +94,64 @@ pub const DENIED: &[(&str, &str)] = &[
     ),
 ];
 
+/// Variables outside the frameworks' families that make a program load
+/// code (the dynamic loader's, the interpreters' and shells' start-up
+/// files), each with what it would do. A run's variables are of the
+/// families, so never one of these; a remote host's (`host add --env`,
+/// exported before every command there) are checked against them.
+pub const LOADERS: &[(&str, &str)] = &[
+    (
+        "LD_PRELOAD",
+        "the dynamic loader loads the libraries it names into every program",
+    ),
+    (
+        "LD_AUDIT",
+        "the dynamic loader loads the libraries it names into every program",
+    ),
+    (
+        "LD_LIBRARY_PATH",
+        "the dynamic loader loads libraries from the folders it names first",
+    ),
+    (
+        "GCONV_PATH",
+        "glibc loads conversion modules from the folders it names",
+    ),
+    (
+        "PYTHONPATH",
+        "Python imports modules from the folders it names first",
+    ),
+    (
+        "PYTHONHOME",
+        "Python loads its standard library from the folder it names",
+    ),
+    ("PYTHONSTARTUP", "Python runs the file it names"),
+    (
+        "PYTHONUSERBASE",
+        "Python imports packages from the folder it names",
+    ),
+    ("PYTHONBREAKPOINT", "Python calls the function it names"),
+    ("BASH_ENV", "bash runs the file it names before a script"),
+    ("ENV", "sh runs the file it names"),
+    ("PERL5OPT", "Perl loads the modules it names"),
+    (
+        "PERL5LIB",
+        "Perl loads modules from the folders it names first",
+    ),
+    ("RUBYOPT", "Ruby loads the libraries it names"),
+    ("NODE_OPTIONS", "Node.js loads the modules it names"),
+    ("JAVA_TOOL_OPTIONS", "Java loads the agents it names"),
+];
+
+/// Why a variable of this name makes a program load code (or write files,
+/// for the frameworks' ones in [`DENIED`]); `None` when it does not.
+pub fn loads_code(name: &str) -> Option<String> {
+    LOADERS
+        .iter()
+        .chain(DENIED)
+        .find(|(n, _)| *n == name)
+        .map(|(n, why)| format!("none of the variables that load code or write files ({n}: {why})"))
+}
+
 /// Words of a variable's or a flag's name that take a place (a file, a
 /// folder, a library, a server), split on `_`.
 const PLACE_WORDS: &[&str] = &[
