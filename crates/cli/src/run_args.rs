@@ -22,8 +22,8 @@ pub struct RunArgs {
     /// Model(s), comma-separated for a sweep: a catalogue name (`trainbench
     /// models` lists them), timm:NAME, hf:MODEL_TYPE[?key=value&…], or
     /// PATH.py:FUNCTION — your own file, whose FUNCTION returns a
-    /// torch.nn.Module (with --input-shape and --num-classes). Default:
-    /// resnet_mini.
+    /// torch.nn.Module, a keras.Model or a Flax linen module (with
+    /// --input-shape and --num-classes). Default: resnet_mini.
     #[arg(long, value_name = "M[,M…]")]
     pub model: Option<String>,
     /// tch (PyTorch's C++ core, libtorch, driven from Rust), pytorch,

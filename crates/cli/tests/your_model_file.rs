@@ -1,5 +1,6 @@
 //! A model from a person's own file (`--model PATH.py:FUNCTION`) through the
-//! real CLI, the studio's PyTorch environment and a real SQLite file, on the
+//! real CLI, the studio's PyTorch, TensorFlow and JAX environments and a real
+//! SQLite file, on the
 //! CPU: it trains with the parameter count of the object it returns and FLOPs
 //! counted; what the file gets wrong is a failed run naming the file and what
 //! was expected (with the person's traceback); a file changed after the studio
@@ -298,4 +299,90 @@ fn a_model_file_that_cannot_run_is_refused_before_anything_is_queued() {
         runs["runs"].as_array().is_none_or(Vec::is_empty),
         "nothing is stored: {runs}"
     );
+}
+
+/// The same small network written for Keras …
+const KERAS_NET: &str = r##"
+import keras
+
+
+def keras_net():
+    return keras.Sequential(
+        [
+            keras.layers.Conv2D(8, 3, padding="same", activation="relu"),
+            keras.layers.GlobalAveragePooling2D(),
+            keras.layers.Dense(5),
+        ]
+    )
+"##;
+
+/// … and for Flax (linen).
+const FLAX_NET: &str = r##"
+from flax import linen
+
+
+class FlaxNet(linen.Module):
+    @linen.compact
+    def __call__(self, x):
+        x = linen.relu(linen.Conv(8, (3, 3))(x))
+        return linen.Dense(5)(x.mean(axis=(1, 2)))
+
+
+def flax_net():
+    return FlaxNet()
+"##;
+
+/// A Keras file in TensorFlow and a Flax file in JAX train (fed NHWC) with the
+/// same parameter count as the PyTorch network of the same shape; JAX's FLOPs
+/// are XLA's cost analysis.
+#[test]
+fn a_keras_file_and_a_flax_file_train_in_their_own_frameworks() {
+    let dir = Scratch::new("file-model-keras-flax");
+    std::fs::write(dir.0.join("keras_net.py"), KERAS_NET).unwrap();
+    std::fs::write(dir.0.join("flax_net.py"), FLAX_NET).unwrap();
+    for (framework, model) in [
+        ("tensorflow", "keras_net.py:keras_net"),
+        ("jax", "flax_net.py:flax_net"),
+    ] {
+        let (out, v) = output_json(
+            trainbench(&dir.0)
+                .current_dir(&dir.0)
+                .args(["run", "--framework", framework, "--model", model])
+                .args(["--input-shape", "3x8x8", "--num-classes", "5"])
+                .args(["--batch-size", "2", "--steps", "4", "--json"]),
+        );
+        assert_eq!(out.status.code(), Some(0), "{model}: {}", text(&out));
+        let d = details(&dir, &v["runs"][0]["id"]);
+        assert_eq!(d["status"], "completed", "{model}: {d}");
+        assert_eq!(d["param_count"], json!(269), "{model}");
+        if framework == "jax" {
+            assert!(
+                d["hello"]["flops_per_sample"].as_f64().unwrap() > 0.0,
+                "{d}"
+            );
+            assert!(d["hello"]["flops_method"].as_str().unwrap().contains("XLA"));
+        }
+    }
+    let (out, v) = output_json(
+        trainbench(&dir.0)
+            .current_dir(&dir.0)
+            .args([
+                "run",
+                "--framework",
+                "jax",
+                "--model",
+                "flax_net.py:flax_net",
+            ])
+            .args([
+                "--input-shape",
+                "3x8x8",
+                "--num-classes",
+                "5",
+                "--precision",
+                "amp-bf16",
+                "--json",
+            ]),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], "precision", "{v}");
 }

@@ -188,3 +188,132 @@ def build_torch(plan, loss_of):
         print(f"FLOPs not counted for {ref}: {first_line(e)}", file=sys.stderr)
         plan.flops_per_sample = None
     return model
+
+
+def _check_output(ref, out, c, batch, shape_of):
+    want, words = expected_output(c, batch)
+    got = shape_of(out)
+    if got is None:
+        raise bad_config(
+            f"model = {ref}: its forward returned {type(out).__name__}, expected a tensor of logits {words}", "model"
+        )
+    if tuple(got) != want:
+        raise bad_config(f"model = {ref}: its forward returned shape {tuple(got)}, expected {words}", "model")
+
+
+def _sample_nhwc(c, batch, np):
+    """A check batch as TensorFlow and JAX are fed: NHWC images or token ids."""
+    if input_kind(c) == "image":
+        s = int(c["image_size"])
+        return np.zeros((batch, s, s, int(c["in_channels"])), np.float32)
+    return np.zeros((batch, int(c["seq_len"])), np.int32)
+
+
+def build_keras(plan):
+    """The Keras model of the file, built by one forward pass (in the caller's
+    distribution scope), checked; the plan's family set. Its FLOPs are not
+    counted (MFU not measured)."""
+    import keras
+    import numpy as np
+
+    c = plan.config
+    ref = plan.model
+    model = call(load(c, ref), ref)
+    if not isinstance(model, keras.Model):
+        raise bad_config(
+            f"model = {ref}: {c['function']}() returned {type(model).__module__}.{type(model).__name__}, "
+            "expected a keras.Model (the TensorFlow worker trains it)",
+            "model",
+        )
+    plan.family = input_kind(c)
+    x = _sample_nhwc(c, 2, np)
+    try:
+        out = model(x, training=False)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:
+        raise _user_error(ref, f"one forward pass at input {x.shape}", e) from e
+    _check_output(ref, out, c, 2, lambda o: getattr(o, "shape", None))
+    if not model.trainable_weights:
+        raise bad_config(f"model = {ref}: the keras.Model {c['function']}() returned has no trainable weights", "model")
+    plan.flops_per_sample = None
+    return model
+
+
+def build_flax(plan):
+    """The Flax (linen) module of the file, wrapped so that the JAX worker's
+    ``init`` / ``apply(…, train=…)`` reach it (``train`` passed on only when
+    its ``__call__`` takes it), checked at batch 2; the plan's family set."""
+    import inspect
+
+    import jax
+    import numpy as np
+    from flax import linen
+
+    c = plan.config
+    ref = plan.model
+    inner = call(load(c, ref), ref)
+    if not isinstance(inner, linen.Module):
+        raise bad_config(
+            f"model = {ref}: {c['function']}() returned {type(inner).__module__}.{type(inner).__name__}, "
+            "expected a flax.linen.Module (the JAX worker trains it)",
+            "model",
+        )
+    takes_train = "train" in inspect.signature(type(inner).__call__).parameters
+
+    class Wrapped(linen.Module):
+        inner: linen.Module
+        takes_train: bool
+
+        def __call__(self, x, train=False):
+            return self.inner(x, train=train) if self.takes_train else self.inner(x)
+
+    plan.family = input_kind(c)
+    model = Wrapped(inner=inner, takes_train=takes_train)
+    x = _sample_nhwc(c, 2, np)
+    try:
+        variables = model.init(jax.random.PRNGKey(0), x, train=False)
+        out = model.apply(variables, x, train=False)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:
+        raise _user_error(ref, f"one forward pass at input {x.shape}", e) from e
+    _check_output(ref, out, c, 2, lambda o: getattr(o, "shape", None))
+    return model
+
+
+def flax_flops(plan, model, variables, cross_entropy):
+    """Training FLOPs of one sample: XLA's cost analysis of the compiled
+    gradient of the loss at batch 1 (every operation XLA counts, element-wise
+    ones included). Sets the plan's figure and method; None where XLA gives none."""
+    import jax
+    import numpy as np
+
+    c = plan.config
+    x = _sample_nhwc(c, 1, np)
+    if input_kind(c) == "decoder":
+        x = np.zeros((1, int(c["seq_len"]) + 1), np.int32)
+    y = np.zeros((1,), np.int32)
+    params = variables["params"]
+    rest = {k: v for k, v in variables.items() if k != "params"}
+
+    from .harness import inputs_and_targets
+
+    xs, ys = inputs_and_targets(plan, x, y)
+
+    def loss(p):
+        return cross_entropy(model.apply({"params": p, **rest}, xs, train=False), ys).mean()
+
+    try:
+        analysis = jax.jit(jax.grad(loss)).lower(params).compile().cost_analysis()
+        if isinstance(analysis, list):
+            analysis = analysis[0] if analysis else {}
+        flops = float(analysis.get("flops", 0.0)) if analysis else 0.0
+    except Exception as e:  # no figure from this backend: MFU is then not measured
+        print(f"FLOPs not counted for {plan.model}: {first_line(e)}", file=sys.stderr)
+        flops = 0.0
+    if flops > 0:
+        plan.flops_per_sample = flops
+        plan.flops_method = "counted: XLA's cost analysis of the compiled gradient of the loss at batch 1"
+    else:
+        plan.flops_per_sample = None

@@ -490,7 +490,8 @@ def build(config, dtype=jnp.float32, attention="xla"):
 
 def _init_variables(model, config, key):
     """The model's variables, from a one-sample input of the run's shape."""
-    if config["family"] in TOKEN_FAMILIES:
+    # A person's model takes tokens when the run gives no image size.
+    if config["family"] in TOKEN_FAMILIES or (config["family"] == "file" and not config.get("image_size")):
         x = jnp.zeros((1, config["seq_len"]), jnp.int32)
     else:
         x = jnp.zeros((1, config["image_size"], config["image_size"], config["in_channels"]), jnp.float32)

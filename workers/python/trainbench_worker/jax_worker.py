@@ -25,6 +25,7 @@ import optax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from . import file_models
 from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
@@ -171,7 +172,8 @@ class JaxBackend(Backend):
         self._precision(plan)
         self.attention, self.attention_text = attention_choice(plan.config, self.dtype, plan.is_cuda)
         self.binary = classification_loss_kind(plan.config) == "binary"
-        self.model = build(plan.config, self.dtype, self.attention)
+        file = plan.config["family"] == "file"
+        self.model = file_models.build_flax(plan) if file else build(plan.config, self.dtype, self.attention)
         # AdamW as optax composes it (scale_by_adam, add_decayed_weights), the
         # step's learning rate applied last: the studio's schedule comes with
         # each step (as torch's param_groups), without inject_hyperparams'
@@ -188,6 +190,10 @@ class JaxBackend(Backend):
                 raise WorkerError("oom", f"out of memory building {plan.model}: {first_line(e)}") from e
             raise
         self.params = _size(self.state["params"])
+        if file:
+            file_models.flax_flops(
+                plan, self.model, {"params": self.state["params"], **self.state["model_state"]}, _cross_entropy
+            )
         # The step is compiled at the first call, on the real arguments (see step()).
         self.jitted = jax.jit(
             self._train_step,

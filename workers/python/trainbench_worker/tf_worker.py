@@ -20,6 +20,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras
 import tensorflow as tf
 
+from . import file_models
 from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
@@ -116,7 +117,7 @@ class TFBackend(Backend):
             self.strategy = tf.distribute.get_strategy()
         try:
             with self.strategy.scope():
-                self.model = build(plan.config)
+                self.model = file_models.build_keras(plan) if plan.config["family"] == "file" else build(plan.config)
                 opt = keras.optimizers.AdamW(
                     learning_rate=plan.lr,
                     weight_decay=plan.weight_decay,

@@ -30,14 +30,27 @@ fn library_framework(spec: &RunSpec, framework: Framework) -> Result<(), SpecErr
             "fsdp",
             &format!("ddp for the library model {} (FSDP shards the catalogue's blocks)", spec.model),
         )),
-        ModelConfig::File(f) if framework != Framework::Pytorch => Err(SpecError::new(
+        ModelConfig::File(f) if framework == Framework::Tch => Err(SpecError::new(
             "framework",
             framework,
             &format!(
-                "pytorch for the file model {} (its function returns a torch.nn.Module)",
+                "pytorch, tensorflow or jax for the file model {} (its function returns a torch.nn.Module, a keras.Model or a Flax module)",
                 f.model.short()
             ),
         )),
+        ModelConfig::File(f)
+            if framework == Framework::Jax
+                && matches!(spec.precision, Precision::AmpBf16 | Precision::AmpFp16) =>
+        {
+            Err(SpecError::new(
+                "precision",
+                spec.precision.as_str(),
+                &format!(
+                    "fp32 or tf32 for the Flax file model {} (a Flax module computes in the dtype it sets itself)",
+                    f.model.short()
+                ),
+            ))
+        }
         ModelConfig::File(f) if spec.parallel == Parallel::Fsdp => Err(SpecError::new(
             "parallel",
             "fsdp",
