@@ -37,6 +37,7 @@
 pub mod batch;
 pub mod batch_words;
 pub mod bisect;
+pub mod describe;
 pub mod error;
 pub mod execute;
 pub mod explain;

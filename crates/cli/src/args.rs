@@ -49,10 +49,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Parameter count and FLOPs per training sample of a model.
+    /// Parameter count and FLOPs per training sample of a model: a catalogue
+    /// model's analytical figures, or a library model (timm:, hf:) or a model
+    /// from your file (PATH.py:FUNCTION) built once by its framework's worker
+    /// and counted (nothing trains).
     Describe {
         #[arg(long)]
         model: String,
+        /// For a library or file model: the framework whose worker builds it
+        /// (pytorch, tensorflow or jax). Default: pytorch.
+        #[arg(long, value_name = "F")]
+        framework: Option<String>,
+        /// For a model from your file: CxSxS (square images) or tokens:N
+        /// (with --vocab-size), as `run --input-shape`.
+        #[arg(long, value_name = "CxSxS|tokens:N")]
+        input_shape: Option<String>,
         #[arg(long)]
         num_classes: Option<i64>,
         #[arg(long)]

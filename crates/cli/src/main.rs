@@ -53,6 +53,8 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
         Command::Bisect(a) => bisect_cmd::bisect(&db, *a),
         Command::Describe {
             model,
+            framework,
+            input_shape,
             num_classes,
             image_size,
             in_channels,
@@ -61,6 +63,10 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
             json,
         } => models_cmd::describe(
             &model,
+            models_cmd::OwnModel {
+                framework,
+                input_shape,
+            },
             trainbench_core::models::ModelOptions {
                 num_classes,
                 image_size,

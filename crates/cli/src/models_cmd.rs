@@ -77,12 +77,83 @@ pub fn search(text: &str, json_out: bool) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn describe(model: &str, opts: ModelOptions, json_out: bool) -> Result<ExitCode, CliError> {
+/// What `describe` takes for a library or file model only.
+pub struct OwnModel {
+    pub framework: Option<String>,
+    pub input_shape: Option<String>,
+}
+
+/// A library or file model, built once by its worker and counted.
+fn describe_own(
+    model: &str,
+    own: OwnModel,
+    opts: ModelOptions,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    let req = trainbench_app::sweep::SweepRequest {
+        model: vec![model.to_owned()],
+        framework: vec![own.framework.unwrap_or_else(|| "pytorch".into())],
+        input_shape: own.input_shape,
+        num_classes: opts.num_classes,
+        image_size: opts.image_size,
+        seq_len: opts.seq_len,
+        vocab_size: opts.vocab_size,
+        ..Default::default()
+    };
+    if let Some(c) = opts.in_channels {
+        return Err(bad(
+            "in_channels",
+            format!("in_channels = {c} is not allowed: expected no value for {model} (give --input-shape CxSxS)"),
+        ));
+    }
+    let d = trainbench_app::describe::describe_own_model(&req)?;
+    if json_out {
+        println!("{}", json!(d));
+    } else {
+        let flops = match (d.flops_per_sample, &d.flops_method) {
+            (Some(f), Some(how)) => format!("{f:.4e} training FLOPs per sample ({how})"),
+            _ => "training FLOPs per sample not counted (MFU not measured)".to_owned(),
+        };
+        println!(
+            "{} in {}: {} trainable parameters (counted on the model); {flops}; trained as {}",
+            d.model,
+            d.framework,
+            d.param_count,
+            match d.trained_as.as_str() {
+                "decoder" => "a language model on next tokens",
+                "bert" => "a sequence classifier",
+                _ => "an image classifier",
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn describe(
+    model: &str,
+    own: OwnModel,
+    opts: ModelOptions,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    let is_own = trainbench_core::models::FileRef::looks_like(model)
+        || matches!(
+            trainbench_core::models::LibraryRef::parse(model),
+            Ok(Some(_))
+        );
+    if is_own {
+        return describe_own(model, own, opts, json_out);
+    }
+    if let Some(f) = own.framework.as_deref().or(own.input_shape.as_deref()) {
+        return Err(bad(
+            if own.framework.is_some() { "framework" } else { "input_shape" },
+            format!("{f} is not allowed for the catalogue model {model}: expected no value (its figures are analytical)"),
+        ));
+    }
     let entry = lookup(model).ok_or_else(|| {
         bad(
             "model",
             format!(
-                "model = {model} is not allowed: expected one of {}",
+                "model = {model} is not allowed: expected one of {}, or timm:NAME, hf:MODEL_TYPE[?key=value&…] or PATH.py:FUNCTION",
                 model_names().join(", ")
             ),
         )

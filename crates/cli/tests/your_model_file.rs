@@ -386,3 +386,45 @@ fn a_keras_file_and_a_flax_file_train_in_their_own_frameworks() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert_eq!(v["error"]["field"], "precision", "{v}");
 }
+
+/// `describe` builds a model from a file once and counts it; nothing trains
+/// and nothing is stored.
+#[test]
+fn describe_counts_a_model_file_before_anything_trains() {
+    let dir = with_models("file-model-describe");
+    let (out, d) = output_json(trainbench(&dir.0).current_dir(&dir.0).args([
+        "describe",
+        "--model",
+        "models.py:image",
+        "--input-shape",
+        "3x8x8",
+        "--num-classes",
+        "5",
+        "--json",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(d["param_count"], json!(269), "{d}");
+    assert_eq!(
+        d["flops_per_sample"],
+        json!(2.0 * (2.0 * 64.0 * 8.0 * 27.0 + 3.0 * 40.0))
+    );
+    assert_eq!(d["trained_as"], "image");
+    let (out, d) = output_json(trainbench(&dir.0).current_dir(&dir.0).args([
+        "describe",
+        "--model",
+        "models.py:not_a_module",
+        "--input-shape",
+        "3x8x8",
+        "--num-classes",
+        "5",
+        "--json",
+    ]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(d["error"]["field"], "model", "{d}");
+    assert!(
+        !dir.0.join("studio.sqlite").exists() || {
+            let (_, runs) = output_json(trainbench(&dir.0).args(["runs", "--json"]));
+            runs["runs"].as_array().is_none_or(Vec::is_empty)
+        }
+    );
+}

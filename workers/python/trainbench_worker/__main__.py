@@ -118,7 +118,7 @@ def cmd_info(framework):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="trainbench_worker")
     ap.add_argument("framework", choices=sorted(FRAMEWORKS))
-    ap.add_argument("command", choices=["train", "count", "info", "models"])
+    ap.add_argument("command", choices=["train", "count", "info", "models", "describe"])
     ap.add_argument("--plan", default="-")
     ap.add_argument("--search", default=None)
     args = ap.parse_args(argv)
@@ -129,6 +129,10 @@ def main(argv=None):
             cmd_count(args.framework)
         elif args.command == "models":
             cmd_models(args.framework, args.search)
+        elif args.command == "describe":
+            from . import describe
+
+            describe.main()
         else:
             cmd_info(args.framework)
     except WorkerError as e:

@@ -1,7 +1,8 @@
 //! Library models (`timm:NAME`, `hf:MODEL_TYPE?…`) asked of a PyTorch
 //! environment's worker (`python -m trainbench_worker pytorch models`): whether
 //! the installed libraries have the names, before anything trains, and which
-//! names match a search. One short process per question; nothing is built.
+//! names match a search (one short process per question; nothing is built);
+//! and a library or file model built once and counted (`describe`).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -16,7 +17,7 @@ use crate::WorkerCommand;
 pub enum LibraryAskError {
     #[error("cannot start {program}: {reason}")]
     Start { program: String, reason: String },
-    #[error("the PyTorch environment did not answer about library models: {0}")]
+    #[error("the framework's worker did not answer about the model: {0}")]
     Answer(String),
 }
 
@@ -38,8 +39,18 @@ pub struct LibraryNames {
 }
 
 fn ask(cmd: &WorkerCommand, extra: &[&str], stdin: &str) -> Result<String, LibraryAskError> {
+    ask_worker(cmd, &["pytorch", "models"], extra, stdin)
+}
+
+fn ask_worker(
+    cmd: &WorkerCommand,
+    command: &[&str],
+    extra: &[&str],
+    stdin: &str,
+) -> Result<String, LibraryAskError> {
     let mut child = Command::new(&cmd.program)
-        .args(["-m", "trainbench_worker", "pytorch", "models"])
+        .args(["-m", "trainbench_worker"])
+        .args(command)
         .args(extra)
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
@@ -98,5 +109,38 @@ pub fn search_library_models(
     text: &str,
 ) -> Result<LibraryNames, LibraryAskError> {
     let line = ask(cmd, &["--search", text], "")?;
+    serde_json::from_str(&line).map_err(|e| LibraryAskError::Answer(format!("{e}: {line}")))
+}
+
+/// A library model or a model from a person's file, built once by its
+/// framework's worker (nothing trains): what it counted, or why it refused.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Described {
+    Counted {
+        param_count: u64,
+        /// `None` where the framework gave no count (MFU not measured).
+        flops_per_sample: Option<f64>,
+        flops_method: Option<String>,
+        /// How the harness trains it: `image`, `bert` (classified tokens),
+        /// `decoder` (next tokens).
+        family: String,
+        /// One sample's shape as the harness feeds it (file models).
+        input: Option<Vec<u64>>,
+    },
+    Refused {
+        field: String,
+        message: String,
+    },
+}
+
+/// Builds the model of `plan_json` (a worker plan) in `framework`'s worker
+/// (`python -m trainbench_worker FRAMEWORK describe`) and counts it.
+pub fn describe_model(
+    cmd: &WorkerCommand,
+    framework: &str,
+    plan_json: &str,
+) -> Result<Described, LibraryAskError> {
+    let line = ask_worker(cmd, &[framework, "describe"], &[], plan_json)?;
     serde_json::from_str(&line).map_err(|e| LibraryAskError::Answer(format!("{e}: {line}")))
 }

@@ -1,0 +1,75 @@
+//! `describe` for a model the catalogue does not hold (a library name or a
+//! model from a person's file): the run it would be is planned as a sweep of
+//! one (the same checks, the file read and hashed), then its framework's
+//! worker builds the model once and counts it; nothing trains.
+
+use trainbench_core::spec::runnable::Machine;
+use trainbench_runner::envs::library::{describe_model, Described};
+
+use crate::sweep::{plan_sweep, SweepRequest};
+use crate::{AppError, AppResult};
+
+/// What `describe` says of a library or file model.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DescribedModel {
+    pub model: String,
+    pub framework: String,
+    pub param_count: u64,
+    pub flops_per_sample: Option<f64>,
+    pub flops_method: Option<String>,
+    /// How the harness trains it: `image`, `bert` (classified tokens) or
+    /// `decoder` (next tokens).
+    pub trained_as: String,
+    pub input: Option<Vec<u64>>,
+}
+
+/// Plans `req` (one model, one framework) on this machine's CPU and asks the
+/// framework's worker to build and count the model.
+pub fn describe_own_model(req: &SweepRequest) -> AppResult<DescribedModel> {
+    let mut req = req.clone();
+    req.device = Some("cpu".into());
+    req.batch_size = vec![1];
+    req.steps = Some(1);
+    req.epochs = None;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let machine = Machine {
+        gpus: 0,
+        cpu_cores: u32::try_from(cores).unwrap_or(1),
+    };
+    let plan = plan_sweep(&req, machine, false);
+    if let Some(r) = plan.rejected.first() {
+        return Err(AppError::BadInput {
+            field: r.field.clone(),
+            message: r.message.clone(),
+        });
+    }
+    let cfg = plan
+        .configs
+        .first()
+        .ok_or_else(|| AppError::bad_input("model", req.model.join(","), "one model"))?;
+    let framework = cfg.framework.to_string();
+    let json = cfg.spec.spec.worker_plan_json(cfg.framework);
+    let answer =
+        describe_model(&cfg.worker, &framework, &json).map_err(|e| AppError::BadInput {
+            field: "framework".into(),
+            message: e.to_string(),
+        })?;
+    match answer {
+        Described::Counted {
+            param_count,
+            flops_per_sample,
+            flops_method,
+            family,
+            input,
+        } => Ok(DescribedModel {
+            model: cfg.spec.spec.model.clone(),
+            framework,
+            param_count,
+            flops_per_sample,
+            flops_method,
+            trained_as: family,
+            input,
+        }),
+        Described::Refused { field, message } => Err(AppError::BadInput { field, message }),
+    }
+}
