@@ -44,6 +44,23 @@ def tokens():
     return Next()
 
 
+class Attends(nn.Module):
+    """Token embeddings attending to each other (no projections), then a head."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 16)
+        self.head = nn.Linear(16, 50)
+
+    def forward(self, x):
+        h = self.embed(x).unsqueeze(1)  # (batch, heads = 1, tokens, width): the fused kernel's shape
+        return self.head(torch.nn.functional.scaled_dot_product_attention(h, h, h).squeeze(1))
+
+
+def attends():
+    return Attends()
+
+
 def broken():
     return helper_that_is_not_there()
 
@@ -409,6 +426,25 @@ fn describe_counts_a_model_file_before_anything_trains() {
         json!(2.0 * (2.0 * 64.0 * 8.0 * 27.0 + 3.0 * 40.0))
     );
     assert_eq!(d["trained_as"], "image");
+    // Fused attention is counted: Q·Kᵀ and A·V, 8·8·16 MACs each, three
+    // passes, 2 FLOPs a MAC; the head's 8·16·50 MACs likewise.
+    let (out, d) = output_json(trainbench(&dir.0).current_dir(&dir.0).args([
+        "describe",
+        "--model",
+        "models.py:attends",
+        "--input-shape",
+        "tokens:8",
+        "--vocab-size",
+        "50",
+        "--json",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        d["flops_per_sample"],
+        json!(6.0 * (2.0 * 8.0 * 8.0 * 16.0 + 8.0 * 16.0 * 50.0)),
+        "{d}"
+    );
+    assert_eq!(d["trained_as"], "decoder");
     let (out, d) = output_json(trainbench(&dir.0).current_dir(&dir.0).args([
         "describe",
         "--model",

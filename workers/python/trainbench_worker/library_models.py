@@ -185,7 +185,11 @@ def _hf(plan, c, ref):
 def flops_per_sample(model, sample_shape, loss_of):
     """Training FLOPs of one sample: one forward and backward at batch 1,
     counted by PyTorch's FlopCounterMode on a copy (the model's weights,
-    gradients and random state are left as they were)."""
+    gradients and random state are left as they were). Attention runs on
+    scaled_dot_product_attention's math backend while counting: the counter
+    sees its matrix multiplies (the CPU's fused kernel it does not count, and
+    the copy is on the CPU), so counted and analytical figures agree."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.utils.flop_counter import FlopCounterMode
 
     twin = copy.deepcopy(model).cpu().train()
@@ -193,7 +197,7 @@ def flops_per_sample(model, sample_shape, loss_of):
         x = torch.randint(0, 2, (1, *sample_shape), dtype=torch.long)
     else:
         x = torch.randn(1, *sample_shape)
-    with torch.random.fork_rng(devices=[]), FlopCounterMode(display=False) as counter:
+    with torch.random.fork_rng(devices=[]), sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
         loss_of(twin, x).backward()
     return float(counter.get_total_flops())
 
