@@ -287,8 +287,8 @@ fn fold_twice(scratch: &Path, dir: &Path) {
             .arg(dir),
     );
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(folded["rows"], 24);
-    assert_eq!(folded["imported_runs"], 13);
+    assert_eq!(folded["rows"], 25);
+    assert_eq!(folded["imported_runs"], 14);
     let written = std::fs::read_to_string(&doc).unwrap();
     assert!(written.starts_with("# GPU results\n\n## "), "{written}");
     assert!(written.contains("(CPU rehearsal)"));
@@ -298,6 +298,11 @@ fn fold_twice(scratch: &Path, dir: &Path) {
         "{written}"
     );
     assert!(written.contains(" (÷ vit-eager) | ran"), "{written}");
+    // timm's own ViT in the studio's harness, beside the studio's ViT and timm's loop.
+    assert!(
+        written.contains("vit-timm-harness: timm:vit_tiny_patch16_224"),
+        "{written}"
+    );
     // Not twice.
     let out = trainbench(scratch)
         .args(["gpu-session", "fold", "--doc"])

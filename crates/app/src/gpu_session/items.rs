@@ -123,7 +123,7 @@ pub fn plan(rehearse: bool) -> Vec<Item> {
     let mut items = vit_items(s);
     let mut others = other_items(s);
     let rest = others.split_off(5);
-    let largest = items.split_off(2);
+    let largest = items.split_off(3);
     items.extend(tch_pair(
         s,
         "vit",
@@ -331,6 +331,21 @@ fn studio(s: &Sizes, framework: Kind, model: &str, compile: &str, batch: Batch) 
     }
 }
 
+/// timm's ViT in the studio's harness, at the ViT items' batch.
+fn timm_in_harness(s: &Sizes) -> What {
+    let mut w = studio(
+        s,
+        Kind::Pytorch,
+        s.timm_vit,
+        "off",
+        Batch::Fixed(s.vit_batch),
+    );
+    if let What::Studio { image_size, .. } = &mut w {
+        *image_size = s.timm_vit_px;
+    }
+    w
+}
+
 fn peer(s: &Sizes, library: &str, model: &str, batch: Batch, of: &str) -> What {
     What::Peer {
         library: library.into(),
@@ -371,8 +386,8 @@ fn sized(mut w: What, px: Option<i64>, seq: Option<i64>) -> What {
     w
 }
 
-/// ViT-B/16 at batch 64 and at the largest batch, each with its peer, then
-/// torch.compile and JAX at the largest batch.
+/// ViT-B/16 at batch 64 with its peer and timm's model in the studio's
+/// harness, then at the largest batch with its peer.
 fn vit_items(s: &Sizes) -> Vec<Row> {
     let (p, vb, vit) = (s.precision, s.vit_batch, s.vit);
     let max = Batch::Max {
@@ -392,6 +407,15 @@ fn vit_items(s: &Sizes) -> Vec<Row> {
             format!("{vit} {p} b{vb}, timm peer"),
             30.0,
             peer(s, "timm", vit, Batch::Fixed(vb), "vit-eager"),
+        ),
+        (
+            "vit-timm-harness".into(),
+            format!(
+                "{} {p} b{vb}, timm's model in the studio's PyTorch harness",
+                s.timm_vit
+            ),
+            30.0,
+            timm_in_harness(s),
         ),
         (
             "vit-eager-max".into(),
@@ -525,67 +549,5 @@ fn other_items(s: &Sizes) -> Vec<Row> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fast_steps_are_timed_three_times_longer_on_a_gpu_only() {
-        let x = |rehearse: bool, id: &str| {
-            let items = plan(rehearse);
-            let i = items.iter().find(|i| i.id == id).unwrap();
-            (i.steps_x, i.allowance_s)
-        };
-        for id in [
-            "vit-eager",
-            "vit-timm",
-            "vit-tch-fp16",
-            "resnet-tch",
-            "bert-eager",
-            "vit-flax",
-        ] {
-            assert_eq!(x(false, id).0, 3, "{id}");
-        }
-        assert_eq!(x(false, "vit-eager"), (3, 36.0));
-        for id in [
-            "vit-eager-fp32",
-            "vit-tch-tf32",
-            "gpt2-eager",
-            "gpt2-hf",
-            "vit-eager-max",
-            "vit-timm-max",
-            "resnet-folder",
-        ] {
-            assert_eq!(x(false, id).0, 1, "{id}");
-        }
-        // The rehearsal keeps its lengths: CI's time.
-        assert!(plan(true).iter().all(|i| i.steps_x == 1));
-    }
-
-    #[test]
-    fn every_peer_and_found_batch_refers_to_an_earlier_studio_item() {
-        for rehearse in [false, true] {
-            let items = plan(rehearse);
-            for (i, item) in items.iter().enumerate() {
-                let earlier = |id: &str| {
-                    items[..i]
-                        .iter()
-                        .any(|e| e.id == id && matches!(e.what, What::Studio { .. }))
-                };
-                let (batch, of) = match &item.what {
-                    What::Studio { batch, against, .. } => (batch, against.as_ref()),
-                    What::Peer { batch, of, .. } => (batch, Some(of)),
-                };
-                if let Batch::FoundBy(id) = batch {
-                    assert!(earlier(id), "{}: batch of {id}", item.id);
-                }
-                if let Some(of) = of {
-                    assert!(earlier(of), "{}: peer of {of}", item.id);
-                }
-            }
-            let mut ids: Vec<&str> = items.iter().map(|i| i.id.as_str()).collect();
-            ids.sort_unstable();
-            ids.dedup();
-            assert_eq!(ids.len(), items.len(), "ids are unique");
-        }
-    }
-}
+#[path = "items_tests.rs"]
+mod tests;

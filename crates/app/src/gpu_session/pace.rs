@@ -22,6 +22,11 @@ pub struct Sizes {
     pub vit: &'static str,
     pub vit_batch: i64,
     pub vit_max: (u32, u32),
+    /// timm's own ViT, trained in the studio's PyTorch harness beside the
+    /// studio's ViT and timm's plain loop (whether a gap is the harness or
+    /// the model), and the side it is trained at (`None`: timm's default).
+    pub timm_vit: &'static str,
+    pub timm_vit_px: Option<i64>,
     pub resnet: &'static str,
     pub resnet_px: Option<i64>,
     pub resnet_batch: i64,
@@ -46,6 +51,8 @@ pub const GPU: Sizes = Sizes {
     vit: "vit_base_patch16_224",
     vit_batch: 64,
     vit_max: (128, 2048),
+    timm_vit: "timm:vit_base_patch16_224",
+    timm_vit_px: None,
     resnet: "resnet50",
     resnet_px: None,
     resnet_batch: 128,
@@ -65,6 +72,8 @@ pub const CPU: Sizes = Sizes {
     vit: "vit_mini_patch4_32",
     vit_batch: 8,
     vit_max: (8, 32),
+    timm_vit: "timm:vit_tiny_patch16_224",
+    timm_vit_px: Some(32),
     resnet: "resnet18",
     resnet_px: Some(32),
     resnet_batch: 4,
