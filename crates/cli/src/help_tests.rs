@@ -111,3 +111,47 @@ fn docs_cli_md_names_every_command_and_flag() {
         missing.join("\n")
     );
 }
+
+/// Every command's about line and every argument's help line that is empty,
+/// as `trainbench CMD …: WHAT`, walking the whole tree (hidden commands too).
+fn empty_help(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+    if !path.is_empty()
+        && cmd
+            .get_about()
+            .is_none_or(|a| a.to_string().trim().is_empty())
+    {
+        out.push(format!("`{path}`: the command has no description"));
+    }
+    for arg in cmd.get_arguments() {
+        let id = arg.get_id().as_str();
+        if matches!(id, "help" | "version") {
+            continue;
+        }
+        let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+        if help.trim().is_empty() {
+            let name = match arg.get_long() {
+                Some(long) => format!("--{long}"),
+                None => format!("<{}>", id.to_uppercase()),
+            };
+            out.push(format!("`{path}` {name}: no help line"));
+        }
+    }
+    for sub in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+        let sub_path = format!("{path} {}", sub.get_name()).trim().to_owned();
+        empty_help(sub, &sub_path, out);
+    }
+}
+
+#[test]
+fn every_command_and_argument_has_a_help_line() {
+    let mut cli = Cli::command();
+    cli.build();
+    let mut empty = Vec::new();
+    empty_help(&cli, "", &mut empty);
+    assert!(
+        empty.is_empty(),
+        "{} empty help lines:\n{}",
+        empty.len(),
+        empty.join("\n")
+    );
+}
