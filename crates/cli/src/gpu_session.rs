@@ -24,7 +24,7 @@ pub struct GpuSessionArgs {
     /// Seconds for the whole session, outputs included: each item starts
     /// only when its allowance fits in what is left, and what still runs at
     /// the end is stopped. Default: 540 (a 10-minute machine call, with room).
-    #[arg(long, default_value_t = gpu_session::DEFAULT_BUDGET_S)]
+    #[arg(long, default_value_t = gpu_session::DEFAULT_BUDGET_S, hide_default_value = true)]
     pub budget: f64,
     /// Folder for results.md, results.json, session.log, the session file,
     /// checks.json and report.pdf (default: gpu-session-YYYYMMDDHHMMSS here).
@@ -48,6 +48,7 @@ pub struct GpuSessionArgs {
     /// session spends its minutes on new figures. A kit passes its copy.
     #[arg(long)]
     pub measured: Option<PathBuf>,
+    /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
     #[arg(long)]
     pub json: bool,
 }
@@ -68,12 +69,14 @@ pub enum GpuSessionCommand {
         /// The rehearsal's plan (small models on the CPU).
         #[arg(long)]
         rehearse: bool,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
     /// Fold a session's output folder into the GPU results document (a
     /// section with a row per item) and import its session file.
     Fold {
+        /// The session's output folder (gpu-session --out).
         dir: PathBuf,
         /// The document to append to.
         #[arg(long, default_value = "docs/gpu-results.md")]
@@ -86,6 +89,7 @@ pub enum GpuSessionCommand {
         /// this session measured.
         #[arg(long)]
         against: Option<PathBuf>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },

@@ -155,3 +155,61 @@ fn every_command_and_argument_has_a_help_line() {
         empty.join("\n")
     );
 }
+
+/// Arguments whose default is said twice: in the help text ("Default: …")
+/// and again by clap ("[default: …]").
+fn defaults_said_twice(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+    for arg in cmd.get_arguments() {
+        let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+        let in_text = help.to_lowercase().contains("default:");
+        let shown = arg.get_action().takes_values() && !arg.is_hide_default_value_set();
+        if in_text && shown && !arg.get_default_values().is_empty() {
+            out.push(format!("`{path}` --{}: {help}", arg.get_id()));
+        }
+    }
+    for sub in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+        let sub_path = format!("{path} {}", sub.get_name()).trim().to_owned();
+        defaults_said_twice(sub, &sub_path, out);
+    }
+}
+
+#[test]
+fn no_default_is_said_twice() {
+    let mut cli = Cli::command();
+    cli.build();
+    let mut twice = Vec::new();
+    defaults_said_twice(&cli, "", &mut twice);
+    assert!(
+        twice.is_empty(),
+        "defaults said twice:\n{}",
+        twice.join("\n")
+    );
+}
+
+fn help_of(cmd: &clap::Command, id: &str) -> String {
+    cmd.get_arguments()
+        .find(|a| a.get_id() == id)
+        .and_then(|a| a.get_help())
+        .map(ToString::to_string)
+        .unwrap_or_else(|| panic!("no help for --{id}"))
+}
+
+#[test]
+fn bisect_help_says_its_own_defaults() {
+    let cli = Cli::command();
+    let bisect = subcommand(&cli, "bisect");
+    let min = trainbench_app::bisect::MIN_REPEATS;
+    let repeats = help_of(bisect, "repeats");
+    assert!(repeats.contains(&format!("Default: {min}")), "{repeats}");
+    assert!(!repeats.contains("Default: 1"), "{repeats}");
+    let framework = help_of(bisect, "framework");
+    assert!(
+        !framework.contains("Default: tch"),
+        "bisect refuses tch: {framework}"
+    );
+    assert!(framework.contains("jax"), "{framework}");
+    // `run` keeps its own.
+    let run = subcommand(&cli, "run");
+    assert!(help_of(run, "repeats").contains("Default: 1"));
+    assert!(help_of(run, "framework").contains("Default: tch"));
+}
