@@ -69,3 +69,41 @@ fn delete_without_yes_names_the_runs_deletes_nothing_and_exits_0() {
     let (_, v) = tb(&db, &["runs", "--json"]);
     assert_eq!(v["runs"].as_array().unwrap().len(), 1, "{v}");
 }
+
+/// Marks run `id` as imported from host `lab-box` (its run 7 there).
+fn mark_imported(db: &Db, id: i64) {
+    let origin = r#"{"machine_id":"m-1","hostname":"lab-box","source_run_id":7,"imported_unix_ms":1764000000000,"file":"lab.trainbench-session.json"}"#;
+    rusqlite::Connection::open(db.path())
+        .unwrap()
+        .execute(
+            "UPDATE runs SET origin_json = ?1 WHERE id = ?2",
+            rusqlite::params![origin, id],
+        )
+        .unwrap();
+}
+
+#[test]
+fn imported_runs_are_marked_in_show_and_runs() {
+    let db = seeded("imported", 2);
+    mark_imported(&db, 1);
+    let (out, _) = tb(&db, &["show", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains("imported:") && said.contains("lab-box") && said.contains("run 7 there"),
+        "{said}"
+    );
+    assert!(said.contains("lab.trainbench-session.json"), "{said}");
+    let (out, _) = tb(&db, &["show", "2"]);
+    assert!(!stdout(&out).contains("imported"), "{}", stdout(&out));
+    let (out, _) = tb(&db, &["runs"]);
+    let said = stdout(&out);
+    let line = |id: &str| {
+        said.lines()
+            .find(|l| l.trim_start().starts_with(id))
+            .unwrap_or_else(|| panic!("run {id} in:\n{said}"))
+            .to_owned()
+    };
+    assert!(line("1 ").contains("imported from lab-box"), "{said}");
+    assert!(!line("2 ").contains("imported"), "{said}");
+}

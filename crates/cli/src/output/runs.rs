@@ -19,7 +19,14 @@ pub fn print_runs_table(rows: &[RunRow]) {
             };
             vec![
                 r.id.to_string(),
-                r.status.as_str().to_owned(),
+                match &r.origin {
+                    Some(o) => format!(
+                        "{}, imported from {}",
+                        r.status.as_str(),
+                        escape_controls(&o.hostname)
+                    ),
+                    None => r.status.as_str().to_owned(),
+                },
                 config_label(r),
                 throughput_text(r),
                 s.and_then(|s| s.time_to_first_step_s)
@@ -179,6 +186,17 @@ pub fn print_show(d: &RunDetail) {
     );
     if let Some(reason) = &r.status_reason {
         println!("reason: {}", escape_controls(reason));
+    }
+    if let Some(o) = &r.origin {
+        println!(
+            "imported:          measured on {} (machine {}), run {} there; imported from {}",
+            escape_controls(&o.hostname),
+            escape_controls(&o.machine_id),
+            o.source_run_id,
+            o.file
+                .as_deref()
+                .map_or("a session file".into(), escape_controls)
+        );
     }
     print_settings(d);
     if let Some(data) = d.hello.as_ref().map(|h| &h["data"]) {
