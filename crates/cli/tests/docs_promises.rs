@@ -107,3 +107,31 @@ fn imported_runs_are_marked_in_show_and_runs() {
     assert!(line("1 ").contains("imported from lab-box"), "{said}");
     assert!(!line("2 ").contains("imported"), "{said}");
 }
+
+#[test]
+fn show_prints_provenance_as_lines_not_json() {
+    let db = seeded("provenance", 1);
+    let (out, _) = tb(&db, &["show", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = stdout(&out);
+    let at = said.find("provenance:").expect("a provenance section");
+    let section: Vec<&str> = said[at..]
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert!(
+        section
+            .iter()
+            .any(|l| l.contains("hostname:") && l.contains("fixture-host")),
+        "{said}"
+    );
+    assert!(
+        section
+            .iter()
+            .any(|l| l.contains("cpu cores:") && l.contains('2')),
+        "{said}"
+    );
+    assert!(!said[at..].lines().next().unwrap().contains('{'), "{said}");
+    assert!(section.iter().all(|l| !l.contains("{\"")), "{said}");
+}

@@ -218,12 +218,47 @@ pub fn print_show(d: &RunDetail) {
         d.telemetry_samples
     );
     if let Some(p) = &d.provenance {
-        println!("provenance: {p}");
+        print_provenance(p);
     }
     if r.status != RunStatus::Completed {
         if let Some(t) = d.stderr_tail.as_deref().filter(|t| !t.is_empty()) {
             println!("last lines of the worker's output:\n{}", escape_controls(t));
         }
+    }
+}
+
+/// A provenance value as words: lists joined by "; ", objects as
+/// "key value" pairs, nothing as "not known".
+fn plain(v: &Value) -> String {
+    match v {
+        Value::Null => "not known".into(),
+        Value::String(s) => escape_controls(s).into_owned(),
+        Value::Array(a) if a.is_empty() => "none".into(),
+        Value::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join("; "),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| format!("{} {}", k.replace('_', " "), plain(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// Where the run trained (the machine, its CPU, GPUs, drivers, the studio's
+/// version), one line each.
+fn print_provenance(p: &Value) {
+    println!("provenance:");
+    let Some(fields) = p.as_object() else {
+        println!("  {}", plain(p));
+        return;
+    };
+    for (key, v) in fields {
+        let value = match (key.as_str(), v.as_u64()) {
+            ("memory_total_bytes", Some(b)) => format!("{:.1} GiB", b as f64 / 1024f64.powi(3)),
+            _ => plain(v),
+        };
+        let label = key.trim_end_matches("_bytes").replace('_', " ");
+        println!("  {:<22} {value}", format!("{label}:"));
     }
 }
 
