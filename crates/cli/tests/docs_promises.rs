@@ -135,3 +135,39 @@ fn show_prints_provenance_as_lines_not_json() {
     assert!(!said[at..].lines().next().unwrap().contains('{'), "{said}");
     assert!(section.iter().all(|l| !l.contains("{\"")), "{said}");
 }
+
+#[test]
+fn describe_says_which_input_size_it_counted() {
+    let db = Db::new("describe");
+    let (out, _) = tb(
+        &db,
+        &["describe", "--model", "resnet50", "--image-size", "64"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = stdout(&out);
+    assert!(said.contains("3×64×64 images (--image-size 64)"), "{said}");
+    let (out, _) = tb(&db, &["describe", "--model", "resnet50"]);
+    let said = stdout(&out);
+    assert!(
+        said.contains("3×224×224 images (the model's default)"),
+        "{said}"
+    );
+    let (_, v) = tb(
+        &db,
+        &[
+            "describe",
+            "--model",
+            "bert_base_uncased",
+            "--seq-len",
+            "64",
+            "--json",
+        ],
+    );
+    assert!(
+        v["input"]
+            .as_str()
+            .unwrap()
+            .contains("sequences of 64 tokens (--seq-len 64)"),
+        "{v}"
+    );
+}
