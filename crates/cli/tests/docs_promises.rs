@@ -171,3 +171,40 @@ fn describe_says_which_input_size_it_counted() {
         "{v}"
     );
 }
+
+#[test]
+fn a_scaling_chart_without_a_device_sweep_is_refused_and_nothing_written() {
+    let db = seeded("scaling-chart", 2);
+    let svg = db.dir().join("scaling.svg");
+    let (out, v) = tb(
+        &db,
+        &[
+            "export",
+            "chart",
+            "scaling",
+            "1",
+            "2",
+            "-o",
+            svg.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], "kind", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("device-count sweep"), "{message}");
+    assert!(!svg.exists(), "no empty chart is written");
+    let (out, _) = tb(
+        &db,
+        &[
+            "export",
+            "chart",
+            "throughput",
+            "1",
+            "2",
+            "-o",
+            svg.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
