@@ -208,3 +208,56 @@ fn a_scaling_chart_without_a_device_sweep_is_refused_and_nothing_written() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+#[test]
+fn show_says_the_best_accuracy_of_a_missed_target_and_small_costs_in_full() {
+    let db = Db::new("missed-target");
+    let (out, _) = tb(
+        &db,
+        &[
+            "prices",
+            "add",
+            "Tiny box",
+            "--devices",
+            "1",
+            "--device",
+            "CPU",
+            "--usd-per-hour",
+            "0.0045",
+            "--as-of",
+            "2026-11",
+            "--source",
+            "a test",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let mut store = Store::open(&db.path()).unwrap();
+    write_run(
+        &mut store,
+        &FixtureRun {
+            seed: 1,
+            // The generated evaluations reach 99 % at best.
+            target_accuracy: Some(0.995),
+            price_offering: Some("Tiny box".into()),
+            ..FixtureRun::default()
+        },
+    )
+    .unwrap();
+    drop(store);
+    let (out, _) = tb(&db, &["show", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = stdout(&out);
+    assert!(said.contains("not reached; best 99.0 %"), "{said}");
+    // 3,240 s at $0.0045 an hour: $0.00405, not "$0.00".
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("cost per epoch:"))
+        .unwrap();
+    assert!(line.contains("$0.0041 projected"), "{line}");
+    let (out, _) = tb(&db, &["runs"]);
+    let said = stdout(&out);
+    assert!(
+        said.contains("not reached; best 99.0 %") && said.contains("$0.0041"),
+        "{said}"
+    );
+}
