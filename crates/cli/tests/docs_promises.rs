@@ -261,3 +261,107 @@ fn show_says_the_best_accuracy_of_a_missed_target_and_small_costs_in_full() {
         "{said}"
     );
 }
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn the_price_table_says_what_changed_and_marks_new_offerings_as_added() {
+    let db = Db::new("prices-said");
+    let lab = "My lab 4x L40S";
+    let (out, _) = tb(
+        &db,
+        &[
+            "prices",
+            "add",
+            lab,
+            "--devices",
+            "4",
+            "--device",
+            "L40S",
+            "--usd-per-hour",
+            "6",
+            "--as-of",
+            "2026-11",
+            "--source",
+            "our invoice",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains(&format!(
+            "added {lab}: devices 4, device L40S, usd_per_hour 6, usd_per_device_hour 1.5"
+        )),
+        "{said}"
+    );
+    let row = said.lines().find(|l| l.starts_with(lab)).unwrap();
+    assert!(row.ends_with("(added)"), "{row}");
+    assert!(
+        stderr(&out).is_empty() || !stderr(&out).contains("warning"),
+        "{}",
+        stderr(&out)
+    );
+
+    let (out, v) = tb(
+        &db,
+        &[
+            "prices",
+            "edit",
+            lab,
+            "--usd-per-device-hour",
+            "2",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        v["changed"]["fields"][0]["field"], "usd_per_device_hour",
+        "{v}"
+    );
+    let warned = stderr(&out);
+    for part in [
+        "warning",
+        "usd_per_device_hour = 2",
+        "usd_per_hour ÷ devices = 6 ÷ 4 = 1.5",
+    ] {
+        assert!(warned.contains(part), "{part:?} in {warned}");
+    }
+    let (out, _) = tb(&db, &["prices", "edit", lab, "--usd-per-hour", "8"]);
+    let said = stdout(&out);
+    // 8 ÷ 4 is the 2 already stored: only the hourly price changed.
+    assert!(
+        said.contains(&format!("edited {lab}: usd_per_hour 6 → 8\n")),
+        "{said}"
+    );
+    assert!(
+        !stderr(&out).contains("warning"),
+        "re-derived: {}",
+        stderr(&out)
+    );
+
+    let (out, _) = tb(
+        &db,
+        &[
+            "prices",
+            "edit",
+            "Lambda Cloud 1x H100 SXM",
+            "--source",
+            "checked",
+        ],
+    );
+    let said = stdout(&out);
+    let row = said
+        .lines()
+        .find(|l| l.starts_with("Lambda Cloud 1x H100 SXM"))
+        .unwrap();
+    assert!(row.ends_with("(edited)"), "{row}");
+    let (out, _) = tb(&db, &["prices", "delete", lab]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        stdout(&out).contains(&format!("deleted {lab}")),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -372,21 +372,26 @@ fn print_energy_and_checks(d: &RunDetail, s: &RunSummary) {
 }
 
 pub fn print_prices(rows: &[PriceEntry]) {
+    let defaults = trainbench_core::reference::default_prices();
     println!(
         "{:<32} {:>3} {:<16} {:>10} {:>12}  {:<20} source",
         "offering", "n", "device", "$/hour", "$/dev-hour", "as of"
     );
     for PriceEntry { row: p, by_user } in rows {
+        let mark = match by_user {
+            false => "",
+            true if defaults.iter().any(|d| d.offering == p.offering) => " (edited)",
+            true => " (added)",
+        };
         println!(
-            "{:<32} {:>3} {:<16} {:>10.2} {:>12.2}  {:<20} {}{}",
+            "{:<32} {:>3} {:<16} {:>10} {:>12}  {:<20} {}{mark}",
             p.offering,
             p.devices,
             p.device,
-            p.usd_per_hour,
-            p.usd_per_device_hour,
+            usd(p.usd_per_hour).trim_start_matches('$'),
+            usd(p.usd_per_device_hour).trim_start_matches('$'),
             p.as_of,
             p.source,
-            if *by_user { " (edited)" } else { "" }
         );
     }
 }
