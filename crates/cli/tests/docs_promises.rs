@@ -365,3 +365,54 @@ fn the_price_table_says_what_changed_and_marks_new_offerings_as_added() {
         stdout(&out)
     );
 }
+
+#[test]
+fn gpu_session_plan_says_the_budget_and_what_fits_and_refuses_an_unknown_gpu() {
+    let db = Db::new("plan-budget");
+    let (out, v) = tb(
+        &db,
+        &[
+            "gpu-session",
+            "plan",
+            "--rehearse",
+            "--budget",
+            "100",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["budget_s"], 100.0, "{v}");
+    let items = v["items"].as_array().unwrap();
+    let fit: Vec<bool> = items
+        .iter()
+        .map(|i| i["fits_in_budget"].as_bool().unwrap())
+        .collect();
+    // The items that fit, worst case, take at most the budget less what is kept for the outputs.
+    let used: f64 = items
+        .iter()
+        .filter(|i| i["fits_in_budget"] == true)
+        .map(|i| i["allowance_s"].as_f64().unwrap())
+        .sum();
+    assert!(used <= 100.0 - v["reserve_s"].as_f64().unwrap(), "{v}");
+    assert!(
+        fit.contains(&false),
+        "100 s does not hold the whole plan: {v}"
+    );
+    let (out, _) = tb(&db, &["gpu-session", "plan", "--rehearse"]);
+    let said = stdout(&out);
+    assert!(said.contains("budget: 540 s"), "{said}");
+    assert!(said.contains("items fit"), "{said}");
+    let (out, v) = tb(&db, &["gpu-session", "plan", "--gpu", "Z99", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], "gpu", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("gpu = Z99") && message.contains("H100 SXM"),
+        "{message}"
+    );
+    let (out, _) = tb(
+        &db,
+        &["gpu-session", "plan", "--gpu", "NVIDIA H100 80GB HBM3"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
