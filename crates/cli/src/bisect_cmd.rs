@@ -24,11 +24,11 @@ use crate::run_args::{self, RunArgs};
 #[command(mut_arg("framework", |a| a.help(
     "The framework whose releases are bisected: jax, pytorch or tensorflow, \
      without a release (--good and --bad name them). Must be given: tch, \
-     run's default, has no releases to bisect."
+     run's default, has no releases to bisect"
 )))]
 #[command(mut_arg("repeats", |a| a.help(
     "The fewest runs at one release, a whole number ≥ 1; more, up to \
-     --max-repeats, while its interval overlaps both sides. Default: 3."
+     --max-repeats, while its interval overlaps both sides. Default: 3"
 )))]
 pub struct BisectArgs {
     /// The release known to be good (the older one), MAJOR.MINOR.PATCH.

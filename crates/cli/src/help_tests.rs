@@ -213,3 +213,53 @@ fn bisect_help_says_its_own_defaults() {
     assert!(help_of(run, "repeats").contains("Default: 1"));
     assert!(help_of(run, "framework").contains("Default: tch"));
 }
+
+/// A README command line's words after `$T` (double quotes group words;
+/// a `#` comment ends the line).
+fn readme_words(line: &str) -> Vec<String> {
+    let line = line.split("    #").next().unwrap_or(line);
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// The README's MNIST example trains as the quick benchmark does (which
+/// reaches 95 %): its learning rate, at least its epochs, its target.
+#[test]
+fn the_readme_mnist_example_trains_as_the_quick_benchmark() {
+    use clap::Parser;
+    use trainbench_app::first_run::{QUICK_EPOCHS, QUICK_LR, QUICK_TARGET};
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("$T run --data mnist"))
+        .expect("the README's MNIST example");
+    let mut words = readme_words(line);
+    words[0] = "trainbench".into();
+    let cli = Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{line}: {e}"));
+    let crate::args::Command::Run(run) = cli.command else {
+        panic!("{line}: not a run")
+    };
+    let req = crate::run_args::merge_config(&run).unwrap_or_else(|_| panic!("{line}"));
+    assert_eq!(req.lr, Some(QUICK_LR), "{line}");
+    assert_eq!(req.target_accuracy, Some(QUICK_TARGET), "{line}");
+    assert!(req.epochs.is_some_and(|e| e >= QUICK_EPOCHS), "{line}");
+    assert_eq!(req.data, "mnist", "{line}");
+    assert_eq!(req.model, vec!["resnet_mini".to_owned()], "{line}");
+}
