@@ -44,7 +44,7 @@ pub const GLOSSARY: &[Term] = &[
     t("scaling", "scaling efficiency", "Throughput on N devices ÷ (N × throughput on one device): 100 % means every added device helps fully."),
     // How figures are measured.
     t("window", "window", "A stretch of consecutive training steps timed between two device synchronisations; its throughput is samples ÷ seconds."),
-    t("warm-up", "warm-up", "The first windows of a run, while caches, allocators and compilers settle; they are left out of the throughput. The first window always is, and further ones while they run below 90 % of the later median."),
+    t("warm-up", "warm-up", "The first windows of a run, while caches, allocators and compilers settle; they are left out of the throughput. When a run has at least 3 windows, the first is warm-up, and further ones while they run below 90 % of the median of the run's second half (at most half the windows); with fewer windows, none is."),
     t("steady", "steady windows", "The windows after warm-up. A run's throughput is their median."),
     t("first-step", "time to first step", "From the start of training to the end of step 1: model building on the device, compilation and the first batch."),
     t("how-sure", "how sure", "Each throughput comes with a 95 % interval. A difference between two runs is called clear when the interval of their ratio excludes 1; otherwise the studio says how many runs would tell them apart."),
@@ -129,6 +129,20 @@ mod tests {
         assert_eq!(find("MFU").unwrap().key, "mfu");
         assert_eq!(find("torch.compile").unwrap().key, "compile:on");
         assert!(find("nonsense").is_none());
+    }
+
+    /// The glossary says the warm-up rule `show` and metrics.md say, and
+    /// the one the studio applies: no warm-up under 3 windows.
+    #[test]
+    fn warm_up_says_the_rule_applied() {
+        use trainbench_core::stats::{warmup_windows, WARMUP_RULE};
+        let meaning = find("warm-up").unwrap().meaning;
+        assert!(!meaning.contains("always"), "{meaning}");
+        assert!(WARMUP_RULE.contains("at least 3 windows"));
+        assert!(meaning.contains("at least 3 windows"), "{meaning}");
+        assert!(meaning.contains("at most half"), "{meaning}");
+        assert_eq!(warmup_windows(&[50.0, 100.0]), 0);
+        assert_eq!(warmup_windows(&[50.0, 100.0, 100.0]), 1);
     }
 
     #[test]

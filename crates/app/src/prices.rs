@@ -83,6 +83,72 @@ impl PriceEdit {
     }
 }
 
+/// What `prices add` or `prices edit` did: the row stored, the one it
+/// replaced, and a warning when its prices disagree with each other.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriceChange {
+    pub row: PriceRow,
+    /// The row before an edit; `None` for an add.
+    pub before: Option<PriceRow>,
+    /// Said when the device-hour price is not the hourly price ÷ devices.
+    pub warning: Option<String>,
+}
+
+impl PriceChange {
+    fn new(row: PriceRow, before: Option<PriceRow>) -> PriceChange {
+        let warning = contradiction(&row);
+        PriceChange {
+            row,
+            before,
+            warning,
+        }
+    }
+
+    /// Each field an edit changed as (field, before, after); every field
+    /// of an add, with an empty "before".
+    pub fn changed(&self) -> Vec<(&'static str, String, String)> {
+        let fields = |r: &PriceRow| {
+            [
+                ("devices", r.devices.to_string()),
+                ("device", r.device.clone()),
+                ("usd_per_hour", r.usd_per_hour.to_string()),
+                ("usd_per_device_hour", r.usd_per_device_hour.to_string()),
+                ("as_of", r.as_of.clone()),
+                ("source", r.source.clone()),
+            ]
+        };
+        let after = fields(&self.row);
+        let before = self.before.as_ref().map(fields);
+        after
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, (field, new))| {
+                let old = before.as_ref().map(|b| b[i].1.clone()).unwrap_or_default();
+                (old != new).then_some((field, old, new))
+            })
+            .collect()
+    }
+}
+
+/// A row whose device-hour price is not its hourly price ÷ its devices (by
+/// more than half a per cent), said with the fields and the figures.
+pub fn contradiction(row: &PriceRow) -> Option<String> {
+    let derived = row.usd_per_hour / f64::from(row.devices.max(1));
+    let off = (row.usd_per_device_hour - derived).abs();
+    (off > 0.005 * derived.abs().max(1e-9)).then(|| {
+        format!(
+            "usd_per_device_hour = {} is not usd_per_hour ÷ devices = {} ÷ {} = {}: cost per epoch uses usd_per_device_hour; \
+             `trainbench prices edit {:?} --usd-per-device-hour {}` makes them agree",
+            row.usd_per_device_hour,
+            row.usd_per_hour,
+            row.devices,
+            derived,
+            row.offering,
+            derived
+        )
+    })
+}
+
 impl Workspace {
     /// The price table, defaults first, with whether a person entered each row.
     pub fn prices(&self) -> AppResult<Vec<PriceEntry>> {
@@ -101,7 +167,7 @@ impl Workspace {
     }
 
     /// Adds an offering that is not in the table yet.
-    pub fn add_price(&self, edit: &PriceEdit) -> AppResult<PriceRow> {
+    pub fn add_price(&self, edit: &PriceEdit) -> AppResult<PriceChange> {
         check_offering(&edit.offering)?;
         if self.store.price(&edit.offering)?.is_some() {
             return Err(AppError::bad(
@@ -114,7 +180,7 @@ impl Workspace {
         }
         let row = edit.row(None)?;
         self.save_price(&row)?;
-        Ok(row)
+        Ok(PriceChange::new(row, None))
     }
 
     /// Deletes an offering. Refused while stored runs are priced by it: their
@@ -136,7 +202,7 @@ impl Workspace {
     }
 
     /// Changes the fields given of an offering in the table.
-    pub fn edit_price(&self, edit: &PriceEdit) -> AppResult<PriceRow> {
+    pub fn edit_price(&self, edit: &PriceEdit) -> AppResult<PriceChange> {
         check_offering(&edit.offering)?;
         let existing = self.store.price(&edit.offering)?.ok_or_else(|| {
             AppError::bad(
@@ -149,7 +215,7 @@ impl Workspace {
         })?;
         let row = edit.row(Some(&existing))?;
         self.save_price(&row)?;
-        Ok(row)
+        Ok(PriceChange::new(row, Some(existing)))
     }
 }
 
@@ -163,6 +229,41 @@ fn check_offering(offering: &str) -> AppResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_device_hour_price_against_the_hourly_price_is_said_with_the_fields() {
+        let mut row = PriceRow {
+            offering: "lab".into(),
+            devices: 4,
+            device: "L40S".into(),
+            usd_per_hour: 8.0,
+            usd_per_device_hour: 2.0,
+            as_of: "2026-11".into(),
+            source: "invoice".into(),
+        };
+        assert_eq!(contradiction(&row), None);
+        row.usd_per_device_hour = 3.0;
+        let said = contradiction(&row).unwrap();
+        for part in [
+            "usd_per_device_hour = 3",
+            "usd_per_hour ÷ devices = 8 ÷ 4 = 2",
+            "--usd-per-device-hour 2",
+        ] {
+            assert!(said.contains(part), "{part:?} in {said}");
+        }
+        let change = PriceChange::new(
+            row.clone(),
+            Some(PriceRow {
+                usd_per_device_hour: 2.0,
+                ..row
+            }),
+        );
+        assert_eq!(
+            change.changed(),
+            vec![("usd_per_device_hour", "2".to_owned(), "3".to_owned())]
+        );
+        assert!(change.warning.is_some());
+    }
 
     #[test]
     fn an_edit_rederives_the_device_hour_only_when_the_total_or_count_changes() {

@@ -201,6 +201,14 @@ impl Workspace {
 
     /// One chart of a selection: SVG or PNG by the file's extension.
     pub fn chart(&self, sel: &Selected, kind: ChartKind, path: &Path) -> AppResult<Vec<u8>> {
+        if kind == ChartKind::Scaling && sel.loaded.comparison.scaling.is_empty() {
+            return Err(AppError::bad(
+                "kind",
+                "kind = scaling is not allowed for these runs: a scaling chart needs a device-count sweep \
+                 (one configuration run at several device counts, e.g. `trainbench run --devices 1,2`); \
+                 these runs differ in other ways, or all ran on the same number of devices",
+            ));
+        }
         let data = charts::ChartData {
             comparison: &sel.loaded.comparison,
             runs: &sel.loaded.runs,

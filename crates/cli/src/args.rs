@@ -38,6 +38,7 @@ pub enum Command {
         /// Face names the PyTorch environment has.
         #[arg(long, value_name = "TEXT")]
         search: Option<String>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
@@ -46,6 +47,7 @@ pub enum Command {
     Glossary {
         /// A term or its key (`mfu`, `amp-bf16`, `input_bound`). Default: every term.
         term: Option<String>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
@@ -54,6 +56,8 @@ pub enum Command {
     /// from your file (PATH.py:FUNCTION) built once by its framework's worker
     /// and counted (nothing trains).
     Describe {
+        /// A catalogue model (`trainbench models` lists them), timm:NAME,
+        /// hf:MODEL_TYPE[?key=value&…] or PATH.py:FUNCTION.
         #[arg(long)]
         model: String,
         /// For a library or file model: the framework whose worker builds it
@@ -64,33 +68,44 @@ pub enum Command {
         /// (with --vocab-size), as `run --input-shape`.
         #[arg(long, value_name = "CxSxS|tokens:N")]
         input_shape: Option<String>,
+        /// Classes of the classification head. Default: the model's.
         #[arg(long)]
         num_classes: Option<i64>,
+        /// Pixels per side of an image model's input. Default: the model's
+        /// (224 for the ImageNet models).
         #[arg(long)]
         image_size: Option<i64>,
+        /// Channels of an image model's input. Default: the model's (3).
         #[arg(long)]
         in_channels: Option<i64>,
+        /// Tokens per sequence of a text model. Default: the model's.
         #[arg(long)]
         seq_len: Option<i64>,
+        /// Token ids of a text model (its vocabulary). Default: the model's.
         #[arg(long)]
         vocab_size: Option<i64>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
     /// Every stored run with its headline numbers.
     Runs {
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
     /// One run in full: configuration, summary, provenance, errors.
     Show {
+        /// The run's id (as `trainbench runs` lists them).
         id: String,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
     /// Runs side by side: intervals, deltas against a baseline, the winner of
     /// each metric, scaling, warnings.
     Compare {
+        /// The runs' ids, at least 2.
         ids: Vec<String>,
         /// The run to compute deltas against (default: the first).
         #[arg(long)]
@@ -98,6 +113,7 @@ pub enum Command {
         /// One entry per configuration (its repeats together) instead of per run.
         #[arg(long)]
         by_config: bool,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
@@ -105,11 +121,14 @@ pub enum Command {
     /// parts of the step (data, forward, backward, communication, optimizer)
     /// from the two runs' step breakdowns.
     Explain {
+        /// The first run's id (A, the one explained as faster or slower).
         a: i64,
+        /// The second run's id (B, the one A is held against).
         b: i64,
         /// Each side is its run's configuration, its repeats averaged.
         #[arg(long)]
         by_config: bool,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
@@ -117,6 +136,7 @@ pub enum Command {
     Session {
         #[command(subcommand)]
         command: SessionCommand,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long, global = true)]
         json: bool,
     },
@@ -124,23 +144,28 @@ pub enum Command {
     Export {
         #[command(subcommand)]
         command: ExportCommand,
-        /// Print what was written as JSON ({"written": {path, bytes}}; CSV to
-        /// standard output as {"csv": TEXT}).
+        /// Print one JSON document saying what was written: {"written": {path,
+        /// bytes}}; only `export csv` without --output puts the CSV itself in
+        /// it, as {"csv": TEXT}.
         #[arg(long, global = true)]
         json: bool,
     },
     /// Import a session file exported by another studio (all or nothing).
     Import {
+        /// The session file (`trainbench export session` writes one).
         file: PathBuf,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
     /// Delete finished runs with everything stored about them.
     Delete {
+        /// The runs' ids.
         ids: Vec<String>,
         /// Confirm: without it nothing is deleted.
         #[arg(long)]
         yes: bool,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
@@ -148,6 +173,7 @@ pub enum Command {
     Env {
         #[command(subcommand)]
         command: Option<EnvCommand>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long, global = true)]
         json: bool,
     },
@@ -163,6 +189,7 @@ pub enum Command {
     Published {
         /// One result by its id.
         id: Option<String>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
@@ -170,6 +197,7 @@ pub enum Command {
     /// peak table, or this CPU with another thread count): throughput, epoch
     /// time, cost per epoch and memory fit as bands, labelled projected.
     Project {
+        /// The stored run's id.
         id: String,
         /// A GPU of the peak table (H100 SXM, H200, A100 SXM 80GB, L40S, RTX 4090 …).
         #[arg(long)]
@@ -177,6 +205,7 @@ pub enum Command {
         /// This CPU with this many compute threads.
         #[arg(long)]
         threads: Option<u32>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
@@ -189,17 +218,20 @@ pub enum Command {
     Host {
         #[command(subcommand)]
         command: Option<HostCommand>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long, global = true)]
         json: bool,
     },
     /// Follow a run on a remote host again (after a lost connection or a
     /// stopped studio) until it ends; nothing it measured is lost.
     Attach {
+        /// The run's id (a run on a remote host that has not ended).
         id: i64,
         /// Stop waiting for a run whose host is gone for good: stored as
         /// interrupted (what was read is kept), so it can be deleted.
         #[arg(long)]
         abandon: bool,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
@@ -209,10 +241,11 @@ pub enum Command {
         #[command(subcommand)]
         command: AgentCommand,
     },
-    /// The price table used for cost per epoch (list, add, edit).
+    /// The price table used for cost per epoch: list, add, edit, delete.
     Prices {
         #[command(subcommand)]
         command: Option<PriceCommand>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long, global = true)]
         json: bool,
     },
@@ -223,6 +256,7 @@ pub enum HostCommand {
     /// Adds a host (or replaces one of that name): copies the kit there and
     /// checks which frameworks and GPUs it has.
     Add {
+        /// The host's name in the studio's list (what --host takes).
         name: String,
         /// ssh://[user@]host[:port][/folder] (the folder for kits and runs;
         /// default ~/.trainbench-remote). ~/.ssh/config applies.
@@ -250,15 +284,24 @@ pub enum HostCommand {
     /// The hosts and what their last check found.
     List,
     /// Checks a host again (and sends the kit if this studio changed).
-    Check { name: String },
+    Check {
+        /// The host's name in the studio's list.
+        name: String,
+    },
     /// Forgets a host (its runs stay stored).
-    Remove { name: String },
+    Remove {
+        /// The host's name in the studio's list.
+        name: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
 pub enum AgentCommand {
     /// Runs the job in DIR, journaling to DIR/journal.jsonl.
-    Run { dir: PathBuf },
+    Run {
+        /// The job's folder, holding job.json.
+        dir: PathBuf,
+    },
 }
 
 /// Which runs a comparison holds: a saved session, or run ids.
@@ -281,8 +324,11 @@ pub struct Selection {
 pub enum SessionCommand {
     /// Save runs as a named comparison.
     Save {
+        /// The session's name.
         name: String,
+        /// The runs' ids.
         ids: Vec<String>,
+        /// The run to compute deltas against (default: the first).
         #[arg(long)]
         baseline: Option<i64>,
         /// One entry per configuration (repeats together).
@@ -296,13 +342,19 @@ pub enum SessionCommand {
     List,
     /// A session's comparison.
     Show {
+        /// The session's name or id.
         name: String,
     },
+    /// Gives a session another name.
     Rename {
+        /// The session's name or id.
         name: String,
+        /// The name it takes.
         new_name: String,
     },
+    /// Deletes a saved session (its runs stay stored).
     Delete {
+        /// The session's name or id.
         name: String,
     },
 }
@@ -313,6 +365,7 @@ pub enum ExportCommand {
     Pdf {
         #[command(flatten)]
         selection: Selection,
+        /// The file to write.
         #[arg(short, long)]
         output: PathBuf,
         /// Report title (default: the session's name).
@@ -322,12 +375,15 @@ pub enum ExportCommand {
     /// Runs as CSV (all runs, a session's or the ids given), or one run's raw
     /// windows, evaluations or telemetry with --raw and --run.
     Csv {
+        /// The runs' ids (default: every run).
         ids: Vec<String>,
+        /// A saved session's runs, by name or id.
         #[arg(long, conflicts_with = "ids")]
         session: Option<String>,
         /// windows, evals or telemetry (needs --run).
         #[arg(long, requires = "run")]
         raw: Option<String>,
+        /// The run whose raw data --raw writes.
         #[arg(long)]
         run: Option<i64>,
         /// File to write (default: standard output).
@@ -341,12 +397,15 @@ pub enum ExportCommand {
         kind: String,
         #[command(flatten)]
         selection: Selection,
+        /// The file to write.
         #[arg(short, long)]
         output: PathBuf,
     },
     /// A saved session with its runs' raw data, as one portable JSON file.
     Session {
+        /// The saved session's name or id.
         name: String,
+        /// The file to write.
         #[arg(short, long)]
         output: PathBuf,
     },
@@ -361,20 +420,27 @@ pub enum EnvCommand {
     /// Creates the studio's environment for a framework (pytorch, tensorflow, jax) from PyPI,
     /// or for one release of it (jax==0.7.2), kept in envs/versions/.
     Install {
+        /// pytorch, tensorflow or jax, or one release (jax==0.7.2).
         framework: String,
         /// Install the CUDA build even when no NVIDIA GPU is seen (or the CPU build with --cpu).
         #[arg(long)]
         gpu: bool,
+        /// Install the CPU build even when an NVIDIA GPU is seen.
         #[arg(long, conflicts_with = "gpu")]
         cpu: bool,
     },
     /// The releases of a framework (jax, pytorch, tensorflow) PyPI lists
     /// within the range the studio supports, newest first, and which are
     /// installed here: what `--framework jax==VERSION` and `bisect` take.
-    Releases { framework: String },
+    Releases {
+        /// jax, pytorch or tensorflow.
+        framework: String,
+    },
     /// Registers another environment of a framework (e.g. an older PyTorch) as FRAMEWORK@NAME.
     Register {
+        /// The environment's name (FRAMEWORK@NAME then selects it).
         name: String,
+        /// The framework it holds: pytorch, tensorflow or jax.
         #[arg(long)]
         framework: String,
         /// Its python executable.
@@ -383,20 +449,30 @@ pub enum EnvCommand {
     },
     /// Forgets a registered environment (its files stay), or deletes a
     /// release's environment (jax==0.7.2) from envs/versions/.
-    Remove { name: String },
+    Remove {
+        /// A registered environment's name, or a release (jax==0.7.2).
+        name: String,
+    },
     /// The disk the releases' environments may take together (default 20GiB):
     /// shows it, or sets it (e.g. 8GiB); over it, the least recently used are
     /// removed after an install.
-    Budget { size: Option<String> },
+    Budget {
+        /// The new budget, e.g. 8GiB. Default: show the budget.
+        size: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
 pub enum PriceCommand {
+    /// Every offering with its prices (the default).
     List,
+    /// Adds an offering (refused if one of that name exists).
     Add(PriceArgs),
+    /// Changes an offering's prices: only the flags given change.
     Edit(PriceArgs),
     /// Deletes an offering (refused while stored runs are priced by it).
     Delete {
+        /// The offering's name, as `trainbench prices` lists it.
         offering: String,
     },
 }
@@ -404,9 +480,12 @@ pub enum PriceCommand {
 #[derive(Args, Clone)]
 #[command(allow_negative_numbers = true)]
 pub struct PriceArgs {
+    /// The offering's name (what `run --price` takes), e.g. "Lambda Cloud 1x H100 SXM".
     pub offering: String,
+    /// Devices (GPUs) in the offering, a whole number ≥ 1.
     #[arg(long)]
     pub devices: Option<i64>,
+    /// The device's name, e.g. "H100 SXM".
     #[arg(long)]
     pub device: Option<String>,
     /// Price of the whole offering per hour.
@@ -418,6 +497,7 @@ pub struct PriceArgs {
     /// When the price was true (e.g. 2026-11).
     #[arg(long)]
     pub as_of: Option<String>,
+    /// Where the price comes from (a URL or a note).
     #[arg(long)]
     pub source: Option<String>,
 }

@@ -17,8 +17,19 @@ use crate::error::{bad, CliError};
 use crate::open::open_workspace;
 use crate::run_args::{self, RunArgs};
 
-/// `trainbench bisect`'s flags: the run flags say what each release trains.
+/// `trainbench bisect`'s flags: the run flags say what each release trains;
+/// `--framework` and `--repeats` mean something else here, so their help is
+/// bisect's own.
 #[derive(clap::Args, Clone)]
+#[command(mut_arg("framework", |a| a.help(
+    "The framework whose releases are bisected: jax, pytorch or tensorflow, \
+     without a release (--good and --bad name them). Must be given: tch, \
+     run's default, has no releases to bisect"
+)))]
+#[command(mut_arg("repeats", |a| a.help(
+    "The fewest runs at one release, a whole number ≥ 1; more, up to \
+     --max-repeats, while its interval overlaps both sides. Default: 3"
+)))]
 pub struct BisectArgs {
     /// The release known to be good (the older one), MAJOR.MINOR.PATCH.
     #[arg(long, value_name = "VERSION")]
@@ -28,11 +39,15 @@ pub struct BisectArgs {
     pub bad: String,
     /// What changed: throughput, peak_memory, time_to_accuracy, time_to_loss
     /// or cost_per_epoch. Default: throughput.
-    #[arg(long, default_value = "throughput")]
+    #[arg(long, default_value = "throughput", hide_default_value = true)]
     pub metric: String,
     /// The most runs at one release while its interval overlaps both sides
-    /// (--repeats is the fewest, default 3). Default: 9.
-    #[arg(long, default_value_t = trainbench_app::bisect::MAX_REPEATS)]
+    /// (--repeats is the fewest). Default: 9.
+    #[arg(
+        long,
+        default_value_t = trainbench_app::bisect::MAX_REPEATS,
+        hide_default_value = true
+    )]
     pub max_repeats: u32,
     /// Also write the PDF report of the bisection's runs, with what it found.
     #[arg(long, value_name = "FILE.pdf")]

@@ -30,12 +30,14 @@ pub struct GpuCheckArgs {
     /// with a ready environment.
     #[arg(long, value_delimiter = ',')]
     pub framework: Vec<String>,
+    /// Precisions, comma separated: fp32, tf32, amp-bf16, amp-fp16.
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "fp32,tf32,amp-bf16,amp-fp16"
     )]
     pub precision: Vec<String>,
+    /// Catalogue models, comma separated.
     #[arg(
         long,
         value_delimiter = ',',
@@ -52,6 +54,7 @@ pub struct GpuCheckArgs {
     /// Seconds a worker may stay silent before its run is stopped.
     #[arg(long, default_value_t = 900.0)]
     pub timeout: f64,
+    /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
     #[arg(long)]
     pub json: bool,
 }

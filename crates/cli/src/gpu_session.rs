@@ -24,7 +24,7 @@ pub struct GpuSessionArgs {
     /// Seconds for the whole session, outputs included: each item starts
     /// only when its allowance fits in what is left, and what still runs at
     /// the end is stopped. Default: 540 (a 10-minute machine call, with room).
-    #[arg(long, default_value_t = gpu_session::DEFAULT_BUDGET_S)]
+    #[arg(long, default_value_t = gpu_session::DEFAULT_BUDGET_S, hide_default_value = true)]
     pub budget: f64,
     /// Folder for results.md, results.json, session.log, the session file,
     /// checks.json and report.pdf (default: gpu-session-YYYYMMDDHHMMSS here).
@@ -48,6 +48,7 @@ pub struct GpuSessionArgs {
     /// session spends its minutes on new figures. A kit passes its copy.
     #[arg(long)]
     pub measured: Option<PathBuf>,
+    /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
     #[arg(long)]
     pub json: bool,
 }
@@ -68,12 +69,18 @@ pub enum GpuSessionCommand {
         /// The rehearsal's plan (small models on the CPU).
         #[arg(long)]
         rehearse: bool,
+        /// Seconds for the whole session, as `gpu-session --budget`: the plan
+        /// says which items fit in it. Default: 540.
+        #[arg(long, default_value_t = gpu_session::DEFAULT_BUDGET_S, hide_default_value = true)]
+        budget: f64,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
     /// Fold a session's output folder into the GPU results document (a
     /// section with a row per item) and import its session file.
     Fold {
+        /// The session's output folder (gpu-session --out).
         dir: PathBuf,
         /// The document to append to.
         #[arg(long, default_value = "docs/gpu-results.md")]
@@ -86,6 +93,7 @@ pub enum GpuSessionCommand {
         /// this session measured.
         #[arg(long)]
         against: Option<PathBuf>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },
@@ -106,11 +114,27 @@ pub fn run(db: &Path, a: GpuSessionArgs) -> Result<ExitCode, CliError> {
         measured,
         gpu,
         rehearse,
+        budget,
         json,
     }) = a.command
     {
+        if let Some(g) = &gpu {
+            gpu_session::check_record_gpu(g, rehearse)?;
+        }
+        if !(budget.is_finite() && budget > 0.0) {
+            return Err(crate::error::bad(
+                "budget",
+                format!("budget = {budget} is not allowed: expected seconds > 0"),
+            ));
+        }
         let gpu = gpu.or_else(|| gpu_session::record_gpu(rehearse, &Host::open().gpus()));
-        return plan_cmd(measured.as_deref(), gpu.as_deref(), rehearse, json);
+        let plan = Plan {
+            measured: measured.as_deref(),
+            gpu: gpu.as_deref(),
+            rehearse,
+            budget,
+        };
+        return plan_cmd(&plan, json);
     }
     let host = Host::open();
     let req = SessionRequest {
@@ -220,14 +244,17 @@ fn fold_cmd(
 
 /// `gpu`: the GPU model whose rows in the record order the plan (`None`:
 /// no GPU here and none named).
-fn plan_cmd(
-    measured: Option<&Path>,
-    gpu: Option<&str>,
+/// What `gpu-session plan` was asked.
+struct Plan<'a> {
+    measured: Option<&'a Path>,
+    gpu: Option<&'a str>,
     rehearse: bool,
-    json_out: bool,
-) -> Result<ExitCode, CliError> {
-    let items = gpu_session::items::plan(rehearse);
-    let (items, note, counts) = match (measured, gpu) {
+    budget: f64,
+}
+
+fn plan_cmd(p: &Plan<'_>, json_out: bool) -> Result<ExitCode, CliError> {
+    let items = gpu_session::items::plan(p.rehearse);
+    let (items, note, counts) = match (p.measured, p.gpu) {
         (Some(doc), Some(gpu)) => {
             let r = gpu_session::reorder(items, doc, gpu)?;
             (r.items, Some(r.note), r.counts)
@@ -239,7 +266,8 @@ fn plan_cmd(
         (None, _) => (items, None, Default::default()),
     };
     let before = |id: &str| counts.get(id).copied().unwrap_or(0);
-    let lengths = gpu_session::lengths(rehearse);
+    let fits = gpu_session::fits_in_budget(&items, p.budget);
+    let lengths = gpu_session::lengths(p.rehearse);
     // A studio run's steps in windows; a peer's timed steps after its warm-up.
     let steps = |i: &gpu_session::Item| {
         let l = lengths.of(i);
@@ -253,32 +281,53 @@ fn plan_cmd(
             ),
         }
     };
+    let fitting = fits.iter().filter(|f| **f).count();
+    let total: f64 = items.iter().map(|i| i.allowance_s).sum();
     if json_out {
         let rows: Vec<_> = items
             .iter()
-            .map(|i| json!({"id": i.id, "title": i.title, "allowance_s": i.allowance_s, "steps": steps(i), "measured_before": before(&i.id)}))
+            .zip(&fits)
+            .map(|(i, fits)| json!({"id": i.id, "title": i.title, "allowance_s": i.allowance_s, "steps": steps(i), "measured_before": before(&i.id), "fits_in_budget": fits}))
             .collect();
-        let gpu = gpu.unwrap_or("cpu");
-        println!("{}", json!({"gpu": gpu, "order": note, "items": rows}));
+        let gpu = p.gpu.unwrap_or("cpu");
+        println!(
+            "{}",
+            json!({"gpu": gpu, "order": note, "budget_s": p.budget, "reserve_s": gpu_session::RESERVE_S, "allowances_s": total, "fitting": fitting, "items": rows})
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(note) = &note {
         println!("{note}");
     }
+    println!(
+        "budget: {:.0} s ({:.0} s of it kept for the outputs); the allowances add up to {total:.0} s: {fitting} of {} items fit even if each takes its whole allowance.",
+        p.budget,
+        gpu_session::RESERVE_S,
+        items.len()
+    );
     let mut at = 0.0;
-    println!("| item | what | steps | allowed (s) | starts by (s) | measured before |");
-    println!("|---|---|---|---:|---:|---:|");
-    for i in &items {
+    println!(
+        "| item | what | steps | allowed (s) | starts by (s) | in the budget | measured before |"
+    );
+    println!("|---|---|---|---:|---:|---|---:|");
+    for (i, fits) in items.iter().zip(&fits) {
+        let (starts, in_budget) = if *fits {
+            (format!("{at:.0}"), "yes")
+        } else {
+            ("—".to_owned(), "only if earlier items end early")
+        };
         println!(
-            "| {} | {} | {} | {:.0} | {at:.0} | {} |",
+            "| {} | {} | {} | {:.0} | {starts} | {in_budget} | {} |",
             i.id,
             i.title,
             steps(i),
             i.allowance_s,
             before(&i.id)
         );
-        at += i.allowance_s;
+        if *fits {
+            at += i.allowance_s;
+        }
     }
-    println!("\n\"starts by\": the allowances of the items before it added up; an item starts only when its own allowance fits in what is left of the budget (less {:.0} s kept for the outputs).", gpu_session::RESERVE_S);
+    println!("\n\"starts by\": the allowances of the items before it that fit, added up; an item starts only when its own allowance fits in what is left of the budget (less {:.0} s kept for the outputs), and one that does not is skipped. `--budget S` plans for another budget.", gpu_session::RESERVE_S);
     Ok(ExitCode::SUCCESS)
 }

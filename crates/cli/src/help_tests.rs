@@ -111,3 +111,155 @@ fn docs_cli_md_names_every_command_and_flag() {
         missing.join("\n")
     );
 }
+
+/// Every command's about line and every argument's help line that is empty,
+/// as `trainbench CMD …: WHAT`, walking the whole tree (hidden commands too).
+fn empty_help(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+    if !path.is_empty()
+        && cmd
+            .get_about()
+            .is_none_or(|a| a.to_string().trim().is_empty())
+    {
+        out.push(format!("`{path}`: the command has no description"));
+    }
+    for arg in cmd.get_arguments() {
+        let id = arg.get_id().as_str();
+        if matches!(id, "help" | "version") {
+            continue;
+        }
+        let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+        if help.trim().is_empty() {
+            let name = match arg.get_long() {
+                Some(long) => format!("--{long}"),
+                None => format!("<{}>", id.to_uppercase()),
+            };
+            out.push(format!("`{path}` {name}: no help line"));
+        }
+    }
+    for sub in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+        let sub_path = format!("{path} {}", sub.get_name()).trim().to_owned();
+        empty_help(sub, &sub_path, out);
+    }
+}
+
+#[test]
+fn every_command_and_argument_has_a_help_line() {
+    let mut cli = Cli::command();
+    cli.build();
+    let mut empty = Vec::new();
+    empty_help(&cli, "", &mut empty);
+    assert!(
+        empty.is_empty(),
+        "{} empty help lines:\n{}",
+        empty.len(),
+        empty.join("\n")
+    );
+}
+
+/// Arguments whose default is said twice: in the help text ("Default: …")
+/// and again by clap ("[default: …]").
+fn defaults_said_twice(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+    for arg in cmd.get_arguments() {
+        let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+        let in_text = help.to_lowercase().contains("default:");
+        let shown = arg.get_action().takes_values() && !arg.is_hide_default_value_set();
+        if in_text && shown && !arg.get_default_values().is_empty() {
+            out.push(format!("`{path}` --{}: {help}", arg.get_id()));
+        }
+    }
+    for sub in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+        let sub_path = format!("{path} {}", sub.get_name()).trim().to_owned();
+        defaults_said_twice(sub, &sub_path, out);
+    }
+}
+
+#[test]
+fn no_default_is_said_twice() {
+    let mut cli = Cli::command();
+    cli.build();
+    let mut twice = Vec::new();
+    defaults_said_twice(&cli, "", &mut twice);
+    assert!(
+        twice.is_empty(),
+        "defaults said twice:\n{}",
+        twice.join("\n")
+    );
+}
+
+fn help_of(cmd: &clap::Command, id: &str) -> String {
+    cmd.get_arguments()
+        .find(|a| a.get_id() == id)
+        .and_then(|a| a.get_help())
+        .map(ToString::to_string)
+        .unwrap_or_else(|| panic!("no help for --{id}"))
+}
+
+#[test]
+fn bisect_help_says_its_own_defaults() {
+    let cli = Cli::command();
+    let bisect = subcommand(&cli, "bisect");
+    let min = trainbench_app::bisect::MIN_REPEATS;
+    let repeats = help_of(bisect, "repeats");
+    assert!(repeats.contains(&format!("Default: {min}")), "{repeats}");
+    assert!(!repeats.contains("Default: 1"), "{repeats}");
+    let framework = help_of(bisect, "framework");
+    assert!(
+        !framework.contains("Default: tch"),
+        "bisect refuses tch: {framework}"
+    );
+    assert!(framework.contains("jax"), "{framework}");
+    // `run` keeps its own.
+    let run = subcommand(&cli, "run");
+    assert!(help_of(run, "repeats").contains("Default: 1"));
+    assert!(help_of(run, "framework").contains("Default: tch"));
+}
+
+/// A README command line's words after `$T` (double quotes group words;
+/// a `#` comment ends the line).
+fn readme_words(line: &str) -> Vec<String> {
+    let line = line.split("    #").next().unwrap_or(line);
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// The README's MNIST example trains as the quick benchmark does (which
+/// reaches 95 %): its learning rate, at least its epochs, its target.
+#[test]
+fn the_readme_mnist_example_trains_as_the_quick_benchmark() {
+    use clap::Parser;
+    use trainbench_app::first_run::{QUICK_EPOCHS, QUICK_LR, QUICK_TARGET};
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("$T run --data mnist"))
+        .expect("the README's MNIST example");
+    let mut words = readme_words(line);
+    words[0] = "trainbench".into();
+    let cli = Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{line}: {e}"));
+    let crate::args::Command::Run(run) = cli.command else {
+        panic!("{line}: not a run")
+    };
+    let req = crate::run_args::merge_config(&run).unwrap_or_else(|_| panic!("{line}"));
+    assert_eq!(req.lr, Some(QUICK_LR), "{line}");
+    assert_eq!(req.target_accuracy, Some(QUICK_TARGET), "{line}");
+    assert!(req.epochs.is_some_and(|e| e >= QUICK_EPOCHS), "{line}");
+    assert_eq!(req.data, "mnist", "{line}");
+    assert_eq!(req.model, vec!["resnet_mini".to_owned()], "{line}");
+}

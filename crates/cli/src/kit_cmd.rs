@@ -39,6 +39,7 @@ pub enum KitCommand {
         /// the kit's `gpu-session` measures what it shows unmeasured first.
         #[arg(long)]
         measured: Option<PathBuf>,
+        /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
     },

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use trainbench_app::glossary::{self, GLOSSARY};
 use trainbench_app::models::catalogue;
-use trainbench_core::models::{lookup, model_names, ModelOptions};
+use trainbench_core::models::{lookup, model_names, ModelConfig, ModelOptions};
 
 use crate::error::{bad, CliError};
 
@@ -168,6 +168,7 @@ pub fn describe(
         "reference_params": entry.reference_params,
         "forward_macs": cfg.forward_macs(),
         "flops_per_sample": cfg.flops_per_sample(),
+        "input": input_text(&cfg, &opts),
         "config": cfg,
     });
     if json_out {
@@ -179,8 +180,48 @@ pub fn describe(
             cfg.flops_per_sample(),
             entry.summary
         );
+        if let Some(input) = input_text(&cfg, &opts) {
+            println!("counted for: {input}");
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The input the counts are for, and whether a flag chose it: "3×64×64
+/// images (--image-size 64), 1000 classes".
+fn input_text(cfg: &ModelConfig, opts: &ModelOptions) -> Option<String> {
+    let given = |v: Option<i64>, flag: &str| match v {
+        Some(n) => format!(" (--{flag} {n})"),
+        None => " (the model's default)".into(),
+    };
+    let image = |c: i64, s: i64, n: i64| {
+        format!(
+            "{c}×{s}×{s} images{}, {n} classes",
+            given(opts.image_size, "image-size")
+        )
+    };
+    let tokens = |len: i64, vocab: i64| {
+        format!(
+            "sequences of {len} tokens{}, vocabulary {vocab}",
+            given(opts.seq_len, "seq-len")
+        )
+    };
+    Some(match cfg {
+        ModelConfig::Vit(v) => image(v.in_channels, v.image_size, v.num_classes),
+        ModelConfig::Resnet(r) => image(r.in_channels, r.image_size, r.num_classes),
+        ModelConfig::Bert(b) => format!(
+            "{}, {} classes",
+            tokens(b.seq_len, b.vocab_size),
+            b.num_classes
+        ),
+        ModelConfig::Encoder(e) => format!(
+            "{}, {} classes",
+            tokens(e.seq_len, e.vocab_size),
+            e.num_classes
+        ),
+        ModelConfig::Decoder(d) => tokens(d.seq_len, d.vocab_size),
+        ModelConfig::Library(_) | ModelConfig::File(_) => return None,
+    })
 }
 
 /// Every term of the glossary, or the one asked for (by its key or as shown).

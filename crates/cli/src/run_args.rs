@@ -117,10 +117,12 @@ pub struct RunArgs {
     /// What a model from your file (PATH.py:FUNCTION) takes: CxSxS images
     /// (channels × height × width, square: 3x224x224), fed NCHW to PyTorch,
     /// or tokens:N (sequences of N token ids, with --vocab-size). Not with
-    /// mnist or cifar10 (they fix it).
+    /// mnist or cifar10 (they fix it). Default: the catalogue model's input
+    /// (a model from your file needs it).
     #[arg(long, value_name = "CxSxS|tokens:N")]
     pub input_shape: Option<String>,
     /// With --input-shape tokens:N: token ids run from 0 to this − 1.
+    /// Default: none (needed with tokens:N).
     #[arg(long, value_name = "V")]
     pub vocab_size: Option<i64>,
     /// Held-out accuracy to reach, a fraction in (0, 1], e.g. 0.95: the time to

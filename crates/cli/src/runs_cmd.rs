@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use trainbench_app::settings::DatabaseLocation;
 use trainbench_core::compare::{compare as compare_rows, Grouping};
+use trainbench_core::summary::RunStatus;
 
 use crate::error::{bad, CliError};
 use crate::open::{open_workspace, parse_ids};
@@ -152,14 +153,48 @@ pub fn delete(db: &Path, ids: &[String], yes: bool, json_out: bool) -> Result<Ex
     let ids = parse_ids(ids)?;
     let mut ws = open_workspace(db)?;
     if !yes {
-        ws.runs_by_id(&ids)?;
-        return Err(bad(
-            "yes",
-            format!(
-                "deleting {} run(s) removes them and all their data: add --yes to confirm",
-                ids.len()
-            ),
-        ));
+        let rows = ws.runs_by_id(&ids)?;
+        if let Some(r) = rows
+            .iter()
+            .find(|r| matches!(r.status, RunStatus::Queued | RunStatus::Running))
+        {
+            return Err(bad(
+                "id",
+                format!(
+                    "id = {} is not allowed: the run is {}, and only finished runs are deleted",
+                    r.id,
+                    r.status.as_str()
+                ),
+            ));
+        }
+        let words: Vec<String> = rows.iter().map(|r| r.id.to_string()).collect();
+        let confirm = format!("trainbench delete {} --yes", words.join(" "));
+        if json_out {
+            let would: Vec<_> = rows
+                .iter()
+                .map(|r| json!({"id": r.id, "model": r.model, "framework": r.framework.as_str(), "status": r.status.as_str()}))
+                .collect();
+            println!(
+                "{}",
+                json!({"deleted": 0, "would_delete": would, "confirm": confirm})
+            );
+        } else {
+            println!(
+                "Would delete {} run(s) with all their data (nothing deleted yet):",
+                rows.len()
+            );
+            for r in &rows {
+                println!(
+                    "  run {}: {} on {} ({})",
+                    r.id,
+                    r.model,
+                    r.framework.as_str(),
+                    r.status.as_str()
+                );
+            }
+            println!("To delete them: {confirm}");
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let n = ws.delete_runs(&ids)?;
     if json_out {

@@ -277,6 +277,47 @@ pub fn record_gpu(rehearse: bool, gpus: &[GpuInfo]) -> Option<String> {
     }
 }
 
+/// Refuses a `--gpu` the studio does not know: the plan's order is read
+/// from the record by this name, so a typo would order it by nothing. Known:
+/// a GPU the peak table has, as NVML names it, or `cpu` for a rehearsal.
+pub fn check_record_gpu(gpu: &str, rehearse: bool) -> AppResult<()> {
+    if (rehearse && gpu == "cpu") || trainbench_core::reference::gpu_peak_for(gpu).is_some() {
+        return Ok(());
+    }
+    let known: Vec<String> = trainbench_core::reference::gpu_peaks()
+        .into_iter()
+        .map(|p| p.device)
+        .collect();
+    Err(AppError::bad(
+        "gpu",
+        format!(
+            "gpu = {gpu} is not allowed: expected a GPU model the studio knows, as NVML names it \
+             (e.g. \"NVIDIA H100 80GB HBM3\"): {}{}",
+            known.join(", "),
+            if rehearse { ", or cpu" } else { "" }
+        ),
+    ))
+}
+
+/// Whether each item, in order, starts within `budget_s` even when every
+/// item before it that starts takes its whole allowance — the session's
+/// clock: an item starts only when its allowance fits in what is left, less
+/// [`RESERVE_S`] kept for the outputs; an item that does not fit is skipped
+/// and takes no time.
+pub fn fits_in_budget(items: &[Item], budget_s: f64) -> Vec<bool> {
+    let mut left = budget_s - RESERVE_S;
+    items
+        .iter()
+        .map(|i| {
+            let fits = i.allowance_s <= left;
+            if fits {
+                left -= i.allowance_s;
+            }
+            fits
+        })
+        .collect()
+}
+
 /// The plan reordered by the record ([`reorder`]).
 pub struct Reordered {
     pub items: Vec<Item>,

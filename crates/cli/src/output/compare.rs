@@ -44,7 +44,11 @@ fn metric_text(m: Metric, v: &MetricValue) -> String {
     match v.value {
         None => v.note.clone().unwrap_or_else(|| "not measured".into()),
         Some(x) => {
-            let digits = if m == Metric::CostPerEpoch { 2 } else { 1 };
+            let digits = match (m, v.ci95) {
+                (Metric::CostPerEpoch, Some(ci)) => super::cost_digits(x.min(ci.low)),
+                (Metric::CostPerEpoch, None) => super::cost_digits(x),
+                _ => 1,
+            };
             let mut s = format!("{x:.digits$}");
             if let Some(ci) = v.ci95 {
                 s.push_str(&format!(" [{:.digits$}, {:.digits$}]", ci.low, ci.high));

@@ -239,10 +239,16 @@ pub(crate) fn tta_text(r: &RunRow) -> String {
     match r.summary.as_ref() {
         Some(s) => match (s.target_accuracy, s.time_to_accuracy_s, s.target_reached) {
             (Some(t), Some(x), _) => format!("{:.0} % in {x:.1} s", t * 100.0),
-            (Some(t), None, Some(false)) => format!("{:.0} % not reached", t * 100.0),
+            (Some(t), None, Some(false)) => match s.best_accuracy {
+                Some(b) => format!("{:.0} % not reached; best {:.1} %", t * 100.0, b * 100.0),
+                None => format!("{:.0} % not reached", t * 100.0),
+            },
             _ => match (s.target_loss, s.time_to_loss_s, s.target_reached) {
                 (Some(t), Some(x), _) => format!("loss ≤ {t} in {x:.1} s"),
-                (Some(t), None, Some(false)) => format!("loss ≤ {t} not reached"),
+                (Some(t), None, Some(false)) => match s.best_loss {
+                    Some(b) => format!("loss ≤ {t} not reached; best {b:.4}"),
+                    None => format!("loss ≤ {t} not reached"),
+                },
                 _ => "—".into(),
             },
         },
@@ -250,14 +256,47 @@ pub(crate) fn tta_text(r: &RunRow) -> String {
     }
 }
 
+/// Decimals that show a dollar amount to two significant digits, never
+/// fewer than cents: 2 for $3.69 or $0.40, 3 for $0.040, 4 for $0.0040.
+pub(crate) fn cost_digits(usd: f64) -> usize {
+    let usd = usd.abs();
+    if !usd.is_finite() || usd == 0.0 || usd >= 0.1 {
+        return 2;
+    }
+    // 0.004 → log10 −2.4 → 4 decimals.
+    let first = (-usd.log10().floor()) as usize;
+    (first + 1).clamp(2, 12)
+}
+
+/// A dollar amount with [`cost_digits`] decimals: "$0.0040", "$3.69".
+pub(crate) fn usd(c: f64) -> String {
+    let d = cost_digits(c);
+    format!("${c:.d$}")
+}
+
 pub(crate) fn cost_text(r: &RunRow) -> String {
     match r.summary.as_ref() {
         Some(s) => match (s.cost_per_epoch_usd, s.cost_is_projected) {
-            (Some(c), Some(true)) => format!("${c:.2} projected"),
-            (Some(c), _) => format!("${c:.2}"),
+            (Some(c), Some(true)) => format!("{} projected", usd(c)),
+            (Some(c), _) => usd(c),
             _ if r.price_offering.is_none() => "no price chosen".into(),
             _ => "not measured".into(),
         },
         None => "not measured".into(),
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::usd;
+
+    #[test]
+    fn small_costs_keep_two_significant_digits() {
+        assert_eq!(usd(0.004), "$0.0040");
+        assert_eq!(usd(0.0437), "$0.044");
+        assert_eq!(usd(0.4), "$0.40");
+        assert_eq!(usd(3.694), "$3.69");
+        assert_eq!(usd(1234.5), "$1234.50");
+        assert_eq!(usd(0.0), "$0.00");
     }
 }

@@ -19,7 +19,14 @@ pub fn print_runs_table(rows: &[RunRow]) {
             };
             vec![
                 r.id.to_string(),
-                r.status.as_str().to_owned(),
+                match &r.origin {
+                    Some(o) => format!(
+                        "{}, imported from {}",
+                        r.status.as_str(),
+                        escape_controls(&o.hostname)
+                    ),
+                    None => r.status.as_str().to_owned(),
+                },
                 config_label(r),
                 throughput_text(r),
                 s.and_then(|s| s.time_to_first_step_s)
@@ -180,6 +187,17 @@ pub fn print_show(d: &RunDetail) {
     if let Some(reason) = &r.status_reason {
         println!("reason: {}", escape_controls(reason));
     }
+    if let Some(o) = &r.origin {
+        println!(
+            "imported:          measured on {} (machine {}), run {} there; imported from {}",
+            escape_controls(&o.hostname),
+            escape_controls(&o.machine_id),
+            o.source_run_id,
+            o.file
+                .as_deref()
+                .map_or("a session file".into(), escape_controls)
+        );
+    }
     print_settings(d);
     if let Some(data) = d.hello.as_ref().map(|h| &h["data"]) {
         if let Some(loader) = data["loader"].as_str() {
@@ -200,12 +218,47 @@ pub fn print_show(d: &RunDetail) {
         d.telemetry_samples
     );
     if let Some(p) = &d.provenance {
-        println!("provenance: {p}");
+        print_provenance(p);
     }
     if r.status != RunStatus::Completed {
         if let Some(t) = d.stderr_tail.as_deref().filter(|t| !t.is_empty()) {
             println!("last lines of the worker's output:\n{}", escape_controls(t));
         }
+    }
+}
+
+/// A provenance value as words: lists joined by "; ", objects as
+/// "key value" pairs, nothing as "not known".
+fn plain(v: &Value) -> String {
+    match v {
+        Value::Null => "not known".into(),
+        Value::String(s) => escape_controls(s).into_owned(),
+        Value::Array(a) if a.is_empty() => "none".into(),
+        Value::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join("; "),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| format!("{} {}", k.replace('_', " "), plain(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// Where the run trained (the machine, its CPU, GPUs, drivers, the studio's
+/// version), one line each.
+fn print_provenance(p: &Value) {
+    println!("provenance:");
+    let Some(fields) = p.as_object() else {
+        println!("  {}", plain(p));
+        return;
+    };
+    for (key, v) in fields {
+        let value = match (key.as_str(), v.as_u64()) {
+            ("memory_total_bytes", Some(b)) => format!("{:.1} GiB", b as f64 / 1024f64.powi(3)),
+            _ => plain(v),
+        };
+        let label = key.trim_end_matches("_bytes").replace('_', " ");
+        println!("  {:<22} {value}", format!("{label}:"));
     }
 }
 
@@ -319,21 +372,26 @@ fn print_energy_and_checks(d: &RunDetail, s: &RunSummary) {
 }
 
 pub fn print_prices(rows: &[PriceEntry]) {
+    let defaults = trainbench_core::reference::default_prices();
     println!(
         "{:<32} {:>3} {:<16} {:>10} {:>12}  {:<20} source",
         "offering", "n", "device", "$/hour", "$/dev-hour", "as of"
     );
     for PriceEntry { row: p, by_user } in rows {
+        let mark = match by_user {
+            false => "",
+            true if defaults.iter().any(|d| d.offering == p.offering) => " (edited)",
+            true => " (added)",
+        };
         println!(
-            "{:<32} {:>3} {:<16} {:>10.2} {:>12.2}  {:<20} {}{}",
+            "{:<32} {:>3} {:<16} {:>10} {:>12}  {:<20} {}{mark}",
             p.offering,
             p.devices,
             p.device,
-            p.usd_per_hour,
-            p.usd_per_device_hour,
+            usd(p.usd_per_hour).trim_start_matches('$'),
+            usd(p.usd_per_device_hour).trim_start_matches('$'),
             p.as_of,
             p.source,
-            if *by_user { " (edited)" } else { "" }
         );
     }
 }
