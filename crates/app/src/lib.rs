@@ -15,7 +15,8 @@
 //!   session files out and in.
 //! - [`prices`]: the price table under one rule set (core's `PriceRow::validate`).
 //! - [`frameworks`], [`models`], [`host`]: what a person can choose, and
-//!   this machine.
+//!   this machine; [`describe`]: a library model or a model from a person's
+//!   file built once by its worker and counted.
 //! - [`releases`]: a framework's releases the registry lists, to pick from.
 //! - [`first_run`]: a newcomer's quick benchmark and the second run that
 //!   makes it a comparison.
