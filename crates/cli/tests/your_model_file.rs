@@ -188,7 +188,8 @@ fn what_a_model_file_gets_wrong_is_a_failed_run_naming_the_file_and_what_was_exp
                 "calling broken()",
                 "NameError",
                 "helper_that_is_not_there",
-                "models.py\", line 28, in broken",
+                "models.py\", line ",
+                ", in broken\n    return helper_that_is_not_there()",
             ],
         ),
         (
