@@ -336,23 +336,8 @@ fn synthetic(spec: &RunSpec, device: Device) -> Result<Loaded, WorkerError> {
         ModelConfig::Decoder(c) => {
             Tensor::randint(c.vocab_size, [pool, c.seq_len + 1], (Kind::Int64, device))
         }
-        ModelConfig::Library(l) => {
-            return Err(WorkerError::unsupported(
-                "framework",
-                format!(
-                    "framework = tch is not allowed: expected pytorch for the library model {}",
-                    l.model
-                ),
-            ))
-        }
-        ModelConfig::File(f) => {
-            return Err(WorkerError::unsupported(
-                "framework",
-                format!(
-                    "framework = tch is not allowed: expected pytorch for the file model {}",
-                    f.model
-                ),
-            ))
+        ModelConfig::Library(_) | ModelConfig::File(_) => {
+            return Err(crate::models::not_built_here(&spec.model_config))
         }
     };
     let y = Tensor::randint(classes, [pool], (Kind::Int64, device));

@@ -79,8 +79,22 @@ fn layer_norm(p: nn::Path, d: i64, eps: f64, init: InitMode) -> nn::LayerNorm {
     )
 }
 
-/// Builds the network for `cfg` under `vs.root()`; a library model (`timm:`,
-/// `hf:`) is the Python PyTorch worker's to build, and refused here.
+/// Why this worker refuses a model the Python PyTorch worker builds (a
+/// library model, `timm:` / `hf:`, or a model from a person's file).
+pub fn not_built_here(cfg: &ModelConfig) -> WorkerError {
+    let what = match cfg {
+        ModelConfig::Library(l) => format!("the library model {}", l.model),
+        ModelConfig::File(f) => format!("the file model {}", f.model),
+        _ => "this model".to_owned(),
+    };
+    WorkerError::unsupported(
+        "framework",
+        format!("framework = tch is not allowed: expected pytorch for {what}"),
+    )
+}
+
+/// Builds the network for `cfg` under `vs.root()`; a library or file model
+/// is the Python PyTorch worker's to build, and refused here.
 pub fn build(
     cfg: &ModelConfig,
     vs: &nn::VarStore,
@@ -93,24 +107,7 @@ pub fn build(
         ModelConfig::Bert(c) => Box::new(bert::BertClassifier::new(&root, c, init)),
         ModelConfig::Decoder(c) => Box::new(decoder::Decoder::new(&root, c, init)),
         ModelConfig::Encoder(c) => Box::new(encoder::FraudTransformer::new(&root, c, init)),
-        ModelConfig::Library(l) => {
-            return Err(WorkerError::unsupported(
-                "framework",
-                format!(
-                    "framework = tch is not allowed: expected pytorch for the library model {}",
-                    l.model
-                ),
-            ))
-        }
-        ModelConfig::File(f) => {
-            return Err(WorkerError::unsupported(
-                "framework",
-                format!(
-                    "framework = tch is not allowed: expected pytorch for the file model {}",
-                    f.model
-                ),
-            ))
-        }
+        ModelConfig::Library(_) | ModelConfig::File(_) => return Err(not_built_here(cfg)),
     })
 }
 
