@@ -71,15 +71,7 @@ fn ask_worker(
     let stdout = String::from_utf8_lossy(&out.stdout);
     match stdout.lines().rev().find(|l| !l.trim().is_empty()) {
         Some(line) if out.status.success() => Ok(line.to_owned()),
-        _ => {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let last = stderr
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("no output");
-            Err(LibraryAskError::Answer(last.trim().to_owned()))
-        }
+        _ => Err(LibraryAskError::Answer(super::last_line(&out.stderr))),
     }
 }
 

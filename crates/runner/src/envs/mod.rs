@@ -332,16 +332,20 @@ pub fn check(env: &FrameworkEnv) -> Result<serde_json::Value, String> {
         .find_map(|l| serde_json::from_str(l).ok())
     {
         Some(v) if out.status.success() => Ok(v),
-        _ => {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let last = stderr
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("no output");
-            Err(last.trim().to_owned())
-        }
+        _ => Err(last_line(&out.stderr)),
     }
+}
+
+/// The last non-empty line a process wrote (its stderr: why it failed), or
+/// "no output".
+pub(crate) fn last_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no output")
+        .trim()
+        .to_owned()
 }
 
 /// Registers another environment of `framework` under `name` (for comparing
