@@ -31,10 +31,9 @@ pub fn describe_own_model(req: &SweepRequest) -> AppResult<DescribedModel> {
     req.batch_size = vec![1];
     req.steps = Some(1);
     req.epochs = None;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let machine = Machine {
         gpus: 0,
-        cpu_cores: u32::try_from(cores).unwrap_or(1),
+        cpu_cores: crate::host::cpu_cores(),
     };
     let plan = plan_sweep(&req, machine, false);
     if let Some(r) = plan.rejected.first() {
