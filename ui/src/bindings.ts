@@ -1770,6 +1770,7 @@ export type StoredEval = {
 	epoch: number | null,
 	elapsed_s: number | null,
 	accuracy: number | null,
+	/**  `None` where a person's training script reported an accuracy alone. */
 	loss: number | null,
 };
 
@@ -1781,6 +1782,7 @@ export type StoredWindow = {
 	start_ns: number,
 	end_ns: number,
 	loss_mean: number | null,
+	/**  `None` where a person's training script did not pass one. */
 	lr: number | null,
 };
 
@@ -1843,6 +1845,12 @@ export type SweepRequest = {
 	 *  Only the frameworks' own families (`spec::env`).
 	 */
 	env?: string[],
+	/**
+	 *  A training script's arguments to compare (`script:PATH.py` models):
+	 *  each entry one alternative, written as on a command line
+	 *  (`--lr 1e-3 --amp`, quoted as a shell would); empty: no arguments.
+	 */
+	script_args?: string[],
 	/**
 	 *  cuDNN's benchmark mode (PyTorch and tch on a GPU): each value its own
 	 *  configuration; empty: the worker's default (on for a CNN).

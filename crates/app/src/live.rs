@@ -58,7 +58,7 @@ mod tests {
             start_ns: start,
             end_ns: start + (secs * 1e9) as u64,
             loss_mean: 1.0,
-            lr: 1e-3,
+            lr: Some(1e-3),
         }
     }
 

@@ -52,6 +52,7 @@ fn input_of(cfg: &ModelConfig) -> String {
             (_, Some(t), None) => format!("{t} tokens, next-token prediction"),
             _ => "the input the run gives".to_owned(),
         },
+        ModelConfig::Script(c) => format!("what {} feeds its model", c.script.short()),
     }
 }
 

@@ -26,6 +26,7 @@ mod report_cmd;
 mod run_args;
 mod run_cmd;
 mod runs_cmd;
+mod script_flags;
 
 use std::process::ExitCode;
 

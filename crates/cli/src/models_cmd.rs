@@ -220,7 +220,7 @@ fn input_text(cfg: &ModelConfig, opts: &ModelOptions) -> Option<String> {
             e.num_classes
         ),
         ModelConfig::Decoder(d) => tokens(d.seq_len, d.vocab_size),
-        ModelConfig::Library(_) | ModelConfig::File(_) => return None,
+        ModelConfig::Library(_) | ModelConfig::File(_) | ModelConfig::Script(_) => return None,
     })
 }
 

@@ -26,6 +26,21 @@ pub struct RunArgs {
     /// --input-shape and --num-classes). Default: resnet_mini.
     #[arg(long, value_name = "M[,M…]")]
     pub model: Option<String>,
+    /// Your own training script (PATH.py), which reports its steps with
+    /// `import trainbench` and `trainbench.step(samples=N, loss=loss)`; its
+    /// arguments follow `--`. It runs in --framework's Python environment
+    /// (pytorch, tensorflow or jax) and sets its own model, data, batch and
+    /// precision. Not with --model. Default: none.
+    #[arg(long, value_name = "PATH.py", conflicts_with = "model")]
+    pub script: Option<String>,
+    /// Arguments of --script to compare, one alternative per flag, written as
+    /// on a command line: `--script-args '--lr 1e-3' --script-args '--lr
+    /// 3e-3'`. Not with arguments after `--`. Default: those after `--`.
+    #[arg(long = "script-args", value_name = "ARGS", allow_hyphen_values = true)]
+    pub script_args: Vec<String>,
+    /// The arguments --script runs with (everything after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub script_argv: Vec<String>,
     /// tch (PyTorch's C++ core, libtorch, driven from Rust), pytorch,
     /// tensorflow or jax; FRAMEWORK@NAME for a registered environment
     /// (`trainbench env`). Comma-separated for a sweep. Default: tch.
@@ -235,7 +250,7 @@ fn on_off(s: &str) -> Result<bool, String> {
 }
 
 /// A TOML value as a comma-separated string (arrays join).
-fn toml_str(v: &toml::Value) -> String {
+pub(crate) fn toml_str(v: &toml::Value) -> String {
     match v {
         toml::Value::Array(a) => a.iter().map(toml_str).collect::<Vec<_>>().join(","),
         toml::Value::String(s) => s.clone(),
@@ -270,6 +285,9 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 )
             })
         };
+        if crate::script_flags::from_config(a, key, value, &s) {
+            continue;
+        }
         match key.as_str() {
             "model" => a.model = a.model.take().or(Some(s)),
             "framework" => a.framework = a.framework.take().or(Some(s)),
@@ -354,7 +372,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             other => {
-                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, input_shape, vocab_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, repeats, price, epoch_size, profile", path.display())))
+                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, input_shape, vocab_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, repeats, price, epoch_size, profile, script, script_args", path.display())))
             }
         }
     }
@@ -369,9 +387,15 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
     }
     // The quick default (`trainbench_app::first_run`): a small model on the
     // MNIST sample, to 95 % (reached within 5 epochs at lr 2e-3).
-    let quick = a.model.is_none() && a.steps.is_none() && a.epochs.is_none() && a.data.is_none();
+    let quick = a.model.is_none()
+        && a.script.is_none()
+        && a.steps.is_none()
+        && a.epochs.is_none()
+        && a.data.is_none();
     let (steps, epochs) = match (a.steps, a.epochs) {
         (None, None) if quick => (None, Some(first_run::QUICK_EPOCHS)),
+        // A script runs as long as it runs, unless --steps ends it sooner.
+        (None, None) if a.script.is_some() => (None, None),
         (None, None) => (Some(100), None),
         other => other,
     };
@@ -396,7 +420,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
             )
         })?),
     };
-    Ok(SweepRequest {
+    let mut req = SweepRequest {
         model: list(a.model.as_deref().unwrap_or("resnet_mini")),
         framework: list(a.framework.as_deref().unwrap_or(Framework::Tch.as_str())),
         precision: list(a.precision.as_deref().unwrap_or("fp32")),
@@ -445,7 +469,10 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         batch_cap: a.batch_cap,
         batch_from: a.batch_from,
         memory_limit_bytes,
-    })
+        ..SweepRequest::default()
+    };
+    crate::script_flags::apply(&a, &mut req)?;
+    Ok(req)
 }
 
 /// `--timeout` as the silence a worker is allowed (600 s unless given).

@@ -292,7 +292,9 @@ pub enum Event {
         devices_visible: Vec<DeviceInfo>,
         device: DeviceInfo,
         model: String,
-        param_count: u64,
+        /// Counted from the model's tensors; `null` where a person's training
+        /// script did not hand its model to the studio (`trainbench.model`).
+        param_count: Option<u64>,
         /// `null` where the worker could not count them on a person's own
         /// model (MFU is then not measured).
         flops_per_sample: Option<f64>,
@@ -350,7 +352,9 @@ pub enum Event {
         start_ns: u64,
         end_ns: u64,
         loss_mean: f64,
-        lr: f64,
+        /// The learning rate at the window's last step; `null` where a
+        /// person's training script did not pass one.
+        lr: Option<f64>,
     },
     /// A periodic evaluation on the held-out split.
     Eval {
@@ -359,7 +363,9 @@ pub enum Event {
         /// Since `train_start_ns`, including first-step compile and earlier evals.
         elapsed_s: f64,
         accuracy: f64,
-        loss: f64,
+        /// The held-out loss; `null` where a person's training script
+        /// reported an accuracy alone.
+        loss: Option<f64>,
         samples: u64,
         t_ns: u64,
     },
@@ -489,7 +495,7 @@ mod tests {
             start_ns: 1,
             end_ns: 2,
             loss_mean: 1.0,
-            lr: 1e-3,
+            lr: Some(1e-3),
         };
         assert_eq!(window(2, 5).steps_finished(), Some(6));
         assert_eq!(window(7, 4).steps_finished(), Some(10));
@@ -524,7 +530,7 @@ mod tests {
             start_ns: 1,
             end_ns: 2,
             loss_mean: 0.5,
-            lr: 1e-3,
+            lr: Some(1e-3),
         };
         let line = e.to_line();
         assert!(line.starts_with(r#"{"event":"window""#), "{line}");

@@ -147,7 +147,8 @@ pub struct StoredWindow {
     pub start_ns: u64,
     pub end_ns: u64,
     pub loss_mean: f64,
-    pub lr: f64,
+    /// `None` where a person's training script did not pass one.
+    pub lr: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,7 +158,8 @@ pub struct StoredEval {
     pub epoch: f64,
     pub elapsed_s: f64,
     pub accuracy: f64,
-    pub loss: f64,
+    /// `None` where a person's training script reported an accuracy alone.
+    pub loss: Option<f64>,
 }
 
 impl From<&StoredWindow> for crate::stats::WindowTiming {

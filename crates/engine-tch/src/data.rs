@@ -336,7 +336,7 @@ fn synthetic(spec: &RunSpec, device: Device) -> Result<Loaded, WorkerError> {
         ModelConfig::Decoder(c) => {
             Tensor::randint(c.vocab_size, [pool, c.seq_len + 1], (Kind::Int64, device))
         }
-        ModelConfig::Library(_) | ModelConfig::File(_) => {
+        ModelConfig::Library(_) | ModelConfig::File(_) | ModelConfig::Script(_) => {
             return Err(crate::models::not_built_here(&spec.model_config))
         }
     };

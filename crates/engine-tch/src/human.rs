@@ -66,7 +66,7 @@ impl Sink for Report {
                 println!("TrainBench quick run: libtorch {framework_version} (tch 0.26) on {}{}, {threads} thread(s)",
                     device.id, device.name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default());
                 println!("model {model}: {} parameters, {:.3} GFLOPs per training sample; precision {precision} ({precision_in_effect})",
-                    thousands(*param_count as f64), flops_per_sample.unwrap_or(0.0) / 1e9);
+                    thousands(param_count.unwrap_or(0) as f64), flops_per_sample.unwrap_or(0.0) / 1e9);
                 println!("data: {} ({} training / {} held-out samples){}; batch {batch_size}, {total_steps} steps",
                     data.source, thousands(data.train_samples as f64), thousands(data.eval_samples as f64),
                     data.path.as_deref().map(|p| format!(" from {p}")).unwrap_or_default());
@@ -105,7 +105,7 @@ impl Sink for Report {
                 ..
             } => {
                 self.evals.push((*step, *elapsed_s, *accuracy));
-                println!("  evaluation at step {step} (epoch {epoch:.1}): accuracy {:.2} %, loss {loss:.4}, {elapsed_s:.1} s into training", accuracy * 100.0);
+                println!("  evaluation at step {step} (epoch {epoch:.1}): accuracy {:.2} %, loss {:.4}, {elapsed_s:.1} s into training", accuracy * 100.0, loss.unwrap_or(f64::NAN));
             }
             Event::Memory {
                 device,

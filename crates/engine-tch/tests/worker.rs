@@ -115,7 +115,7 @@ fn check_synthetic_training(model: &str, batch: u64, steps: u64) {
     };
     assert_eq!(*protocol, 1);
     assert_eq!(*total_steps, steps);
-    assert!(*param_count > 0 && flops_per_sample.is_some_and(|f| f > 0.0));
+    assert!(param_count.is_some_and(|n| n > 0) && flops_per_sample.is_some_and(|f| f > 0.0));
     // Step 1 is reported by first_step; windows cover steps 2..=steps.
     let w = windows(&o);
     assert_eq!(w.len() as u64, (steps - 1).div_ceil(window), "{model}");

@@ -224,7 +224,7 @@ pub fn raw<W: Write>(
                     secs.to_string(),
                     float(Some(timings[i])),
                     float(Some(x.loss_mean)),
-                    float(Some(x.lr)),
+                    float(x.lr),
                     (i < warm).to_string(),
                 ])?;
             }
@@ -245,7 +245,7 @@ pub fn raw<W: Write>(
                     float(Some(e.epoch)),
                     float(Some(e.elapsed_s)),
                     float(Some(e.accuracy)),
-                    float(Some(e.loss)),
+                    float(e.loss),
                 ])?;
             }
         }

@@ -47,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 start_ns: window * 1_000_000_000,
                 end_ns: window * 1_000_000_000 + 900_000_000,
                 loss_mean: 1.0 / (1.0 + window as f64),
-                lr: 1e-3,
+                lr: Some(1e-3),
             });
             window += 1;
         }

@@ -94,7 +94,7 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
             start_ns: t,
             end_ns: t + dur,
             loss_mean: 2.3 * (-(w as f64) / 8.0).exp() + 0.05 * next(&mut rng),
-            lr: 1e-3,
+            lr: Some(1e-3),
         });
         telemetry.push(TelemetrySample {
             t_ns: t,
@@ -112,7 +112,7 @@ pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
                 epoch: (w + 1) as f64 / f.windows as f64,
                 elapsed_s: (t - 1_000_000_000) as f64 / 1e9,
                 accuracy: (0.5 + 0.5 * (w + 1) as f64 / f.windows as f64).min(0.99),
-                loss: 0.3,
+                loss: Some(0.3),
                 samples: 1000,
                 t_ns: t,
             });
@@ -197,7 +197,7 @@ fn opening_events(f: &FixtureRun) -> Vec<Event> {
             devices_visible: vec![cpu.clone()],
             device: cpu,
             model: f.model.clone(),
-            param_count: 77_834,
+            param_count: Some(77_834),
             flops_per_sample: Some(1.2e7),
             flops_method: None,
             precision: f.precision.to_string(),

@@ -107,6 +107,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0013_model_files.sql",
         include_str!("../../../migrations/0013_model_files.sql"),
     ),
+    (
+        14,
+        "0014_script_values_optional.sql",
+        include_str!("../../../migrations/0014_script_values_optional.sql"),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]

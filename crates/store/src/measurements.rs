@@ -255,7 +255,11 @@ impl Store {
             windows: d.windows.iter().map(WindowTiming::from).collect(),
             first_step_s,
             evals: d.evals.iter().map(|e| (e.elapsed_s, e.accuracy)).collect(),
-            eval_losses: d.evals.iter().map(|e| (e.elapsed_s, e.loss)).collect(),
+            eval_losses: d
+                .evals
+                .iter()
+                .filter_map(|e| Some((e.elapsed_s, e.loss?)))
+                .collect(),
             target_accuracy: d.spec.get("target_accuracy").and_then(|v| v.as_f64()),
             target_loss: d.spec.get("target_loss").and_then(|v| v.as_f64()),
             memory,
@@ -293,11 +297,15 @@ fn record_event(tx: &Transaction<'_>, id: i64, e: &Event) -> Result<()> {
             param_count,
             flops_per_sample,
             train_start_ns,
+            batch_size,
             ..
         } => {
+            // A training script's batch (stored as 0: its own) is what its
+            // first step trained on.
             tx.execute(
-                "UPDATE runs SET hello_json = ?2, param_count = ?3, flops_per_sample = ?4, train_start_ns = ?5 WHERE id = ?1",
-                params![id, serde_json::to_string(e)?, u(*param_count), flops_per_sample, u(*train_start_ns)],
+                "UPDATE runs SET hello_json = ?2, param_count = ?3, flops_per_sample = ?4, train_start_ns = ?5,
+                     batch_size = CASE WHEN batch_size = 0 THEN ?6 ELSE batch_size END WHERE id = ?1",
+                params![id, serde_json::to_string(e)?, param_count.map(u), flops_per_sample, u(*train_start_ns), u(*batch_size)],
             )?;
         }
         Event::FirstStep {

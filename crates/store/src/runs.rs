@@ -66,7 +66,7 @@ impl NewRun {
             repeat_index: 0,
             framework,
             environment,
-            model: spec.model.clone(),
+            model: spec.row_model(),
             precision: spec.precision,
             compile: spec.compile,
             device: spec.device,

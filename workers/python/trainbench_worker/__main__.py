@@ -50,15 +50,21 @@ def cmd_train(framework, plan_arg):
 
     if plan_arg == "env:TRAINBENCH_PLAN":
         text = os.environ.get("TRAINBENCH_PLAN", "")
-        plan = Plan(json.loads(text))
     else:
         text = sys.stdin.read() if plan_arg in (None, "-") else open(plan_arg).read()
-        try:
-            plan = Plan(json.loads(text))
-        except (json.JSONDecodeError, KeyError, TypeError) as e:
-            raise WorkerError(
-                "bad_config", f"spec = (the text given) is not allowed: expected the studio's worker plan ({e})", "spec"
-            ) from e
+    try:
+        obj = json.loads(text)
+        if obj["spec"]["model_config"]["family"] == "script" and obj["framework"] == framework:
+            # A person's training script: it runs its own loop (script_run).
+            from . import script_run
+
+            script_run.run(obj, framework, mod)
+            return
+        plan = Plan(obj)
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise WorkerError(
+            "bad_config", f"spec = (the text given) is not allowed: expected the studio's worker plan ({e})", "spec"
+        ) from e
     if plan.framework != framework:
         raise WorkerError(
             "bad_config", f"framework = {plan.framework} is not allowed: this is the {framework} worker", "framework"

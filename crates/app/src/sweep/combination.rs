@@ -37,6 +37,8 @@ pub(super) struct Combination<'a> {
     threads: Option<i64>,
     cudnn_benchmark: Option<bool>,
     settings: &'a WorkerEnv,
+    /// A training script's arguments (empty for other models).
+    args: &'a [String],
 }
 
 /// Each value given, or one `None` (the worker's default) when none is.
@@ -57,6 +59,7 @@ pub(super) fn combinations<'a>(
     given: &'a str,
     batches: &'a [i64],
     alternatives: &'a [WorkerEnv],
+    arguments: &'a [Vec<String>],
 ) -> Vec<Combination<'a>> {
     let threads = each_or_none(&req.threads);
     let benchmark = each_or_none(&req.cudnn_benchmark);
@@ -73,17 +76,20 @@ pub(super) fn combinations<'a>(
                 for &devices in &req.devices {
                     for &batch in batches {
                         for &(threads, cudnn_benchmark, settings) in &settings {
-                            out.push(Combination {
-                                given,
-                                model,
-                                precision,
-                                compile,
-                                devices,
-                                batch,
-                                threads,
-                                cudnn_benchmark,
-                                settings,
-                            });
+                            for args in arguments {
+                                out.push(Combination {
+                                    given,
+                                    model,
+                                    precision,
+                                    compile,
+                                    devices,
+                                    batch,
+                                    threads,
+                                    cudnn_benchmark,
+                                    settings,
+                                    args,
+                                });
+                            }
                         }
                     }
                 }
@@ -135,6 +141,14 @@ impl Combination<'_> {
         } else {
             format!(" {}", env::label(self.settings))
         };
+        if let Some(script) = self
+            .model
+            .strip_prefix(trainbench_core::models::script::PREFIX)
+        {
+            let name = script.rsplit('/').next().unwrap_or(script);
+            let args = super::script::args_label(self.args);
+            return format!("{} {name}{args}{threads}{settings}{place}", self.given);
+        }
         format!(
             "{} {}{px} {}{compiled} ×{}{spread} b{b}{threads}{benchmark}{settings}{place}",
             self.given, self.model, self.precision, self.devices
@@ -187,6 +201,7 @@ impl Combination<'_> {
         raw.env = self.settings.clone();
         raw.cudnn_benchmark = self.cudnn_benchmark;
         raw.profile = req.profile;
+        raw.script_args = self.args.to_vec();
         raw
     }
 }

@@ -50,7 +50,12 @@ pub fn run_seconds(spec: &RunSpec, earlier: &Earlier) -> Option<f64> {
     let samples = match spec.length {
         Length::Steps(n) => n as f64 * global_batch,
         Length::Epochs(n) => n as f64 * earlier.epoch_samples?,
+        // A script's batch is its own, and it may end when it likes.
+        Length::ScriptDecides => return None,
     };
+    if spec.batch_size == 0 {
+        return None;
+    }
     Some(overhead + samples / earlier.throughput)
 }
 

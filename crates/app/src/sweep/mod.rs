@@ -24,6 +24,7 @@ mod costing;
 mod estimate;
 mod library;
 pub mod model_file;
+mod script;
 pub use estimate::{run_seconds, DurationEstimate, Earlier};
 mod plan;
 use plan::shared;
@@ -111,6 +112,11 @@ pub struct SweepRequest {
     /// Only the frameworks' own families (`spec::env`).
     #[serde(default)]
     pub env: Vec<String>,
+    /// A training script's arguments to compare (`script:PATH.py` models):
+    /// each entry one alternative, written as on a command line
+    /// (`--lr 1e-3 --amp`, quoted as a shell would); empty: no arguments.
+    #[serde(default)]
+    pub script_args: Vec<String>,
     /// cuDNN's benchmark mode (PyTorch and tch on a GPU): each value its own
     /// configuration; empty: the worker's default (on for a CNN).
     #[serde(default)]
@@ -174,6 +180,7 @@ impl Default for SweepRequest {
             window_steps: None,
             threads: Vec::new(),
             env: Vec::new(),
+            script_args: Vec::new(),
             cudnn_benchmark: Vec::new(),
             lr: None,
             repeats: 1,

@@ -117,6 +117,11 @@ impl ModelFiles {
         }
     }
 
+    /// Adds a file read elsewhere (a training script), under the name given.
+    pub(super) fn insert(&mut self, given: &str, file: ReadModelFile) {
+        self.by_given.insert(given.to_owned(), file);
+    }
+
     /// The files read, each once.
     pub fn read_files(&self) -> impl Iterator<Item = &ReadModelFile> {
         self.by_given.values()

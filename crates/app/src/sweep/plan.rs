@@ -168,11 +168,14 @@ pub fn plan_sweep_on(
     let (data, folder_class_count) = check_data(req, remote, &mut rejected);
     let alternatives = check_env(req, &mut rejected);
     let shape = super::model_file::apply_input_shape(req, &mut rejected);
-    let files = super::model_file::ModelFiles::read(
+    let mut files = super::model_file::ModelFiles::read(
         req,
         remote.map(|r| r.host.name.as_str()),
         &mut rejected,
     );
+    let host = remote.map(|r| r.host.name.as_str());
+    super::script::read_scripts(req, host, &mut files, &mut rejected);
+    let arguments = super::script::argument_alternatives(req, &mut rejected);
     if !rejected.is_empty() {
         return refused(req, rejected, repeats);
     }
@@ -216,7 +219,7 @@ pub fn plan_sweep_on(
                 continue;
             }
         };
-        for c in combinations(req, given, &batches, &alternatives) {
+        for c in combinations(req, given, &batches, &alternatives, &arguments) {
             let label = c.label(req, search.is_some(), remote);
             let mut raw = c.raw_spec(req, &device, data.as_ref(), folder_class_count);
             super::model_file::set_input(&mut raw, shape, req.vocab_size);
@@ -343,6 +346,12 @@ fn check_shared(
             "steps",
             "give either steps or epochs, not both".into(),
         )),
+        // A training script may run as long as it runs.
+        (None, None)
+            if req
+                .model
+                .iter()
+                .all(|m| m.starts_with(trainbench_core::models::script::PREFIX)) => {}
         (None, None) => rejected.push(shared("steps", "give steps or epochs".into())),
         _ => {}
     }

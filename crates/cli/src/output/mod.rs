@@ -113,9 +113,19 @@ impl Progress for Bar {
                 ..
             } => {
                 if let Some(b) = &self.bar {
-                    b.set_length(*total_steps);
+                    // A script that runs as long as it runs has no total.
+                    if *total_steps > 0 {
+                        b.set_length(*total_steps);
+                    }
                 }
-                self.line(format!("{} parameters on {}", param_count, device.id), true);
+                let params = param_count.map_or_else(
+                    || {
+                        "parameters not counted (the script did not call trainbench.model)"
+                            .to_owned()
+                    },
+                    |n| format!("{n} parameters"),
+                );
+                self.line(format!("{params} on {}", device.id), true);
             }
             Event::FirstStep {
                 since_process_start_s,

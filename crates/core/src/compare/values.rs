@@ -14,15 +14,25 @@ pub(super) fn config_parts(r: &RunRow) -> Vec<(String, bool)> {
         Some(env) => format!("{}@{env}", r.framework),
         None => r.framework.to_string(),
     };
+    // A training script sets its own precision, batch and data: its label
+    // is the file and its arguments.
+    let script = crate::models::script::short_label(&r.model);
+    let own = script.is_some();
     vec![
         (framework, false),
-        (r.model.clone(), false),
-        (r.precision.to_string(), false),
-        (format!("compile={}", r.compile), r.compile == Compile::Off),
-        (format!("×{}", r.devices), false),
-        (r.parallel.as_str().to_owned(), r.parallel == Parallel::Ddp),
-        (format!("b{}", r.batch_size), false),
-        (r.data.as_str().to_owned(), false),
+        (script.unwrap_or_else(|| r.model.clone()), false),
+        (r.precision.to_string(), own),
+        (
+            format!("compile={}", r.compile),
+            own || r.compile == Compile::Off,
+        ),
+        (format!("×{}", r.devices), own),
+        (
+            r.parallel.as_str().to_owned(),
+            own || r.parallel == Parallel::Ddp,
+        ),
+        (format!("b{}", r.batch_size), own),
+        (r.data.as_str().to_owned(), own),
         match r.threads {
             Some(t) => (threads_words(i64::from(t)), false),
             None => ("the framework's threads".to_owned(), true),

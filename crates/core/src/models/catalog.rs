@@ -374,7 +374,7 @@ impl CatalogEntry {
             ModelConfig::Encoder(e) => encoder_options(e, opts, self.name)?,
             ModelConfig::Decoder(d) => decoder_options(d, opts, self.name)?,
             // Not in the catalogue: built by the worker from its library.
-            ModelConfig::Library(_) | ModelConfig::File(_) => {}
+            ModelConfig::Library(_) | ModelConfig::File(_) | ModelConfig::Script(_) => {}
         }
         Ok(cfg)
     }

@@ -20,6 +20,7 @@ impl ModelConfig {
             ModelConfig::Encoder(_) => Family::Encoder,
             ModelConfig::Library(_) => Family::Library,
             ModelConfig::File(_) => Family::File,
+            ModelConfig::Script(_) => Family::Script,
         }
     }
 
@@ -33,6 +34,7 @@ impl ModelConfig {
             ModelConfig::Encoder(e) => e.num_classes,
             ModelConfig::Library(l) => l.num_classes.unwrap_or(0),
             ModelConfig::File(f) => f.num_classes.or(f.vocab_size).unwrap_or(0),
+            ModelConfig::Script(_) => 0,
         }
     }
 
@@ -44,7 +46,7 @@ impl ModelConfig {
             ModelConfig::Bert(b) => bert_backbone_params(b) + bert_head_params(b),
             ModelConfig::Decoder(d) => decoder_params(d),
             ModelConfig::Encoder(e) => encoder_params(e),
-            ModelConfig::Library(_) | ModelConfig::File(_) => 0,
+            ModelConfig::Library(_) | ModelConfig::File(_) | ModelConfig::Script(_) => 0,
         };
         u64::try_from(n).unwrap_or(0)
     }
@@ -68,7 +70,10 @@ impl ModelConfig {
             ),
             ModelConfig::Bert(b) => (b.hidden, b.num_classes),
             ModelConfig::Encoder(e) => (e.hidden, e.num_classes),
-            ModelConfig::Decoder(_) | ModelConfig::Library(_) | ModelConfig::File(_) => (0, 0),
+            ModelConfig::Decoder(_)
+            | ModelConfig::Library(_)
+            | ModelConfig::File(_)
+            | ModelConfig::Script(_) => (0, 0),
         };
         u64::try_from(features * classes + classes).unwrap_or(0)
     }
@@ -86,7 +91,7 @@ impl ModelConfig {
             ModelConfig::Bert(b) => bert_macs(b),
             ModelConfig::Decoder(d) => decoder_macs(d),
             ModelConfig::Encoder(e) => encoder_macs(e),
-            ModelConfig::Library(_) | ModelConfig::File(_) => 0,
+            ModelConfig::Library(_) | ModelConfig::File(_) | ModelConfig::Script(_) => 0,
         };
         u64::try_from(n).unwrap_or(0)
     }
@@ -102,7 +107,10 @@ impl ModelConfig {
     /// Whether the worker counts the parameters and FLOPs on the model it
     /// builds (a library or file model) instead of matching the analytical counts.
     pub fn counted_by_worker(&self) -> bool {
-        matches!(self, ModelConfig::Library(_) | ModelConfig::File(_))
+        matches!(
+            self,
+            ModelConfig::Library(_) | ModelConfig::File(_) | ModelConfig::Script(_)
+        )
     }
 
     /// Tokens one sample trains on: a decoder's `seq_len` positions, each

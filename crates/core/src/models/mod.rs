@@ -43,6 +43,8 @@ pub enum Family {
     Library,
     /// A model from a person's own Python file (`PATH.py:FUNCTION`).
     File,
+    /// A person's own training loop (`script:PATH.py`), reporting its steps.
+    Script,
 }
 
 impl Family {
@@ -227,6 +229,9 @@ pub enum ModelConfig {
     /// A model from a person's file (`PATH.py:FUNCTION`): the worker builds
     /// it and counts its parameters and FLOPs, as for a library model.
     File(FileConfig),
+    /// A person's own training loop (`script:PATH.py`): it builds its model
+    /// and reports its steps; parameters and FLOPs are what it reports.
+    Script(ScriptConfig),
 }
 
 /// One entry of the catalogue.
@@ -253,11 +258,13 @@ mod catalog;
 mod counts;
 pub mod file;
 pub mod library;
+pub mod script;
 
 pub use catalog::{lookup, model_names, CATALOG};
 pub use counts::conv_out;
 pub use file::{FileConfig, FileRef, InputShape};
 pub use library::{Library, LibraryConfig, LibraryRef};
+pub use script::{ScriptConfig, ScriptRef};
 
 #[cfg(test)]
 mod tests;

@@ -87,7 +87,9 @@ fn check_windows(i: usize, r: &PortableRun) -> Result<(), SessionFileError> {
             return Err(invalid(wf("end_ns"), "is before start_ns"));
         }
         check_number(&wf("loss_mean"), w.loss_mean)?;
-        check_number(&wf("lr"), w.lr)?;
+        if let Some(lr) = w.lr {
+            check_number(&wf("lr"), lr)?;
+        }
     }
     Ok(())
 }

@@ -12,6 +12,8 @@
 //! - [`schedule`]: the sweep order and the learning-rate schedule.
 //! - [`key`]: the configuration keys runs are grouped by.
 //! - [`env`]: the environment variables a run sets for its worker (checked, labelled).
+//! - `file_model`, `script`: the specs of a model from a person's file and of
+//!   a person's training script.
 
 pub mod env;
 pub mod env_safety;
@@ -23,6 +25,7 @@ pub mod plan;
 pub mod raw;
 pub mod runnable;
 pub mod schedule;
+mod script;
 pub mod validate;
 
 pub use crate::error::SpecError;

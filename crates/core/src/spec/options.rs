@@ -297,4 +297,7 @@ pub const MAX_LOADER_WORKERS: u32 = 64;
 pub enum Length {
     Steps(u64),
     Epochs(u64),
+    /// A person's training script runs as long as it runs (`script:PATH.py`
+    /// without `steps`; with `steps` the studio ends it after that many).
+    ScriptDecides,
 }

@@ -101,7 +101,7 @@ impl PlanWarmup {
         match (spec.warmup_steps, spec.length) {
             (Some(w), _) => PlanWarmup::Steps(w),
             (None, Length::Steps(total)) => PlanWarmup::Steps(default_warmup(total)),
-            (None, Length::Epochs(_)) => PlanWarmup::DEFAULT_RULE,
+            (None, Length::Epochs(_) | Length::ScriptDecides) => PlanWarmup::DEFAULT_RULE,
         }
     }
 

@@ -87,6 +87,10 @@ pub struct RawSpec {
     /// read when it planned the run; the worker refuses other bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_sha256: Option<String>,
+    /// A training script's arguments (`model` = `script:PATH.py`): its
+    /// `sys.argv[1:]`; left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub script_args: Vec<String>,
     #[serde(default)]
     pub seed: u64,
     #[serde(default = "default_lr")]
@@ -151,6 +155,7 @@ impl RawSpec {
             seq_len: None,
             vocab_size: None,
             model_sha256: None,
+            script_args: Vec::new(),
             seed: 0,
             lr: default_lr(),
             weight_decay: default_wd(),

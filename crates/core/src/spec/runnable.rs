@@ -13,8 +13,8 @@ pub struct Machine {
     pub cpu_cores: u32,
 }
 
-/// A library model (`timm:`, `hf:`) and a file model are built by the
-/// PyTorch worker only.
+/// A library model (`timm:`, `hf:`) is built by the PyTorch worker only; a
+/// file model and a training script run in a Python framework.
 fn library_framework(spec: &RunSpec, framework: Framework) -> Result<(), SpecError> {
     match &spec.model_config {
         ModelConfig::Library(l) if framework != Framework::Pytorch => Err(SpecError::new(
@@ -51,6 +51,14 @@ fn library_framework(spec: &RunSpec, framework: Framework) -> Result<(), SpecErr
                 ),
             ))
         }
+        ModelConfig::Script(c) if framework == Framework::Tch => Err(SpecError::new(
+            "framework",
+            framework,
+            &format!(
+                "pytorch, tensorflow or jax for the training script {} (it runs in that framework's Python environment)",
+                c.script.short()
+            ),
+        )),
         ModelConfig::File(f) if spec.parallel == Parallel::Fsdp => Err(SpecError::new(
             "parallel",
             "fsdp",

@@ -7,7 +7,7 @@ use super::options::{Compile, DataSource, Device, Parallel, Precision};
 pub use super::options::{Length, DEFAULT_LOADER_WORKERS, MAX_LOADER_WORKERS};
 use super::raw::RawSpec;
 use crate::error::SpecError;
-use crate::models::{self, CatalogEntry, Family, FileRef, LibraryRef, ModelConfig};
+use crate::models::{self, CatalogEntry, Family, FileRef, LibraryRef, ModelConfig, ScriptRef};
 use crate::protocol::PROTOCOL_VERSION;
 
 /// A validated run specification.
@@ -96,6 +96,16 @@ impl RunSpec {
                 &format!("{PROTOCOL_VERSION} (the protocol this build speaks)"),
             ));
         }
+        if let Some(script) = ScriptRef::parse(&raw.model)? {
+            return super::script::script_spec(raw, script);
+        }
+        if let Some(first) = raw.script_args.first() {
+            return Err(SpecError::new(
+                "script_args",
+                first.chars().take(80).collect::<String>(),
+                "no value for a model that is not a training script (script:PATH.py)",
+            ));
+        }
         let file = FileRef::parse(&raw.model)?;
         let library = match file {
             Some(_) => None,
@@ -117,7 +127,7 @@ impl RunSpec {
                     "model",
                     &raw.model,
                     &format!(
-                        "one of {}, or timm:NAME, hf:MODEL_TYPE[?key=value&…] or PATH.py:FUNCTION",
+                        "one of {}, or timm:NAME, hf:MODEL_TYPE[?key=value&…], PATH.py:FUNCTION or script:PATH.py",
                         models::model_names().join(", ")
                     ),
                 )
@@ -198,6 +208,15 @@ impl RunSpec {
 
     pub fn family(&self) -> Family {
         self.model_config.family()
+    }
+
+    /// The model as a stored run's row names it: a training script with its
+    /// arguments (`script:/w/train.py --lr 1e-3`), any other model as given.
+    pub fn row_model(&self) -> String {
+        match &self.model_config {
+            ModelConfig::Script(c) => models::script::row_model(&self.model, &c.args),
+            _ => self.model.clone(),
+        }
     }
 }
 

@@ -30,7 +30,8 @@ struct EpochSize {
 
 /// The run's epoch, or why it has none.
 fn epoch_size(m: &RunMeasurements) -> Result<EpochSize, String> {
-    if let Some(n) = m.real_epoch_samples {
+    // 0: a training script's own data, whose size the studio is not told.
+    if let Some(n) = m.real_epoch_samples.filter(|&n| n > 0) {
         return Ok(EpochSize {
             samples: n,
             what: format!("the data set's {n} training samples"),

@@ -85,6 +85,7 @@ pub fn not_built_here(cfg: &ModelConfig) -> WorkerError {
     let what = match cfg {
         ModelConfig::Library(l) => format!("the library model {}", l.model),
         ModelConfig::File(f) => format!("the file model {}", f.model),
+        ModelConfig::Script(c) => format!("the training script {}", c.script),
         _ => "this model".to_owned(),
     };
     WorkerError::unsupported(
@@ -107,7 +108,9 @@ pub fn build(
         ModelConfig::Bert(c) => Box::new(bert::BertClassifier::new(&root, c, init)),
         ModelConfig::Decoder(c) => Box::new(decoder::Decoder::new(&root, c, init)),
         ModelConfig::Encoder(c) => Box::new(encoder::FraudTransformer::new(&root, c, init)),
-        ModelConfig::Library(_) | ModelConfig::File(_) => return Err(not_built_here(cfg)),
+        ModelConfig::Library(_) | ModelConfig::File(_) | ModelConfig::Script(_) => {
+            return Err(not_built_here(cfg))
+        }
     })
 }
 
@@ -147,7 +150,10 @@ fn attention_shape(cfg: &ModelConfig) -> Option<([i64; 4], bool, bool)> {
             true,
             false,
         )),
-        ModelConfig::Resnet(_) | ModelConfig::Library(_) | ModelConfig::File(_) => None,
+        ModelConfig::Resnet(_)
+        | ModelConfig::Library(_)
+        | ModelConfig::File(_)
+        | ModelConfig::Script(_) => None,
     }
 }
 

@@ -115,6 +115,16 @@ fn nan_loss(step: u64, value: f64) -> WorkerError {
 
 /// Trains as `spec` says, reporting through `sink`. The terminal `done` event is
 /// emitted here; an `error` is left to the caller.
+/// The steps the run trains: given, or its epochs' worth.
+fn total_steps(spec: &RunSpec, steps_per_epoch: u64) -> Result<u64, WorkerError> {
+    match spec.length {
+        Length::Steps(s) => Ok(s),
+        Length::Epochs(e) => Ok(e * steps_per_epoch),
+        // Only a training script runs as long as it runs; this worker runs none.
+        Length::ScriptDecides => Err(crate::models::not_built_here(&spec.model_config)),
+    }
+}
+
 pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
     let device = resolve_device(spec)?;
     let threads = thread_count(spec);
@@ -147,10 +157,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
     }
     let mut batches = Batches::new(&data, spec.batch_size, spec.data == DataSource::Synthetic);
     let steps_per_epoch = batches.steps_per_epoch();
-    let total_steps = match spec.length {
-        Length::Steps(s) => s,
-        Length::Epochs(e) => e * steps_per_epoch,
-    };
+    let total_steps = total_steps(spec, steps_per_epoch)?;
     let warmup = spec
         .warmup_steps
         .unwrap_or_else(|| spec::default_warmup(total_steps));
@@ -310,7 +317,7 @@ impl Window {
             start_ns: self.start_ns,
             end_ns: end,
             loss_mean,
-            lr,
+            lr: Some(lr),
         });
         self.index += 1;
         self.steps = 0;
@@ -371,7 +378,7 @@ fn evaluate_and_report(
         epoch: at.step as f64 / at.steps_per_epoch as f64,
         elapsed_s: (now - at.train_start_ns) as f64 / 1e9,
         accuracy,
-        loss,
+        loss: Some(loss),
         samples,
         t_ns: now,
     });

@@ -94,7 +94,7 @@ pub(super) fn hello(
         devices_visible,
         device: device_info,
         model: spec.model.clone(),
-        param_count: counts.param_count,
+        param_count: Some(counts.param_count),
         flops_per_sample: Some(spec.model_config.flops_per_sample()),
         flops_method: None,
         precision: spec.precision.as_str().into(),

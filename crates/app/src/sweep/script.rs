@@ -1,0 +1,139 @@
+//! A person's training scripts (`script:PATH.py`), read when a sweep is
+//! planned like a model file: the path made absolute, the file read (a
+//! bounded, regular UTF-8 file) and hashed; and the request's argument
+//! alternatives, split as a shell would split them (never run by one).
+//!
+//! Nothing here runs the script. It runs only in a worker of a run planned
+//! now from a path the person gave.
+
+use std::path::{Path, PathBuf};
+
+use trainbench_core::models::file::MAX_FILE_BYTES;
+use trainbench_core::models::script::check_args;
+use trainbench_core::models::ScriptRef;
+
+use super::model_file::{sha256_hex, ModelFiles, ReadModelFile};
+use super::plan::shared;
+use super::{Rejected, SweepRequest};
+
+fn absolute(path: &str) -> PathBuf {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map_or_else(|_| p.to_path_buf(), |d| d.join(p))
+    }
+}
+
+fn read(given: &str, r: &ScriptRef) -> Result<ReadModelFile, Rejected> {
+    let path = absolute(&r.path);
+    let bytes =
+        trainbench_files::read_bounded("model", &path, "a Python training script", MAX_FILE_BYTES)
+            .map_err(|e| shared("model", e.to_string()))?;
+    if std::str::from_utf8(&bytes).is_err() {
+        return Err(shared(
+            "model",
+            format!(
+                "model = {given} is not allowed: expected a Python script in UTF-8 ({} is not text)",
+                path.display()
+            ),
+        ));
+    }
+    Ok(ReadModelFile {
+        model: format!(
+            "{}{}",
+            trainbench_core::models::script::PREFIX,
+            path.display()
+        ),
+        sha256: sha256_hex(&bytes),
+        bytes,
+    })
+}
+
+/// Reads every script the request names into `files`; on this machine only.
+pub(super) fn read_scripts(
+    req: &SweepRequest,
+    on_host: Option<&str>,
+    files: &mut ModelFiles,
+    rejected: &mut Vec<Rejected>,
+) {
+    for given in &req.model {
+        let r = match ScriptRef::parse(given) {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(e) => {
+                rejected.push(shared("model", e.to_string()));
+                continue;
+            }
+        };
+        if let Some(host) = on_host {
+            rejected.push(shared(
+                "host",
+                format!(
+                    "host = {host} is not allowed with the training script {given}: expected this machine (a script runs where it is read)"
+                ),
+            ));
+            continue;
+        }
+        match read(given, &r) {
+            Ok(f) => files.insert(given, f),
+            Err(e) => rejected.push(e),
+        }
+    }
+}
+
+/// The request's argument alternatives, each split as a shell splits a
+/// command line (quotes group, nothing expands); one empty alternative when
+/// none is given. Given without a script, refused.
+pub(super) fn argument_alternatives(
+    req: &SweepRequest,
+    rejected: &mut Vec<Rejected>,
+) -> Vec<Vec<String>> {
+    if req.script_args.is_empty() {
+        return vec![Vec::new()];
+    }
+    if !req
+        .model
+        .iter()
+        .any(|m| m.starts_with(trainbench_core::models::script::PREFIX))
+    {
+        rejected.push(shared(
+            "script_args",
+            format!(
+                "script_args = {} is not allowed: expected a training script (--script PATH.py) to pass them to",
+                req.script_args[0]
+            ),
+        ));
+        return vec![Vec::new()];
+    }
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for text in &req.script_args {
+        let Some(args) = shlex::split(text) else {
+            rejected.push(shared(
+                "script_args",
+                format!("script_args = {text} is not allowed: expected arguments as on a command line, every quote closed"),
+            ));
+            continue;
+        };
+        if let Err(e) = check_args(&args) {
+            rejected.push(shared("script_args", e.to_string()));
+        } else if out.contains(&args) {
+            rejected.push(shared(
+                "script_args",
+                format!("script_args = {text} is given twice: expected each alternative once"),
+            ));
+        } else {
+            out.push(args);
+        }
+    }
+    out
+}
+
+/// The arguments as a label shows them (` --lr 1e-3`), quoted where a
+/// shell would need it, as the stored run's configuration shows them.
+pub(super) fn args_label(args: &[String]) -> String {
+    if args.is_empty() {
+        return String::new();
+    }
+    format!(" {}", trainbench_core::models::script::args_text(args))
+}
