@@ -189,18 +189,34 @@ pub struct TuneOutcome {
 
 /// A figure for a person: its size decides the digits.
 pub fn figure_text(v: f64) -> String {
-    match v.abs() {
+    figure_text_as(v, v)
+}
+
+/// `v` with the digits `like` gets (an interval's ends as its estimate).
+pub fn figure_text_as(v: f64, like: f64) -> String {
+    match like.abs() {
         a if a >= 100.0 => format!("{v:.0}"),
         a if a >= 1.0 => format!("{v:.2}"),
         _ => format!("{v:.4}"),
     }
 }
 
-fn interval_text(ci: Option<Interval>) -> String {
+/// An interval with the digits of its estimate.
+pub fn interval_text_as(ci: Option<Interval>, like: f64) -> String {
     ci.map_or_else(
         || "no interval".into(),
-        |c| format!("{}–{}", figure_text(c.low), figure_text(c.high)),
+        |c| {
+            format!(
+                "{}–{}",
+                figure_text_as(c.low, like),
+                figure_text_as(c.high, like)
+            )
+        },
     )
+}
+
+fn interval_text(ci: Option<Interval>) -> String {
+    interval_text_as(ci, ci.map_or(0.0, |c| c.low))
 }
 
 /// The state of a search.

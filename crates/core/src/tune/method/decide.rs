@@ -127,7 +127,7 @@ impl Search {
                 let mine = self.candidates[c].latest().and_then(|l| l.1);
                 let theirs = self.candidates[leader].latest().and_then(|l| l.1);
                 let why = format!(
-                    "settled worse at round {round}: its 95 % interval ({}) lies wholly beyond the leader's ({}, {}) by more than {:.0} %",
+                    "settled worse at round {round}: its 95 % interval ({}) is wholly worse than the leader's ({}, {}) by more than {:.0} %",
                     interval_text(mine),
                     interval_text(theirs),
                     self.candidates[leader].label,
