@@ -82,7 +82,7 @@ impl Workspace {
         let mut repeats = vec![0u32; plan.candidates.len()];
         self.save_trace(sweep, plan, &search.snapshot())?;
         let outcome = 'search: loop {
-            let round = match search.next() {
+            let round = match search.next_step() {
                 Step::Done(o) => break o,
                 Step::Run(round) => round,
             };

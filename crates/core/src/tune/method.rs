@@ -305,7 +305,7 @@ impl Search {
 
     /// The next round to run, or the outcome once the search is over. Call
     /// it once each round's runs are recorded.
-    pub fn next(&mut self) -> Step {
+    pub fn next_step(&mut self) -> Step {
         if let Some(done) = &self.finished {
             return Step::Done(done.clone());
         }

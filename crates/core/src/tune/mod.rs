@@ -2,7 +2,7 @@
 //! (`trainbench tune`): a space of candidates (framework × compile mode ×
 //! precision × batch × CPU threads, [`space`]), raced by successive halving
 //! with the studio's own statistics ([`method`]), within a time budget.
-//! Pure: the application layer runs what [`method::Search::next`] asks for
+//! Pure: the application layer runs what [`method::Search::next_step`] asks for
 //! and hands each run's figure back to [`method::Search::record`].
 //!
 //! - **Objective**: what "best" means ([`Objective`]): throughput (higher
