@@ -163,6 +163,20 @@ fn requests_of(base: &SweepRequest, share: &FrameworkAxes) -> Vec<SweepRequest> 
     out
 }
 
+/// The frameworks' requests taken in turn (one of each, then the next of
+/// each …), so that a probe round cut short by the budget has measured
+/// every framework, not only the first.
+fn round_robin(mut lists: Vec<Vec<SweepRequest>>) -> Vec<SweepRequest> {
+    let mut out = Vec::new();
+    for list in &mut lists {
+        list.reverse();
+    }
+    while lists.iter().any(|l| !l.is_empty()) {
+        out.extend(lists.iter_mut().filter_map(Vec::pop));
+    }
+    out
+}
+
 /// Checks `req` on this machine: every candidate of the space planned as
 /// `trainbench run` would plan it.
 pub fn plan_tune(req: &TuneRequest, host: &Host) -> AppResult<TunePlan> {
@@ -189,21 +203,19 @@ pub fn plan_tune(req: &TuneRequest, host: &Host) -> AppResult<TunePlan> {
     let mut unsupported = Vec::new();
     let (mut memory_limit_bytes, mut epoch_samples) = (None, None);
     let mut model_files = ModelFiles::default();
-    for share in &shares {
-        for request in requests_of(&base, share) {
-            let plan = plan_request(&request, host)?;
-            if let Some(r) = plan.rejected.iter().find(|r| r.is_shared()) {
-                return Err(r.clone().into());
-            }
-            unsupported.extend(plan.rejected.iter().cloned());
-            memory_limit_bytes = plan.memory_limit_bytes;
-            epoch_samples = plan.epoch_samples;
-            model_files = plan.model_files;
-            candidates.extend(plan.configs.into_iter().map(|config| Candidate {
-                config,
-                request: request.clone(),
-            }));
+    for request in round_robin(shares.iter().map(|s| requests_of(&base, s)).collect()) {
+        let plan = plan_request(&request, host)?;
+        if let Some(r) = plan.rejected.iter().find(|r| r.is_shared()) {
+            return Err(r.clone().into());
         }
+        unsupported.extend(plan.rejected.iter().cloned());
+        memory_limit_bytes = plan.memory_limit_bytes;
+        epoch_samples = plan.epoch_samples;
+        model_files = plan.model_files;
+        candidates.extend(plan.configs.into_iter().map(|config| Candidate {
+            config,
+            request: request.clone(),
+        }));
     }
     Ok(TunePlan {
         model,
@@ -217,4 +229,32 @@ pub fn plan_tune(req: &TuneRequest, host: &Host) -> AppResult<TunePlan> {
         epoch_samples,
         model_files,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_frameworks_take_turns_so_a_short_budget_probes_each() {
+        let req = |f: &str, b: i64| SweepRequest {
+            framework: vec![f.into()],
+            batch_size: vec![b],
+            ..SweepRequest::default()
+        };
+        let lists = vec![
+            vec![req("tch", 1), req("tch", 2), req("tch", 3)],
+            vec![req("jax", 1)],
+            vec![req("pytorch", 1), req("pytorch", 2)],
+        ];
+        let order: Vec<(String, i64)> = round_robin(lists)
+            .into_iter()
+            .map(|r| (r.framework[0].clone(), r.batch_size[0]))
+            .collect();
+        let names: Vec<String> = order.iter().map(|(f, b)| format!("{f}{b}")).collect();
+        assert_eq!(
+            names,
+            ["tch1", "jax1", "pytorch1", "tch2", "pytorch2", "tch3"]
+        );
+    }
 }
