@@ -292,6 +292,11 @@ fn to_json(db: &Path, t: &Tuned, plan: &TunePlan) -> Value {
         "elapsed_s": t.elapsed_s,
         "budget_s": t.budget_s,
         "run_ids": t.run_ids,
+        "why_runner_up_lost": t.why_runner_up_lost.as_ref().map(|e| json!({
+            "winner_run": e.a.run_ids,
+            "runner_up_run": e.b.run_ids,
+            "explanation": e.explanation,
+        })),
         "candidates": o
             .candidates
             .iter()
@@ -320,6 +325,14 @@ fn print_text(db: &Path, t: &Tuned) {
     }
     if let Some(c) = &t.command {
         println!("reproduce: {c}");
+    }
+    if let Some(e) = &t.why_runner_up_lost {
+        println!(
+            "why the runner-up lost: {} (trainbench explain {} {})",
+            e.explanation.verdict,
+            e.a.run_ids.first().copied().unwrap_or_default(),
+            e.b.run_ids.first().copied().unwrap_or_default()
+        );
     }
     println!(
         "{:<48} {:>5} {:>12} {:>21}  why",

@@ -110,6 +110,9 @@ fn the_planted_fastest_batch_wins_and_is_confirmed_against_the_runner_up() {
     assert_eq!(rounds[1]["kind"], "confirm");
     assert_eq!(rounds[1]["runs"].as_array().unwrap().len(), 2);
     assert_eq!(rounds[1]["length_factor"], 2);
+    // Why the runner-up lost: the step breakdowns of their last runs.
+    let why = &v["why_runner_up_lost"]["explanation"];
+    assert!(why["gap_s"].as_f64().unwrap() > 0.0, "{v}");
     // The command that reproduces the winner.
     let command = v["winner"]["command"].as_str().unwrap();
     assert!(command.starts_with("trainbench run --model "), "{command}");

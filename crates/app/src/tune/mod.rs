@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde::Serialize;
 use trainbench_core::summary::RunStatus;
 use trainbench_core::tune::method::{RunResult, Search, Step, TuneOutcome};
-use trainbench_core::tune::Ended;
+use trainbench_core::tune::{Ended, Objective};
 use trainbench_store::{NewRun, StoredTune};
 
 use crate::error::{AppError, AppResult};
@@ -43,6 +43,22 @@ pub struct Tuned {
     /// The winner's `trainbench run` command and TOML file.
     pub command: Option<String>,
     pub toml: Option<String>,
+    /// Why the runner-up lost: its last run's step breakdown against the
+    /// winner's (where both were measured and the objective is throughput).
+    pub why_runner_up_lost: Option<crate::explain::ExplainReport>,
+}
+
+/// The last run that measured candidate `c`, if any.
+fn last_measured(outcome: &TuneOutcome, c: Option<usize>) -> Option<i64> {
+    outcome
+        .candidates
+        .get(c?)?
+        .rounds
+        .iter()
+        .flat_map(|r| &r.runs)
+        .filter(|r| r.value.is_some())
+        .map(|r| r.run_id)
+        .next_back()
 }
 
 impl Workspace {
@@ -124,7 +140,18 @@ impl Workspace {
         };
         self.save_trace(sweep, plan, &outcome)?;
         let winner = outcome.winner.and_then(|w| plan.candidates.get(w));
+        let why_runner_up_lost = match (
+            plan.settings.objective,
+            last_measured(&outcome, outcome.winner),
+            last_measured(&outcome, outcome.runner_up),
+        ) {
+            (Objective::Throughput, Some(w), Some(r)) => {
+                crate::explain::explain_runs(self, w, r, false).ok()
+            }
+            _ => None,
+        };
         Ok(Tuned {
+            why_runner_up_lost,
             sweep_id: sweep,
             command: winner.map(|c| reproduce::command(&c.request)),
             toml: winner.map(|c| reproduce::toml(&c.request)),

@@ -16,7 +16,8 @@
 //!
 //! A round's estimate of a candidate is its own runs in that round: one
 //! run's figure with the run's own interval over its steady windows, or the
-//! mean of several runs with a Student-t interval (`stats::mean_ci95`). A
+//! geometric mean of several runs with a Student-t interval on their
+//! logarithms (`stats::mean_ci95` of the logs, as the ratio's method). A
 //! candidate whose runs in a round all fail is stopped as failed, with the
 //! reason; the search goes on without it.
 

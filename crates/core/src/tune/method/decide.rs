@@ -35,7 +35,8 @@ impl Search {
     }
 
     /// Each candidate's estimate for the round: one run's figure and its
-    /// own interval, or the mean of several with a Student-t interval.
+    /// own interval, or the geometric mean of several with a Student-t
+    /// interval on their logarithms.
     pub(super) fn estimate_round(&mut self, plan: &RoundPlan) {
         for c in unique(&plan.order) {
             let Some(e) = self.candidates[c]
@@ -50,8 +51,15 @@ impl Search {
                 [] => (e.value, e.ci95) = (None, None),
                 [one] => e.value = Some(*one),
                 many => {
-                    let (mean, ci) = mean_ci95(many).expect("two or more values");
-                    (e.value, e.ci95) = (Some(mean), Some(ci));
+                    // On the logarithms, as the confirmation's ratio is: a
+                    // positive interval however few the runs.
+                    let logs: Vec<f64> = many.iter().map(|v| v.ln()).collect();
+                    let (mean, ci) = mean_ci95(&logs).expect("two or more values");
+                    e.value = Some(mean.exp());
+                    e.ci95 = Some(Interval {
+                        low: ci.low.exp(),
+                        high: ci.high.exp(),
+                    });
                 }
             }
         }
