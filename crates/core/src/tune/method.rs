@@ -3,10 +3,11 @@
 //! 1. **Probe**: every candidate runs once, short (the length asked for).
 //! 2. **Race rounds**: after each round, a candidate whose 95 % interval
 //!    lies wholly below the leader's by more than the objective's tolerance
-//!    is stopped ("settled slower"); of the rest, the better half (at least
-//!    two) go on; they run again, twice as long as the round before, each
-//!    `race_repeats` times, the repeats interleaved (A B C A B C) so that
-//!    drift in the machine hits them alike.
+//!    is stopped ("settled slower"); of the round's better half (at least
+//!    two, ranked with those just settled), those still in go on. They run
+//!    again, twice as long as the round before, each `race_repeats` times,
+//!    the repeats interleaved (A B C A B C) so that drift in the machine
+//!    hits them alike.
 //! 3. **Confirmation**: once two are left (or the race rounds are spent),
 //!    the leader and the runner-up run `confirm_repeats` times each,
 //!    interleaved and twice as long again; the winner's figure ÷ the

@@ -113,6 +113,31 @@ fn close_candidates_are_halved_not_settled_and_race_with_repeats() {
 }
 
 #[test]
+fn none_goes_on_behind_a_candidate_settled_worse() {
+    // 1 is settled worse than 0 at the probe; 2 and 3 are slower still but
+    // with wide intervals (never settled): the better half of four is 0 and
+    // 1, so 2 and 3 stop too, and 1 comes back only as the runner-up.
+    let mut search = Search::new(labels(4), Settings::new(Objective::Throughput));
+    let (o, _, _) = drive(&mut search, |c, n| match c {
+        0 => measured(200.0, n),
+        1 => measured(100.0, n),
+        _ => RunResult::Measured {
+            value: 90.0 - c as f64,
+            ci95: Some(Interval {
+                low: 10.0,
+                high: 400.0,
+            }),
+        },
+    });
+    for c in [2, 3] {
+        assert_eq!(o.candidates[c].fate, Fate::StoppedLowerHalf, "{o:#?}");
+        assert_eq!(o.candidates[c].round_reached, Some(0));
+    }
+    assert_eq!(o.winner, Some(0));
+    assert_eq!(o.runner_up, Some(1));
+}
+
+#[test]
 fn failed_and_refused_candidates_are_recorded_and_the_search_goes_on() {
     let speeds = [100.0, 0.0, 150.0];
     let mut search = Search::new(labels(3), Settings::new(Objective::Throughput));

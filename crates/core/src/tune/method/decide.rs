@@ -87,7 +87,7 @@ impl Search {
             return None;
         }
         self.stop_settled(plan.round);
-        self.halve(plan.round, ran.len());
+        self.halve(plan.round, &ran);
         let in_play = self.ranked(self.in_play());
         let next_round = plan.round + 1;
         let length_factor = plan.length_factor * 2;
@@ -148,16 +148,25 @@ impl Search {
         }
     }
 
-    /// Keeps the better half (at least two) of the `started` candidates of
-    /// the round; stops the rest.
-    fn halve(&mut self, round: u32, started: usize) {
-        let keep = started.div_ceil(2).max(2);
-        let in_play = self.ranked(self.in_play());
-        let Some(&leader) = in_play.first() else {
+    /// Keeps the better half (at least two) of the candidates that ran in
+    /// the round, ranked together with those just settled worse (so none
+    /// goes on behind one that was stopped); stops the rest.
+    fn halve(&mut self, round: u32, ran: &[usize]) {
+        let keep = ran.len().div_ceil(2).max(2);
+        let measured: Vec<usize> = ran
+            .iter()
+            .copied()
+            .filter(|&c| self.candidates[c].fate != Fate::Failed)
+            .collect();
+        let ranked = self.ranked(measured);
+        let Some(&leader) = ranked.first() else {
             return;
         };
         let lead = self.candidates[leader].latest().map(|l| l.0);
-        for &c in in_play.iter().skip(keep) {
+        for &c in ranked.iter().skip(keep) {
+            if self.candidates[c].fate != Fate::InPlay {
+                continue;
+            }
             let mine = self.candidates[c].latest().map(|l| l.0);
             let cand = &mut self.candidates[c];
             cand.fate = Fate::StoppedLowerHalf;
