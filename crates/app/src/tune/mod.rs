@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use trainbench_core::summary::RunStatus;
-use trainbench_core::tune::method::{RunResult, Search, Step, TuneOutcome};
+use trainbench_core::tune::method::{RoundPlan, RunResult, Search, Step, TuneOutcome};
 use trainbench_core::tune::{Ended, Objective};
 use trainbench_store::{NewRun, StoredTune};
 
@@ -61,6 +61,26 @@ fn last_measured(outcome: &TuneOutcome, c: Option<usize>) -> Option<i64> {
         .next_back()
 }
 
+/// A round said before it runs.
+fn round_words(plan: &TunePlan, round: &RoundPlan) -> String {
+    let mut distinct = round.order.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let steps = plan
+        .candidates
+        .first()
+        .and_then(|c| c.spec_at(round.length_factor).ok())
+        .and_then(|s| s.raw.steps)
+        .unwrap_or_default();
+    format!(
+        "round {} ({}): {} run(s) of {} candidate(s), {steps} steps each",
+        round.round,
+        round.kind.words(),
+        round.order.len(),
+        distinct.len(),
+    )
+}
+
 impl Workspace {
     /// Runs the search `plan` to its end, its budget's end or a cancel;
     /// every run stored in one sweep, the trace beside it.
@@ -102,22 +122,7 @@ impl Workspace {
                 Step::Done(o) => break o,
                 Step::Run(round) => round,
             };
-            let mut distinct = round.order.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            let steps = plan
-                .candidates
-                .first()
-                .and_then(|c| c.spec_at(round.length_factor).ok())
-                .and_then(|s| s.raw.steps)
-                .unwrap_or_default();
-            shell.say(format!(
-                "round {} ({}): {} run(s) of {} candidate(s), {steps} steps each",
-                round.round,
-                round.kind.words(),
-                round.order.len(),
-                distinct.len(),
-            ));
+            shell.say(round_words(plan, &round));
             for &c in &round.order {
                 let elapsed = started.elapsed().as_secs_f64();
                 if shell.cancelled() {
