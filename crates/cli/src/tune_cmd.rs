@@ -327,8 +327,13 @@ fn print_text(db: &Path, t: &Tuned) {
         println!("reproduce: {c}");
     }
     if let Some(e) = &t.why_runner_up_lost {
+        let title = if o.tie == Some(true) {
+            "how the two differ"
+        } else {
+            "why the runner-up lost"
+        };
         println!(
-            "why the runner-up lost: {} (trainbench explain {} {})",
+            "{title}: {} (trainbench explain {} {})",
             e.explanation.verdict,
             e.a.run_ids.first().copied().unwrap_or_default(),
             e.b.run_ids.first().copied().unwrap_or_default()
