@@ -8,6 +8,9 @@
 //!   the price checked) and queued; [`batch`]: the largest batch that fits,
 //!   searched, and [`batch_words`] its progress in words; [`execute`]: the one run loop, through an `Executor` for
 //!   this machine or a remote host.
+//! - [`tune`]: the best way to train a model here, searched by successive
+//!   halving over frameworks, compile modes, precisions, batches and
+//!   threads within a time budget, stored as a sweep with its trace.
 //! - [`bisect`]: which release of a framework first changed a metric, by
 //!   binary search between a good and a bad release, stored as a sweep.
 //! - [`live`]: a run's figures while it trains (steps, throughput).
@@ -59,6 +62,7 @@ pub mod remote;
 pub mod reports;
 pub mod settings;
 pub mod sweep;
+pub mod tune;
 pub mod workspace;
 
 pub use error::{AppError, AppResult, ErrorCode};

@@ -31,6 +31,11 @@ pub enum Command {
     /// between a good and a bad release, each installed when needed and
     /// trained as the run flags say, with repeats sized by the spread.
     Bisect(Box<crate::bisect_cmd::BisectArgs>),
+    /// The best way to train one model here: frameworks, compile modes,
+    /// precisions, batches and CPU threads searched by successive halving
+    /// (every candidate probed short, settled losers stopped, the winner
+    /// confirmed against the runner-up) within a time budget.
+    Tune(Box<crate::tune_cmd::TuneArgs>),
     /// The model catalogue: name, family, parameters, training FLOPs per
     /// sample, whether it trains on a CPU, default input.
     Models {

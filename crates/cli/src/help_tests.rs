@@ -214,6 +214,25 @@ fn bisect_help_says_its_own_defaults() {
     assert!(help_of(run, "framework").contains("Default: tch"));
 }
 
+#[test]
+fn tune_help_says_its_own_defaults() {
+    let cli = Cli::command();
+    let tune = subcommand(&cli, "tune");
+    for (id, says) in [
+        ("framework", "Default: every installed framework"),
+        ("batch_size", "Default: 64 and 32"),
+        ("steps", "Default: 40"),
+        ("window_steps", "Default: 4"),
+        ("repeats", "Default: 3"),
+        ("objective", "Default: throughput"),
+        ("budget", "Default: 15m"),
+    ] {
+        let help = help_of(tune, id);
+        assert!(help.contains(says), "--{id}: {help}");
+    }
+    assert!(!help_of(tune, "batch_size").contains("max"));
+}
+
 /// A README command line's words after `$T` (double quotes group words;
 /// a `#` comment ends the line).
 fn readme_words(line: &str) -> Vec<String> {

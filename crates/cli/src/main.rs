@@ -27,6 +27,7 @@ mod run_args;
 mod run_cmd;
 mod runs_cmd;
 mod script_flags;
+mod tune_cmd;
 
 use std::process::ExitCode;
 
@@ -52,6 +53,7 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Run(a) => run_cmd::run(&db, *a),
         Command::Bisect(a) => bisect_cmd::bisect(&db, *a),
+        Command::Tune(a) => tune_cmd::tune(&db, *a),
         Command::Describe {
             model,
             framework,

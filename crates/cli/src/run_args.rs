@@ -380,11 +380,17 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
 }
 
 /// Flags and config file merged, lists split, defaults filled.
-pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
+/// The flags with the TOML file's settings where the flags left them unset.
+pub fn with_config_file(a: &RunArgs) -> Result<RunArgs, CliError> {
     let mut a = a.clone();
     if let Some(path) = a.config.clone() {
         apply_config_file(&mut a, &path)?;
     }
+    Ok(a)
+}
+
+pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
+    let a = with_config_file(a)?;
     // The quick default (`trainbench_app::first_run`): a small model on the
     // MNIST sample, to 95 % (reached within 5 epochs at lr 2e-3).
     let quick = a.model.is_none()

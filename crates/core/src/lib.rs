@@ -21,6 +21,8 @@
 //!   metric, scaling and warnings — shared by the CLI, the app and reports.
 //! - [`session`]: saved comparison sessions and the portable session file.
 //! - [`acceptance`]: the GPU acceptance checks of `trainbench gpu-check`.
+//! - [`tune`]: the search for the best way to train a model here: the space
+//!   of candidates, successive halving with these statistics, the budget.
 //!
 //! This crate is pure: no IO, no tauri, tch, nvml-wrapper or rusqlite (checked by
 //! `scripts/check-deps.sh` in CI).
@@ -48,6 +50,7 @@ pub mod stats;
 pub mod summary;
 pub mod telemetry;
 pub mod text;
+pub mod tune;
 pub mod versions;
 
 pub use error::SpecError;

@@ -23,6 +23,8 @@ mod hosts;
 mod kit;
 mod list;
 mod shell;
+/// The one quoting function for a word a POSIX shell reads.
+pub use shell::quote as shell_quote;
 mod start;
 mod url;
 

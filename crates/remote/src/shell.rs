@@ -17,7 +17,7 @@ use crate::url::SshUrl;
 /// `s` as one word of a POSIX shell: single-quoted, each `'` written as
 /// `'\''`. Inside single quotes no character is special (`$`, backticks,
 /// `;`, `"`, `\`, `%`, newlines), so the word reaches the command unchanged.
-pub(crate) fn quote(s: &str) -> String {
+pub fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 

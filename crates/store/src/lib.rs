@@ -25,6 +25,7 @@ mod remote;
 mod runs;
 pub use model_files::KeptModelFile;
 mod sessions;
+mod tunes;
 pub use bisections::StoredBisection;
 pub use compact::Compacted;
 pub use damaged::{Damaged, RunList};
@@ -35,6 +36,7 @@ pub use runs::{NewRun, StoredBatchSearch};
 pub use sessions::LoadedComparison;
 pub use trainbench_core::record::{RunDetail, RunRow, StoredEval, StoredWindow};
 pub use trainbench_core::telemetry::TelemetrySample;
+pub use tunes::StoredTune;
 
 /// How long a write waits for another connection's lock before it fails as
 /// busy, unless [`Store::set_busy_timeout`] says otherwise.
@@ -109,8 +111,13 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
     ),
     (
         14,
-        "0014_script_values_optional.sql",
-        include_str!("../../../migrations/0014_script_values_optional.sql"),
+        "0014_tunes.sql",
+        include_str!("../../../migrations/0014_tunes.sql"),
+    ),
+    (
+        15,
+        "0015_script_values_optional.sql",
+        include_str!("../../../migrations/0015_script_values_optional.sql"),
     ),
 ];
 

@@ -1,0 +1,144 @@
+//! The winner as something a person can run again: the `trainbench run`
+//! command (every word through the remote crate's one quoting function
+//! unless it is plain) and the same settings as a TOML file for
+//! `trainbench run --config`.
+
+use crate::sweep::SweepRequest;
+
+/// Settings as (flag, TOML key, value), those set only.
+fn settings(r: &SweepRequest) -> Vec<(&'static str, &'static str, String)> {
+    let join = |v: &[String]| v.join(",");
+    let ints = |v: &[i64]| {
+        v.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut out = vec![
+        ("--model", "model", join(&r.model)),
+        ("--framework", "framework", join(&r.framework)),
+        ("--precision", "precision", join(&r.precision)),
+        ("--compile", "compile", join(&r.compile)),
+        ("--batch-size", "batch_size", ints(&r.batch_size)),
+    ];
+    if !r.threads.is_empty() {
+        out.push(("--threads", "threads", ints(&r.threads)));
+    }
+    let optional = [
+        ("--device", "device", r.device.clone()),
+        ("--data", "data", Some(r.data.clone())),
+        ("--steps", "steps", r.steps.map(|s| s.to_string())),
+        (
+            "--window-steps",
+            "window_steps",
+            r.window_steps.map(|s| s.to_string()),
+        ),
+        (
+            "--image-size",
+            "image_size",
+            r.image_size.map(|s| s.to_string()),
+        ),
+        ("--seq-len", "seq_len", r.seq_len.map(|s| s.to_string())),
+        ("--input-shape", "input_shape", r.input_shape.clone()),
+        (
+            "--num-classes",
+            "num_classes",
+            r.num_classes.map(|s| s.to_string()),
+        ),
+        (
+            "--vocab-size",
+            "vocab_size",
+            r.vocab_size.map(|s| s.to_string()),
+        ),
+        ("--price", "price", r.price.clone()),
+    ];
+    out.extend(
+        optional
+            .into_iter()
+            .filter_map(|(flag, key, v)| v.map(|v| (flag, key, v))),
+    );
+    out
+}
+
+/// A word as the shell should get it: plain when it holds only characters
+/// no shell treats specially, else quoted by the one quoting function.
+fn word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.,:/=@+".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        trainbench_remote::shell_quote(s)
+    }
+}
+
+/// `trainbench run …` with the candidate's settings and 3 repeats.
+pub fn command(r: &SweepRequest) -> String {
+    let mut words = vec!["trainbench".to_string(), "run".to_string()];
+    for (flag, _, value) in settings(r) {
+        words.push(flag.to_string());
+        words.push(word(&value));
+    }
+    words.push("--repeats".into());
+    words.push("3".into());
+    words.join(" ")
+}
+
+/// The same settings as a TOML file (`trainbench run --config FILE`).
+pub fn toml(r: &SweepRequest) -> String {
+    let numeric = [
+        "batch_size",
+        "threads",
+        "steps",
+        "window_steps",
+        "image_size",
+        "seq_len",
+        "num_classes",
+        "vocab_size",
+    ];
+    let mut text = String::new();
+    for (_, key, value) in settings(r) {
+        let is_number = numeric.contains(&key) && !value.contains(',');
+        let v = if is_number {
+            value
+        } else {
+            // A JSON string is a TOML basic string (the same escapes).
+            serde_json::Value::String(value).to_string()
+        };
+        text.push_str(&format!("{key} = {v}\n"));
+    }
+    text.push_str("repeats = 3\n");
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_quotes_what_a_shell_would_read_and_the_toml_escapes_strings() {
+        let r = SweepRequest {
+            model: vec!["my model.py:build".into()],
+            framework: vec!["pytorch".into()],
+            compile: vec!["on".into()],
+            batch_size: vec![32],
+            threads: vec![2],
+            steps: Some(40),
+            data: "text:it's.txt".into(),
+            ..SweepRequest::default()
+        };
+        let c = command(&r);
+        assert!(
+            c.starts_with("trainbench run --model 'my model.py:build' --framework pytorch"),
+            "{c}"
+        );
+        assert!(c.contains("--data 'text:it'\\''s.txt'"), "{c}");
+        assert!(c.contains("--batch-size 32 --threads 2"), "{c}");
+        assert!(c.ends_with("--repeats 3"), "{c}");
+        let t = toml(&r);
+        assert!(t.contains("model = \"my model.py:build\"\n"), "{t}");
+        assert!(t.contains("batch_size = 32\n"), "{t}");
+        assert!(t.contains("compile = \"on\"\n"), "{t}");
+    }
+}

@@ -1,0 +1,377 @@
+//! `trainbench tune`: the best way to train one model on this machine,
+//! searched by successive halving (the app layer's `tune`): each run with
+//! its progress bar, each round said on stderr, Ctrl-C stops the search and
+//! keeps what ran; then the winner, its command, and every candidate's fate.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+use tokio::sync::watch;
+use trainbench_app::execute::{self, Finished};
+use trainbench_app::sweep::Job;
+use trainbench_app::tune::{plan_tune, TunePlan, TuneRequest, TuneShell, Tuned};
+use trainbench_app::{AppResult, Host, RunnerOptions, Workspace};
+use trainbench_core::tune::method::{figure_text, interval_text_as, CandidateTrace, Fate};
+use trainbench_core::tune::space::Axes;
+
+use crate::error::{bad, CliError};
+use crate::open::open_workspace;
+use crate::output::Bar;
+use crate::run_args::{self, RunArgs};
+
+/// `trainbench tune`'s flags: the run flags say what every candidate
+/// trains; the axes' flags (a comma list each) replace the search's
+/// defaults, so their help is tune's own.
+#[derive(clap::Args, Clone)]
+#[command(mut_arg("model", |a| a.help(
+    "The model to tune (one): a catalogue name, timm:NAME, hf:MODEL_TYPE[?…] \
+     or PATH.py:FUNCTION, as for `run`. Must be given"
+)))]
+#[command(mut_arg("framework", |a| a.help(
+    "Frameworks to search, comma-separated (tch, pytorch, tensorflow, jax, \
+     FRAMEWORK@NAME). Default: every installed framework"
+)))]
+#[command(mut_arg("compile", |a| a.help(
+    "Compile modes to search, comma-separated (off, on, max-autotune, xla); a \
+     mode a framework does not have is recorded as refused. Default: each \
+     framework's own modes (pytorch: off, on, max-autotune; tensorflow: off, \
+     xla; tch and jax: off)"
+)))]
+#[command(mut_arg("precision", |a| a.help(
+    "Precisions to search, comma-separated (fp32, tf32, amp-bf16, amp-fp16). \
+     Default: fp32 and amp-bf16 on the CPU, all four on a GPU"
+)))]
+#[command(mut_arg("batch_size", |a| a.help(
+    "Batches per device to search, whole numbers ≥ 1, comma-separated. \
+     Default: 64 and 32"
+)))]
+#[command(mut_arg("threads", |a| a.help(
+    "CPU thread counts to search, whole numbers ≥ 1, comma-separated. \
+     Default: on the CPU the machine's cores, half and a quarter of them \
+     (at least 1); on a GPU the framework's own choice"
+)))]
+#[command(mut_arg("steps", |a| a.help(
+    "Steps of the first, short run of every candidate (the probe), a whole \
+     number ≥ 1; each later round runs twice as long as the one before. \
+     Default: 40"
+)))]
+#[command(mut_arg("window_steps", |a| a.help(
+    "Steps per timing window, a whole number ≥ 1 (a probe needs 6 steady \
+     windows for an interval of its own). Default: 4"
+)))]
+#[command(mut_arg("repeats", |a| a.help(
+    "Runs of the winner and of the runner-up each in the confirmation, \
+     2 to 20, interleaved. Default: 3"
+)))]
+pub struct TuneArgs {
+    /// What the best candidate is: throughput (the most samples/s), memory
+    /// (the least peak memory), cost (the least cost per epoch; with
+    /// --price). time-to-accuracy and energy are refused: not searched
+    /// yet. Default: throughput.
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub objective: Option<String>,
+    /// Time the search may take: 90s, 15m, 2h or 1h30m. The clock is read
+    /// before each run: none starts once it is spent, so the search ends at
+    /// most one run past it. Default: 15m.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// The axes as given, on the command line or in the TOML file.
+fn axes_of(a: &RunArgs) -> Result<Axes, CliError> {
+    let list = |s: &Option<String>| -> Vec<String> {
+        s.as_deref()
+            .map(|t| {
+                t.split(',')
+                    .map(|x| x.trim().to_string())
+                    .filter(|x| !x.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let batch_size = list(&a.batch_size)
+        .iter()
+        .map(|b| {
+            b.parse::<i64>().map_err(|_| {
+                bad(
+                    "batch_size",
+                    format!("batch_size = {b} is not allowed: expected whole numbers ≥ 1, comma-separated"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Axes {
+        framework: list(&a.framework),
+        compile: list(&a.compile),
+        precision: list(&a.precision),
+        batch_size,
+        threads: a.threads.clone(),
+    })
+}
+
+/// The CLI's side of a search: one runtime and one Ctrl-C switch for the
+/// whole search, a progress bar per run, lines on stderr.
+struct Terminal {
+    runtime: tokio::runtime::Runtime,
+    cancel: watch::Receiver<bool>,
+    opts: RunnerOptions,
+    interactive: bool,
+}
+
+impl Terminal {
+    fn new(opts: RunnerOptions, interactive: bool) -> Result<Terminal, CliError> {
+        let runtime = execute::runtime()?;
+        let (tx, cancel) = watch::channel(false);
+        runtime.block_on(async {
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    eprintln!("\ntrainbench: stopping the search (Ctrl-C); what ran stays stored");
+                    let _ = tx.send(true);
+                }
+            });
+            // The handler is in place before the first run starts.
+            tokio::task::yield_now().await;
+        });
+        Ok(Terminal {
+            runtime,
+            cancel,
+            opts,
+            interactive,
+        })
+    }
+}
+
+impl TuneShell for Terminal {
+    fn run(&mut self, ws: &mut Workspace, host: &Host, job: &Job) -> AppResult<Finished> {
+        let mut bar = Bar::new(self.interactive, format!("#{} {}", job.run_id, job.label));
+        let f = self.runtime.block_on(execute::run_job(
+            ws,
+            host,
+            job,
+            self.opts,
+            &mut bar,
+            self.cancel.clone(),
+        ));
+        bar.finish();
+        f
+    }
+
+    fn say(&mut self, line: String) {
+        eprintln!("trainbench: {line}");
+    }
+
+    fn cancelled(&self) -> bool {
+        // Lets the Ctrl-C task run if a signal came between two runs.
+        self.runtime.block_on(tokio::task::yield_now());
+        *self.cancel.borrow()
+    }
+}
+
+pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
+    if a.run.print_plan {
+        return Err(bad(
+            "print_plan",
+            "print_plan is not allowed with tune: expected `trainbench run --print-plan` for one candidate's plan".into(),
+        ));
+    }
+    let run = run_args::with_config_file(&a.run)?;
+    let axes = axes_of(&run)?;
+    if run.model.is_none() {
+        return Err(bad(
+            "model",
+            "model is missing: expected the model to tune (--model M)".into(),
+        ));
+    }
+    let mut base = run_args::merge_config(&run)?;
+    // The probe's length is the search's own default, not run's 100 steps.
+    base.steps = run.steps;
+    let request = TuneRequest {
+        base,
+        axes,
+        objective: a.objective.clone().unwrap_or_else(|| "throughput".into()),
+        budget: a.budget.clone(),
+        confirm_repeats: run.repeats,
+    };
+    let host = Host::open();
+    if let Some(why) = host.gpu_unavailable() {
+        eprintln!("trainbench: {why}; runs use the CPU");
+    }
+    let plan = plan_tune(&request, &host)?;
+    eprintln!(
+        "trainbench: tuning {} for {}: {} candidate(s){}, budget {}",
+        plan.model,
+        plan.settings.objective,
+        plan.candidates.len(),
+        if plan.unsupported.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} more refused before running)", plan.unsupported.len())
+        },
+        a.budget.as_deref().unwrap_or("15m")
+    );
+    let mut ws = open_workspace(db)?;
+    let opts = RunnerOptions {
+        silence_timeout: run_args::silence_timeout(&run)?,
+        ..RunnerOptions::default()
+    };
+    let mut shell = Terminal::new(opts, std::io::stderr().is_terminal() && !run.json)?;
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let tuned = ws.tune(&host, &plan, &command, &mut shell)?;
+    if run.json {
+        println!("{}", to_json(db, &tuned, &plan));
+    } else {
+        print_text(db, &tuned);
+    }
+    Ok(if tuned.outcome.winner.is_some() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn fate_key(f: Fate) -> Value {
+    serde_json::to_value(f).unwrap_or(Value::Null)
+}
+
+/// The settings a runnable candidate varies (`None` for one refused before
+/// running: its label says them).
+fn settings_json(plan: &TunePlan, i: usize) -> Value {
+    plan.candidates.get(i).map_or(Value::Null, |c| {
+        let r = &c.request;
+        json!({
+            "framework": r.framework.first(),
+            "compile": r.compile.first(),
+            "precision": r.precision.first(),
+            "batch_size": r.batch_size.first(),
+            "threads": r.threads.first(),
+        })
+    })
+}
+
+fn candidate_json(plan: &TunePlan, i: usize, c: &CandidateTrace) -> Value {
+    let latest = c.latest();
+    json!({
+        "configuration": c.label,
+        "settings": settings_json(plan, i),
+        "fate": fate_key(c.fate),
+        "round_reached": c.round_reached,
+        "why": c.why,
+        "value": latest.map(|l| l.0),
+        "ci95": latest.and_then(|l| l.1),
+        "rounds": c.rounds,
+    })
+}
+
+fn to_json(db: &Path, t: &Tuned, plan: &TunePlan) -> Value {
+    let o = &t.outcome;
+    let pick =
+        |i: Option<usize>| i.and_then(|i| o.candidates.get(i).map(|c| candidate_json(plan, i, c)));
+    let mut winner = pick(o.winner);
+    if let Some(w) = winner.as_mut() {
+        w["command"] = json!(t.command);
+        w["toml"] = json!(t.toml);
+    }
+    json!({
+        "sweep_id": t.sweep_id,
+        "database": db,
+        "objective": o.objective,
+        "unit": o.unit,
+        "ended": o.ended,
+        "verdict": o.verdict,
+        "winner": winner,
+        "runner_up": pick(o.runner_up),
+        "ratio": o.ratio,
+        "ratio_ci95": o.ratio_ci95,
+        "tie": o.tie,
+        "confirmed": o.confirmed,
+        "rounds": o.rounds,
+        "elapsed_s": t.elapsed_s,
+        "budget_s": t.budget_s,
+        "run_ids": t.run_ids,
+        "why_runner_up_lost": t.why_runner_up_lost.as_ref().map(|e| json!({
+            "winner_run": e.a.run_ids,
+            "runner_up_run": e.b.run_ids,
+            "explanation": e.explanation,
+        })),
+        "candidates": o
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| candidate_json(plan, i, c))
+            .collect::<Vec<_>>(),
+    })
+}
+
+fn print_text(db: &Path, t: &Tuned) {
+    let o = &t.outcome;
+    println!("{}", o.verdict);
+    if let Some(w) = o.winner.and_then(|i| o.candidates.get(i)) {
+        if let Some((v, ci)) = w.latest() {
+            println!(
+                "winner: {}: {} {}{}",
+                w.label,
+                figure_text(v),
+                o.unit,
+                ci.map_or_else(String::new, |c| format!(
+                    " (95 % CI {})",
+                    interval_text_as(Some(c), v)
+                ))
+            );
+        }
+    }
+    if let Some(c) = &t.command {
+        println!("reproduce: {c}");
+    }
+    if let Some(e) = &t.why_runner_up_lost {
+        let title = if o.tie == Some(true) {
+            "how the two differ"
+        } else {
+            "why the runner-up lost"
+        };
+        println!(
+            "{title}: {} (trainbench explain {} {})",
+            e.explanation.verdict,
+            e.a.run_ids.first().copied().unwrap_or_default(),
+            e.b.run_ids.first().copied().unwrap_or_default()
+        );
+    }
+    println!(
+        "{:<48} {:>5} {:>12} {:>21}  why",
+        "candidate", "round", o.unit, "95 % CI"
+    );
+    for c in &o.candidates {
+        let latest = c.latest();
+        println!(
+            "{:<48} {:>5} {:>12} {:>21}  {}",
+            c.label,
+            c.round_reached
+                .map_or_else(|| "–".into(), |r| r.to_string()),
+            latest.map_or_else(|| "–".into(), |l| figure_text(l.0)),
+            latest.map_or_else(
+                || "–".into(),
+                |(v, ci)| ci.map_or_else(|| "–".into(), |c| interval_text_as(Some(c), v))
+            ),
+            c.why
+        );
+    }
+    println!(
+        "{} run(s) in {:.0} s of a {:.0} s budget ({}); stored as sweep {} in {}",
+        t.run_ids.len(),
+        t.elapsed_s,
+        t.budget_s,
+        o.ended.words(),
+        t.sweep_id,
+        db.display()
+    );
+    if t.run_ids.len() >= 2 {
+        let ids: Vec<String> = t.run_ids.iter().map(ToString::to_string).collect();
+        println!(
+            "compare them: trainbench compare --by-config {}",
+            ids.join(" ")
+        );
+    }
+}

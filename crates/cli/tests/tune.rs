@@ -1,0 +1,316 @@
+//! `trainbench tune` through the real CLI, real workers that train tiny
+//! models on the CPU, and a real SQLite file: a planted answer found and
+//! confirmed against the runner-up; a candidate over the memory limit and
+//! combinations a framework cannot do recorded with their reason while the
+//! search goes on; the budget read before each run; Ctrl-C keeps what ran.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{output_json, text, trainbench, Scratch};
+
+/// A model whose every forward pass sleeps 50 ms whatever the batch, so
+/// samples/s grow with the batch by construction: batch 16 is about 4× batch
+/// 4, far beyond any noise of this machine (the sleep dwarfs the tiny
+/// model's own work, which a busy machine slows).
+const PLANTED: &str = r##"
+import time
+from torch import nn
+
+
+class Sleepy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 5))
+
+    def forward(self, x):
+        time.sleep(0.05)
+        return self.net(x)
+
+
+def sleepy():
+    return Sleepy()
+"##;
+
+/// The search's trace as stored beside its sweep.
+fn stored_trace(dir: &Scratch, sweep: &Value) -> Value {
+    let db = rusqlite::Connection::open(dir.0.join("studio.sqlite")).unwrap();
+    let json: String = db
+        .query_row(
+            "SELECT outcome_json FROM tunes WHERE sweep_id = ?1",
+            [sweep.as_i64().unwrap()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    serde_json::from_str(&json).unwrap()
+}
+
+fn runs_of_sweep(dir: &Scratch, sweep: &Value) -> Vec<(i64, String)> {
+    let db = rusqlite::Connection::open(dir.0.join("studio.sqlite")).unwrap();
+    let mut q = db
+        .prepare("SELECT id, status FROM runs WHERE sweep_id = ?1 ORDER BY id")
+        .unwrap();
+    q.query_map([sweep.as_i64().unwrap()], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn the_planted_fastest_batch_wins_and_is_confirmed_against_the_runner_up() {
+    let dir = Scratch::new("tune-planted");
+    std::fs::write(dir.0.join("planted.py"), PLANTED).unwrap();
+    let (out, v) = output_json(
+        trainbench(&dir.0)
+            .current_dir(&dir.0)
+            .args([
+                "tune",
+                "--model",
+                "planted.py:sleepy",
+                "--framework",
+                "pytorch",
+            ])
+            .args(["--input-shape", "3x8x8", "--num-classes", "5"])
+            .args(["--compile", "off", "--precision", "fp32", "--threads", "1"])
+            .args([
+                "--batch-size",
+                "4,16",
+                "--steps",
+                "16",
+                "--window-steps",
+                "2",
+            ])
+            .args(["--repeats", "2", "--json"]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["ended"], "finished", "{v}");
+    assert_eq!(v["winner"]["settings"]["batch_size"], 16, "{v}");
+    assert_eq!(v["winner"]["fate"], "winner");
+    assert_eq!(v["runner_up"]["settings"]["batch_size"], 4, "{v}");
+    assert_eq!(v["confirmed"], true);
+    assert_eq!(v["tie"], false);
+    // 16 ÷ 4 by construction (a little less: the step's own work).
+    let ratio = v["ratio"].as_f64().unwrap();
+    assert!((2.0..4.5).contains(&ratio), "{ratio}");
+    assert!(v["ratio_ci95"]["low"].as_f64().unwrap() > 1.0, "{v}");
+    assert!(v["verdict"].as_str().unwrap().contains(" wins: "), "{v}");
+    // Batch 4 was settled worse at the probe (its interval wholly below),
+    // then brought back as the runner-up for the confirmation.
+    let rounds = v["runner_up"]["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2, "{v}");
+    assert_eq!(rounds[0]["kind"], "probe");
+    assert_eq!(rounds[1]["kind"], "confirm");
+    assert_eq!(rounds[1]["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(rounds[1]["length_factor"], 2);
+    // Why the runner-up lost: the step breakdowns of their last runs.
+    let why = &v["why_runner_up_lost"]["explanation"];
+    assert!(why["gap_s"].as_f64().unwrap() > 0.0, "{v}");
+    // The command that reproduces the winner.
+    let command = v["winner"]["command"].as_str().unwrap();
+    assert!(command.starts_with("trainbench run --model "), "{command}");
+    assert!(command.contains("--batch-size 16"), "{command}");
+    // Stored: the runs as one sweep, the trace beside it, and `compare`
+    // works on them.
+    let runs = runs_of_sweep(&dir, &v["sweep_id"]);
+    let ids: Vec<i64> = v["run_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    assert_eq!(runs.iter().map(|r| r.0).collect::<Vec<_>>(), ids);
+    assert!(runs.iter().all(|r| r.1 == "completed"), "{runs:?}");
+    // 2 probes, then the winner and the runner-up twice each.
+    assert_eq!(runs.len(), 6, "{runs:?}");
+    let trace = stored_trace(&dir, &v["sweep_id"]);
+    assert_eq!(trace["ended"], "finished");
+    let w = trace["winner"].as_u64().unwrap() as usize;
+    assert_eq!(
+        trace["candidates"][w]["label"],
+        v["winner"]["configuration"]
+    );
+    let words: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    let (out, c) = output_json(
+        trainbench(&dir.0)
+            .args(["compare", "--by-config", "--json"])
+            .args(&words),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let entries = c["comparison"]["entries"].as_array().unwrap();
+    // By configuration: the probes (16 steps) apart from the confirmation
+    // runs (32 steps), whose length differs.
+    assert_eq!(entries.len(), 4, "{c}");
+}
+
+#[test]
+fn over_the_memory_limit_or_refused_a_candidate_is_recorded_and_the_search_goes_on() {
+    let dir = Scratch::new("tune-failures");
+    // resnet_mini in the tch worker peaks near 140 MiB at batch 2 and
+    // ~263 MiB at batch 64 (see the batch search's test): 235 MiB stops 64.
+    let (out, v) = output_json(trainbench(&dir.0).args([
+        "tune",
+        "--model",
+        "resnet_mini",
+        "--framework",
+        "tch",
+        "--compile",
+        "off,xla",
+        "--precision",
+        "fp32",
+        "--threads",
+        "1",
+        "--batch-size",
+        "2,64",
+        "--steps",
+        "8",
+        "--window-steps",
+        "2",
+        "--memory-limit",
+        "235MiB",
+        "--json",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let candidates = v["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 4, "{v}");
+    let by_fate =
+        |fate: &str| -> Vec<&Value> { candidates.iter().filter(|c| c["fate"] == fate).collect() };
+    let failed = by_fate("failed");
+    assert_eq!(failed.len(), 1, "{v}");
+    assert_eq!(failed[0]["settings"]["batch_size"], 64);
+    let why = failed[0]["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("failed at round 0:") && why.contains("memory"),
+        "{why}"
+    );
+    let refused = by_fate("unsupported");
+    assert_eq!(refused.len(), 2, "{v}");
+    for r in refused {
+        assert!(
+            r["configuration"].as_str().unwrap().contains("compile=xla"),
+            "{r}"
+        );
+        assert!(r["why"].as_str().unwrap().contains("xla"), "{r}");
+        assert_eq!(r["round_reached"], Value::Null);
+    }
+    assert_eq!(v["winner"]["settings"]["batch_size"], 2, "{v}");
+    assert!(
+        v["verdict"]
+            .as_str()
+            .unwrap()
+            .contains("the only candidate that ran"),
+        "{v}"
+    );
+    // Bad input is refused before anything runs, naming the field.
+    for (args, field) in [
+        (vec!["--objective", "speed"], "objective"),
+        (vec!["--objective", "energy"], "objective"),
+        (vec!["--objective", "cost"], "objective"),
+        (vec!["--budget", "soon"], "budget"),
+        (vec!["--precision", "fp64"], "precision"),
+        (vec!["--epochs", "1"], "epochs"),
+        (vec!["--repeats", "1"], "repeats"),
+    ] {
+        let (out, e) = output_json(
+            trainbench(&dir.0)
+                .args([
+                    "tune",
+                    "--model",
+                    "resnet_mini",
+                    "--framework",
+                    "tch",
+                    "--json",
+                ])
+                .args(&args),
+        );
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert_eq!(e["error"]["field"], field, "{args:?}: {e}");
+    }
+    let (out, e) = output_json(trainbench(&dir.0).args(["tune", "--json"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(e["error"]["field"], "model", "{e}");
+}
+
+#[test]
+fn the_budget_is_read_before_each_run_and_ctrl_c_keeps_what_ran() {
+    let dir = Scratch::new("tune-stops");
+    let tch = [
+        "--model",
+        "resnet_mini",
+        "--framework",
+        "tch",
+        "--precision",
+        "fp32",
+    ];
+    // A one-second budget: no run starts after it (the first always does).
+    let (out, v) = output_json(
+        trainbench(&dir.0)
+            .args([
+                "tune",
+                "--budget",
+                "1s",
+                "--threads",
+                "1",
+                "--batch-size",
+                "2,4",
+            ])
+            .args(tch)
+            .args(["--steps", "8", "--window-steps", "2", "--json"]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let trace = stored_trace(&dir, &v["sweep_id"]);
+    let mut started = Vec::new();
+    for c in trace["candidates"].as_array().unwrap() {
+        for r in c["rounds"].as_array().unwrap() {
+            for run in r["runs"].as_array().unwrap() {
+                started.push(run["started_s"].as_f64().unwrap());
+            }
+        }
+    }
+    assert!(!started.is_empty());
+    assert!(started.iter().all(|&s| s < 1.0), "{started:?}");
+    assert_eq!(started.len(), runs_of_sweep(&dir, &v["sweep_id"]).len());
+    assert!(
+        ["budget", "finished"].contains(&v["ended"].as_str().unwrap()),
+        "{v}"
+    );
+
+    // Ctrl-C once the first probe trains (a run far too long to end first).
+    let mut child = trainbench(&dir.0)
+        .args(["tune", "--threads", "1", "--batch-size", "2,4"])
+        .args(tch)
+        .args(["--steps", "1000000", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        if line.unwrap().contains("first step after") {
+            break;
+        }
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["ended"], "cancelled", "{v} {rest:?}");
+    assert_eq!(out.status.code(), Some(1), "nothing measured: {rest:?}");
+    let trace = stored_trace(&dir, &v["sweep_id"]);
+    assert_eq!(trace["ended"], "cancelled");
+    let runs = runs_of_sweep(&dir, &v["sweep_id"]);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].1, "cancelled");
+}
