@@ -94,6 +94,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A stored run's configuration run again on this machine (a model file
+    /// read again from its path: refused when gone, or changed unless
+    /// --allow-changed).
+    Rerun(Box<crate::rerun_cmd::RerunArgs>),
     /// One run in full: configuration, summary, provenance, errors.
     Show {
         /// The run's id (as `trainbench runs` lists them).

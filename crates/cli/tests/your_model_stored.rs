@@ -122,3 +122,70 @@ fn a_session_file_carries_the_model_files_copy_and_importing_it_runs_nothing() {
     assert!(message.contains("hashes to"), "{v}");
     assert!(!marker.exists());
 }
+
+/// `trainbench rerun ID` of a run trained from a model file reads the file
+/// again: unchanged, it runs; changed, it is refused naming the path and the
+/// SHA-256 stored and now, unless `--allow-changed` (then it trains the file
+/// as it is now, with the new hash and its copy kept); gone, it is refused
+/// (the kept copy is never run).
+#[test]
+fn running_a_stored_run_again_refuses_a_changed_or_gone_model_file_unless_allowed() {
+    let dir = with_marks("stored-rerun");
+    let (out, v) = run_marks(&dir, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let id = v["runs"][0]["id"].to_string();
+    let stored = details(&dir.0, &v["runs"][0]["id"])["spec"]["model_sha256"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let rerun = |extra: &[&str]| {
+        output_json(
+            trainbench(&dir.0)
+                .args(["rerun", &id, "--json"])
+                .args(extra),
+        )
+    };
+
+    let (out, again) = rerun(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let d = details(&dir.0, &again["runs"][0]["id"]);
+    assert_eq!(d["status"], "completed", "{d}");
+    assert_eq!(d["spec"]["model_sha256"], json!(stored));
+
+    let path = dir.0.join("marks.py");
+    std::fs::write(&path, format!("{MARKS}\n# edited since\n")).unwrap();
+    let (out, refused) = rerun(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(refused["error"]["field"], "model", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(message.contains(&stored), "the stored hash: {message}");
+    assert!(message.contains("--allow-changed"), "{message}");
+    let (_, runs) = output_json(trainbench(&dir.0).args(["runs", "--json"]));
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 2, "nothing queued");
+
+    let (out, allowed) = rerun(&["--allow-changed"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        allowed["notes"][0].as_str().unwrap().contains(&stored),
+        "{allowed}"
+    );
+    let d = details(&dir.0, &allowed["runs"][0]["id"]);
+    assert_eq!(d["status"], "completed", "{d}");
+    let now = d["spec"]["model_sha256"].as_str().unwrap();
+    assert_ne!(now, stored);
+    assert!(message.contains(now), "the hash now: {message}");
+    assert_eq!(d["model_file"]["sha256"], json!(now), "its copy kept: {d}");
+
+    std::fs::remove_file(&path).unwrap();
+    let (out, gone) = rerun(&["--allow-changed"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(gone["error"]["field"], "model", "{gone}");
+    let message = gone["error"]["message"].as_str().unwrap();
+    assert!(message.contains("cannot be run again"), "{message}");
+    assert!(message.contains(&stored), "{message}");
+    assert!(
+        !dir.0.join("marks.py").exists(),
+        "the copy is not written out"
+    );
+}

@@ -19,6 +19,7 @@ use trainbench_remote::RemoteTarget;
 use trainbench_runner::envs;
 use trainbench_runner::WorkerCommand;
 
+pub mod again;
 mod combination;
 mod costing;
 mod estimate;

@@ -52,7 +52,7 @@ fn absolute(path: &str) -> PathBuf {
 }
 
 /// Reads one model file named `given` (already parsed as `r`).
-fn read(given: &str, r: &FileRef) -> Result<ReadModelFile, Rejected> {
+pub(super) fn read(given: &str, r: &FileRef) -> Result<ReadModelFile, Rejected> {
     let path = absolute(&r.path);
     let bytes = trainbench_files::read_bounded(
         "model",
@@ -107,6 +107,13 @@ impl ModelFiles {
             }
         }
         files
+    }
+
+    /// One file read, under the reference it was given as.
+    pub(super) fn one(given: &str, file: ReadModelFile) -> Self {
+        ModelFiles {
+            by_given: BTreeMap::from([(given.to_owned(), file)]),
+        }
     }
 
     /// Sets a combination's model to the file read and its SHA-256.
