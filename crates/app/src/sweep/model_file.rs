@@ -78,7 +78,8 @@ pub(super) fn read(given: &str, r: &FileRef) -> Result<ReadModelFile, Rejected> 
 }
 
 impl ModelFiles {
-    /// Reads every file model the request names; on this machine only.
+    /// Reads every file model the request names, on this machine (for a
+    /// remote host too: the bytes read here are sent with the job).
     pub fn read(req: &SweepRequest, on_host: Option<&str>, rejected: &mut Vec<Rejected>) -> Self {
         let mut files = ModelFiles::default();
         for given in &req.model {
@@ -90,11 +91,13 @@ impl ModelFiles {
                     continue;
                 }
             };
-            if let Some(host) = on_host {
+            // On a host the file travels with the job to the node it starts
+            // on; the other nodes of a run would not have it.
+            if let (Some(host), Some(n)) = (on_host, req.nodes.filter(|&n| n > 1)) {
                 rejected.push(shared(
-                    "host",
+                    "nodes",
                     format!(
-                        "host = {host} is not allowed with the file model {given}: expected this machine (a model file trains where it is read)"
+                        "nodes = {n} is not allowed with the file model {given} on host {host}: expected 1 (the file is sent to the node the job starts on)"
                     ),
                 ));
                 continue;
