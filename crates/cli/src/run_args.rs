@@ -121,6 +121,12 @@ pub struct RunArgs {
     /// (a model from your file needs it).
     #[arg(long, value_name = "CxSxS|tokens:N")]
     pub input_shape: Option<String>,
+    /// What a library or file model is called in tables and comparisons: a
+    /// PyTorch file and a Keras file of one architecture named alike compare
+    /// as one model (their parameter counts compared, a difference warned).
+    /// Default: the model's reference.
+    #[arg(long, value_name = "NAME")]
+    pub model_name: Option<String>,
     /// With --input-shape tokens:N: token ids run from 0 to this − 1.
     /// Default: none (needed with tokens:N).
     #[arg(long, value_name = "V")]
@@ -291,6 +297,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
             }
             "image_size" => a.image_size = a.image_size.take().or(Some(num("image_size")?)),
             "input_shape" => a.input_shape = a.input_shape.take().or(Some(s)),
+            "model_name" => a.model_name = a.model_name.take().or(Some(s)),
             "vocab_size" => a.vocab_size = a.vocab_size.take().or(Some(num("vocab_size")?)),
             "memory_limit" => a.memory_limit = a.memory_limit.take().or(Some(s)),
             "data" => a.data = a.data.take().or(Some(s)),
@@ -354,7 +361,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             other => {
-                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, input_shape, vocab_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, repeats, price, epoch_size, profile", path.display())))
+                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, input_shape, model_name, vocab_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, repeats, price, epoch_size, profile", path.display())))
             }
         }
     }
@@ -425,6 +432,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         seq_len: a.seq_len,
         image_size: a.image_size,
         input_shape: a.input_shape.clone(),
+        model_name: a.model_name.clone(),
         vocab_size: a.vocab_size,
         target_accuracy: a
             .target_accuracy

@@ -66,7 +66,12 @@ impl NewRun {
             repeat_index: 0,
             framework,
             environment,
-            model: spec.model.clone(),
+            // `--model-name` where given: runs named alike compare as one model.
+            model: checked
+                .raw
+                .model_name
+                .clone()
+                .unwrap_or_else(|| spec.model.clone()),
             precision: spec.precision,
             compile: spec.compile,
             device: spec.device,

@@ -92,6 +92,11 @@ pub struct SweepRequest {
     /// The token ids' range of a file model taking tokens.
     #[serde(default)]
     pub vocab_size: Option<i64>,
+    /// What a library or file model is called in tables and comparisons:
+    /// two frameworks' versions of one architecture named alike compare as
+    /// one model. `None`: its reference.
+    #[serde(default)]
+    pub model_name: Option<String>,
     pub target_accuracy: Option<f64>,
     /// A held-out loss to reach (time-to-loss).
     #[serde(default)]
@@ -168,6 +173,7 @@ impl Default for SweepRequest {
             image_size: None,
             input_shape: None,
             vocab_size: None,
+            model_name: None,
             target_accuracy: None,
             target_loss: None,
             eval_every_steps: None,

@@ -87,6 +87,11 @@ pub struct RawSpec {
     /// read when it planned the run; the worker refuses other bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_sha256: Option<String>,
+    /// What a library or file model is called in tables and comparisons
+    /// (`--model-name`): two frameworks' versions of one architecture named
+    /// alike compare as one model. `None`: the model's reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_name: Option<String>,
     #[serde(default)]
     pub seed: u64,
     #[serde(default = "default_lr")]
@@ -151,6 +156,7 @@ impl RawSpec {
             seq_len: None,
             vocab_size: None,
             model_sha256: None,
+            model_name: None,
             seed: 0,
             lr: default_lr(),
             weight_decay: default_wd(),
