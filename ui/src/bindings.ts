@@ -1826,6 +1826,12 @@ export type SweepRequest = {
 	input_shape?: string | null,
 	/**  The token ids' range of a file model taking tokens. */
 	vocab_size?: number | null,
+	/**
+	 *  What a library or file model is called in tables and comparisons:
+	 *  two frameworks' versions of one architecture named alike compare as
+	 *  one model. `None`: its reference.
+	 */
+	model_name?: string | null,
 	target_accuracy: number | null,
 	/**  A held-out loss to reach (time-to-loss). */
 	target_loss?: number | null,

@@ -4,7 +4,10 @@
 use serde::Serialize;
 use trainbench_core::models::{ModelConfig, CATALOG};
 use trainbench_core::Framework;
-use trainbench_runner::envs::{self, library::search_library_models};
+use trainbench_runner::envs::{
+    self,
+    library::{search_library_models, LibraryNames},
+};
 
 /// One model a run can train.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -76,7 +79,8 @@ pub fn catalogue() -> Vec<ModelInfo> {
 }
 
 /// Models whose name contains a text: the catalogue's, and the library
-/// names (`timm:…`, `hf:…`) the PyTorch environment has.
+/// names (`timm:…`, `hf:…` of the PyTorch environment, `keras:…` of the
+/// TensorFlow one).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelSearch {
     pub builtin: Vec<ModelInfo>,
@@ -84,46 +88,50 @@ pub struct ModelSearch {
     pub timm: Vec<String>,
     /// At most 50.
     pub hf: Vec<String>,
-    /// Why the library names are missing, when they are.
+    /// At most 50.
+    pub keras: Vec<String>,
+    /// Why some library names are missing, when they are.
     pub libraries_note: Option<String>,
 }
 
+/// The library names of `framework`'s own environment containing `text`.
+fn library_names(framework: Framework, text: &str) -> Result<LibraryNames, String> {
+    let env = envs::resolve(framework, None).map_err(|e| e.to_string())?;
+    if !env.ready {
+        return Err(format!(
+            "the {framework} environment {} is not installed",
+            env.name
+        ));
+    }
+    search_library_models(&envs::worker_command(&env), framework.as_str(), text)
+        .map_err(|e| e.to_string())
+}
+
 /// Catalogue models whose name contains `text` (case-insensitive), and the
-/// library names of the studio's PyTorch environment that do (one short
-/// worker process).
+/// library names of the studio's PyTorch and TensorFlow environments that do
+/// (one short worker process each).
 pub fn search(text: &str) -> ModelSearch {
     let needle = text.to_lowercase();
     let builtin = catalogue()
         .into_iter()
         .filter(|m| m.name.to_lowercase().contains(&needle))
         .collect();
-    let libraries = envs::resolve(Framework::Pytorch, None)
-        .map_err(|e| e.to_string())
-        .and_then(|env| {
-            if env.ready {
-                Ok(env)
-            } else {
-                Err(format!(
-                    "the PyTorch environment {} is not installed",
-                    env.name
-                ))
-            }
+    let mut notes = Vec::new();
+    let mut names = |framework| {
+        library_names(framework, text).unwrap_or_else(|e| {
+            notes.push(e);
+            LibraryNames::default()
         })
-        .and_then(|env| {
-            search_library_models(&envs::worker_command(&env), text).map_err(|e| e.to_string())
-        });
-    let (names, libraries_note) = match libraries {
-        Ok(n) => (n, None),
-        Err(e) => (
-            Default::default(),
-            Some(format!("library names not listed: {e}")),
-        ),
     };
+    let torch = names(Framework::Pytorch);
+    let keras = names(Framework::Tensorflow).keras;
     ModelSearch {
         builtin,
-        timm: names.timm,
-        hf: names.hf,
-        libraries_note,
+        timm: torch.timm,
+        hf: torch.hf,
+        keras,
+        libraries_note: (!notes.is_empty())
+            .then(|| format!("library names not listed: {}", notes.join("; "))),
     }
 }
 

@@ -40,7 +40,8 @@ pub enum Command {
     /// sample, whether it trains on a CPU, default input.
     Models {
         /// Only the models whose name contains TEXT, with the timm and Hugging
-        /// Face names the PyTorch environment has.
+        /// Face names the PyTorch environment has and the Keras names of the
+        /// TensorFlow one.
         #[arg(long, value_name = "TEXT")]
         search: Option<String>,
         /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
@@ -57,16 +58,17 @@ pub enum Command {
         json: bool,
     },
     /// Parameter count and FLOPs per training sample of a model: a catalogue
-    /// model's analytical figures, or a library model (timm:, hf:) or a model
+    /// model's analytical figures, or a library model (timm:, hf:, keras:) or a model
     /// from your file (PATH.py:FUNCTION) built once by its framework's worker
     /// and counted (nothing trains).
     Describe {
         /// A catalogue model (`trainbench models` lists them), timm:NAME,
-        /// hf:MODEL_TYPE[?key=value&…] or PATH.py:FUNCTION.
+        /// hf:MODEL_TYPE[?key=value&…], keras:NAME or PATH.py:FUNCTION.
         #[arg(long)]
         model: String,
         /// For a library or file model: the framework whose worker builds it
-        /// (pytorch, tensorflow or jax). Default: pytorch.
+        /// (pytorch, tensorflow or jax). Default: tensorflow for keras:NAME,
+        /// else pytorch.
         #[arg(long, value_name = "F")]
         framework: Option<String>,
         /// For a model from your file: CxSxS (square images) or tokens:N
@@ -99,6 +101,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A stored run's configuration run again on this machine (a model file
+    /// read again from its path: refused when gone, or changed unless
+    /// --allow-changed).
+    Rerun(Box<crate::rerun_cmd::RerunArgs>),
     /// One run in full: configuration, summary, provenance, errors.
     Show {
         /// The run's id (as `trainbench runs` lists them).

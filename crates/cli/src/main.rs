@@ -23,6 +23,7 @@ mod prices_cmd;
 mod project_cmd;
 mod published_cmd;
 mod report_cmd;
+mod rerun_cmd;
 mod run_args;
 mod run_cmd;
 mod runs_cmd;
@@ -86,6 +87,7 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
         } => models_cmd::search(&text, json),
         Command::Glossary { term, json } => models_cmd::glossary(term.as_deref(), json),
         Command::Runs { json } => runs_cmd::runs(&at, json),
+        Command::Rerun(a) => rerun_cmd::rerun(&db, *a),
         Command::Show { id, json } => runs_cmd::show(&db, id, json),
         Command::Compare {
             ids,

@@ -71,10 +71,22 @@ pub fn search(text: &str, json_out: bool) -> Result<ExitCode, CliError> {
     for name in &found.hf {
         println!("{name:<40} Hugging Face config (overrides: ?key=value&…)");
     }
+    for name in &found.keras {
+        println!("{name:<40} keras.applications (TensorFlow; built without weights)");
+    }
     if let Some(note) = &found.libraries_note {
         println!("{note}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The framework whose worker builds `model` when `describe` names none:
+/// TensorFlow for `keras:`, else PyTorch.
+fn default_framework(model: &str) -> &'static str {
+    match trainbench_core::models::LibraryRef::parse(model) {
+        Ok(Some(l)) => l.library.framework().as_str(),
+        _ => "pytorch",
+    }
 }
 
 /// What `describe` takes for a library or file model only.
@@ -92,7 +104,9 @@ fn describe_own(
 ) -> Result<ExitCode, CliError> {
     let req = trainbench_app::sweep::SweepRequest {
         model: vec![model.to_owned()],
-        framework: vec![own.framework.unwrap_or_else(|| "pytorch".into())],
+        framework: vec![own
+            .framework
+            .unwrap_or_else(|| default_framework(model).into())],
         input_shape: own.input_shape,
         num_classes: opts.num_classes,
         image_size: opts.image_size,
@@ -153,7 +167,7 @@ pub fn describe(
         bad(
             "model",
             format!(
-                "model = {model} is not allowed: expected one of {}, or timm:NAME, hf:MODEL_TYPE[?key=value&…] or PATH.py:FUNCTION",
+                "model = {model} is not allowed: expected one of {}, or timm:NAME, hf:MODEL_TYPE[?key=value&…], keras:NAME or PATH.py:FUNCTION",
                 model_names().join(", ")
             ),
         )

@@ -11,6 +11,7 @@ use trainbench_core::batch_search::parse_memory;
 use trainbench_core::Framework;
 
 use crate::error::{bad, CliError};
+use crate::script_flags::{self, toml_str};
 
 #[derive(Args, Clone, Default)]
 #[command(allow_negative_numbers = true)]
@@ -136,6 +137,12 @@ pub struct RunArgs {
     /// (a model from your file needs it).
     #[arg(long, value_name = "CxSxS|tokens:N")]
     pub input_shape: Option<String>,
+    /// What a library or file model is called in tables and comparisons: a
+    /// PyTorch file and a Keras file of one architecture named alike compare
+    /// as one model (their parameter counts compared, a difference warned).
+    /// Default: the model's reference.
+    #[arg(long, value_name = "NAME")]
+    pub model_name: Option<String>,
     /// With --input-shape tokens:N: token ids run from 0 to this − 1.
     /// Default: none (needed with tokens:N).
     #[arg(long, value_name = "V")]
@@ -249,17 +256,8 @@ fn on_off(s: &str) -> Result<bool, String> {
     }
 }
 
-/// A TOML value as a comma-separated string (arrays join).
-pub(crate) fn toml_str(v: &toml::Value) -> String {
-    match v {
-        toml::Value::Array(a) => a.iter().map(toml_str).collect::<Vec<_>>().join(","),
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// The settings of a TOML config file, each where the flags left it unset.
-fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliError> {
+/// A `--config` file's TOML table.
+fn read_config(path: &std::path::Path) -> Result<toml::Table, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         bad(
             "config",
@@ -272,6 +270,12 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
             format!("config = {} is not valid TOML: {e}", path.display()),
         )
     })?;
+    Ok(table)
+}
+
+/// The settings of a TOML config file, each where the flags left it unset.
+fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliError> {
+    let table = read_config(path)?;
     for (key, value) in &table {
         let s = toml_str(value);
         let num = |field: &str| {
@@ -285,7 +289,8 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 )
             })
         };
-        if crate::script_flags::from_config(a, key, value, &s) {
+        let argv = a.script_argv.is_empty();
+        if script_flags::from_config(key, value, &mut a.script, &mut a.script_args, argv) {
             continue;
         }
         match key.as_str() {
@@ -309,6 +314,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
             }
             "image_size" => a.image_size = a.image_size.take().or(Some(num("image_size")?)),
             "input_shape" => a.input_shape = a.input_shape.take().or(Some(s)),
+            "model_name" => a.model_name = a.model_name.take().or(Some(s)),
             "vocab_size" => a.vocab_size = a.vocab_size.take().or(Some(num("vocab_size")?)),
             "memory_limit" => a.memory_limit = a.memory_limit.take().or(Some(s)),
             "data" => a.data = a.data.take().or(Some(s)),
@@ -372,7 +378,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             other => {
-                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, input_shape, vocab_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, repeats, price, epoch_size, profile, script, script_args", path.display())))
+                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, input_shape, vocab_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, model_name, repeats, price, epoch_size, profile, script, script_args", path.display())))
             }
         }
     }
@@ -455,6 +461,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         seq_len: a.seq_len,
         image_size: a.image_size,
         input_shape: a.input_shape.clone(),
+        model_name: a.model_name.clone(),
         vocab_size: a.vocab_size,
         target_accuracy: a
             .target_accuracy
@@ -477,7 +484,14 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
         memory_limit_bytes,
         ..SweepRequest::default()
     };
-    crate::script_flags::apply(&a, &mut req)?;
+    let flags = script_flags::ScriptFlags {
+        script: a.script.as_deref(),
+        script_args: &a.script_args,
+        script_argv: &a.script_argv,
+        framework_given: a.framework.is_some(),
+        batch_size: a.batch_size.as_deref(),
+    };
+    script_flags::apply(&flags, &mut req)?;
     Ok(req)
 }
 

@@ -306,7 +306,17 @@ fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one(
     }
     assert_eq!(slurm.job_state(&job), "CANCELLED");
 
-    // Several nodes only on a Slurm host, and no more than it has.
+    // A model file travels with the batch job, checked on the node.
+    let mark = lab.dir().join("MARK").display().to_string();
+    common::ssh::run_a_model_file(&lab, "cluster", &mark);
+    several_nodes_only_where_there_are(&lab);
+}
+
+/// Several nodes only on a Slurm host, no more than it has, and one for a
+/// model file (sent to the node the job starts on); refused before anything
+/// is queued.
+fn several_nodes_only_where_there_are(lab: &Lab) {
+    let torch = python("pytorch");
     let (out, _) = lab.run(&[
         "host",
         "add",
@@ -341,4 +351,25 @@ fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one(
         "{}",
         text(&out)
     );
+    let model = lab.dir().join("net.py");
+    std::fs::write(&model, "def build():\n    return None\n").unwrap();
+    let model = format!("{}:build", model.display());
+    let (out, v) = lab.run(&[
+        "run",
+        "--host",
+        "cluster",
+        "--nodes",
+        "2",
+        "--framework",
+        "pytorch",
+        "--model",
+        &model,
+        "--input-shape",
+        "3x4x4",
+        "--num-classes",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], "nodes", "{v}");
 }

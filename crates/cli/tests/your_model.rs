@@ -1,7 +1,8 @@
-//! Library models (`timm:NAME`, `hf:MODEL_TYPE?…`) through the real CLI, the
-//! runner, the studio's PyTorch environment and a real SQLite file, on the
-//! CPU: each trains in the harness and is stored completed, with the
-//! parameter count the library itself gives and FLOPs counted on the model;
+//! Library models (`timm:NAME`, `hf:MODEL_TYPE?…`, `keras:NAME`) through the
+//! real CLI, the runner, the studio's PyTorch and TensorFlow environments and
+//! a real SQLite file, on the CPU: each trains in the harness and is stored
+//! completed, with the parameter count the library itself gives (and, in
+//! PyTorch, FLOPs counted on the model);
 //! an unknown name is refused before anything trains, with the closest name.
 #![allow(
     clippy::unwrap_used,
@@ -147,5 +148,120 @@ fn library_models_are_for_pytorch_only_and_malformed_names_name_the_field() {
         ]));
         assert_eq!(out.status.code(), Some(2), "{model}: {}", text(&out));
         assert_eq!(v["error"]["field"], field, "{model}: {v}");
+    }
+}
+
+/// What Keras's own `model.summary()` says of a `keras.applications`
+/// architecture's trainable parameters, in the studio's TensorFlow
+/// environment.
+fn keras_trainable_params(name: &str, size: u32, classes: u32) -> u64 {
+    let e = envs::resolve("tensorflow".parse().unwrap(), None)
+        .unwrap_or_else(|e| panic!("tensorflow: {e} — run `make setup`"));
+    let script = format!(
+        "import keras\nm = keras.applications.{name}(weights=None, input_shape=({size}, {size}, 3), classes={classes})\n\
+         lines = []\nm.summary(print_fn=lambda s, line_break=True: lines.append(s))\n\
+         print(next(l for l in '\\n'.join(lines).splitlines() if 'Trainable params' in l))"
+    );
+    let out = Command::new(&e.python)
+        .args(["-c", &script])
+        .env("OMP_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let line = String::from_utf8_lossy(&out.stdout).to_string();
+    let digits: String = line
+        .split(':')
+        .nth(1)
+        .unwrap()
+        .split('(')
+        .next()
+        .unwrap()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap()
+}
+
+/// `keras:NAME` trains a `keras.applications` architecture (no weights) in
+/// the TensorFlow worker at a tiny input, with the trainable parameter count
+/// Keras itself gives; `describe` counts the same; `models --search` lists
+/// it; an unknown name is refused with the closest name, and another
+/// framework on the field `framework`.
+#[test]
+fn a_keras_application_trains_in_tensorflow_with_keras_parameter_count() {
+    let dir = Scratch::new("keras-application");
+    let keras = keras_trainable_params("MobileNetV3Small", 32, 10);
+    let (out, v) = output_json(trainbench(&dir.0).args([
+        "run",
+        "--framework",
+        "tensorflow",
+        "--model",
+        "keras:MobileNetV3Small",
+        "--image-size",
+        "32",
+        "--num-classes",
+        "10",
+        "--batch-size",
+        "2",
+        "--steps",
+        "3",
+        "--json",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (_, d) =
+        output_json(trainbench(&dir.0).args(["show", &v["runs"][0]["id"].to_string(), "--json"]));
+    assert_eq!(d["status"], "completed", "{d}");
+    assert_eq!(d["param_count"], json!(keras), "{d}");
+
+    let (out, described) = output_json(trainbench(&dir.0).args([
+        "describe",
+        "--model",
+        "keras:MobileNetV3Small",
+        "--image-size",
+        "32",
+        "--num-classes",
+        "10",
+        "--json",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(described["param_count"], json!(keras), "{described}");
+    assert_eq!(described["framework"], "tensorflow", "{described}");
+
+    let (out, found) =
+        output_json(trainbench(&dir.0).args(["models", "--search", "mobilenetv3", "--json"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let names = found["keras"].as_array().unwrap();
+    assert!(names.contains(&json!("keras:MobileNetV3Small")), "{found}");
+
+    for (framework, model, field, says) in [
+        (
+            "tensorflow",
+            "keras:MobileNetV3Smal",
+            "model",
+            "MobileNetV3Small",
+        ),
+        (
+            "pytorch",
+            "keras:MobileNetV3Small",
+            "framework",
+            "tensorflow for the library model",
+        ),
+    ] {
+        let (out, v) = output_json(trainbench(&dir.0).args([
+            "run",
+            "--framework",
+            framework,
+            "--model",
+            model,
+            "--steps",
+            "2",
+            "--json",
+        ]));
+        assert_eq!(out.status.code(), Some(2), "{model}: {}", text(&out));
+        assert_eq!(v["error"]["field"], field, "{v}");
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(says),
+            "{v}"
+        );
     }
 }

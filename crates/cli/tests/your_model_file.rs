@@ -288,6 +288,38 @@ fn a_model_file_that_cannot_run_is_refused_before_anything_is_queued() {
             vec!["--input-shape", "3x8x8", "--num-classes", "5"],
             "model",
         ),
+        (
+            "pytorch",
+            "resnet_mini",
+            vec!["--model-name", "net"],
+            "model_name",
+        ),
+        (
+            "pytorch",
+            "models.py:image,models.py:mnist",
+            vec![
+                "--input-shape",
+                "3x8x8",
+                "--num-classes",
+                "5",
+                "--model-name",
+                "net",
+            ],
+            "model_name",
+        ),
+        (
+            "pytorch",
+            "models.py:image",
+            vec![
+                "--input-shape",
+                "3x8x8",
+                "--num-classes",
+                "5",
+                "--model-name",
+                "timm:net",
+            ],
+            "model_name",
+        ),
     ] {
         let (out, v) = output_json(
             trainbench(&dir.0)
@@ -352,25 +384,42 @@ def flax_net():
 
 /// A Keras file in TensorFlow and a Flax file in JAX train (fed NHWC) with the
 /// same parameter count as the PyTorch network of the same shape; JAX's FLOPs
-/// are XLA's cost analysis.
+/// are XLA's cost analysis. Named alike (`--model-name net`) they compare as
+/// one model; a PyTorch "net" of another size is warned about.
 #[test]
 fn a_keras_file_and_a_flax_file_train_in_their_own_frameworks() {
-    let dir = Scratch::new("file-model-keras-flax");
+    let dir = with_models("file-model-keras-flax");
     std::fs::write(dir.0.join("keras_net.py"), KERAS_NET).unwrap();
     std::fs::write(dir.0.join("flax_net.py"), FLAX_NET).unwrap();
-    for (framework, model) in [
-        ("tensorflow", "keras_net.py:keras_net"),
-        ("jax", "flax_net.py:flax_net"),
+    let mut ids = Vec::new();
+    for (framework, model, classes) in [
+        ("tensorflow", "keras_net.py:keras_net", "5"),
+        ("jax", "flax_net.py:flax_net", "5"),
+        ("pytorch", "models.py:seven_classes", "7"),
     ] {
         let (out, v) = output_json(
             trainbench(&dir.0)
                 .current_dir(&dir.0)
                 .args(["run", "--framework", framework, "--model", model])
-                .args(["--input-shape", "3x8x8", "--num-classes", "5"])
-                .args(["--batch-size", "2", "--steps", "4", "--json"]),
+                .args(["--input-shape", "3x8x8", "--num-classes", classes])
+                .args([
+                    "--model-name",
+                    "net",
+                    "--batch-size",
+                    "2",
+                    "--steps",
+                    "4",
+                    "--json",
+                ]),
         );
         assert_eq!(out.status.code(), Some(0), "{model}: {}", text(&out));
+        ids.push(v["runs"][0]["id"].to_string());
+        if framework == "pytorch" {
+            continue;
+        }
         let d = details(&dir, &v["runs"][0]["id"]);
+        assert_eq!(d["model"], "net", "{d}");
+        assert!(d["spec"]["model"].as_str().unwrap().ends_with(model), "{d}");
         assert_eq!(d["status"], "completed", "{model}: {d}");
         assert_eq!(d["param_count"], json!(269), "{model}");
         if framework == "jax" {
@@ -381,6 +430,31 @@ fn a_keras_file_and_a_flax_file_train_in_their_own_frameworks() {
             assert!(d["hello"]["flops_method"].as_str().unwrap().contains("XLA"));
         }
     }
+    let (out, c) =
+        output_json(trainbench(&dir.0).args(["compare", &ids[0], &ids[1], &ids[2], "--json"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let entries = c["comparison"]["entries"].as_array().unwrap();
+    assert!(entries.iter().all(|e| e["model"] == "net"), "{c}");
+    let warnings: Vec<&str> = c["comparison"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let counts: Vec<&&str> = warnings
+        .iter()
+        .filter(|w| w.contains("parameters"))
+        .collect();
+    assert_eq!(
+        counts.len(),
+        1,
+        "only the PyTorch net differs: {warnings:?}"
+    );
+    assert!(counts[0].contains("1351 parameters"), "{warnings:?}");
+    assert!(
+        counts[0].contains("the versions of net are not the same network"),
+        "{warnings:?}"
+    );
     let (out, v) = output_json(
         trainbench(&dir.0)
             .current_dir(&dir.0)

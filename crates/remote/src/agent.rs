@@ -27,6 +27,63 @@ pub struct RemoteJob {
     pub worker: WorkerCommand,
     pub memory_limit_bytes: Option<u64>,
     pub silence_timeout_s: u64,
+    /// The model file the spec names, sent with the job (nothing else of
+    /// the studio machine's disk is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_file: Option<SentModelFile>,
+}
+
+/// A model file sent with a job: written into the job's folder on the host
+/// and checked against the run's SHA-256 before anything runs, as the kit
+/// is against its manifest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SentModelFile {
+    /// The file's name (no folder): `model.py`.
+    pub name: String,
+    pub sha256: String,
+    pub text: String,
+}
+
+/// Lowercase hexadecimal SHA-256 of `bytes`.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Writes the job's model file into `DIR/model/` and points the spec at it,
+/// once its bytes hash to the SHA-256 the run stored; else why not.
+fn place_model_file(dir: &Path, job: &mut RemoteJob) -> Result<(), String> {
+    let Some(sent) = job.model_file.take() else {
+        return Ok(());
+    };
+    let stored = job.spec.model_sha256.clone().unwrap_or_default();
+    let actual = sha256_hex(sent.text.as_bytes());
+    if actual != stored || sent.sha256 != stored {
+        return Err(format!(
+            "the model file {} sent with the job hashes to {actual} on the host, not to the run's SHA-256 {stored}: not run",
+            sent.name
+        ));
+    }
+    let function = match job.spec.model.rsplit_once(':') {
+        Some((_, f)) => f.to_owned(),
+        None => return Err(format!("model = {} names no function", job.spec.model)),
+    };
+    if sent.name.contains('/') || !sent.name.ends_with(".py") {
+        return Err(format!(
+            "the model file's name {:?} is not a file name ending in .py",
+            sent.name
+        ));
+    }
+    let folder = std::path::absolute(dir.join("model")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    let path = folder.join(&sent.name);
+    trainbench_files::write_atomic("model", &path, sent.text.as_bytes())
+        .map_err(|e| e.to_string())?;
+    job.spec.model = format!("{}:{function}", path.display());
+    Ok(())
 }
 
 /// One line of a run's journal on the host.
@@ -84,6 +141,16 @@ pub async fn agent_run(dir: &Path) -> RemoteResult<()> {
         .open(dir.join("journal.jsonl"))
         .map_err(|e| io("journal.jsonl", e))?;
     let mut journal = Journal { file };
+    let mut job = job;
+    if let Err(reason) = place_model_file(dir, &mut job) {
+        return journal.write(&JournalLine::Outcome {
+            status: RunStatus::Failed,
+            reason: Some(reason),
+            error_class: Some(trainbench_core::ErrorClass::Internal.as_str().into()),
+            exit_code: None,
+            stderr_tail: String::new(),
+        });
+    }
     let gpu = trainbench_probe::GpuProbe::open();
     let spec = CheckedSpec::new(job.spec.clone()).map_err(RemoteError::from)?;
     let mut store = Store::open(&dir.join("agent.sqlite"))?;

@@ -9,7 +9,7 @@ use trainbench_core::summary::RunStatus;
 use trainbench_core::Framework;
 use trainbench_runner::{Progress, RunnerOptions};
 
-use crate::agent::RemoteJob;
+use crate::agent::{RemoteJob, SentModelFile};
 use crate::error::{RemoteError, RemoteResult};
 use crate::follow::{follow, remote_run_of};
 use crate::hosts::RemoteHost;
@@ -62,6 +62,10 @@ pub async fn run_job(
         job.run_id,
         trainbench_store::now_unix_ms()
     );
+    let model_file = match sent_model_file(store, job.spec) {
+        Ok(m) => m,
+        Err(reason) => return failed_to_start(store, job.run_id, reason),
+    };
     let remote = RemoteJob {
         framework: job.worker.plan_for.unwrap_or(Framework::Tch),
         environment: store.run_row(job.run_id)?.environment.clone(),
@@ -69,6 +73,7 @@ pub async fn run_job(
         worker: job.worker.clone(),
         memory_limit_bytes: job.memory_limit_bytes.or(opts.memory_limit_bytes),
         silence_timeout_s: opts.silence_timeout.as_secs(),
+        model_file,
     };
     let text = serde_json::to_vec(&remote).map_err(|e| RemoteError::Internal(e.to_string()))?;
     let tb = quote(&format!("{}/bin/trainbench", inv.kit_dir));
@@ -137,6 +142,36 @@ pub async fn run_job(
     }
     let rr = remote_run_of(store, job.run_id)?;
     follow(store, gpu, h, rr, progress, cancel).await
+}
+
+/// The model file a spec names, from the copy the store kept when the run
+/// was queued (the bytes the studio read and hashed), to send with the job.
+fn sent_model_file(store: &Store, spec: &CheckedSpec) -> Result<Option<SentModelFile>, String> {
+    let raw = &spec.raw;
+    let Ok(Some(file)) = trainbench_core::models::FileRef::parse(&raw.model) else {
+        return Ok(None);
+    };
+    let sha = raw.model_sha256.clone().unwrap_or_default();
+    let kept = store
+        .model_file(&sha)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "no copy of the model file {} (SHA-256 {sha}) is kept to send",
+                raw.model
+            )
+        })?;
+    let text = String::from_utf8(kept.bytes)
+        .map_err(|_| format!("the kept copy of {} is not UTF-8 text", raw.model))?;
+    let name = std::path::Path::new(&file.path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model.py".into());
+    Ok(Some(SentModelFile {
+        name,
+        sha256: sha,
+        text,
+    }))
 }
 
 /// A run that never started on its host, stored as failed (class internal).

@@ -5,8 +5,8 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use trainbench_core::record::RunOrigin;
 use trainbench_core::reference::PriceRow;
 use trainbench_core::session::{
-    MachineInfo, PortableEval, PortableMemory, PortableRun, PortableSession, SessionFile,
-    SESSION_FORMAT, SESSION_VERSION,
+    MachineInfo, PortableEval, PortableMemory, PortableModelFile, PortableRun, PortableSession,
+    SessionFile, SessionFileError, OLDEST_SESSION_VERSION, SESSION_FORMAT, SESSION_VERSION,
 };
 use trainbench_core::summary::RunStatus;
 
@@ -155,12 +155,18 @@ impl Store {
             .iter()
             .map(|&r| self.portable_run(r))
             .collect::<Result<Vec<_>>>()?;
+        let model_files = self.portable_model_files(&runs)?;
         let baseline_run_uid = s
             .baseline_run_id
             .and_then(|b| runs.iter().find(|r| r.id == b).map(|r| r.uid.clone()));
         let file = SessionFile {
             format: SESSION_FORMAT.into(),
-            version: SESSION_VERSION,
+            // A file without model files stays readable by older studios.
+            version: if model_files.is_empty() {
+                OLDEST_SESSION_VERSION
+            } else {
+                SESSION_VERSION
+            },
             exported_unix_ms: now_unix_ms(),
             exported_by: exported_by.into(),
             machine: MachineInfo {
@@ -175,6 +181,7 @@ impl Store {
                 created_unix_ms: s.created_unix_ms,
             },
             runs,
+            model_files,
         };
         // What we write must be what we would accept.
         file.validate()?;
@@ -245,6 +252,7 @@ impl Store {
             local_ids.push(insert_portable_run(&tx, r, &origin)?);
             imported += 1;
         }
+        keep_portable_model_files(&tx, file)?;
         let mut name = file.session.name.clone();
         let mut n = 1;
         while name_taken(&tx, &name, None)? {
@@ -285,6 +293,73 @@ impl Store {
             runs_already_present: present,
         })
     }
+}
+
+impl Store {
+    /// The kept copies of the model files `runs` trained, each once, in the
+    /// order first named (a run whose copy is not kept here travels without).
+    fn portable_model_files(&self, runs: &[PortableRun]) -> Result<Vec<PortableModelFile>> {
+        let mut out: Vec<PortableModelFile> = Vec::new();
+        for r in runs {
+            let Some(sha) = r.spec.get("model_sha256").and_then(|v| v.as_str()) else {
+                continue;
+            };
+            if out.iter().any(|m| m.sha256 == sha) {
+                continue;
+            }
+            if let Some(kept) = self.model_file(sha)? {
+                let text = String::from_utf8(kept.bytes).map_err(|_| {
+                    invalid(
+                        "model_files[].text",
+                        sha,
+                        format!("the kept copy of {} is not UTF-8 text", kept.reference),
+                    )
+                })?;
+                out.push(PortableModelFile {
+                    sha256: kept.sha256,
+                    reference: kept.reference,
+                    text,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Lowercase hexadecimal SHA-256 of `bytes`.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Keeps the file's model files as copies (as text, never run), each checked
+/// to hash to the SHA-256 it claims: a copy that does not is refused, naming
+/// the runs that would show it.
+fn keep_portable_model_files(tx: &Transaction<'_>, file: &SessionFile) -> Result<()> {
+    for (i, m) in file.model_files.iter().enumerate() {
+        let actual = sha256_hex(m.text.as_bytes());
+        if actual != m.sha256 {
+            return Err(SessionFileError::Invalid {
+                field: format!("model_files[{i}].sha256"),
+                message: format!(
+                    "= {} does not match the copy of {} carried for {}: its text hashes to {actual}, so it is not the file they trained; nothing imported",
+                    m.sha256,
+                    m.reference,
+                    file.runs_of_model_file(&m.sha256).join(", ")
+                ),
+            }
+            .into());
+        }
+        tx.execute(
+            "INSERT OR IGNORE INTO model_files (sha256, reference, bytes, stored_unix_ms)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![m.sha256, m.reference, m.text.as_bytes(), now_unix_ms()],
+        )?;
+    }
+    Ok(())
 }
 
 fn insert_portable_run(tx: &Transaction<'_>, r: &PortableRun, origin: &RunOrigin) -> Result<i64> {

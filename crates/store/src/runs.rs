@@ -66,7 +66,12 @@ impl NewRun {
             repeat_index: 0,
             framework,
             environment,
-            model: spec.row_model(),
+            // `--model-name` where given: runs named alike compare as one model.
+            model: checked
+                .raw
+                .model_name
+                .clone()
+                .unwrap_or_else(|| spec.row_model()),
             precision: spec.precision,
             compile: spec.compile,
             device: spec.device,

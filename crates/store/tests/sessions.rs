@@ -234,6 +234,7 @@ fn hostile_files(
     ];
     cases.extend(edited_files(good, NUMBERS_AND_IDS));
     cases.extend(edited_files(good, TEXTS_AND_SETTINGS));
+    cases.extend(edited_files(good, MODEL_FILES));
     let collide = local_uid.to_owned();
     let mut v = good.clone();
     v["runs"][2]["uid"] = collide.into();
@@ -252,8 +253,8 @@ type Edit = (&'static str, fn(&mut serde_json::Value), &'static str);
 const NUMBERS_AND_IDS: &[Edit] = &[
     (
         "wrong version",
-        |v| v["version"] = 2.into(),
-        "version = 2 is not supported",
+        |v| v["version"] = 3.into(),
+        "version = 3 is not supported",
     ),
     (
         "huge number",
@@ -381,6 +382,73 @@ const TEXTS_AND_SETTINGS: &[Edit] = &[
     ),
 ];
 
+/// The text of a model file some fixture run trained, and its SHA-256.
+const MODEL_TEXT: &str = "def build():\n    return None\n";
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A valid file made version 2, its second run trained from a model file
+/// whose copy it carries.
+fn with_model_file(v: &mut serde_json::Value) {
+    let sha = sha256_hex(MODEL_TEXT.as_bytes());
+    v["version"] = 2.into();
+    v["runs"][1]["spec"]["model_sha256"] = sha.clone().into();
+    v["model_files"] = serde_json::json!([
+        {"sha256": sha, "reference": "/home/a/m.py:build", "text": MODEL_TEXT}
+    ]);
+}
+
+/// Model files that are not what the runs trained, or out of place.
+const MODEL_FILES: &[Edit] = &[
+    (
+        "a model file in a version 1 file",
+        |v| {
+            with_model_file(v);
+            v["version"] = 1.into();
+        },
+        "model_files is not allowed in a version 1 file",
+    ),
+    (
+        "a model file no run trained",
+        |v| {
+            with_model_file(v);
+            v["runs"][1]["spec"]["model_sha256"] = "0".repeat(64).into();
+        },
+        "model_files[0].sha256 = ",
+    ),
+    (
+        "a model file changed after it was hashed",
+        |v| {
+            with_model_file(v);
+            v["model_files"][0]["text"] = "import os\nos.system('x')\n".into();
+        },
+        "its text hashes to",
+    ),
+    (
+        "a model file with a bad hash",
+        |v| {
+            with_model_file(v);
+            v["model_files"][0]["sha256"] = "ABC".into();
+        },
+        "model_files[0].sha256",
+    ),
+    (
+        "a model file twice",
+        |v| {
+            with_model_file(v);
+            let again = v["model_files"][0].clone();
+            v["model_files"].as_array_mut().expect("array").push(again);
+        },
+        "appears twice",
+    ),
+];
+
 /// The valid file with each edit applied.
 fn edited_files(
     good: &serde_json::Value,
@@ -423,6 +491,52 @@ fn bad_files_are_refused_with_a_clear_error_and_change_nothing() {
         assert_eq!(dump(&target), before, "{label}: the database changed");
     }
     assert_eq!(target.integrity_check().expect("check"), "ok");
+}
+
+/// A version 2 file carries the copy of a model file: importing keeps it
+/// under its hash (as text, never run) and exporting again carries it on;
+/// an import whose copy does not hash to the runs' SHA-256 names the run.
+#[test]
+fn a_model_files_copy_travels_with_its_runs_and_is_checked() {
+    let dir = scratch("model-file");
+    let mut good = valid_file_json(&dir);
+    assert_eq!(
+        good["version"], 1,
+        "no model file: readable by older studios"
+    );
+    assert!(good.get("model_files").is_none());
+    with_model_file(&mut good);
+    let file = SessionFile::parse(good.to_string().as_bytes()).expect("valid");
+    let mut target = Store::open(&dir.join("target.sqlite")).expect("open");
+    let outcome = target.import_session(&file, None).expect("imported");
+    let sha = sha256_hex(MODEL_TEXT.as_bytes());
+    let kept = target.model_file(&sha).expect("read").expect("kept");
+    assert_eq!(kept.bytes, MODEL_TEXT.as_bytes());
+    assert_eq!(kept.reference, "/home/a/m.py:build");
+    let again = target
+        .export_session(outcome.session_id, "test")
+        .expect("exported again");
+    assert_eq!(again.version, 2);
+    assert_eq!(again.model_files, file.model_files);
+
+    let mut forged = good.clone();
+    forged["model_files"][0]["text"] = "print('other')\n".into();
+    forged["session"]["uid"] = "e".repeat(32).into();
+    let fresh = scratch("model-file-forged");
+    let mut other = Store::open(&fresh.join("target.sqlite")).expect("open");
+    let forged = SessionFile::parse(forged.to_string().as_bytes()).expect("parses");
+    let err = other
+        .import_session(&forged, None)
+        .expect_err("refused")
+        .to_string();
+    let run = format!("run {} (pytorch", good["runs"][1]["id"]);
+    assert!(err.contains(&run), "names the run: {err}");
+    assert!(err.contains("/home/a/m.py:build"), "{err}");
+    assert!(
+        other.list_runs().expect("runs").is_empty(),
+        "nothing imported"
+    );
+    assert_eq!(other.model_file(&sha).expect("read"), None, "no copy kept");
 }
 
 #[test]

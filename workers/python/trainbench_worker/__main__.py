@@ -3,7 +3,7 @@
     python -m trainbench_worker FRAMEWORK train [--plan FILE|-]   # the plan on stdin by default
     python -m trainbench_worker FRAMEWORK count                   # model configs (JSON list) on stdin → counts
     python -m trainbench_worker FRAMEWORK info                    # version and devices, one JSON object
-    python -m trainbench_worker pytorch models [--search TEXT]    # library models: check (configs on stdin) or search
+    python -m trainbench_worker pytorch|tensorflow models [--search TEXT]   # library models: check (configs on stdin) or search
 
 FRAMEWORK is pytorch, tensorflow or jax. ``train`` speaks the worker protocol
 (docs/protocol.md) on stdout and exits 0 (done), 1 (failed), 2 (bad_config) or
@@ -102,17 +102,20 @@ def cmd_count(framework):
 
 
 def cmd_models(framework, search):
-    """Library models (PyTorch only): ``--search TEXT`` lists names; without
-    it, the ``model_config`` objects on stdin (a JSON list) are checked."""
-    if framework != "pytorch":
+    """Library models (timm and Hugging Face in PyTorch, keras.applications in
+    TensorFlow): ``--search TEXT`` lists names; without it, the
+    ``model_config`` objects on stdin (a JSON list) are checked."""
+    if framework == "pytorch":
+        from . import library_models as models
+    elif framework == "tensorflow":
+        from . import keras_models as models
+    else:
         print(json.dumps([] if search is None else {}))
         return
-    from . import library_models
-
     if search is not None:
-        print(json.dumps(library_models.search(search)))
+        print(json.dumps(models.search(search)))
     else:
-        print(json.dumps(library_models.check(json.load(sys.stdin))))
+        print(json.dumps(models.check(json.load(sys.stdin))))
 
 
 def cmd_info(framework):

@@ -29,6 +29,10 @@ def _torch(plan):
 
 
 def _tensorflow(plan):
+    from . import keras_models
+
+    if plan.config["family"] == "library":
+        return keras_models.count(keras_models.build(plan))
     model = file_models.build_keras(plan)
     return sum(math.prod(w.shape) for w in model.trainable_weights)
 
@@ -52,7 +56,7 @@ def describe(obj):
         return {"field": "model", "message": f"model = {plan.model}: the catalogue describes its own models"}
     build = {"pytorch": _torch, "tensorflow": _tensorflow, "jax": _jax}.get(plan.framework)
     try:
-        if build is None or (family == "library" and plan.framework != "pytorch"):
+        if build is None or (family == "library" and plan.framework == "jax"):
             raise WorkerError("unsupported", f"framework = {plan.framework}: not for model {plan.model}", "framework")
         count = build(plan)
     except WorkerError as e:

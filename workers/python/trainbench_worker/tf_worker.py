@@ -20,7 +20,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras
 import tensorflow as tf
 
-from . import file_models
+from . import file_models, keras_models
 from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
@@ -59,6 +59,17 @@ def _gpu_name(gpu):
 
 def _compute_capability(gpu):
     return tf.config.experimental.get_device_details(gpu).get("compute_capability", (0, 0))
+
+
+def _build(plan):
+    """The model of the plan: a person's file, a keras.applications
+    architecture (``keras:NAME``) or the catalogue's."""
+    family = plan.config["family"]
+    if family == "file":
+        return file_models.build_keras(plan)
+    if family == "library":
+        return keras_models.build(plan)
+    return build(plan.config)
 
 
 class TFBackend(Backend):
@@ -117,7 +128,7 @@ class TFBackend(Backend):
             self.strategy = tf.distribute.get_strategy()
         try:
             with self.strategy.scope():
-                self.model = file_models.build_keras(plan) if plan.config["family"] == "file" else build(plan.config)
+                self.model = _build(plan)
                 opt = keras.optimizers.AdamW(
                     learning_rate=plan.lr,
                     weight_decay=plan.weight_decay,

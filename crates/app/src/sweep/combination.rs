@@ -182,6 +182,7 @@ impl Combination<'_> {
         raw.loader_workers = req.loader_workers;
         raw.seq_len = req.seq_len;
         raw.image_size = req.image_size;
+        raw.model_name.clone_from(&req.model_name);
         if let Some(t) = req.target_accuracy {
             raw.target_accuracy = Some(t);
             raw.stop_at_target = req.stop_at_target;

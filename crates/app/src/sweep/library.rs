@@ -1,4 +1,4 @@
-//! Library models (`timm:`, `hf:`) checked against the libraries installed in
+//! Library models (`timm:`, `hf:`, `keras:`) checked against the libraries installed in
 //! the worker's environment before anything is queued: an unknown name is
 //! refused, on the field the worker names, with the closest names.
 
@@ -35,7 +35,8 @@ pub(super) fn refuse_unknown(configs: &mut Vec<PlannedConfig>, rejected: &mut Ve
         }
         let names: Vec<&String> = models.keys().collect();
         let configs_asked: Vec<_> = models.values().copied().collect();
-        let answers = check_library_models(&configs[indices[0]].worker, &configs_asked);
+        let first = &configs[indices[0]];
+        let answers = check_library_models(&first.worker, first.framework.as_str(), &configs_asked);
         for &i in indices {
             let model = &configs[i].spec.spec.model;
             let why = match &answers {

@@ -52,7 +52,7 @@ fn absolute(path: &str) -> PathBuf {
 }
 
 /// Reads one model file named `given` (already parsed as `r`).
-fn read(given: &str, r: &FileRef) -> Result<ReadModelFile, Rejected> {
+pub(super) fn read(given: &str, r: &FileRef) -> Result<ReadModelFile, Rejected> {
     let path = absolute(&r.path);
     let bytes = trainbench_files::read_bounded(
         "model",
@@ -78,7 +78,8 @@ fn read(given: &str, r: &FileRef) -> Result<ReadModelFile, Rejected> {
 }
 
 impl ModelFiles {
-    /// Reads every file model the request names; on this machine only.
+    /// Reads every file model the request names, on this machine (for a
+    /// remote host too: the bytes read here are sent with the job).
     pub fn read(req: &SweepRequest, on_host: Option<&str>, rejected: &mut Vec<Rejected>) -> Self {
         let mut files = ModelFiles::default();
         for given in &req.model {
@@ -90,11 +91,13 @@ impl ModelFiles {
                     continue;
                 }
             };
-            if let Some(host) = on_host {
+            // On a host the file travels with the job to the node it starts
+            // on; the other nodes of a run would not have it.
+            if let (Some(host), Some(n)) = (on_host, req.nodes.filter(|&n| n > 1)) {
                 rejected.push(shared(
-                    "host",
+                    "nodes",
                     format!(
-                        "host = {host} is not allowed with the file model {given}: expected this machine (a model file trains where it is read)"
+                        "nodes = {n} is not allowed with the file model {given} on host {host}: expected 1 (the file is sent to the node the job starts on)"
                     ),
                 ));
                 continue;
@@ -107,6 +110,13 @@ impl ModelFiles {
             }
         }
         files
+    }
+
+    /// One file read, under the reference it was given as.
+    pub(super) fn one(given: &str, file: ReadModelFile) -> Self {
+        ModelFiles {
+            by_given: BTreeMap::from([(given.to_owned(), file)]),
+        }
     }
 
     /// Sets a combination's model to the file read and its SHA-256.

@@ -168,6 +168,15 @@ pub fn plan_sweep_on(
     let (data, folder_class_count) = check_data(req, remote, &mut rejected);
     let alternatives = check_env(req, &mut rejected);
     let shape = super::model_file::apply_input_shape(req, &mut rejected);
+    if let (Some(name), true) = (&req.model_name, req.model.len() > 1) {
+        rejected.push(shared(
+            "model_name",
+            format!(
+                "model_name = {name} is not allowed with {} models: expected one model (the name labels it)",
+                req.model.len()
+            ),
+        ));
+    }
     let mut files = super::model_file::ModelFiles::read(
         req,
         remote.map(|r| r.host.name.as_str()),

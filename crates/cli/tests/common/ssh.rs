@@ -102,3 +102,78 @@ pub fn kill(pid: u32, signal: &str) {
         .status()
         .unwrap();
 }
+
+/// A model file that trains only from the copy sent with a job: beside it on
+/// the studio's machine lies `helper.py`, which the host's copy must not have.
+const MODEL_ON_HOST: &str = r##"
+import pathlib
+
+here = pathlib.Path(__file__)
+if (here.parent / "helper.py").exists() or "/runs/" not in str(here):
+    raise RuntimeError(f"trained from {here}, not from the copy sent with the job")
+
+from torch import nn
+
+
+def build():
+    return nn.Sequential(nn.Flatten(), nn.Linear(3 * 4 * 4, 3))
+"##;
+
+/// A model file (in a folder whose name a shell would expand) run on
+/// `host`: the file alone travels with the job and trains there; a kept copy
+/// that is not the file the run hashed is refused on the host before
+/// anything runs (it would touch `mark`).
+pub fn run_a_model_file(lab: &Lab, host: &str, mark: &str) {
+    let files = lab.dir().join("my files; $(touch x)");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(files.join("helper.py"), "VALUE = 1\n").unwrap();
+    let path = files.join("model `id`.py");
+    std::fs::write(&path, MODEL_ON_HOST).unwrap();
+    let model = format!("{}:build", path.display());
+    let run = || {
+        lab.run(&[
+            "run",
+            "--host",
+            host,
+            "--framework",
+            "pytorch",
+            "--model",
+            &model,
+            "--input-shape",
+            "3x4x4",
+            "--num-classes",
+            "3",
+            "--batch-size",
+            "2",
+            "--steps",
+            "3",
+            "--threads",
+            "1",
+            "--json",
+        ])
+    };
+    let (out, v) = run();
+    assert_eq!(out.status.code(), Some(0), "{}", super::text(&out));
+    assert_eq!(v["runs"][0]["status"], "completed", "{v}");
+    let (_, shown) = lab.run(&["show", &v["runs"][0]["id"].to_string(), "--json"]);
+    let sha = shown["spec"]["model_sha256"].as_str().unwrap().to_owned();
+
+    // The studio's kept copy forged under the file's hash: the host refuses it.
+    let forged =
+        format!("import pathlib\npathlib.Path({mark:?}).write_text('ran')\n{MODEL_ON_HOST}");
+    let db = rusqlite::Connection::open(lab.dir().join("studio.sqlite")).unwrap();
+    db.execute(
+        "UPDATE model_files SET bytes = ?1 WHERE sha256 = ?2",
+        rusqlite::params![forged.as_bytes(), sha],
+    )
+    .unwrap();
+    let (out, v) = run();
+    assert_eq!(out.status.code(), Some(1), "{}", super::text(&out));
+    let (_, failed) = lab.run(&["show", &v["runs"][0]["id"].to_string(), "--json"]);
+    let reason = failed["status_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains(&format!("not to the run's SHA-256 {sha}")),
+        "{failed}"
+    );
+    assert!(!Path::new(mark).exists(), "the forged copy ran on the host");
+}

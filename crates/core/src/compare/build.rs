@@ -190,8 +190,18 @@ fn warnings(rows: &[RunRow], entries: &[CompareEntry], baseline: usize) -> Vec<S
     let base = &entries[baseline];
     for e in entries.iter().filter(|e| e.key != base.key) {
         if e.param_count != base.param_count {
+            // One model by name (`--model-name`) in two frameworks: its
+            // versions are not the same network.
+            let what = if e.model == base.model {
+                format!(
+                    "the versions of {} are not the same network (check each framework's definition)",
+                    e.model
+                )
+            } else {
+                "different models are being compared".to_owned()
+            };
             warnings.push(format!(
-                "{} has {} parameters, the baseline {} has {}: different models are being compared",
+                "{} has {} parameters, the baseline {} has {}: {what}",
                 e.label,
                 count_text(e.param_count),
                 base.label,

@@ -7,6 +7,8 @@
 //! - `hf:MODEL_TYPE[?key=value&…]`: a Hugging Face transformers architecture built
 //!   from its configuration class with the overrides given; decoders trained on
 //!   next-token prediction, encoders on sequence classification.
+//! - `keras:NAME`: a `keras.applications` architecture (`weights=None`), built
+//!   by the TensorFlow worker and trained on image classification.
 //!
 //! Only the syntax is checked here: whether the name exists is the installed
 //! library's to say (the worker refuses an unknown one, with the closest names,
@@ -28,16 +30,27 @@ pub enum Library {
     Timm,
     /// Hugging Face transformers.
     Hf,
+    /// Keras's applications (TensorFlow).
+    Keras,
 }
 
 impl Library {
-    pub const ALL: [Library; 2] = [Library::Timm, Library::Hf];
+    pub const ALL: [Library; 3] = [Library::Timm, Library::Hf, Library::Keras];
 
-    /// The prefix a model name carries: `timm` or `hf`.
+    /// The prefix a model name carries: `timm`, `hf` or `keras`.
     pub fn prefix(self) -> &'static str {
         match self {
             Library::Timm => "timm",
             Library::Hf => "hf",
+            Library::Keras => "keras",
+        }
+    }
+
+    /// The framework whose worker builds the library's models.
+    pub fn framework(self) -> crate::framework::Framework {
+        match self {
+            Library::Timm | Library::Hf => crate::framework::Framework::Pytorch,
+            Library::Keras => crate::framework::Framework::Tensorflow,
         }
     }
 }
@@ -88,7 +101,7 @@ impl LibraryRef {
         let Some(library) = Library::ALL.into_iter().find(|l| l.prefix() == prefix) else {
             return Err(bad(
                 text,
-                "a catalogue name, timm:NAME or hf:MODEL_TYPE[?key=value&…]",
+                "a catalogue name, timm:NAME, hf:MODEL_TYPE[?key=value&…] or keras:NAME",
             ));
         };
         if text.len() > MAX_LEN {
@@ -109,9 +122,9 @@ impl LibraryRef {
         }
         let overrides = match (library, query) {
             (_, None) => BTreeMap::new(),
-            (Library::Timm, Some(_)) => return Err(bad(
+            (Library::Timm | Library::Keras, Some(_)) => return Err(bad(
                 text,
-                "timm:NAME without overrides (the run's image_size and num_classes set the input)",
+                &format!("{library}:NAME without overrides (the run's image_size and num_classes set the input)"),
             )),
             (Library::Hf, Some(q)) => parse_overrides(text, q)?,
         };
@@ -202,6 +215,11 @@ mod tests {
             "hf:llama?hidden_size=64&num_hidden_layers=2&rms_norm_eps=1e-6"
         );
         assert_eq!(parsed("hf:bert").to_string(), "hf:bert");
+        let k = parsed("keras:MobileNetV3Small");
+        assert_eq!(
+            (k.library, k.name.as_str()),
+            (Library::Keras, "MobileNetV3Small")
+        );
     }
 
     #[test]
@@ -220,7 +238,8 @@ mod tests {
             "hf:llama?a=1&a=2",
             "hf:llama?a=$(x)",
             "hf:llama?a=1;b=2",
-            "keras:resnet50",
+            "keras:ResNet50?x=1",
+            "keras:",
             "torchvision:resnet50",
         ] {
             let e = LibraryRef::parse(text).unwrap_err();

@@ -129,7 +129,12 @@ pub fn check_session_name(name: &str) -> Result<(), SessionFileError> {
 }
 
 pub const SESSION_FORMAT: &str = "trainbench-session";
-pub const SESSION_VERSION: u32 = 1;
+/// The newest version this studio reads and writes. Version 2 adds
+/// `model_files`; a file without one is written as version 1, which older
+/// studios read, and version 1 files are read as ever.
+pub const SESSION_VERSION: u32 = 2;
+/// The oldest version this studio reads.
+pub const OLDEST_SESSION_VERSION: u32 = 1;
 /// Files larger than this are refused before parsing.
 pub const MAX_SESSION_FILE_BYTES: usize = 512 * 1024 * 1024;
 pub const MAX_RUNS: usize = 10_000;
@@ -156,6 +161,8 @@ pub const TEXT_BOUNDS: &[(&str, usize)] = &[
     ("runs[].memory[].source", 200),
     ("runs[].telemetry[].source", 200),
     ("session.settings.hidden_series[]", 64 * 1024),
+    ("model_files[].reference", 4096 + 1 + 100),
+    ("model_files[].text", 1 << 20),
 ];
 /// The longest log tail a run keeps (the runner keeps far less; older runs
 /// are cut to it when exported).
@@ -299,6 +306,23 @@ pub struct PortableRun {
     pub summary: Option<RunSummary>,
 }
 
+/// The copy of a model file that runs of the session trained (`--model
+/// PATH.py:FUNCTION`): the bytes the studio read and hashed when it planned
+/// them (UTF-8 Python, at most 1 MiB). Carried so a comparison can be read
+/// and reproduced elsewhere; importing stores it after checking its hash and
+/// never runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(deny_unknown_fields)]
+pub struct PortableModelFile {
+    /// The SHA-256 of `text`'s bytes, as the runs' `spec.model_sha256`.
+    pub sha256: String,
+    /// `PATH.py:FUNCTION` as the first run that read it named it.
+    pub reference: String,
+    /// The file's contents.
+    pub text: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
@@ -311,6 +335,9 @@ pub struct SessionFile {
     pub machine: MachineInfo,
     pub session: PortableSession,
     pub runs: Vec<PortableRun>,
+    /// The model files the runs trained, each once (version 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_files: Vec<PortableModelFile>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -320,7 +347,7 @@ pub enum SessionFileError {
     #[error("session file is not a TrainBench session: {0}")]
     NotASession(String),
     #[error(
-        "session file version = {found} is not supported: this studio reads version {supported}"
+        "session file version = {found} is not supported: this studio reads versions {OLDEST_SESSION_VERSION} to {supported}"
     )]
     Version { found: u64, supported: u32 },
     #[error("session file is malformed at {path}: {message}")]

@@ -348,7 +348,9 @@ impl SessionFile {
             )));
         }
         match header.version.as_ref().and_then(serde_json::Value::as_u64) {
-            Some(v) if v == u64::from(SESSION_VERSION) => {}
+            Some(v)
+                if (u64::from(OLDEST_SESSION_VERSION)..=u64::from(SESSION_VERSION))
+                    .contains(&v) => {}
             Some(v) => {
                 return Err(SessionFileError::Version {
                     found: v,
@@ -445,6 +447,56 @@ impl SessionFile {
                 return Err(invalid(
                     "session.baseline_run_uid",
                     format!("= {b} is not one of the file's runs"),
+                ));
+            }
+        }
+        self.check_model_files()
+    }
+
+    /// The runs of the file that trained the model file with `sha256`, as
+    /// `run ID (FRAMEWORK MODEL)`, for messages.
+    pub fn runs_of_model_file(&self, sha256: &str) -> Vec<String> {
+        self.runs
+            .iter()
+            .filter(|r| r.spec.get("model_sha256").and_then(|v| v.as_str()) == Some(sha256))
+            .map(|r| format!("run {} ({} {})", r.id, r.framework.as_str(), r.model))
+            .collect()
+    }
+
+    /// Model files: only in version 2, each once, bounded, and each the copy
+    /// of a file some run of the file trained. That the text hashes to its
+    /// SHA-256 is the importer's to check (this crate computes no hashes).
+    fn check_model_files(&self) -> Result<(), SessionFileError> {
+        if !self.model_files.is_empty() && self.version < 2 {
+            return Err(invalid(
+                "model_files",
+                format!(
+                    "is not allowed in a version {} file: expected version 2",
+                    self.version
+                ),
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, m) in self.model_files.iter().enumerate() {
+            let f = |n: &str| format!("model_files[{i}].{n}");
+            crate::models::file::check_sha256(Some(&m.sha256))
+                .map_err(|e| invalid(f("sha256"), e.to_string()))?;
+            if !seen.insert(m.sha256.as_str()) {
+                return Err(invalid(
+                    f("sha256"),
+                    format!("= {} appears twice in the file", m.sha256),
+                ));
+            }
+            check_bounded(&f("reference"), "model_files[].reference", &m.reference)?;
+            check_line(&f("reference"), &m.reference)?;
+            check_bounded(&f("text"), "model_files[].text", &m.text)?;
+            if self.runs_of_model_file(&m.sha256).is_empty() {
+                return Err(invalid(
+                    f("sha256"),
+                    format!(
+                        "= {} is not the model_sha256 of any of the file's runs: only the copies of files its runs trained travel",
+                        m.sha256
+                    ),
                 ));
             }
         }

@@ -234,9 +234,9 @@ pub(super) fn library_model(
         return Err(not_for("vocab_size", v, "give hf:TYPE?vocab_size=N"));
     }
     match model.library {
-        Library::Timm => {
+        Library::Timm | Library::Keras => {
             if let Some(s) = raw.seq_len {
-                return Err(not_for("seq_len", s, "timm models take images"));
+                return Err(not_for("seq_len", s, "it takes images"));
             }
         }
         Library::Hf => {
@@ -255,7 +255,7 @@ pub(super) fn library_model(
         }
     }
     let seq_len = match model.library {
-        Library::Timm => None,
+        Library::Timm | Library::Keras => None,
         Library::Hf => Some(
             raw.seq_len
                 .unwrap_or(crate::models::library::DEFAULT_HF_SEQ_LEN),

@@ -91,6 +91,11 @@ pub struct RawSpec {
     /// `sys.argv[1:]`; left out when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub script_args: Vec<String>,
+    /// What a library or file model is called in tables and comparisons
+    /// (`--model-name`): two frameworks' versions of one architecture named
+    /// alike compare as one model. `None`: the model's reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_name: Option<String>,
     #[serde(default)]
     pub seed: u64,
     #[serde(default = "default_lr")]
@@ -156,6 +161,7 @@ impl RawSpec {
             vocab_size: None,
             model_sha256: None,
             script_args: Vec::new(),
+            model_name: None,
             seed: 0,
             lr: default_lr(),
             weight_decay: default_wd(),

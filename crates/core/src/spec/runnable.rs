@@ -13,18 +13,22 @@ pub struct Machine {
     pub cpu_cores: u32,
 }
 
-/// A library model (`timm:`, `hf:`) is built by the PyTorch worker only; a
-/// file model and a training script run in a Python framework.
+/// A library model is built by its library's framework (`timm:`, `hf:` by
+/// PyTorch, `keras:` by TensorFlow); a file model and a training script run
+/// in any Python worker.
 fn library_framework(spec: &RunSpec, framework: Framework) -> Result<(), SpecError> {
     match &spec.model_config {
-        ModelConfig::Library(l) if framework != Framework::Pytorch => Err(SpecError::new(
-            "framework",
-            framework,
-            &format!(
-                "pytorch for the library model {} (the PyTorch worker builds {} models; eager or torch.compile)",
-                spec.model, l.model.library
-            ),
-        )),
+        ModelConfig::Library(l) if framework != l.model.library.framework() => {
+            let builds = l.model.library.framework();
+            Err(SpecError::new(
+                "framework",
+                framework,
+                &format!(
+                    "{builds} for the library model {} (the {builds} worker builds {} models)",
+                    spec.model, l.model.library
+                ),
+            ))
+        }
         ModelConfig::Library(_) if spec.parallel == Parallel::Fsdp => Err(SpecError::new(
             "parallel",
             "fsdp",

@@ -120,6 +120,7 @@ impl RunSpec {
                 ));
             }
         }
+        check_model_name(&raw, library.is_some() || file.is_some())?;
         let entry: Option<&CatalogEntry> = match (&library, &file) {
             (Some(_), _) | (_, Some(_)) => None,
             (None, None) => Some(models::lookup(&raw.model).ok_or_else(|| {
@@ -127,7 +128,7 @@ impl RunSpec {
                     "model",
                     &raw.model,
                     &format!(
-                        "one of {}, or timm:NAME, hf:MODEL_TYPE[?key=value&…], PATH.py:FUNCTION or script:PATH.py",
+                        "one of {}, or timm:NAME, hf:MODEL_TYPE[?key=value&…], keras:NAME, PATH.py:FUNCTION or script:PATH.py",
                         models::model_names().join(", ")
                     ),
                 )
@@ -227,6 +228,33 @@ impl RunSpec {
 pub struct CheckedSpec {
     pub raw: RawSpec,
     pub spec: RunSpec,
+}
+
+/// `model_name`: 1–100 characters of letters, digits, spaces and `_ - . + /`
+/// (no `:`, so it never reads as a reference), for a library or file model.
+fn check_model_name(raw: &RawSpec, own: bool) -> Result<(), SpecError> {
+    let Some(name) = &raw.model_name else {
+        return Ok(());
+    };
+    if !own {
+        return Err(SpecError::new(
+            "model_name",
+            name.chars().take(100).collect::<String>(),
+            &format!(
+                "no value for the catalogue model {} (its name is its own)",
+                raw.model
+            ),
+        ));
+    }
+    let ok = |c: char| c.is_alphanumeric() || matches!(c, ' ' | '_' | '-' | '.' | '+' | '/');
+    if name.trim().is_empty() || name.chars().count() > 100 || !name.chars().all(ok) {
+        return Err(SpecError::new(
+            "model_name",
+            name.chars().take(100).collect::<String>(),
+            "1 to 100 letters, digits, spaces, '_', '-', '.', '+' or '/' (not blank)",
+        ));
+    }
+    Ok(())
 }
 
 impl CheckedSpec {

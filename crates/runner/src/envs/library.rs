@@ -1,5 +1,6 @@
-//! Library models (`timm:NAME`, `hf:MODEL_TYPE?…`) asked of a PyTorch
-//! environment's worker (`python -m trainbench_worker pytorch models`): whether
+//! Library models (`timm:NAME`, `hf:MODEL_TYPE?…` of a PyTorch environment,
+//! `keras:NAME` of a TensorFlow one) asked of the environment's worker
+//! (`python -m trainbench_worker FRAMEWORK models`): whether
 //! the installed libraries have the names, before anything trains, and which
 //! names match a search (one short process per question; nothing is built);
 //! and a library or file model built once and counted (`describe`).
@@ -36,10 +37,8 @@ pub struct LibraryNames {
     pub timm: Vec<String>,
     #[serde(default)]
     pub hf: Vec<String>,
-}
-
-fn ask(cmd: &WorkerCommand, extra: &[&str], stdin: &str) -> Result<String, LibraryAskError> {
-    ask_worker(cmd, &["pytorch", "models"], extra, stdin)
+    #[serde(default)]
+    pub keras: Vec<String>,
 }
 
 fn ask_worker(
@@ -75,14 +74,16 @@ fn ask_worker(
     }
 }
 
-/// For each of `models`: `None` when the worker's libraries have it, else why not.
+/// For each of `models`: `None` when the libraries of `framework`'s worker
+/// have it, else why not.
 pub fn check_library_models(
     cmd: &WorkerCommand,
+    framework: &str,
     models: &[&LibraryConfig],
 ) -> Result<Vec<Option<LibraryRefusal>>, LibraryAskError> {
     let input =
         serde_json::to_string(models).map_err(|e| LibraryAskError::Answer(e.to_string()))?;
-    let line = ask(cmd, &[], &input)?;
+    let line = ask_worker(cmd, &[framework, "models"], &[], &input)?;
     let answers: Vec<Option<LibraryRefusal>> =
         serde_json::from_str(&line).map_err(|e| LibraryAskError::Answer(format!("{e}: {line}")))?;
     if answers.len() != models.len() {
@@ -95,12 +96,14 @@ pub fn check_library_models(
     Ok(answers)
 }
 
-/// timm and Hugging Face names containing `text` (case-insensitive).
+/// The library names of `framework`'s worker containing `text`
+/// (case-insensitive): timm and Hugging Face in PyTorch, Keras in TensorFlow.
 pub fn search_library_models(
     cmd: &WorkerCommand,
+    framework: &str,
     text: &str,
 ) -> Result<LibraryNames, LibraryAskError> {
-    let line = ask(cmd, &["--search", text], "")?;
+    let line = ask_worker(cmd, &[framework, "models"], &["--search", text], "")?;
     serde_json::from_str(&line).map_err(|e| LibraryAskError::Answer(format!("{e}: {line}")))
 }
 
