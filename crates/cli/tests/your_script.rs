@@ -4,7 +4,8 @@
 //! each step, runs alone as before; run by the studio it reports windows,
 //! evaluations and its parameter count; its arguments are a sweep axis; a
 //! step limit ends it; what it gets wrong is a failed run with its own
-//! traceback; what cannot run is refused before anything is queued.
+//! traceback; run again after it changed, it is refused; what cannot run is
+//! refused before anything is queued.
 #![allow(
     clippy::unwrap_used,
     reason = "a test fails loudly on what it did not expect"
@@ -258,6 +259,21 @@ fn what_a_script_gets_wrong_is_a_failed_run_and_what_cannot_run_is_refused() {
     assert!(
         d.to_string().contains("never called trainbench.step"),
         "{d}"
+    );
+
+    // Run again after the script changed: refused, naming it, unless allowed.
+    let mut changed = TORCH_SCRIPT.to_owned();
+    changed.push_str("# edited after the run\n");
+    std::fs::write(dir.0.join("train.py"), changed).unwrap();
+    let (out, v) = output_json(trainbench(&dir.0).args(["rerun", "1", "--json"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], json!("model"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("changed since run 1"),
+        "{v}"
     );
 
     // Refused before anything is queued, naming the field.

@@ -2,12 +2,12 @@
 //! (`trainbench rerun ID`): its spec as stored, its framework and
 //! environment, checked as a new run would be.
 //!
-//! A model file is read again from its path, never taken from the copy the
+//! A model file (or a training script) is read again from its path, never taken from the copy the
 //! store keeps: a file that is gone is refused, and one whose bytes changed
 //! since the run read them is refused naming the path and both SHA-256s,
 //! unless the person asks to run it as it is now (`allow_changed`).
 
-use trainbench_core::models::FileRef;
+use trainbench_core::models::{FileRef, ScriptRef};
 use trainbench_core::spec::{check_runnable, CheckedSpec, Machine, RawSpec};
 use trainbench_store::Store;
 
@@ -38,13 +38,18 @@ fn framework_given(framework: &str, environment: Option<&str>) -> String {
 /// SHA-256 the run stored; the plan's files and a note when it changed and
 /// the person allowed it.
 fn read_again(raw: &mut RawSpec, again: Again, notes: &mut Vec<String>) -> AppResult<ModelFiles> {
-    let Ok(Some(file_ref)) = FileRef::parse(&raw.model) else {
+    let given = raw.model.clone();
+    // A model file or a training script: both read again from their path.
+    let (path, read) = if let Ok(Some(f)) = FileRef::parse(&given) {
+        (f.path.clone(), model_file::read(&given, &f))
+    } else if let Ok(Some(s)) = ScriptRef::parse(&given) {
+        (s.path.clone(), super::script::read(&given, &s))
+    } else {
         return Ok(ModelFiles::default());
     };
     let run = again.run;
     let stored = raw.model_sha256.clone().unwrap_or_default();
-    let given = raw.model.clone();
-    let now = model_file::read(&given, &file_ref).map_err(|r| {
+    let now = read.map_err(|r| {
         AppError::bad(
             "model",
             format!(
@@ -59,13 +64,13 @@ fn read_again(raw: &mut RawSpec, again: Again, notes: &mut Vec<String>) -> AppRe
                 "model",
                 format!(
                     "model = {given} changed since run {run} trained it: {} had SHA-256 {stored} then and has {} now; expected the same file, or --allow-changed to run it as it is now",
-                    file_ref.path, now.sha256
+                    path, now.sha256
                 ),
             ));
         }
         notes.push(format!(
             "{} changed since run {run} trained it (SHA-256 {stored} then, {} now): running it as it is now (--allow-changed)",
-            file_ref.path, now.sha256
+            path, now.sha256
         ));
         raw.model_sha256 = Some(now.sha256.clone());
     }

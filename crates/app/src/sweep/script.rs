@@ -25,7 +25,8 @@ fn absolute(path: &str) -> PathBuf {
     }
 }
 
-fn read(given: &str, r: &ScriptRef) -> Result<ReadModelFile, Rejected> {
+/// Reads one script named `given` (already parsed as `r`).
+pub(super) fn read(given: &str, r: &ScriptRef) -> Result<ReadModelFile, Rejected> {
     let path = absolute(&r.path);
     let bytes =
         trainbench_files::read_bounded("model", &path, "a Python training script", MAX_FILE_BYTES)
