@@ -326,8 +326,9 @@ impl Follow<'_> {
     }
 
     /// The run's end when its agent (or Slurm job) ended without journaling
-    /// an outcome: after [`ended_grace`] (10 s) for the journal to catch up (60 s for an agent
-    /// that never started), an outcome saying so with the log's tail.
+    /// an outcome: after [`ended_grace`] (10 s) for the journal to catch up
+    /// (60 s for an agent that never started), an outcome saying so with the
+    /// log's tail.
     fn ended_without_outcome(&mut self, progress: &mut dyn Progress) -> Option<JournalLine> {
         let (h, dir) = (self.h, &self.rr.dir);
         let Some(job) = self.rr.slurm_job.as_deref() else {
