@@ -11,8 +11,8 @@
 # same files `trainbench env install pytorch` would download from PyPI
 # (minutes), made in a second, with its interpreter pointed at the system's
 # /usr/bin/python3 (the builder's may live in a home the user cannot read).
-# Needs root (dpkg, useradd); says SKIPPED otherwise. Builds the package from
-# the debug binaries `cargo test` made.
+# Needs root (dpkg, useradd); says SKIPPED otherwise. Packs the debug
+# binaries the tests' build made (`make test` builds them first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" -ne 0 ]; then
@@ -30,10 +30,16 @@ cleanup() {
 trap cleanup EXIT
 cleanup
 
-echo "deb: building the package from the debug binaries"
+# `tauri bundle` packs the binaries as they are: `tauri build` would build
+# the studio once more (without the tests' clippy wrapper and features,
+# every workspace crate again) and run the UI's build a second time.
+for bin in trainbench trainbench-studio trainbench-worker-tch; do
+  [ -x "target/debug/$bin" ] || { echo "deb: target/debug/$bin is not built (cargo build --workspace)" >&2; exit 1; }
+done
+echo "deb: packing the debug binaries"
 files='{"/usr/bin/trainbench":"../target/debug/trainbench","/usr/bin/trainbench-worker-tch":"../target/debug/trainbench-worker-tch","/usr/share/trainbench/workers/python":"../workers/python"}'
 log=$(mktemp)
-if ! (cd src-tauri && TAURI_FRONTEND_PATH=../ui ../ui/node_modules/.bin/tauri build --debug --bundles deb \
+if ! (cd src-tauri && TAURI_FRONTEND_PATH=../ui ../ui/node_modules/.bin/tauri bundle --debug --bundles deb \
   --config "{\"bundle\":{\"linux\":{\"deb\":{\"files\":$files}}}}" >"$log" 2>&1); then
   tail -n 40 "$log"
   exit 1

@@ -122,10 +122,13 @@ bg_wait tools
 # GitHub's database, which this machine cannot reach.
 echo "== cargo deny: licences, bans, sources"
 cargo deny --log-level error check licenses bans sources
-# The real window under Xvfb through tauri-driver + WebKitWebDriver (the
-# studio and the tch worker were built by cargo test above).
+# The real window under Xvfb through tauri-driver + WebKitWebDriver, with
+# the studio and the tch worker the build above made: no second build. A
+# build of those two packages alone would compile again every crate whose
+# features differ without the tests' dev-dependencies (tauri without `test`,
+# the store without `fixtures`, hashbrown, and all above them): features
+# that only add modules the studio never calls (docs/build-times.md).
 echo "== end-to-end: the desktop studio's window"
-"${linted[@]}" cargo build --locked -p trainbench-studio -p trainbench-engine-tch
 bash ui/e2e/run.sh
 # The Debian package installed with dpkg and used by a new account, which
 # cannot read the builder's libtorch (about 50 s; root only).

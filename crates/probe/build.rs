@@ -24,6 +24,19 @@ fn main() {
         "cargo:rustc-env=TRAINBENCH_GIT_REV={rev}{}",
         if dirty { "-dirty" } else { "" }
     );
-    println!("cargo:rerun-if-changed=../../.git/HEAD");
-    println!("cargo:rerun-if-changed=../../.git/index");
+    // Git's own paths for them: in a worktree `.git` is a file and HEAD and
+    // the index live under the main clone's `.git/worktrees/NAME/`. A path
+    // that does not exist reruns this script at every build, and so rebuilt
+    // every crate above this one each time in a worktree.
+    for file in ["HEAD", "index"] {
+        let path = std::process::Command::new("git")
+            .args(["rev-parse", "--path-format=absolute", "--git-path", file])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .filter(|p| std::path::Path::new(p).exists())
+            .unwrap_or_else(|| format!("../../.git/{file}"));
+        println!("cargo:rerun-if-changed={path}");
+    }
 }

@@ -15,20 +15,12 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::ssh::{kill, python, status, wait_running, windows, Lab};
+use common::ssh::{
+    journal_readers, kill, kill_agent, no_journal_readers_left, python, run_dir, status,
+    wait_running, windows, Lab,
+};
 use common::sshd::user;
 use common::text;
-
-/// The ssh clients a studio process started that read a journal.
-fn journal_readers(parent: u32) -> Vec<u32> {
-    common::children(parent)
-        .into_iter()
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmd).contains("journal.jsonl")
-        })
-        .collect()
-}
 
 const RUN: [&str; 12] = [
     "run",
@@ -278,14 +270,8 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
     let out = studio.wait_with_output().unwrap();
     let shown = status(&lab, id);
     assert_eq!(shown["status"], "cancelled", "{}\n{shown}", text(&out));
-    let dir: String = rusqlite::Connection::open(&db)
-        .unwrap()
-        .query_row("SELECT dir FROM remote_runs WHERE run_id = ?1", [id], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    let pid_file = std::fs::read_to_string(PathBuf::from(&dir).join("agent.pid")).unwrap();
-    let pid: u32 = pid_file.split_whitespace().next().unwrap().parse().unwrap();
+    let dir = run_dir(&lab, id);
+    let pid = common::ssh::agent_pid(&dir);
     // Gone, or a zombie left for an init that does not reap (in a container).
     let alive = || {
         std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
@@ -311,35 +297,17 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
         .unwrap();
     assert_eq!(offset as usize, journal.len());
 
-    // The agent killed on the host: no outcome will come; the run fails
-    // saying so (after 10 s for the journal to catch up).
+    // The agent killed on the host: no outcome will come; the run fails saying so.
     let studio = lab
         .cmd()
+        .env("TRAINBENCH_REMOTE_ENDED_GRACE_S", "3")
         .args(&args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let id = wait_running(&lab, 2);
-    let dir: String = rusqlite::Connection::open(&db)
-        .unwrap()
-        .query_row("SELECT dir FROM remote_runs WHERE run_id = ?1", [id], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    // "PID START-TIME"
-    let agent: u32 = std::fs::read_to_string(PathBuf::from(&dir).join("agent.pid"))
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let workers = common::children(agent);
-    kill(agent, "-KILL");
-    for w in workers {
-        kill(w, "-KILL"); // the host's worker, orphaned: not the studio's to find
-    }
+    kill_agent(&run_dir(&lab, id)); // its worker too, orphaned: not the studio's to find
     let out = studio.wait_with_output().unwrap();
     let shown = status(&lab, id);
     assert_eq!(shown["status"], "failed", "{}\n{shown}", text(&out));
@@ -542,19 +510,12 @@ fn a_remote_run_whose_host_is_gone_can_be_abandoned_then_deleted() {
     studio.kill().unwrap();
     studio.wait().unwrap();
     // The host goes: its agent (with the worker) and its ssh server.
-    let dir: String = rusqlite::Connection::open(lab.dir().join("studio.sqlite"))
-        .unwrap()
-        .query_row("SELECT dir FROM remote_runs WHERE run_id = ?1", [id], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    let pid_file = std::fs::read_to_string(PathBuf::from(&dir).join("agent.pid")).unwrap();
-    let agent: u32 = pid_file.split_whitespace().next().unwrap().parse().unwrap();
-    let workers = common::children(agent);
-    kill(agent, "-KILL");
-    for w in workers {
-        kill(w, "-KILL");
-    }
+    let dir = run_dir(&lab, id);
+    kill_agent(&dir);
+    // Nothing that read the journal for the killed studio lives on, though
+    // the journal will never grow again: its ssh client here, the shell and
+    // the `tail` on the host.
+    no_journal_readers_left(&dir);
     lab.servers.a.stop();
     let stored = windows(&lab.dir().join("studio.sqlite"), id).len();
     assert!(stored >= 1);

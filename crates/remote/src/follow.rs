@@ -20,7 +20,7 @@ use crate::bad;
 use crate::error::{RemoteError, RemoteResult};
 use crate::hosts::RemoteHost;
 use crate::list::host;
-use crate::shell::{host_sh, quote, sh_c, ssh};
+use crate::shell::{follow_script, host_sh, quote, sh_c, ssh};
 use trainbench_probe::GpuProbe;
 use trainbench_runner::Finished;
 use trainbench_store::Store;
@@ -33,6 +33,19 @@ fn give_up_after() -> Duration {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(120),
+    )
+}
+
+/// How long a run whose agent (or Slurm job) ended is given for its
+/// outcome to arrive through the journal before it is failed without one
+/// (`TRAINBENCH_REMOTE_ENDED_GRACE_S`, default 10 s; the tests that kill an
+/// agent set less).
+fn ended_grace() -> Duration {
+    Duration::from_secs(
+        std::env::var("TRAINBENCH_REMOTE_ENDED_GRACE_S")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(10),
     )
 }
 
@@ -179,6 +192,16 @@ impl Follow<'_> {
     /// One ssh connection reading the journal (`tail -F` from the offset),
     /// until the outcome, the connection's end, or the run's end seen by a
     /// poll. Flushes what it read every 0.5 s; the rest is left in `batch`.
+    ///
+    /// The connection lives no longer than the studio that reads it: ssh's
+    /// stdin is a pipe only this process holds, never written, and the
+    /// host's shell ends its `tail` when that stdin closes ([`follow_script`]).
+    /// However the studio ends (done, window closed, terminal closed,
+    /// killed), the kernel closes the pipe, ssh passes the end of input to
+    /// the host, the `tail` there is killed and the session, then ssh, end —
+    /// also when the run's agent is dead and the journal never grows again
+    /// (a `tail -F` that has nothing to write never notices that its reader
+    /// is gone).
     async fn read(
         &mut self,
         store: &mut Store,
@@ -188,12 +211,8 @@ impl Follow<'_> {
     ) -> RemoteResult<Option<JournalLine>> {
         let run_id = self.rr.run_id;
         let mut child = tokio::process::Command::from(ssh(&self.h.url)?)
-            .arg(sh_c(&format!(
-                "tail -c +{} -F {}/journal.jsonl 2>/dev/null",
-                self.offset + 1,
-                quote(&self.rr.dir)
-            )))
-            .stdin(Stdio::null())
+            .arg(sh_c(&follow_script(self.offset, &self.rr.dir)))
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -203,6 +222,8 @@ impl Follow<'_> {
             .stdout
             .take()
             .ok_or_else(|| RemoteError::Internal("ssh has no stdout".into()))?;
+        // Held, never written, until this connection is done with.
+        let stdin = child.stdin.take();
         let mut lines = LineSplitter::new(JOURNAL_LINE_CAP);
         let mut buf = vec![0u8; 64 * 1024];
         let mut flush = tokio::time::interval(Duration::from_millis(500));
@@ -246,6 +267,7 @@ impl Follow<'_> {
                 },
             }
         };
+        drop(stdin);
         let _ = child.start_kill();
         let _ = child.wait().await;
         Ok(ended)
@@ -304,22 +326,21 @@ impl Follow<'_> {
     }
 
     /// The run's end when its agent (or Slurm job) ended without journaling
-    /// an outcome: after 10 s for the journal to catch up (60 s for an agent
-    /// that never started), an outcome saying so with the log's tail.
+    /// an outcome: after [`ended_grace`] (10 s) for the journal to catch up
+    /// (60 s for an agent that never started), an outcome saying so with the
+    /// log's tail.
     fn ended_without_outcome(&mut self, progress: &mut dyn Progress) -> Option<JournalLine> {
         let (h, dir) = (self.h, &self.rr.dir);
         let Some(job) = self.rr.slurm_job.as_deref() else {
             let (limit, what) = match agent_state(h, dir).as_deref() {
-                Some("ENDED") => (10, "ended without writing the run's outcome"),
-                Some("STARTING") => (60, "did not start"),
+                Some("ENDED") => (ended_grace(), "ended without writing the run's outcome"),
+                Some("STARTING") => (Duration::from_secs(60), "did not start"),
                 _ => {
                     self.ended_at = None;
                     return None;
                 }
             };
-            if self.ended_at.get_or_insert_with(Instant::now).elapsed()
-                <= Duration::from_secs(limit)
-            {
+            if self.ended_at.get_or_insert_with(Instant::now).elapsed() <= limit {
                 return None;
             }
             let tail = host_sh(
@@ -348,7 +369,7 @@ impl Follow<'_> {
             );
         }
         if SLURM_ACTIVE.contains(&state.as_str())
-            || self.ended_at.get_or_insert_with(Instant::now).elapsed() <= Duration::from_secs(10)
+            || self.ended_at.get_or_insert_with(Instant::now).elapsed() <= ended_grace()
         {
             return None;
         }

@@ -183,6 +183,19 @@ fn unreachable_or(url: &SshUrl, code: Option<i32>, err: &str) -> RemoteError {
     }
 }
 
+/// The host's side of a journal reader: the journal from byte `offset`
+/// on, followed (`tail -F`, in the background), until the shell's stdin
+/// (the ssh session's input) ends; then the `tail` is killed. Without
+/// that, a `tail` whose reader is gone lives as long as the journal does
+/// not grow: for ever once the run's agent is dead.
+pub(crate) fn follow_script(offset: u64, dir: &str) -> String {
+    format!(
+        "tail -c +{} -F {}/journal.jsonl 2>/dev/null & t=$!; cat >/dev/null; kill $t 2>/dev/null",
+        offset + 1,
+        quote(dir)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,5 +311,60 @@ mod tests {
             assert!(e.contains("belongs to user id 65534"), "{e}");
         }
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// The host's side of a journal reader, run by `sh -c` here: the
+    /// journal from the offset, what is appended later, and nothing left
+    /// running once its stdin (the ssh session's input) closes, though the
+    /// journal never grows again: the shell ends, and so does its `tail`
+    /// (the pipe it wrote to reads to its end).
+    #[test]
+    fn a_journal_reader_follows_from_the_offset_and_ends_when_its_input_closes() {
+        use std::io::{BufRead, BufReader, Write};
+        use std::time::{Duration, Instant};
+        let dir = std::env::temp_dir().join(format!("tb follow's {}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let journal = dir.join("journal.jsonl");
+        std::fs::write(&journal, "abc\ndef\n").unwrap();
+        let mut sh = Command::new("sh")
+            .arg("-c")
+            .arg(follow_script(4, &dir.display().to_string()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Lines as they come, then `None` at the end of the output.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let out = BufReader::new(sh.stdout.take().unwrap());
+        let reader = std::thread::Builder::new()
+            .name("journal-reader".into())
+            .spawn(move || {
+                for line in out.lines() {
+                    let _ = tx.send(Some(line.unwrap()));
+                }
+                let _ = tx.send(None);
+            })
+            .unwrap();
+        let next = || {
+            rx.recv_timeout(Duration::from_secs(20))
+                .expect("nothing read in 20 s")
+        };
+        assert_eq!(next().as_deref(), Some("def"));
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&journal)
+            .unwrap()
+            .write_all(b"ghi\n")
+            .unwrap();
+        assert_eq!(next().as_deref(), Some("ghi"));
+        drop(sh.stdin.take());
+        assert_eq!(next(), None, "the journal's reader outlived its input");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while sh.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the shell outlived its input");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        reader.join().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

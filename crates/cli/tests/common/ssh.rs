@@ -177,3 +177,71 @@ pub fn run_a_model_file(lab: &Lab, host: &str, mark: &str) {
     );
     assert!(!Path::new(mark).exists(), "the forged copy ran on the host");
 }
+
+/// The folder of remote run `id` on the host.
+pub fn run_dir(lab: &Lab, id: i64) -> String {
+    rusqlite::Connection::open(lab.dir().join("studio.sqlite"))
+        .unwrap()
+        .query_row("SELECT dir FROM remote_runs WHERE run_id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap()
+}
+
+/// The pid of the agent of the run in `dir` (its `agent.pid` holds
+/// "PID START-TIME").
+pub fn agent_pid(dir: &str) -> u32 {
+    let pid_file = std::fs::read_to_string(Path::new(dir).join("agent.pid")).unwrap();
+    pid_file.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// The agent of the run in `dir` killed on the host, with its workers.
+pub fn kill_agent(dir: &str) {
+    let agent = agent_pid(dir);
+    let workers = super::children(agent);
+    kill(agent, "-KILL");
+    for w in workers {
+        kill(w, "-KILL");
+    }
+}
+
+/// The ssh clients a studio process started that read a journal.
+pub fn journal_readers(parent: u32) -> Vec<u32> {
+    super::children(parent)
+        .into_iter()
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).contains("journal.jsonl")
+        })
+        .collect()
+}
+
+/// Waits (20 s at most) until no process reads the journal of the run in
+/// `dir`: no ssh client here, no shell or `tail` on the host (zombies have
+/// no command line).
+pub fn no_journal_readers_left(dir: &str) {
+    let readers = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter_map(|pid| {
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                (cmd.contains(dir) && cmd.contains("journal.jsonl"))
+                    .then(|| format!("{pid}: {cmd}"))
+            })
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = readers();
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "orphaned journal readers: {left:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
