@@ -39,6 +39,7 @@ SELECT
       - json_extract(s.summary_json, '$.windows_warmup')       AS steady_windows,
     json_extract(s.summary_json, '$.time_to_first_step_s')     AS time_to_first_step_s,
     json_extract(s.summary_json, '$.peak_memory_bytes')        AS peak_memory_bytes,
+    json_extract(s.summary_json, '$.peak_memory_source')       AS peak_memory_source,
     json_extract(s.summary_json, '$.peak_memory_device')       AS peak_memory_device,
     json_extract(s.summary_json, '$.mfu')                      AS mfu,
     json_extract(s.summary_json, '$.target_accuracy')          AS target_accuracy,
@@ -58,22 +59,27 @@ SELECT
 FROM runs r
 LEFT JOIN summaries s ON s.run_id = r.id;
 
--- One row per timing window of a run (warm-up windows included).
+-- One row per timing window of a run, warm-up windows included and marked
+-- (the summary's warm-up rule excludes leading windows; NULL without one).
 CREATE VIEW q_windows AS
 SELECT
-    run_id,
-    idx                                   AS window,
-    first_step,
-    steps,
-    samples,
-    start_ns,
-    end_ns,
-    (end_ns - start_ns) / 1e9             AS seconds,
-    CASE WHEN end_ns > start_ns
-         THEN samples / ((end_ns - start_ns) / 1e9) END AS samples_per_s,
-    loss_mean,
-    lr
-FROM windows;
+    w.run_id                                  AS run_id,
+    w.idx                                     AS window,
+    w.first_step                              AS first_step,
+    w.steps                                   AS steps,
+    w.samples                                 AS samples,
+    w.start_ns                                AS start_ns,
+    w.end_ns                                  AS end_ns,
+    (w.end_ns - w.start_ns) / 1e9             AS seconds,
+    CASE WHEN w.end_ns > w.start_ns
+         THEN w.samples / ((w.end_ns - w.start_ns) / 1e9) END AS samples_per_s,
+    w.loss_mean                               AS loss_mean,
+    w.lr                                      AS lr,
+    CASE WHEN s.run_id IS NULL THEN NULL
+         WHEN w.idx < json_extract(s.summary_json, '$.windows_warmup') THEN 1
+         ELSE 0 END                           AS warmup
+FROM windows w
+LEFT JOIN summaries s ON s.run_id = w.run_id;
 
 -- One row per evaluation on held-out data.
 CREATE VIEW q_evals AS

@@ -46,13 +46,16 @@ pub fn run(db: &Path, request: QueryRequest, format: Format) -> Result<ExitCode,
     Ok(ExitCode::SUCCESS)
 }
 
-/// A cell as the table shows it: control characters escaped, cut to
+/// A cell as the table shows it on one line: control characters (tab and
+/// line break too) escaped, cut to
 /// [`CELL_WIDTH`], NULL as `-`.
 fn shown(cell: &Cell) -> String {
     if *cell == Cell::Null {
         return "-".to_owned();
     }
-    let text = escape_controls(&cell_text(cell)).into_owned();
+    let text = escape_controls(&cell_text(cell))
+        .replace('\t', "\\t")
+        .replace('\n', "\\n");
     if text.chars().count() > CELL_WIDTH {
         let cut: String = text.chars().take(CELL_WIDTH - 1).collect();
         format!("{cut}…")

@@ -94,6 +94,20 @@ fn the_views_answer_which_configuration_is_fastest() {
     )
     .expect("interval");
     assert_eq!(answer.rows[0][0], Cell::Integer(1));
+    // The windows the throughput is the median of are the ones not marked warm-up.
+    let steady = query_read_only(
+        &path,
+        "SELECT r.run_id, r.steady_windows, COUNT(*) FILTER (WHERE w.warmup = 0), \
+         COUNT(*) FILTER (WHERE w.warmup = 1) \
+         FROM q_runs r JOIN q_windows w USING (run_id) GROUP BY r.run_id",
+        LIMITS,
+    )
+    .expect("steady windows");
+    assert_eq!(steady.rows.len(), 6);
+    for row in &steady.rows {
+        assert_eq!(row[1], row[2], "{row:?}");
+        assert_ne!(row[3], Cell::Integer(0), "a warm-up window: {row:?}");
+    }
     query_read_only(&path, "SELECT * FROM q_sweeps", LIMITS).expect("sweeps");
     // Discovering a view's columns is reading.
     let columns = query_read_only(
@@ -169,4 +183,60 @@ fn a_runaway_query_is_stopped_and_rows_are_bounded() {
     let answer = query_read_only(&path, endless, limits).expect("the first rows");
     assert_eq!(answer.rows.len(), 5);
     assert!(answer.truncated);
+}
+
+/// The column names a view's table in docs/query.md lists, in order.
+fn documented_columns(doc: &str, view: &str) -> Vec<String> {
+    let heading = format!("### `{view}`");
+    let section = doc.split(&heading).nth(1).expect("a section per view");
+    let section = section.split("\n### ").next().unwrap_or(section);
+    section
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .flat_map(|l| {
+            let first = l.split('|').nth(1).unwrap_or("");
+            first
+                .split(',')
+                .map(|c| c.trim().trim_matches('`').to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn docs_query_md_lists_every_column_of_every_view_in_order() {
+    let path = database("documented");
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/query.md"))
+        .expect("docs/query.md");
+    for view in ["q_runs", "q_windows", "q_evals", "q_telemetry", "q_sweeps"] {
+        let sql = format!("SELECT name FROM pragma_table_info('{view}') ORDER BY cid");
+        let answer = query_read_only(&path, &sql, LIMITS).expect(view);
+        let columns: Vec<String> = answer
+            .rows
+            .iter()
+            .map(|r| match &r[0] {
+                Cell::Text(t) => t.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            documented_columns(&doc, view),
+            columns,
+            "docs/query.md, {view}"
+        );
+    }
+}
+
+#[test]
+fn an_older_database_is_brought_up_to_date_before_it_is_read() {
+    let path = database("older");
+    let raw = rusqlite::Connection::open(&path).expect("raw");
+    raw.execute_batch(
+        "DROP VIEW q_runs; DROP VIEW q_windows; DROP VIEW q_evals; DROP VIEW q_telemetry; \
+         DROP VIEW q_sweeps; DELETE FROM schema_migrations WHERE version = 16",
+    )
+    .expect("back to schema 15");
+    drop(raw);
+    let answer = query_read_only(&path, "SELECT COUNT(*) FROM q_runs", LIMITS).expect("query");
+    assert_eq!(answer.rows, vec![vec![Cell::Integer(6)]]);
 }
