@@ -1,8 +1,10 @@
 -- Read-only views for `trainbench query` (docs/query.md lists every column
 -- and its unit). A view's name and columns are a stable contract: the tables
 -- beneath them may change, and a later migration that changes a table
--- recreates the views with the same columns. Columns may be added at the
--- end; none is renamed or removed.
+-- recreates the views with the same columns: a table rebuilt (made anew,
+-- the old one dropped, the new one renamed) needs the views over it dropped
+-- first, since SQLite checks every view when a table is renamed. Columns
+-- may be added at the end; none is renamed or removed.
 
 -- One row per run: its configuration and the headline figures of its
 -- summary (NULL while it has none: queued, running, or failed early).

@@ -56,11 +56,10 @@ fn authorize(ctx: AuthContext<'_>, refused: &Refused) -> Authorization {
     let denied = match ctx.action {
         AuthAction::Select | AuthAction::Read { .. } | AuthAction::Function { .. } => None,
         AuthAction::Recursive => None,
-        AuthAction::Pragma { pragma_name, .. }
-            if matches!(pragma_name, "table_info" | "table_xinfo") =>
-        {
-            None
-        }
+        AuthAction::Pragma {
+            pragma_name: "table_info" | "table_xinfo",
+            ..
+        } => None,
         AuthAction::Pragma { pragma_name, .. } => Some(format!("PRAGMA {pragma_name}")),
         AuthAction::Attach { .. } => Some("ATTACH".to_owned()),
         AuthAction::Detach { .. } => Some("DETACH".to_owned()),
