@@ -1,5 +1,5 @@
-//! `trainbench query` through the real CLI on a real SQLite file of
-//! generated runs: the documented question answered as a table, CSV and
+//! `trainbench query` through the real CLI: on a real sweep, the views say
+//! what `runs` says; on a real SQLite file of generated runs, the documented question answered as a table, CSV and
 //! JSON; writes refused (exit 2, field `sql`) with the file unchanged byte
 //! for byte; a syntax error, a runaway query and bad limits named by field.
 #![allow(
@@ -11,7 +11,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{output_json, text, trainbench, Scratch};
+use common::{output_json, text, trainbench, Db, Scratch, SMALL};
 use serde_json::Value;
 use trainbench_core::spec::Precision;
 use trainbench_store::fixtures::{write_run, FixtureRun};
@@ -154,4 +154,72 @@ fn a_syntax_error_a_runaway_query_and_bad_limits_are_named() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert_eq!(v["error"]["field"], "database");
     assert!(!absent.exists());
+}
+
+/// Equal, numbers to the last digits: SQLite reads the stored JSON's
+/// decimals with its own conversion, which may round the last bit apart.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => (x - y).abs() <= 1e-12 * x.abs().max(y.abs()),
+        _ => a == b,
+    }
+}
+
+/// What the views say of real runs is what `runs --json` says of them.
+#[test]
+fn the_views_of_a_real_sweep_say_what_runs_says() {
+    let db = Db::new("query-real");
+    let mut args = vec!["run"];
+    args.extend(SMALL);
+    let batch = args.iter().position(|a| *a == "8").unwrap();
+    args[batch] = "4,8";
+    args.push("--json");
+    let (out, _) = db.run(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    let (out, runs) = db.run(&["runs", "--json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let (out, view) = db.run(&[
+        "query",
+        "SELECT run_id, status, batch_size, sweep_id, param_count, throughput_samples_per_s, \
+         throughput_ci95_low, throughput_ci95_high, peak_memory_bytes, peak_memory_source, \
+         time_to_first_step_s, mfu, steady_windows FROM q_runs ORDER BY run_id",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let runs = runs["runs"].as_array().unwrap();
+    let rows = view["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (run, row) in runs.iter().zip(rows) {
+        let said = [
+            run["id"].clone(),
+            run["status"].clone(),
+            run["batch_size"].clone(),
+            run["sweep_id"].clone(),
+            run["param_count"].clone(),
+            run["throughput_samples_per_s"].clone(),
+            run["throughput_ci95"]["low"].clone(),
+            run["throughput_ci95"]["high"].clone(),
+            run["peak_memory_bytes"].clone(),
+            run["peak_memory_source"].clone(),
+            run["time_to_first_step_s"].clone(),
+            run["mfu"].clone(),
+        ];
+        for (got, want) in row.as_array().unwrap().iter().zip(&said) {
+            assert!(same(got, want), "run {}: {got} against {want}", run["id"]);
+        }
+        let steady =
+            run["windows_total"].as_i64().unwrap() - run["windows_warmup"].as_i64().unwrap();
+        assert_eq!(row[12], steady);
+    }
+    let (out, sweeps) = db.run(&[
+        "query",
+        "SELECT kind, runs, completed_runs, (SELECT COUNT(*) FROM q_windows) FROM q_sweeps",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let windows: i64 = runs
+        .iter()
+        .map(|r| r["windows_total"].as_i64().unwrap())
+        .sum();
+    assert_eq!(sweeps["rows"], serde_json::json!([["run", 2, 2, windows]]));
 }
