@@ -117,7 +117,11 @@ fn open_read_only(path: &Path) -> Result<Connection> {
 /// prepare (the message says why) or that runs past `limits.timeout`.
 pub fn query_read_only(path: &Path, sql: &str, limits: QueryLimits) -> Result<QueryAnswer> {
     if sql.trim().is_empty() {
-        return Err(invalid("sql", "(empty)", QUERY_ALLOWED));
+        return Err(invalid(
+            "sql",
+            "(empty)",
+            format!("expected {QUERY_ALLOWED}"),
+        ));
     }
     let mut conn = open_read_only(path)?;
     conn.pragma_update(None, "query_only", true)?;
@@ -131,7 +135,7 @@ pub fn query_read_only(path: &Path, sql: &str, limits: QueryLimits) -> Result<Qu
         rusqlite::Error::MultipleStatement => invalid(
             "sql",
             &shown,
-            format!("{QUERY_ALLOWED}; it holds more than one statement"),
+            format!("it holds more than one statement; expected {QUERY_ALLOWED}"),
         ),
         rusqlite::Error::SqliteFailure(f, _)
             if f.code == rusqlite::ErrorCode::OperationInterrupted =>
@@ -140,7 +144,7 @@ pub fn query_read_only(path: &Path, sql: &str, limits: QueryLimits) -> Result<Qu
                 "sql",
                 &shown,
                 format!(
-                    "{QUERY_ALLOWED}; it was stopped after {} s (the time limit, --timeout)",
+                    "it was stopped after {} s, its time limit (timeout): narrow it (WHERE, LIMIT) or allow it more time",
                     limits.timeout.as_secs_f64()
                 ),
             )
@@ -149,9 +153,9 @@ pub fn query_read_only(path: &Path, sql: &str, limits: QueryLimits) -> Result<Qu
             Some(what) => invalid(
                 "sql",
                 &shown,
-                format!("{QUERY_ALLOWED}; it asks for {what}"),
+                format!("it asks for {what}; expected {QUERY_ALLOWED}"),
             ),
-            None => invalid("sql", &shown, format!("{QUERY_ALLOWED}; SQLite says: {e}")),
+            None => invalid("sql", &shown, format!("SQLite says: {e}; expected {QUERY_ALLOWED}")),
         },
     });
     // Nothing else runs on this connection; the hooks go with it.
