@@ -28,6 +28,8 @@
 //! - [`projection`]: a run projected to hardware it did not use, as a band.
 //! - [`published`]: published training results with their implied MFU and
 //!   plausibility, and a run placed beside them.
+//! - [`query`]: one read-only SQL statement over the store's documented
+//!   views, bounded in rows and time, as CSV or JSON.
 //! - [`explain`]: two runs' step breakdowns turned into the gap part by part.
 //! - [`gpu_check`]: the GPU acceptance suite (plan, checks, report);
 //!   [`gpu_session`]: the most valuable GPU measurements within a time
@@ -57,6 +59,7 @@ pub mod models;
 pub mod prices;
 pub mod projection;
 pub mod published;
+pub mod query;
 pub mod releases;
 pub mod remote;
 pub mod reports;

@@ -204,6 +204,25 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// One read-only SQL statement (SELECT or WITH … SELECT) over the
+    /// store's documented views q_runs, q_windows, q_evals, q_telemetry and
+    /// q_sweeps (docs/query.md); anything that writes is refused (exit 2).
+    Query {
+        /// The SQL statement, e.g. 'SELECT model, throughput_samples_per_s FROM q_runs'.
+        sql: String,
+        /// Print CSV (a header line, then one line per row; NULL as an empty field).
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+        /// Print one JSON document: {columns, rows, truncated}, numbers typed, NULL as null (errors as {"error": {code, field, message}}).
+        #[arg(long)]
+        json: bool,
+        /// The most rows printed; a query that matches more says so.
+        #[arg(long, value_name = "N", default_value_t = trainbench_app::query::DEFAULT_MAX_ROWS)]
+        max_rows: usize,
+        /// Seconds the query may run before it is stopped (exit 2).
+        #[arg(long, value_name = "SECONDS", default_value_t = trainbench_app::query::DEFAULT_TIMEOUT_S)]
+        timeout: f64,
+    },
     /// A stored run projected to hardware it did not run on (a GPU of the
     /// peak table, or this CPU with another thread count): throughput, epoch
     /// time, cost per epoch and memory fit as bands, labelled projected.

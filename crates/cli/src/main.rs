@@ -22,6 +22,7 @@ mod output;
 mod prices_cmd;
 mod project_cmd;
 mod published_cmd;
+mod query_cmd;
 mod report_cmd;
 mod rerun_cmd;
 mod run_args;
@@ -110,6 +111,21 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
         Command::GpuCheck(a) => gpu_check::run(&db, *a),
         Command::GpuSession(a) => gpu_session::run(&db, *a),
         Command::Published { id, json } => published_cmd::run(id, json),
+        Command::Query {
+            sql,
+            csv,
+            json,
+            max_rows,
+            timeout,
+        } => query_cmd::run(
+            &db,
+            trainbench_app::query::QueryRequest {
+                sql,
+                max_rows,
+                timeout_s: timeout,
+            },
+            query_cmd::Format::from_flags(csv, json),
+        ),
         Command::Project {
             id,
             gpu,

@@ -21,6 +21,7 @@ mod measurements;
 mod model_files;
 mod portable;
 mod prices;
+mod query;
 mod remote;
 mod runs;
 pub use model_files::KeptModelFile;
@@ -31,6 +32,7 @@ pub use compact::Compacted;
 pub use damaged::{Damaged, RunList};
 pub use portable::{hostname, ImportOutcome};
 pub use prices::PriceDeletion;
+pub use query::{query_read_only, Cell, QueryAnswer, QueryLimits, QUERY_ALLOWED};
 pub use remote::{JournalEnd, RemoteRun};
 pub use runs::{NewRun, StoredBatchSearch};
 pub use sessions::LoadedComparison;
@@ -118,6 +120,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         15,
         "0015_script_values_optional.sql",
         include_str!("../../../migrations/0015_script_values_optional.sql"),
+    ),
+    (
+        16,
+        "0016_query_views.sql",
+        include_str!("../../../migrations/0016_query_views.sql"),
     ),
 ];
 
