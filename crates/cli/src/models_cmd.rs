@@ -157,6 +157,12 @@ pub fn describe(
     if is_own {
         return describe_own(model, own, opts, json_out);
     }
+    if model.starts_with(trainbench_core::models::script::PREFIX) {
+        return Err(bad(
+            "model",
+            format!("model = {model} is not allowed: expected a model (a training script builds its own while it runs: `trainbench run --script PATH.py` counts its parameters where it calls trainbench.model)"),
+        ));
+    }
     if let Some(f) = own.framework.as_deref().or(own.input_shape.as_deref()) {
         return Err(bad(
             if own.framework.is_some() { "framework" } else { "input_shape" },

@@ -312,6 +312,10 @@ fn what_a_script_gets_wrong_is_a_failed_run_and_what_cannot_run_is_refused() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
         assert_eq!(v["error"]["field"], json!(field), "{args:?}: {v}");
     }
+    let (out, v) =
+        output_json(trainbench(&dir.0).args(["describe", "--model", "script:train.py", "--json"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(v["error"]["field"], json!("model"), "{v}");
     let runs = output_json(trainbench(&dir.0).args(["runs", "--json"])).1;
     assert_eq!(
         runs["runs"].as_array().map(Vec::len),

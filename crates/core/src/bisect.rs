@@ -178,7 +178,15 @@ impl Bisection {
         }
         // Good and bad must differ beyond the interval, else there is nothing to find.
         if like(&self.samples[bad], &self.samples[good]) != Some(false) {
-            let more = self.wanted(good, bad).max(self.wanted(bad, good));
+            // The spread's estimate (a test on the difference) can say enough
+            // while the two intervals still overlap: then at least one more
+            // run at each end, until they part or the most is reached.
+            let have = self.samples[good].len().min(self.samples[bad].len()) as u32;
+            let more = self
+                .wanted(good, bad)
+                .max(self.wanted(bad, good))
+                .max(have + 1)
+                .min(self.max_repeats);
             for i in [good, bad] {
                 if let Some(s) = self.measure(i, more) {
                     return s;
@@ -358,6 +366,27 @@ mod tests {
             "{}",
             o.verdict
         );
+    }
+
+    #[test]
+    fn ends_whose_intervals_overlap_get_more_runs_before_no_change_is_said() {
+        // Two runs each on a busy machine: the difference's test says two
+        // suffice, but each mean's interval (t = 12.7 at one degree of
+        // freedom) still overlaps the other's.
+        let mut b = Bisection::new(releases(3), 2, 9).unwrap();
+        b.record(0, &[155.3, 111.4]);
+        b.record(2, &[24.3, 19.9]);
+        assert!(
+            matches!(b.next(), Step::Measure { runs: 1, .. }),
+            "{:?}",
+            b.next()
+        );
+        b.record(0, &[140.0]);
+        b.record(2, &[22.0]);
+        match b.next() {
+            Step::Measure { index, .. } => assert_eq!(index, 1),
+            Step::Done(o) => panic!("the ends part at 3 runs each: {o:?}"),
+        }
     }
 
     #[test]
