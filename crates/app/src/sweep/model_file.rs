@@ -51,16 +51,17 @@ fn absolute(path: &str) -> PathBuf {
     }
 }
 
-/// Reads one model file named `given` (already parsed as `r`).
-pub(super) fn read(given: &str, r: &FileRef) -> Result<ReadModelFile, Rejected> {
-    let path = absolute(&r.path);
-    let bytes = trainbench_files::read_bounded(
-        "model",
-        &path,
-        "a Python file defining the model's function",
-        MAX_FILE_BYTES,
-    )
-    .map_err(|e| shared("model", e.to_string()))?;
+/// A person's Python file named `given` at `path` (made absolute): a
+/// bounded, regular UTF-8 file (`what` says what it should hold); its
+/// absolute path and bytes.
+pub(super) fn read_python(
+    given: &str,
+    path: &str,
+    what: &str,
+) -> Result<(PathBuf, Vec<u8>), Rejected> {
+    let path = absolute(path);
+    let bytes = trainbench_files::read_bounded("model", &path, what, MAX_FILE_BYTES)
+        .map_err(|e| shared("model", e.to_string()))?;
     if std::str::from_utf8(&bytes).is_err() {
         return Err(shared(
             "model",
@@ -70,6 +71,16 @@ pub(super) fn read(given: &str, r: &FileRef) -> Result<ReadModelFile, Rejected> 
             ),
         ));
     }
+    Ok((path, bytes))
+}
+
+/// Reads one model file named `given` (already parsed as `r`).
+pub(super) fn read(given: &str, r: &FileRef) -> Result<ReadModelFile, Rejected> {
+    let (path, bytes) = read_python(
+        given,
+        &r.path,
+        "a Python file defining the model's function",
+    )?;
     Ok(ReadModelFile {
         model: format!("{}:{}", path.display(), r.function),
         sha256: sha256_hex(&bytes),

@@ -6,40 +6,16 @@
 //! Nothing here runs the script. It runs only in a worker of a run planned
 //! now from a path the person gave.
 
-use std::path::{Path, PathBuf};
-
-use trainbench_core::models::file::MAX_FILE_BYTES;
 use trainbench_core::models::script::check_args;
 use trainbench_core::models::ScriptRef;
 
-use super::model_file::{sha256_hex, ModelFiles, ReadModelFile};
+use super::model_file::{read_python, sha256_hex, ModelFiles, ReadModelFile};
 use super::plan::shared;
 use super::{Rejected, SweepRequest};
 
-fn absolute(path: &str) -> PathBuf {
-    let p = Path::new(path);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir().map_or_else(|_| p.to_path_buf(), |d| d.join(p))
-    }
-}
-
 /// Reads one script named `given` (already parsed as `r`).
 pub(super) fn read(given: &str, r: &ScriptRef) -> Result<ReadModelFile, Rejected> {
-    let path = absolute(&r.path);
-    let bytes =
-        trainbench_files::read_bounded("model", &path, "a Python training script", MAX_FILE_BYTES)
-            .map_err(|e| shared("model", e.to_string()))?;
-    if std::str::from_utf8(&bytes).is_err() {
-        return Err(shared(
-            "model",
-            format!(
-                "model = {given} is not allowed: expected a Python script in UTF-8 ({} is not text)",
-                path.display()
-            ),
-        ));
-    }
+    let (path, bytes) = read_python(given, &r.path, "a Python training script")?;
     Ok(ReadModelFile {
         model: format!(
             "{}{}",

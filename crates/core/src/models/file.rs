@@ -60,16 +60,7 @@ impl FileRef {
         let Some((path, function)) = text.rsplit_once(':') else {
             return Ok(None);
         };
-        if path.len() > MAX_PATH || path.chars().any(char::is_control) {
-            let shown: String = path.chars().filter(|c| !c.is_control()).take(60).collect();
-            return Err(bad(
-                &format!("{shown}…"),
-                &format!("PATH.py:FUNCTION with a path of at most {MAX_PATH} characters and no control characters"),
-            ));
-        }
-        if path == ".py" || path.ends_with("/.py") {
-            return Err(bad(text, "PATH.py:FUNCTION naming a Python file"));
-        }
+        check_python_path(text, path, "", "PATH.py:FUNCTION")?;
         if function.len() > MAX_FUNCTION || !is_identifier(function) {
             return Err(bad(
                 text,
@@ -105,6 +96,30 @@ impl fmt::Display for FileRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.path, self.function)
     }
+}
+
+/// Checks the path of a person's Python file as `shape` names it
+/// (`PATH.py:FUNCTION`, `script:PATH.py`): at most 4,096 characters, no
+/// control characters, a `.py` file with a name.
+pub(crate) fn check_python_path(
+    text: &str,
+    path: &str,
+    prefix: &str,
+    shape: &str,
+) -> Result<(), SpecError> {
+    if path.len() > MAX_PATH || path.chars().any(char::is_control) {
+        let shown: String = path.chars().filter(|c| !c.is_control()).take(60).collect();
+        return Err(bad(
+            &format!("{prefix}{shown}…"),
+            &format!(
+                "{shape} with a path of at most {MAX_PATH} characters and no control characters"
+            ),
+        ));
+    }
+    if !path.ends_with(".py") || path == ".py" || path.ends_with("/.py") {
+        return Err(bad(text, &format!("{shape} naming a Python file")));
+    }
+    Ok(())
 }
 
 /// Checks a SHA-256 as the studio writes it (64 lowercase hex digits).

@@ -16,8 +16,6 @@ use crate::error::SpecError;
 
 /// How a script is named in a run's `model` field.
 pub const PREFIX: &str = "script:";
-/// Longest path accepted (Linux's `PATH_MAX`).
-const MAX_PATH: usize = 4096;
 /// Arguments passed to one script, at most.
 pub const MAX_ARGS: usize = 256;
 /// Longest argument accepted.
@@ -40,16 +38,7 @@ impl ScriptRef {
         let Some(path) = text.strip_prefix(PREFIX) else {
             return Ok(None);
         };
-        if path.len() > MAX_PATH || path.chars().any(char::is_control) {
-            let shown: String = path.chars().filter(|c| !c.is_control()).take(60).collect();
-            return Err(bad(
-                &format!("{PREFIX}{shown}…"),
-                &format!("script:PATH.py with a path of at most {MAX_PATH} characters and no control characters"),
-            ));
-        }
-        if !path.ends_with(".py") || path == ".py" || path.ends_with("/.py") {
-            return Err(bad(text, "script:PATH.py naming a Python script"));
-        }
+        super::file::check_python_path(text, path, PREFIX, "script:PATH.py")?;
         Ok(Some(ScriptRef {
             path: path.to_owned(),
         }))
