@@ -73,10 +73,19 @@ export class WebDriver {
     await this.request("POST", this.s(`/element/${id}/click`), {});
   }
 
+  // A controlled field can put its old value back between the clear and the
+  // keys when the page re-renders (seen under load: "6432" for "32"), so a
+  // cleared field is checked and typed again, a few times at most.
   async type(css, text, { clear = true } = {}) {
-    const id = await this.waitFor(css);
-    if (clear) await this.request("POST", this.s(`/element/${id}/clear`), {});
-    await this.request("POST", this.s(`/element/${id}/value`), { text });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const id = await this.waitFor(css);
+      if (clear) await this.request("POST", this.s(`/element/${id}/clear`), {});
+      await this.request("POST", this.s(`/element/${id}/value`), { text });
+      if (!clear) return;
+      const value = await this.exec("return document.querySelector(arguments[0]).value", css);
+      if (value === text) return;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 
   async text(css) {
