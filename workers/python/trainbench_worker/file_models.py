@@ -28,16 +28,21 @@ MODULE_NAME = "trainbench_user_model"
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _user_error(ref, doing, e):
-    """The person's code raised ``e`` while ``doing``: their traceback, bounded."""
+def user_traceback(e):
+    """The traceback of ``e`` raised in a person's code, bounded, without the
+    studio's own frames (which called the person's code)."""
     tb = e.__traceback__
-    # The studio's own frames (which called the person's code) are not theirs.
     while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_filename.startswith(_HERE):
         tb = tb.tb_next
-    lines = traceback.format_exception(type(e), e, tb)
-    text = "".join(lines)
+    text = "".join(traceback.format_exception(type(e), e, tb))
     if len(text) > TRACEBACK_CHARS:
         text = "…" + text[-TRACEBACK_CHARS:]
+    return text
+
+
+def _user_error(ref, doing, e):
+    """The person's code raised ``e`` while ``doing``: their traceback, bounded."""
+    text = user_traceback(e)
     return bad_config(f"model = {ref}: {doing} raised {type(e).__name__}: {first_line(e)[:300]}\n{text}", "model")
 
 

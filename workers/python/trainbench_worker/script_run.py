@@ -14,25 +14,16 @@ A failure in the script is a failed run with the script's own traceback.
 
 import os
 import sys
-import traceback
 import types
 
 from . import file_models, script_session
 from .harness import cpu_name
 from .protocol import WorkerError, first_line
 
-TRACEBACK_CHARS = 4000
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
 
 def _script_error(name, e, cls="internal"):
     """The script raised ``e``: its own traceback (the studio's frames left out), bounded."""
-    tb = e.__traceback__
-    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_filename.startswith(_HERE):
-        tb = tb.tb_next
-    text = "".join(traceback.format_exception(type(e), e, tb))
-    if len(text) > TRACEBACK_CHARS:
-        text = "…" + text[-TRACEBACK_CHARS:]
+    text = file_models.user_traceback(e)
     print(text, file=sys.stderr)
     return WorkerError(cls, f"{name} raised {type(e).__name__}: {first_line(e)[:300]}\n{text}", "model")
 

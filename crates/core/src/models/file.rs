@@ -75,14 +75,7 @@ impl FileRef {
 
     /// Refuses a relative path (a stored run names the file it read).
     pub fn require_absolute(&self) -> Result<(), SpecError> {
-        if self.path.starts_with('/') {
-            Ok(())
-        } else {
-            Err(bad(
-                &self.to_string(),
-                "PATH.py:FUNCTION with an absolute path (the studio makes a path you type absolute)",
-            ))
-        }
+        require_absolute(&self.path, &self.to_string(), "PATH.py:FUNCTION")
     }
 
     /// The file's name without its folder (`mymodel.py:build`), for labels.
@@ -120,6 +113,19 @@ pub(crate) fn check_python_path(
         return Err(bad(text, &format!("{shape} naming a Python file")));
     }
     Ok(())
+}
+
+/// Refuses a relative `path` (of the reference `shown`, written as `shape`):
+/// a stored run names the file it read.
+pub(crate) fn require_absolute(path: &str, shown: &str, shape: &str) -> Result<(), SpecError> {
+    if path.starts_with('/') {
+        Ok(())
+    } else {
+        Err(bad(
+            shown,
+            &format!("{shape} with an absolute path (the studio makes a path you type absolute)"),
+        ))
+    }
 }
 
 /// Checks a SHA-256 as the studio writes it (64 lowercase hex digits).

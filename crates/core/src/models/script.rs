@@ -27,10 +27,6 @@ pub struct ScriptRef {
     pub path: String,
 }
 
-fn bad(value: &str, allowed: &str) -> SpecError {
-    SpecError::new("model", value, allowed)
-}
-
 impl ScriptRef {
     /// `Ok(None)` for a name that is not a script; otherwise the parsed
     /// reference (the path may be relative: [`ScriptRef::require_absolute`]).
@@ -46,14 +42,7 @@ impl ScriptRef {
 
     /// Refuses a relative path (a stored run names the file it read).
     pub fn require_absolute(&self) -> Result<(), SpecError> {
-        if self.path.starts_with('/') {
-            Ok(())
-        } else {
-            Err(bad(
-                &self.to_string(),
-                "script:PATH.py with an absolute path (the studio makes a path you type absolute)",
-            ))
-        }
+        super::file::require_absolute(&self.path, &self.to_string(), "script:PATH.py")
     }
 
     /// The file's name without its folder (`train.py`), for labels.
