@@ -106,6 +106,16 @@ fn a_session_file_carries_the_model_files_copy_and_importing_it_runs_nothing() {
     assert_eq!(d["model_file"]["sha256"], json!(sha), "{d}");
     assert_eq!(d["model_file"]["kept_bytes"], json!(MARKS.len()), "{d}");
     assert!(!marker.exists(), "showing the run ran the model file");
+    // Running an imported run of a person's file again is refused: a path
+    // from another database is not a file they named now.
+    let (out, again) =
+        output_json(trainbench(&target.0).args(["rerun", &here.to_string(), "--json"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(again["error"]["field"], json!("run"), "{again}");
+    assert!(
+        !marker.exists(),
+        "running an imported run again ran the model file"
+    );
 
     // A copy that is not the file the run trained is refused, naming the run.
     let mut forged = written.clone();

@@ -90,6 +90,21 @@ pub fn plan_again(store: &Store, again: Again, machine: Machine) -> AppResult<Sw
             ),
         ));
     }
+    let own_code = detail
+        .spec
+        .get("model_sha256")
+        .is_some_and(|v| !v.is_null());
+    if let (Some(origin), true) = (&detail.row.origin, own_code) {
+        // A path from another machine's session names no file the person
+        // chose here: their code runs only from a file they name now.
+        return Err(AppError::bad(
+            "run",
+            format!(
+                "run = {run} is not allowed: it was imported from {} and trained a person's own file; expected a run of this database (name the file yourself: `trainbench run --model PATH.py:FUNCTION` or `--script PATH.py`)",
+                origin.hostname
+            ),
+        ));
+    }
     let mut raw: RawSpec = serde_json::from_value(detail.spec.clone()).map_err(|e| {
         AppError::bad(
             "run",
