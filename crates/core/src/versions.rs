@@ -202,7 +202,7 @@ pub fn requirements(pin: Pin, gpu: bool) -> String {
         (_, _) => format!("torch=={v}"),
     };
     format!(
-        "# {pin}: made on demand by the studio (FRAMEWORK==VERSION).\n{framework}\nmlxtend==0.25.0\npillow\nnumpy\n"
+        "# {pin}: made on demand by the studio (FRAMEWORK==VERSION).\n{framework}\npillow\nnumpy\n"
     )
 }
 

@@ -76,7 +76,7 @@ pub const CPU: Sizes = Sizes {
     timm_vit_px: Some(32),
     resnet: "resnet18",
     resnet_px: Some(32),
-    resnet_batch: 4,
+    resnet_batch: 2,
     gpt2: "gpt2_tiny",
     gpt2_seq: 128,
     gpt2_batch: 4,

@@ -32,6 +32,11 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        // `TRAINBENCH_KEEP_SCRATCH=1` keeps it, to read what a test stored
+        // (where its time went, what its runs said) after it ended.
+        if std::env::var_os("TRAINBENCH_KEEP_SCRATCH").is_some() {
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }

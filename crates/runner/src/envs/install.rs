@@ -87,6 +87,7 @@ fn steps(dir: &Path, req: &Path) -> Vec<Step> {
     let dir = dir.display().to_string();
     let req = req.display().to_string();
     let owned = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+    let sample = super::mnist_sample_packages();
     match uv_program() {
         // The environment moves into place when it is complete: relocatable.
         Some(uv) => {
@@ -106,8 +107,20 @@ fn steps(dir: &Path, req: &Path) -> Vec<Step> {
                 ),
                 (
                     "resolving and downloading",
-                    uv,
+                    uv.clone(),
                     owned(&["pip", "install", "--python", &python, "-r", &req]),
+                ),
+                (
+                    "installing the MNIST sample",
+                    uv,
+                    [
+                        &["pip", "install", "--python", &python, "--no-deps"][..],
+                        &sample[..],
+                    ]
+                    .concat()
+                    .iter()
+                    .map(|a| (*a).to_owned())
+                    .collect(),
                 ),
             ]
         }
@@ -126,8 +139,20 @@ fn steps(dir: &Path, req: &Path) -> Vec<Step> {
             ),
             (
                 "resolving and downloading",
-                python,
+                python.clone(),
                 owned(&["-m", "pip", "install", "--progress-bar", "off", "-r", &req]),
+            ),
+            (
+                "installing the MNIST sample",
+                python.clone(),
+                [
+                    &["-m", "pip", "install", "--progress-bar", "off", "--no-deps"][..],
+                    &sample[..],
+                ]
+                .concat()
+                .iter()
+                .map(|a| (*a).to_owned())
+                .collect(),
             ),
         ],
     }

