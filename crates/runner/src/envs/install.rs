@@ -108,13 +108,31 @@ fn steps(dir: &Path, req: &Path) -> Vec<Step> {
                 (
                     "resolving and downloading",
                     uv.clone(),
-                    owned(&["pip", "install", "--python", &python, "-r", &req]),
+                    // Bytecode compiled now, as pip does by default: where
+                    // Python may not write it (PYTHONDONTWRITEBYTECODE) each
+                    // worker start would compile the framework's sources.
+                    owned(&[
+                        "pip",
+                        "install",
+                        "--compile-bytecode",
+                        "--python",
+                        &python,
+                        "-r",
+                        &req,
+                    ]),
                 ),
                 (
                     "installing the MNIST sample",
                     uv,
                     [
-                        &["pip", "install", "--python", &python, "--no-deps"][..],
+                        &[
+                            "pip",
+                            "install",
+                            "--compile-bytecode",
+                            "--python",
+                            &python,
+                            "--no-deps",
+                        ][..],
                         &sample[..],
                     ]
                     .concat()
