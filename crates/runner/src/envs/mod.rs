@@ -20,6 +20,7 @@ use trainbench_core::Framework;
 use crate::WorkerCommand;
 
 mod install;
+mod install_steps;
 pub mod library;
 pub mod libtorch;
 pub mod pinned;
