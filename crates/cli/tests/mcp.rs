@@ -4,7 +4,8 @@
 //! stored runs and starts a tiny real run that is then stored; the answers
 //! are checked against the CLI's own `--json` output. Then raw JSON-RPC
 //! through a pipe: a malformed request gets a protocol error and the server
-//! answers the next one.
+//! answers the next one; when the client goes, the runs it queued end
+//! cancelled.
 #![allow(
     clippy::unwrap_used,
     reason = "a test fails loudly on what it did not expect"
@@ -172,7 +173,7 @@ fn lines(stdout: std::process::ChildStdout) -> mpsc::Receiver<String> {
 }
 
 #[test]
-fn a_malformed_request_gets_a_protocol_error_and_the_server_goes_on() {
+fn a_malformed_request_gets_a_protocol_error_the_server_goes_on_and_its_runs_end_with_it() {
     let db = Db::new("mcp-raw");
     let mut server = db
         .cmd()
@@ -234,8 +235,24 @@ fn a_malformed_request_gets_a_protocol_error_and_the_server_goes_on() {
         refused["result"]["structuredContent"]["error"]["field"], "id",
         "{refused}"
     );
+    // A long sweep queued; the client goes away: the run that trains is
+    // cancelled, the one still queued stored as cancelled, and the server
+    // ends.
+    send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"start_run","arguments":{"settings":{"model":"resnet_mini","steps":100000,"batch_size":4,"repeats":2}}}}"#);
+    let queued = next();
+    assert_eq!(queued["result"]["isError"], false, "{queued}");
+    assert_eq!(queued["result"]["structuredContent"]["run_ids"], json!([1, 2]));
     drop(send);
     drop(stdin);
     let out = server.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
+    let (cli, runs) = db.run(&["runs", "--json"]);
+    assert!(cli.status.success(), "{}", text(&cli));
+    let statuses: Vec<&Value> = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["status"])
+        .collect();
+    assert_eq!(statuses, [&json!("cancelled"), &json!("cancelled")], "{runs}");
 }

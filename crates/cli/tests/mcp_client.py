@@ -53,12 +53,8 @@ async def drive(trainbench, db):
             out["runs_before"] = ids
             out["compare"] = await call("compare", {"ids": ids[:2]})
             out["compare_bad_ids"] = await call("compare", {"ids": ["one"]})
-            out["run_refused"] = await call(
-                "start_run", {"settings": dict(TINY, precision="fp64")}
-            )
-            out["run_own_code"] = await call(
-                "start_run", {"settings": dict(TINY, model="mine.py:build")}
-            )
+            out["run_refused"] = await call("start_run", {"settings": dict(TINY, precision="fp64")})
+            out["run_own_code"] = await call("start_run", {"settings": dict(TINY, model="mine.py:build")})
             out["started"] = await call("start_run", {"settings": TINY, "wait": True})
             out["runs_after"] = await call("runs", {})
             new = out["started"]["json"]["runs"][0]["id"]
