@@ -238,10 +238,15 @@ fn a_malformed_request_gets_a_protocol_error_the_server_goes_on_and_its_runs_end
     // A long sweep queued; the client goes away: the run that trains is
     // cancelled, the one still queued stored as cancelled, and the server
     // ends.
-    send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"start_run","arguments":{"settings":{"model":"resnet_mini","steps":100000,"batch_size":4,"repeats":2}}}}"#);
+    send(
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"start_run","arguments":{"settings":{"model":"resnet_mini","steps":100000,"batch_size":4,"repeats":2}}}}"#,
+    );
     let queued = next();
     assert_eq!(queued["result"]["isError"], false, "{queued}");
-    assert_eq!(queued["result"]["structuredContent"]["run_ids"], json!([1, 2]));
+    assert_eq!(
+        queued["result"]["structuredContent"]["run_ids"],
+        json!([1, 2])
+    );
     drop(send);
     drop(stdin);
     let out = server.wait_with_output().unwrap();
@@ -254,5 +259,9 @@ fn a_malformed_request_gets_a_protocol_error_the_server_goes_on_and_its_runs_end
         .iter()
         .map(|r| &r["status"])
         .collect();
-    assert_eq!(statuses, [&json!("cancelled"), &json!("cancelled")], "{runs}");
+    assert_eq!(
+        statuses,
+        [&json!("cancelled"), &json!("cancelled")],
+        "{runs}"
+    );
 }
