@@ -247,7 +247,6 @@ fn a_malformed_request_gets_a_protocol_error_the_server_goes_on_and_its_runs_end
         queued["result"]["structuredContent"]["run_ids"],
         json!([1, 2])
     );
-    drop(send);
     drop(stdin);
     let out = server.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", text(&out));

@@ -351,6 +351,22 @@ fn summary(tool: &str, v: &Value) -> String {
             .as_str()
             .unwrap_or("the gap, part by part")
             .to_owned(),
+        "run" => format!(
+            "run {} {}{}",
+            v["id"],
+            v["status"].as_str().unwrap_or("?"),
+            v["throughput_samples_per_s"]
+                .as_f64()
+                .map_or_else(String::new, |t| format!(", {t:.1} samples/s"))
+        ),
+        "describe" => format!(
+            "{}: {} parameters, {} training FLOPs per sample",
+            v["model"].as_str().unwrap_or("?"),
+            v["param_count"],
+            v["flops_per_sample"]
+                .as_f64()
+                .map_or_else(|| "not counted".to_owned(), |f| format!("{f:.4e}"))
+        ),
         _ => format!("{tool}: see the structured content"),
     }
 }
