@@ -131,6 +131,23 @@ fn a_real_client_lists_the_tools_reads_a_comparison_and_starts_a_run_that_is_sto
     assert_eq!(refused["error"]["field"], "precision");
     // A person's own model file is never run from a tool.
     assert_eq!(got["run_own_code"]["json"]["error"]["field"], "model");
+    let (cli, refused) = db.run(&["tune", "--steps", "4", "--json"]);
+    assert_eq!(cli.status.code(), Some(2), "{}", text(&cli));
+    assert_eq!(got["tune_refused"]["json"], refused);
+    assert_eq!(refused["error"]["field"], "model");
+
+    // The other reads answer what their commands print.
+    let (cli, rows) = db.run(&[
+        "query",
+        "SELECT run_id, precision, throughput_samples_per_s FROM q_runs WHERE run_id <= 2 ORDER BY run_id",
+        "--json",
+    ]);
+    assert!(cli.status.success(), "{}", text(&cli));
+    assert_eq!(got["query"]["json"], rows);
+    assert_eq!(rows["rows"].as_array().unwrap().len(), 2);
+    let (cli, described) = db.run(&["describe", "--model", "resnet_mini", "--json"]);
+    assert!(cli.status.success(), "{}", text(&cli));
+    assert_eq!(got["describe"]["json"], described);
 
     // The run started through the client is stored and listed.
     let started = &got["started"];

@@ -17,6 +17,7 @@ from mcp.client.stdio import stdio_client
 
 # A tiny real run on the CPU (the libtorch worker): a few seconds.
 TINY = {"model": "resnet_mini", "steps": 12, "batch_size": 4, "window_steps": 3}
+QUERY = "SELECT run_id, precision, throughput_samples_per_s FROM q_runs WHERE run_id <= 2 ORDER BY run_id"
 
 
 def answered(result):
@@ -55,6 +56,9 @@ async def drive(trainbench, db):
             out["compare_bad_ids"] = await call("compare", {"ids": ["one"]})
             out["run_refused"] = await call("start_run", {"settings": dict(TINY, precision="fp64")})
             out["run_own_code"] = await call("start_run", {"settings": dict(TINY, model="mine.py:build")})
+            out["tune_refused"] = await call("start_tune", {"settings": {"steps": 4}})
+            out["query"] = await call("query", {"sql": QUERY})
+            out["describe"] = await call("describe", {"model": "resnet_mini"})
             out["started"] = await call("start_run", {"settings": TINY, "wait": True})
             out["runs_after"] = await call("runs", {})
             new = out["started"]["json"]["runs"][0]["id"]
