@@ -149,27 +149,44 @@ fn a_real_client_lists_the_tools_reads_a_comparison_and_starts_a_run_that_is_sto
     assert!(cli.status.success(), "{}", text(&cli));
     assert_eq!(got["describe"]["json"], described);
 
-    // The run started through the client is stored and listed.
+    // The runs started through the client are stored and listed, one
+    // after the other.
+    let queued = &got["queued"];
+    assert_eq!(queued["is_error"], false, "{queued}");
+    assert_eq!(queued["json"]["run_ids"], json!([3]), "{queued}");
+    assert_eq!(queued["json"]["status"], "queued", "{queued}");
     let started = &got["started"];
     assert_eq!(started["is_error"], false, "{started}");
     let run = &started["json"]["runs"][0];
     assert_eq!(run["status"], "completed", "{started}");
-    assert_eq!(run["id"], 3);
+    assert_eq!(run["id"], 4);
     let (cli, runs) = db.run(&["runs", "--json"]);
     assert!(cli.status.success(), "{}", text(&cli));
-    let stored = &runs["runs"][2];
-    assert_eq!(stored["id"], 3);
-    assert_eq!(stored["status"], "completed");
-    assert_eq!(stored["model"], "resnet_mini");
-    assert_eq!(stored["batch_size"], 4);
-    assert!(stored["throughput_samples_per_s"].as_f64().unwrap() > 0.0);
+    for (stored, id) in runs["runs"].as_array().unwrap()[2..].iter().zip([3, 4]) {
+        assert_eq!(stored["id"], id);
+        assert_eq!(stored["status"], "completed", "{stored}");
+        assert_eq!(stored["model"], "resnet_mini");
+        assert_eq!(stored["batch_size"], 4);
+        assert!(stored["throughput_samples_per_s"].as_f64().unwrap() > 0.0);
+    }
     assert_eq!(
-        stored["throughput_samples_per_s"],
+        runs["runs"][3]["throughput_samples_per_s"],
         run["throughput_samples_per_s"]
     );
     assert_eq!(got["runs_after"]["json"]["runs"], runs["runs"]);
-    assert_eq!(got["run"]["json"]["id"], 3);
+    assert_eq!(got["run"]["json"]["id"], 4);
     assert_eq!(got["run"]["json"]["status"], "completed");
+    let (cli, times) = db.run(&[
+        "query",
+        "SELECT started_unix_ms, ended_unix_ms FROM q_runs WHERE run_id >= 3 ORDER BY run_id",
+        "--json",
+    ]);
+    assert!(cli.status.success(), "{}", text(&cli));
+    let ms = |row: usize, col: usize| times["rows"][row][col].as_i64().unwrap();
+    assert!(
+        ms(0, 1) <= ms(1, 0),
+        "the second run started before the first ended: {times}"
+    );
 }
 
 /// The server's stdout, a line at a time, each within 60 s.

@@ -59,6 +59,9 @@ async def drive(trainbench, db):
             out["tune_refused"] = await call("start_tune", {"settings": {"steps": 4}})
             out["query"] = await call("query", {"sql": QUERY})
             out["describe"] = await call("describe", {"model": "resnet_mini"})
+            # Two runs started at once: the first answered when queued,
+            # the second when it has ended (after the first: one queue).
+            out["queued"] = await call("start_run", {"settings": TINY})
             out["started"] = await call("start_run", {"settings": TINY, "wait": True})
             out["runs_after"] = await call("runs", {})
             new = out["started"]["json"]["runs"][0]["id"]
