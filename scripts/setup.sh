@@ -9,7 +9,8 @@
 #   scripts/setup.sh --all   also TensorFlow and JAX (`make setup-all`, `make test`)
 #   scripts/setup.sh --test  also what only the tests use (`make test`): an SSH
 #                            server, Slurm and munge, WebKitWebDriver, Xvfb,
-#                            ImageMagick, poppler, cJSON, ruff. Running the
+#                            ImageMagick, poppler, cJSON, ruff, the Python MCP
+#                            client (`mcp` from PyPI). Running the
 #                            studio needs none of them, so `make run` installs
 #                            none (and starts no service).
 #   scripts/setup.sh --torch-2.11
@@ -205,7 +206,8 @@ if [ "$(cat ui/node_modules/.trainbench-lock 2>/dev/null)" != "$want" ]; then
 else
   took "UI packages present"
 fi
-# 5. The tests' linters (`--test` only: running the studio needs none):
+# 5. The tests' linters and the MCP client (`--test` only: running the studio
+#    needs none):
 #    ruff for the Python code (the UI's linter, Biome, is one of its packages).
 if [ "$tests" = 1 ]; then
   RUFF_VERSION=0.17.6
@@ -214,6 +216,19 @@ if [ "$tests" = 1 ]; then
     rm -rf "$ruff_dir"
     python3 -m venv "$ruff_dir" && "$ruff_dir/bin/python" -m pip install -q "ruff==$RUFF_VERSION"
     took "ruff $RUFF_VERSION installed in $ruff_dir"
+  fi
+  # The MCP client `crates/cli/tests/mcp.rs` drives `trainbench mcp` with:
+  # the Python SDK from PyPI, pinned, in an environment of its own.
+  MCP_CLIENT_VERSION=2.3.0
+  mcp_dir="$TRAINBENCH_HOME/tools/mcp-client"
+  if ! "$mcp_dir/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$MCP_CLIENT_VERSION')" 2>/dev/null; then
+    rm -rf "$mcp_dir"
+    if [ -n "$UV" ]; then
+      "$UV" venv -q --python python3 "$mcp_dir" && VIRTUAL_ENV="$mcp_dir" "$UV" pip install -q "mcp==$MCP_CLIENT_VERSION"
+    else
+      python3 -m venv "$mcp_dir" && "$mcp_dir/bin/python" -m pip install -q "mcp==$MCP_CLIENT_VERSION"
+    fi
+    took "the MCP client (mcp $MCP_CLIENT_VERSION) installed in $mcp_dir"
   fi
 fi
 say "done in $((SECONDS - setup_start)) s"

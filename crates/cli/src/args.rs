@@ -265,6 +265,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the studio to an agent as an MCP (Model Context Protocol)
+    /// server on stdin and stdout: tools for runs, one run, compare,
+    /// explain, query, published, project, models, describe, and starting a
+    /// run or a search through the same checks and one queue
+    /// (docs/mcp.md). Ends when the client closes stdin.
+    Mcp,
     /// What the studio starts on a remote host: runs DIR/job.json there.
     #[command(hide = true)]
     Agent {

@@ -16,6 +16,7 @@ mod help_tests;
 mod host_cmd;
 mod install;
 mod kit_cmd;
+mod mcp;
 mod models_cmd;
 mod open;
 mod output;
@@ -141,6 +142,7 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
         } => host_cmd::abandon(&db, id, json),
         Command::Attach { id, json, .. } => host_cmd::attach(&db, id, json),
         Command::Agent { command } => host_cmd::agent(command),
+        Command::Mcp => mcp::serve(at),
     }
 }
 

@@ -3,7 +3,8 @@
 
 use std::process::ExitCode;
 
-use serde_json::json;
+use serde_json::{json, Value};
+use trainbench_app::describe::DescribedModel;
 use trainbench_app::glossary::{self, GLOSSARY};
 use trainbench_app::models::catalogue;
 use trainbench_core::models::{lookup, model_names, ModelConfig, ModelOptions};
@@ -20,12 +21,20 @@ fn si(x: f64, billion: &str) -> String {
     format!("{:.1} {unit}", x / div)
 }
 
+/// `models --json`'s document (and `models --search TEXT --json`'s with `search`).
+pub fn models_json(search: Option<&str>) -> Value {
+    match search {
+        None => json!({ "models": catalogue() }),
+        Some(text) => json!(trainbench_app::models::search(text)),
+    }
+}
+
 /// Every model a run can train: name, family, parameters, training FLOPs per
 /// sample, whether it trains on a CPU, and its default input.
 pub fn models(json_out: bool) -> Result<ExitCode, CliError> {
     let all = catalogue();
     if json_out {
-        println!("{}", json!({ "models": all }));
+        println!("{}", models_json(None));
         return Ok(ExitCode::SUCCESS);
     }
     println!(
@@ -57,11 +66,11 @@ pub fn models(json_out: bool) -> Result<ExitCode, CliError> {
 /// `trainbench models --search TEXT`: catalogue models and library names
 /// containing TEXT.
 pub fn search(text: &str, json_out: bool) -> Result<ExitCode, CliError> {
-    let found = trainbench_app::models::search(text);
     if json_out {
-        println!("{}", json!(found));
+        println!("{}", models_json(Some(text)));
         return Ok(ExitCode::SUCCESS);
     }
+    let found = trainbench_app::models::search(text);
     for m in &found.builtin {
         println!("{:<40} built in: {}", m.name, m.summary);
     }
@@ -100,8 +109,7 @@ fn describe_own(
     model: &str,
     own: OwnModel,
     opts: ModelOptions,
-    json_out: bool,
-) -> Result<ExitCode, CliError> {
+) -> Result<DescribedModel, CliError> {
     let req = trainbench_app::sweep::SweepRequest {
         model: vec![model.to_owned()],
         framework: vec![own
@@ -120,27 +128,42 @@ fn describe_own(
             format!("in_channels = {c} is not allowed: expected no value for {model} (give --input-shape CxSxS)"),
         ));
     }
-    let d = trainbench_app::describe::describe_own_model(&req)?;
-    if json_out {
-        println!("{}", json!(d));
-    } else {
-        let flops = match (d.flops_per_sample, &d.flops_method) {
-            (Some(f), Some(how)) => format!("{f:.4e} training FLOPs per sample ({how})"),
-            _ => "training FLOPs per sample not counted (MFU not measured)".to_owned(),
-        };
-        println!(
-            "{} in {}: {} trainable parameters (counted on the model); {flops}; trained as {}",
-            d.model,
-            d.framework,
-            d.param_count,
-            match d.trained_as.as_str() {
-                "decoder" => "a language model on next tokens",
-                "bert" => "a sequence classifier",
-                _ => "an image classifier",
-            }
-        );
+    Ok(trainbench_app::describe::describe_own_model(&req)?)
+}
+
+fn print_own(d: &DescribedModel) {
+    let flops = match (d.flops_per_sample, &d.flops_method) {
+        (Some(f), Some(how)) => format!("{f:.4e} training FLOPs per sample ({how})"),
+        _ => "training FLOPs per sample not counted (MFU not measured)".to_owned(),
+    };
+    println!(
+        "{} in {}: {} trainable parameters (counted on the model); {flops}; trained as {}",
+        d.model,
+        d.framework,
+        d.param_count,
+        match d.trained_as.as_str() {
+            "decoder" => "a language model on next tokens",
+            "bert" => "a sequence classifier",
+            _ => "an image classifier",
+        }
+    );
+}
+
+/// What `describe` found: a library or file model counted by its worker,
+/// or a catalogue model's analytical figures (its JSON, and its summary).
+pub enum Described {
+    Own(DescribedModel),
+    Catalogue { json: Value, summary: &'static str },
+}
+
+impl Described {
+    /// `describe --json`'s document.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Described::Own(d) => json!(d),
+            Described::Catalogue { json, .. } => json.clone(),
+        }
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 pub fn describe(
@@ -149,13 +172,36 @@ pub fn describe(
     opts: ModelOptions,
     json_out: bool,
 ) -> Result<ExitCode, CliError> {
+    let found = described(model, own, &opts)?;
+    if json_out {
+        println!("{}", found.to_json());
+        return Ok(ExitCode::SUCCESS);
+    }
+    match &found {
+        Described::Own(d) => print_own(d),
+        Described::Catalogue { json, summary } => {
+            println!(
+                "{model}: {} parameters, {:.4e} training FLOPs per sample ({summary})",
+                json["param_count"],
+                json["flops_per_sample"].as_f64().unwrap_or(f64::NAN),
+            );
+            if let Some(input) = json["input"].as_str() {
+                println!("counted for: {input}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A model's parameters and FLOPs per sample at the input asked for.
+pub fn described(model: &str, own: OwnModel, opts: &ModelOptions) -> Result<Described, CliError> {
     let is_own = trainbench_core::models::FileRef::looks_like(model)
         || matches!(
             trainbench_core::models::LibraryRef::parse(model),
             Ok(Some(_))
         );
     if is_own {
-        return describe_own(model, own, opts, json_out);
+        return Ok(Described::Own(describe_own(model, own, *opts)?));
     }
     if model.starts_with(trainbench_core::models::script::PREFIX) {
         return Err(bad(
@@ -178,8 +224,8 @@ pub fn describe(
             ),
         )
     })?;
-    let cfg = entry.config(&opts)?;
-    let v = json!({
+    let cfg = entry.config(opts)?;
+    let json = json!({
         "model": model,
         "family": entry.family,
         "param_count": cfg.param_count(),
@@ -188,23 +234,13 @@ pub fn describe(
         "reference_params": entry.reference_params,
         "forward_macs": cfg.forward_macs(),
         "flops_per_sample": cfg.flops_per_sample(),
-        "input": input_text(&cfg, &opts),
+        "input": input_text(&cfg, opts),
         "config": cfg,
     });
-    if json_out {
-        println!("{v}");
-    } else {
-        println!(
-            "{model}: {} parameters, {:.4e} training FLOPs per sample ({})",
-            cfg.param_count(),
-            cfg.flops_per_sample(),
-            entry.summary
-        );
-        if let Some(input) = input_text(&cfg, &opts) {
-            println!("counted for: {input}");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(Described::Catalogue {
+        json,
+        summary: entry.summary,
+    })
 }
 
 /// The input the counts are for, and whether a flag chose it: "3×64×64

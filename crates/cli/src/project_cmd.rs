@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use trainbench_app::projection::{project, Target};
+use trainbench_app::Workspace;
 use trainbench_core::projection::Band;
 
 use crate::error::CliError;
@@ -18,6 +19,17 @@ fn band(b: &Band, digits: usize) -> String {
     )
 }
 
+/// `project RUN --json`'s document: run `id` projected to `gpu` or `threads`.
+pub fn project_json(
+    ws: &Workspace,
+    id: i64,
+    gpu: Option<String>,
+    threads: Option<u32>,
+) -> Result<serde_json::Value, CliError> {
+    let p = project(ws, id, &Target::choose(gpu, threads)?)?;
+    serde_json::to_value(&p).map_err(|e| CliError::Failed(e.to_string()))
+}
+
 pub fn run(
     db: &Path,
     id: String,
@@ -25,17 +37,14 @@ pub fn run(
     threads: Option<u32>,
     json_out: bool,
 ) -> Result<ExitCode, CliError> {
-    let target = Target::choose(gpu, threads)?;
+    let target = Target::choose(gpu.clone(), threads)?;
     let ws = open_workspace(db)?;
     let id = parse_ids(&[id])?[0];
-    let p = project(&ws, id, &target)?;
     if json_out {
-        println!(
-            "{}",
-            serde_json::to_string(&p).map_err(|e| CliError::Failed(e.to_string()))?
-        );
+        println!("{}", project_json(&ws, id, gpu, threads)?);
         return Ok(ExitCode::SUCCESS);
     }
+    let p = project(&ws, id, &target)?;
     println!(
         "run #{} on {} → {}: PROJECTED, not measured",
         p.run_id, p.from, p.to

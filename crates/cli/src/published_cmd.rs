@@ -10,12 +10,17 @@ use trainbench_core::published::{Unit, Verdict};
 
 use crate::error::{bad, CliError};
 
-pub fn run(id: Option<String>, json_out: bool) -> Result<ExitCode, CliError> {
+/// `published [ID] --json`'s document: every published result, or the one named.
+pub fn published_json(id: Option<&str>) -> Result<serde_json::Value, CliError> {
+    Ok(json!({ "published": published_rows(id)? }))
+}
+
+fn published_rows(id: Option<&str>) -> Result<Vec<PublishedRow>, CliError> {
     let rows: Vec<PublishedRow> = table()
         .into_iter()
-        .filter(|r| id.as_deref().is_none_or(|i| r.row.id == i))
+        .filter(|r| id.is_none_or(|i| r.row.id == i))
         .collect();
-    if let Some(i) = &id {
+    if let Some(i) = id {
         if rows.is_empty() {
             let ids: Vec<String> = table().into_iter().map(|r| r.row.id).collect();
             return Err(bad(
@@ -27,10 +32,15 @@ pub fn run(id: Option<String>, json_out: bool) -> Result<ExitCode, CliError> {
             ));
         }
     }
+    Ok(rows)
+}
+
+pub fn run(id: Option<String>, json_out: bool) -> Result<ExitCode, CliError> {
     if json_out {
-        println!("{}", json!({ "published": rows }));
+        println!("{}", published_json(id.as_deref())?);
         return Ok(ExitCode::SUCCESS);
     }
+    let rows = published_rows(id.as_deref())?;
     for r in &rows {
         let p = &r.row;
         let unit = match p.unit {

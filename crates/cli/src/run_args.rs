@@ -275,8 +275,14 @@ fn read_config(path: &std::path::Path) -> Result<toml::Table, CliError> {
 
 /// The settings of a TOML config file, each where the flags left it unset.
 fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliError> {
-    let table = read_config(path)?;
-    for (key, value) in &table {
+    apply_settings(a, &read_config(path)?, &path.display().to_string())
+}
+
+/// Run settings with the config file's keys (from the file, or the MCP
+/// server's `start_run`), each where the flags left it unset; `origin` says
+/// where a refused value came from.
+pub fn apply_settings(a: &mut RunArgs, table: &toml::Table, origin: &str) -> Result<(), CliError> {
+    for (key, value) in table {
         let s = toml_str(value);
         let num = |field: &str| {
             s.parse::<i64>().map_err(|_| {
@@ -284,7 +290,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                     field,
                     format!(
                         "{field} = {s} (in {}) is not allowed: expected a whole number",
-                        path.display()
+                        origin
                     ),
                 )
             })
@@ -332,7 +338,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                     .split(',')
                     .map(|t| {
                         t.trim().parse::<i64>().map_err(|_| {
-                            bad("threads", format!("threads = {t} (in {}) is not allowed: expected whole numbers ≥ 1", path.display()))
+                            bad("threads", format!("threads = {t} (in {}) is not allowed: expected whole numbers ≥ 1", origin))
                         })
                     })
                     .collect::<Result<_, _>>()?
@@ -369,7 +375,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
             "profile" => {
                 a.profile = a.profile
                     || value.as_bool().ok_or_else(|| {
-                        bad("profile", format!("profile = {s} (in {}) is not allowed: expected true or false", path.display()))
+                        bad("profile", format!("profile = {s} (in {}) is not allowed: expected true or false", origin))
                     })?
             }
             "lr" => {
@@ -378,7 +384,7 @@ fn apply_config_file(a: &mut RunArgs, path: &std::path::Path) -> Result<(), CliE
                 })?))
             }
             other => {
-                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, input_shape, vocab_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, model_name, repeats, price, epoch_size, profile, script, script_args", path.display())))
+                return Err(bad(other, format!("{other} (in {}) is not a run setting: expected one of host, nodes, model, framework, precision, compile, device, devices, parallel, batch_size, batch_cap, batch_from, memory_limit, steps, epochs, data, loader_workers, num_classes, seq_len, image_size, input_shape, vocab_size, target_accuracy, target_loss, eval_every, lr, window_steps, threads, env, cudnn_benchmark, model_name, repeats, price, epoch_size, profile, script, script_args", origin)))
             }
         }
     }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use trainbench_app::batch_words::Narrated;
 use trainbench_app::execute::{self, Finished};
-use trainbench_app::sweep::{plan_request, Job, SweepPlan};
+use trainbench_app::sweep::{plan_request, Job, SweepPlan, SweepRequest};
 use trainbench_app::{Host, RunnerOptions, Workspace};
 use trainbench_core::compare::{compare, Grouping, Metric};
 use trainbench_core::record::RunRow;
@@ -115,6 +115,97 @@ fn print_plan(a: &RunArgs, host: &Host) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A sweep's request checked and planned on this machine, before the
+/// database is touched: every combination's verdict, the first refusal
+/// returned with its field. Releases named (`jax==0.7.2`) whose environment
+/// is missing are made first, with the installer's progress on stderr.
+pub fn check(a: &RunArgs, host: &Host) -> Result<(SweepRequest, SweepPlan), CliError> {
+    let request = run_args::merge_config(a)?;
+    crate::install::install_missing(&request.framework, host.gpu_count() > 0)?;
+    let plan = plan_request(&request, host)?;
+    if let Some(r) = plan.rejected.first() {
+        return Err(r.clone().into());
+    }
+    Ok((request, plan))
+}
+
+/// The checked plan stored as a sweep of queued runs (its price checked,
+/// notes and the estimate said on stderr); with `--batch-size max` the
+/// largest batch that fits is searched first.
+pub fn queue(
+    ws: &mut Workspace,
+    host: &Host,
+    request: &SweepRequest,
+    plan: &mut SweepPlan,
+    command: &str,
+    opts: RunnerOptions,
+) -> Result<(i64, Vec<Job>), CliError> {
+    if let Some(r) = ws.check_price(request.price.as_deref())? {
+        return Err(r.into());
+    }
+    for note in ws.cost_notes(plan, request.price.as_deref())? {
+        eprintln!("trainbench: note: {note}");
+    }
+    if let Some(d) = ws.estimate(plan)? {
+        eprintln!("trainbench: estimated duration: {}", d.text);
+    }
+    if plan.configs.iter().any(|c| c.batch_search.is_some()) {
+        // The largest batch that fits, probed before anything is queued.
+        let queued = search_then_queue(ws, host, plan, command, request.price.as_deref(), opts)?;
+        for r in &plan.rejected {
+            eprintln!("trainbench: {r}");
+        }
+        Ok(queued)
+    } else {
+        Ok(ws.queue(plan, request.price.as_deref(), command)?)
+    }
+}
+
+/// What a sweep's runs came to, once they have ended.
+pub struct SweepReport {
+    pub rows: Vec<RunRow>,
+    pub groups: Vec<serde_json::Value>,
+    pub scaling: Vec<serde_json::Value>,
+    /// `run --json`'s document.
+    pub json: serde_json::Value,
+}
+
+impl SweepReport {
+    /// Whether a run did not complete (exit 1).
+    pub fn failed(&self) -> bool {
+        self.rows.iter().any(|r| r.status != RunStatus::Completed)
+    }
+}
+
+/// The sweep's runs, each configuration's repeats and the scaling, read
+/// back from the store; `started` is when the sweep was asked for.
+pub fn report(
+    ws: &Workspace,
+    db: &Path,
+    plan: &SweepPlan,
+    (sweep, jobs): (i64, &[Job]),
+    opts: RunnerOptions,
+    started: std::time::Instant,
+) -> Result<SweepReport, CliError> {
+    let ids: Vec<i64> = jobs.iter().map(|j| j.run_id).collect();
+    let rows = ws.runs_by_id(&ids)?;
+    let groups = configuration_groups(ws, plan, jobs, &rows, sweep)?;
+    let scaling = scaling_rows(plan, jobs, &rows);
+    // The studio's own cost: CPU time of this process (not its workers).
+    let studio = json!({
+        "wall_s": started.elapsed().as_secs_f64(),
+        "cpu_s": trainbench_app::self_cpu_seconds(),
+        "telemetry_hz": 1.0 / opts.telemetry_interval.as_secs_f64(),
+    });
+    let json = json!({"sweep_id": sweep, "database": db, "runs": rows.iter().map(run_json).collect::<Vec<_>>(), "configurations": groups, "scaling": scaling, "studio": studio});
+    Ok(SweepReport {
+        rows,
+        groups,
+        scaling,
+        json,
+    })
+}
+
 pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     let host = Host::open();
     if let Some(why) = host.gpu_unavailable() {
@@ -123,74 +214,33 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
     if a.print_plan {
         return print_plan(&a, &host);
     }
-    let request = run_args::merge_config(&a)?;
-    let timeout = run_args::silence_timeout(&a)?;
-    // Releases named (`jax==0.7.2`) whose environment is missing are made
-    // first, with the installer's progress; Ctrl-C cancels.
-    crate::install::install_missing(&request.framework, host.gpu_count() > 0)?;
     let sweep_started = std::time::Instant::now();
     // Every combination is checked before the database is touched.
-    let mut plan = plan_request(&request, &host)?;
-    if let Some(r) = plan.rejected.first() {
-        return Err(r.clone().into());
-    }
+    let (request, mut plan) = check(&a, &host)?;
+    let timeout = run_args::silence_timeout(&a)?;
     let mut ws = open_workspace(db)?;
-    if let Some(r) = ws.check_price(request.price.as_deref())? {
-        return Err(r.into());
-    }
-    for note in ws.cost_notes(&plan, request.price.as_deref())? {
-        eprintln!("trainbench: note: {note}");
-    }
-    if let Some(d) = ws.estimate(&plan)? {
-        eprintln!("trainbench: estimated duration: {}", d.text);
-    }
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let opts = RunnerOptions {
         silence_timeout: timeout,
         ..RunnerOptions::default()
     };
-    let (sweep, jobs) = if plan.configs.iter().any(|c| c.batch_search.is_some()) {
-        // The largest batch that fits, probed before anything is queued.
-        let queued = search_then_queue(
-            &mut ws,
-            &host,
-            &mut plan,
-            &command,
-            request.price.as_deref(),
-            opts,
-        )?;
-        for r in &plan.rejected {
-            eprintln!("trainbench: {r}");
-        }
-        queued
-    } else {
-        ws.queue(&plan, request.price.as_deref(), &command)?
-    };
+    let (sweep, jobs) = queue(&mut ws, &host, &request, &mut plan, &command, opts)?;
     let interactive = std::io::stderr().is_terminal() && !a.json;
     run_jobs(&mut ws, &host, &jobs, opts, interactive)?;
-    let ids: Vec<i64> = jobs.iter().map(|j| j.run_id).collect();
-    let rows = ws.runs_by_id(&ids)?;
-    let groups = configuration_groups(&ws, &plan, &jobs, &rows, sweep)?;
-    let scaling = scaling_rows(&plan, &jobs, &rows);
-    let failed = rows.iter().any(|r| r.status != RunStatus::Completed);
-    // The studio's own cost: CPU time of this process (not its workers).
-    let studio = json!({
-        "wall_s": sweep_started.elapsed().as_secs_f64(),
-        "cpu_s": trainbench_app::self_cpu_seconds(),
-        "telemetry_hz": 1.0 / opts.telemetry_interval.as_secs_f64(),
-    });
+    let report = report(&ws, db, &plan, (sweep, &jobs), opts, sweep_started)?;
     if a.json {
-        println!(
-            "{}",
-            json!({"sweep_id": sweep, "database": db, "runs": rows.iter().map(run_json).collect::<Vec<_>>(), "configurations": groups, "scaling": scaling, "studio": studio})
-        );
+        println!("{}", report.json);
     } else {
-        print_runs_table(&rows);
+        print_runs_table(&report.rows);
         if plan.repeats > 1 {
-            output::print_groups(&groups);
+            output::print_groups(&report.groups);
         }
-        output::print_scaling(&scaling);
-        for r in rows.iter().filter(|r| r.status != RunStatus::Completed) {
+        output::print_scaling(&report.scaling);
+        for r in report
+            .rows
+            .iter()
+            .filter(|r| r.status != RunStatus::Completed)
+        {
             println!(
                 "run {} {}: {}",
                 r.id,
@@ -200,7 +250,7 @@ pub fn run(db: &Path, a: RunArgs) -> Result<ExitCode, CliError> {
         }
         println!("stored in {}", db.display());
     }
-    Ok(if failed {
+    Ok(if report.failed() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -3,25 +3,33 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use trainbench_app::settings::DatabaseLocation;
-use trainbench_core::compare::{compare as compare_rows, Grouping};
+use trainbench_app::{RunListing, Workspace};
+use trainbench_core::compare::{compare as compare_rows, Comparison, Grouping};
+use trainbench_core::published::Against;
+use trainbench_core::record::RunRow;
 use trainbench_core::summary::RunStatus;
 
 use crate::error::{bad, CliError};
 use crate::open::{open_workspace, parse_ids};
 use crate::output::{self, print_compare, print_runs_table, print_show, run_json};
 
+/// `runs --json`'s document: where the database is, its runs, and those left
+/// out (also what the MCP server's `runs` tool returns).
+pub fn runs_json(ws: &Workspace, at: &DatabaseLocation) -> Result<(Value, RunListing), CliError> {
+    let list = ws.run_list()?;
+    let v = json!({"database": at, "runs": list.rows.iter().map(run_json).collect::<Vec<_>>(), "left_out": list.left_out});
+    Ok((v, list))
+}
+
 /// Every stored run, after where the database is (and why that one); a run
 /// whose row cannot be read is left out, named with the column at fault.
 pub fn runs(at: &DatabaseLocation, json_out: bool) -> Result<ExitCode, CliError> {
-    let list = open_workspace(&at.path)?.run_list()?;
+    let (v, list) = runs_json(&open_workspace(&at.path)?, at)?;
     let rows = &list.rows;
     if json_out {
-        println!(
-            "{}",
-            json!({"database": at, "runs": rows.iter().map(run_json).collect::<Vec<_>>(), "left_out": list.left_out})
-        );
+        println!("{v}");
     } else {
         println!("Database: {}", at.describe());
         if rows.is_empty() && list.left_out.is_empty() {
@@ -36,45 +44,110 @@ pub fn runs(at: &DatabaseLocation, json_out: bool) -> Result<ExitCode, CliError>
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError> {
-    let ws = open_workspace(db)?;
-    let id = parse_ids(&[id])?[0];
+/// `show ID --json`'s document: the run's detail, its flat row, its batch
+/// search, the published results beside it and its model file.
+pub fn show_json(ws: &Workspace, id: i64) -> Result<Value, CliError> {
     let detail = ws.run_detail(id)?;
     let search = ws.batch_search_of_run(id)?;
     let record = trainbench_app::published::beside_record(&detail);
     let model_file = ws.model_file_of(&detail)?;
-    if json_out {
-        let mut v = serde_json::to_value(&detail).map_err(|e| CliError::Failed(e.to_string()))?;
-        if let (Some(obj), serde_json::Value::Object(flat)) =
-            (v.as_object_mut(), run_json(&detail.row))
-        {
-            for (k, val) in flat {
-                obj.insert(k, val);
-            }
-            obj.insert("batch_search".into(), serde_json::json!(search));
-            obj.insert("vs_record".into(), serde_json::json!(record));
-            obj.insert("model_file".into(), serde_json::json!(model_file));
+    let mut v = serde_json::to_value(&detail).map_err(|e| CliError::Failed(e.to_string()))?;
+    if let (Some(obj), Value::Object(flat)) = (v.as_object_mut(), run_json(&detail.row)) {
+        for (k, val) in flat {
+            obj.insert(k, val);
         }
-        println!("{v}");
-    } else {
-        print_show(&detail);
-        if let Some(f) = &model_file {
-            println!(
-                "model file: {} (SHA-256 {}); {}",
-                f.reference,
-                f.sha256,
-                match f.kept_bytes {
-                    Some(n) => format!("a copy of its {n} bytes is kept in the store"),
-                    None => "no copy is kept in this store".to_owned(),
-                }
+        obj.insert("batch_search".into(), json!(search));
+        obj.insert("vs_record".into(), json!(record));
+        obj.insert("model_file".into(), json!(model_file));
+    }
+    Ok(v)
+}
+
+pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError> {
+    let ws = open_workspace(db)?;
+    let id = parse_ids(&[id])?[0];
+    if json_out {
+        println!("{}", show_json(&ws, id)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let detail = ws.run_detail(id)?;
+    let search = ws.batch_search_of_run(id)?;
+    let record = trainbench_app::published::beside_record(&detail);
+    let model_file = ws.model_file_of(&detail)?;
+    print_show(&detail);
+    if let Some(f) = &model_file {
+        println!(
+            "model file: {} (SHA-256 {}); {}",
+            f.reference,
+            f.sha256,
+            match f.kept_bytes {
+                Some(n) => format!("a copy of its {n} bytes is kept in the store"),
+                None => "no copy is kept in this store".to_owned(),
+            }
+        );
+    }
+    if let Some(s) = &search {
+        output::print_batch_search(s);
+    }
+    output::print_vs_record(&record);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The runs compared (`--by-config`: repeats grouped; `baseline`: the run
+/// the others are measured against), each beside its closest published
+/// result.
+pub struct Compared {
+    pub rows: Vec<RunRow>,
+    pub comparison: Comparison,
+    pub record: Vec<(i64, Against)>,
+}
+
+impl Compared {
+    pub fn load(
+        ws: &Workspace,
+        ids: &[i64],
+        baseline: Option<i64>,
+        by_config: bool,
+    ) -> Result<Compared, CliError> {
+        let rows = ws.runs_by_id(ids)?;
+        let grouping = if by_config {
+            Grouping::Configurations
+        } else {
+            Grouping::Runs
+        };
+        let comparison = compare_rows(&rows, grouping, baseline)?;
+        let record = ids
+            .iter()
+            .filter_map(|id| {
+                let d = ws.run_detail(*id).ok()?;
+                let a = trainbench_app::published::beside_record(&d)
+                    .into_iter()
+                    .next()?;
+                Some((*id, a))
+            })
+            .collect();
+        Ok(Compared {
+            rows,
+            comparison,
+            record,
+        })
+    }
+
+    /// `compare --json`'s document.
+    pub fn to_json(&self) -> Value {
+        let mut v = output::compare_report(&self.rows, &self.comparison);
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert(
+                "vs_record".into(),
+                json!(self
+                    .record
+                    .iter()
+                    .map(|(id, a)| json!({"run": id, "closest": a}))
+                    .collect::<Vec<_>>()),
             );
         }
-        if let Some(s) = &search {
-            output::print_batch_search(s);
-        }
-        output::print_vs_record(&record);
+        v
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 pub fn compare(
@@ -85,49 +158,27 @@ pub fn compare(
     json_out: bool,
 ) -> Result<ExitCode, CliError> {
     let ws = open_workspace(db)?;
-    let ids = parse_ids(ids)?;
-    let rows = ws.runs_by_id(&ids)?;
-    let grouping = if by_config {
-        Grouping::Configurations
-    } else {
-        Grouping::Runs
-    };
-    let c = compare_rows(&rows, grouping, baseline)?;
-    // Each run beside its closest published result.
-    let record: Vec<(i64, trainbench_core::published::Against)> = ids
-        .iter()
-        .filter_map(|id| {
-            let d = ws.run_detail(*id).ok()?;
-            let a = trainbench_app::published::beside_record(&d)
-                .into_iter()
-                .next()?;
-            Some((*id, a))
-        })
-        .collect();
+    let c = Compared::load(&ws, &parse_ids(ids)?, baseline, by_config)?;
     if json_out {
-        let mut v = output::compare_report(&rows, &c);
-        if let Some(obj) = v.as_object_mut() {
-            obj.insert(
-                "vs_record".into(),
-                serde_json::json!(record
-                    .iter()
-                    .map(|(id, a)| serde_json::json!({"run": id, "closest": a}))
-                    .collect::<Vec<_>>()),
-            );
-        }
-        println!("{v}");
+        println!("{}", c.to_json());
     } else {
-        print_runs_table(&rows);
-        print_compare(&c);
-        if !record.is_empty() {
+        print_runs_table(&c.rows);
+        print_compare(&c.comparison);
+        if !c.record.is_empty() {
             println!();
             println!("vs the record (achieved FLOP/s per device against the closest published result; `trainbench show N` lists more):");
-            for (id, a) in &record {
+            for (id, a) in &c.record {
                 println!("  #{id}: {}", a.text);
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `explain A B --json`'s document.
+pub fn explain_json(ws: &Workspace, a: i64, b: i64, by_config: bool) -> Result<Value, CliError> {
+    let report = trainbench_app::explain::explain_runs(ws, a, b, by_config)?;
+    serde_json::to_value(&report).map_err(|e| CliError::Failed(e.to_string()))
 }
 
 pub fn explain(

@@ -171,7 +171,10 @@ impl TuneShell for Terminal {
     }
 }
 
-pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
+/// A search checked and planned on this machine: every candidate's verdict,
+/// before the database is touched. Returns the plan and the run flags with
+/// the TOML file's settings.
+pub fn check(a: &TuneArgs, host: &Host) -> Result<(TunePlan, RunArgs), CliError> {
     if a.run.print_plan {
         return Err(bad(
             "print_plan",
@@ -196,11 +199,15 @@ pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
         budget: a.budget.clone(),
         confirm_repeats: run.repeats,
     };
+    Ok((plan_tune(&request, host)?, run))
+}
+
+pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
     let host = Host::open();
+    let (plan, run) = check(&a, &host)?;
     if let Some(why) = host.gpu_unavailable() {
         eprintln!("trainbench: {why}; runs use the CPU");
     }
-    let plan = plan_tune(&request, &host)?;
     eprintln!(
         "trainbench: tuning {} for {}: {} candidate(s){}, budget {}",
         plan.model,
@@ -266,7 +273,8 @@ fn candidate_json(plan: &TunePlan, i: usize, c: &CandidateTrace) -> Value {
     })
 }
 
-fn to_json(db: &Path, t: &Tuned, plan: &TunePlan) -> Value {
+/// `tune --json`'s document.
+pub fn to_json(db: &Path, t: &Tuned, plan: &TunePlan) -> Value {
     let o = &t.outcome;
     let pick =
         |i: Option<usize>| i.and_then(|i| o.candidates.get(i).map(|c| candidate_json(plan, i, c)));
