@@ -215,17 +215,8 @@ fn constructed_runs_raise_exactly_their_badge() {
     );
 
     // The same eager configuration without the added host work.
-    let eager = run(
-        &[],
-        &[
-            "--framework",
-            "pytorch",
-            "--steps",
-            "30",
-            "--batch-size",
-            "2",
-        ],
-    );
+    let small = ["--steps", "30", "--batch-size", "2"];
+    let eager = run(&[], &[&["--framework", "pytorch"][..], &small].concat());
     // A comparison warns about the input-bound run, naming it.
     let (out, c) = home.run(&[
         "compare",
@@ -240,16 +231,25 @@ fn constructed_runs_raise_exactly_their_badge() {
         "{warnings}"
     );
 
+    explained_in_the_data_part(&home, &eager["id"].to_string(), &input_bound[0]);
+    // A run without a breakdown is refused, naming the side and the run.
+    let (out, _) = home.run(&["explain", &nan["id"].to_string(), &input_bound[0]]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("a = {0}: run {0}", nan["id"])),
+        "{}",
+        text(&out)
+    );
+}
+
+/// `explain` and the PDF of an eager run against the same configuration
+/// made input-bound: the gap is in the data part.
+fn explained_in_the_data_part(home: &Home, eager: &str, input_bound: &str) {
     // `explain` puts the gap where it is: in the data part (against the same
     // eager configuration without the added host work; 200 ms over a batch of
     // 2 is 100 ms per sample against a few ms of compute, so data is most of
     // the gap even when other work on the machine slows the compute tenfold).
-    let (out, e) = home.run(&[
-        "explain",
-        &eager["id"].to_string(),
-        &input_bound[0],
-        "--json",
-    ]);
+    let (out, e) = home.run(&["explain", eager, input_bound, "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let x = &e["explanation"];
     assert!(x["gap_s"].as_f64().unwrap() > 0.0, "{x}");
@@ -264,15 +264,15 @@ fn constructed_runs_raise_exactly_their_badge() {
         x["verdict"].as_str().unwrap().contains("data accounts for"),
         "{x}"
     );
-    let (out, _) = home.run(&["explain", &eager["id"].to_string(), &input_bound[0]]);
+    let (out, _) = home.run(&["explain", eager, input_bound]);
     assert!(text(&out).contains("of gap"), "{}", text(&out));
     // The PDF shows where the step goes, and the gap's verdict.
     let pdf = home.dir().join("why.pdf");
     let (out, _) = home.run(&[
         "export",
         "pdf",
-        &eager["id"].to_string(),
-        &input_bound[0],
+        eager,
+        input_bound,
         "-o",
         pdf.to_str().unwrap(),
     ]);
@@ -280,14 +280,6 @@ fn constructed_runs_raise_exactly_their_badge() {
     let txt = common::pdf_text(&pdf);
     assert!(txt.contains("Where the step goes"), "{txt}");
     assert!(txt.contains("data accounts for"), "{txt}");
-    // A run without a breakdown is refused, naming the side and the run.
-    let (out, _) = home.run(&["explain", &nan["id"].to_string(), &input_bound[0]]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        text(&out).contains(&format!("a = {0}: run {0}", nan["id"])),
-        "{}",
-        text(&out)
-    );
 }
 
 /// A worker stopped (SIGSTOP) for two seconds in the middle of its timed part
