@@ -115,7 +115,9 @@ impl Rule {
             return Err(SpecError::new(
                 "min_runs",
                 min_runs,
-                &format!("2 to {RUNS_LIMIT} runs per side (two is the fewest that measures a spread)"),
+                &format!(
+                    "2 to {RUNS_LIMIT} runs per side (two is the fewest that measures a spread)"
+                ),
             ));
         }
         if !(min_runs..=RUNS_LIMIT).contains(&max_runs) {
@@ -296,9 +298,8 @@ pub fn runs_to_decide(baseline: &[f64], candidate: &[f64], limit: f64) -> Option
     if gap == 0.0 {
         return None;
     }
-    (2..=RUNS_LIMIT).find(|&n| {
-        t_quantile_975(2 * n as usize - 2) * ((va + vb) / f64::from(n)).sqrt() < gap
-    })
+    (2..=RUNS_LIMIT)
+        .find(|&n| t_quantile_975(2 * n as usize - 2) * ((va + vb) / f64::from(n)).sqrt() < gap)
 }
 
 #[cfg(test)]
@@ -348,7 +349,11 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert_eq!((o.baseline_runs, o.candidate_runs), (3, 3));
         assert!(o.ci95.high <= 1.03 && (o.ratio - 1.0).abs() < 1e-9, "{o:?}");
-        assert!(o.text.starts_with("pass: not slower than 3.0 %"), "{}", o.text);
+        assert!(
+            o.text.starts_with("pass: not slower than 3.0 %"),
+            "{}",
+            o.text
+        );
     }
 
     #[test]
@@ -386,7 +391,10 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Undecided, "{o:?}");
         assert_eq!(o.verdict.exit_code(), 3);
         assert_eq!(order.len(), 24, "the most runs, 12 per side");
-        assert!(o.text.contains("more than 200 runs") || o.more_runs().unwrap() > 0, "{o:?}");
+        assert!(
+            o.text.contains("more than 200 runs") || o.more_runs().unwrap() > 0,
+            "{o:?}"
+        );
         // A 4 % slowdown under the same noise: a number of runs that decides.
         let (o, _) = gate(Rule::new(0.03, 3, 4).unwrap(), |side, run| match side {
             Side::Baseline => noisy(100.0, run),
@@ -395,7 +403,11 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Undecided, "{o:?}");
         let more = o.more_runs().unwrap();
         assert!(more > 0 && o.runs_to_decide == Some(4 + more), "{o:?}");
-        assert!(o.text.contains(&format!("about {more} more runs each")), "{}", o.text);
+        assert!(
+            o.text.contains(&format!("about {more} more runs each")),
+            "{}",
+            o.text
+        );
     }
 
     #[test]

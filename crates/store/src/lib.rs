@@ -15,9 +15,9 @@ use trainbench_core::reference::default_prices;
 mod bisections;
 mod compact;
 mod damaged;
-mod gates;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
+mod gates;
 mod measurements;
 mod model_files;
 mod portable;

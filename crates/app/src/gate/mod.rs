@@ -170,10 +170,14 @@ impl Workspace {
             let (sreq, said) = sides::side_request(&req.base, s, change, &copies)?;
             let plan = self.plan(&sreq, host)?;
             if let Some(r) = plan.rejected.first() {
-                return Err(AppError::bad(&blame(s, change, &r.field), format!("{}: {r}", s.key())));
+                return Err(AppError::bad(
+                    &blame(s, change, &r.field),
+                    format!("{}: {r}", s.key()),
+                ));
             }
-            plan.check_installed()
-                .map_err(|e| AppError::bad(&blame(s, change, "framework"), format!("{}: {e}", s.key())))?;
+            plan.check_installed().map_err(|e| {
+                AppError::bad(&blame(s, change, "framework"), format!("{}: {e}", s.key()))
+            })?;
             let config = match plan.configs.as_slice() {
                 [one] => one.clone(),
                 many => {

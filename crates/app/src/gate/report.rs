@@ -82,7 +82,9 @@ pub fn markdown(g: &Gated) -> String {
             values(&o.candidate_values)
         ));
         if let Some(more) = o.more_runs() {
-            md.push_str(&format!("| runs that would decide | {more} more per side |\n"));
+            md.push_str(&format!(
+                "| runs that would decide | {more} more per side |\n"
+            ));
         }
     }
     md.push_str(&format!(
@@ -185,7 +187,11 @@ mod tests {
                 Step::Done(o) => break o,
                 Step::Pair(k) => {
                     for (i, s) in trainbench_core::gate::pair_order(k).into_iter().enumerate() {
-                        let level = if s == Side::Baseline { 100.0 } else { candidate };
+                        let level = if s == Side::Baseline {
+                            100.0
+                        } else {
+                            candidate
+                        };
                         gate.record(s, level * (1.0 + 0.001 * i as f64));
                         runs.push((s, runs.len() as i64 + 1));
                     }
@@ -206,14 +212,20 @@ mod tests {
     fn the_summary_escapes_what_a_person_named_and_says_the_verdict() {
         let md = markdown(&gated(90.0));
         assert!(md.starts_with("### trainbench gate: ❌ fail"), "{md}");
-        assert!(md.contains("script a\\|b.py") && md.contains("\\<b\\>"), "{md}");
+        assert!(
+            md.contains("script a\\|b.py") && md.contains("\\<b\\>"),
+            "{md}"
+        );
         assert!(md.contains("95 % interval"), "{md}");
     }
 
     #[test]
     fn junit_maps_each_ending_to_one_test_case() {
         let pass = junit(&gated(100.0));
-        assert!(pass.contains("failures=\"0\" errors=\"0\" skipped=\"0\""), "{pass}");
+        assert!(
+            pass.contains("failures=\"0\" errors=\"0\" skipped=\"0\""),
+            "{pass}"
+        );
         assert!(!pass.contains("<failure"));
         let fail = junit(&gated(90.0));
         assert!(fail.contains("<failure message=\"fail: slower"), "{fail}");
@@ -225,7 +237,10 @@ mod tests {
             reason: "ValueError \"x\"".into(),
         };
         let error = junit(&error);
-        assert!(error.contains("errors=\"1\"") && error.contains("<error message=\"candidate: run 4"), "{error}");
+        assert!(
+            error.contains("errors=\"1\"") && error.contains("<error message=\"candidate: run 4"),
+            "{error}"
+        );
         assert!(error.contains("&quot;x&quot;"), "{error}");
     }
 }

@@ -78,7 +78,10 @@ pub fn side_request(
     if let Some(rev) = &change.git_rev {
         let (copy, commit, name) = copy_at_revision(&req, side, rev, copies)?;
         req.model = vec![format!("{PREFIX}{}", copy.display())];
-        said.push(format!("{name} at {rev} ({})", &commit[..12.min(commit.len())]));
+        said.push(format!(
+            "{name} at {rev} ({})",
+            &commit[..12.min(commit.len())]
+        ));
     }
     if said.is_empty() {
         said.push("the shared run settings".into());
@@ -129,7 +132,12 @@ fn copy_at_revision(
             .arg(&dir)
             .args(args)
             .output()
-            .map_err(|e| AppError::bad("git_rev", format!("git_rev: cannot start git ({e}): expected git installed")))?;
+            .map_err(|e| {
+                AppError::bad(
+                    "git_rev",
+                    format!("git_rev: cannot start git ({e}): expected git installed"),
+                )
+            })?;
         if out.status.success() {
             return Ok(out.stdout);
         }
@@ -143,9 +151,14 @@ fn copy_at_revision(
             ),
         ))
     };
-    let commit = String::from_utf8_lossy(&git(&["rev-parse", "--verify", "--end-of-options", &format!("{rev}^{{commit}}")])?)
-        .trim()
-        .to_owned();
+    let commit = String::from_utf8_lossy(&git(&[
+        "rev-parse",
+        "--verify",
+        "--end-of-options",
+        &format!("{rev}^{{commit}}"),
+    ])?)
+    .trim()
+    .to_owned();
     let bytes = git(&["show", &format!("{commit}:./{file}")])?;
     let folder = copies.join(sha256_hex(&bytes));
     let copy = folder.join(&file);
@@ -170,15 +183,24 @@ mod tests {
             ..SideChange::default()
         };
         let (req, said) = side_request(&base, Side::Candidate, &change, &dir).unwrap();
-        assert_eq!(req.env, vec!["XLA_FLAGS=--xla_cpu_multi_thread_eigen=false"]);
+        assert_eq!(
+            req.env,
+            vec!["XLA_FLAGS=--xla_cpu_multi_thread_eigen=false"]
+        );
         assert_eq!(req.framework, vec!["jax"]);
-        assert!(said.contains("env XLA_FLAGS") && said.contains("framework jax"), "{said}");
+        assert!(
+            said.contains("env XLA_FLAGS") && said.contains("framework jax"),
+            "{said}"
+        );
         let script = SideChange {
             script: Some("b.py".into()),
             ..SideChange::default()
         };
         let (req, _) = side_request(&base, Side::Baseline, &script, &dir).unwrap();
-        assert_eq!((req.model, req.batch_size), (vec!["script:b.py".to_owned()], vec![0]));
+        assert_eq!(
+            (req.model, req.batch_size),
+            (vec!["script:b.py".to_owned()], vec![0])
+        );
         let (_, said) = side_request(&base, Side::Baseline, &SideChange::default(), &dir).unwrap();
         assert_eq!(said, "the shared run settings");
     }
