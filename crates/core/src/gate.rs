@@ -55,7 +55,7 @@ impl Side {
 /// the sequence reads A B B A A B B A and a drift of the machine over time
 /// weighs on both sides alike.
 pub fn pair_order(k: u32) -> [Side; 2] {
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         [Side::Baseline, Side::Candidate]
     } else {
         [Side::Candidate, Side::Baseline]

@@ -214,8 +214,10 @@ mod tests {
         };
         let e = side_request(&SweepRequest::default(), Side::Baseline, &change, &dir).unwrap_err();
         assert_eq!(e.field(), Some("git_rev"));
-        let mut base = SweepRequest::default();
-        base.model = vec!["script:train.py".into()];
+        let base = SweepRequest {
+            model: vec!["script:train.py".into()],
+            ..SweepRequest::default()
+        };
         let option = SideChange {
             git_rev: Some("--output=/tmp/x".into()),
             ..SideChange::default()
