@@ -131,6 +131,7 @@ fn an_identical_pair_passes_with_its_summary_report_and_stored_verdict() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(v["verdict"], "pass", "{v}");
     let o = &v["gate"]["ended"];
+    eprintln!("gate verdict: {}", o["text"]);
     let high = o["ci95"]["high"].as_f64().unwrap();
     assert!(high <= 1.03, "{v}");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -213,6 +214,7 @@ fn a_planted_five_percent_slowdown_between_two_revisions_fails() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert_eq!(v["verdict"], "fail", "{v}");
     let o = &v["gate"]["ended"];
+    eprintln!("gate verdict: {}", o["text"]);
     let (ratio, low) = (
         o["ratio"].as_f64().unwrap(),
         o["ci95"]["low"].as_f64().unwrap(),
