@@ -1,21 +1,24 @@
 //! `trainbench gate` through the real CLI, the studio's PyTorch environment
 //! and a real SQLite file, on the CPU: an identical pair (two sets of
 //! variables the script does not time differently) passes; a candidate
-//! revision in git that sleeps 5 % longer per step fails with its ratio and
+//! revision in git whose steps are 5 % longer fails with its ratio and
 //! interval; both append the Markdown summary to `$GITHUB_STEP_SUMMARY` and
 //! write a well-formed JUnit report, and store the verdict beside the
 //! sweep; a missing file, a bad threshold or revision are refused naming
 //! their field; a side that raises exits 2 naming the side, its runs stored.
 //!
 //! The workload must give the right verdict on a busy two-core machine,
-//! every time: each step is a fixed `time.sleep` of 50 ms (a candidate's
-//! 52.5 ms), so the step time hardly depends on the CPU — a process waiting
-//! for a core wakes late by at most a few milliseconds, and only in a few
-//! windows, which each run's median window leaves out. Run to run the
-//! throughput then varies by a few tenths of a percent: the identical pair's
-//! interval ends far below the 3 % threshold, and the planted 5 % (measured
-//! ≈ 5.5 %: the studio's own work per step is the same on both sides) far
-//! above it.
+//! every time. Each step ends on a fixed schedule: the script sleeps until
+//! the step's deadline, every 50 ms from its start (a candidate's 52.5 ms),
+//! so its throughput is the schedule's whatever the CPU load. A plain
+//! `time.sleep(0.05)` per step is not enough: on a loaded machine every
+//! wake-up waits for a core for a millisecond or more, that wait adds to
+//! every step and changes with the load from one run to the next (3 % apart
+//! here with five other processes wanting the two cores); with deadlines a
+//! late wake-up shortens the next sleep instead, and only the jitter of a
+//! window's two ends remains (windows of 6 steps, 300 ms). Run to run the throughput then differs by
+//! hundredths of a percent: the identical pair's interval ends far below the
+//! 3 % threshold and the planted 5 % far above it.
 #![allow(
     clippy::unwrap_used,
     reason = "a test fails loudly on what it did not expect"
@@ -31,17 +34,19 @@ mod common;
 
 use common::{output_json, text, trainbench, Scratch};
 
-/// A training loop whose steps are a fixed sleep (see the file's comment);
-/// PAUSE is replaced, or read from the variable when it is `env`.
+/// A training loop whose steps end on a schedule (see the file's comment):
+/// PAUSE is the period, a number or an expression reading a variable.
 const SCRIPT: &str = r#"
 import os
 import time
 
 import trainbench
 
-pause = PAUSE
-for _ in range(24):
-    time.sleep(pause)
+period = PAUSE
+deadline = time.monotonic()
+for _ in range(36):
+    deadline += period
+    time.sleep(max(0.0, deadline - time.monotonic()))
     trainbench.step(samples=1, loss=0.5)
 "#;
 
@@ -194,7 +199,7 @@ fn a_planted_five_percent_slowdown_between_two_revisions_fails() {
     std::fs::write(repo.join("train.py"), script("0.05")).unwrap();
     git(&repo, &["add", "train.py"]);
     git(&repo, &["commit", "-qm", "base"]);
-    // The candidate sleeps 5 % longer per step.
+    // The candidate's steps are 5 % longer.
     std::fs::write(repo.join("train.py"), script("0.0525")).unwrap();
     git(&repo, &["commit", "-qam", "slower"]);
     // The working copy differs from both: the revisions are what run.
