@@ -236,6 +236,17 @@ mod tests {
             run_id: 4,
             reason: "ValueError \"x\"".into(),
         };
+        let mut undecided = gated(100.0);
+        if let Ended::Decided(o) = &mut undecided.ended {
+            o.verdict = Verdict::Undecided;
+            o.text = "undecided: about 4 more runs each".into();
+        }
+        let undecided = junit(&undecided);
+        assert!(
+            undecided.contains("skipped=\"1\"")
+                && undecided.contains("<skipped message=\"undecided"),
+            "{undecided}"
+        );
         let error = junit(&error);
         assert!(
             error.contains("errors=\"1\"") && error.contains("<error message=\"candidate: run 4"),
