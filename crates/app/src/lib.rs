@@ -13,6 +13,9 @@
 //!   threads within a time budget, stored as a sweep with its trace.
 //! - [`bisect`]: which release of a framework first changed a metric, by
 //!   binary search between a good and a bad release, stored as a sweep.
+//! - [`gate`]: a performance gate for continuous integration: a baseline and
+//!   a candidate run in pairs A B B A until the ratio's interval settles
+//!   against a slowdown threshold, stored as a sweep with the verdict.
 //! - [`live`]: a run's figures while it trains (steps, throughput).
 //! - [`reports`]: a selection turned into a comparison; PDF, CSV, charts and
 //!   session files out and in.
@@ -49,6 +52,7 @@ pub mod execute;
 pub mod explain;
 pub mod first_run;
 pub mod frameworks;
+pub mod gate;
 pub mod glossary;
 pub mod gpu_check;
 pub mod gpu_session;

@@ -31,6 +31,13 @@ pub enum Command {
     /// between a good and a bad release, each installed when needed and
     /// trained as the run flags say, with repeats sized by the spread.
     Bisect(Box<crate::bisect_cmd::BisectArgs>),
+    /// A performance gate for continuous integration: a baseline and a
+    /// candidate (two scripts or models, two sets of variables, two
+    /// environments or releases, two git revisions of a script) run in pairs
+    /// A B B A here until the ratio's 95 % interval settles against
+    /// --max-slowdown. Exit 0: not slower; 1: slower beyond it; 3: undecided
+    /// at --max-runs; 2: bad input or a side that could not run.
+    Gate(Box<crate::gate_cmd::GateArgs>),
     /// The best way to train one model here: frameworks, compile modes,
     /// precisions, batches and CPU threads searched by successive halving
     /// (every candidate probed short, settled losers stopped, the winner

@@ -57,7 +57,7 @@ pub struct BisectArgs {
 }
 
 /// A CLI error handed back through the app layer's bisection.
-fn app_error(e: CliError) -> trainbench_app::AppError {
+pub(crate) fn app_error(e: CliError) -> trainbench_app::AppError {
     match e {
         CliError::BadInput { field, message } => {
             trainbench_app::AppError::BadInput { field, message }

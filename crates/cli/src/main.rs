@@ -3,12 +3,14 @@
 //! them — every use case through `trainbench-app`, the layer the desktop app
 //! uses too; this binary parses arguments and prints. Every command takes
 //! `--json` and then prints one JSON document. Exit codes: 0 success, 1 a run
-//! failed, 2 bad input (3: `gpu-check` or `gpu-session` without a GPU).
+//! failed, 2 bad input (3: `gpu-check` or `gpu-session` without a GPU;
+//! `gate`: 1 slower beyond the threshold, 3 undecided).
 
 mod args;
 mod bisect_cmd;
 mod env_cmd;
 mod error;
+mod gate_cmd;
 mod gpu_check;
 mod gpu_session;
 #[cfg(test)]
@@ -56,6 +58,7 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Run(a) => run_cmd::run(&db, *a),
         Command::Bisect(a) => bisect_cmd::bisect(&db, *a),
+        Command::Gate(a) => gate_cmd::gate(&db, *a),
         Command::Tune(a) => tune_cmd::tune(&db, *a),
         Command::Describe {
             model,

@@ -37,6 +37,7 @@ pub mod downsample;
 pub mod error;
 pub mod error_class;
 pub mod framework;
+pub mod gate;
 pub mod models;
 pub mod profile;
 pub mod projection;

@@ -17,6 +17,7 @@ mod compact;
 mod damaged;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
+mod gates;
 mod measurements;
 mod model_files;
 mod portable;
@@ -30,6 +31,7 @@ mod tunes;
 pub use bisections::StoredBisection;
 pub use compact::Compacted;
 pub use damaged::{Damaged, RunList};
+pub use gates::StoredGate;
 pub use portable::{hostname, ImportOutcome};
 pub use prices::PriceDeletion;
 pub use query::{query_read_only, Cell, QueryAnswer, QueryLimits, QUERY_ALLOWED};
@@ -125,6 +127,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         16,
         "0016_query_views.sql",
         include_str!("../../../migrations/0016_query_views.sql"),
+    ),
+    (
+        17,
+        "0017_gates.sql",
+        include_str!("../../../migrations/0017_gates.sql"),
     ),
 ];
 

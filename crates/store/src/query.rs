@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::{invalid, open_error, usable_schema, Result, Store, StoreError, MIGRATIONS};
 
 /// What a query is allowed, said in every refusal.
-pub const QUERY_ALLOWED: &str = "one read-only statement: SELECT or WITH … SELECT over the views q_runs, q_windows, q_evals, q_telemetry, q_sweeps (docs/query.md); nothing that writes (INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH, PRAGMA, transactions)";
+pub const QUERY_ALLOWED: &str = "one read-only statement: SELECT or WITH … SELECT over the views q_runs, q_windows, q_evals, q_telemetry, q_sweeps, q_gates (docs/query.md); nothing that writes (INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH, PRAGMA, transactions)";
 
 /// How far a query may go.
 #[derive(Debug, Clone, Copy)]

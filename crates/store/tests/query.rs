@@ -208,7 +208,14 @@ fn docs_query_md_lists_every_column_of_every_view_in_order() {
     let path = database("documented");
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/query.md"))
         .expect("docs/query.md");
-    for view in ["q_runs", "q_windows", "q_evals", "q_telemetry", "q_sweeps"] {
+    for view in [
+        "q_runs",
+        "q_windows",
+        "q_evals",
+        "q_telemetry",
+        "q_sweeps",
+        "q_gates",
+    ] {
         let sql = format!("SELECT name FROM pragma_table_info('{view}') ORDER BY cid");
         let answer = query_read_only(&path, &sql, LIMITS).expect(view);
         let columns: Vec<String> = answer
@@ -233,7 +240,8 @@ fn an_older_database_is_brought_up_to_date_before_it_is_read() {
     let raw = rusqlite::Connection::open(&path).expect("raw");
     raw.execute_batch(
         "DROP VIEW q_runs; DROP VIEW q_windows; DROP VIEW q_evals; DROP VIEW q_telemetry; \
-         DROP VIEW q_sweeps; DELETE FROM schema_migrations WHERE version = 16",
+         DROP VIEW q_sweeps; DROP VIEW q_gates; DROP TABLE gates; \
+         DELETE FROM schema_migrations WHERE version >= 16",
     )
     .expect("back to schema 15");
     drop(raw);
