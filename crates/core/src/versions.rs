@@ -199,7 +199,8 @@ pub fn requirements(pin: Pin, gpu: bool) -> String {
         (Framework::Jax, true) => format!("jax[cuda12]=={v}\nflax\noptax"),
         (Framework::Tensorflow, false) => format!("tensorflow-cpu=={v}"),
         (Framework::Tensorflow, true) => format!("tensorflow[and-cuda]=={v}"),
-        (_, _) => format!("torch=={v}"),
+        // No arm for "any other": a new framework must say what it installs.
+        (Framework::Pytorch | Framework::Tch, _) => format!("torch=={v}"),
     };
     format!(
         "# {pin}: made on demand by the studio (FRAMEWORK==VERSION).\n{framework}\npillow\nnumpy\n"

@@ -28,7 +28,10 @@ pub fn packages(framework: Framework) -> &'static [&'static str] {
     match framework {
         Framework::Jax => &["jax", "jaxlib"],
         Framework::Tensorflow => &["tensorflow-cpu"],
-        _ => &["torch"],
+        // The libtorch worker's libtorch is the torch wheel's (it has no
+        // releases of its own to choose: `releases` refuses it). No arm for
+        // "any other": a new framework must say its packages here.
+        Framework::Pytorch | Framework::Tch => &["torch"],
     }
 }
 
