@@ -87,6 +87,15 @@ fn tch_choice(torch: Option<&FrameworkEnv>) -> FrameworkChoice {
     }
 }
 
+/// `env check`'s libtorch worker, started once and asked what it sees:
+/// `None` when it is not built (nothing installed to check), else its answer
+/// or why it gave none.
+pub fn check_tch() -> Option<(String, Result<serde_json::Value, String>)> {
+    let tch = WorkerCommand::tch();
+    let (built, _) = tch_status(&tch);
+    built.then(|| (tch.program.display().to_string(), envs::check_tch(&tch)))
+}
+
 /// Why `tch`, built, cannot load libtorch here, if so (a worker that is not
 /// built is said where it is started).
 pub fn tch_libtorch_problem(tch: &WorkerCommand) -> Option<&'static str> {

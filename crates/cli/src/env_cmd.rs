@@ -224,6 +224,10 @@ fn budget(size: Option<&str>, json_out: bool) -> Result<ExitCode, CliError> {
 fn check(json_out: bool) -> Result<ExitCode, CliError> {
     let mut out = Vec::new();
     let mut broken = false;
+    if let Some(row) = check_tch(json_out) {
+        broken |= row.get("problem").is_some();
+        out.push(row);
+    }
     for e in envs::list()? {
         let checked = if e.ready {
             envs::check(&e)
@@ -273,6 +277,38 @@ fn check(json_out: bool) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The libtorch worker's line of `env check` (and its JSON row), when it is
+/// built: started with `info`, which loads its libtorch.
+fn check_tch(json_out: bool) -> Option<serde_json::Value> {
+    let (program, checked) = frameworks::check_tch()?;
+    if !json_out {
+        match &checked {
+            Ok(info) => println!(
+                "{:<24} tch {} (libtorch) · worker {program} · {}",
+                "tch",
+                info["version"].as_str().unwrap_or("?"),
+                match info["gpus"].as_array().map_or(0, Vec::len) {
+                    0 => "sees no GPU (runs on the CPU)".to_owned(),
+                    n => format!("sees {n} GPU(s): {}", info["gpus"]),
+                }
+            ),
+            Err(why) => println!("{:<24} tch: {why}", "tch"),
+        }
+    }
+    let mut v = json!({
+        "name": "tch", "framework": "tch", "selector": "tch", "worker": program,
+        "builtin": true, "ready": true,
+    });
+    match checked {
+        Ok(info) => {
+            v["version"] = info["version"].clone();
+            v["check"] = info;
+        }
+        Err(why) => v["problem"] = json!(why),
+    }
+    Some(v)
 }
 
 /// `env install`: the framework's environment made from PyPI (the CUDA

@@ -70,6 +70,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// What this worker sees, as one JSON line: the libtorch it loaded and
+    /// its CUDA devices (`trainbench env check` starts it for this).
+    Info,
     /// List the models this worker can build.
     Models {
         #[arg(long)]
@@ -302,6 +305,25 @@ fn describe(model: &str, opts: ModelOptions, json: bool) -> ExitCode {
     }
 }
 
+/// `info`: the libtorch this worker was built against and runs with, and
+/// the CUDA devices it sees (by index: libtorch has no device names).
+fn info() -> serde_json::Value {
+    let gpus: Vec<String> = if tch::Cuda::is_available() {
+        (0..tch::Cuda::device_count())
+            .map(|i| format!("cuda:{i}"))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    serde_json::json!({
+        "framework": "tch",
+        "version": env!("TRAINBENCH_LIBTORCH_VERSION"),
+        "worker": env!("CARGO_PKG_VERSION"),
+        "gpus": gpus,
+        "libraries": {"cudnn": tch::Cuda::cudnn_is_available()},
+    })
+}
+
 fn list_models(json: bool) -> ExitCode {
     if json {
         let rows: Vec<_> = CATALOG
@@ -398,6 +420,10 @@ fn main() -> ExitCode {
             json,
         ),
         Command::Models { json } => list_models(json),
+        Command::Info => {
+            println!("{}", info());
+            ExitCode::SUCCESS
+        }
         Command::Quick { device, epochs } => human::quick(device, epochs),
         Command::Summarize => summarize(),
         Command::Parity { model, dir } => match guarded(|| parity(&model, &dir)) {

@@ -100,6 +100,17 @@ fn env_list_and_check_show_every_framework() {
         );
         assert!(e["check"]["version"].as_str().is_some(), "{e}");
     }
+    // The libtorch worker is started too (its libtorch loads as it starts),
+    // and one that does not answer makes the check fail, saying so.
+    assert_eq!(v[0]["framework"], "tch", "{v}");
+    let (out, v) = output_json(
+        home.cmd()
+            .env("TRAINBENCH_WORKER_TCH", "/bin/false")
+            .args(["env", "check", "--json"]),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(v[0]["worker"], "/bin/false", "{v}");
+    assert!(v[0]["problem"].as_str().is_some(), "{v}");
     // Registering needs a python whose worker starts.
     let (out, _) = home.run(&[
         "env",

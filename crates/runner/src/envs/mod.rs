@@ -350,6 +350,21 @@ pub fn check(env: &FrameworkEnv) -> Result<serde_json::Value, String> {
     }
 }
 
+/// The libtorch worker started once with `info` (its libtorch is loaded as
+/// it starts): what it sees, or why it did not answer.
+pub fn check_tch(cmd: &WorkerCommand) -> Result<serde_json::Value, String> {
+    let out = Command::new(&cmd.program)
+        .arg("info")
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", cmd.program.display()))?;
+    match serde_json::from_slice::<serde_json::Value>(&out.stdout) {
+        Ok(v) if out.status.success() => Ok(v),
+        _ => Err(last_line(&out.stderr)),
+    }
+}
+
 /// The last non-empty line a process wrote (its stderr: why it failed), or
 /// "no output".
 pub(crate) fn last_line(bytes: &[u8]) -> String {
