@@ -122,6 +122,18 @@ fn tch_candidates(exe: &Path, named: Vec<PathBuf>) -> (Vec<PathBuf>, bool) {
     (found, false)
 }
 
+/// What a default libtorch worker left out of the kit is, and how to build
+/// it: the PyTorch 2.11 one is the one the borrowed GPU machines can use.
+fn not_built(p: &Path) -> String {
+    let for_211 = p.components().any(|c| c.as_os_str() == "tch-2.11");
+    let what = if for_211 {
+        "the libtorch worker for PyTorch 2.11 (the GPU machines' release) is not built: `make tch-2.11` builds it (or `make kit`, which builds both)"
+    } else {
+        "the libtorch worker for this machine's PyTorch is not built: `make build-cli` builds it"
+    };
+    format!("{what}; looked for {}", p.display())
+}
+
 /// Copies each libtorch worker that starts here to `bin/tch-X.Y.Z/` (the
 /// release of the libtorch it names); the manifest's entries and a line
 /// saying what was taken and what was left out, and why.
@@ -135,7 +147,7 @@ fn tch_workers(
         return Ok((Vec::new(), "left out (--no-tch)".to_owned()));
     }
     let (candidates, explicit) = tch_candidates(exe, named);
-    let (mut taken, mut notes) = (Vec::new(), Vec::new());
+    let (mut taken, mut notes, mut missing) = (Vec::new(), Vec::new(), Vec::new());
     for p in candidates {
         if !p.is_file() {
             if explicit {
@@ -144,7 +156,8 @@ fn tch_workers(
                     format!("tch = {} is not allowed: no such file", p.display()),
                 ));
             }
-            notes.push(format!("none at {}", p.display()));
+            missing.push(not_built(&p));
+            notes.push(not_built(&p));
             continue;
         }
         // Asked as the studio asks a worker (bounded output, a time limit).
@@ -182,6 +195,11 @@ fn tch_workers(
     }
     if taken.is_empty() {
         notes.insert(0, "none included".to_owned());
+    }
+    // Said where it is seen even under --json: the kit is made, but a
+    // machine that needs the missing worker will train without it.
+    for m in missing {
+        eprintln!("trainbench: warning: kit without a libtorch worker: {m}");
     }
     Ok((taken, notes.join("; ")))
 }
@@ -301,6 +319,22 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A default worker that is not built is named with how to build it.
+    #[test]
+    fn a_missing_default_worker_says_how_to_build_it() {
+        let exe = Path::new("/repo/target/debug/trainbench");
+        let (candidates, explicit) = tch_candidates(exe, Vec::new());
+        assert!(!explicit);
+        let notes: Vec<String> = candidates.iter().map(|p| not_built(p)).collect();
+        assert!(notes[0].contains("`make build-cli`"), "{notes:?}");
+        assert!(notes[1].contains("PyTorch 2.11"), "{notes:?}");
+        assert!(notes[1].contains("`make tch-2.11`"), "{notes:?}");
+        assert!(
+            notes[1].ends_with("/repo/target/tch-2.11/debug/trainbench-worker-tch"),
+            "{notes:?}"
+        );
+    }
 
     #[test]
     fn the_newest_glibc_version_is_found_in_the_bytes() {
