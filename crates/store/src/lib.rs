@@ -17,6 +17,7 @@ mod compact;
 mod damaged;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
+mod listing;
 mod measurements;
 mod model_files;
 mod portable;
@@ -30,9 +31,12 @@ mod tunes;
 pub use bisections::StoredBisection;
 pub use compact::Compacted;
 pub use damaged::{Damaged, RunList};
+pub use listing::Snapshot;
 pub use portable::{hostname, ImportOutcome};
 pub use prices::PriceDeletion;
-pub use query::{query_read_only, Cell, QueryAnswer, QueryLimits, QUERY_ALLOWED};
+pub use query::{
+    query_read_only, query_read_only_each, Cell, QueryAnswer, QueryLimits, QUERY_ALLOWED,
+};
 pub use remote::{JournalEnd, RemoteRun};
 pub use runs::{NewRun, StoredBatchSearch};
 pub use sessions::LoadedComparison;
