@@ -130,6 +130,14 @@ fn the_runs_csv_written_a_run_at_a_time_is_the_whole_csv() {
     let (ws, _) = Workspace::open(&path).unwrap();
     let mut streamed = Vec::new();
     ws.write_runs_csv(&mut streamed).unwrap();
-    assert_eq!(streamed, ws.runs_csv(&ws.runs().unwrap()).unwrap());
+    let whole = ws.runs_csv(&ws.runs().unwrap()).unwrap();
+    assert_eq!(streamed, whole);
     assert_eq!(String::from_utf8(streamed).unwrap().lines().count(), 1 + 3);
+    // Into a file, as `export csv -o` writes it.
+    let file = path.with_file_name("runs.csv");
+    let written = ws.export_runs_csv(&file).unwrap();
+    assert_eq!(std::fs::read(&file).unwrap(), whole);
+    assert_eq!(written.bytes, whole.len() as u64);
+    // Never over the database.
+    assert!(ws.export_runs_csv(&path).is_err());
 }

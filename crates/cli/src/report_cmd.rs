@@ -254,19 +254,18 @@ fn csv_out(
     Ok(())
 }
 
-/// `export csv` of every run: on stdout (or in `{"csv": TEXT}` under
-/// `--json`) written a run at a time as the store reads them, so that memory
-/// stays flat whatever the count; into a file, made from the runs read one
-/// at a time and then written whole.
+/// `export csv` of every run, written a run at a time as the store reads
+/// them, so that memory stays flat whatever the count: into a file (whole
+/// or not at all), or on stdout (under `--json` in `{"csv": TEXT}`).
 fn every_run_csv(
     ws: &Workspace,
     output: Option<&Path>,
     json_out: bool,
 ) -> Result<ExitCode, CliError> {
-    if output.is_some() {
-        let mut bytes = Vec::new();
-        ws.write_runs_csv(&mut bytes)?;
-        csv_out(ws, &bytes, output, json_out)?;
+    if let Some(path) = output {
+        let written = ws.export_runs_csv(path)?;
+        let line = format!("wrote {} ({} bytes)", path.display(), written.bytes);
+        said(json_out, &written, serde_json::json!({}), line);
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = Out::new();
