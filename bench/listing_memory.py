@@ -35,6 +35,7 @@ LISTINGS = [
     ("query --csv (every run)", ["query", "--csv", "--max-rows", "1000000", "SELECT * FROM q_runs"]),
     ("export csv (every run)", ["export", "csv"]),
     ("export csv --json (every run)", ["export", "csv", "--json"]),
+    ("export csv -o FILE (every run)", ["export", "csv", "-o", "{scratch}/runs.csv"]),
 ]
 
 
@@ -54,7 +55,10 @@ def measure(binary, db, args):
 
 
 def output_bytes(binary, db, args):
-    """How many bytes a listing writes, read in pieces."""
+    """How many bytes a listing writes (on stdout, read in pieces, or into its -o file)."""
+    if "-o" in args:
+        subprocess.run([binary, "--db", db, *args], check=True, stderr=subprocess.DEVNULL)
+        return os.path.getsize(args[args.index("-o") + 1])
     with subprocess.Popen([binary, "--db", db, *args], stdout=subprocess.PIPE) as p:
         n = 0
         while piece := p.stdout.read(1 << 20):
@@ -80,7 +84,8 @@ def main():
         print(f"store: {db} ({os.path.getsize(db) / 2**20:.0f} MiB)")
         print(f"| listing | binary | output | peak RSS, MiB (max of {a.repeats}) | wall, s (median) |")
         print("|---|---|---:|---:|---:|")
-        for name, args in LISTINGS:
+        for name, listing in LISTINGS:
+            args = [arg.format(scratch=scratch) for arg in listing]
             size = output_bytes(a.binary, db, args)
             figures = {label: [] for label, _ in binaries}
             for _ in range(a.repeats):
