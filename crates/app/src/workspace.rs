@@ -221,6 +221,15 @@ impl Workspace {
         Ok(self.store.sessions()?)
     }
 
+    /// [`Workspace::sessions`] handed to `each` one at a time, most recently
+    /// changed first. Stops at the first error `each` returns.
+    pub fn each_session<E: From<AppError>>(
+        &self,
+        each: impl FnMut(SavedSession) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.store.each_session(each).map_err(AppError::from)?
+    }
+
     pub fn session(&self, which: &SessionRef) -> AppResult<SavedSession> {
         Ok(match which {
             SessionRef::Id(id) => self.store.session(*id)?,

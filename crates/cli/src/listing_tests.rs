@@ -141,3 +141,22 @@ fn the_runs_csv_written_a_run_at_a_time_is_the_whole_csv() {
     // Never over the database.
     assert!(ws.export_runs_csv(&path).is_err());
 }
+
+#[test]
+fn session_list_json_streamed_is_the_whole_document_byte_for_byte() {
+    let path = seeded("sessions", 4);
+    let (mut ws, _) = Workspace::open(&path).unwrap();
+    let none = crate::report_cmd::write_sessions_json(&ws, Out::to(Vec::new())).unwrap();
+    assert_eq!(String::from_utf8(none).unwrap(), "{\"sessions\":[]}\n");
+    let settings = trainbench_core::session::SessionSettings {
+        grouping: trainbench_core::compare::Grouping::Runs,
+        charts: trainbench_app::reports::parse_charts(&[]).unwrap(),
+        hidden_series: Vec::new(),
+    };
+    ws.save_session("first", &[1, 2], None, &settings).unwrap();
+    ws.save_session("second", &[2, 3, 4], Some(3), &settings)
+        .unwrap();
+    let streamed = crate::report_cmd::write_sessions_json(&ws, Out::to(Vec::new())).unwrap();
+    let whole = serde_json::json!({"sessions": ws.sessions().unwrap()});
+    assert_eq!(String::from_utf8(streamed).unwrap(), format!("{whole}\n"));
+}

@@ -78,11 +78,10 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
                 );
             }
         }
+        SessionCommand::List if json_out => drop(write_sessions_json(&ws, Out::new())?),
         SessionCommand::List => {
             let sessions = ws.sessions()?;
-            if json_out {
-                println!("{}", json!({"sessions": sessions}));
-            } else if sessions.is_empty() {
+            if sessions.is_empty() {
                 println!("no saved sessions");
             } else {
                 for s in sessions {
@@ -134,6 +133,27 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `session list --json`'s document (`{"sessions": [...]}`), written a
+/// session at a time as the store reads them. Returns the writer.
+pub(crate) fn write_sessions_json<W: std::io::Write>(
+    ws: &Workspace,
+    mut out: Out<W>,
+) -> Result<W, CliError> {
+    let mut first = true;
+    let written = out.text("{\"sessions\":[").and_then(|()| {
+        ws.each_session(|s| {
+            if !std::mem::take(&mut first) {
+                out.text(",")?;
+            }
+            out.json(&session_json(&s))
+        })
+    });
+    match written.and_then(|()| out.text("]}\n")) {
+        Ok(()) => out.finish(),
+        Err(e) => Err(out.failed(e)),
+    }
 }
 
 /// What an export wrote: a line on stderr, or under `--json` one document
