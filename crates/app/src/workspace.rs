@@ -31,7 +31,7 @@ pub struct RunListing {
 #[derive(Debug, Clone)]
 pub enum Listed {
     LeftOut(Vec<LeftOutRun>),
-    Run(RunRow),
+    Run(Box<RunRow>),
 }
 
 /// A stored run left out of a listing because a column of its row holds a
@@ -156,7 +156,7 @@ impl Workspace {
         each(Listed::LeftOut(
             damaged.iter().map(LeftOutRun::from).collect(),
         ))?;
-        self.each_run(|r| each(Listed::Run(r)))
+        self.each_run(|r| each(Listed::Run(Box::new(r))))
     }
 
     /// How many runs the database holds.

@@ -2,7 +2,7 @@
 //! `--csv`, `export csv` of every run) against the documents made whole,
 //! byte for byte, on a real database of generated runs with damaged rows.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use trainbench_app::query::{query, to_csv, to_json, QueryRequest};
 use trainbench_app::Workspace;
@@ -33,13 +33,13 @@ fn seeded(name: &str, n: u64) -> PathBuf {
     path
 }
 
-fn sql(path: &PathBuf, statement: &str) {
+fn sql(path: &Path, statement: &str) {
     let conn = rusqlite::Connection::open(path).unwrap();
     assert_eq!(conn.execute(statement, []).unwrap(), 1, "{statement}");
 }
 
 /// `runs --json` streamed, and the document made whole as before.
-fn both_runs_documents(path: &PathBuf) -> (String, String, Vec<String>) {
+fn both_runs_documents(path: &Path) -> (String, String, Vec<String>) {
     let at = locate(Some(path));
     let (ws, _) = Workspace::open(path).unwrap();
     let (bytes, left_out) = write_runs_json(&ws, &at, Out::to(Vec::new())).unwrap();
