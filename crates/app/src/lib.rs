@@ -74,7 +74,7 @@ pub mod workspace;
 
 pub use error::{AppError, AppResult, ErrorCode};
 pub use host::Host;
-pub use workspace::{LeftOutRun, RunListing, SessionRef, Workspace};
+pub use workspace::{LeftOutRun, Listed, RunListing, SessionRef, Workspace};
 
 pub use trainbench_core::versions;
 /// What the shells need of the services, re-exported so they depend on this

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
-use trainbench_store::{query_read_only, QueryLimits};
+use trainbench_store::{query_read_only, query_read_only_each, QueryLimits};
 
 pub use trainbench_store::{Cell, QueryAnswer, QUERY_ALLOWED};
 
@@ -72,6 +72,20 @@ pub fn query(db: &Path, request: &QueryRequest) -> AppResult<QueryAnswer> {
     Ok(query_read_only(db, &request.sql, limits)?)
 }
 
+/// [`query`] a row at a time, for an answer of any length: the columns go
+/// to `start`, then each row to `each` as it is read. Returns whether rows
+/// were left out by the row limit. Stops at the first error `start` or
+/// `each` returns.
+pub fn query_each<E: From<AppError>>(
+    db: &Path,
+    request: &QueryRequest,
+    start: impl FnOnce(&[String]) -> Result<(), E>,
+    each: impl FnMut(Vec<Cell>) -> Result<(), E>,
+) -> Result<bool, E> {
+    let limits = request.limits()?;
+    query_read_only_each(db, &request.sql, limits, start, each).map_err(AppError::from)?
+}
+
 /// The answer as one JSON document: `columns`, `rows` (numbers typed, NULL
 /// as null, a blob as `{"blob_bytes": N}`), and `truncated` when rows were
 /// left out by the row limit.
@@ -106,29 +120,37 @@ pub fn cell_text(cell: &Cell) -> String {
 /// field; text a spreadsheet would run as a formula gets a leading `'`, as
 /// in every CSV the studio writes; numbers are never altered.
 pub fn to_csv(answer: &QueryAnswer) -> String {
-    fn field(s: &str) -> String {
-        if s.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_owned()
-        }
-    }
-    let mut out = String::new();
-    let header: Vec<String> = answer.columns.iter().map(|c| field(c)).collect();
-    out.push_str(&header.join(","));
-    out.push_str("\r\n");
+    let mut out = csv_header(&answer.columns);
     for row in &answer.rows {
-        let cells: Vec<String> = row
-            .iter()
-            .map(|c| match c {
-                Cell::Text(t) => field(&trainbench_report::csv::text_cell(t)),
-                other => field(&cell_text(other)),
-            })
-            .collect();
-        out.push_str(&cells.join(","));
-        out.push_str("\r\n");
+        out.push_str(&csv_row(row));
     }
     out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// The header line of [`to_csv`], with its line end.
+pub fn csv_header(columns: &[String]) -> String {
+    let header: Vec<String> = columns.iter().map(|c| csv_field(c)).collect();
+    format!("{}\r\n", header.join(","))
+}
+
+/// One row's line of [`to_csv`], with its line end.
+pub fn csv_row(row: &[Cell]) -> String {
+    let cells: Vec<String> = row
+        .iter()
+        .map(|c| match c {
+            Cell::Text(t) => csv_field(&trainbench_report::csv::text_cell(t)),
+            other => csv_field(&cell_text(other)),
+        })
+        .collect();
+    format!("{}\r\n", cells.join(","))
 }
 
 #[cfg(test)]

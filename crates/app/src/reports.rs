@@ -238,6 +238,27 @@ impl Workspace {
         Ok(bytes)
     }
 
+    /// Every readable run as the CSV of [`Workspace::runs_csv`], written to
+    /// `out` a run at a time: a store of any size in the memory of one run.
+    pub fn write_runs_csv<W: std::io::Write>(&self, out: W) -> AppResult<()> {
+        let mut csv = csv::RunsCsv::new(out)?;
+        self.each_run(|r| csv.row(&r).map_err(AppError::from))?;
+        Ok(csv.finish()?)
+    }
+
+    /// Every readable run's CSV written into `path` a run at a time, whole
+    /// or not at all and never over a SQLite file (as
+    /// [`Workspace::write_export`] writes).
+    pub fn export_runs_csv(&self, path: &Path) -> AppResult<Written> {
+        trainbench_files::refuse_sqlite("output", path, &[self.path()])?;
+        let bytes =
+            trainbench_files::write_atomic_with("output", path, |w| self.write_runs_csv(w))??;
+        Ok(Written {
+            path: path.display().to_string(),
+            bytes,
+        })
+    }
+
     /// One run's raw `windows`, `evals` or `telemetry` as CSV.
     pub fn raw_csv(&self, run_id: i64, what: &str) -> AppResult<Vec<u8>> {
         let what = csv::Raw::parse(what).map_err(|e| AppError::bad("raw", e.to_string()))?;

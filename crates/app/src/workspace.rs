@@ -10,7 +10,7 @@ use trainbench_core::session::{SavedSession, SessionSettings};
 use trainbench_core::telemetry::TelemetrySample;
 use trainbench_store::{Damaged, Store, StoredBatchSearch};
 
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 
 /// A saved session, by id or by name (a number no session is named counts as an id).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +24,14 @@ pub enum SessionRef {
 pub struct RunListing {
     pub rows: Vec<RunRow>,
     pub left_out: Vec<LeftOutRun>,
+}
+
+/// What [`Workspace::stream_run_list`] hands on: the runs left out, once,
+/// then every readable run, one at a time.
+#[derive(Debug, Clone)]
+pub enum Listed {
+    LeftOut(Vec<LeftOutRun>),
+    Run(Box<RunRow>),
 }
 
 /// A stored run left out of a listing because a column of its row holds a
@@ -118,6 +126,39 @@ impl Workspace {
         })
     }
 
+    /// Every stored run that can be read, handed to `each` one at a time,
+    /// oldest first (a damaged row is skipped: [`Workspace::stream_run_list`]
+    /// names it), so that a listing of any length holds one run in memory.
+    /// Stops at the first error `each` returns.
+    pub fn each_run<E: From<AppError>>(
+        &self,
+        mut each: impl FnMut(RunRow) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.store
+            .each_run(|row| match row {
+                Ok(r) => each(r),
+                Err(_) => Ok(()),
+            })
+            .map_err(AppError::from)?
+    }
+
+    /// [`Workspace::run_list`] a run at a time, for a listing of any length:
+    /// first [`Listed::LeftOut`] (a first reading of every row that keeps
+    /// only the damaged ones), then a [`Listed::Run`] for each readable run,
+    /// oldest first. Both readings see one state of the database. Stops at
+    /// the first error `each` returns.
+    pub fn stream_run_list<E: From<AppError>>(
+        &self,
+        mut each: impl FnMut(Listed) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let _one_state = self.store.snapshot().map_err(AppError::from)?;
+        let damaged = self.store.damaged_runs().map_err(AppError::from)?;
+        each(Listed::LeftOut(
+            damaged.iter().map(LeftOutRun::from).collect(),
+        ))?;
+        self.each_run(|r| each(Listed::Run(Box::new(r))))
+    }
+
     /// How many runs the database holds.
     pub fn run_count(&self) -> AppResult<u64> {
         Ok(self.store.run_count()?)
@@ -178,6 +219,15 @@ impl Workspace {
 
     pub fn sessions(&self) -> AppResult<Vec<SavedSession>> {
         Ok(self.store.sessions()?)
+    }
+
+    /// [`Workspace::sessions`] handed to `each` one at a time, most recently
+    /// changed first. Stops at the first error `each` returns.
+    pub fn each_session<E: From<AppError>>(
+        &self,
+        each: impl FnMut(SavedSession) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.store.each_session(each).map_err(AppError::from)?
     }
 
     pub fn session(&self, which: &SessionRef) -> AppResult<SavedSession> {

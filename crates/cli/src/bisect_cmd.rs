@@ -62,7 +62,9 @@ pub(crate) fn app_error(e: CliError) -> trainbench_app::AppError {
         CliError::BadInput { field, message } => {
             trainbench_app::AppError::BadInput { field, message }
         }
-        CliError::Failed(why) => trainbench_app::AppError::Internal(why),
+        CliError::Failed(why) | CliError::Unfinished(why) => {
+            trainbench_app::AppError::Internal(why)
+        }
     }
 }
 

@@ -1,5 +1,7 @@
-//! The CLI's errors: input a person fixes (exit 2, the field named) or a
-//! failure (exit 1). Every use case's [`AppError`] maps onto one of them.
+//! The CLI's errors: input a person fixes (exit 2, the field named), a
+//! failure (exit 1), or a failure after part of a streamed document was
+//! written (exit 1, said on stderr only). Every use case's [`AppError`] maps
+//! onto one of them.
 
 use trainbench_app::envs::EnvError;
 use trainbench_app::sweep::Rejected;
@@ -9,8 +11,14 @@ use trainbench_core::spec::SpecError;
 
 #[derive(Debug)]
 pub enum CliError {
-    BadInput { field: String, message: String },
+    BadInput {
+        field: String,
+        message: String,
+    },
     Failed(String),
+    /// A failure after part of a streamed document was written (exit 1):
+    /// said on stderr only, so that nothing follows the part on stdout.
+    Unfinished(String),
 }
 
 pub fn bad(field: &str, message: String) -> CliError {

@@ -18,6 +18,8 @@ mod help_tests;
 mod host_cmd;
 mod install;
 mod kit_cmd;
+#[cfg(test)]
+mod listing_tests;
 mod mcp;
 mod models_cmd;
 mod open;
@@ -177,6 +179,10 @@ fn main() -> ExitCode {
             }
             eprintln!("trainbench: {}", escape_controls(&message));
             ExitCode::from(2)
+        }
+        Err(CliError::Unfinished(message)) => {
+            eprintln!("trainbench: {}", escape_controls(&message));
+            ExitCode::from(1)
         }
         Err(CliError::Failed(message)) => {
             if json_mode {

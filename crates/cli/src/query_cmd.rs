@@ -1,13 +1,17 @@
 //! `trainbench query`: the application's read-only query, printed as a
 //! table (default), CSV or JSON.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use trainbench_app::query::{cell_text, query, to_csv, to_json, Cell, QueryAnswer, QueryRequest};
+use trainbench_app::query::{
+    cell_text, csv_header, csv_row, query, query_each, Cell, QueryAnswer, QueryRequest,
+};
 use trainbench_core::text::escape_controls;
 
 use crate::error::CliError;
+use crate::output::stream::Out;
 
 /// How the answer is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,19 +35,76 @@ impl Format {
 const CELL_WIDTH: usize = 40;
 
 pub fn run(db: &Path, request: QueryRequest, format: Format) -> Result<ExitCode, CliError> {
-    let answer = query(db, &request)?;
-    match format {
-        Format::Json => println!("{}", to_json(&answer)),
-        Format::Csv => print!("{}", to_csv(&answer)),
-        Format::Table => print!("{}", table(&answer)),
-    }
-    if answer.truncated && format != Format::Json {
+    let (shown, truncated) = match format {
+        Format::Table => {
+            let answer = query(db, &request)?;
+            print!("{}", table(&answer));
+            (answer.rows.len(), answer.truncated)
+        }
+        Format::Csv | Format::Json => {
+            let (_, shown, truncated) = stream(db, &request, format, Out::new())?;
+            (shown, truncated)
+        }
+    };
+    if truncated && format != Format::Json {
         eprintln!(
-            "trainbench: only the first {} rows are shown; the query matches more (raise --max-rows, or add LIMIT or WHERE)",
-            answer.rows.len()
+            "trainbench: only the first {shown} rows are shown; the query matches more (raise --max-rows, or add LIMIT or WHERE)"
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The answer as CSV or JSON (`to_csv` and `to_json` of the application
+/// layer byte for byte), written a row at a time as the query reads them,
+/// so that memory stays flat whatever `--max-rows` allows. Returns the rows
+/// written and whether the row limit left some out, after the writer.
+pub(crate) fn stream<W: Write>(
+    db: &Path,
+    request: &QueryRequest,
+    format: Format,
+    mut out: Out<W>,
+) -> Result<(W, usize, bool), CliError> {
+    let mut rows = 0usize;
+    let json = format == Format::Json;
+    let streamed = {
+        // `start` and `each` take turns with the one output.
+        let out = std::cell::RefCell::new(&mut out);
+        query_each(
+            db,
+            request,
+            |columns| {
+                let mut out = out.borrow_mut();
+                if json {
+                    out.text("{\"columns\":")?;
+                    out.json(&serde_json::json!(columns))?;
+                    out.text(",\"rows\":[")
+                } else {
+                    out.text(&csv_header(columns))
+                }
+            },
+            |row| {
+                let mut out = out.borrow_mut();
+                rows += 1;
+                if !json {
+                    return out.text(&csv_row(&row));
+                }
+                if rows > 1 {
+                    out.text(",")?;
+                }
+                out.json(&serde_json::json!(row))
+            },
+        )
+    };
+    let ended = streamed.and_then(|truncated| {
+        if json {
+            out.text(&format!("],\"truncated\":{truncated}}}\n"))?;
+        }
+        Ok(truncated)
+    });
+    match ended {
+        Ok(truncated) => Ok((out.finish()?, rows, truncated)),
+        Err(e) => Err(out.failed(e)),
+    }
 }
 
 /// A cell as the table shows it on one line: control characters (tab and

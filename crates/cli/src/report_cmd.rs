@@ -14,6 +14,7 @@ use crate::args::{ExportCommand, Selection as SelectionArgs, SessionCommand};
 use crate::error::{bad, CliError};
 use crate::open::{open_workspace, parse_ids};
 use crate::output::print_compare;
+use crate::output::stream::{JsonStringBody, Out};
 
 /// A saved session named on the command line (a number no session is named is its id).
 fn named(name: &str) -> SessionRef {
@@ -77,11 +78,10 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
                 );
             }
         }
+        SessionCommand::List if json_out => drop(write_sessions_json(&ws, Out::new())?),
         SessionCommand::List => {
             let sessions = ws.sessions()?;
-            if json_out {
-                println!("{}", json!({"sessions": sessions}));
-            } else if sessions.is_empty() {
+            if sessions.is_empty() {
                 println!("no saved sessions");
             } else {
                 for s in sessions {
@@ -135,6 +135,27 @@ pub fn session(db: &Path, command: SessionCommand, json_out: bool) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// `session list --json`'s document (`{"sessions": [...]}`), written a
+/// session at a time as the store reads them. Returns the writer.
+pub(crate) fn write_sessions_json<W: std::io::Write>(
+    ws: &Workspace,
+    mut out: Out<W>,
+) -> Result<W, CliError> {
+    let mut first = true;
+    let written = out.text("{\"sessions\":[").and_then(|()| {
+        ws.each_session(|s| {
+            if !std::mem::take(&mut first) {
+                out.text(",")?;
+            }
+            out.json(&session_json(&s))
+        })
+    });
+    match written.and_then(|()| out.text("]}\n")) {
+        Ok(()) => out.finish(),
+        Err(e) => Err(out.failed(e)),
+    }
+}
+
 /// What an export wrote: a line on stderr, or under `--json` one document
 /// on stdout.
 fn said(json_out: bool, written: &Written, extra: serde_json::Value, line: String) {
@@ -185,32 +206,15 @@ pub fn export(db: &Path, command: ExportCommand, json_out: bool) -> Result<ExitC
                         "run is only used with --raw windows|evals|telemetry".into(),
                     ))
                 }
-                _ => {
-                    let rows = match (session, ids.is_empty()) {
-                        (Some(name), _) => ws.runs_by_id(&ws.session(&named(&name))?.run_ids)?,
-                        (None, true) => ws.runs()?,
-                        (None, false) => ws.runs_by_id(&parse_ids(&ids)?)?,
-                    };
-                    ws.runs_csv(&rows)?
-                }
+                _ => match (session, ids.is_empty()) {
+                    (Some(name), _) => {
+                        ws.runs_csv(&ws.runs_by_id(&ws.session(&named(&name))?.run_ids)?)?
+                    }
+                    (None, false) => ws.runs_csv(&ws.runs_by_id(&parse_ids(&ids)?)?)?,
+                    (None, true) => return every_run_csv(&ws, output.as_deref(), json_out),
+                },
             };
-            match output {
-                Some(path) => {
-                    let written = ws.write_export(&path, &bytes)?;
-                    let line = format!("wrote {} ({} bytes)", path.display(), written.bytes);
-                    said(json_out, &written, serde_json::json!({}), line);
-                }
-                None if json_out => {
-                    let text = String::from_utf8_lossy(&bytes);
-                    println!("{}", serde_json::json!({ "csv": text }));
-                }
-                None => {
-                    use std::io::Write;
-                    std::io::stdout()
-                        .write_all(&bytes)
-                        .map_err(|e| CliError::Failed(format!("standard output: {e}")))?;
-                }
-            }
+            csv_out(&ws, &bytes, output.as_deref(), json_out)?;
         }
         ExportCommand::Chart {
             kind,
@@ -238,6 +242,63 @@ pub fn export(db: &Path, command: ExportCommand, json_out: bool) -> Result<ExitC
                 line,
             );
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A CSV made whole: into `output`, or on stdout (under `--json` as the
+/// document `{"csv": TEXT}`).
+fn csv_out(
+    ws: &Workspace,
+    bytes: &[u8],
+    output: Option<&Path>,
+    json_out: bool,
+) -> Result<(), CliError> {
+    match output {
+        Some(path) => {
+            let written = ws.write_export(path, bytes)?;
+            let line = format!("wrote {} ({} bytes)", path.display(), written.bytes);
+            said(json_out, &written, serde_json::json!({}), line);
+        }
+        None if json_out => {
+            let text = String::from_utf8_lossy(bytes);
+            println!("{}", serde_json::json!({ "csv": text }));
+        }
+        None => {
+            use std::io::Write;
+            std::io::stdout()
+                .write_all(bytes)
+                .map_err(|e| CliError::Failed(format!("standard output: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// `export csv` of every run, written a run at a time as the store reads
+/// them, so that memory stays flat whatever the count: into a file (whole
+/// or not at all), or on stdout (under `--json` in `{"csv": TEXT}`).
+fn every_run_csv(
+    ws: &Workspace,
+    output: Option<&Path>,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    if let Some(path) = output {
+        let written = ws.export_runs_csv(path)?;
+        let line = format!("wrote {} ({} bytes)", path.display(), written.bytes);
+        said(json_out, &written, serde_json::json!({}), line);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = Out::new();
+    let written = if json_out {
+        out.text("{\"csv\":\"")
+            .and_then(|()| Ok(ws.write_runs_csv(JsonStringBody(out.raw()))?))
+            .and_then(|()| out.text("\"}\n"))
+    } else {
+        ws.write_runs_csv(out.raw()).map_err(CliError::from)
+    };
+    match written {
+        Ok(()) => drop(out.finish()?),
+        Err(e) => return Err(out.failed(e)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,11 +1,12 @@
 //! `trainbench runs`, `show`, `compare` and `delete`.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
 use trainbench_app::settings::DatabaseLocation;
-use trainbench_app::{RunListing, Workspace};
+use trainbench_app::{Listed, RunListing, Workspace};
 use trainbench_core::compare::{compare as compare_rows, Comparison, Grouping};
 use trainbench_core::published::Against;
 use trainbench_core::record::RunRow;
@@ -13,6 +14,7 @@ use trainbench_core::summary::RunStatus;
 
 use crate::error::{bad, CliError};
 use crate::open::{open_workspace, parse_ids};
+use crate::output::stream::Out;
 use crate::output::{self, print_compare, print_runs_table, print_show, run_json};
 
 /// `runs --json`'s document: where the database is, its runs, and those left
@@ -26,22 +28,60 @@ pub fn runs_json(ws: &Workspace, at: &DatabaseLocation) -> Result<(Value, RunLis
 /// Every stored run, after where the database is (and why that one); a run
 /// whose row cannot be read is left out, named with the column at fault.
 pub fn runs(at: &DatabaseLocation, json_out: bool) -> Result<ExitCode, CliError> {
-    let (v, list) = runs_json(&open_workspace(&at.path)?, at)?;
-    let rows = &list.rows;
+    let ws = open_workspace(&at.path)?;
     if json_out {
-        println!("{v}");
-    } else {
-        println!("Database: {}", at.describe());
-        if rows.is_empty() && list.left_out.is_empty() {
-            println!("No runs stored yet: `trainbench run` starts the quick benchmark.");
-        } else if !rows.is_empty() {
-            print_runs_table(rows);
+        let (_, left_out) = write_runs_json(&ws, at, Out::new())?;
+        for message in left_out {
+            eprintln!("{message}");
         }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let list = ws.run_list()?;
+    let rows = &list.rows;
+    println!("Database: {}", at.describe());
+    if rows.is_empty() && list.left_out.is_empty() {
+        println!("No runs stored yet: `trainbench run` starts the quick benchmark.");
+    } else if !rows.is_empty() {
+        print_runs_table(rows);
     }
     for d in &list.left_out {
         eprintln!("{}", d.message);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// [`runs_json`]'s document byte for byte, written a run at a time so that
+/// only one run is in memory whatever the count. Returns the writer and the
+/// lines that name the runs left out.
+pub(crate) fn write_runs_json<W: Write>(
+    ws: &Workspace,
+    at: &DatabaseLocation,
+    mut out: Out<W>,
+) -> Result<(W, Vec<String>), CliError> {
+    let mut messages = Vec::new();
+    let mut first = true;
+    let database = serde_json::to_value(at).map_err(|e| CliError::Failed(e.to_string()))?;
+    let streamed = ws.stream_run_list(|item| match item {
+        Listed::LeftOut(left_out) => {
+            // The keys in the order `Value` sorts them: database, left_out, runs.
+            out.text("{\"database\":")?;
+            out.json(&database)?;
+            out.text(",\"left_out\":")?;
+            out.json(&json!(left_out))?;
+            messages = left_out.into_iter().map(|d| d.message).collect();
+            out.text(",\"runs\":[")
+        }
+        Listed::Run(row) => {
+            if !std::mem::take(&mut first) {
+                out.text(",")?;
+            }
+            out.json(&run_json(&row))
+        }
+    });
+    match streamed.and_then(|()| out.text("]}\n")) {
+        Ok(()) => Ok((out.finish()?, messages)),
+        Err(e) => Err(out.failed(e)),
+    }
 }
 
 /// `show ID --json`'s document: the run's detail, its flat row, its batch

@@ -327,17 +327,29 @@ fn a_worker_printing_a_128_mib_line_is_cut_and_the_studio_stays_small() {
 #[test]
 fn a_reader_that_closes_early_ends_the_cli_quietly() {
     // `trainbench env list | head -0`: the pipe's read end is closed before
-    // the CLI prints, so its first write fails with EPIPE.
+    // the CLI prints, so its first write fails with EPIPE. The listings
+    // written a piece at a time (`runs --json`, `query`, `export csv`) end
+    // the same way.
     let db = Db::new("pipe");
-    let mut child = db
-        .cmd()
-        .args(["env", "list"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(141), "{}", text(&out));
-    assert!(out.stderr.is_empty(), "{}", text(&out));
+    for args in [
+        &["env", "list"][..],
+        &["runs", "--json"],
+        &["query", "--json", "SELECT 1"],
+        &["query", "--csv", "SELECT 1"],
+        &["export", "csv"],
+        &["export", "csv", "--json"],
+        &["session", "list", "--json"],
+    ] {
+        let mut child = db
+            .cmd()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {}", text(&out));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out));
+    }
 }

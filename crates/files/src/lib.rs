@@ -3,7 +3,8 @@
 //! - [`write_atomic`]: a file is written whole or not at all — a temporary
 //!   file opened exclusively (`O_EXCL`) beside the target, fsynced, renamed
 //!   over it, and the folder fsynced — so a crash, a full disk or a second
-//!   writer never leaves half a file or harms the old one;
+//!   writer never leaves half a file or harms the old one
+//!   ([`write_atomic_with`]: the same, the content made as it is written);
 //! - [`refuse_sqlite`]: no export may replace a SQLite database (the open
 //!   store, its `-wal`/`-shm`/`-journal`, or any other), since one mistyped
 //!   `-o` would destroy every stored run;
@@ -152,6 +153,21 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// Writes `bytes` to `path` whole or not at all (see the crate's notes).
 /// `field` names the path in errors (`output`, `database`, …).
 pub fn write_atomic(field: &'static str, path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(field, path, |w| w.write_all(bytes))?
+        .map_err(|e| io("cannot write", path, &e))?;
+    Ok(())
+}
+
+/// [`write_atomic`] with the content made as it is written, for a file
+/// too large to hold in memory first: `fill` writes into the temporary file
+/// (buffered), and `path` is replaced only once `fill` returned `Ok` and
+/// the file is on disk. Returns the bytes written; the inner error is
+/// `fill`'s, which leaves `path` as it was.
+pub fn write_atomic_with<E>(
+    field: &'static str,
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::result::Result<(), E>,
+) -> Result<std::result::Result<u64, E>> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -190,21 +206,33 @@ pub fn write_atomic(field: &'static str, path: &Path, bytes: &[u8]) -> Result<()
             Err(e) => return Err(io("cannot write", path, &e)),
         }
     };
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&tmp_path, path));
-    drop(file);
-    if let Err(e) = written {
+    let mut buffered = std::io::BufWriter::new(&mut file);
+    if let Err(e) = fill(&mut buffered) {
+        drop(buffered);
+        drop(file);
         let _ = std::fs::remove_file(&tmp_path);
-        return Err(io("cannot write", path, &e));
+        return Ok(Err(e));
     }
+    let flushed = buffered.flush();
+    drop(buffered);
+    let written = flushed
+        .and_then(|()| file.sync_all())
+        .and_then(|()| file.metadata())
+        .and_then(|meta| std::fs::rename(&tmp_path, path).map(|()| meta.len()));
+    drop(file);
+    let bytes = match written {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp_path);
+            return Err(io("cannot write", path, &e));
+        }
+    };
     // The rename itself survives a power cut only once the folder is synced;
     // some file systems cannot sync a folder, which is no reason to fail.
     if let Ok(d) = File::open(&dir) {
         let _ = d.sync_all();
     }
-    Ok(())
+    Ok(Ok(bytes))
 }
 
 /// What a path that is not a regular file is, in words.

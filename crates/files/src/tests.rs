@@ -33,6 +33,32 @@ fn a_write_replaces_the_target_whole_and_leaves_no_temporary_file() {
 }
 
 #[test]
+fn a_file_made_as_it_is_written_replaces_the_target_only_when_whole() {
+    let dir = scratch("write-with");
+    let target = dir.join("runs.csv");
+    std::fs::write(&target, b"old").unwrap();
+    // Made in many pieces: only once `fill` is done does the target change.
+    let n = write_atomic_with("output", &target, |w| {
+        (0..1000).try_for_each(|i| writeln!(w, "row {i}"))
+    })
+    .unwrap()
+    .unwrap();
+    let text = std::fs::read_to_string(&target).unwrap();
+    assert_eq!((text.lines().count(), n), (1000, text.len() as u64));
+    // `fill` failing halfway leaves the target as it was and nothing beside it.
+    let e = write_atomic_with("output", &target, |w| {
+        w.write_all(b"half")?;
+        Err::<(), _>(std::io::Error::other("the listing failed"))
+    })
+    .unwrap()
+    .unwrap_err();
+    assert_eq!(e.to_string(), "the listing failed");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), text);
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the target: {left:?}");
+}
+
+#[test]
 fn a_write_into_a_missing_folder_or_onto_a_folder_names_the_field() {
     let dir = scratch("badwrite");
     let e = write_atomic("output", &dir.join("no/such/x.csv"), b"x").unwrap_err();

@@ -93,9 +93,28 @@ pub const RUN_COLUMNS: [&str; 44] = [
 
 /// Every run as one row: configuration, status and summary.
 pub fn runs<W: Write>(rows: &[RunRow], out: W) -> Result<(), ReportError> {
-    let mut w = writer(out);
-    w.write_record(RUN_COLUMNS)?;
+    let mut csv = RunsCsv::new(out)?;
     for r in rows {
+        csv.row(r)?;
+    }
+    csv.finish()
+}
+
+/// The CSV of [`runs`] written a run at a time (the header when made), for
+/// a listing of any length.
+pub struct RunsCsv<W: Write> {
+    w: ::csv::Writer<W>,
+}
+
+impl<W: Write> RunsCsv<W> {
+    pub fn new(out: W) -> Result<RunsCsv<W>, ReportError> {
+        let mut w = writer(out);
+        w.write_record(RUN_COLUMNS)?;
+        Ok(RunsCsv { w })
+    }
+
+    /// One run's row.
+    pub fn row(&mut self, r: &RunRow) -> Result<(), ReportError> {
         let s = r.summary.as_ref();
         let record: [String; 44] = [
             r.id.to_string(),
@@ -143,10 +162,15 @@ pub fn runs<W: Write>(rows: &[RunRow], out: W) -> Result<(), ReportError> {
             float(s.and_then(|s| s.mfu)),
             opt_text(r.origin.as_ref().map(|o| o.hostname.as_str())),
         ];
-        w.write_record(&record)?;
+        self.w.write_record(&record)?;
+        Ok(())
     }
-    w.flush().map_err(::csv::Error::from)?;
-    Ok(())
+
+    /// Writes out what is buffered.
+    pub fn finish(mut self) -> Result<(), ReportError> {
+        self.w.flush().map_err(::csv::Error::from)?;
+        Ok(())
+    }
 }
 
 /// Raw data of one run that [`raw`] can write.

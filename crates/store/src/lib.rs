@@ -18,6 +18,7 @@ mod damaged;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 mod gates;
+mod listing;
 mod measurements;
 mod model_files;
 mod portable;
@@ -32,9 +33,12 @@ pub use bisections::StoredBisection;
 pub use compact::Compacted;
 pub use damaged::{Damaged, RunList};
 pub use gates::StoredGate;
+pub use listing::Snapshot;
 pub use portable::{hostname, ImportOutcome};
 pub use prices::PriceDeletion;
-pub use query::{query_read_only, Cell, QueryAnswer, QueryLimits, QUERY_ALLOWED};
+pub use query::{
+    query_read_only, query_read_only_each, Cell, QueryAnswer, QueryLimits, QUERY_ALLOWED,
+};
 pub use remote::{JournalEnd, RemoteRun};
 pub use runs::{NewRun, StoredBatchSearch};
 pub use sessions::LoadedComparison;

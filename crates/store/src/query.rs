@@ -116,6 +116,42 @@ fn open_read_only(path: &Path) -> Result<Connection> {
 /// [`StoreError::Invalid`] with field `sql`, as is a query that SQLite cannot
 /// prepare (the message says why) or that runs past `limits.timeout`.
 pub fn query_read_only(path: &Path, sql: &str, limits: QueryLimits) -> Result<QueryAnswer> {
+    let mut columns = Vec::new();
+    let mut rows = Vec::new();
+    let truncated = query_read_only_each(
+        path,
+        sql,
+        limits,
+        |names| {
+            columns = names.to_vec();
+            Ok::<(), std::convert::Infallible>(())
+        },
+        |row| {
+            rows.push(row);
+            Ok(())
+        },
+    )?
+    .unwrap_or_else(|never| match never {});
+    Ok(QueryAnswer {
+        columns,
+        rows,
+        truncated,
+    })
+}
+
+/// [`query_read_only`] a row at a time, for an answer of any length: the
+/// columns go to `start`, then each row to `each` as it is read (at most
+/// `limits.max_rows`, and the time limit counts what they do too). Returns
+/// whether rows were left out by the row limit. The outer error is the
+/// query's; the inner one is the first error `start` or `each` returned,
+/// after which nothing more is read.
+pub fn query_read_only_each<E>(
+    path: &Path,
+    sql: &str,
+    limits: QueryLimits,
+    start: impl FnOnce(&[String]) -> std::result::Result<(), E>,
+    each: impl FnMut(Vec<Cell>) -> std::result::Result<(), E>,
+) -> Result<std::result::Result<bool, E>> {
     if sql.trim().is_empty() {
         return Err(invalid(
             "sql",
@@ -131,7 +167,7 @@ pub fn query_read_only(path: &Path, sql: &str, limits: QueryLimits) -> Result<Qu
     let deadline = Instant::now() + limits.timeout;
     conn.progress_handler(1000, Some(move || Instant::now() >= deadline))?;
     let shown = trainbench_core::text::cut(sql.trim().to_owned(), 200);
-    let answer = run(&conn, sql, limits.max_rows).map_err(|e| match e {
+    let answer = run(&conn, sql, limits.max_rows, start, each).map_err(|e| match e {
         rusqlite::Error::MultipleStatement => invalid(
             "sql",
             &shown,
@@ -163,7 +199,13 @@ pub fn query_read_only(path: &Path, sql: &str, limits: QueryLimits) -> Result<Qu
     answer
 }
 
-fn run(conn: &Connection, sql: &str, max_rows: usize) -> rusqlite::Result<QueryAnswer> {
+fn run<E>(
+    conn: &Connection,
+    sql: &str,
+    max_rows: usize,
+    start: impl FnOnce(&[String]) -> std::result::Result<(), E>,
+    mut each: impl FnMut(Vec<Cell>) -> std::result::Result<(), E>,
+) -> rusqlite::Result<std::result::Result<bool, E>> {
     let mut stmt = conn.prepare(sql)?;
     if !stmt.readonly() {
         // The authorizer refuses every write first; this is the last guard.
@@ -173,13 +215,17 @@ fn run(conn: &Connection, sql: &str, max_rows: usize) -> rusqlite::Result<QueryA
         ));
     }
     let columns: Vec<String> = stmt.column_names().map(str::to_owned).collect();
-    let mut rows = Vec::new();
-    let mut truncated = false;
     let mut cursor = stmt.query([])?;
-    while let Some(row) = cursor.next()? {
-        if rows.len() == max_rows {
-            truncated = true;
-            break;
+    // The first row is read before anything is handed on, so that a query
+    // SQLite refuses only once it runs is an error with nothing written.
+    let mut next = cursor.next()?;
+    if let Err(e) = start(&columns) {
+        return Ok(Err(e));
+    }
+    let mut kept = 0;
+    while let Some(row) = next {
+        if kept == max_rows {
+            return Ok(Ok(true));
         }
         let cells = (0..columns.len())
             .map(|i| {
@@ -194,11 +240,11 @@ fn run(conn: &Connection, sql: &str, max_rows: usize) -> rusqlite::Result<QueryA
                 })
             })
             .collect::<rusqlite::Result<Vec<Cell>>>()?;
-        rows.push(cells);
+        if let Err(e) = each(cells) {
+            return Ok(Err(e));
+        }
+        kept += 1;
+        next = cursor.next()?;
     }
-    Ok(QueryAnswer {
-        columns,
-        rows,
-        truncated,
-    })
+    Ok(Ok(false))
 }

@@ -11,7 +11,7 @@ use trainbench_core::spec::{
 };
 use trainbench_core::summary::{RunStatus, RunSummary};
 
-use crate::damaged::{self, Damaged, Expected, RunList};
+use crate::damaged::{self, Damaged, Expected};
 use crate::{invalid, now_unix_ms, u, Result, Store, StoreError};
 
 /// A run to be queued: its configuration as typed values and the keys it is
@@ -118,7 +118,7 @@ fn status_of(s: &str) -> rusqlite::Result<RunStatus> {
     })
 }
 
-const RUN_COLUMNS: &str = "r.id, r.sweep_id, r.config_key, r.repeat_index, r.framework, r.model, r.precision, r.device,
+pub(crate) const RUN_COLUMNS: &str = "r.id, r.sweep_id, r.config_key, r.repeat_index, r.framework, r.model, r.precision, r.device,
     r.devices, r.batch_size, r.data, r.status, r.status_reason, r.error_class, r.exit_code, r.created_unix_ms,
     r.started_unix_ms, r.ended_unix_ms, r.param_count, r.price_offering, s.summary_json, r.origin_json,
     r.scaling_key, r.environment, r.compile, r.parallel,
@@ -192,7 +192,9 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
 
 /// Run `id`'s row, or the column at fault when a stored value cannot be
 /// used; `Err` only for an error of the database itself.
-fn checked_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<std::result::Result<RunRow, Damaged>> {
+pub(crate) fn checked_row(
+    r: &rusqlite::Row<'_>,
+) -> rusqlite::Result<std::result::Result<RunRow, Damaged>> {
     let id: i64 = r.get(0)?;
     match run_row(r) {
         Ok(row) => Ok(Ok(row)),
@@ -406,29 +408,6 @@ impl Store {
             .conn
             .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))?;
         Ok(u64::try_from(n).unwrap_or(0))
-    }
-
-    /// Every run that can be read, oldest first; a damaged row is left out
-    /// ([`Store::run_list`] says which and why).
-    pub fn list_runs(&self) -> Result<Vec<RunRow>> {
-        Ok(self.run_list()?.rows)
-    }
-
-    /// Every run that can be read, oldest first, and the runs left out
-    /// because their row holds a value that cannot be used, each named
-    /// with its column.
-    pub fn run_list(&self) -> Result<RunList> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN summaries s ON s.run_id = r.id ORDER BY r.id"
-        ))?;
-        let mut list = RunList::default();
-        for row in stmt.query_map([], checked_row)? {
-            match row? {
-                Ok(r) => list.rows.push(r),
-                Err(d) => list.left_out.push(d),
-            }
-        }
-        Ok(list)
     }
 
     pub fn run_row(&self, id: i64) -> Result<RunRow> {

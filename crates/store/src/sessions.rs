@@ -274,17 +274,34 @@ impl Store {
     }
 
     pub fn sessions(&self) -> Result<Vec<SavedSession>> {
+        let mut out = Vec::new();
+        self.each_session(|s| {
+            out.push(s);
+            Ok::<(), std::convert::Infallible>(())
+        })?
+        .unwrap_or_else(|never| match never {});
+        Ok(out)
+    }
+
+    /// Every saved session, most recently changed first, handed to `each`
+    /// one at a time (a listing of any length in the memory of one). The
+    /// outer error is the database's; the inner one the first error `each`
+    /// returned, after which nothing more is read.
+    pub fn each_session<E>(
+        &self,
+        mut each: impl FnMut(SavedSession) -> std::result::Result<(), E>,
+    ) -> Result<std::result::Result<(), E>> {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY updated_unix_ms DESC, id DESC"
         ))?;
-        let rows = stmt
-            .query_map([], session_from_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut out = Vec::with_capacity(rows.len());
-        for (mut s, settings) in rows {
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let (mut s, settings) = session_from_row(row)?;
             self.fill_session(&mut s, &settings)?;
-            out.push(s);
+            if let Err(e) = each(s) {
+                return Ok(Err(e));
+            }
         }
-        Ok(out)
+        Ok(Ok(()))
     }
 }

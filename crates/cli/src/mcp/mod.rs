@@ -59,7 +59,7 @@ impl Studio {
                         json!({"error": {"code": "bad_input", "field": field, "message": message}}),
                         message,
                     ),
-                    CliError::Failed(message) => (
+                    CliError::Failed(message) | CliError::Unfinished(message) => (
                         json!({"error": {"code": "failed", "message": message}}),
                         message,
                     ),

@@ -147,7 +147,9 @@ fn work_through(
 
 fn error_words(e: &CliError) -> String {
     match e {
-        CliError::BadInput { message, .. } | CliError::Failed(message) => message.clone(),
+        CliError::BadInput { message, .. }
+        | CliError::Failed(message)
+        | CliError::Unfinished(message) => message.clone(),
     }
 }
 

@@ -5,6 +5,7 @@
 mod compare;
 mod explain;
 mod runs;
+pub mod stream;
 pub mod table;
 
 pub use compare::{compare_report, print_compare};
