@@ -300,6 +300,10 @@ fn pdf_report_renders_with_poppler_and_its_text_is_extractable() {
         "Compared: framework (tch, pytorch, jax, tensorflow)",
         "Decision matrix",
         "Summary with deltas against the baseline",
+        "as a percentage of the baseline's", // what each Δ is on
+        "runner-up's value",                 // and what a margin is on
+        "more than ",                        // throughput's margin: higher is better
+        "less than ",                        // memory's: lower is better
         "baseline",
         "Scaling efficiency",
         "Speed-up against the baseline",

@@ -180,7 +180,11 @@ export function decisionRows(view: CompareView): { metric: string; winner: strin
     return {
       metric: meta?.title ?? d.metric,
       winner,
-      margin: d.margin === null ? "" : `${(d.margin * 100).toFixed(1)} % better than the runner-up`,
+      // On the runner-up's value (the deltas beside it are on the baseline's).
+      margin:
+        d.margin === null
+          ? ""
+          : `${(d.margin * 100).toFixed(1)} % ${meta?.higherIsBetter === false ? "less" : "more"} than the runner-up's`,
       confidence,
     };
   });

@@ -27,7 +27,18 @@ pub(crate) fn decisions(l: &mut Layout, c: &Comparison) {
                 None => ("nobody".into(), "not measured".into()),
             };
             let margin = match (d.margin, d.runner_up) {
-                (Some(m), Some(r)) => format!("{:.1} % better than {}", m * 100.0, letter(r)),
+                // On the runner-up's value, said as more or less: the
+                // summary's deltas beside it are on the baseline's.
+                (Some(m), Some(r)) => format!(
+                    "{:.1} % {} than {}'s",
+                    m * 100.0,
+                    if d.metric.higher_is_better() {
+                        "more"
+                    } else {
+                        "less"
+                    },
+                    letter(r)
+                ),
                 _ => "—".into(),
             };
             let confidence = match d.confidence {
@@ -60,10 +71,10 @@ pub(crate) fn decisions(l: &mut Layout, c: &Comparison) {
             "Metric",
             "Winner",
             "Value",
-            "Margin over runner-up",
+            "Margin, on the runner-up's value",
             "Confidence",
         ],
-        &[95.0, 150.0, 95.0, 80.0, 90.0],
+        &[95.0, 130.0, 95.0, 100.0, 90.0],
         &rows,
         8.0,
     );
@@ -73,6 +84,11 @@ pub(crate) fn decisions(l: &mut Layout, c: &Comparison) {
 pub(crate) fn summary(l: &mut Layout, c: &Comparison) {
     let base = c.baseline;
     l.heading("Summary with deltas against the baseline", 12.0);
+    l.paragraph(
+        "Each Δ is the entry's value against the baseline's, as a percentage of the baseline's; the decision matrix's margins are on the runner-up's value.",
+        8.0,
+        true,
+    );
     let rows: Vec<Vec<String>> = c
         .entries
         .iter()
