@@ -70,21 +70,20 @@ pub(super) fn steps(dir: &Path, req: &Path) -> Vec<Step> {
                 (
                     "installing the MNIST sample",
                     uv,
-                    [
+                    owned(
                         &[
-                            "pip",
-                            "install",
-                            "--compile-bytecode",
-                            "--python",
-                            &python,
-                            "--no-deps",
-                        ][..],
-                        &sample[..],
-                    ]
-                    .concat()
-                    .iter()
-                    .map(|a| (*a).to_owned())
-                    .collect(),
+                            &[
+                                "pip",
+                                "install",
+                                "--compile-bytecode",
+                                "--python",
+                                &python,
+                                "--no-deps",
+                            ][..],
+                            &sample[..],
+                        ]
+                        .concat(),
+                    ),
                 ),
             ]
         }
@@ -108,15 +107,14 @@ pub(super) fn steps(dir: &Path, req: &Path) -> Vec<Step> {
             ),
             (
                 "installing the MNIST sample",
-                python.clone(),
-                [
-                    &["-m", "pip", "install", "--progress-bar", "off", "--no-deps"][..],
-                    &sample[..],
-                ]
-                .concat()
-                .iter()
-                .map(|a| (*a).to_owned())
-                .collect(),
+                python,
+                owned(
+                    &[
+                        &["-m", "pip", "install", "--progress-bar", "off", "--no-deps"][..],
+                        &sample[..],
+                    ]
+                    .concat(),
+                ),
             ),
         ],
     }
