@@ -13,9 +13,7 @@ use serde_json::{json, Value};
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
-use trainbench_core::summary::RunStatus;
-use trainbench_core::{Framework, Precision};
-use trainbench_store::fixtures::{write_run, FixtureRun};
+use trainbench_store::fixtures::many_runs;
 use trainbench_store::Store;
 use trainbench_studio::settings::Settings;
 use trainbench_studio::{configure, Studio};
@@ -108,40 +106,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `n` generated runs of four frameworks, four models and four precisions
-/// (one in fifty failed) in a new database at `db`.
+/// `n` generated runs (the store's `many_runs` fixture) in a new database at `db`.
 fn generate(db: &std::path::Path, n: usize) -> Result<(), Box<dyn std::error::Error>> {
     let mut store = Store::open(db)?;
-    for i in 0..n {
-        let models = [
-            "resnet_mini",
-            "vit_mini_patch4_32",
-            "resnet50",
-            "vit_base_patch16_224",
-        ];
-        let precisions = Precision::ALL;
-        write_run(
-            &mut store,
-            &FixtureRun {
-                framework: [
-                    Framework::Tch,
-                    Framework::Pytorch,
-                    Framework::Jax,
-                    Framework::Tensorflow,
-                ][i % 4],
-                model: models[(i / 4) % 4].into(),
-                precision: precisions[(i / 16) % 4],
-                devices: 1 + (i % 2) as u32,
-                samples_per_s: 200.0 + (i % 97) as f64 * 10.0,
-                status: if i % 50 == 7 {
-                    RunStatus::Failed
-                } else {
-                    RunStatus::Completed
-                },
-                seed: i as u64,
-                ..FixtureRun::default()
-            },
-        )?;
-    }
+    many_runs(&mut store, n)?;
     Ok(())
 }

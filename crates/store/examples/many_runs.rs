@@ -10,9 +10,7 @@
 
 use std::time::Instant;
 
-use trainbench_core::spec::{Framework, Precision};
-use trainbench_core::summary::RunStatus;
-use trainbench_store::fixtures::{write_run, FixtureRun};
+use trainbench_store::fixtures::many_runs;
 use trainbench_store::Store;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -27,37 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let started = Instant::now();
     let mut store = Store::open(&path)?;
-    let models = [
-        "resnet_mini",
-        "vit_mini_patch4_32",
-        "resnet50",
-        "vit_base_patch16_224",
-    ];
-    let frameworks = [
-        Framework::Tch,
-        Framework::Pytorch,
-        Framework::Jax,
-        Framework::Tensorflow,
-    ];
-    for i in 0..n {
-        write_run(
-            &mut store,
-            &FixtureRun {
-                framework: frameworks[i % 4],
-                model: models[(i / 4) % 4].into(),
-                precision: Precision::ALL[(i / 16) % 4],
-                devices: 1 + (i % 2) as u32,
-                samples_per_s: 200.0 + (i % 97) as f64 * 10.0,
-                status: if i % 50 == 7 {
-                    RunStatus::Failed
-                } else {
-                    RunStatus::Completed
-                },
-                seed: i as u64,
-                ..FixtureRun::default()
-            },
-        )?;
-    }
+    many_runs(&mut store, n)?;
     println!(
         "{n} runs written to {} in {:.1} s",
         path.display(),

@@ -63,6 +63,44 @@ fn next(state: &mut u64) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// `n` generated runs in `store` for the benchmarks at scale: four
+/// frameworks, four models, four precisions, one and two devices, one run in
+/// fifty failed, throughputs spread over 200–1,160 samples/s.
+pub fn many_runs(store: &mut Store, n: usize) -> Result<()> {
+    let models = [
+        "resnet_mini",
+        "vit_mini_patch4_32",
+        "resnet50",
+        "vit_base_patch16_224",
+    ];
+    let frameworks = [
+        Framework::Tch,
+        Framework::Pytorch,
+        Framework::Jax,
+        Framework::Tensorflow,
+    ];
+    for i in 0..n {
+        write_run(
+            store,
+            &FixtureRun {
+                framework: frameworks[i % 4],
+                model: models[(i / 4) % 4].into(),
+                precision: Precision::ALL[(i / 16) % 4],
+                devices: 1 + (i % 2) as u32,
+                samples_per_s: 200.0 + (i % 97) as f64 * 10.0,
+                status: if i % 50 == 7 {
+                    RunStatus::Failed
+                } else {
+                    RunStatus::Completed
+                },
+                seed: i as u64,
+                ..FixtureRun::default()
+            },
+        )?;
+    }
+    Ok(())
+}
+
 /// Writes one generated run and returns its id.
 pub fn write_run(store: &mut Store, f: &FixtureRun) -> Result<i64> {
     let id = store.insert_run(&new_run(f))?;
