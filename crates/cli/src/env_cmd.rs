@@ -240,25 +240,18 @@ fn check(json_out: bool) -> Result<ExitCode, CliError> {
         broken |= e.ready && checked.is_err();
         if !json_out {
             match &checked {
-                Ok(info) => {
-                    let gpus = info["gpus"].as_array().map_or(0, Vec::len);
-                    println!(
-                        "{:<24} {} {} · python {} · {}",
-                        if e.builtin {
-                            e.framework.to_string()
-                        } else {
-                            format!("{}@{}", e.framework, e.name)
-                        },
-                        e.framework,
-                        info["version"].as_str().unwrap_or("?"),
-                        info["python"].as_str().unwrap_or("?"),
-                        if gpus == 0 {
-                            "sees no GPU (runs on the CPU)".to_owned()
-                        } else {
-                            format!("sees {gpus} GPU(s): {}", info["gpus"])
-                        }
-                    );
-                }
+                Ok(info) => println!(
+                    "{:<24} {} {} · python {} · {}",
+                    if e.builtin {
+                        e.framework.to_string()
+                    } else {
+                        format!("{}@{}", e.framework, e.name)
+                    },
+                    e.framework,
+                    info["version"].as_str().unwrap_or("?"),
+                    info["python"].as_str().unwrap_or("?"),
+                    sees(info)
+                ),
                 Err(why) => println!("{:<24} {}: {why}", e.name, e.framework),
             }
         }
@@ -279,6 +272,14 @@ fn check(json_out: bool) -> Result<ExitCode, CliError> {
     })
 }
 
+/// What a worker's `info` says of the GPUs it sees, for `env check`'s lines.
+fn sees(info: &serde_json::Value) -> String {
+    match info["gpus"].as_array().map_or(0, Vec::len) {
+        0 => "sees no GPU (runs on the CPU)".to_owned(),
+        n => format!("sees {n} GPU(s): {}", info["gpus"]),
+    }
+}
+
 /// The libtorch worker's line of `env check` (and its JSON row), when it is
 /// built: started with `info`, which loads its libtorch.
 fn check_tch(json_out: bool) -> Option<serde_json::Value> {
@@ -289,10 +290,7 @@ fn check_tch(json_out: bool) -> Option<serde_json::Value> {
                 "{:<24} tch {} (libtorch) · worker {program} · {}",
                 "tch",
                 info["version"].as_str().unwrap_or("?"),
-                match info["gpus"].as_array().map_or(0, Vec::len) {
-                    0 => "sees no GPU (runs on the CPU)".to_owned(),
-                    n => format!("sees {n} GPU(s): {}", info["gpus"]),
-                }
+                sees(info)
             ),
             Err(why) => println!("{:<24} tch: {why}", "tch"),
         }
