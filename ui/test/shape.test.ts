@@ -80,7 +80,7 @@ describe("compare table", () => {
 
   it("states the decision and how sure it is", () => {
     const d = decisionRows(view());
-    expect(d[0]).toEqual({ metric: "Throughput", winner: "tch resnet_mini amp-bf16", margin: "50.0 % better than the runner-up", confidence: "clear (95 % intervals do not overlap)" });
+    expect(d[0]).toEqual({ metric: "Throughput", winner: "tch resnet_mini amp-bf16", margin: "50.0 % more than the runner-up's", confidence: "clear (95 % intervals do not overlap)" });
     expect(d[1].confidence).toBe("on point values (no interval)");
     expect(d[2]).toMatchObject({ winner: "—", confidence: "not measured" });
   });
