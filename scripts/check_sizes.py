@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Small rooms: no source file over 600 lines, no function over 120.
+"""Small rooms: no source file over 600 lines, no function over 120, no
+Python class over 300.
 
 Counts the lines of every Rust, Python and TypeScript source in the tree
-(generated files and build outputs aside) and the length of every Rust and
-Python function (Rust: from the `fn` line to its closing brace; Python: the
-`def` through its last line). What was over a limit when this check came in
+(generated files and build outputs aside), the length of every Rust, Python
+and TypeScript function (Rust: from the `fn` line to its closing brace;
+Python: the `def` through its last line; TypeScript: a top-level `function`,
+a React function component among them, or a top-level `const Name = (…) =>`
+arrow, from its first line to its closing brace) and of every Python class. What was over a limit when this check came in
 is listed in scripts/size-ceilings.txt with its size then: a ceiling it may
 shrink under, never grow past. Anything else over a limit fails, naming the
 file or function, its size and the limit.
@@ -19,7 +22,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FILE_LIMIT, FN_LIMIT = 600, 120
+FILE_LIMIT, FN_LIMIT, CLASS_LIMIT = 600, 120, 300
 CEILINGS = os.path.join(ROOT, "scripts", "size-ceilings.txt")
 DIRS = ["crates", "src-tauri", "workers", "ui/src", "ui/e2e", "bench", "scripts", "tests", "fuzz"]
 SKIP_DIRS = {"target", "node_modules", "dist", "gen", "__pycache__", ".venv"}
@@ -67,6 +70,51 @@ def rust_functions(lines):
     return out
 
 
+TS_FN = re.compile(
+    r"^(export\s+)?(default\s+)?(async\s+)?function\s*\*?\s*(\w+)"
+    r"|^(export\s+)?const\s+(\w+)\s*(:[^=]+)?=\s*(async\s+)?(\([^)]*\)|\w+)\s*(:[^=]+)?=>"
+)
+
+
+def strip_ts(line):
+    """The line without its string literals and `//` comment (template
+    literals on one line included), so the braces counted are code's."""
+    line = re.sub(r"`(\\.|[^`\\])*`", "``", line)
+    line = re.sub(r'"(\\.|[^"\\])*"', '""', line)
+    line = re.sub(r"'(\\.|[^'\\])*'", "''", line)
+    return line.split("//", 1)[0]
+
+
+def ts_functions(lines):
+    """(name, first line, length) of each top-level function or arrow
+    constant with a braced body: a component is one."""
+    out = []
+    for i, line in enumerate(lines):
+        m = TS_FN.match(line)
+        if not m:
+            continue
+        name = m.group(4) or m.group(6)
+        depth, opened = 0, False
+        for j in range(i, len(lines)):
+            code = strip_ts(lines[j])
+            if not opened and j > i + 10:
+                break  # an expression-bodied arrow: no block of its own
+            depth += code.count("{") - code.count("}")
+            opened = opened or "{" in code
+            if opened and depth <= 0:
+                out.append((name, i + 1, j - i + 1))
+                break
+    return out
+
+
+def python_classes(text, path):
+    try:
+        tree = ast.parse(text, path)
+    except SyntaxError:
+        return []
+    return [(n.name, n.lineno, n.end_lineno - n.lineno + 1) for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+
+
 def python_functions(text, path):
     try:
         tree = ast.parse(text, path)
@@ -94,12 +142,14 @@ def measure():
             if path.endswith(".rs")
             else python_functions(text, path)
             if path.endswith(".py")
-            else []
+            else ts_functions(lines)
         )
-        for name, _, n in fns:
-            if n > FN_LIMIT:
-                key = f"{path}::{name}"
-                over[key] = (max(n, over.get(key, (0,))[0]), FN_LIMIT)
+        classes = python_classes(text, path) if path.endswith(".py") else []
+        for found, limit in ((fns, FN_LIMIT), (classes, CLASS_LIMIT)):
+            for name, _, n in found:
+                if n > limit:
+                    key = f"{path}::{name}"
+                    over[key] = (max(n, over.get(key, (0,))[0]), limit)
     return over
 
 
@@ -128,7 +178,7 @@ def main():
     breaches, shrunk = [], []
     for key, (n, limit) in sorted(over.items()):
         ceiling = allowed.get(key)
-        kind = "function" if "::" in key else "file"
+        kind = "file" if "::" not in key else "class" if limit == CLASS_LIMIT else "function"
         if ceiling is None:
             breaches.append(f"{key}: {n} lines, over the {limit}-line limit for a {kind}: split it")
         elif n > ceiling:
@@ -143,7 +193,7 @@ def main():
         print(f"error: {b}", file=sys.stderr)
     print(
         f"sizes: {len(over)} over a limit, {len(breaches)} past their ceiling "
-        f"(files ≤ {FILE_LIMIT} lines, functions ≤ {FN_LIMIT})"
+        f"(files ≤ {FILE_LIMIT} lines, functions ≤ {FN_LIMIT}, Python classes ≤ {CLASS_LIMIT})"
     )
     return 1 if breaches else 0
 
