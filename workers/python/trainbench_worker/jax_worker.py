@@ -13,7 +13,6 @@ works as long as no backend has started yet (nothing here starts one earlier).
 """
 
 import os
-import sys
 import time
 
 import flax
@@ -29,17 +28,15 @@ from . import file_models
 from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
-    TOKEN_FAMILIES,
     Backend,
     check_precision,
     classification_loss_kind,
-    cpu_name,
-    eval_batch,
     inputs_and_targets,
-    predictions_per_sample,
 )
 from .images import HostBatch
+from .jax_feed import JaxFeed
 from .jax_models import _init_variables, _size, attention_choice, build, count_params  # noqa: F401 (count_params: `count`)
+from .jax_report import JaxReport
 from .protocol import WorkerError, first_line, unsupported
 
 # torch.cuda.amp.GradScaler's defaults, for amp-fp16.
@@ -113,7 +110,7 @@ def _count_compiles():
     jax.monitoring.register_event_duration_secs_listener(on_duration)
 
 
-class JaxBackend(Backend):
+class JaxBackend(JaxFeed, JaxReport, Backend):
     worker = "jax"
     framework = "jax"
     framework_version = jax.__version__
@@ -317,131 +314,11 @@ class JaxBackend(Backend):
         zero = jnp.zeros((), jnp.float32)
         return jax.lax.scan(batch, (zero, zero), (xs, ys, weights))[0]
 
-    def libraries(self):
-        libs = [
-            ("python", sys.version.split()[0]),
-            ("jaxlib", jaxlib.__version__),
-            ("flax", flax.__version__),
-            ("optax", optax.__version__),
-        ]
-        if self.plan.is_cuda:
-            libs.append(("xla platform", self.devices[0].client.platform_version))
-        return libs
-
-    def devices_visible(self):
-        # A CPU run starts only the CPU backend (the GPU one would reserve most
-        # of every GPU's memory), so it lists no GPUs.
-        seen = [{"id": "cpu", "name": cpu_name()}]
-        if self.plan.is_cuda:
-            seen += [{"id": f"cuda:{d.id}", "name": d.device_kind} for d in jax.devices("gpu")]
-        return seen
-
-    def device_info(self):
-        if self.plan.is_cuda:
-            d = self.devices[0]
-            return {"id": f"cuda:{d.id}", "name": d.device_kind}
-        return {"id": "cpu", "name": cpu_name()}
-
     def param_count(self):
         return self.params
 
     def precision_in_effect(self):
         return self.text
-
-    def execution(self):
-        mode = "jax.jit (XLA)"
-        if self.multi:
-            mode += (
-                f"; data parallel over {self.world_size} devices of {self.plan.nodes} processes "
-                f"(jax.distributed, one per node{'' if self.plan.is_cuda else '; gloo collectives on the CPU'})"
-            )
-        elif self.plan.devices > 1:
-            mode += f"; data parallel over {self.plan.devices} devices (NamedSharding)"
-        if self.attention_text:
-            mode += f"; {self.attention_text}"
-        return mode
-
-    def _put(self, a, sharding):
-        """A host array as a jax.Array with ``sharding``: device_put in one
-        process; across processes, each gives the shards its devices hold
-        (every process holds the same host data)."""
-        if not self.multi:
-            return jax.device_put(a, sharding)
-        return jax.make_array_from_callback(a.shape, sharding, lambda index: a[index])
-
-    def set_data(self, data):
-        if data.streamed and self.multi:
-            raise unsupported("data = folder with nodes > 1 is not built for JAX yet: expected 1 node", "nodes")
-        if data.streamed:
-            self._set_stream(data)
-            return
-        x, y = data.train
-        if self.plan.family in TOKEN_FAMILIES:
-            x = x.astype(np.int32)
-        else:
-            x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))  # NCHW → NHWC
-        # Replicated: every device gathers its share of each batch locally.
-        self.x = self._put(x, self.replicated)
-        self.y = self._put(y.astype(np.int32), self.replicated)
-        if data.eval is not None:
-            self._set_eval(*data.eval)
-
-    def _set_stream(self, data):
-        """An image folder through a NumPy pipeline: ``loader_workers``
-        threads decode and augment whole global batches with Pillow (NHWC),
-        two per thread ahead; each batch is put on the mesh sharded by
-        samples, and the step takes it as it is."""
-        from . import images
-
-        n = int(self.plan.loader_workers)
-        size = int(self.plan.config["image_size"])
-        files, labels = data.train
-        seed = self.plan.seed
-
-        def make(order, epoch):
-            x, y = images.train_batch(files, labels, order, size, seed, epoch, channels_last=True)
-            return HostBatch(x, y.astype(np.int32))
-
-        self.jitted = jax.jit(
-            self._batch_step,
-            in_shardings=(self.replicated, self.batch_sharding, self.batch_sharding, self.replicated),
-            out_shardings=(self.replicated, self.replicated),
-            donate_argnums=0,
-        )
-        where = (
-            f"{n} decoding thread{'s' if n > 1 else ''}, 2 batches ahead each"
-            if n
-            else "decoded on the training thread, nothing ahead"
-        )
-        data.attach(
-            images.ThreadLoader(make, data.orders(), n),
-            f"NumPy pipeline ({where}); Pillow decode, RandomResizedCrop, flip, normalise; "
-            "jax.device_put sharded over the mesh",
-        )
-        if data.eval is not None:
-            self._set_eval(*data.eval)
-
-    def _set_eval(self, x, y):
-        """The held-out split in batches of EVAL_BATCH (fewer if the split is
-        smaller; a multiple of the devices), padded with weight-0 samples and
-        sharded over the mesh, so one compiled scan evaluates it all."""
-        n = len(y)
-        devices = len(self.devices)
-        b = -(-min(eval_batch(self.plan), n) // devices) * devices
-        batches = -(-n // b)
-        pad = batches * b - n
-        if self.plan.family not in TOKEN_FAMILIES:
-            x = x.transpose(0, 2, 3, 1)
-        x = np.concatenate([x, np.zeros((pad,) + x.shape[1:], x.dtype)])
-        y = np.concatenate([y.astype(np.int32), np.zeros(pad, np.int32)])
-        w = np.concatenate([np.ones(n, np.float32), np.zeros(pad, np.float32)])
-        sharding = NamedSharding(self.mesh, P(None, "data"))
-        self.eval_n = n
-
-        self.ex, self.ey, self.ew = (self._put(a.reshape((batches, b) + a.shape[1:]), sharding) for a in (x, y, w))
-        self.eval_fn = jax.jit(
-            self._evaluate, in_shardings=(self.replicated, sharding, sharding, sharding), out_shardings=self.replicated
-        )
 
     def step(self, idx, lr):
         lr = np.float32(lr)
@@ -481,66 +358,11 @@ class JaxBackend(Backend):
     def loss_values(self, handles):
         return [float(v) for v in jax.device_get(handles)]
 
-    def evaluate(self):
-        variables = {"params": self.state["params"], **self.state["model_state"]}
-        correct, total_loss = jax.device_get(self.eval_fn(variables, self.ex, self.ey, self.ew))
-        predictions = self.eval_n * predictions_per_sample(self.plan)
-        return float(correct) / predictions, float(total_loss) / predictions, self.eval_n
-
     def compile_s(self):
         return self.compile_time
 
-    def fused(self):
-        first = "forward" if self.plan.data == "folder" else "batch gather, forward"
-        text = f"{first}, backward and optimizer update run as one jax.jit XLA executable"
-        if self.plan.devices > 1:
-            text += ", with the gradient all-reduce across devices inside"
-        return text
-
-    def communication(self):
-        if self.plan.devices == 1:
-            return None
-        return "XLA inserts the gradient all-reduce into the step's executable: communication is part of the fused step"
-
     def compile_count(self):
         return _BACKEND_COMPILES[0]
-
-    def compile_source(self):
-        return "XLA backend compilations seen by jax.monitoring while the training step ran"
-
-    def profile(self, run_step, steps):
-        import glob
-        import gzip
-        import json
-        import tempfile
-
-        from . import profiling
-
-        run_step()  # one step outside the profiler
-        self.sync()
-        categories = profiling.hlo_categories(self.compiled.as_text())
-        with tempfile.TemporaryDirectory(prefix="trainbench-profile-") as d:
-            with jax.profiler.trace(d, create_perfetto_trace=True):
-                with jax.profiler.TraceAnnotation(profiling.SPAN):
-                    for _ in range(steps):
-                        run_step()
-                    self.sync()
-            files = glob.glob(os.path.join(d, "**", "perfetto_trace.json.gz"), recursive=True)
-            if not files:
-                return {"not_measured": "jax.profiler wrote no perfetto_trace.json.gz"}
-            with gzip.open(files[0]) as f:
-                trace = json.load(f)
-        events, timeline, span_s = profiling.xla_events(trace, categories)
-        what = (
-            "XLA operators on the GPU streams"
-            if timeline == "device"
-            else "XLA operators on the host's XLA threads (thunks of the jitted step)"
-        )
-        what += ", categorised from the compiled HLO (a fusion takes the strongest operation inside it)"
-        return profiling.reduce(events, span_s, steps, f"jax.profiler (JAX {jax.__version__})", timeline, what)
-
-    def loss_scale(self):
-        return float(self.state["scale"]) if self.loss_scaling else None
 
     def max_over_ranks(self, n):
         if not self.multi:
@@ -555,23 +377,6 @@ class JaxBackend(Backend):
 
             multihost_utils.sync_global_devices("trainbench finish")
             jax.distributed.shutdown()
-
-    def memory_events(self):
-        # XLA's BFC allocator: the peak in use, and the peak of the pool it holds
-        # (torch's "reserved"; JAX preallocates 75 % of the GPU's memory by default).
-        events = []
-        for d in self.devices if self.plan.is_cuda else []:
-            stats = d.memory_stats() or {}
-            if "peak_bytes_in_use" in stats:
-                events.append(
-                    {
-                        "device": f"cuda:{d.id}",
-                        "source": "allocator",
-                        "peak_bytes": stats["peak_bytes_in_use"],
-                        "reserved_peak_bytes": stats.get("peak_pool_bytes"),
-                    }
-                )
-        return events + super().memory_events()
 
 
 def info():

@@ -12,7 +12,6 @@ ViT-G is counted without allocating it.
 """
 
 import os
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -24,18 +23,17 @@ from . import file_models, keras_models
 from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
-    TOKEN_FAMILIES,
     Backend,
     check_precision,
     classification_loss_kind,
-    cpu_name,
-    eval_batch,
     inputs_and_targets,
     predictions_per_sample,
 )
 from .images import HostBatch
 from .protocol import WorkerError, first_line, unsupported
-from .tf_models import _count, build, count_params, keras_attention  # noqa: F401 (count_params: `count`)
+from .tf_feed import TFFeed
+from .tf_models import _count, build, count_params  # noqa: F401 (count_params: `count`)
+from .tf_report import TFReport, gpu_name
 
 # --- the backend --------------------------------------------------------------
 
@@ -53,10 +51,6 @@ def is_oom(e):
     return isinstance(e, (tf.errors.ResourceExhaustedError, MemoryError))
 
 
-def _gpu_name(gpu):
-    return tf.config.experimental.get_device_details(gpu).get("device_name", gpu.name)
-
-
 def _compute_capability(gpu):
     return tf.config.experimental.get_device_details(gpu).get("compute_capability", (0, 0))
 
@@ -72,7 +66,7 @@ def _build(plan):
     return build(plan.config)
 
 
-class TFBackend(Backend):
+class TFBackend(TFFeed, TFReport, Backend):
     worker = "tensorflow"
     framework = "tensorflow"
 
@@ -205,134 +199,11 @@ class TFBackend(Backend):
             self.text = "Keras mixed_float16 policy with LossScaleOptimizer (dynamic loss scaling); fp32 variables"
         keras.mixed_precision.set_global_policy(policy)
 
-    def libraries(self):
-        libs = [("python", sys.version.split()[0]), ("keras", keras.__version__)]
-        build_info = tf.sysconfig.get_build_info()
-        if build_info.get("cuda_version"):
-            libs.append(("cuda (tf build)", build_info["cuda_version"]))
-        if self.plan.is_cuda and build_info.get("cudnn_version"):
-            libs.append(("cudnn (tf build)", build_info["cudnn_version"]))
-        if self.cross_device is not None:
-            libs.append(("tf.distribute cross-device ops", type(self.cross_device).__name__))
-        if self.multi:
-            libs.append(("tf.distribute collectives", "NCCL" if self.plan.is_cuda else "RING (gRPC)"))
-        return libs
-
-    def devices_visible(self):
-        gpus = tf.config.list_physical_devices("GPU")
-        return [{"id": "cpu", "name": cpu_name()}] + [
-            {"id": f"cuda:{i}", "name": _gpu_name(g)} for i, g in enumerate(gpus)
-        ]
-
-    def device_info(self):
-        if self.plan.is_cuda:
-            return {"id": f"cuda:{self.plan.cuda_index}", "name": _gpu_name(self.gpus[0])}
-        return {"id": "cpu", "name": cpu_name()}
-
     def param_count(self):
         return self.params
 
     def precision_in_effect(self):
         return self.text
-
-    def execution(self):
-        n = self.plan.devices
-        if self.plan.compile == "off":
-            mode = "tf.function graph"
-        elif n == 1:
-            mode = "tf.function(jit_compile=True) (XLA)"
-        else:
-            mode = "tf.function graph; each replica's forward and backward in tf.function(jit_compile=True) (XLA)"
-        if self.multi:
-            mode += (
-                f"; MultiWorkerMirroredStrategy over {self.plan.nodes} workers × {n} "
-                f"{'GPU(s) (NCCL)' if self.plan.is_cuda else 'CPU replica (RING collectives over gRPC)'}"
-            )
-        elif n > 1:
-            mode += f"; MirroredStrategy over {n} {'GPUs (NCCL)' if self.plan.is_cuda else 'logical CPU devices'}"
-        if keras_attention(self.plan.config):
-            mode += "; attention: Keras' layers.MultiHeadAttention"
-        elif self.plan.family != "resnet":
-            mode += (
-                "; attention: matmul, softmax and matmul ops written out (TensorFlow has no fused attention "
-                "kernel; Keras's dot_product_attention composes the same ops and refuses flash_attention here)"
-            )
-        return mode
-
-    def set_data(self, data):
-        def images(x):  # NCHW → NHWC, once (tf.constant copies the view)
-            return x if self.plan.family in TOKEN_FAMILIES else x.transpose(0, 2, 3, 1)
-
-        if data.streamed:
-            self._set_stream(data)
-        with tf.device(self.home):
-            if not data.streamed:
-                x, y = data.train
-                self.x, self.y = tf.constant(images(x)), tf.constant(y.astype("int32"))
-            if data.eval is not None:
-                self.ex, self.ey = tf.constant(images(data.eval[0])), tf.constant(data.eval[1].astype("int32"))
-
-    def _set_stream(self, data):
-        """An image folder through tf.data: file names in the harness's
-        order, read, decoded and augmented by ``map`` with ``loader_workers``
-        parallel calls (0: on the training thread, nothing ahead), batched,
-        two batches prefetched. The step takes the decoded batch instead of
-        gathering from arrays it holds."""
-        from . import images as host
-
-        n = int(self.plan.loader_workers)
-        size = int(self.plan.config["image_size"])
-        files, labels = data.train
-        with tf.device("/cpu:0"):
-            names = tf.constant(files)
-            classes = tf.constant(labels.astype("int32"))
-            mean, std = tf.constant(host.MEAN), tf.constant(host.STD)
-        seed = int(self.plan.seed)
-
-        def positions():
-            for idx, epoch in data.orders():
-                for i in idx:
-                    yield int(i), epoch
-
-        def load(i, epoch):
-            # The sample's randomness from (seed, epoch, position), as in every loader.
-            key = tf.stack([tf.constant(seed, tf.int64) * 1_000_003 + epoch, i])
-            img = tf.io.decode_image(tf.io.read_file(tf.gather(names, i)), channels=3, expand_animations=False)
-            begin, extent, _ = tf.image.stateless_sample_distorted_bounding_box(
-                tf.shape(img),
-                bounding_boxes=tf.constant([[[0.0, 0.0, 1.0, 1.0]]]),
-                seed=key,
-                min_object_covered=0.0,
-                aspect_ratio_range=host.RATIO,
-                area_range=host.SCALE,
-                max_attempts=10,
-                use_image_if_no_bounding_boxes=True,
-            )
-            img = tf.image.resize(tf.slice(img, begin, extent), [size, size], method="bilinear")
-            img = tf.image.stateless_random_flip_left_right(img, seed=key + 1)
-            return (img / 255.0 - mean) / std, tf.gather(classes, i)
-
-        ds = tf.data.Dataset.from_generator(
-            positions, output_signature=(tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int64))
-        )
-        ds = ds.map(load, num_parallel_calls=n or None, deterministic=True)
-        ds = ds.batch(self.plan.global_batch, drop_remainder=True)
-        if n:
-            ds = ds.prefetch(2)
-        options = tf.data.Options()
-        options.autotune.enabled = False
-        options.threading.private_threadpool_size = max(n, 1)
-        ds = ds.with_options(options)
-        self.step_fn = tf.function(self._host_step, jit_compile=self.jit_step)
-        where = (
-            f"map with {n} parallel call{'s' if n > 1 else ''}, 2 batches prefetched"
-            if n
-            else "map on the training thread (no parallel calls, nothing prefetched)"
-        )
-        data.attach(
-            _Stream(iter(ds), files),
-            f"tf.data ({where}); tf.io.decode_image, stateless_sample_distorted_bounding_box crop, flip, normalise",
-        )
 
     def _loss_and_grads(self, x, y):
         """One replica's share of the global batch: its loss (the sum over its
@@ -393,64 +264,6 @@ class TFBackend(Backend):
     def compile_s(self):
         return self.traced_s
 
-    def fused(self):
-        graph = (
-            "one tf.function(jit_compile=True) XLA program" if self.plan.compile == "xla" else "one tf.function graph"
-        )
-        first = "forward" if self.streamed else "batch gather, forward"
-        text = f"{first}, backward and optimizer update run as {graph}"
-        if self.plan.devices > 1 or self.multi:
-            text += ", with the strategy's gradient all-reduce inside"
-        return text
-
-    def communication(self):
-        if self.plan.devices == 1 and not self.multi:
-            return None
-        return "MirroredStrategy all-reduces gradients inside the step's graph: communication is part of the fused step"
-
-    def compile_count(self):
-        return int(self.step_fn.experimental_get_tracing_count())
-
-    def compile_source(self):
-        return "tf.function's tracing count of the training step (a retrace builds and compiles a new graph)"
-
-    def profile(self, run_step, steps):
-        import glob
-        import tempfile
-
-        from tensorflow.tsl.profiler.protobuf import xplane_pb2
-
-        from . import profiling
-
-        run_step()  # one step outside the profiler
-        self.sync()
-        with tempfile.TemporaryDirectory(prefix="trainbench-profile-") as d:
-            tf.profiler.experimental.start(d)
-            try:
-                with tf.profiler.experimental.Trace(profiling.SPAN):
-                    for _ in range(steps):
-                        run_step()
-                    self.sync()
-            finally:
-                tf.profiler.experimental.stop()
-            files = glob.glob(os.path.join(d, "**", "*.xplane.pb"), recursive=True)
-            if not files:
-                return {"not_measured": "the TensorFlow profiler wrote no .xplane.pb"}
-            space = xplane_pb2.XSpace()
-            with open(files[0], "rb") as f:
-                space.ParseFromString(f.read())
-        events, timeline, span_s = profiling.xplane_events(space)
-        what = (
-            "kernels on the GPU's streams, categorised by the TensorFlow op that launched them"
-            if timeline == "device"
-            else "TensorFlow graph ops on the executor's threads (they may run in parallel)"
-        )
-        if self.plan.compile == "xla":
-            what += "; under XLA the step's ops run inside compiled clusters, shown as such"
-        return profiling.reduce(
-            events, span_s, steps, f"TensorFlow profiler (XPlane; TensorFlow {tf.__version__})", timeline, what
-        )
-
     def sync(self):
         if self.multi:
             # sync_devices would wait on every worker's devices (which this
@@ -475,68 +288,18 @@ class TFBackend(Backend):
             correct = tf.reduce_sum(tf.cast(tf.equal(predicted, y), tf.int32))
         return loss, correct
 
-    def evaluate(self):
-        """On the first device only, as the PyTorch worker's rank 0."""
-        correct, total_loss, n = 0, 0.0, int(self.ey.shape[0])
-        step = eval_batch(self.plan)
-        for s in range(0, n, step):
-            loss, right = self.eval_fn(self.ex[s : s + step], self.ey[s : s + step])
-            total_loss += float(loss)
-            correct += int(right)
-        predictions = n * predictions_per_sample(self.plan)
-        return correct / predictions, total_loss / predictions, n
-
-    def loss_scale(self):
-        if isinstance(self.opt, keras.optimizers.LossScaleOptimizer):
-            return float(self.opt.dynamic_scale.numpy())
-        return None
-
-    def memory_events(self):
-        events = [
-            {
-                "device": f"cuda:{self.plan.cuda_index + i}",
-                "source": "allocator",
-                "peak_bytes": tf.config.experimental.get_memory_info(f"GPU:{i}")["peak"],
-                "reserved_peak_bytes": None,
-            }
-            for i in range(len(self.gpus))
-        ]
-        return events + super().memory_events()
-
 
 def info():
     build_info = tf.sysconfig.get_build_info()
     return {
         "version": tf.__version__,
-        "gpus": [_gpu_name(g) for g in tf.config.list_physical_devices("GPU")],
+        "gpus": [gpu_name(g) for g in tf.config.list_physical_devices("GPU")],
         "libraries": {
             "keras": keras.__version__,
             "cuda (tf build)": build_info.get("cuda_version"),
             "cudnn (tf build)": build_info.get("cudnn_version"),
         },
     }
-
-
-class _Stream:
-    def __init__(self, it, files):
-        self.it, self.files = it, files
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        try:
-            x, y = next(self.it)
-        except tf.errors.InvalidArgumentError as e:
-            # tf.io.decode_image does not say which file it could not decode: find it.
-            from . import images
-
-            for path in self.files:
-                images.eval_image(path, 8)  # raises the WorkerError naming the file
-            raise WorkerError(
-                "bad_config", f"data_path: tf.data could not decode an image: {first_line(e)}", field="data_path"
-            ) from e
-        return HostBatch(x, y)
 
 
 Backend = TFBackend

@@ -10,26 +10,15 @@ is counted without allocating it.
 """
 
 import os
-import sys
 
-import numpy as np
 import torch
-import torch.utils.data
 
-from . import file_models, images, library_models
-from .harness import (
-    ADAMW_BETAS,
-    ADAMW_EPS,
-    TOKEN_FAMILIES,
-    Backend,
-    check_precision,
-    cpu_name,
-    eval_batch,
-    inputs_and_targets,
-)
-from .images import HostBatch
-from .protocol import WorkerError, first_line, monotonic_ns, peak_rss_bytes, unsupported
-from .torch_models import build, classification_loss, count_params, predicted_classes, sdpa_choice  # noqa: F401 (count_params: `count`)
+from . import file_models, library_models
+from .harness import ADAMW_BETAS, ADAMW_EPS, Backend, check_precision, inputs_and_targets
+from .protocol import WorkerError, first_line, monotonic_ns, unsupported
+from .torch_feed import TorchFeed
+from .torch_models import build, classification_loss, count_params  # noqa: F401 (count_params: `count`)
+from .torch_report import TorchReport
 
 # --- the backend --------------------------------------------------------------
 
@@ -44,61 +33,6 @@ def is_oom(e):
     )
 
 
-class _FolderImages(torch.utils.data.Dataset):
-    """Training images of a folder, keyed by (position, epoch): a sample's
-    augmentation depends on nothing else (``images.sample_rng``)."""
-
-    def __init__(self, files, labels, size, seed):
-        self.files, self.labels, self.size, self.seed = files, labels, size, seed
-
-    def __len__(self):
-        return len(self.files)
-
-    def __getitem__(self, key):
-        """(image CHW, label, "") or, for a file that cannot be decoded,
-        (zeros, label, why): DataLoader would re-raise a worker's exception
-        as a RuntimeError without its class and field, so the error travels
-        with the batch and the training process raises it."""
-        i, epoch = key
-        try:
-            x = images.train_image(self.files[i], self.size, images.sample_rng(self.seed, epoch, i))
-        except WorkerError as e:
-            return torch.zeros(3, self.size, self.size), self.labels[i], e.message
-        return torch.from_numpy(np.ascontiguousarray(x.transpose(2, 0, 1))), self.labels[i], ""
-
-
-class _Orders:
-    """DataLoader's batch sampler: this rank's part of every global batch,
-    in the harness's order, without end."""
-
-    def __init__(self, data, rank, per_rank):
-        self.data, self.rank, self.per_rank = data, rank, per_rank
-
-    def __iter__(self):
-        for idx, epoch in self.data.orders(self.rank, self.per_rank):
-            yield [(int(i), epoch) for i in idx]
-
-
-class _Stream:
-    def __init__(self, it):
-        self.it = it
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        x, y, errors = next(self.it)
-        for why in errors:
-            if why:
-                raise WorkerError("bad_config", why, field="data_path")
-        return HostBatch(x, y)
-
-    def close(self):
-        shutdown = getattr(self.it, "_shutdown_workers", None)
-        if shutdown is not None:
-            shutdown()
-
-
 def _sample_loss(plan):
     """The training loss of a batch ``x`` (labels 0), as ``_forward`` computes it."""
 
@@ -109,7 +43,7 @@ def _sample_loss(plan):
     return loss_of
 
 
-class TorchBackend(Backend):
+class TorchBackend(TorchFeed, TorchReport, Backend):
     worker = "pytorch"
     framework = "pytorch"
 
@@ -231,105 +165,11 @@ class TorchBackend(Backend):
             self.scaler = torch.amp.GradScaler("cuda")
             self.text = "torch.autocast(cuda, float16) with GradScaler (dynamic loss scaling)"
 
-    def libraries(self):
-        libs = [("python", sys.version.split()[0])]
-        if torch.version.cuda:
-            libs.append(("cuda (torch build)", torch.version.cuda))
-        if self.plan.is_cuda:
-            libs.append(("cudnn", str(torch.backends.cudnn.version())))
-        if self.dist is not None:
-            libs.append(("torch.distributed backend", self.dist.get_backend()))
-        return libs
-
-    def devices_visible(self):
-        seen = [{"id": "cpu", "name": cpu_name()}]
-        if torch.cuda.is_available():
-            seen += [
-                {"id": f"cuda:{i}", "name": torch.cuda.get_device_name(i)} for i in range(torch.cuda.device_count())
-            ]
-        return seen
-
-    def device_info(self):
-        if self.plan.is_cuda:
-            return {"id": f"cuda:{self.device.index}", "name": torch.cuda.get_device_name(self.device)}
-        return {"id": "cpu", "name": cpu_name()}
-
     def param_count(self):
         return self.params
 
     def precision_in_effect(self):
         return self.text
-
-    def execution(self):
-        mode = {
-            "off": "eager",
-            "on": "torch.compile (inductor, default mode)",
-            "max-autotune": "torch.compile (inductor, max-autotune)",
-        }[self.plan.compile]
-        if self.dist is not None:
-            scheme = "FSDP (fully_shard per block)" if self.plan.parallel == "fsdp" else "DDP"
-            mode += (
-                f"; {scheme} over {self.world_size} {'GPUs (NCCL)' if self.plan.is_cuda else 'CPU processes (gloo)'}"
-            )
-        attention = sdpa_choice(self.plan.config, self.device, self.autocast or torch.float32)
-        if attention:
-            mode += f"; {attention}"
-        if self.nhwc:
-            mode += "; channels-last"
-        if self.plan.is_cuda:
-            mode += "; cuDNN benchmark mode " + ("on" if self.cudnn_benchmark else "off")
-        mode += "; AdamW fused" if self.adamw_fused else "; AdamW (PyTorch's default implementation)"
-        return mode
-
-    def set_data(self, data):
-        if data.streamed:
-            self._set_stream(data)
-        else:
-            x, y = data.train
-            self.x = torch.from_numpy(x).to(self.device)
-            self.y = torch.from_numpy(y).to(self.device)
-        if data.eval is not None:
-            self.ex = torch.from_numpy(data.eval[0]).to(self.device)
-            self.ey = torch.from_numpy(data.eval[1]).to(self.device)
-        if self.plan.family in TOKEN_FAMILIES:
-            self.x = self.x.long()
-            if data.eval is not None:
-                self.ex = self.ex.long()
-
-    def _set_stream(self, data):
-        """An image folder through torch.utils.data.DataLoader: each of
-        ``loader_workers`` processes decodes and augments whole batches (this
-        process's part of each global batch, in the harness's order)."""
-        from torch.utils.data import DataLoader
-
-        n = int(self.plan.loader_workers)
-        files, labels = data.train
-        dataset = _FolderImages(files, labels.tolist(), int(self.plan.config["image_size"]), self.plan.seed)
-        loader = DataLoader(
-            dataset,
-            batch_sampler=_Orders(data, self.rank, self.plan.batch_size),
-            num_workers=n,
-            pin_memory=self.plan.is_cuda,
-            persistent_workers=n > 0,
-            prefetch_factor=2 if n else None,
-        )
-        where = (
-            f"{n} worker process{'es' if n > 1 else ''}, 2 batches ahead each"
-            if n
-            else "in the training process (num_workers = 0)"
-        )
-        data.attach(
-            _Stream(iter(loader)),
-            f"torch.utils.data.DataLoader, {where}; Pillow decode, RandomResizedCrop, flip, normalise"
-            + ("; pinned memory" if self.plan.is_cuda else ""),
-        )
-
-    def _batch(self, idx):
-        if isinstance(idx, HostBatch):
-            return idx.x.to(self.device, non_blocking=True), idx.y.to(self.device, non_blocking=True)
-        b = self.plan.batch_size
-        local = torch.from_numpy(idx[self.rank * b : (self.rank + 1) * b]).to(self.device)
-        return self.x.index_select(0, local), self.y.index_select(0, local)
 
     def _forward(self, x, y):
         x, y = inputs_and_targets(self.plan, x, y)
@@ -422,68 +262,12 @@ class TorchBackend(Backend):
         # FSDP has no such switch.
         return self.dist is not None and self.plan.parallel == "ddp" and self.plan.compile == "off"
 
-    def communication(self):
-        if self.dist is None:
-            return None
-        if self.plan.parallel == "fsdp":
-            return (
-                "FSDP all-gathers parameters inside forward and reduce-scatters gradients inside backward: "
-                "communication is part of those phases and is not separated"
-            )
-        if self.local_backward():
-            return (
-                "DDP all-reduces gradients during backward; communication = backward with the all-reduce "
-                "minus the same backward under no_sync (the all-reduce time backward did not hide)"
-            )
-        return (
-            "DDP all-reduces gradients during backward (under torch.compile, no_sync is not timed): "
-            "communication is inside the backward phase"
-        )
-
-    def compile_count(self):
-        if self.plan.compile == "off":
-            return None
-        from torch._dynamo.utils import counters
-
-        return int(counters["stats"]["unique_graphs"])
-
-    def compile_source(self):
-        return "torch._dynamo's count of unique graphs compiled"
-
     def max_over_ranks(self, n):
         if self.dist is None:
             return n
         t = torch.tensor([int(n)], dtype=torch.int64, device=self.device)
         self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
         return int(t.item())
-
-    def profile(self, run_step, steps):
-        import json
-        import tempfile
-
-        from torch.profiler import ProfilerActivity, profile, record_function
-
-        from . import profiling
-
-        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.plan.is_cuda else [])
-        run_step()  # one step outside the profiler: its start-up is not the model's
-        self.sync()
-        with profile(activities=acts) as prof, record_function(profiling.SPAN):
-            for _ in range(steps):
-                run_step()
-            self.sync()
-        with tempfile.TemporaryDirectory(prefix="trainbench-profile-") as d:
-            path = os.path.join(d, "trace.json")
-            prof.export_chrome_trace(path)
-            with open(path) as f:
-                trace = json.load(f)
-        events, timeline, span_s = profiling.torch_events(trace)
-        what = (
-            "CUDA kernels and copies on the GPU, each named after the PyTorch operator that launched it"
-            if timeline == "device"
-            else "PyTorch operators on the training thread (self time: less the operators they call)"
-        )
-        return profiling.reduce(events, span_s, steps, f"torch.profiler (PyTorch {torch.__version__})", timeline, what)
 
     def sync(self):
         if self.plan.is_cuda:
@@ -495,67 +279,6 @@ class TorchBackend(Backend):
             self.dist.all_reduce(t)
             t /= self.world_size
         return t.tolist()
-
-    @torch.no_grad()
-    def evaluate(self):
-        """Accuracy and mean loss on the held-out split; for a decoder, over
-        every next-token prediction (next-token accuracy, loss per token)."""
-        self.raw.eval()
-        correct, total_loss, n = 0, 0.0, self.ey.shape[0]
-        predictions = 0
-        step = eval_batch(self.plan)
-        for s in range(0, n, step):
-            x, y = inputs_and_targets(self.plan, self.ex[s : s + step], self.ey[s : s + step])
-            if self.autocast is not None:
-                with torch.autocast(self.device.type, dtype=self.autocast):
-                    out = self.raw(x)
-            else:
-                out = self.raw(x)
-            out = out.float()
-            total_loss += classification_loss(out, y, self.plan.config, reduction="sum").item()
-            correct += (predicted_classes(out, self.plan.config) == y).sum().item()
-            predictions += y.numel()
-        self.raw.train()
-        result = torch.tensor([correct / predictions, total_loss / predictions], dtype=torch.float64)
-        if self.dist is not None:  # every rank acts on rank 0's evaluation
-            self.dist.broadcast(result, 0)
-        return float(result[0]), float(result[1]), n
-
-    def loss_scale(self):
-        return None if self.scaler is None else float(self.scaler.get_scale())
-
-    def memory_events(self):
-        events = []
-        if self.plan.is_cuda:
-            events.append(
-                {
-                    "device": f"cuda:{self.device.index}",
-                    "source": "allocator",
-                    "peak_bytes": torch.cuda.max_memory_allocated(self.device),
-                    "reserved_peak_bytes": torch.cuda.max_memory_reserved(self.device),
-                }
-            )
-        rss = peak_rss_bytes() or 0
-        peaks = [rss]
-        if self.dist is not None:
-            gathered = [None] * self.world_size
-            self.dist.all_gather_object(gathered, rss)
-            peaks = gathered
-            if self.plan.is_cuda:
-                gathered_gpu = [None] * self.world_size
-                self.dist.all_gather_object(gathered_gpu, events[0])
-                events = gathered_gpu
-        for r, p in enumerate(peaks):
-            if p:
-                events.append(
-                    {
-                        "device": "cpu" if len(peaks) == 1 else f"cpu (rank {r})",
-                        "source": "process_rss",
-                        "peak_bytes": p,
-                        "reserved_peak_bytes": None,
-                    }
-                )
-        return events
 
     def finish(self):
         if self.dist is not None:
