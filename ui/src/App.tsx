@@ -34,19 +34,13 @@ function applyTheme(theme: string) {
   document.documentElement.dataset.theme = theme;
 }
 
-export function App() {
+/** The studio's description and settings (loaded again when they change), an
+ * error loading them, and the window's close: how many runs it would cancel
+ * (asked when the window is closed), and quitting. `setView` opens the first
+ * view once the description has come. */
+function useStudio(setView: (f: (v: ViewName | null) => ViewName | null) => void) {
   const [info, setInfo] = useState<AppInfo | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [view, setView] = useState<ViewName | null>(null);
-  const [welcome, setWelcome] = useState<WelcomeState>(startWelcome);
-  const [liveRun, setLiveRun] = useState<number | null>(null);
-  const [queueNotices, setQueueNotices] = useState<string[]>([]);
-  // What Start said is shown once: leaving the queue clears it.
-  useEffect(() => {
-    if (view !== "queue") setQueueNotices([]);
-  }, [view]);
-  const [openRun, setOpenRun] = useState<number | null>(null);
-  const [compare, setCompare] = useState<CompareState | null>(null);
   const [closing, setClosing] = useState<number | null>(null);
 
   const loadInfo = () =>
@@ -74,6 +68,44 @@ export function App() {
     await getCurrentWindow().destroy();
   }
 
+  return { info, error, setError, closing, setClosing, loadInfo, quit };
+}
+
+/** The sidebar: a button per view, and the machine. */
+function Nav({ view, info, onView }: { view: ViewName | null; info: AppInfo | null; onView: (v: ViewName) => void }) {
+  return (
+    <nav>
+      <h1>TrainBench Studio</h1>
+      {NAV.map(([v, label]) => (
+        <button type="button" key={v} id={`nav-${v}`} class={view === v ? "active" : ""} onClick={() => onView(v)}>
+          {label}
+        </button>
+      ))}
+      {info && (
+        <p class="machine hint">
+          {info.machine.hostname}
+          <br />
+          {info.machine.gpus.length > 0 ? `${info.machine.gpus.length} GPU(s)` : `CPU only, ${info.machine.cpu_cores} cores`}
+          <br />v{info.version}
+        </p>
+      )}
+    </nav>
+  );
+}
+
+export function App() {
+  const [view, setView] = useState<ViewName | null>(null);
+  const [welcome, setWelcome] = useState<WelcomeState>(startWelcome);
+  const [liveRun, setLiveRun] = useState<number | null>(null);
+  const [queueNotices, setQueueNotices] = useState<string[]>([]);
+  // What Start said is shown once: leaving the queue clears it.
+  useEffect(() => {
+    if (view !== "queue") setQueueNotices([]);
+  }, [view]);
+  const [openRun, setOpenRun] = useState<number | null>(null);
+  const [compare, setCompare] = useState<CompareState | null>(null);
+  const { info, error, setError, closing, setClosing, loadInfo, quit } = useStudio(setView);
+
   useKeydown(focusSearch);
 
   // Each view opens at its top.
@@ -93,22 +125,7 @@ export function App() {
 
   return (
     <div class="app" data-ready={info && view ? "yes" : "no"} data-view={view ?? ""}>
-      <nav>
-        <h1>TrainBench Studio</h1>
-        {NAV.map(([v, label]) => (
-          <button type="button" key={v} id={`nav-${v}`} class={view === v ? "active" : ""} onClick={() => setView(v)}>
-            {label}
-          </button>
-        ))}
-        {info && (
-          <p class="machine hint">
-            {info.machine.hostname}
-            <br />
-            {info.machine.gpus.length > 0 ? `${info.machine.gpus.length} GPU(s)` : `CPU only, ${info.machine.cpu_cores} cores`}
-            <br />v{info.version}
-          </p>
-        )}
-      </nav>
+      <Nav view={view} info={info} onView={setView} />
       <main>
         <ErrorBox error={error} onClose={() => setError(null)} />
         {closing !== null && (

@@ -6,6 +6,114 @@ import { emptyHostForm, hostSummary, toAddHost, type HostForm } from "../lib/hos
 import { Confirm, ErrorBox } from "./common";
 import { HostSteps } from "./SearchProgress";
 
+interface FormProps {
+  form: HostForm;
+  set: (p: Partial<HostForm>) => void;
+  busy: string | null;
+  onAdd: () => void;
+  onCancel: () => void;
+}
+
+/** A new host: its name, address, interpreters, variables and, for several nodes, its peers or Slurm partition. */
+function AddHostForm({ form, set, busy, onAdd, onCancel }: FormProps) {
+  return (
+    <form
+      class="host-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onAdd();
+      }}
+    >
+      <label>
+        Name
+        <input name="host_name" value={form.name} onInput={(e) => set({ name: e.currentTarget.value })} placeholder="gpu1" />
+      </label>
+      <label>
+        Address
+        <input name="host_url" value={form.url} onInput={(e) => set({ url: e.currentTarget.value })} placeholder="ssh://me@gpu1.example.org:22/scratch/trainbench" />
+      </label>
+      <label>
+        Python interpreters
+        <input name="host_pythons" value={form.pythons} onInput={(e) => set({ pythons: e.currentTarget.value })} placeholder="python3" />
+      </label>
+      <label>
+        Variables (KEY=VALUE per line)
+        <textarea name="host_env" value={form.env} onInput={(e) => set({ env: e.currentTarget.value })} />
+      </label>
+      <label class="inline">
+        <input type="checkbox" name="host_slurm" checked={form.slurm} onChange={(e) => set({ slurm: e.currentTarget.checked })} /> Slurm login host (runs go through sbatch; several nodes possible)
+      </label>
+      {!form.slurm && (
+        <label>
+          Peers for several nodes (ssh:// per line; reached from the host)
+          <textarea name="host_peers" value={form.peers} onInput={(e) => set({ peers: e.currentTarget.value })} />
+        </label>
+      )}
+      {form.slurm && (
+        <label>
+          Partition
+          <input name="host_partition" value={form.partition} onInput={(e) => set({ partition: e.currentTarget.value })} placeholder="the default" />
+        </label>
+      )}
+      <button type="submit" class="primary" disabled={busy !== null}>
+        {busy === "adding" ? "Connecting…" : "Add and check"}
+      </button>
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </form>
+  );
+}
+
+interface TableProps {
+  hosts: RemoteHost[];
+  busy: string | null;
+  onCheck: (name: string) => void;
+  onRemove: (name: string) => void;
+}
+
+/** The hosts, what their last check found, Check and Remove. */
+function HostTable({ hosts, busy, onCheck, onRemove }: TableProps) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Address</th>
+          <th>What the last check found</th>
+          <th />
+        </tr>
+      </thead>
+      <tbody>
+        {hosts.length === 0 && (
+          <tr>
+            <td colSpan={4} class="missing">
+              no remote hosts
+            </td>
+          </tr>
+        )}
+        {hosts.map((h) => (
+          <tr key={h.name}>
+            <td>{h.name}</td>
+            <td>
+              <code>{`ssh://${h.url.user ? `${h.url.user}@` : ""}${h.url.host}${h.url.port ? `:${h.url.port}` : ""}`}</code>
+            </td>
+            <td>{hostSummary(h)}</td>
+            <td>
+              <button type="button" class="small" onClick={() => onCheck(h.name)} disabled={busy !== null}>
+                {busy === h.name ? "Checking…" : "Check"}
+              </button>
+              <button type="button" class="small" data-remove={h.name} onClick={() => onRemove(h.name)} disabled={busy !== null}>
+                Remove
+              </button>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export function Hosts() {
   const [hosts, setHosts] = useState<RemoteHost[]>([]);
   const [form, setForm] = useState<HostForm | null>(null);
@@ -73,90 +181,9 @@ export function Hosts() {
       <button type="button" onClick={() => setForm(emptyHostForm())} disabled={form !== null}>
         Add a host
       </button>
-      {form && (
-        <form
-          class="host-form"
-          onSubmit={(e) => {
-            e.preventDefault();
-            add();
-          }}
-        >
-          <label>
-            Name
-            <input name="host_name" value={form.name} onInput={(e) => set({ name: e.currentTarget.value })} placeholder="gpu1" />
-          </label>
-          <label>
-            Address
-            <input name="host_url" value={form.url} onInput={(e) => set({ url: e.currentTarget.value })} placeholder="ssh://me@gpu1.example.org:22/scratch/trainbench" />
-          </label>
-          <label>
-            Python interpreters
-            <input name="host_pythons" value={form.pythons} onInput={(e) => set({ pythons: e.currentTarget.value })} placeholder="python3" />
-          </label>
-          <label>
-            Variables (KEY=VALUE per line)
-            <textarea name="host_env" value={form.env} onInput={(e) => set({ env: e.currentTarget.value })} />
-          </label>
-          <label class="inline">
-            <input type="checkbox" name="host_slurm" checked={form.slurm} onChange={(e) => set({ slurm: e.currentTarget.checked })} /> Slurm login host (runs go through sbatch; several nodes possible)
-          </label>
-          {!form.slurm && (
-            <label>
-              Peers for several nodes (ssh:// per line; reached from the host)
-              <textarea name="host_peers" value={form.peers} onInput={(e) => set({ peers: e.currentTarget.value })} />
-            </label>
-          )}
-          {form.slurm && (
-            <label>
-              Partition
-              <input name="host_partition" value={form.partition} onInput={(e) => set({ partition: e.currentTarget.value })} placeholder="the default" />
-            </label>
-          )}
-          <button type="submit" class="primary" disabled={busy !== null}>
-            {busy === "adding" ? "Connecting…" : "Add and check"}
-          </button>
-          <button type="button" onClick={() => setForm(null)}>
-            Cancel
-          </button>
-        </form>
-      )}
+      {form && <AddHostForm form={form} set={set} busy={busy} onAdd={add} onCancel={() => setForm(null)} />}
       {busy !== null && <HostSteps />}
-      <table>
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Address</th>
-            <th>What the last check found</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {hosts.length === 0 && (
-            <tr>
-              <td colSpan={4} class="missing">
-                no remote hosts
-              </td>
-            </tr>
-          )}
-          {hosts.map((h) => (
-            <tr key={h.name}>
-              <td>{h.name}</td>
-              <td>
-                <code>{`ssh://${h.url.user ? `${h.url.user}@` : ""}${h.url.host}${h.url.port ? `:${h.url.port}` : ""}`}</code>
-              </td>
-              <td>{hostSummary(h)}</td>
-              <td>
-                <button type="button" class="small" onClick={() => check(h.name)} disabled={busy !== null}>
-                  {busy === h.name ? "Checking…" : "Check"}
-                </button>
-                <button type="button" class="small" data-remove={h.name} onClick={() => setRemoving(h.name)} disabled={busy !== null}>
-                  Remove
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <HostTable hosts={hosts} busy={busy} onCheck={check} onRemove={setRemoving} />
     </section>
   );
 }

@@ -90,6 +90,99 @@ function TimeLeft({ live }: { live: LiveRun }) {
   );
 }
 
+interface HeaderProps {
+  live: LiveRun;
+  finished: boolean;
+  onCancel: () => void;
+  onOpenRun: (id: number) => void;
+}
+
+/** The run, its status, and Cancel (or, once it has finished, its stored detail). */
+function LiveHeader({ live, finished, onCancel, onOpenRun }: HeaderProps) {
+  return (
+    <header>
+      <h2>
+        #{live.run_id} {live.label}
+      </h2>
+      <span class={`badge ${live.status ?? live.phase}`} id="live-status">
+        {live.status ?? live.phase}
+      </span>
+      {!finished && (
+        <button type="button" class="danger" id="cancel-run" onClick={onCancel}>
+          Cancel
+        </button>
+      )}
+      {finished && (
+        <button type="button" onClick={() => onOpenRun(live.run_id)}>
+          Open detail
+        </button>
+      )}
+    </header>
+  );
+}
+
+interface ChartsProps {
+  live: LiveRun;
+  curves: ReturnType<typeof liveCurves>;
+  telemetry: ReturnType<typeof liveTelemetry>;
+  finished: boolean;
+}
+
+/** Throughput and loss, accuracy (or why there is none yet), and each telemetry source. */
+function LiveCharts({ live, curves, telemetry, finished }: ChartsProps) {
+  return (
+    <div class="grid2">
+      <LineChart
+        title="Throughput and loss"
+        xLabel="s since start"
+        yLabel="samples/s"
+        y2Label="loss"
+        data={[curves.throughput[0], curves.throughput[1], curves.loss[1]]}
+        series={[
+          { label: "throughput", colour: "#0072b2", unit: "samples/s" },
+          { label: "loss", colour: "#d55e00", right: true },
+        ]}
+      />
+      {live.evals.length > 0 ? (
+        <LineChart
+          title="Accuracy (held-out)"
+          xLabel="s since start"
+          yLabel="accuracy"
+          data={curves.accuracy}
+          series={[{ label: "accuracy", colour: "#009e73", points: true }]}
+        />
+      ) : (
+        <figure class="chart">
+          <figcaption>Accuracy (held-out)</figcaption>
+          <p class="missing">No evaluation yet{finished ? " — this run had none (accuracy is measured on a held-out split of real data, which synthetic data does not have)" : ""}.</p>
+        </figure>
+      )}
+      {[...telemetry.entries()].map(([source, d]) => (
+        <LineChart
+          key={source}
+          title={source === "host" ? "Worker memory (RSS) and CPU — no GPU telemetry" : `${source}: memory, utilisation, power`}
+          xLabel="s since start"
+          yLabel="MiB"
+          y2Label={source === "host" ? "CPU %" : "% / W"}
+          data={source === "host" ? [d[0], d[1], d[4]] : [d[0], d[1], d[2], d[3]]}
+          series={
+            source === "host"
+              ? [
+                  { label: "RSS", colour: "#0072b2", unit: "MiB" },
+                  { label: "CPU", colour: "#e69f00", unit: "%", right: true },
+                ]
+              : [
+                  { label: "memory", colour: "#0072b2", unit: "MiB" },
+                  { label: "utilisation", colour: "#e69f00", unit: "%", right: true },
+                  { label: "power", colour: "#cc79a7", unit: "W", right: true },
+                ]
+          }
+        />
+      ))}
+    </div>
+  );
+}
+
 export function LiveView({ runId, onOpenRun, onFinished }: LiveProps) {
   const [live, setLive] = useState<LiveRun | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -151,24 +244,7 @@ export function LiveView({ runId, onOpenRun, onFinished }: LiveProps) {
   const finished = live.phase === "finished";
   return (
     <section class="live" data-run={live.run_id} data-phase={live.phase} data-status={live.status ?? ""}>
-      <header>
-        <h2>
-          #{live.run_id} {live.label}
-        </h2>
-        <span class={`badge ${live.status ?? live.phase}`} id="live-status">
-          {live.status ?? live.phase}
-        </span>
-        {!finished && (
-          <button type="button" class="danger" id="cancel-run" onClick={() => call(api.cancelRun(live.run_id)).catch(setError)}>
-            Cancel
-          </button>
-        )}
-        {finished && (
-          <button type="button" onClick={() => onOpenRun(live.run_id)}>
-            Open detail
-          </button>
-        )}
-      </header>
+      <LiveHeader live={live} finished={finished} onCancel={() => call(api.cancelRun(live.run_id)).catch(setError)} onOpenRun={onOpenRun} />
       <ErrorBox error={error} />
       {live.reason && <p class={live.status === "completed" ? "hint" : "error"}>{live.reason}</p>}
       <div class="progress" role="progressbar" aria-valuemin={0} aria-valuemax={total} aria-valuenow={live.step}>
@@ -187,55 +263,7 @@ export function LiveView({ runId, onOpenRun, onFinished }: LiveProps) {
         </dt>
         <dd id="tp-steady">{rate(live.steady_samples_per_s)}</dd>
       </dl>
-      <div class="grid2">
-        <LineChart
-          title="Throughput and loss"
-          xLabel="s since start"
-          yLabel="samples/s"
-          y2Label="loss"
-          data={[curves.throughput[0], curves.throughput[1], curves.loss[1]]}
-          series={[
-            { label: "throughput", colour: "#0072b2", unit: "samples/s" },
-            { label: "loss", colour: "#d55e00", right: true },
-          ]}
-        />
-        {live.evals.length > 0 ? (
-          <LineChart
-            title="Accuracy (held-out)"
-            xLabel="s since start"
-            yLabel="accuracy"
-            data={curves.accuracy}
-            series={[{ label: "accuracy", colour: "#009e73", points: true }]}
-          />
-        ) : (
-          <figure class="chart">
-            <figcaption>Accuracy (held-out)</figcaption>
-            <p class="missing">No evaluation yet{finished ? " — this run had none (accuracy is measured on a held-out split of real data, which synthetic data does not have)" : ""}.</p>
-          </figure>
-        )}
-        {[...telemetry.entries()].map(([source, d]) => (
-          <LineChart
-            key={source}
-            title={source === "host" ? "Worker memory (RSS) and CPU — no GPU telemetry" : `${source}: memory, utilisation, power`}
-            xLabel="s since start"
-            yLabel="MiB"
-            y2Label={source === "host" ? "CPU %" : "% / W"}
-            data={source === "host" ? [d[0], d[1], d[4]] : [d[0], d[1], d[2], d[3]]}
-            series={
-              source === "host"
-                ? [
-                    { label: "RSS", colour: "#0072b2", unit: "MiB" },
-                    { label: "CPU", colour: "#e69f00", unit: "%", right: true },
-                  ]
-                : [
-                    { label: "memory", colour: "#0072b2", unit: "MiB" },
-                    { label: "utilisation", colour: "#e69f00", unit: "%", right: true },
-                    { label: "power", colour: "#cc79a7", unit: "W", right: true },
-                  ]
-            }
-          />
-        ))}
-      </div>
+      <LiveCharts live={live} curves={curves} telemetry={telemetry} finished={finished} />
       <h3>Log</h3>
       <pre class="log" id="live-log">{live.log.slice(-200).join("\n")}</pre>
     </section>

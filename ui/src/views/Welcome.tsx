@@ -47,6 +47,89 @@ function Measures() {
   );
 }
 
+interface FirstProps {
+  quick: SweepRequest | null;
+  model: AppInfo["models"][number] | undefined;
+  framework: AppInfo["frameworks"][number] | undefined;
+  first: WelcomeState["first"];
+  busy: boolean;
+  onRun: () => void;
+  onOpenRun: (id: number) => void;
+  onFinished: (status: string) => void;
+  onTryAgain: () => void;
+}
+
+/** Step 1: the quick benchmark, then its live view, and Try again if it did not complete. */
+function FirstStep({ quick, model, framework, first, busy, onRun, onOpenRun, onFinished, onTryAgain }: FirstProps) {
+  return (
+    <section class="step-card" data-step="1">
+      <h3>1. The quick benchmark</h3>
+      <p>
+        A small convolutional network ({quick?.model[0] ?? "resnet_mini"}
+        {model ? `, ${count(model.param_count)} parameters` : ""}) learns to read handwritten digits from the MNIST sample until 95 % of the digits it has not
+        trained on are read right — about a minute on a CPU
+        {framework ? `, in ${framework.title}` : ""}.
+      </p>
+      {first === null ? (
+        <button type="button" class="primary" id="quick-start" disabled={!quick || busy} onClick={onRun}>
+          Run the quick benchmark
+        </button>
+      ) : (
+        <LiveView runId={first.runId} onOpenRun={onOpenRun} onFinished={onFinished} />
+      )}
+      {first?.status && first.status !== "completed" && (
+        <p>
+          The run ended {first.status}; its log above says why.{" "}
+          <button type="button" class="link" onClick={onTryAgain}>
+            Try again
+          </button>
+        </p>
+      )}
+    </section>
+  );
+}
+
+interface SecondProps {
+  next: NextRun | null | undefined;
+  second: WelcomeState["second"];
+  busy: boolean;
+  onRun: () => void;
+  onOpenRun: (id: number) => void;
+  onFinished: (status: string) => void;
+  onWizard: () => void;
+}
+
+/** Step 2: the suggested second run (or why there is none), then its live view. */
+function SecondStep({ next, second, busy, onRun, onOpenRun, onFinished, onWizard }: SecondProps) {
+  return (
+    <section class="step-card" data-step="2">
+      <h3>2. A second run to compare with</h3>
+      {next === undefined && <p>Finding a second run…</p>}
+      {next === null && (
+        <p>
+          No second run applies here (one framework, already in bf16). Set one up in{" "}
+          <button type="button" class="link" onClick={onWizard}>
+            New benchmark
+          </button>
+          .
+        </p>
+      )}
+      {next && (
+        <>
+          <p id="next-why">{next.why}</p>
+          {second === null ? (
+            <button type="button" class="primary" id="next-run" disabled={busy} onClick={onRun}>
+              {next.title}
+            </button>
+          ) : (
+            <LiveView runId={second.runId} onOpenRun={onOpenRun} onFinished={onFinished} />
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
 export function Welcome({ info, state, onState, onOpenRun, onCompare, onWizard }: Props) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -100,65 +183,32 @@ export function Welcome({ info, state, onState, onOpenRun, onCompare, onWizard }
       </p>
       <Measures />
       <ErrorBox error={error} onClose={() => setError(null)} />
-      <section class="step-card" data-step="1">
-        <h3>1. The quick benchmark</h3>
-        <p>
-          A small convolutional network ({quick?.model[0] ?? "resnet_mini"}
-          {model ? `, ${count(model.param_count)} parameters` : ""}) learns to read handwritten digits from the MNIST sample until 95 % of the digits it has not
-          trained on are read right — about a minute on a CPU
-          {framework ? `, in ${framework.title}` : ""}.
-        </p>
-        {first === null ? (
-          <button type="button" class="primary" id="quick-start" disabled={!quick || busy} onClick={runQuick}>
-            Run the quick benchmark
-          </button>
-        ) : (
-          <LiveView runId={first.runId} onOpenRun={onOpenRun} onFinished={(status) => first.status === null && onState({ ...state, first: { ...first, status } })} />
-        )}
-        {first?.status && first.status !== "completed" && (
-          <p>
-            The run ended {first.status}; its log above says why.{" "}
-            <button type="button" class="link" onClick={() => onState(startWelcome())}>
-              Try again
-            </button>
-          </p>
-        )}
-      </section>
+      <FirstStep
+        quick={quick}
+        model={model}
+        framework={framework}
+        first={first}
+        busy={busy}
+        onRun={runQuick}
+        onOpenRun={onOpenRun}
+        onFinished={(status) => first?.status === null && onState({ ...state, first: { ...first, status } })}
+        onTryAgain={() => onState(startWelcome())}
+      />
       {firstDone && (
-        <section class="step-card" data-step="2">
-          <h3>2. A second run to compare with</h3>
-          {next === undefined && <p>Finding a second run…</p>}
-          {next === null && (
-            <p>
-              No second run applies here (one framework, already in bf16). Set one up in{" "}
-              <button type="button" class="link" onClick={onWizard}>
-                New benchmark
-              </button>
-              .
-            </p>
-          )}
-          {next && (
-            <>
-              <p id="next-why">{next.why}</p>
-              {second === null ? (
-                <button type="button" class="primary" id="next-run" disabled={busy} onClick={runNext}>
-                  {next.title}
-                </button>
-              ) : (
-                <LiveView
-                  runId={second.runId}
-                  onOpenRun={onOpenRun}
-                  onFinished={(status) => {
-                    // Once: coming back to this view finds the run finished again.
-                    if (second.status !== null) return;
-                    onState({ ...state, second: { ...second, status } });
-                    if (status === "completed") onCompare([first?.runId ?? 0, second.runId]);
-                  }}
-                />
-              )}
-            </>
-          )}
-        </section>
+        <SecondStep
+          next={next}
+          second={second}
+          busy={busy}
+          onRun={runNext}
+          onOpenRun={onOpenRun}
+          onFinished={(status) => {
+            // Once: coming back to this view finds the run finished again.
+            if (second === null || second.status !== null) return;
+            onState({ ...state, second: { ...second, status } });
+            if (status === "completed") onCompare([first?.runId ?? 0, second.runId]);
+          }}
+          onWizard={onWizard}
+        />
       )}
       <p class="hint">
         Or set up your own benchmark — any model, framework, precision and batch size — in{" "}
