@@ -377,7 +377,7 @@ fn wrong_release(release: Option<Pin>, e: &Event) -> Option<envs::EnvError> {
             Event::Hello {
                 framework_version, ..
             },
-        ) => envs::pinned::check_release(pin, framework_version).err(),
+        ) => envs::check_release(pin, framework_version).err(),
         _ => None,
     }
 }

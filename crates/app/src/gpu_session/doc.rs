@@ -141,7 +141,7 @@ pub fn read_file(field: &str, path: &Path, what: &str, max: u64) -> AppResult<Ve
 /// checked: a JSON object of a GPU session, whose `session` is an object
 /// and whose `results` is an array of objects.
 pub fn read_results(field: &str, dir: &Path) -> AppResult<Value> {
-    let path = dir.join(super::write::RESULTS_JSON);
+    let path = dir.join(super::files::RESULTS_JSON);
     let bad = |why: String| {
         AppError::bad(
             field,

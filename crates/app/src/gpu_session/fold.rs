@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::doc::{self, cell, number, row, text, MAX_DOC_BYTES};
-use super::write::{RESULTS_JSON, SESSION_FILE};
+use super::files::{RESULTS_JSON, SESSION_FILE};
 use crate::error::{AppError, AppResult};
 use crate::reports::{write_file, Imported};
 use crate::workspace::Workspace;

@@ -19,17 +19,20 @@ use crate::host::Host;
 use crate::{frameworks, now_unix_ms, utc_text};
 
 pub mod doc;
+pub mod files;
 pub mod fold;
 pub mod items;
 pub mod order;
 mod pace;
 mod peer;
+pub mod result;
 pub mod run;
 pub mod twins;
 pub mod write;
 
 pub use items::{Batch, Item, Kind, What};
-pub use run::{run, ItemResult, Outcome, Status};
+pub use result::{ItemResult, Status};
+pub use run::{run, Outcome};
 
 /// Seconds kept at the end of the budget for the session file, the checks
 /// and the PDF (on the CPU rehearsal, a fifth of it).

@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::items::{Batch, Item, What};
-use super::run::{batch_of, ItemResult, Status};
+use super::result::{batch_of, ItemResult, Status};
 use super::{write, Session};
 
 /// A peer item: `python -m trainbench_peers` in the PyTorch environment's
@@ -142,7 +142,7 @@ mod tests {
 
     use crate::execute;
     use crate::gpu_session::items::plan;
-    use crate::gpu_session::run::Status;
+    use crate::gpu_session::result::Status;
 
     /// A ratio only between two items that ran at the same batch; a failed
     /// item gets no note beside its own reason, and a note says batches as

@@ -4,11 +4,11 @@
 //! `fold --against` writes into docs/gpu-results.md. In a rehearsal each run
 //! is projected to two threads of the same CPU, so the path is exercised.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use trainbench_core::reference::gpu_peak_for;
 
-use super::run::{ItemResult, Status};
+use super::result::ProjectedTo;
+use super::result::{ItemResult, Status};
 use super::Session;
 use crate::projection::{project as project_run, Target};
 use crate::workspace::Workspace;
@@ -16,15 +16,6 @@ use crate::workspace::Workspace;
 /// The GPU kinds this project's machines come in: each session projects to
 /// the one it is not on.
 pub const TWINS: [&str; 2] = ["H100 SXM", "H200"];
-
-/// A run projected to another device.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProjectedTo {
-    pub to: String,
-    pub low: f64,
-    pub mid: f64,
-    pub high: f64,
-}
 
 /// The peak table's name of the session's GPU (`None` on the CPU or an
 /// unknown GPU).

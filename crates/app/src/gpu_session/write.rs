@@ -17,7 +17,7 @@ use trainbench_core::session::{ChartKind, SessionSettings};
 use trainbench_report::pdf::Section;
 
 use super::items::{Item, Kind, What};
-use super::run::{ItemResult, Status};
+use super::result::{ItemResult, Status};
 use super::Session;
 use crate::error::AppResult;
 use crate::gpu_check::report;
@@ -25,11 +25,7 @@ use crate::reports::{write_file, Selected};
 use crate::workspace::{SessionRef, Workspace};
 use crate::{hostname, GIT_REVISION, VERSION};
 
-pub const RESULTS_JSON: &str = "results.json";
-pub const RESULTS_MD: &str = "results.md";
-pub const SESSION_FILE: &str = "gpu-session.trainbench-session.json";
-pub const CHECKS_JSON: &str = "checks.json";
-pub const REPORT_PDF: &str = "report.pdf";
+pub use super::files::{CHECKS_JSON, REPORT_PDF, RESULTS_JSON, RESULTS_MD, SESSION_FILE};
 
 /// What the session wrote at its end.
 #[derive(Debug, Clone, Default)]

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use trainbench_core::models::ModelConfig;
 use trainbench_runner::envs::library::check_library_models;
 
-use super::plan::reject;
 use super::{PlannedConfig, Rejected};
 
 /// Moves every configuration whose library model its environment refuses
@@ -54,6 +53,6 @@ pub(super) fn refuse_unknown(configs: &mut Vec<PlannedConfig>, rejected: &mut Ve
     }
     for (i, (field, message)) in refused.into_iter().rev() {
         let c = configs.remove(i);
-        rejected.push(reject(&c.label, &field, message));
+        rejected.push(Rejected::combination(&c.label, &field, message));
     }
 }

@@ -28,7 +28,6 @@ pub mod model_file;
 mod script;
 pub use estimate::{run_seconds, DurationEstimate, Earlier};
 mod plan;
-use plan::shared;
 pub use plan::{
     folder_classes, missing_releases, named_releases, parse_data, plan_sweep, plan_sweep_on,
     resolve_framework,
@@ -274,7 +273,7 @@ pub(crate) fn check_price(
         return Ok(None);
     }
     let names: Vec<String> = store.prices()?.into_iter().map(|r| r.0.offering).collect();
-    Ok(Some(shared(
+    Ok(Some(Rejected::shared(
         "price",
         format!(
             "price = {p} is not allowed: expected one of the price table's offerings: {}",
@@ -335,7 +334,7 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
         };
         if let Some(message) = why {
             plan.configs.clear();
-            plan.rejected.insert(0, shared("nodes", message));
+            plan.rejected.insert(0, Rejected::shared("nodes", message));
         }
     }
     Ok(plan)

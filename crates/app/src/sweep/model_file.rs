@@ -16,7 +16,6 @@ use trainbench_core::models::file::MAX_FILE_BYTES;
 use trainbench_core::models::{FileRef, InputShape};
 use trainbench_core::spec::raw::RawSpec;
 
-use super::plan::shared;
 use super::{Rejected, SweepRequest};
 
 /// A model file as read: the bytes, and the reference the runs store.
@@ -61,9 +60,9 @@ pub(super) fn read_python(
 ) -> Result<(PathBuf, Vec<u8>), Rejected> {
     let path = absolute(path);
     let bytes = trainbench_files::read_bounded("model", &path, what, MAX_FILE_BYTES)
-        .map_err(|e| shared("model", e.to_string()))?;
+        .map_err(|e| Rejected::shared("model", e.to_string()))?;
     if std::str::from_utf8(&bytes).is_err() {
-        return Err(shared(
+        return Err(Rejected::shared(
             "model",
             format!(
                 "model = {given} is not allowed: expected a Python file in UTF-8 ({} is not text)",
@@ -98,14 +97,14 @@ impl ModelFiles {
                 Ok(Some(r)) => r,
                 Ok(None) => continue,
                 Err(e) => {
-                    rejected.push(shared("model", e.to_string()));
+                    rejected.push(Rejected::shared("model", e.to_string()));
                     continue;
                 }
             };
             // On a host the file travels with the job to the node it starts
             // on; the other nodes of a run would not have it.
             if let (Some(host), Some(n)) = (on_host, req.nodes.filter(|&n| n > 1)) {
-                rejected.push(shared(
+                rejected.push(Rejected::shared(
                     "nodes",
                     format!(
                         "nodes = {n} is not allowed with the file model {given} on host {host}: expected 1 (the file is sent to the node the job starts on)"
@@ -160,7 +159,7 @@ pub fn apply_input_shape(req: &SweepRequest, rejected: &mut Vec<Rejected>) -> Op
                 InputShape::Tokens { .. } => req.seq_len.map(|_| "seq_len"),
             };
             if let Some(field) = twice {
-                rejected.push(shared(
+                rejected.push(Rejected::shared(
                     field,
                     format!(
                         "{field} is not allowed with input_shape = {text}: expected one of the two"
@@ -171,7 +170,7 @@ pub fn apply_input_shape(req: &SweepRequest, rejected: &mut Vec<Rejected>) -> Op
             Some(shape)
         }
         Err(e) => {
-            rejected.push(shared("input_shape", e.to_string()));
+            rejected.push(Rejected::shared("input_shape", e.to_string()));
             None
         }
     }

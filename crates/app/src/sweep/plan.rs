@@ -5,15 +5,6 @@
 use super::combination::{check_env, combinations};
 use super::*;
 
-pub(super) fn reject(label: &str, field: &str, message: String) -> Rejected {
-    Rejected::combination(label, field, message)
-}
-
-/// A setting every combination shares, refused.
-pub(super) fn shared(field: &str, message: String) -> Rejected {
-    Rejected::shared(field, message)
-}
-
 /// `tch`, `pytorch`, `pytorch@NAME`, `jax==0.7.2` … → (framework,
 /// environment name, worker). A release (`FRAMEWORK==VERSION`) runs in its
 /// own environment: one not installed yet resolves to the worker it will
@@ -23,7 +14,7 @@ pub fn resolve_framework(
     given: &str,
 ) -> Result<(Framework, Option<String>, WorkerCommand), Rejected> {
     match trainbench_core::versions::parse_pin(given) {
-        Err(e) => return Err(reject(given, "framework", e.to_string())),
+        Err(e) => return Err(Rejected::combination(given, "framework", e.to_string())),
         Ok(Some(pin)) => {
             if envs::pinned::env_for(pin).ready {
                 envs::pinned::touch(pin);
@@ -41,7 +32,7 @@ pub fn resolve_framework(
         None => (given, None),
     };
     let framework = Framework::parse(framework).map_err(|e| {
-        reject(
+        Rejected::combination(
             given,
             "framework",
             format!("{e} (optionally FRAMEWORK@ENVIRONMENT)"),
@@ -49,7 +40,7 @@ pub fn resolve_framework(
     })?;
     if framework == Framework::Tch {
         if env.is_some() {
-            return Err(reject(
+            return Err(Rejected::combination(
                 given,
                 "framework",
                 format!("framework = {given} is not allowed: expected tch without an environment (it links libtorch)"),
@@ -57,7 +48,7 @@ pub fn resolve_framework(
         }
         let tch = WorkerCommand::tch();
         if let Some(problem) = crate::frameworks::tch_libtorch_problem(&tch) {
-            return Err(reject(
+            return Err(Rejected::combination(
                 given,
                 "framework",
                 format!("framework = tch is not available on this machine: {problem}"),
@@ -72,7 +63,7 @@ pub fn resolve_framework(
                 envs::EnvError::Bad { field, .. } => (*field).to_string(),
                 _ => "framework".into(),
             };
-            Err(reject(given, &field, e.to_string()))
+            Err(Rejected::combination(given, &field, e.to_string()))
         }
     }
 }
@@ -111,7 +102,7 @@ pub fn parse_data(s: &str) -> Result<(String, Option<String>), Rejected> {
             Some((source @ ("cifar10" | "text" | "folder"), path)) if !path.is_empty() => {
                 Ok((source.to_owned(), Some(path.to_owned())))
             }
-            _ => Err(shared("data",
+            _ => Err(Rejected::shared("data",
                 format!("data = {other} is not allowed: expected synthetic, mnist, cifar10:DIR, text, text:FILE or folder:DIR"),
             )),
         },
@@ -169,7 +160,7 @@ pub fn plan_sweep_on(
     let alternatives = check_env(req, &mut rejected);
     let shape = super::model_file::apply_input_shape(req, &mut rejected);
     if let (Some(name), true) = (&req.model_name, req.model.len() > 1) {
-        rejected.push(shared(
+        rejected.push(Rejected::shared(
             "model_name",
             format!(
                 "model_name = {name} is not allowed with {} models: expected one model (the name labels it)",
@@ -196,7 +187,7 @@ pub fn plan_sweep_on(
         }
     });
     if req.batch_max && device == "cpu" && req.memory_limit_bytes.is_none() {
-        rejected.push(shared("memory_limit",
+        rejected.push(Rejected::shared("memory_limit",
             "batch_size = max on the CPU needs a memory limit: give memory_limit (--memory-limit 8G), the resident memory a probe may use".into(),
         ));
         return refused(req, rejected, repeats);
@@ -219,7 +210,7 @@ pub fn plan_sweep_on(
             Some(r) => r
                 .host
                 .resolve(given)
-                .map_err(|message| reject(given, "framework", message)),
+                .map_err(|message| Rejected::combination(given, "framework", message)),
         };
         let (framework, env, worker) = match resolved {
             Ok(x) => x,
@@ -310,12 +301,12 @@ fn check_shared(
     rejected: &mut Vec<Rejected>,
 ) -> u32 {
     if let (None, Some(n)) = (remote, req.nodes.filter(|&n| n != 1)) {
-        rejected.push(shared("nodes",
+        rejected.push(Rejected::shared("nodes",
             format!("nodes = {n} is not allowed on this machine: expected 1 (several nodes run on a Slurm host: `trainbench run --host NAME --nodes {n}`)"),
         ));
     }
     if let (Some(r), true) = (remote, req.batch_max) {
-        rejected.push(shared("batch_size",
+        rejected.push(Rejected::shared("batch_size",
             format!(
                 "batch_size = max is not allowed on host {}: the batch search runs on this machine only so far; expected whole numbers",
                 r.host.name
@@ -325,7 +316,7 @@ fn check_shared(
     let repeats = match u32::try_from(req.repeats) {
         Ok(r) if r >= 1 => r,
         _ => {
-            rejected.push(shared(
+            rejected.push(Rejected::shared(
                 "repeats",
                 format!(
                     "repeats = {} is not allowed: expected a whole number ≥ 1",
@@ -344,14 +335,14 @@ fn check_shared(
         ("batch_size", req.batch_size.is_empty() && !req.batch_max),
     ] {
         if empty {
-            rejected.push(shared(
+            rejected.push(Rejected::shared(
                 field,
                 format!("{field} is empty: expected at least one value"),
             ));
         }
     }
     match (req.steps, req.epochs) {
-        (Some(_), Some(_)) => rejected.push(shared(
+        (Some(_), Some(_)) => rejected.push(Rejected::shared(
             "steps",
             "give either steps or epochs, not both".into(),
         )),
@@ -361,41 +352,41 @@ fn check_shared(
                 .model
                 .iter()
                 .all(|m| m.starts_with(trainbench_core::models::script::PREFIX)) => {}
-        (None, None) => rejected.push(shared("steps", "give steps or epochs".into())),
+        (None, None) => rejected.push(Rejected::shared("steps", "give steps or epochs".into())),
         _ => {}
     }
     if req.batch_max && !req.batch_size.is_empty() {
-        rejected.push(shared("batch_size",
+        rejected.push(Rejected::shared("batch_size",
             "batch_size = max is not allowed with other batch sizes: expected max alone, or whole numbers".into(),
         ));
     }
     if req.batch_from == Some(0) {
-        rejected.push(shared(
+        rejected.push(Rejected::shared(
             "batch_from",
             "batch_from = 0 is not allowed: expected a whole number ≥ 1".into(),
         ));
     }
     if req.batch_from.is_some() && !req.batch_max {
-        rejected.push(shared(
+        rejected.push(Rejected::shared(
             "batch_from",
             "batch_from is only allowed with batch_size = max (the first batch the search tries)"
                 .into(),
         ));
     }
     if req.batch_cap == Some(0) {
-        rejected.push(shared(
+        rejected.push(Rejected::shared(
             "batch_cap",
             "batch_cap = 0 is not allowed: expected a whole number ≥ 1".into(),
         ));
     }
     if let Some(n) = req.epoch_size.filter(|&n| n < 1) {
-        rejected.push(shared(
+        rejected.push(Rejected::shared(
             "epoch_size",
             format!("epoch_size = {n} is not allowed: expected a whole number of samples ≥ 1 (e.g. 1281167, ImageNet-1k's training split)"),
         ));
     }
     if req.memory_limit_bytes == Some(0) {
-        rejected.push(shared(
+        rejected.push(Rejected::shared(
             "memory_limit",
             "memory_limit = 0 is not allowed: expected a size such as 8G or 512MiB".into(),
         ));
@@ -414,7 +405,7 @@ fn check_data(
     let data = match parse_data(&req.data) {
         Ok((data, path)) if remote.is_some() => {
             if data == "folder" && req.num_classes.is_none() {
-                rejected.push(shared("num_classes",
+                rejected.push(Rejected::shared("num_classes",
                     "num_classes = (missing) is not allowed with data = folder on a remote host: expected the number of class folders (the worker there checks it)".into(),
                 ));
             }
@@ -422,20 +413,20 @@ fn check_data(
         }
         Ok((data, path)) => {
             match (data.as_str(), &path) {
-                ("cifar10", Some(p)) if !std::path::Path::new(p).is_dir() => rejected.push(shared("data",
+                ("cifar10", Some(p)) if !std::path::Path::new(p).is_dir() => rejected.push(Rejected::shared("data",
                     format!("data = cifar10:{p} is not allowed: expected an existing directory with CIFAR-10's binary batches"),
                 )),
-                ("text", Some(p)) if !std::path::Path::new(p).is_file() => rejected.push(shared("data",
+                ("text", Some(p)) if !std::path::Path::new(p).is_file() => rejected.push(Rejected::shared("data",
                     format!("data = text:{p} is not allowed: expected an existing file (its bytes are the tokens)"),
                 )),
                 ("folder", Some(p)) => match folder_classes(std::path::Path::new(p)) {
-                    Err(why) => rejected.push(shared("data",
+                    Err(why) => rejected.push(Rejected::shared("data",
                         format!("data = folder:{p} is not allowed: {why}; expected an image folder (train/<class>/ and val/<class>/, or <class>/)"),
                     )),
                     Ok(classes) => {
                         let count = classes.len() as i64;
                         match req.num_classes {
-                            Some(n) if n != count => rejected.push(shared("num_classes",
+                            Some(n) if n != count => rejected.push(Rejected::shared("num_classes",
                                 format!("num_classes = {n} is not allowed: {p} has {count} class folders; expected {count} or no value"),
                             )),
                             _ => folder_class_count = Some(count),

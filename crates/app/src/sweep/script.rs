@@ -10,7 +10,6 @@ use trainbench_core::models::script::check_args;
 use trainbench_core::models::ScriptRef;
 
 use super::model_file::{read_python, sha256_hex, ModelFiles, ReadModelFile};
-use super::plan::shared;
 use super::{Rejected, SweepRequest};
 
 /// Reads one script named `given` (already parsed as `r`).
@@ -39,12 +38,12 @@ pub(super) fn read_scripts(
             Ok(Some(r)) => r,
             Ok(None) => continue,
             Err(e) => {
-                rejected.push(shared("model", e.to_string()));
+                rejected.push(Rejected::shared("model", e.to_string()));
                 continue;
             }
         };
         if let Some(host) = on_host {
-            rejected.push(shared(
+            rejected.push(Rejected::shared(
                 "host",
                 format!(
                     "host = {host} is not allowed with the training script {given}: expected this machine (a script runs where it is read)"
@@ -74,7 +73,7 @@ pub(super) fn argument_alternatives(
         .iter()
         .any(|m| m.starts_with(trainbench_core::models::script::PREFIX))
     {
-        rejected.push(shared(
+        rejected.push(Rejected::shared(
             "script_args",
             format!(
                 "script_args = {} is not allowed: expected a training script (--script PATH.py) to pass them to",
@@ -86,16 +85,16 @@ pub(super) fn argument_alternatives(
     let mut out: Vec<Vec<String>> = Vec::new();
     for text in &req.script_args {
         let Some(args) = shlex::split(text) else {
-            rejected.push(shared(
+            rejected.push(Rejected::shared(
                 "script_args",
                 format!("script_args = {text} is not allowed: expected arguments as on a command line, every quote closed"),
             ));
             continue;
         };
         if let Err(e) = check_args(&args) {
-            rejected.push(shared("script_args", e.to_string()));
+            rejected.push(Rejected::shared("script_args", e.to_string()));
         } else if out.contains(&args) {
-            rejected.push(shared(
+            rejected.push(Rejected::shared(
                 "script_args",
                 format!("script_args = {text} is given twice: expected each alternative once"),
             ));

@@ -1,9 +1,16 @@
-//! A tool's arguments read by name and type; a wrong one is refused naming
-//! the argument, the value given and what is allowed, as a flag is.
+//! A tool's arguments read by name and type (a wrong one is refused naming
+//! the argument, the value given and what is allowed, as a flag is), and
+//! what a tool answers.
 
 use serde_json::{Map, Value};
 
 use crate::error::{bad, CliError};
+
+/// What a tool answers: the CLI's `--json` document and a line of text.
+pub struct Answer {
+    pub json: Value,
+    pub text: String,
+}
 
 /// The arguments of one call.
 pub struct Args<'a> {

@@ -44,7 +44,7 @@ impl Studio {
     /// A tool's answer: its JSON document as structured content, the text a
     /// person reads first; a refusal as a tool error with the CLI's error
     /// document.
-    fn answer(outcome: Result<tools::Answer, CliError>) -> CallToolResult {
+    fn answer(outcome: Result<args::Answer, CliError>) -> CallToolResult {
         match outcome {
             Ok(a) => {
                 // The text first, then the document as text too, for a

@@ -10,8 +10,8 @@ use serde_json::{json, Map, Value};
 use trainbench_app::{Host, RunnerOptions, Workspace};
 use trainbench_core::models::{script, FileRef};
 
+use super::args::Answer;
 use super::queue::{Queue, Work};
-use super::tools::Answer;
 use crate::error::{bad, CliError};
 use crate::run_args::{self, RunArgs};
 use crate::tune_cmd::TuneArgs;

@@ -9,18 +9,12 @@ use trainbench_app::query::{query, to_json as query_json, QueryRequest};
 use trainbench_app::Workspace;
 use trainbench_core::models::ModelOptions;
 
-use super::args::Args;
+use super::args::{Answer, Args};
 use super::start;
 use super::Context;
 use crate::error::CliError;
 use crate::models_cmd::{self, OwnModel};
 use crate::runs_cmd::{self, Compared};
-
-/// What a tool answers: the CLI's `--json` document and a line of text.
-pub struct Answer {
-    pub json: Value,
-    pub text: String,
-}
 
 /// An argument's JSON type.
 #[derive(Clone, Copy)]

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::options::Parallel;
-use super::validate::RunSpec;
+use super::run::RunSpec;
 use crate::framework::Framework;
 
 /// A configuration's identity: two runs with equal `config` keys are repeats of

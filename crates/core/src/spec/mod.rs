@@ -6,7 +6,7 @@
 //!
 //! - [`options`]: the enumerated settings (precision, device, compile, parallel, data).
 //! - [`raw`]: [`RawSpec`], the spec as written (loose types, defaults).
-//! - [`validate`]: [`RunSpec`], the spec validated and typed.
+//! - [`run`]: [`RunSpec`], the spec validated and typed; [`validate`] makes it.
 //! - [`plan`]: the plan a Python worker reads (resolved warm-up, analytical counts).
 //! - [`runnable`]: whether a spec can run with a framework on this machine.
 //! - [`schedule`]: the sweep order and the learning-rate schedule.
@@ -23,6 +23,7 @@ pub mod key;
 pub mod options;
 pub mod plan;
 pub mod raw;
+pub mod run;
 pub mod runnable;
 pub mod schedule;
 mod script;
@@ -33,10 +34,11 @@ pub use crate::framework::Framework;
 pub use key::ConfigKeys;
 pub use options::{Compile, DataSource, Device, Parallel, Precision};
 pub use plan::breakdown_steps;
+pub use plan::default_warmup;
 pub use plan::{PlanWarmup, ProfileRule, WorkerPlan};
 pub use raw::RawSpec;
 pub use runnable::{check_runnable, Machine};
-pub use schedule::{default_warmup, interleaved_plan, learning_rate};
+pub use schedule::{interleaved_plan, learning_rate};
 pub use validate::{CheckedSpec, Length, RunSpec, DEFAULT_LOADER_WORKERS, MAX_LOADER_WORKERS};
 
 #[cfg(test)]

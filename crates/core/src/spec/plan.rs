@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 
-use super::schedule::default_warmup;
 use super::validate::{Length, RunSpec};
 use crate::framework::Framework;
 use crate::protocol::PROTOCOL_VERSION;
@@ -133,6 +132,11 @@ impl RunSpec {
         };
         serde_json::to_string(&plan).unwrap_or_default()
     }
+}
+
+/// Default warm-up length: 5 % of the run, at least one step.
+pub fn default_warmup(total_steps: u64) -> u64 {
+    PlanWarmup::DEFAULT_RULE.steps(total_steps)
 }
 
 #[cfg(test)]

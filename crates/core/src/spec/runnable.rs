@@ -1,7 +1,7 @@
 //! Whether a valid spec can run with a framework on this machine.
 
 use super::options::{Compile, DataSource, Device, Parallel, Precision};
-use super::validate::RunSpec;
+use super::run::RunSpec;
 use crate::error::SpecError;
 use crate::framework::Framework;
 use crate::models::ModelConfig;

@@ -1,7 +1,5 @@
 //! The order of a sweep and the learning-rate schedule every worker uses.
 
-use super::plan::PlanWarmup;
-
 /// Returns (configuration index, repeat index) pairs.
 pub fn interleaved_plan(configurations: usize, repeats: usize) -> Vec<(usize, usize)> {
     (0..repeats)
@@ -19,9 +17,4 @@ pub fn learning_rate(peak: f64, step: u64, warmup: u64, total: u64) -> f64 {
     let decay_steps = total.saturating_sub(warmup).max(1) as f64;
     let progress = (step.saturating_sub(warmup)) as f64 / decay_steps;
     0.5 * peak * (1.0 + (std::f64::consts::PI * progress.min(1.0)).cos())
-}
-
-/// Default warm-up length: 5 % of the run, at least one step.
-pub fn default_warmup(total_steps: u64) -> u64 {
-    PlanWarmup::DEFAULT_RULE.steps(total_steps)
 }

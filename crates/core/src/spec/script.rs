@@ -6,7 +6,7 @@
 
 use super::options::{Compile, DataSource, Device, Length, Parallel, Precision};
 use super::raw::RawSpec;
-use super::validate::RunSpec;
+use super::run::RunSpec;
 use crate::error::SpecError;
 use crate::models::file::check_sha256;
 use crate::models::script::check_args;

@@ -33,7 +33,7 @@ use super::{bad, builtin, builtin_env, check, home, sha256_hex, EnvError, Framew
 /// when it is one; else the install fails naming both.
 fn check_reported_release(target: &Target<'_>, info: &serde_json::Value) -> Result<(), EnvError> {
     match target.pin {
-        Some(pin) => super::pinned::check_release(pin, info["version"].as_str().unwrap_or("?")),
+        Some(pin) => super::check_release(pin, info["version"].as_str().unwrap_or("?")),
         None => Ok(()),
     }
 }

@@ -15,6 +15,7 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use trainbench_core::versions::{self, Pin};
 use trainbench_core::Framework;
 
 use crate::WorkerCommand;
@@ -458,6 +459,19 @@ pub fn unregister(name: &str) -> Result<(), EnvError> {
             ));
         }
         Ok(())
+    })
+}
+
+/// `Ok` when `reported` (a worker's framework version) is `pin`'s release;
+/// else the error naming both.
+pub fn check_release(pin: Pin, reported: &str) -> Result<(), EnvError> {
+    if versions::runs_release(pin, reported) {
+        return Ok(());
+    }
+    Err(EnvError::WrongRelease {
+        pin: pin.to_string(),
+        framework: pin.framework.to_string(),
+        found: reported.to_owned(),
     })
 }
 

@@ -78,19 +78,6 @@ pub fn worker_command(pin: Pin) -> crate::WorkerCommand {
     }
 }
 
-/// `Ok` when `reported` (a worker's framework version) is `pin`'s release;
-/// else the error naming both.
-pub fn check_release(pin: Pin, reported: &str) -> Result<(), EnvError> {
-    if versions::runs_release(pin, reported) {
-        return Ok(());
-    }
-    Err(EnvError::WrongRelease {
-        pin: pin.to_string(),
-        framework: pin.framework.to_string(),
-        found: reported.to_owned(),
-    })
-}
-
 /// Bytes under `pin`'s folder in `envs/versions/` (`None` when it has none):
 /// one release's disk, without walking every other release's folder.
 pub fn bytes_of(pin: Pin) -> Option<u64> {
