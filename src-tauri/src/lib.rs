@@ -3,6 +3,19 @@
 //! `ui/`; its TypeScript bindings (`ui/src/bindings.ts`) are generated from
 //! the commands here by tauri-specta (`cargo test -p trainbench-studio`
 //! fails when the committed file differs; `UPDATE_BINDINGS=1` rewrites it).
+//!
+//! Modules:
+//! - [`commands`]: the commands the UI calls, by area.
+//! - [`error`]: errors as the UI receives them.
+//! - [`live_telemetry`]: a live run's telemetry with a bounded number of points
+//!   per source, so the live view of a day-long run on 8 GPUs.
+//! - [`narration`]: a long task the window waits for, told in words as it goes:
+//!   the wizard's batch search.
+//! - [`queue`]: the run queue: one configuration at a time, on its own thread
+//!   with its own database connection, so the window stays responsive while a
+//!   worker trains.
+//! - [`settings`]: the settings as the window shows them: the database in use
+//!   (and why that one), the theme, and where the settings file is.
 
 pub mod commands;
 pub mod error;

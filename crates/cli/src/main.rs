@@ -5,6 +5,60 @@
 //! `--json` and then prints one JSON document. Exit codes: 0 success, 1 a run
 //! failed, 2 bad input (3: `gpu-check` or `gpu-session` without a GPU;
 //! `gate`: 1 slower beyond the threshold, 3 undecided).
+//!
+//! Modules:
+//! - [`args`]: command-line arguments: the commands and their flags (`run`'s,
+//!   with its TOML file, in `run_args`).
+//! - [`bisect_cmd`]: `trainbench bisect`: which release of a framework first
+//!   changed a metric, by binary search between a good and a bad release.
+//! - [`env_cmd`]: `trainbench env`: the framework environments (list, check,
+//!   install, register, remove).
+//! - [`error`]: the CLI's errors: input a person fixes (exit 2, the field
+//!   named), a failure (exit 1), or a failure after part of a streamed
+//!   document was written.
+//! - [`gate_cmd`]: `trainbench gate`: a performance gate for continuous
+//!   integration.
+//! - [`gpu_check`]: `trainbench gpu-check`: the GPU acceptance suite.
+//! - [`gpu_session`]: `trainbench gpu-session`: the most valuable GPU
+//!   measurements within a time budget, with peers on the same GPU.
+//! - [`host_cmd`]: `trainbench host`, `attach` and the hidden `agent`: remote
+//!   hosts over SSH through the app layer (`trainbench_app::remote`).
+//! - [`install`]: installing a framework's environment from the CLI: the
+//!   installer's lines and figures on stderr, Ctrl-C cancelling it.
+//! - [`kit_cmd`]: `trainbench kit build -o DIR`: a self-contained folder that
+//!   measures on a machine where the studio is not installed but a framework
+//!   is.
+//! - [`mcp`]: `trainbench mcp`: the studio as an MCP (Model Context Protocol)
+//!   server over stdio, for an agent's client.
+//! - [`models_cmd`]: `trainbench models` (the catalogue), `trainbench describe`
+//!   (one model at the input asked for) and `trainbench glossary` (the studio's
+//!   words).
+//! - [`open`]: the database a command works on, opened, and run ids as typed.
+//! - [`output`]: what the CLI prints: progress, tables, run details,
+//!   comparisons, step breakdowns and operator profiles.
+//! - [`prices_cmd`]: `trainbench prices`: the price table (list, add, edit,
+//!   delete) under the one rule set the desktop app's settings use too.
+//! - [`project_cmd`]: `trainbench project RUN --gpu NAME | --threads N`: a
+//!   stored run projected to hardware it did not run on.
+//! - [`published_cmd`]: `trainbench published`: the published training results
+//!   the studio ships.
+//! - [`query_cmd`]: `trainbench query`: the application's read-only query,
+//!   printed as a table (default), CSV or JSON.
+//! - [`report_cmd`]: `trainbench session …`, `export …` and `import`: flags
+//!   parsed into the app layer's selections, sessions and files; results
+//!   printed.
+//! - [`rerun_cmd`]: `trainbench rerun ID`: a stored run's configuration queued
+//!   and run again on this machine, as a new sweep.
+//! - [`run_args`]: `trainbench run`'s flags and its TOML file, merged into one
+//!   sweep request (several values of one flag make a sweep).
+//! - [`run_cmd`]: `trainbench run`: a sweep planned, queued and run through the
+//!   app layer, then its runs, repeats and scaling printed.
+//! - [`runs_cmd`]: `trainbench runs`, `show`, `compare` and `delete`.
+//! - [`script_flags`]: `run --script PATH.py [-- ARGS…]`: a person's training
+//!   script as the sweep request's model, its arguments as the request's
+//!   alternatives.
+//! - [`tune_cmd`]: `trainbench tune`: the best way to train one model on this
+//!   machine, searched by successive halving.
 
 mod args;
 mod bisect_cmd;

@@ -23,6 +23,32 @@
 //! - [`acceptance`]: the GPU acceptance checks of `trainbench gpu-check`.
 //! - [`tune`]: the search for the best way to train a model here: the space
 //!   of candidates, successive halving with these statistics, the budget.
+//! - [`batch_search`]: the largest batch that fits (`--batch-size max`):
+//!   doubling from the first batch tried.
+//! - [`bisect`]: bisection over a framework's releases: which release first
+//!   changed a metric (throughput), by binary search between a good and a bad
+//!   release.
+//! - [`downsample`]: telemetry of long runs, averaged into time buckets once
+//!   the run's summary has been computed from every sample.
+//! - [`error_class`]: why a run ended in error: the classes a worker sends in
+//!   its `error` event, and the one the runner adds for a worker that died
+//!   without one.
+//! - [`gate`]: the performance gate of `trainbench gate`: is a candidate.
+//! - [`profile`]: the operator profile's figures: self time per category per
+//!   sample, and how the gap between two runs splits over the categories
+//!   (`explain`).
+//! - [`projection`]: what a measured run would do on hardware it did not run on
+//!   — always a band, always labelled projected, never mixed with measurements.
+//! - [`published`]: published training results (`data/published_results.csv`):
+//!   one row per result as its source states it.
+//! - [`telemetry`]: one telemetry sample, as the probe takes it and the store
+//!   keeps it.
+//! - [`text`]: text from elsewhere (workers, hosts, imported files) made safe
+//!   to keep and to show: cut to a size with a marker, and control characters
+//!   escaped before they reach a terminal (where they could move the cursor,
+//!   change colours or rewrite what was printed before).
+//! - [`versions`]: framework versions as an axis (`jax==0.7.2`), and the
+//!   releases each Python worker is claimed to run on unchanged.
 //!
 //! This crate is pure: no IO, no tauri, tch, nvml-wrapper or rusqlite (checked by
 //! `scripts/check-deps.sh` in CI).

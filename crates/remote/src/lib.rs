@@ -14,6 +14,32 @@
 //! Beneath the application layer: it knows the store, the runner and the
 //! probe, never a use case; the app's executor for remote jobs calls
 //! [`run_job`].
+//!
+//! Modules:
+//! - [`agent`]: the agent: what runs a job on a host (`trainbench agent run
+//!   DIR`), detached from the connection, journaling everything it measures.
+//! - [`check`]: a host's check: the kit sent (or found), then one script that
+//!   reports the host's name, cores, root folder, each interpreter's frameworks
+//!   and GPUs, and Slurm's nodes; the peers get the kit and are checked for the
+//!   interpreter the host uses.
+//! - [`error`]: what can go wrong reaching a host, typed the way the
+//!   application layer shows errors: input a person fixes.
+//! - [`follow`]: following a remote run: its journal read over ssh from the
+//!   offset the database holds, stored in batches with the offset, reconnecting
+//!   when the connection drops; the agent's (or the Slurm job's) liveness
+//!   polled so a run whose agent died still ends; cancelling on the host;
+//!   attaching again.
+//! - [`hosts`]: what a host of the studio's list is, what its last check found,
+//!   and the rules every field obeys.
+//! - [`kit`]: the kit a host needs to run jobs: the studio's command-line
+//!   binary and the Python workers, sent once per version.
+//! - [`list`]: the studio's host list (`$TRAINBENCH_HOME/hosts.json`): read.
+//! - [`shell`]: everything the studio says to a remote shell goes through here:
+//!   one quoting function.
+//! - [`start`]: starting a job on a host: the agent detached there (`setsid
+//!   nohup`), or a Slurm batch job whose first node runs it.
+//! - [`url`]: `ssh://[user@]host[:port][/folder]`: where a remote host is and
+//!   which folder on it holds the studio's kits and runs.
 
 mod agent;
 mod check;

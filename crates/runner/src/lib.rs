@@ -3,6 +3,16 @@
 //! transaction per flush) and ends every run with a status and a reason —
 //! whether the worker finished, failed, crashed, hung, printed garbage or was
 //! cancelled. Everything received before a failure is kept.
+//!
+//! Modules:
+//! - [`ending`]: how a run ended: the status, reason and error class decided
+//!   from the worker's last event and its exit.
+//! - [`envs`]: framework environments: one Python environment per framework.
+//! - [`lines`]: what a worker prints, read in bounded pieces: a line is cut at
+//!   `MAX_LINE_BYTES` with a marker.
+//! - [`patient`]: writes that outlast a busy or full store.
+//! - [`process`]: the worker process of a run: started in its own process
+//!   group, its stdout read line by line.
 
 mod ending;
 pub mod envs;

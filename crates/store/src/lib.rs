@@ -6,6 +6,37 @@
 //! embedded at build time, applied in order, forward-only. Every write that
 //! belongs together happens in one transaction, so a crash leaves either the
 //! old or the new state, never half of one.
+//!
+//! Modules:
+//! - [`bisections`]: a bisection's result beside its sweep (`bisections`): the
+//!   runs are the sweep's own rows; what the search found is written once, when
+//!   it ends.
+//! - [`compact`]: long runs' telemetry averaged once their summary is stored:
+//!   at most `KEEP_PER_SOURCE` samples per source stay.
+//! - [`damaged`]: a stored run whose row holds a value this studio cannot use.
+//! - [`fixtures`]: generated runs for tests and benchmarks (feature
+//!   `fixtures`): written through the same calls the runner makes.
+//! - [`gates`]: a performance gate's verdict beside its sweep (`gates`): the
+//!   runs are the sweep's own rows.
+//! - [`listing`]: every stored run, read one row at a time: a listing of any
+//!   length held in the memory of one run.
+//! - [`measurements`]: what a run measured: worker events, telemetry, and the
+//!   measurements a summary is computed from.
+//! - [`model_files`]: copies of the model files runs trained (`model_files`),
+//!   by SHA-256: the bytes are kept as read, to be shown and compared later,
+//!   never executed.
+//! - [`portable`]: session files: export of a session with its runs' raw data,
+//!   and all-or-nothing import.
+//! - [`prices`]: the price table cost per epoch is computed from.
+//! - [`query`]: `trainbench query`: one SELECT over the store's `q_` views,
+//!   read only.
+//! - [`remote`]: runs on remote hosts: where each one's folder is on its host
+//!   and how far its journal has been read (`remote_runs`, migration 0009).
+//! - [`runs`]: queueing, starting and ending runs, and reading them back.
+//! - [`sessions`]: saved comparison sessions: a named set of runs with a
+//!   baseline and the view's settings.
+//! - [`tunes`]: a search's trace beside its sweep (`tunes`): the runs are the
+//!   sweep's own rows.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
