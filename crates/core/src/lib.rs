@@ -33,7 +33,8 @@
 //! - [`error_class`]: why a run ended in error: the classes a worker sends in
 //!   its `error` event, and the one the runner adds for a worker that died
 //!   without one.
-//! - [`gate`]: the performance gate of `trainbench gate`: is a candidate.
+//! - [`gate`]: the performance gate of `trainbench gate`: whether a candidate
+//!   is slower than its baseline by more than a threshold, on this machine.
 //! - [`profile`]: the operator profile's figures: self time per category per
 //!   sample, and how the gap between two runs splits over the categories
 //!   (`explain`).
