@@ -230,5 +230,22 @@ if [ "$tests" = 1 ]; then
     fi
     took "the MCP client (mcp $MCP_CLIENT_VERSION) installed in $mcp_dir"
   fi
+  # pytest for the Python workers' unit tests (tests/workers), run
+  # with the PyTorch environment's Python: its packages in a folder of their
+  # own on PYTHONPATH, every version pinned.
+  PYTEST_PACKAGES="pytest==8.4.2 iniconfig==2.3.1 pluggy==1.7.0 packaging==26.4 pygments==2.21.0"
+  pytest_dir="$TRAINBENCH_HOME/tools/pytest"
+  if [ "$(cat "$pytest_dir/.trainbench-packages" 2>/dev/null)" != "$PYTEST_PACKAGES" ]; then
+    rm -rf "$pytest_dir"
+    if [ -n "$UV" ]; then
+      # shellcheck disable=SC2086
+      "$UV" pip install -q --python "$TORCH_ENV/bin/python" --target "$pytest_dir" $PYTEST_PACKAGES
+    else
+      # shellcheck disable=SC2086
+      "$TORCH_ENV/bin/python" -m pip install -q --target "$pytest_dir" $PYTEST_PACKAGES
+    fi
+    printf '%s' "$PYTEST_PACKAGES" >"$pytest_dir/.trainbench-packages"
+    took "pytest installed in $pytest_dir"
+  fi
 fi
 say "done in $((SECONDS - setup_start)) s"

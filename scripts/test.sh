@@ -59,6 +59,10 @@ bg_start tools 19 bash -c '
 echo "== rustfmt"; cargo fmt --all -- --check
 echo "== python: ruff check, ruff format --check (ruff.toml)"
 "$TRAINBENCH_HOME/tools/ruff/bin/ruff" check --quiet . && "$TRAINBENCH_HOME/tools/ruff/bin/ruff" format --check --quiet .
+# The Python workers' unit tests (schedule, data split and batch order,
+# launch, the profile reducer), with the PyTorch environment's Python.
+echo "== python: unit tests (pytest, tests/workers)"
+PYTHONPATH="$TRAINBENCH_HOME/tools/pytest" "$TORCH_ENV/bin/python" -m pytest -q -p no:cacheprovider tests/workers
 echo "== layering"; bash scripts/check-deps.sh
 # `make run` (setup.sh without --test) installs no package that starts a
 # system service; the tests' servers come with --test only.

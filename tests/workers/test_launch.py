@@ -1,0 +1,61 @@
+"""What a launcher's processes are given: the plan, the threads per rank,
+this package on the path; several nodes only where a Slurm allocation or
+peers make them possible."""
+
+import os
+
+import pytest
+from conftest import plan_dict
+from trainbench_worker import launch
+from trainbench_worker.harness import Plan
+from trainbench_worker.protocol import WorkerError
+
+
+def test_the_launched_processes_get_the_plan_threads_and_this_package(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    plan = Plan(plan_dict(threads=3))
+    env = launch.launch_env('{"plan": 1}', plan)
+    assert env["TRAINBENCH_PLAN"] == '{"plan": 1}'
+    assert env["OMP_NUM_THREADS"] == "3"
+    here = os.path.dirname(os.path.dirname(os.path.abspath(launch.__file__)))
+    assert env["PYTHONPATH"] == here + os.pathsep + "/elsewhere"
+
+
+def test_a_thread_count_set_by_the_caller_is_kept(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    env = launch.launch_env("{}", Plan(plan_dict(threads=3)))
+    assert env["OMP_NUM_THREADS"] == "1"
+
+
+def test_threads_are_shared_out_among_the_devices_when_none_are_given(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert Plan(plan_dict(devices=2)).threads() == 4
+    assert Plan(plan_dict(devices=16)).threads() == 1
+
+
+def test_several_nodes_without_slurm_or_peers_are_refused_naming_the_field(monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.delenv("TRAINBENCH_PEERS", raising=False)
+    plan = Plan(plan_dict(nodes=2))
+    with pytest.raises(WorkerError) as e:
+        launch.nodes("{}", plan, "pytorch", lambda *a: [])
+    assert e.value.field == "nodes"
+    assert "Slurm" in e.value.message
+
+
+def test_a_slurm_job_without_srun_is_refused(monkeypatch):
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(WorkerError) as e:
+        launch.nodes("{}", Plan(plan_dict(nodes=2)), "pytorch", lambda *a: [])
+    assert "srun is not on PATH in Slurm job 42" in e.value.message
+
+
+def test_a_free_port_can_be_bound():
+    import socket
+
+    port = launch.free_port()
+    with socket.socket() as s:
+        s.bind(("", port))
