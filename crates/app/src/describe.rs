@@ -11,6 +11,7 @@ use crate::{AppError, AppResult};
 
 /// What `describe` says of a library or file model.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct DescribedModel {
     pub model: String,
     pub framework: String,
