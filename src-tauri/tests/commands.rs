@@ -496,7 +496,15 @@ fn own_models_are_searched_and_described_through_the_commands() {
         }
         json!({ "request": r })
     };
-    let d = app.ok("describe_model", own("build", json!({})));
+    // The wizard's whole request: settings that do not shape the model (a
+    // GPU precision, a batch search, two devices) do not stop the check.
+    let d = app.ok(
+        "describe_model",
+        own(
+            "build",
+            json!({"precision": ["amp-fp16"], "batch_size": [], "batch_max": true, "devices": [2]}),
+        ),
+    );
     // 3·4·9 + 4 and 4·5 + 5, as PyTorch counts them.
     assert_eq!(d["param_count"], json!(137), "{d}");
     assert_eq!(d["param_count"], json!(pytorch_counts(&dir)), "{d}");
@@ -510,6 +518,17 @@ fn own_models_are_searched_and_described_through_the_commands() {
             .is_some_and(|m| m.contains("FlopCounterMode")),
         "{d}"
     );
+
+    // Added, the reference is planned like a catalogue model (the file read
+    // and hashed, not run); a file that is not there is named.
+    let plan = app.ok("plan", own("build", json!({})));
+    assert_eq!(plan["rejected"], json!([]), "{plan}");
+    assert_eq!(plan["runs"], 1, "{plan}");
+    let plan = app.ok(
+        "plan",
+        own("build", json!({"model": ["/nowhere/gone.py:build"]})),
+    );
+    assert_eq!(plan["rejected"][0]["field"], "model", "{plan}");
 
     // The person's error is theirs: the file named, their traceback.
     let e = app.err("describe_model", own("broken", json!({})));

@@ -11,7 +11,11 @@ export const commands = {
 	quickBenchmark: () => __TAURI_INVOKE<SweepRequest>("quick_benchmark"),
 	/**  The run that turns `first` into a comparison, if one applies. */
 	suggestNextRun: (first: SweepRequest) => __TAURI_INVOKE<NextRun | null>("suggest_next_run", { first }),
-	/**  Checks a sweep with the same rules `trainbench run` applies. */
+	/**
+	 *  Checks a sweep with the same rules `trainbench run` applies. Async, so
+	 *  off the window's thread: a library model (`timm:…`) is checked by its
+	 *  framework's worker, a process that takes seconds to import its libraries.
+	 */
 	plan: (request: SweepRequest) => typedError<PlanDto, ApiError>(__TAURI_INVOKE("plan", { request })),
 	/**
 	 *  Stores the sweep's runs as queued and hands them to the queue. Refuses the

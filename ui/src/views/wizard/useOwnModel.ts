@@ -1,5 +1,5 @@
 // The "Your model" block's state: the library names matching what is typed
-// (asked 300 ms after the last key, in the studio's framework environments),
+// (asked 400 ms after the last key, in the studio's framework environments),
 // and a check of one model in each chosen framework — made only when the
 // person presses Check, since checking a model file runs its code.
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -32,7 +32,7 @@ export function useModelSearch(text: string): Found {
           setFound({ names, note: s.libraries_note, searching: false });
         })
         .catch((e) => !stale && setFound({ names: [], note: errorText(e).message, searching: false }));
-    }, 300);
+    }, 400);
     return () => {
       stale = true;
       clearTimeout(t);
