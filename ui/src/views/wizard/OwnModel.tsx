@@ -6,6 +6,7 @@ import { open } from "@tauri-apps/plugin-dialog";
 import { useState } from "preact/hooks";
 import { count, flops } from "../../lib/format";
 import { fileReference, inputText, libraryReference, ownModels, takesTokens, trainedAs } from "../../lib/ownModel";
+import { Explained } from "../Glossary";
 import { FieldMessages, type SectionProps } from "./fields";
 import { type Checked, useCheck, useModelSearch } from "./useOwnModel";
 
@@ -178,7 +179,9 @@ export function CheckResults({ results }: { results: Checked[] | null }) {
             <tr>
               <th>Framework</th>
               <th>Parameters</th>
-              <th>Training FLOPs / sample</th>
+              <th>
+                <Explained k="flops">Training FLOPs / sample</Explained>
+              </th>
               <th>Trained as</th>
             </tr>
           </thead>
@@ -202,7 +205,7 @@ export function CheckResults({ results }: { results: Checked[] | null }) {
       {counted.length > 0 && (
         <p class="hint">
           Parameters: the trainable weights, counted on the model object. Training FLOPs per sample: one forward and backward pass of one sample, as the framework's own counter counts them;
-          MFU (the share of the device's peak the training reaches) uses them.
+          <Explained k="mfu">MFU</Explained> (the share of the device's peak the training reaches) uses them.
         </p>
       )}
       {[...errors.keys()].map((field) => (
