@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tauri::ipc::{Channel, InvokeResponseBody};
 use trainbench_studio::queue::LiveUpdate;
 
-use common::app::{assert_error, open_app, request, scratch};
+use common::app::{assert_error, open_app, open_app_without_worker, request, scratch};
 
 #[test]
 fn wizard_choices_and_plans_use_the_runners_rules() {
@@ -424,4 +424,131 @@ fn settings_refuse_bad_values_and_keep_what_was_there() {
         "bad_input",
         &["usd_per_device_hour = 0", "above 0"],
     );
+}
+
+/// A person's tiny PyTorch model file, and one whose function raises.
+const OWN_MODEL: &str = r#"
+from torch import nn
+
+
+def build():
+    return nn.Sequential(
+        nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 5)
+    )
+
+
+def broken():
+    raise RuntimeError("the layer sizes do not fit")
+"#;
+
+/// The trainable parameters PyTorch itself counts on what `build()` returns,
+/// in the studio's PyTorch environment.
+fn pytorch_counts(dir: &std::path::Path) -> u64 {
+    let env = trainbench_app::envs::resolve(trainbench_core::Framework::Pytorch, None)
+        .expect("the PyTorch environment");
+    let out = std::process::Command::new(&env.python)
+        .current_dir(dir)
+        .env("OMP_NUM_THREADS", "1")
+        .args([
+            "-c",
+            "import tiny; print(sum(p.numel() for p in tiny.build().parameters() if p.requires_grad))",
+        ])
+        .output()
+        .expect("python runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{text} {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// The wizard's "Your model": library names found as a person types, and a
+/// model file built by the PyTorch worker and counted when they ask.
+#[test]
+fn own_models_are_searched_and_described_through_the_commands() {
+    let dir = scratch("own-model");
+    let app = open_app_without_worker(&dir);
+    let found = app.ok("search_models", json!({"text": "resnet"}));
+    let has = |list: &str, name: &str| {
+        found[list]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|n| n == name))
+    };
+    assert!(has("timm", "timm:resnet18"), "{found}");
+    assert!(has("hf", "hf:resnet"), "{found}");
+    assert!(has("keras", "keras:ResNet50"), "{found}");
+    assert!(
+        found["builtin"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|m| m["name"] == "resnet_mini")),
+        "{found}"
+    );
+    assert_eq!(found["libraries_note"], Value::Null, "{found}");
+
+    std::fs::write(dir.join("tiny.py"), OWN_MODEL).expect("model file");
+    let file = dir.join("tiny.py").display().to_string();
+    let own = |function: &str, extra: Value| {
+        let mut r = request(json!({
+            "model": [format!("{file}:{function}")], "framework": ["pytorch"],
+            "input_shape": "3x8x8", "num_classes": 5
+        }));
+        if let (Some(r), Some(e)) = (r.as_object_mut(), extra.as_object()) {
+            r.extend(e.clone());
+        }
+        json!({ "request": r })
+    };
+    // The wizard's whole request: settings that do not shape the model (a
+    // GPU precision, a batch search, two devices) do not stop the check.
+    let d = app.ok(
+        "describe_model",
+        own(
+            "build",
+            json!({"precision": ["amp-fp16"], "batch_size": [], "batch_max": true, "devices": [2]}),
+        ),
+    );
+    // 3·4·9 + 4 and 4·5 + 5, as PyTorch counts them.
+    assert_eq!(d["param_count"], json!(137), "{d}");
+    assert_eq!(d["param_count"], json!(pytorch_counts(&dir)), "{d}");
+    assert_eq!(d["framework"], "pytorch");
+    assert_eq!(d["trained_as"], "image");
+    assert_eq!(d["input"], json!([3, 8, 8]), "{d}");
+    assert!(d["flops_per_sample"].as_f64().unwrap_or(0.0) > 0.0, "{d}");
+    assert!(
+        d["flops_method"]
+            .as_str()
+            .is_some_and(|m| m.contains("FlopCounterMode")),
+        "{d}"
+    );
+
+    // Added, the reference is planned like a catalogue model (the file read
+    // and hashed, not run); a file that is not there is named.
+    let plan = app.ok("plan", own("build", json!({})));
+    assert_eq!(plan["rejected"], json!([]), "{plan}");
+    assert_eq!(plan["runs"], 1, "{plan}");
+    let plan = app.ok(
+        "plan",
+        own("build", json!({"model": ["/nowhere/gone.py:build"]})),
+    );
+    assert_eq!(plan["rejected"][0]["field"], "model", "{plan}");
+
+    // The person's error is theirs: the file named, their traceback.
+    let e = app.err("describe_model", own("broken", json!({})));
+    assert_error(
+        &e,
+        "bad_input",
+        &[
+            "tiny.py:broken",
+            "Traceback",
+            "in broken",
+            "RuntimeError: the layer sizes do not fit",
+        ],
+    );
+    assert_eq!(e["field"], "model", "{e}");
+    // What is missing is named before anything runs.
+    let e = app.err("describe_model", own("build", json!({"input_shape": null})));
+    assert_eq!(e["field"], "input_shape", "{e}");
+    let e = app.err(
+        "describe_model",
+        own("build", json!({"input_shape": "3x8x9"})),
+    );
+    assert_error(&e, "bad_input", &["input_shape = 3x8x9", "square"]);
 }

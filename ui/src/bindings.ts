@@ -11,7 +11,11 @@ export const commands = {
 	quickBenchmark: () => __TAURI_INVOKE<SweepRequest>("quick_benchmark"),
 	/**  The run that turns `first` into a comparison, if one applies. */
 	suggestNextRun: (first: SweepRequest) => __TAURI_INVOKE<NextRun | null>("suggest_next_run", { first }),
-	/**  Checks a sweep with the same rules `trainbench run` applies. */
+	/**
+	 *  Checks a sweep with the same rules `trainbench run` applies. Async, so
+	 *  off the window's thread: a library model (`timm:…`) is checked by its
+	 *  framework's worker, a process that takes seconds to import its libraries.
+	 */
 	plan: (request: SweepRequest) => typedError<PlanDto, ApiError>(__TAURI_INVOKE("plan", { request })),
 	/**
 	 *  Stores the sweep's runs as queued and hands them to the queue. Refuses the
@@ -46,6 +50,19 @@ export const commands = {
 	 *  sweep's runs are not queued). False when none runs.
 	 */
 	cancelBatchSearch: () => __TAURI_INVOKE<boolean>("cancel_batch_search"),
+	/**
+	 *  Catalogue models and library names (`timm:…`, `hf:…`, `keras:…`) whose
+	 *  name contains `text`; a framework environment that is not installed is
+	 *  said in `libraries_note`.
+	 */
+	searchModels: (text: string) => typedError<ModelSearch, ApiError>(__TAURI_INVOKE("search_models", { text })),
+	/**
+	 *  The request's one model in its one framework, built by the worker and
+	 *  counted: parameters, FLOPs per sample and how the harness trains it. A
+	 *  model file runs here, because the person asked for this check now; what
+	 *  it gets wrong comes back naming the field (with their traceback).
+	 */
+	describeModel: (request: SweepRequest) => typedError<DescribedModel, ApiError>(__TAURI_INVOKE("describe_model", { request })),
 	/**
 	 *  Every stored run, newest first, and the runs left out because their
 	 *  row holds a value that cannot be used (as `trainbench runs` says them).
@@ -523,6 +540,21 @@ export type Decision = {
 	confidence: Confidence | null,
 };
 
+/**  What `describe` says of a library or file model. */
+export type DescribedModel = {
+	model: string,
+	framework: string,
+	param_count: number,
+	flops_per_sample: number | null,
+	flops_method: string | null,
+	/**
+	 *  How the harness trains it: `image`, `bert` (classified tokens) or
+	 *  `decoder` (next tokens).
+	 */
+	trained_as: string,
+	input: number[] | null,
+};
+
 /**  A sweep's estimated duration. */
 export type DurationEstimate = {
 	/**  Seconds for the runs estimated, one after another. */
@@ -932,6 +964,23 @@ export type ModelInfo = {
 	flops_per_sample: number | null,
 	/**  The default input: `3×224×224 image, 1000 classes`, `512 tokens`. */
 	input: string,
+};
+
+/**
+ *  Models whose name contains a text: the catalogue's, and the library
+ *  names (`timm:…`, `hf:…` of the PyTorch environment, `keras:…` of the
+ *  TensorFlow one).
+ */
+export type ModelSearch = {
+	builtin: ModelInfo[],
+	/**  At most 50. */
+	timm: string[],
+	/**  At most 50. */
+	hf: string[],
+	/**  At most 50. */
+	keras: string[],
+	/**  Why some library names are missing, when they are. */
+	libraries_note: string | null,
 };
 
 /**  What the window shows while it waits. */

@@ -11,6 +11,7 @@ use crate::{AppError, AppResult};
 
 /// What `describe` says of a library or file model.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct DescribedModel {
     pub model: String,
     pub framework: String,
@@ -23,14 +24,28 @@ pub struct DescribedModel {
     pub input: Option<Vec<u64>>,
 }
 
-/// Plans `req` (one model, one framework) on this machine's CPU and asks the
-/// framework's worker to build and count the model.
+/// Plans `req`'s model in its framework (the first of each) on this
+/// machine's CPU and asks the framework's worker to build and count it. Only
+/// what shapes the model is taken from `req` (the model, the framework, the
+/// data and the input, classes and vocabulary); the rest of a run's settings
+/// (precision, batch, devices, host …) are the defaults, so a wizard's whole
+/// request can be described as it stands.
 pub fn describe_own_model(req: &SweepRequest) -> AppResult<DescribedModel> {
-    let mut req = req.clone();
-    req.device = Some("cpu".into());
-    req.batch_size = vec![1];
-    req.steps = Some(1);
-    req.epochs = None;
+    let req = SweepRequest {
+        model: req.model.clone(),
+        framework: req.framework.clone(),
+        data: req.data.clone(),
+        num_classes: req.num_classes,
+        seq_len: req.seq_len,
+        image_size: req.image_size,
+        input_shape: req.input_shape.clone(),
+        vocab_size: req.vocab_size,
+        device: Some("cpu".into()),
+        batch_size: vec![1],
+        steps: Some(1),
+        epochs: None,
+        ..SweepRequest::default()
+    };
     let machine = Machine {
         gpus: 0,
         cpu_cores: crate::host::cpu_cores(),

@@ -82,6 +82,7 @@ pub fn catalogue() -> Vec<ModelInfo> {
 /// names (`timm:…`, `hf:…` of the PyTorch environment, `keras:…` of the
 /// TensorFlow one).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ModelSearch {
     pub builtin: Vec<ModelInfo>,
     /// At most 50.

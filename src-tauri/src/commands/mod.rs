@@ -10,6 +10,7 @@ pub mod files;
 pub mod first_run;
 pub mod hosts;
 pub mod info;
+pub mod own_model;
 pub mod record;
 pub mod runs;
 pub mod sessions;

@@ -13,10 +13,12 @@ use crate::narration::{Narration, NarrationStatus};
 use crate::queue::{LiveRun, LiveUpdate, QueueEntry};
 use crate::Studio;
 
-/// Checks a sweep with the same rules `trainbench run` applies.
+/// Checks a sweep with the same rules `trainbench run` applies. Async, so
+/// off the window's thread: a library model (`timm:…`) is checked by its
+/// framework's worker, a process that takes seconds to import its libraries.
 #[tauri::command]
 #[specta::specta]
-pub fn plan(studio: State<'_, Studio>, request: SweepRequest) -> ApiResult<PlanDto> {
+pub async fn plan(studio: State<'_, Studio>, request: SweepRequest) -> ApiResult<PlanDto> {
     let (plan, duration) = studio.with(|w| {
         let plan = w.plan(&request, &studio.host)?;
         let duration = w.estimate(&plan)?;

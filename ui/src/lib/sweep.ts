@@ -4,6 +4,7 @@
 // backend (`plan`), with the same rules as `trainbench run`; this file only
 // parses what was typed and shows the verdict next to the field at fault.
 import type { PlanDto, Rejected, SweepRequest } from "../bindings";
+import { checkInputShape } from "./ownModel";
 
 export interface WizardForm {
   models: string[];
@@ -46,6 +47,12 @@ export interface WizardForm {
   threads: string;
   /** cuDNN's benchmark mode on a GPU: the worker's default, on, off, or both compared. */
   cudnnBenchmark: "" | "on" | "off" | "both";
+  /** What a model file takes: `CxSxS` or `tokens:N` ("" = none given). */
+  inputShape: string;
+  /** The token ids' range of a model file taking tokens ("" = none given). */
+  vocabSize: string;
+  /** The classes a model predicts ("" = the model's own). */
+  numClasses: string;
 }
 
 /** The environment variables' alternatives of the form: one per non-empty line. */
@@ -82,6 +89,9 @@ export const defaultForm = (): WizardForm => ({
   envAlternatives: "",
   threads: "",
   cudnnBenchmark: "",
+  inputShape: "",
+  vocabSize: "",
+  numClasses: "",
 });
 
 /** A memory size as `trainbench run --memory-limit` takes it: bytes, or a
@@ -118,6 +128,43 @@ function parseOne(field: string, text: string, min: number, max: number): number
   if (!Array.isArray(r)) return r;
   if (r.length !== 1) return { field, message: `${field} = ${text} is not allowed: expected one number` };
   return r[0];
+}
+
+interface InputFields {
+  imageSize: number | null;
+  inputShape: string | null;
+  vocabSize: number | null;
+  numClasses: number | null;
+}
+
+/** What the models take and predict: the image size, and a person's own
+ * model's input shape, vocab size and classes. */
+function inputFields(f: WizardForm): InputFields | FieldError {
+  let imageSize: number | null = null;
+  if (f.imageSize.trim() !== "") {
+    const n = parseOne("image_size", f.imageSize, 1, 8192);
+    if (typeof n !== "number") return n;
+    imageSize = n;
+  }
+  let inputShape: string | null = null;
+  if (f.inputShape.trim() !== "") {
+    const bad = checkInputShape(f.inputShape);
+    if (bad) return bad;
+    inputShape = f.inputShape.trim();
+  }
+  let vocabSize: number | null = null;
+  if (f.vocabSize.trim() !== "") {
+    const v = parseOne("vocab_size", f.vocabSize, 1, 2 ** 31 - 1);
+    if (typeof v !== "number") return v;
+    vocabSize = v;
+  }
+  let numClasses: number | null = null;
+  if (f.numClasses.trim() !== "") {
+    const n = parseOne("num_classes", f.numClasses, 1, 1_000_000);
+    if (typeof n !== "number") return n;
+    numClasses = n;
+  }
+  return { imageSize, inputShape, vocabSize, numClasses };
 }
 
 /** The request, or the first field that cannot be parsed. */
@@ -193,12 +240,8 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     if (!Array.isArray(t)) return t;
     threads = t;
   }
-  let imageSize: number | null = null;
-  if (f.imageSize.trim() !== "") {
-    const n = parseOne("image_size", f.imageSize, 1, 8192);
-    if (typeof n !== "number") return n;
-    imageSize = n;
-  }
+  const own = inputFields(f);
+  if ("field" in own) return own;
   for (const [field, list] of [["model", f.models], ["framework", f.frameworks], ["precision", f.precisions], ["compile", f.compile]] as const) {
     if (list.length === 0) return { field, message: `${field}: choose at least one` };
   }
@@ -218,9 +261,11 @@ export function toRequest(f: WizardForm): SweepRequest | FieldError {
     epochs,
     data,
     loader_workers: loaderWorkers,
-    num_classes: null,
+    num_classes: own.numClasses,
+    input_shape: own.inputShape,
+    vocab_size: own.vocabSize,
     seq_len: null,
-    image_size: imageSize,
+    image_size: own.imageSize,
     target_accuracy: target,
     target_loss: targetLoss,
     eval_every_steps: null,

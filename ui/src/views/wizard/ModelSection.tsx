@@ -1,7 +1,9 @@
-// The wizard's models: one row each, with its size and training FLOPs.
+// The wizard's models: one row each, with its size and training FLOPs; then
+// a person's own models (library names and model files), added beside them.
 import type { AppInfo } from "../../api";
 import { count, flops } from "../../lib/format";
 import { FieldMessages, type SectionProps, toggle } from "./fields";
+import { OwnModelBlock } from "./OwnModel";
 
 export function ModelSection({ models, form, set, messages }: SectionProps & { models: AppInfo["models"] }) {
   return (
@@ -41,6 +43,7 @@ export function ModelSection({ models, form, set, messages }: SectionProps & { m
         </tbody>
       </table>
       <FieldMessages field="model" messages={messages} />
+      <OwnModelBlock catalogue={models.map((m) => m.name)} form={form} set={set} messages={messages} />
     </section>
   );
 }
