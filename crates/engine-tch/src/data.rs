@@ -347,7 +347,7 @@ fn synthetic(spec: &RunSpec, device: Device) -> Result<Loaded, WorkerError> {
                 return Err(WorkerError::bad_config(
                     "input_shape",
                     format!(
-                        "model = {}: expected an input shape (images or tokens)",
+                        "input_shape = (none) is not allowed for the file model {}: expected CxSxS, or tokens:N with vocab_size",
                         f.model
                     ),
                 ))
