@@ -27,14 +27,19 @@ def _flat(*xs):
 
 
 class ViaTrace(nn.Module):
-    """torch.jit.script refuses the variadic helper; torch.jit.trace follows it."""
+    """torch.jit.script refuses the variadic helper; torch.jit.trace follows it.
+    Two of its layers share one weight (tied): counted and trained once."""
 
     def __init__(self):
         super().__init__()
-        self.fc = nn.Linear(3 * 8 * 8, 5)
+        self.down = nn.Linear(3 * 8 * 8, 8)
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+        self.b.weight = self.a.weight
+        self.head = nn.Linear(8, 5)
 
     def forward(self, x):
-        return self.fc(_flat(x))
+        return self.head(self.b(self.a(self.down(_flat(x)))))
 
 
 def via_trace():
@@ -102,7 +107,8 @@ fn a_model_file_trains_in_the_libtorch_worker_from_its_torchscript_capture() {
     assert_eq!(runs.len(), 2, "{v}");
     for (run, (function, params, method)) in runs.iter().zip([
         ("conv", 285, "torch.jit.script"),
-        ("via_trace", 3 * 8 * 8 * 5 + 5, "torch.jit.trace"),
+        // 192*8 + 8, a's 8*8 + 8, b's own bias 8 and 8*5 + 5.
+        ("via_trace", 1544 + 72 + 8 + 45, "torch.jit.trace"),
     ]) {
         let d = details(&dir, &run["id"]);
         assert_eq!(d["status"], "completed", "{function}: {d}");

@@ -1,9 +1,11 @@
 //! A model from a person's file, captured with TorchScript by the studio
 //! (`torch.jit.script`, else `torch.jit.trace`) in its PyTorch environment
 //! and loaded here with tch's trainable module: its parameters join the
-//! VarStore (so AdamW trains them and they are counted from it), and its
+//! VarStore (so AdamW trains them and they are counted from it, a shared
+//! one once), and its
 //! training or evaluation mode follows the worker's.
 
+use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
 use tch::{nn, Tensor, TrainableCModule};
@@ -34,6 +36,14 @@ impl Scripted {
                 ),
             )
         })?;
+        // A parameter shared by two modules (tied weights) is listed by
+        // TorchScript under each name; PyTorch counts and trains it once,
+        // and so does the VarStore.
+        if let Ok(mut held) = vs.variables_.lock() {
+            let mut seen = HashSet::new();
+            held.trainable_variables
+                .retain(|v| seen.insert((v.tensor.data_ptr() as usize, v.tensor.size())));
+        }
         Ok(Scripted {
             module: Mutex::new((module, None)),
         })
