@@ -61,6 +61,15 @@ pub fn describe_own_model(req: &SweepRequest) -> AppResult<DescribedModel> {
         .configs
         .first()
         .ok_or_else(|| AppError::bad_input("model", req.model.join(","), "one model"))?;
+    if cfg.framework == trainbench_core::Framework::Tch {
+        // The libtorch worker trains a TorchScript capture of the module,
+        // made when a run starts; the count is the PyTorch module's.
+        return Err(AppError::bad_input(
+            "framework",
+            "tch",
+            "pytorch, tensorflow or jax (describe builds the model in Python; framework tch trains a TorchScript capture of the PyTorch module, with its count)",
+        ));
+    }
     let framework = cfg.framework.to_string();
     let json = cfg.spec.spec.worker_plan_json(cfg.framework);
     let answer =

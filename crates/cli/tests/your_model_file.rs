@@ -5,7 +5,7 @@
 //! counted; what the file gets wrong is a failed run naming the file and what
 //! was expected (with the person's traceback); a file changed after the studio
 //! read it is refused by the worker; what cannot run is refused before
-//! anything is queued.
+//! anything is queued. `torchscript`: the same files in the libtorch worker.
 #![allow(
     clippy::unwrap_used,
     reason = "a test fails loudly on what it did not expect"
@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "your_model_file/torchscript.rs"]
+mod torchscript;
 
 use common::{output_json, text, trainbench, Scratch};
 
@@ -252,12 +254,6 @@ fn a_model_file_changed_after_the_studio_read_it_is_refused_by_the_worker() {
 fn a_model_file_that_cannot_run_is_refused_before_anything_is_queued() {
     let dir = with_models("file-model-refused");
     for (framework, model, extra, field) in [
-        (
-            "tch",
-            "models.py:image",
-            vec!["--input-shape", "3x8x8", "--num-classes", "5"],
-            "framework",
-        ),
         (
             "pytorch",
             "models.py:image",

@@ -336,7 +336,24 @@ fn synthetic(spec: &RunSpec, device: Device) -> Result<Loaded, WorkerError> {
         ModelConfig::Decoder(c) => {
             Tensor::randint(c.vocab_size, [pool, c.seq_len + 1], (Kind::Int64, device))
         }
-        ModelConfig::Library(_) | ModelConfig::File(_) | ModelConfig::Script(_) => {
+        ModelConfig::File(f) => match (f.in_channels, f.image_size, f.seq_len, f.vocab_size) {
+            (Some(ch), Some(s), _, _) => Tensor::randn([pool, ch, s, s], (Kind::Float, device)),
+            // A language model's sequences hold their next tokens too.
+            (_, _, Some(t), Some(v)) => {
+                let t = if f.num_classes.is_none() { t + 1 } else { t };
+                Tensor::randint(v, [pool, t], (Kind::Int64, device))
+            }
+            _ => {
+                return Err(WorkerError::bad_config(
+                    "input_shape",
+                    format!(
+                        "input_shape = (none) is not allowed for the file model {}: expected CxSxS, or tokens:N with vocab_size",
+                        f.model
+                    ),
+                ))
+            }
+        },
+        ModelConfig::Library(_) | ModelConfig::Script(_) => {
             return Err(crate::models::not_built_here(&spec.model_config))
         }
     };

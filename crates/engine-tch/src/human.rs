@@ -207,7 +207,7 @@ pub fn quick(device: Option<String>, epochs: i64) -> ExitCode {
     let mut report = Report::default();
     let result = RunSpec::from_json(&json.to_string())
         .map_err(WorkerError::from)
-        .and_then(|spec| guarded(|| train::run(&spec, &mut report)));
+        .and_then(|spec| guarded(|| train::run(&spec, None, &mut report)));
     match result {
         Ok(()) => {
             report.print_summary();

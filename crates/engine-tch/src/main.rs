@@ -41,7 +41,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use tch::nn;
-use trainbench_core::models::{lookup, ModelOptions, CATALOG};
+use trainbench_core::models::{lookup, ModelOptions, TorchScriptCapture, CATALOG};
 use trainbench_core::protocol::{ErrorClass, Event};
 use trainbench_core::spec::RunSpec;
 use trainbench_core::stats::{steady_throughput, WindowTiming};
@@ -70,6 +70,11 @@ enum Command {
         /// Spec file; `-` or absent reads standard input.
         #[arg(long)]
         spec: Option<String>,
+        /// A file model's TorchScript capture (JSON: the saved module and
+        /// what was counted on the PyTorch module), made by the studio when
+        /// the run starts.
+        #[arg(long)]
+        capture: Option<String>,
     },
     /// Build a model and report parameter count and FLOPs per training sample.
     Describe {
@@ -193,10 +198,28 @@ fn on_training_thread<T: Send + 'static>(
         .unwrap_or_else(|_| Err(WorkerError::internal("the training thread panicked")))
 }
 
-fn train(spec_path: Option<&str>) -> ExitCode {
+/// The capture record named by `--capture`.
+fn read_capture(path: &str) -> Result<TorchScriptCapture, WorkerError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        WorkerError::bad_config(
+            "capture",
+            format!("cannot read the capture record {path}: {e}"),
+        )
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        WorkerError::bad_config(
+            "capture",
+            format!("capture = {path} is not allowed: expected the studio's capture record ({e})"),
+        )
+    })
+}
+
+fn train(spec_path: Option<&str>, capture_path: Option<&str>) -> ExitCode {
     let mut sink = JsonLines;
-    let result = read_spec(spec_path)
-        .and_then(|spec| on_training_thread(move || guarded(|| train::run(&spec, &mut JsonLines))));
+    let result = read_spec(spec_path).and_then(|spec| {
+        let capture = capture_path.map(read_capture).transpose()?;
+        on_training_thread(move || guarded(|| train::run(&spec, capture.as_ref(), &mut JsonLines)))
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -418,7 +441,7 @@ fn summarize() -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Train { spec } => train(spec.as_deref()),
+        Command::Train { spec, capture } => train(spec.as_deref(), capture.as_deref()),
         Command::Describe {
             model,
             num_classes,

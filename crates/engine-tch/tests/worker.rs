@@ -311,6 +311,11 @@ fn bad_specs_name_the_field() {
             serde_json::json!({"model": "resnet_mini", "batch_size": 5000, "steps": 2, "data": "mnist"}),
             "batch_size",
         ),
+        // A model file comes with the studio's TorchScript capture (`--capture`).
+        (
+            serde_json::json!({"model": "/m.py:build", "model_sha256": "0".repeat(64), "batch_size": 2, "steps": 2, "in_channels": 3, "image_size": 8, "num_classes": 5}),
+            "model",
+        ),
     ];
     for (spec, field) in cases {
         let o = train(&spec);

@@ -5,6 +5,8 @@
 //! cancelled. Everything received before a failure is kept.
 //!
 //! Modules:
+//! - [`capture`]: a model file for the libtorch worker captured with
+//!   TorchScript in the PyTorch environment before the worker starts.
 //! - [`ending`]: how a run ended: the status, reason and error class decided
 //!   from the worker's last event and its exit.
 //! - [`envs`]: framework environments: one Python environment per framework.
@@ -14,6 +16,7 @@
 //! - [`process`]: the worker process of a run: started in its own process
 //!   group, its stdout read line by line.
 
+mod capture;
 mod ending;
 pub mod envs;
 pub mod lines;
@@ -248,11 +251,9 @@ async fn run_one(
     let (worker, gpu, opts) = (&runner.worker, runner.gpu, runner.opts);
     store.start_run(run_id, &trainbench_probe::provenance(gpu))?;
     // Held until the worker has ended and the run is stored.
-    let (_using, mut child) = match start(worker, spec).await {
+    let (_held, mut child) = match start(run_id, worker, spec, opts.silence_timeout).await {
         Ok(started) => started,
-        Err(reason) => {
-            return failed_before_start(store, run_id, gpu, reason, ErrorClass::Internal)
-        }
+        Err((reason, class)) => return failed_before_start(store, run_id, gpu, reason, class),
     };
     let pid = child.id().unwrap_or(0);
 
@@ -356,26 +357,43 @@ async fn run_one(
     store_end(store, run_id, gpu, progress, ending).await
 }
 
+/// What a started worker holds until it ends: its release's environment
+/// marked in use, a file model's TorchScript capture.
+type Held = (Option<envs::pinned::InUse>, Option<capture::CaptureDir>);
+
 /// Starts the worker and gives it its input, its release's environment (if
 /// it runs in one) first marked in use: no disk budget removes it while the
-/// guard is held. The reason when it cannot start.
+/// guard is held; a file model for the libtorch worker is captured first
+/// (`limit`: how long the capture may take). The reason, and its class,
+/// when it cannot start.
 async fn start(
+    run_id: i64,
     worker: &WorkerCommand,
     spec: &CheckedSpec,
-) -> Result<(Option<envs::pinned::InUse>, tokio::process::Child), String> {
+    limit: Duration,
+) -> Result<(Held, tokio::process::Child), capture::NotCaptured> {
+    let internal = |m: String| (m, ErrorClass::Internal);
     let using = worker
         .release
         .map(envs::pinned::in_use)
         .transpose()
-        .map_err(|e| e.to_string())?;
-    let mut child = spawn(worker, &spec.spec.env)
-        .map_err(|e| format!("cannot start worker {}: {e}", worker.program.display()))?;
+        .map_err(|e| internal(e.to_string()))?;
+    let (worker, captured) = match capture::prepare(run_id, worker, spec, limit).await? {
+        Some((with, dir)) => (std::borrow::Cow::Owned(with), Some(dir)),
+        None => (std::borrow::Cow::Borrowed(worker), None),
+    };
+    let mut child = spawn(&worker, &spec.spec.env).map_err(|e| {
+        internal(format!(
+            "cannot start worker {}: {e}",
+            worker.program.display()
+        ))
+    })?;
     if let Some(mut stdin) = child.stdin.take() {
         // A worker that dies before reading its spec shows up as an exit later.
         let _ = stdin.write_all(worker.stdin(spec).as_bytes()).await;
         let _ = stdin.shutdown().await;
     }
-    Ok((using, child))
+    Ok(((using, captured), child))
 }
 
 /// The error when `e` is the worker's `hello` and it reports a framework

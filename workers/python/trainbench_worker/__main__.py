@@ -4,6 +4,7 @@
     python -m trainbench_worker FRAMEWORK count                   # model configs (JSON list) on stdin → counts
     python -m trainbench_worker FRAMEWORK info                    # version and devices, one JSON object
     python -m trainbench_worker pytorch|tensorflow models [--search TEXT]   # library models: check (configs on stdin) or search
+    python -m trainbench_worker pytorch capture --out FILE.pt   # a file model's TorchScript (plan on stdin), for tch
 
 FRAMEWORK is pytorch, tensorflow or jax. ``train`` speaks the worker protocol
 (docs/protocol.md) on stdout and exits 0 (done), 1 (failed), 2 (bad_config) or
@@ -127,10 +128,12 @@ def cmd_info(framework):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="trainbench_worker")
     ap.add_argument("framework", choices=sorted(FRAMEWORKS))
-    ap.add_argument("command", choices=["train", "count", "info", "models", "describe"])
+    ap.add_argument("command", choices=["train", "count", "info", "models", "describe", "capture"])
     ap.add_argument("--plan", default="-")
     ap.add_argument("--search", default=None)
-    args = ap.parse_args(argv)
+    args, rest = ap.parse_known_args(argv)
+    if rest and args.command != "capture":
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         if args.command == "train":
             cmd_train(args.framework, args.plan)
@@ -142,6 +145,10 @@ def main(argv=None):
             from . import describe
 
             describe.main()
+        elif args.command == "capture":
+            from . import torchscript
+
+            torchscript.main(rest)
         else:
             cmd_info(args.framework)
     except WorkerError as e:

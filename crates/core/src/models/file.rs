@@ -211,6 +211,25 @@ impl FileConfig {
     }
 }
 
+/// A file model captured with TorchScript for the libtorch worker: the
+/// studio runs the capture in its PyTorch environment when the run starts
+/// and hands the worker this record (a JSON file beside the module).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchScriptCapture {
+    /// The saved module (`torch.jit.save`).
+    pub path: String,
+    /// `torch.jit.script` or `torch.jit.trace`.
+    pub method: String,
+    /// Trainable parameters of the PyTorch module the file's function
+    /// returned (shared ones once); the worker's count from the loaded
+    /// module must equal it.
+    pub param_count: u64,
+    /// Training FLOPs per sample counted on the PyTorch module, and how;
+    /// `None` where they could not be counted.
+    pub flops_per_sample: Option<f64>,
+    pub flops_method: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

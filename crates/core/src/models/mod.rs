@@ -262,7 +262,7 @@ pub mod script;
 
 pub use catalog::{lookup, model_names, CATALOG};
 pub use counts::conv_out;
-pub use file::{FileConfig, FileRef, InputShape};
+pub use file::{FileConfig, FileRef, InputShape, TorchScriptCapture};
 pub use library::{Library, LibraryConfig, LibraryRef};
 pub use script::{ScriptConfig, ScriptRef};
 

@@ -14,8 +14,9 @@ pub struct Machine {
 }
 
 /// A library model is built by its library's framework (`timm:`, `hf:` by
-/// PyTorch, `keras:` by TensorFlow); a file model and a training script run
-/// in any Python worker.
+/// PyTorch, `keras:` by TensorFlow); a file model runs in any Python worker
+/// and in the libtorch worker (captured with TorchScript when the run
+/// starts), a training script in any Python worker.
 fn library_framework(spec: &RunSpec, framework: Framework) -> Result<(), SpecError> {
     match &spec.model_config {
         ModelConfig::Library(l) if framework != l.model.library.framework() => {
@@ -33,14 +34,6 @@ fn library_framework(spec: &RunSpec, framework: Framework) -> Result<(), SpecErr
             "parallel",
             "fsdp",
             &format!("ddp for the library model {} (FSDP shards the catalogue's blocks)", spec.model),
-        )),
-        ModelConfig::File(f) if framework == Framework::Tch => Err(SpecError::new(
-            "framework",
-            framework,
-            &format!(
-                "pytorch, tensorflow or jax for the file model {} (its function returns a torch.nn.Module, a keras.Model or a Flax module)",
-                f.model.short()
-            ),
         )),
         ModelConfig::File(f)
             if framework == Framework::Jax

@@ -6,7 +6,10 @@ mod bert;
 mod decoder;
 mod encoder;
 mod resnet;
+mod scripted;
 mod vit;
+
+pub use scripted::Scripted;
 
 use tch::nn::{self, Init};
 use trainbench_core::models::ModelConfig;
@@ -80,11 +83,20 @@ fn layer_norm(p: nn::Path, d: i64, eps: f64, init: InitMode) -> nn::LayerNorm {
 }
 
 /// Why this worker refuses a model the Python PyTorch worker builds (a
-/// library model, `timm:` / `hf:`, or a model from a person's file).
+/// library model, `timm:` / `hf:`, a training script, or a model from a
+/// person's file that came without its TorchScript capture).
 pub fn not_built_here(cfg: &ModelConfig) -> WorkerError {
     let what = match cfg {
         ModelConfig::Library(l) => format!("the library model {}", l.model),
-        ModelConfig::File(f) => format!("the file model {}", f.model),
+        ModelConfig::File(f) => {
+            return WorkerError::bad_config(
+                "model",
+                format!(
+                    "model = {} is not allowed without its TorchScript capture: expected --capture FILE (the studio captures the model when its run starts)",
+                    f.model
+                ),
+            )
+        }
         ModelConfig::Script(c) => format!("the training script {}", c.script),
         _ => "this model".to_owned(),
     };

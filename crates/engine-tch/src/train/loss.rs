@@ -46,6 +46,11 @@ pub(super) fn inputs_and_targets(
 ) -> Result<(Tensor, Tensor), WorkerError> {
     Ok(match cfg {
         ModelConfig::Decoder(c) => (x.f_narrow(1, 0, c.seq_len)?, x.f_narrow(1, 1, c.seq_len)?),
+        // A file model of tokens without classes: a language model, as a decoder.
+        ModelConfig::File(f) if f.num_classes.is_none() && !f.is_image() => {
+            let t = f.seq_len.unwrap_or(0);
+            (x.f_narrow(1, 0, t)?, x.f_narrow(1, 1, t)?)
+        }
         _ => (x.shallow_clone(), y.shallow_clone()),
     })
 }

@@ -3,7 +3,7 @@
 
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Reduction, Tensor};
-use trainbench_core::models::ModelConfig;
+use trainbench_core::models::{ModelConfig, TorchScriptCapture};
 use trainbench_core::protocol::{
     Event, OperatorProfile, OtherOps, PhaseSeries, StepPhase, StepTimings,
 };
@@ -125,23 +125,23 @@ fn total_steps(spec: &RunSpec, steps_per_epoch: u64) -> Result<u64, WorkerError>
     }
 }
 
-pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
+/// `capture`: a file model's TorchScript capture, which the studio made
+/// when the run started (`--capture FILE`).
+pub fn run(
+    spec: &RunSpec,
+    capture: Option<&TorchScriptCapture>,
+    sink: &mut dyn Sink,
+) -> Result<(), WorkerError> {
     let device = resolve_device(spec)?;
     let threads = thread_count(spec);
     tch::set_num_threads(threads as i32);
     tch::set_num_interop_threads(1);
     let (precision_text, autocast) = apply_precision(spec.precision, device)?;
-    tch::manual_seed(spec.seed as i64);
-    if device.is_cuda() {
-        // The allocator's peak counts from process start, which is what a run's
-        // peak means here: nothing else ran in this process before.
-        tch::Cuda::manual_seed_all(spec.seed);
-    }
+    seed(spec, device);
 
     let data = data::load(spec, device)?;
     let vs = nn::VarStore::new(device);
-    let net = models::build(&spec.model_config, &vs, InitMode::Reference)?;
-    let param_count = checked_param_count(spec, &vs)?;
+    let (net, param_count) = build_net(spec, capture, &vs)?;
     let channels_last = channels_last_on(spec, device);
     if device.is_cuda() {
         // cuDNN's benchmark mode: the run's choice, else on for a CNN.
@@ -189,6 +189,7 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
             param_count,
             total_steps,
             threads,
+            capture,
         },
         info,
         train_start_ns,
@@ -241,6 +242,16 @@ pub fn run(spec: &RunSpec, sink: &mut dyn Sink) -> Result<(), WorkerError> {
         }
     }
     finish(&mut t, &mut batches, step, reason, sink)
+}
+
+/// The run's seed, on the CPU and the GPUs.
+fn seed(spec: &RunSpec, device: Device) {
+    tch::manual_seed(spec.seed as i64);
+    if device.is_cuda() {
+        // The allocator's peak counts from process start, which is what a run's
+        // peak means here: nothing else ran in this process before.
+        tch::Cuda::manual_seed_all(spec.seed);
+    }
 }
 
 /// Step 1, synchronised: its loss checked and `first_step` (compilation
@@ -327,9 +338,37 @@ impl Window {
     }
 }
 
-/// The trainable parameters, which must be the catalogue's count.
-fn checked_param_count(spec: &RunSpec, vs: &nn::VarStore) -> Result<u64, WorkerError> {
+/// The network under `vs` (a file model: its TorchScript capture loaded)
+/// and its trainable parameters, checked.
+fn build_net(
+    spec: &RunSpec,
+    capture: Option<&TorchScriptCapture>,
+    vs: &nn::VarStore,
+) -> Result<(Box<dyn ModuleT>, u64), WorkerError> {
+    let net: Box<dyn ModuleT> = match (&spec.model_config, capture) {
+        (ModelConfig::File(_), Some(c)) => Box::new(models::Scripted::load(c, &spec.model, vs)?),
+        _ => models::build(&spec.model_config, vs, InitMode::Reference)?,
+    };
+    Ok((net, checked_param_count(spec, capture, vs)?))
+}
+
+/// The trainable parameters, which must be the catalogue's count (a file
+/// model's: the count of the PyTorch module it was captured from).
+fn checked_param_count(
+    spec: &RunSpec,
+    capture: Option<&TorchScriptCapture>,
+    vs: &nn::VarStore,
+) -> Result<u64, WorkerError> {
     let param_count = models::trainable_params(vs);
+    if let (ModelConfig::File(_), Some(c)) = (&spec.model_config, capture) {
+        if param_count != c.param_count {
+            return Err(WorkerError::internal(format!(
+                "model {}: its TorchScript capture ({}) has {param_count} trainable parameters in libtorch but the PyTorch module it was captured from has {}",
+                spec.model, c.method, c.param_count
+            )));
+        }
+        return Ok(param_count);
+    }
     let analytical = spec.model_config.param_count();
     if param_count != analytical {
         return Err(WorkerError::internal(format!(

@@ -3,6 +3,7 @@
 //! windows, the memory peaks, the step breakdown and profile, and `done`.
 
 use tch::{Device, Kind};
+use trainbench_core::models::TorchScriptCapture;
 use trainbench_core::protocol::{DataInfo, DeviceInfo, Event, PROTOCOL_VERSION};
 use trainbench_core::spec::{self, ProfileRule, RunSpec};
 
@@ -14,10 +15,12 @@ use crate::models;
 use crate::shim::AutocastDtype;
 
 /// The counts `hello` reports.
-pub(super) struct Counts {
+pub(super) struct Counts<'a> {
     pub param_count: u64,
     pub total_steps: u64,
     pub threads: u32,
+    /// A file model's TorchScript capture: its FLOPs and how it was made.
+    pub capture: Option<&'a TorchScriptCapture>,
 }
 
 /// The `hello` event: what trains, on what, how.
@@ -26,7 +29,7 @@ pub(super) fn hello(
     device: Device,
     autocast: Option<AutocastDtype>,
     precision_text: String,
-    counts: Counts,
+    counts: Counts<'_>,
     info: DataInfo,
     train_start_ns: u64,
 ) -> Event {
@@ -67,9 +70,16 @@ pub(super) fn hello(
         Some(AutocastDtype::Float16) => Kind::Half,
         None => Kind::Float,
     };
-    let mut execution = match models::sdpa_choice(&spec.model_config, device, compute_kind) {
-        Some(attention) => format!("eager (libtorch through tch); {attention}"),
-        None => "eager (libtorch through tch)".to_owned(),
+    let mut execution = match (
+        counts.capture,
+        models::sdpa_choice(&spec.model_config, device, compute_kind),
+    ) {
+        (Some(c), _) => format!(
+            "TorchScript module ({}, captured in the studio's PyTorch environment) through tch",
+            c.method
+        ),
+        (None, Some(attention)) => format!("eager (libtorch through tch); {attention}"),
+        (None, None) => "eager (libtorch through tch)".to_owned(),
     };
     let channels_last = super::channels_last_on(spec, device);
     if channels_last {
@@ -95,8 +105,11 @@ pub(super) fn hello(
         device: device_info,
         model: spec.model.clone(),
         param_count: Some(counts.param_count),
-        flops_per_sample: Some(spec.model_config.flops_per_sample()),
-        flops_method: None,
+        flops_per_sample: match counts.capture {
+            Some(c) => c.flops_per_sample,
+            None => Some(spec.model_config.flops_per_sample()),
+        },
+        flops_method: counts.capture.and_then(|c| c.flops_method.clone()),
         precision: spec.precision.as_str().into(),
         precision_in_effect: precision_text,
         execution: Some(execution),
