@@ -16,6 +16,7 @@ import platform
 import numpy as np
 
 from .after import measure_breakdown, measure_profile
+from .plan_schema import check_plan
 from .protocol import (
     PROTOCOL_VERSION,
     WorkerError,
@@ -40,6 +41,8 @@ class Plan:
             raise bad_config(
                 f"protocol = {obj.get('protocol')} is not allowed: expected {PROTOCOL_VERSION}", "protocol"
             )
+        # Every field as the core crate's WorkerPlan defines it (its schema).
+        check_plan(obj)
         self.framework = obj["framework"]
         # None for a library model: the backend counts them on the model it
         # builds (and says how the FLOPs were counted).

@@ -27,7 +27,7 @@ pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// Where a file model lives: an absolute path to a `.py` file and the
 /// function in it that returns the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileRef {
     pub path: String,
     pub function: String,
@@ -188,7 +188,7 @@ impl InputShape {
 }
 
 /// A file model's configuration, as the worker receives it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileConfig {
     #[serde(flatten)]
     pub model: FileRef,

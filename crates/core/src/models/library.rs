@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::SpecError;
 
 /// The library a model name comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Library {
     /// PyTorch Image Models.
@@ -71,7 +71,7 @@ const MAX_OVERRIDES: usize = 32;
 /// A library model reference, parsed: the library, the architecture's name and,
 /// for `hf:`, the configuration overrides (values as written: the configuration
 /// class gives them their types).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LibraryRef {
     pub library: Library,
     pub name: String,
@@ -173,7 +173,7 @@ impl fmt::Display for LibraryRef {
 
 /// A library model as the worker is to build it: the reference and the run's
 /// input options (`None`: the library's default).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LibraryConfig {
     #[serde(flatten)]
     pub model: LibraryRef,

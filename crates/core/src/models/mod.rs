@@ -19,7 +19,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Options a run may override; `None` keeps the model's default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct ModelOptions {
     pub num_classes: Option<i64>,
     pub image_size: Option<i64>,
@@ -28,7 +30,7 @@ pub struct ModelOptions {
     pub vocab_size: Option<i64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Family {
     Vit,
@@ -54,7 +56,7 @@ impl Family {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VitConfig {
     pub patch_size: i64,
     pub embed_dim: i64,
@@ -66,7 +68,7 @@ pub struct VitConfig {
     pub num_classes: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResBlock {
     /// Two 3×3 convolutions (ResNet-18/34).
@@ -75,7 +77,7 @@ pub enum ResBlock {
     Bottleneck,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResStem {
     /// 7×7 stride-2 convolution, batch norm, ReLU, 3×3 stride-2 max pool.
@@ -84,7 +86,7 @@ pub enum ResStem {
     Small,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResNetConfig {
     pub block: ResBlock,
     pub stem: ResStem,
@@ -116,7 +118,7 @@ impl ResNetConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BertConfig {
     pub vocab_size: i64,
     pub hidden: i64,
@@ -130,7 +132,7 @@ pub struct BertConfig {
 }
 
 /// A decoder's normalisation layers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DecoderNorm {
     /// LayerNorm with weight and bias, eps 1e-5 (GPT-2).
@@ -140,7 +142,7 @@ pub enum DecoderNorm {
 }
 
 /// A decoder's feed-forward block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DecoderMlp {
     /// Linear, GELU (tanh approximation), linear (GPT-2).
@@ -150,7 +152,7 @@ pub enum DecoderMlp {
 }
 
 /// How a decoder knows a token's position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DecoderPositions {
     /// A learned position table added to the token embeddings (GPT-2).
@@ -163,7 +165,7 @@ pub enum DecoderPositions {
 /// (each position predicts the next token). Pre-norm blocks; attention with
 /// `kv_heads` key/value heads shared by `heads / kv_heads` query heads each
 /// (grouped-query attention; equal counts are plain multi-head attention).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DecoderConfig {
     pub vocab_size: i64,
     pub hidden: i64,
@@ -203,7 +205,7 @@ impl DecoderConfig {
 /// the mean over positions, and `Linear(hidden, num_classes)`. One class is
 /// its binary head (a sigmoid on one logit, binary cross-entropy);
 /// more are softmax classes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EncoderConfig {
     pub vocab_size: i64,
     pub hidden: i64,
@@ -215,7 +217,7 @@ pub struct EncoderConfig {
     pub num_classes: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "family", rename_all = "snake_case")]
 pub enum ModelConfig {
     Vit(VitConfig),

@@ -22,7 +22,7 @@ pub const MAX_ARGS: usize = 256;
 const MAX_ARG: usize = 4096;
 
 /// Where a script lives: a `.py` file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScriptRef {
     pub path: String,
 }
@@ -124,7 +124,7 @@ pub fn short_label(row_model: &str) -> Option<String> {
 }
 
 /// A script's configuration, as the worker receives it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScriptConfig {
     #[serde(flatten)]
     pub script: ScriptRef,

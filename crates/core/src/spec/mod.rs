@@ -10,6 +10,8 @@
 //! - [`plan`]: the plan a Python worker reads (resolved warm-up, analytical counts).
 //! - [`runnable`]: whether a spec can run with a framework on this machine.
 //! - [`schedule`]: the sweep order and the learning-rate schedule.
+//! - [`schema`]: the worker plan's JSON Schema, which the Python workers check a
+//!   plan against.
 //! - [`key`]: the configuration keys runs are grouped by.
 //! - [`env`]: the environment variables a run sets for its worker (checked, labelled).
 //! - `file_model`, `script`: the specs of a model from a person's file and of
@@ -26,6 +28,7 @@ pub mod raw;
 pub mod run;
 pub mod runnable;
 pub mod schedule;
+pub mod schema;
 mod script;
 pub mod validate;
 

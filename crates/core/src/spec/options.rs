@@ -9,7 +9,7 @@ use crate::error::SpecError;
 use crate::framework::Framework;
 
 /// Numeric precision of training.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum Precision {
     /// IEEE fp32 everywhere; on CUDA, TF32 tensor cores are switched off.
@@ -116,6 +116,17 @@ impl Serialize for Device {
     }
 }
 
+/// `cpu` or `cuda:N`, as [`Device::parse`] takes it.
+impl schemars::JsonSchema for Device {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Device".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "pattern": "^(cpu|cuda(:[0-9]+)?)$" })
+    }
+}
+
 impl<'de> Deserialize<'de> for Device {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
@@ -124,7 +135,7 @@ impl<'de> Deserialize<'de> for Device {
 }
 
 /// How a framework turns the training step into code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum Compile {
     /// The framework's default: libtorch and PyTorch eager, a TensorFlow
@@ -189,7 +200,7 @@ impl fmt::Display for Compile {
 }
 
 /// How several devices share the training (with `devices` ≥ 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum Parallel {
@@ -219,7 +230,7 @@ impl Parallel {
 }
 
 /// Where training samples come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum DataSource {
@@ -292,7 +303,7 @@ pub const DEFAULT_LOADER_WORKERS: u32 = 2;
 pub const MAX_LOADER_WORKERS: u32 = 64;
 
 /// How long a run trains.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Length {
     Steps(u64),

@@ -6,9 +6,12 @@ use super::validate::{Length, RunSpec};
 use crate::framework::Framework;
 use crate::protocol::PROTOCOL_VERSION;
 
+/// What a Python worker reads: the run specification with every default
 /// resolved by this crate (so the catalogue, defaults and validation live in
-/// one place), plus the analytical numbers its model must match.
-#[derive(Debug, Clone, Serialize)]
+/// one place), plus the analytical numbers its model must match. Its JSON
+/// Schema ([`super::schema::worker_plan_schema`]) is what the worker checks
+/// a plan against before it starts.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WorkerPlan<'a> {
     pub protocol: u32,
     pub framework: Framework,
@@ -34,7 +37,7 @@ pub struct WorkerPlan<'a> {
 
 /// The operator profile's length: one unprofiled step, then `steps` steps
 /// under the profiler (after the breakdown). JSON: `{"steps": 3}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ProfileRule {
     pub steps: u64,
 }
@@ -47,7 +50,7 @@ impl ProfileRule {
 /// max_steps)` whole steps and as many split steps (so at most 2 × 10 extra
 /// steps: under 5 % of a 500-step run). JSON:
 /// `{"divisor": 10, "min_steps": 3, "max_steps": 10}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct BreakdownRule {
     pub divisor: u64,
     pub min_steps: u64,
@@ -74,7 +77,7 @@ pub fn breakdown_steps(steps_trained: u64) -> u64 {
 
 /// The warm-up of a worker plan. JSON: `{"steps": N}`, or
 /// `{"of_total": {"divisor": D, "min_steps": M}}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanWarmup {
     /// The number of warm-up steps: the spec's `warmup_steps`, or the default

@@ -7,7 +7,7 @@ use super::options::{Compile, DataSource, Device, Length, Parallel, Precision};
 use crate::models::ModelConfig;
 
 /// A validated run specification.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunSpec {
     pub model: String,
     pub model_config: ModelConfig,
