@@ -56,7 +56,7 @@ FRAMEWORKS = {
 
 def pythons():
     out = subprocess.run([CLI, "env", "list", "--json"], capture_output=True, text=True, check=True).stdout
-    return {e["framework"]: e["python"] for e in json.loads(out) if e["builtin"] and e["ready"]}
+    return {e["framework"]: e["python"] for e in json.loads(out)["environments"] if e["builtin"] and e["ready"]}
 
 
 def pinned(cmd, cpus):

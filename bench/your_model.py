@@ -14,7 +14,8 @@ warm-up; per framework the geometric mean of the paired studio ÷ plain
 ratios and its Student-t 95 % interval. The target is >= 0.95.
 
     python bench/your_model.py [--frameworks pytorch,tch,tensorflow,jax] [--repeats 3]
-                               [--batch 32] [--threads 1] [--cpus 0] [--json FILE]
+                               [--batch 32] [--steps 100] [--window 10] [--threads 1]
+                               [--cpus 0] [--json FILE]
 
 Needs target/release/trainbench (`make build-cli`; `--cli` names another)
 and the studio's environments.
@@ -37,7 +38,7 @@ FILES = {
     "tensorflow": ("keras_net.py", "tensorflow"),
     "jax": ("flax_net.py", "jax"),
 }
-WARMUP, STEPS, WINDOW = 4, 20, 4
+WARMUP = 5
 
 
 def studio(cli, fw, a, db, env):
@@ -45,7 +46,7 @@ def studio(cli, fw, a, db, env):
     cmd = [
         cli, "--db", db, "run", "--framework", fw, "--model", f"{path}:build",
         "--input-shape", "3x32x32", "--num-classes", "10", "--batch-size", str(a.batch),
-        "--steps", str(WARMUP + STEPS), "--window-steps", str(WINDOW), "--threads", str(a.threads), "--json",
+        "--steps", str(WARMUP + a.steps), "--window-steps", str(a.window), "--threads", str(a.threads), "--json",
     ]  # fmt: skip
     out = subprocess.run(pinned(cmd, a.cpus), capture_output=True, text=True, env=env)
     if out.returncode != 0:
@@ -58,7 +59,7 @@ def plain(fw, a, python, env):
     path = os.path.join(HERE, "your_model", FILES[fw][0])
     cmd = [
         python, os.path.join(REFS, "file_loop.py"), FILES[fw][1], path, "--batch", str(a.batch),
-        "--warmup", str(WARMUP), "--steps", str(STEPS), "--window", str(WINDOW), "--threads", str(a.threads),
+        "--warmup", str(WARMUP), "--steps", str(a.steps), "--window", str(a.window), "--threads", str(a.threads),
     ]  # fmt: skip
     out = subprocess.run(pinned(cmd, a.cpus), capture_output=True, text=True, env=env, cwd=REFS)
     if out.returncode != 0:
@@ -72,6 +73,8 @@ def main():
     ap.add_argument("--frameworks", default="pytorch,tch,tensorflow,jax")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=100, help="timed steps after the warm-up")
+    ap.add_argument("--window", type=int, default=10, help="steps per timed window")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--cpus", default="0", help="taskset CPU list for both sides ('' = unpinned)")
     ap.add_argument("--cli", default=CLI)
