@@ -95,7 +95,8 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), CliError> {
             if name != "__pycache__" {
                 copy_tree(&path, &to.join(&name))?;
             }
-        } else if path.extension().is_some_and(|x| x == "py") {
+        } else if path.extension().is_some_and(|x| x == "py" || x == "json") {
+            // The code, and the plan's schema the workers check plans against.
             std::fs::copy(&path, to.join(&name)).map_err(|e| io("cannot copy", &path, e))?;
         }
     }

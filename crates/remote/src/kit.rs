@@ -99,7 +99,8 @@ fn collect_py(dir: &Path, out: &mut Vec<PathBuf>) {
             let p = e.path();
             if p.is_dir() {
                 collect_py(&p, out);
-            } else if p.extension().is_some_and(|x| x == "py") {
+            } else if p.extension().is_some_and(|x| x == "py" || x == "json") {
+                // The code, and the plan's schema the workers check plans against.
                 out.push(p);
             }
         }
