@@ -9,10 +9,12 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 use tokio::sync::watch;
+use trainbench_app::batch_words::Narrated;
 use trainbench_app::execute::{self, Finished};
-use trainbench_app::sweep::Job;
+use trainbench_app::sweep::{Job, SweepPlan};
 use trainbench_app::tune::{plan_tune, TunePlan, TuneRequest, TuneShell, Tuned};
 use trainbench_app::{AppResult, Host, RunnerOptions, Workspace};
+use trainbench_core::tune::frontier::{Frontier, Point};
 use trainbench_core::tune::method::{figure_text, interval_text_as, CandidateTrace, Fate};
 use trainbench_core::tune::space::Axes;
 
@@ -93,8 +95,19 @@ fn axes_of(a: &RunArgs) -> Result<Axes, CliError> {
             })
             .unwrap_or_default()
     };
-    let batch_size = list(&a.batch_size)
+    let batches = list(&a.batch_size);
+    if batches.iter().any(|b| b == "max") && batches.len() > 1 {
+        return Err(bad(
+            "batch_size",
+            format!(
+                "batch_size = {} is not allowed: expected whole numbers ≥ 1, comma-separated, or max alone (the largest batch that fits and its halves)",
+                batches.join(",")
+            ),
+        ));
+    }
+    let batch_size = batches
         .iter()
+        .filter(|b| *b != "max")
         .map(|b| {
             b.parse::<i64>().map_err(|_| {
                 bad(
@@ -169,6 +182,26 @@ impl TuneShell for Terminal {
         self.runtime.block_on(tokio::task::yield_now());
         *self.cancel.borrow()
     }
+
+    fn search_batches(
+        &mut self,
+        ws: &mut Workspace,
+        host: &Host,
+        plan: &mut SweepPlan,
+        sweep: i64,
+    ) -> AppResult<()> {
+        let mut printed = Narrated {
+            say: |line: String| eprintln!("trainbench: {line}"),
+        };
+        self.runtime.block_on(ws.search_batches(
+            host,
+            plan,
+            sweep,
+            self.opts,
+            self.cancel.clone(),
+            &mut printed,
+        ))
+    }
 }
 
 /// A search checked and planned on this machine: every candidate's verdict,
@@ -204,7 +237,7 @@ pub fn check(a: &TuneArgs, host: &Host) -> Result<(TunePlan, RunArgs), CliError>
 
 pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
     let host = Host::open();
-    let (plan, run) = check(&a, &host)?;
+    let (mut plan, run) = check(&a, &host)?;
     if let Some(why) = host.gpu_unavailable() {
         eprintln!("trainbench: {why}; runs use the CPU");
     }
@@ -212,7 +245,7 @@ pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
         "trainbench: tuning {} for {}: {} candidate(s){}, budget {}",
         plan.model,
         plan.settings.objective,
-        plan.candidates.len(),
+        plan.expected_candidates(),
         if plan.unsupported.is_empty() {
             String::new()
         } else {
@@ -227,7 +260,7 @@ pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
     };
     let mut shell = Terminal::new(opts, std::io::stderr().is_terminal() && !run.json)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let tuned = ws.tune(&host, &plan, &command, &mut shell)?;
+    let tuned = ws.tune(&host, &mut plan, &command, &mut shell)?;
     if run.json {
         println!("{}", to_json(db, &tuned, &plan));
     } else {
@@ -311,7 +344,45 @@ pub fn to_json(db: &Path, t: &Tuned, plan: &TunePlan) -> Value {
             .enumerate()
             .map(|(i, c)| candidate_json(plan, i, c))
             .collect::<Vec<_>>(),
+        "frontier": t.frontier,
+        "batch_searches": t.batches,
     })
+}
+
+/// The frontiers in words: fastest first, each point's figures.
+fn print_frontier(f: &Frontier) {
+    print_points(
+        &f.memory,
+        "throughput against peak memory: no other candidate is both faster and smaller",
+        |p| {
+            p.peak_memory_mib
+                .map_or_else(|| "–".into(), |m| format!("{m:.0} MiB"))
+        },
+    );
+    print_points(
+        &f.cost,
+        "throughput against cost per epoch: no other candidate is both faster and cheaper",
+        |p| {
+            p.cost_per_epoch_usd
+                .map_or_else(|| "–".into(), |c| format!("${c:.4}/epoch"))
+        },
+    );
+}
+
+fn print_points(points: &[Point], title: &str, other: impl Fn(&Point) -> String) {
+    if points.len() < 2 {
+        // One point is the winner alone: nothing to trade.
+        return;
+    }
+    println!("frontier, {title} (means of each one's last round):");
+    for p in points {
+        println!(
+            "  {:<48} {:>10} samples/s  {}",
+            p.label,
+            figure_text(p.samples_per_s),
+            other(p)
+        );
+    }
 }
 
 fn print_text(db: &Path, t: &Tuned) {
@@ -375,6 +446,7 @@ fn print_text(db: &Path, t: &Tuned) {
         t.sweep_id,
         db.display()
     );
+    print_frontier(&t.frontier);
     if t.run_ids.len() >= 2 {
         let ids: Vec<String> = t.run_ids.iter().map(ToString::to_string).collect();
         println!(

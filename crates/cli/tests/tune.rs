@@ -114,6 +114,18 @@ fn the_planted_fastest_batch_wins_and_is_confirmed_against_the_runner_up() {
     // Why the runner-up lost: the step breakdowns of their last runs.
     let why = &v["why_runner_up_lost"]["explanation"];
     assert!(why["gap_s"].as_f64().unwrap() > 0.0, "{v}");
+    // The frontier: the winner, fastest, leads it with the same figure as
+    // its confirmation (the geometric mean of the same runs); each point
+    // has its peak memory; no price, so no cost frontier.
+    let memory = v["frontier"]["memory"].as_array().unwrap();
+    assert_eq!(memory[0]["label"], v["winner"]["configuration"], "{v}");
+    let fastest = memory[0]["samples_per_s"].as_f64().unwrap();
+    let confirmed = v["winner"]["value"].as_f64().unwrap();
+    assert!((fastest - confirmed).abs() < 1e-6 * confirmed, "{v}");
+    for p in memory {
+        assert!(p["peak_memory_mib"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    assert_eq!(v["frontier"]["cost"], serde_json::json!([]), "{v}");
     // The command that reproduces the winner.
     let command = v["winner"]["command"].as_str().unwrap();
     assert!(command.starts_with("trainbench run --model "), "{command}");
@@ -149,6 +161,63 @@ fn the_planted_fastest_batch_wins_and_is_confirmed_against_the_runner_up() {
     // By configuration: the probes (16 steps) apart from the confirmation
     // runs (32 steps), whose length differs.
     assert_eq!(entries.len(), 4, "{c}");
+}
+
+/// `--batch-size max`: the largest batch that fits is searched first (its
+/// probes stored in the search's sweep), then it and its halves race.
+#[test]
+fn the_largest_batch_that_fits_and_its_halves_make_the_batch_axis() {
+    let dir = Scratch::new("tune-max");
+    let (out, v) = output_json(
+        trainbench(&dir.0)
+            .args(["tune", "--model", "resnet_mini", "--framework", "tch"])
+            .args(["--precision", "fp32", "--threads", "1"])
+            .args(["--batch-size", "max", "--batch-cap", "8"])
+            .args([
+                "--memory-limit",
+                "4G",
+                "--steps",
+                "8",
+                "--window-steps",
+                "2",
+            ])
+            .args(["--repeats", "2", "--json"]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let searches = v["batch_searches"].as_array().unwrap();
+    assert_eq!(searches.len(), 1, "{v}");
+    assert_eq!(searches[0]["largest"], 8, "the cap fits: {v}");
+    assert!(
+        searches[0]["group"].as_str().unwrap().contains(" bmax "),
+        "{v}"
+    );
+    let mut batches: Vec<i64> = v["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["settings"]["batch_size"].as_i64().unwrap())
+        .collect();
+    batches.sort_unstable();
+    assert_eq!(batches, [2, 4, 8], "{v}");
+    assert!(v["winner"]["settings"]["batch_size"].is_i64(), "{v}");
+    // The probes (1, 2, 4, 8) are stored in the search's sweep; none is a
+    // run of it.
+    let db = rusqlite::Connection::open(dir.0.join("studio.sqlite")).unwrap();
+    let probes: i64 = db
+        .query_row(
+            "SELECT count(*) FROM batch_probes WHERE sweep_id = ?1",
+            [v["sweep_id"].as_i64().unwrap()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(probes, 4, "{v}");
+    let ids: Vec<i64> = v["run_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    assert_eq!(runs_of_sweep(&dir, &v["sweep_id"]).len(), ids.len());
 }
 
 #[test]
@@ -218,6 +287,8 @@ fn over_the_memory_limit_or_refused_a_candidate_is_recorded_and_the_search_goes_
         (vec!["--precision", "fp64"], "precision"),
         (vec!["--epochs", "1"], "epochs"),
         (vec!["--repeats", "1"], "repeats"),
+        (vec!["--batch-size", "max,32"], "batch_size"),
+        (vec!["--batch-size", "max"], "memory_limit"),
     ] {
         let (out, e) = output_json(
             trainbench(&dir.0)

@@ -19,8 +19,13 @@ use crate::host::Host;
 use crate::job::{Finished, Job};
 use crate::workspace::Workspace;
 
+mod batch;
+mod frontier;
+mod groups;
 mod plan;
 pub mod reproduce;
+pub use batch::FoundBatch;
+pub use groups::{halves, HALVES};
 pub use plan::{plan_tune, Candidate, TunePlan, TuneRequest, PROBE_STEPS, PROBE_WINDOW_STEPS};
 
 /// What a shell does for a search: run one job (with its progress and
@@ -30,6 +35,15 @@ pub trait TuneShell {
     fn say(&mut self, line: String);
     /// Checked before each run: a search asked to stop starts nothing more.
     fn cancelled(&self) -> bool;
+    /// Runs the largest-batch searches of `plan`
+    /// ([`Workspace::search_batches`], its probes stored under `sweep`).
+    fn search_batches(
+        &mut self,
+        ws: &mut Workspace,
+        host: &Host,
+        plan: &mut crate::sweep::SweepPlan,
+        sweep: i64,
+    ) -> AppResult<()>;
 }
 
 /// A finished (or stopped) search and where it is stored.
@@ -46,6 +60,12 @@ pub struct Tuned {
     /// Why the runner-up lost: its last run's step breakdown against the
     /// winner's (where both were measured and the objective is throughput).
     pub why_runner_up_lost: Option<crate::explain::ExplainReport>,
+    /// The candidates no other beats on both throughput and peak memory
+    /// (and cost per epoch, when priced).
+    pub frontier: trainbench_core::tune::frontier::Frontier,
+    /// With `--batch-size max`: the largest batch each group's search
+    /// found, or why none fitted (its probes are stored in the sweep).
+    pub batches: Vec<FoundBatch>,
 }
 
 /// The last run that measured candidate `c`, if any.
@@ -87,7 +107,7 @@ impl Workspace {
     pub fn tune(
         &mut self,
         host: &Host,
-        plan: &TunePlan,
+        plan: &mut TunePlan,
         command: &str,
         shell: &mut dyn TuneShell,
     ) -> AppResult<Tuned> {
@@ -95,6 +115,15 @@ impl Workspace {
             return Err(r.into());
         }
         let started = Instant::now();
+        for f in plan.model_files.read_files() {
+            self.store.keep_model_file(&f.sha256, &f.model, &f.bytes)?;
+        }
+        let count = u32::try_from(plan.expected_candidates()).unwrap_or(u32::MAX);
+        let sweep = self
+            .store
+            .create_sweep(command, count, plan.settings.confirm_repeats)?;
+        let batches = self.expand_batch_groups(host, plan, sweep, started, shell)?;
+        let plan: &TunePlan = plan;
         let labels = plan
             .candidates
             .iter()
@@ -107,13 +136,6 @@ impl Workspace {
                 r.message.clone(),
             );
         }
-        for f in plan.model_files.read_files() {
-            self.store.keep_model_file(&f.sha256, &f.model, &f.bytes)?;
-        }
-        let count = u32::try_from(plan.candidates.len()).unwrap_or(u32::MAX);
-        let sweep = self
-            .store
-            .create_sweep(command, count, plan.settings.confirm_repeats)?;
         let mut run_ids = Vec::new();
         let mut repeats = vec![0u32; plan.candidates.len()];
         self.save_trace(sweep, plan, &search.snapshot())?;
@@ -155,8 +177,11 @@ impl Workspace {
             }
             _ => None,
         };
+        let frontier = self.tune_frontier(&outcome)?;
         Ok(Tuned {
             why_runner_up_lost,
+            frontier,
+            batches,
             sweep_id: sweep,
             command: winner.map(|c| reproduce::command(&c.request)),
             toml: winner.map(|c| reproduce::toml(&c.request)),

@@ -9,6 +9,7 @@ use trainbench_core::tune::method::Settings;
 use trainbench_core::tune::space::{space, Axes, FrameworkAxes, Offer};
 use trainbench_core::tune::{Budget, Objective, DEFAULT_BUDGET_S};
 
+use super::groups::{group_requests, BatchGroup, HALVES};
 use crate::error::{AppError, AppResult};
 use crate::host::Host;
 use crate::job::Rejected;
@@ -71,6 +72,23 @@ pub struct TunePlan {
     /// A model file named (`PATH.py:FUNCTION`), read once: kept in the
     /// store beside the runs.
     pub model_files: ModelFiles,
+    /// With `--batch-size max`: the largest-batch searches to run before
+    /// the race, whose batches then make the candidates.
+    pub batch_groups: Vec<BatchGroup>,
+}
+
+impl TunePlan {
+    /// The candidates the race will have: those planned, and those the
+    /// batch searches will give (at most [`HALVES`] batches each, at each
+    /// of their thread counts).
+    pub fn expected_candidates(&self) -> usize {
+        self.candidates.len()
+            + self
+                .batch_groups
+                .iter()
+                .map(|g| HALVES * g.threads.len())
+                .sum::<usize>()
+    }
 }
 
 fn one<'a, T: std::fmt::Display>(field: &str, values: &'a [T]) -> AppResult<Option<&'a T>> {
@@ -104,13 +122,6 @@ fn check_base(req: &TuneRequest) -> AppResult<(String, Settings, Budget)> {
             "epochs",
             base.epochs.unwrap_or_default(),
             "none: a search sets each round's length in steps (--steps is the probe's)",
-        ));
-    }
-    if base.batch_max {
-        return Err(AppError::bad_input(
-            "batch_size",
-            "max",
-            "whole numbers, comma-separated (the largest batch that fits is not searched by tune yet: find it with `trainbench run --batch-size max` and pass it here)",
         ));
     }
     let objective = Objective::parse(&req.objective)?;
@@ -166,7 +177,7 @@ fn requests_of(base: &SweepRequest, share: &FrameworkAxes) -> Vec<SweepRequest> 
 /// The frameworks' requests taken in turn (one of each, then the next of
 /// each …), so that a probe round cut short by the budget has measured
 /// every framework, not only the first.
-fn round_robin(mut lists: Vec<Vec<SweepRequest>>) -> Vec<SweepRequest> {
+pub(super) fn round_robin<T>(mut lists: Vec<Vec<T>>) -> Vec<T> {
     let mut out = Vec::new();
     for list in &mut lists {
         list.reverse();
@@ -203,7 +214,19 @@ pub fn plan_tune(req: &TuneRequest, host: &Host) -> AppResult<TunePlan> {
     let mut unsupported = Vec::new();
     let (mut memory_limit_bytes, mut epoch_samples) = (None, None);
     let mut model_files = ModelFiles::default();
-    for request in round_robin(shares.iter().map(|s| requests_of(&base, s)).collect()) {
+    let mut batch_groups = Vec::new();
+    let requests: Vec<(SweepRequest, Vec<Option<i64>>)> = if base.batch_max {
+        shares
+            .iter()
+            .flat_map(|s| group_requests(&base, s))
+            .collect()
+    } else {
+        round_robin(shares.iter().map(|s| requests_of(&base, s)).collect())
+            .into_iter()
+            .map(|r| (r, Vec::new()))
+            .collect()
+    };
+    for (request, threads) in requests {
         let plan = plan_request(&request, host)?;
         if let Some(r) = plan.rejected.iter().find(|r| r.is_shared()) {
             return Err(r.clone().into());
@@ -212,10 +235,20 @@ pub fn plan_tune(req: &TuneRequest, host: &Host) -> AppResult<TunePlan> {
         memory_limit_bytes = plan.memory_limit_bytes;
         epoch_samples = plan.epoch_samples;
         model_files = plan.model_files;
-        candidates.extend(plan.configs.into_iter().map(|config| Candidate {
-            config,
-            request: request.clone(),
-        }));
+        for config in plan.configs {
+            if config.batch_search.is_some() {
+                batch_groups.push(BatchGroup {
+                    request: request.clone(),
+                    config,
+                    threads: threads.clone(),
+                });
+            } else {
+                candidates.push(Candidate {
+                    config,
+                    request: request.clone(),
+                });
+            }
+        }
     }
     Ok(TunePlan {
         model,
@@ -228,6 +261,7 @@ pub fn plan_tune(req: &TuneRequest, host: &Host) -> AppResult<TunePlan> {
         memory_limit_bytes,
         epoch_samples,
         model_files,
+        batch_groups,
     })
 }
 

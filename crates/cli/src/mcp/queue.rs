@@ -191,7 +191,8 @@ fn run_order(
                 cancel: cancel.clone(),
                 opts,
             };
-            let tuned = ws.tune(host, &plan, &command, &mut shell)?;
+            let mut plan = plan;
+            let tuned = ws.tune(host, &mut plan, &command, &mut shell)?;
             Ok(crate::tune_cmd::to_json(db, &tuned, &plan))
         }
     }
@@ -223,5 +224,22 @@ impl TuneShell for Searching<'_> {
 
     fn cancelled(&self) -> bool {
         *self.cancel.borrow()
+    }
+
+    fn search_batches(
+        &mut self,
+        ws: &mut Workspace,
+        host: &Host,
+        plan: &mut trainbench_app::sweep::SweepPlan,
+        sweep: i64,
+    ) -> AppResult<()> {
+        self.runtime.block_on(ws.search_batches(
+            host,
+            plan,
+            sweep,
+            self.opts,
+            self.cancel.clone(),
+            &mut trainbench_app::batch::Quiet,
+        ))
     }
 }

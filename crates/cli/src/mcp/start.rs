@@ -217,14 +217,14 @@ pub fn start_tune(
         "status": "queued",
         "model": plan.model,
         "objective": plan.settings.objective,
-        "candidates": plan.candidates.len(),
+        "candidates": plan.expected_candidates(),
         "refused_before_running": plan.unsupported.len(),
         "budget": budget.as_deref().unwrap_or("15m"),
     });
     let text = format!(
         "search of {} queued: {} candidate(s), budget {}; its runs appear in `runs` as they end",
         plan.model,
-        plan.candidates.len(),
+        plan.expected_candidates(),
         budget.as_deref().unwrap_or("15m")
     );
     let work = Work::Tune {

@@ -12,6 +12,8 @@
 //! - **Budget** ([`Budget`]): the clock is read before each run; a run
 //!   starts only while time is left, so the search ends at most one run
 //!   past the budget.
+//! - **Frontier** ([`frontier`]): the candidates no other beats on both
+//!   throughput and peak memory (or cost per epoch) at once.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +22,7 @@ use crate::error::SpecError;
 use crate::stats::Interval;
 use crate::summary::RunSummary;
 
+pub mod frontier;
 pub mod method;
 pub mod space;
 #[cfg(test)]

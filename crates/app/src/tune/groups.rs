@@ -1,0 +1,77 @@
+//! The groups of `tune --batch-size max`: one largest-batch search per
+//! framework × compile mode × precision, and the batches a search's result
+//! gives (the largest, its half, its quarter).
+
+use trainbench_core::tune::space::FrameworkAxes;
+
+use crate::sweep::{PlannedConfig, SweepRequest};
+
+/// How many batches a group found gives: the largest, its half, its
+/// quarter.
+pub const HALVES: usize = 3;
+
+/// One largest-batch search the plan waits on.
+#[derive(Debug, Clone)]
+pub struct BatchGroup {
+    /// Single-valued but for the batch (`batch_max`) and the threads.
+    pub request: SweepRequest,
+    /// The configuration planned with its batch search.
+    pub config: PlannedConfig,
+    /// The thread counts each batch found runs at (`None`: the
+    /// framework's own choice).
+    pub threads: Vec<Option<i64>>,
+}
+
+/// The batch found and its halves, largest first, at least 1, distinct.
+pub fn halves(largest: u32) -> Vec<i64> {
+    let mut out: Vec<i64> = (0..HALVES)
+        .map(|k| i64::from(largest >> k))
+        .filter(|&b| b >= 1)
+        .collect();
+    out.dedup();
+    out
+}
+
+/// One framework's groups: a request per compile mode × precision, its
+/// batch to be searched; the threads each found batch runs at.
+pub fn group_requests(
+    base: &SweepRequest,
+    share: &FrameworkAxes,
+) -> Vec<(SweepRequest, Vec<Option<i64>>)> {
+    let threads: Vec<Option<i64>> = if share.threads.is_empty() {
+        vec![None]
+    } else {
+        share.threads.iter().copied().map(Some).collect()
+    };
+    let mut out = Vec::new();
+    for compile in &share.compile {
+        for precision in &share.precision {
+            let request = SweepRequest {
+                framework: vec![share.framework.clone()],
+                compile: vec![compile.clone()],
+                precision: vec![precision.clone()],
+                batch_size: Vec::new(),
+                batch_max: true,
+                // Memory hardly depends on the thread count: the search
+                // probes at the first, each batch found runs at every one.
+                threads: threads.first().copied().flatten().into_iter().collect(),
+                repeats: 1,
+                ..base.clone()
+            };
+            out.push((request, threads.clone()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_found_gives_itself_its_half_and_its_quarter() {
+        assert_eq!(halves(256), [256, 128, 64]);
+        assert_eq!(halves(3), [3, 1]);
+        assert_eq!(halves(1), [1]);
+    }
+}
