@@ -185,6 +185,8 @@ impl Workspace {
         // A bisection's finding, after the caller's own sections.
         let mut extra = extra.to_vec();
         extra.extend(crate::bisect::report::sections(self, &sel.loaded.runs)?);
+        // A search's verdict, candidates and frontier likewise.
+        extra.extend(crate::tune::report::sections(self, &sel.loaded.runs)?);
         Ok(pdf::report(&pdf::ReportInput {
             title: title.unwrap_or_else(|| sel.title.clone()),
             comparison: &sel.loaded.comparison,

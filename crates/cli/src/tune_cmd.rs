@@ -79,6 +79,12 @@ pub struct TuneArgs {
     /// most one run past it. Default: 15m.
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
+    /// Also write the search's PDF report here: its runs compared by
+    /// configuration, with the search's verdict, every candidate's fate and
+    /// the frontier (what `trainbench export pdf --by-config` of its runs
+    /// shows). Default: none.
+    #[arg(long, value_name = "FILE.pdf")]
+    pub pdf: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -261,16 +267,46 @@ pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
     let mut shell = Terminal::new(opts, std::io::stderr().is_terminal() && !run.json)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let tuned = ws.tune(&host, &mut plan, &command, &mut shell)?;
+    let pdf = match &a.pdf {
+        Some(path) if tuned.run_ids.is_empty() => {
+            eprintln!(
+                "trainbench: no PDF written to {}: no run of the search ended",
+                path.display()
+            );
+            None
+        }
+        Some(path) => Some(write_pdf(&ws, &tuned, &plan.model, path)?),
+        None => None,
+    };
     if run.json {
-        println!("{}", to_json(db, &tuned, &plan));
+        let mut doc = to_json(db, &tuned, &plan);
+        doc["pdf"] = json!(pdf);
+        println!("{doc}");
     } else {
         print_text(db, &tuned);
+        if let Some(p) = &pdf {
+            println!("report: {p}");
+        }
     }
     Ok(if tuned.outcome.winner.is_some() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The report of every run of the search, compared by configuration,
+/// with its search and frontier sections.
+fn write_pdf(ws: &Workspace, t: &Tuned, model: &str, path: &Path) -> Result<String, CliError> {
+    use trainbench_app::reports::Selection;
+    let sel = ws.select(&Selection::runs(
+        t.run_ids.clone(),
+        trainbench_core::compare::Grouping::Configurations,
+        None,
+    ))?;
+    let title = format!("Search: {model} for {}", t.outcome.objective);
+    let bytes = ws.pdf(&sel, Some(title), &[])?;
+    Ok(ws.write_export(path, &bytes)?.path)
 }
 
 fn fate_key(f: Fate) -> Value {

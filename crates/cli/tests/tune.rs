@@ -16,7 +16,7 @@ use serde_json::Value;
 #[path = "common/mod.rs"]
 mod common;
 
-use common::{output_json, text, trainbench, Scratch};
+use common::{output_json, pdf_text, text, trainbench, Scratch};
 
 /// A model whose every forward pass sleeps 50 ms whatever the batch, so
 /// samples/s grow with the batch by construction: batch 16 is about 4× batch
@@ -181,9 +181,21 @@ fn the_largest_batch_that_fits_and_its_halves_make_the_batch_axis() {
                 "--window-steps",
                 "2",
             ])
-            .args(["--repeats", "2", "--json"]),
+            .args(["--repeats", "2", "--json", "--pdf"])
+            .arg(dir.0.join("search.pdf")),
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The report: the search's verdict and every candidate's fate, then its
+    // frontier when it has two points or more.
+    let said = pdf_text(&dir.0.join("search.pdf"));
+    assert!(
+        said.contains("Search: resnet_mini for throughput"),
+        "{said}"
+    );
+    assert!(said.contains("the winner"), "{said}");
+    if v["frontier"]["memory"].as_array().unwrap().len() >= 2 {
+        assert!(said.contains("throughput against peak memory"), "{said}");
+    }
     let searches = v["batch_searches"].as_array().unwrap();
     assert_eq!(searches.len(), 1, "{v}");
     assert_eq!(searches[0]["largest"], 8, "the cap fits: {v}");

@@ -7,6 +7,14 @@ use std::borrow::Cow;
 
 /// `text` cut to at most `max` bytes (at a character boundary), with a marker
 /// saying how much was cut.
+/// `s` with its first letter upper-case ("a tie: …" → "A tie: …").
+pub fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
 pub fn cut(mut text: String, max: usize) -> String {
     if text.len() <= max {
         return text;

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use trainbench_core::compare::Metric;
 use trainbench_core::record::RunDetail;
+use trainbench_core::text::capitalised;
 use trainbench_report::pdf::Section;
 
 use crate::error::AppResult;
@@ -65,11 +66,4 @@ pub fn sections(ws: &Workspace, runs: &[RunDetail]) -> AppResult<Vec<Section>> {
         });
     }
     Ok(out)
-}
-
-fn capitalised(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }

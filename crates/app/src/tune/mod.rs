@@ -23,6 +23,7 @@ mod batch;
 mod frontier;
 mod groups;
 mod plan;
+pub mod report;
 pub mod reproduce;
 pub use batch::FoundBatch;
 pub use groups::{halves, HALVES};

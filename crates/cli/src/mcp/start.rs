@@ -209,6 +209,7 @@ pub fn start_tune(
         &TuneArgs {
             objective,
             budget: budget.clone(),
+            pdf: None,
             run,
         },
         &host,
