@@ -70,8 +70,10 @@ use crate::run_args::{self, RunArgs};
 pub struct TuneArgs {
     /// What the best candidate is: throughput (the most samples/s), memory
     /// (the least peak memory), cost (the least cost per epoch; with
-    /// --price). time-to-accuracy and energy are refused: not searched
-    /// yet. Default: throughput.
+    /// --price), time-to-accuracy (the least time to --target-accuracy or
+    /// --target-loss: each run trains to the target, at most --steps,
+    /// default 1000). energy is refused: not searched yet. Default:
+    /// throughput.
     #[arg(long, value_name = "OBJECTIVE")]
     pub objective: Option<String>,
     /// Time the search may take: 90s, 15m, 2h or 1h30m. The clock is read

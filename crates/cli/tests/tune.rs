@@ -232,6 +232,69 @@ fn the_largest_batch_that_fits_and_its_halves_make_the_batch_axis() {
     assert_eq!(runs_of_sweep(&dir, &v["sweep_id"]).len(), ids.len());
 }
 
+/// Time to accuracy: every run trains to the target (its length the
+/// same cap in every round: rounds add repeats, not steps), the figure is
+/// the time it took, lower wins, and the command that reproduces the
+/// winner keeps the target and its evaluations.
+#[test]
+fn time_to_accuracy_races_runs_that_each_train_to_the_target() {
+    let dir = Scratch::new("tune-tta");
+    let (out, v) = output_json(
+        trainbench(&dir.0)
+            .args(["tune", "--model", "resnet_mini", "--framework", "tch"])
+            .args(["--precision", "fp32", "--threads", "1"])
+            .args(["--batch-size", "16,32", "--data", "mnist"])
+            .args(["--objective", "time-to-accuracy"])
+            .args(["--target-accuracy", "0.3", "--eval-every", "5"])
+            .args(["--steps", "200", "--window-steps", "2"])
+            .args(["--repeats", "2", "--json"]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["objective"], "time-to-accuracy", "{v}");
+    assert_eq!(v["unit"], "s", "{v}");
+    assert_eq!(v["ended"], "finished", "{v}");
+    let command = v["winner"]["command"].as_str().unwrap();
+    for part in ["--target-accuracy 0.3", "--eval-every 5", "--steps 200"] {
+        assert!(command.contains(part), "{part}: {command}");
+    }
+    // Every run reached the target, within the same cap of 200 steps.
+    let db = rusqlite::Connection::open(dir.0.join("studio.sqlite")).unwrap();
+    let mut q = db
+        .prepare(
+            "SELECT r.spec_json, s.summary_json FROM runs r
+             JOIN summaries s ON s.run_id = r.id WHERE r.sweep_id = ?1",
+        )
+        .unwrap();
+    let rows: Vec<(String, String)> = q
+        .query_map([v["sweep_id"].as_i64().unwrap()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows.len(), 6, "2 probes, then 2 runs each: {v}");
+    for (spec, summary) in rows {
+        let spec: Value = serde_json::from_str(&spec).unwrap();
+        assert_eq!(spec["steps"], 200, "{spec}");
+        let summary: Value = serde_json::from_str(&summary).unwrap();
+        assert!(
+            summary["time_to_accuracy_s"].as_f64().unwrap() > 0.0,
+            "{summary}"
+        );
+    }
+    // Lower is better: the winner's time is the runner-up's times the ratio.
+    let (w, r) = (
+        v["winner"]["value"].as_f64().unwrap(),
+        v["runner_up"]["value"].as_f64().unwrap(),
+    );
+    let ratio = v["ratio"].as_f64().unwrap();
+    assert!((w / r - ratio).abs() < 1e-6 * ratio, "{v}");
+    assert!(
+        v["tie"] == true || w < r,
+        "a winner that is not a tie takes less time: {v}"
+    );
+}
+
 #[test]
 fn over_the_memory_limit_or_refused_a_candidate_is_recorded_and_the_search_goes_on() {
     let dir = Scratch::new("tune-failures");
@@ -294,6 +357,7 @@ fn over_the_memory_limit_or_refused_a_candidate_is_recorded_and_the_search_goes_
     for (args, field) in [
         (vec!["--objective", "speed"], "objective"),
         (vec!["--objective", "energy"], "objective"),
+        (vec!["--objective", "time-to-accuracy"], "objective"),
         (vec!["--objective", "cost"], "objective"),
         (vec!["--budget", "soon"], "budget"),
         (vec!["--precision", "fp64"], "precision"),

@@ -90,11 +90,16 @@ fn round_words(plan: &TunePlan, round: &RoundPlan) -> String {
     let steps = plan
         .candidates
         .first()
-        .and_then(|c| c.spec_at(round.length_factor).ok())
+        .and_then(|c| c.spec_at(plan.length_factor(round)).ok())
         .and_then(|s| s.raw.steps)
         .unwrap_or_default();
+    let length = if plan.settings.objective.rounds_lengthen() {
+        format!("{steps} steps each")
+    } else {
+        format!("each to the target, at most {steps} steps")
+    };
     format!(
-        "round {} ({}): {} run(s) of {} candidate(s), {steps} steps each",
+        "round {} ({}): {} run(s) of {} candidate(s), {length}",
         round.round,
         round.kind.words(),
         round.order.len(),
@@ -154,7 +159,8 @@ impl Workspace {
                 if !plan.budget.may_start(elapsed) {
                     break 'search search.end(Ended::Budget);
                 }
-                let job = self.queue_candidate(plan, sweep, c, repeats[c], round.length_factor)?;
+                let job =
+                    self.queue_candidate(plan, sweep, c, repeats[c], plan.length_factor(&round))?;
                 repeats[c] += 1;
                 run_ids.push(job.run_id);
                 let finished = shell.run(self, host, &job)?;

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use trainbench_core::spec::{CheckedSpec, Device};
-use trainbench_core::tune::method::Settings;
+use trainbench_core::tune::method::{RoundPlan, Settings};
 use trainbench_core::tune::space::{space, Axes, FrameworkAxes, Offer};
 use trainbench_core::tune::{Budget, Objective, DEFAULT_BUDGET_S};
 
@@ -20,6 +20,9 @@ use crate::sweep::{plan_request, PlannedConfig, SweepRequest};
 /// ten windows, so that one probe has an interval of its own.
 pub const PROBE_STEPS: i64 = 40;
 pub const PROBE_WINDOW_STEPS: i64 = 4;
+/// With time to accuracy: the most steps a run may take to reach the
+/// target, when `--steps` is not given.
+pub const TARGET_STEPS: i64 = 1000;
 
 /// What to search: the run settings every candidate shares (`base`: its
 /// framework, compile, precision, batch and threads lists are ignored), the
@@ -48,6 +51,8 @@ pub struct Candidate {
 
 impl Candidate {
     /// Its spec with the probe's length times `factor`.
+    /// (For time to accuracy the caller passes 1: every run trains to the
+    /// target, `--steps` being the most it may take.)
     pub fn spec_at(&self, factor: u32) -> AppResult<CheckedSpec> {
         let mut raw = self.config.spec.raw.clone();
         let probe = raw.steps.unwrap_or(PROBE_STEPS);
@@ -78,6 +83,17 @@ pub struct TunePlan {
 }
 
 impl TunePlan {
+    /// The steps of a round's runs as a multiple of the probe's: the
+    /// round's own factor, or 1 for time to accuracy (each run trains to
+    /// the target).
+    pub fn length_factor(&self, round: &RoundPlan) -> u32 {
+        if self.settings.objective.rounds_lengthen() {
+            round.length_factor
+        } else {
+            1
+        }
+    }
+
     /// The candidates the race will have: those planned, and those the
     /// batch searches will give (at most [`HALVES`] batches each, at each
     /// of their thread counts).
@@ -125,7 +141,10 @@ fn check_base(req: &TuneRequest) -> AppResult<(String, Settings, Budget)> {
         ));
     }
     let objective = Objective::parse(&req.objective)?;
-    objective.check(base.price.is_some())?;
+    objective.check(
+        base.price.is_some(),
+        base.target_accuracy.is_some() || base.target_loss.is_some(),
+    )?;
     let budget = match &req.budget {
         Some(text) => Budget::parse(text)?,
         None => Budget {
@@ -193,7 +212,12 @@ pub(super) fn round_robin<T>(mut lists: Vec<Vec<T>>) -> Vec<T> {
 pub fn plan_tune(req: &TuneRequest, host: &Host) -> AppResult<TunePlan> {
     let (model, settings, budget) = check_base(req)?;
     let mut base = req.base.clone();
-    base.steps = Some(base.steps.unwrap_or(PROBE_STEPS));
+    let probe = if settings.objective.rounds_lengthen() {
+        PROBE_STEPS
+    } else {
+        TARGET_STEPS
+    };
+    base.steps = Some(base.steps.unwrap_or(probe));
     base.window_steps = Some(base.window_steps.unwrap_or(PROBE_WINDOW_STEPS));
     let device = match &base.device {
         Some(d) => Device::parse(d)?,

@@ -55,8 +55,66 @@ fn settings(r: &SweepRequest) -> Vec<(&'static str, &'static str, String)> {
     out.extend(
         optional
             .into_iter()
+            .chain(training(r))
             .filter_map(|(flag, key, v)| v.map(|v| (flag, key, v))),
     );
+    out
+}
+
+/// A memory size as `--memory-limit` reads it: whole GiB or MiB, else bytes.
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b % (1 << 30) == 0 => format!("{}G", b >> 30),
+        b if b % (1 << 20) == 0 => format!("{}M", b >> 20),
+        b => b.to_string(),
+    }
+}
+
+/// How the candidate trains and is measured beyond its shape: devices,
+/// data loading, the learning rate, the target and its evaluations, the
+/// environment, memory limit and epoch size (those set only).
+fn training(r: &SweepRequest) -> Vec<(&'static str, &'static str, Option<String>)> {
+    let text = |v: Option<f64>| v.map(|x| x.to_string());
+    let int = |v: Option<i64>| v.map(|x| x.to_string());
+    let devices = (r.devices.len() == 1 && r.devices != [1]).then(|| r.devices[0].to_string());
+    let cudnn = match r.cudnn_benchmark.as_slice() {
+        [on] => Some(if *on { "on" } else { "off" }.to_string()),
+        _ => None,
+    };
+    vec![
+        ("--devices", "devices", devices),
+        ("--parallel", "parallel", r.parallel.clone()),
+        ("--loader-workers", "loader_workers", int(r.loader_workers)),
+        ("--model-name", "model_name", r.model_name.clone()),
+        ("--lr", "lr", text(r.lr)),
+        (
+            "--target-accuracy",
+            "target_accuracy",
+            text(r.target_accuracy),
+        ),
+        ("--target-loss", "target_loss", text(r.target_loss)),
+        ("--eval-every", "eval_every", int(r.eval_every_steps)),
+        ("--cudnn-benchmark", "cudnn_benchmark", cudnn),
+        ("--env", "env", r.env.first().cloned()),
+        (
+            "--memory-limit",
+            "memory_limit",
+            r.memory_limit_bytes.map(size),
+        ),
+        ("--epoch-size", "epoch_size", int(r.epoch_size)),
+    ]
+}
+
+/// The flags that are switches, set only: a run that keeps training past
+/// its target, a run with an operator profile.
+fn switches(r: &SweepRequest) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if !r.stop_at_target && (r.target_accuracy.is_some() || r.target_loss.is_some()) {
+        out.push("--no-stop-at-target");
+    }
+    if r.profile {
+        out.push("--profile");
+    }
     out
 }
 
@@ -80,6 +138,7 @@ pub fn command(r: &SweepRequest) -> String {
         words.push(flag.to_string());
         words.push(word(&value));
     }
+    words.extend(switches(r).into_iter().map(String::from));
     words.push("--repeats".into());
     words.push("3".into());
     words.join(" ")
@@ -88,6 +147,13 @@ pub fn command(r: &SweepRequest) -> String {
 /// The same settings as a TOML file (`trainbench run --config FILE`).
 pub fn toml(r: &SweepRequest) -> String {
     let numeric = [
+        "devices",
+        "loader_workers",
+        "lr",
+        "target_accuracy",
+        "target_loss",
+        "eval_every",
+        "epoch_size",
         "batch_size",
         "threads",
         "steps",
@@ -107,6 +173,9 @@ pub fn toml(r: &SweepRequest) -> String {
             serde_json::Value::String(value).to_string()
         };
         text.push_str(&format!("{key} = {v}\n"));
+    }
+    if r.profile {
+        text.push_str("profile = true\n");
     }
     text.push_str("repeats = 3\n");
     text
@@ -140,5 +209,44 @@ mod tests {
         assert!(t.contains("model = \"my model.py:build\"\n"), "{t}");
         assert!(t.contains("batch_size = 32\n"), "{t}");
         assert!(t.contains("compile = \"on\"\n"), "{t}");
+    }
+
+    /// A search for the time to accuracy reproduces with its target, its
+    /// evaluations and its learning rate; a memory limit as a size.
+    #[test]
+    fn the_target_its_evaluations_and_the_limits_are_in_the_command_and_the_toml() {
+        let r = SweepRequest {
+            model: vec!["resnet_mini".into()],
+            framework: vec!["tch".into()],
+            batch_size: vec![16],
+            data: "mnist".into(),
+            target_accuracy: Some(0.6),
+            eval_every_steps: Some(10),
+            lr: Some(2e-3),
+            memory_limit_bytes: Some(4 << 30),
+            env: vec!["A=1;B=two words".into()],
+            ..SweepRequest::default()
+        };
+        let c = command(&r);
+        for part in [
+            "--target-accuracy 0.6",
+            "--eval-every 10",
+            "--lr 0.002",
+            "--memory-limit 4G",
+            "--env 'A=1;B=two words'",
+        ] {
+            assert!(c.contains(part), "{part}: {c}");
+        }
+        assert!(!c.contains("--no-stop-at-target"), "{c}");
+        let t = toml(&r);
+        for line in [
+            "target_accuracy = 0.6\n",
+            "eval_every = 10\n",
+            "lr = 0.002\n",
+            "memory_limit = \"4G\"\n",
+            "env = \"A=1;B=two words\"\n",
+        ] {
+            assert!(t.contains(line), "{line}: {t}");
+        }
     }
 }

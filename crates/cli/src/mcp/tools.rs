@@ -160,7 +160,7 @@ pub const TOOLS: &[ToolDef] = &[
         about: "Starts a search for the fastest (or leanest, or cheapest) way to train one model here, as `trainbench tune`: the settings checked (a refusal names the field), then run by the server's queue within the budget. Without wait, answers at once with the plan's size; with wait, at the end with `tune --json`'s document.",
         args: &[
             needed("settings", Kind::Settings, SETTINGS),
-            arg("objective", Kind::Str, "throughput, memory or cost. Default: throughput."),
+            arg("objective", Kind::Str, "throughput, memory, cost (with price) or time-to-accuracy (with target_accuracy or target_loss). Default: throughput."),
             arg("budget", Kind::Str, "Time the search may take: 90s, 15m, 2h. Default: 15m."),
             arg("wait", Kind::Bool, "Answer when the search has ended. Default: false."),
         ],

@@ -39,7 +39,8 @@ pub enum Objective {
     Memory,
     /// The least cost per epoch at the price offering given.
     Cost,
-    /// The shortest time to the target accuracy (not searched yet).
+    /// The shortest time to the target accuracy (or loss): each run trains
+    /// until it reaches the target, so rounds differ in repeats, not length.
     TimeToAccuracy,
     /// The fewest joules per sample (not searched yet).
     Energy,
@@ -47,7 +48,7 @@ pub enum Objective {
 
 /// The objectives `--objective` names, and those searched today.
 const OBJECTIVES: &str = "throughput, memory, cost, time-to-accuracy or energy";
-const SEARCHED: &str = "throughput, memory or cost (cost needs --price)";
+const SEARCHED: &str = "throughput, memory, cost (with --price) or time-to-accuracy (with --target-accuracy or --target-loss)";
 
 impl Objective {
     pub const ALL: [Objective; 5] = [
@@ -76,8 +77,9 @@ impl Objective {
     }
 
     /// Checks that this objective can be searched with these settings:
-    /// cost needs a price; time-to-accuracy and energy are not searched yet.
-    pub fn check(self, priced: bool) -> Result<(), SpecError> {
+    /// cost needs a price, time-to-accuracy a target; energy is not
+    /// searched yet.
+    pub fn check(self, priced: bool, target: bool) -> Result<(), SpecError> {
         let refuse = |why: &str| {
             Err(SpecError::new(
                 "objective",
@@ -89,9 +91,17 @@ impl Objective {
             Objective::Throughput | Objective::Memory => Ok(()),
             Objective::Cost if priced => Ok(()),
             Objective::Cost => refuse("cost per epoch needs a price offering (--price OFFERING, `trainbench prices` lists them)"),
-            Objective::TimeToAccuracy => refuse("time-to-accuracy is not searched yet (a candidate that does not reach the target in a short probe has no figure to race with)"),
+            Objective::TimeToAccuracy if target => Ok(()),
+            Objective::TimeToAccuracy => refuse("time to accuracy needs a target: --target-accuracy A (or --target-loss L), on data with a held-out split (--data mnist, cifar10:DIR, folder:DIR or text)"),
             Objective::Energy => refuse("energy is not searched yet (it is measured from NVML's counter on a GPU only)"),
         }
+    }
+
+    /// Whether a round's runs grow longer (the race's rounds double the
+    /// probe's steps): not for time to accuracy, whose runs each train to
+    /// the target, `--steps` being the most any may take.
+    pub fn rounds_lengthen(self) -> bool {
+        self != Objective::TimeToAccuracy
     }
 
     /// The comparison metric behind the objective.
@@ -113,7 +123,9 @@ impl Objective {
     /// Peak memory moves more from run to run than throughput does.
     pub fn tolerance(self) -> f64 {
         match self {
-            Objective::Memory => 0.05,
+            // Where an evaluation falls moves a time to accuracy by up to
+            // one evaluation interval.
+            Objective::Memory | Objective::TimeToAccuracy => 0.05,
             _ => 0.02,
         }
     }

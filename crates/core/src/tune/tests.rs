@@ -268,18 +268,21 @@ fn objectives_are_named_and_those_not_searched_yet_refused_with_the_allowed_ones
     let e = Objective::parse("speed").unwrap_err();
     assert_eq!(e.field, "objective");
     assert!(e.allowed.contains("throughput"), "{e}");
-    assert!(Objective::Throughput.check(false).is_ok());
-    assert!(Objective::Cost.check(true).is_ok());
+    assert!(Objective::Throughput.check(false, false).is_ok());
+    assert!(Objective::Cost.check(true, false).is_ok());
+    assert!(Objective::TimeToAccuracy.check(false, true).is_ok());
     for (o, says) in [
         (Objective::Cost, "--price"),
         (Objective::Energy, "not searched yet"),
-        (Objective::TimeToAccuracy, "not searched yet"),
+        (Objective::TimeToAccuracy, "--target-accuracy"),
     ] {
-        let e = o.check(false).unwrap_err();
+        let e = o.check(false, false).unwrap_err();
         assert_eq!(e.field, "objective");
         assert!(e.to_string().contains(says), "{e}");
-        assert!(e.allowed.starts_with("throughput, memory or cost"), "{e}");
+        assert!(e.allowed.starts_with("throughput, memory, cost"), "{e}");
     }
+    assert!(!Objective::TimeToAccuracy.rounds_lengthen());
+    assert!(Objective::Throughput.rounds_lengthen());
 }
 
 #[test]
