@@ -168,7 +168,16 @@ pub async fn run_job(
             reason: Some(CANCELLED_BEFORE_START.into()),
         });
     }
-    executor.execute(ws, job, opts, progress, cancel).await
+    let finished = executor.execute(ws, job, opts, progress, cancel).await?;
+    // A run shortened by `TRAINBENCH_EXAMPLE_STEPS` (its plan was) says so.
+    if let Ok(Some(s)) = crate::shortened::Shortened::from_env() {
+        ws.store.note_provenance(
+            job.run_id,
+            crate::shortened::PROVENANCE_KEY,
+            &s.provenance(),
+        )?;
+    }
+    Ok(finished)
 }
 
 /// Progress that shows nothing (a run that never starts).

@@ -376,6 +376,16 @@ impl Store {
         Ok(())
     }
 
+    /// Sets `key` of run `id`'s provenance to `value` (the rest kept): what
+    /// the studio knows of how a run was made beside the machine's facts.
+    pub fn note_provenance(&self, id: i64, key: &str, value: &serde_json::Value) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET provenance_json = json_set(CASE WHEN json_valid(provenance_json) THEN provenance_json ELSE '{}' END, '$.' || ?2, json(?3)) WHERE id = ?1",
+            params![id, key, value.to_string()],
+        )?;
+        Ok(())
+    }
+
     /// Ends a run with its status and why.
     pub fn finish_run(
         &self,
