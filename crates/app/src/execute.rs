@@ -168,8 +168,8 @@ pub async fn run_job(
             reason: Some(CANCELLED_BEFORE_START.into()),
         });
     }
-    let finished = executor.execute(ws, job, opts, progress, cancel).await?;
-    // A run shortened by `TRAINBENCH_EXAMPLE_STEPS` (its plan was) says so.
+    // A run shortened by `TRAINBENCH_EXAMPLE_STEPS` (its plan was) says so,
+    // from before it starts: a run stopped half-way is marked too.
     if let Ok(Some(s)) = crate::shortened::Shortened::from_env() {
         ws.store.note_provenance(
             job.run_id,
@@ -177,7 +177,7 @@ pub async fn run_job(
             &s.provenance(),
         )?;
     }
-    Ok(finished)
+    executor.execute(ws, job, opts, progress, cancel).await
 }
 
 /// Progress that shows nothing (a run that never starts).

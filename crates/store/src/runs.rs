@@ -362,7 +362,10 @@ impl Store {
         })
     }
 
+    /// Marks run `id` running with the machine's `provenance`; keys noted
+    /// before it started (`note_provenance`) are kept beside it.
     pub fn start_run(&self, id: i64, provenance: &serde_json::Value) -> Result<()> {
+        let provenance = self.with_noted_provenance(id, provenance)?;
         let n = self.conn.execute(
             "UPDATE runs SET status = 'running', started_unix_ms = ?2, provenance_json = ?3 WHERE id = ?1",
             params![id, now_unix_ms(), provenance.to_string()],
@@ -373,16 +376,6 @@ impl Store {
                 id: id.to_string(),
             });
         }
-        Ok(())
-    }
-
-    /// Sets `key` of run `id`'s provenance to `value` (the rest kept): what
-    /// the studio knows of how a run was made beside the machine's facts.
-    pub fn note_provenance(&self, id: i64, key: &str, value: &serde_json::Value) -> Result<()> {
-        self.conn.execute(
-            "UPDATE runs SET provenance_json = json_set(CASE WHEN json_valid(provenance_json) THEN provenance_json ELSE '{}' END, '$.' || ?2, json(?3)) WHERE id = ?1",
-            params![id, key, value.to_string()],
-        )?;
         Ok(())
     }
 
