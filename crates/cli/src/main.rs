@@ -113,7 +113,7 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
     let db = at.path.clone();
     if matches!(
         cli.command,
-        Command::Run(_) | Command::Bisect(_) | Command::Gate(_) | Command::Tune(_)
+        Command::Run(_) | Command::Bisect(_) | Command::Gate(_) | Command::Tune(_) | Command::Mcp
     ) {
         // Runs shortened for the docs' examples are said to be (and refused
         // before anything runs when the variable's value is not a number).
