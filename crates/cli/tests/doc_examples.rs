@@ -14,9 +14,10 @@
 //! the block's lines in document order (later lines name the runs of earlier
 //! ones by id), and `TRAINBENCH_EXAMPLE_STEPS` keeping every run short. Each
 //! must exit 0 and, where its comment has `→ TEXT`, print TEXT (on stdout or
-//! stderr). An example that cannot run here is in `NOT_RUN` with its reason,
-//! one that runs with a stated change in `SUBSTITUTED`; an entry of either
-//! that matches no example fails the test, so both stay true to the docs.
+//! stderr); `→ exit N, TEXT` documents another exit status. An example that
+//! cannot run here is in `NOT_RUN` with its reason, one that runs with a
+//! stated change in `SUBSTITUTED`; an entry of either that matches no
+//! example fails the test, so both stay true to the docs.
 #![allow(
     clippy::unwrap_used,
     reason = "a test fails loudly on what it did not expect"
@@ -301,6 +302,10 @@ fn the_docs_examples_are_found_and_every_listed_exception_matches_one() {
             Some(" settings: stops at 95 % → 95 %")
         )
     );
+    assert_eq!(documented(Some("exit 3, no GPU")), (3, Some("no GPU")));
+    assert_eq!(documented(Some("exit 3")), (3, None));
+    assert_eq!(documented(Some("exit sign")), (0, Some("exit sign")));
+    assert_eq!(documented(None), (0, None));
     assert_eq!(
         split_comment("echo '# no' \"#\" x"),
         ("echo '# no' \"#\" x", None)
@@ -423,16 +428,30 @@ fn run_block(
 
 /// Why `out` is not what example `e` documents, if it is not.
 fn failure(e: &Example, out: &Output) -> Option<String> {
-    if out.status.code() != Some(0) {
-        return Some(format!("exited {:?}, expected 0", out.status.code()));
+    let (status, expect) = documented(e.expect.as_deref());
+    if out.status.code() != Some(status) {
+        return Some(format!("exited {:?}, expected {status}", out.status.code()));
     }
-    let expect = e.expect.as_deref()?;
+    let expect = expect?;
     let both = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     (!both.contains(expect)).then(|| format!("its documented output `{expect}` is missing"))
+}
+
+/// What a `→` promises: `exit N` (optionally `, TEXT`) is an exit status
+/// other than 0; any other text is printed (exit 0).
+fn documented(expect: Option<&str>) -> (i32, Option<&str>) {
+    let Some(rest) = expect.and_then(|t| t.strip_prefix("exit ")) else {
+        return (0, expect);
+    };
+    let (code, text) = rest.split_once(", ").unwrap_or((rest, ""));
+    match code.parse() {
+        Ok(code) => (code, Some(text).filter(|t| !t.is_empty())),
+        Err(_) => (0, expect),
+    }
 }
 
 #[test]
