@@ -103,11 +103,11 @@ const NOT_RUN: [NotRun; 6] = [
     },
 ];
 
-/// A change an example runs with: `from` replaced by `to` (expanded by bash).
+/// A change an example runs with: `from` replaced by what `to` gives.
 struct Substituted {
     file: &'static str,
     from: &'static str,
-    to: &'static str,
+    to: fn() -> String,
     reason: &'static str,
 }
 
@@ -115,16 +115,27 @@ const SUBSTITUTED: [Substituted; 2] = [
     Substituted {
         file: "README.md",
         from: "/opt/torch112/bin/python",
-        to: "$TRAINBENCH_HOME/envs/torch-2.13.0/bin/python",
+        to: studio_pytorch_python,
         reason: "a placeholder for an older PyTorch's python: the studio's own PyTorch environment stands in",
     },
     Substituted {
         file: "README.md",
         from: r#""steps":50"#,
-        to: r#""steps":2"#,
+        to: || r#""steps":2"#.into(),
         reason: "the worker's own protocol, fed to it directly: TRAINBENCH_EXAMPLE_STEPS shortens the runs the studio plans, not this",
     },
 ];
+
+/// The python of the studio's own PyTorch environment, found as the CLI
+/// finds it.
+fn studio_pytorch_python() -> String {
+    let envs = trainbench_app::envs::list().unwrap();
+    let torch = envs
+        .iter()
+        .find(|e| e.builtin && e.framework.to_string() == "pytorch")
+        .unwrap();
+    torch.python.display().to_string()
+}
 
 /// One example as the docs give it.
 #[derive(Debug, Clone)]
@@ -252,7 +263,7 @@ fn verdict(e: &Example, dropped_blocks: &[Dropped]) -> Verdict {
         .iter()
         .filter(|s| s.file == e.file && e.command.contains(s.from))
     {
-        command = command.replace(s.from, s.to);
+        command = command.replace(s.from, &(s.to)());
         why.push(s.reason);
     }
     Verdict::Run(command, why.join("; "))
