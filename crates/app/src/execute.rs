@@ -168,6 +168,15 @@ pub async fn run_job(
             reason: Some(CANCELLED_BEFORE_START.into()),
         });
     }
+    // A run shortened by `TRAINBENCH_EXAMPLE_STEPS` (its plan was) says so,
+    // from before it starts: a run stopped half-way is marked too.
+    if let Ok(Some(s)) = crate::shortened::Shortened::from_env() {
+        ws.store.note_provenance(
+            job.run_id,
+            crate::shortened::PROVENANCE_KEY,
+            &s.provenance(),
+        )?;
+    }
     executor.execute(ws, job, opts, progress, cancel).await
 }
 

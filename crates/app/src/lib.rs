@@ -40,7 +40,8 @@
 //! - [`job`]: the job types the use cases share (a leaf module); [`remote`]:
 //!   hosts over ssh, from `trainbench-remote`.
 //! - [`settings`]: the settings file both front ends read, and which
-//!   database a command works on.
+//!   database a command works on; [`shortened`]: every planned run capped
+//!   in steps by `TRAINBENCH_EXAMPLE_STEPS` (the docs' examples, tested).
 //! - [`error`]: one error type with a stable code and the field at fault.
 
 pub mod batch;
@@ -68,6 +69,7 @@ pub mod releases;
 pub mod remote;
 pub mod reports;
 pub mod settings;
+pub mod shortened;
 pub mod sweep;
 pub mod tune;
 pub mod workspace;

@@ -111,6 +111,16 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
     };
     let at = locate(cli.db.as_deref());
     let db = at.path.clone();
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Bisect(_) | Command::Gate(_) | Command::Tune(_) | Command::Mcp
+    ) {
+        // Runs shortened for the docs' examples are said to be (and refused
+        // before anything runs when the variable's value is not a number).
+        if let Some(s) = trainbench_app::shortened::Shortened::from_env()? {
+            eprintln!("trainbench: {}", s.said());
+        }
+    }
     match cli.command {
         Command::Run(a) => run_cmd::run(&db, *a),
         Command::Bisect(a) => bisect_cmd::bisect(&db, *a),

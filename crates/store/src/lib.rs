@@ -28,6 +28,8 @@
 //! - [`portable`]: session files: export of a session with its runs' raw data,
 //!   and all-or-nothing import.
 //! - [`prices`]: the price table cost per epoch is computed from.
+//! - [`provenance`]: what the studio notes of how a run was made (a run
+//!   shortened in steps) in its provenance, kept when the run starts.
 //! - [`query`]: `trainbench query`: one SELECT over the store's `q_` views,
 //!   read only.
 //! - [`remote`]: runs on remote hosts: where each one's folder is on its host
@@ -54,6 +56,7 @@ mod measurements;
 mod model_files;
 mod portable;
 mod prices;
+mod provenance;
 mod query;
 mod remote;
 mod runs;

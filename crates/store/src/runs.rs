@@ -362,7 +362,10 @@ impl Store {
         })
     }
 
+    /// Marks run `id` running with the machine's `provenance`; keys noted
+    /// before it started (`note_provenance`) are kept beside it.
     pub fn start_run(&self, id: i64, provenance: &serde_json::Value) -> Result<()> {
+        let provenance = self.with_noted_provenance(id, provenance)?;
         let n = self.conn.execute(
             "UPDATE runs SET status = 'running', started_unix_ms = ?2, provenance_json = ?3 WHERE id = ?1",
             params![id, now_unix_ms(), provenance.to_string()],

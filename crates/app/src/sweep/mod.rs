@@ -285,10 +285,35 @@ pub(crate) fn check_price(
 /// Checks every combination of `req` where it is to run: on the remote host
 /// it names, else on this machine.
 pub fn plan_request(req: &SweepRequest, host: &Host) -> AppResult<SweepPlan> {
-    match &req.host {
-        Some(name) => plan_on_host(req, name),
-        None => Ok(plan_sweep(req, host.machine(), host.gpu_count() > 0)),
-    }
+    // `TRAINBENCH_EXAMPLE_STEPS` caps every run (said in the plan's notes).
+    let (req, shortened) = shorten(req)?;
+    let mut plan = match &req.host {
+        Some(name) => plan_on_host(&req, name)?,
+        None => plan_sweep(&req, host.machine(), host.gpu_count() > 0),
+    };
+    plan.notes.extend(shortened);
+    Ok(plan)
+}
+
+/// `req` with every run at most `TRAINBENCH_EXAMPLE_STEPS` steps when the
+/// variable is set (repeats kept: later commands name the runs by id), and
+/// the sentence that says so.
+fn shorten(req: &SweepRequest) -> AppResult<(SweepRequest, Option<String>)> {
+    let Some(s) = crate::shortened::Shortened::from_env()? else {
+        return Ok((req.clone(), None));
+    };
+    let length = s.apply(crate::shortened::Length {
+        steps: req.steps,
+        epochs: req.epochs,
+        window_steps: req.window_steps,
+    });
+    let shortened = SweepRequest {
+        steps: length.steps,
+        epochs: length.epochs,
+        window_steps: length.window_steps,
+        ..req.clone()
+    };
+    Ok((shortened, Some(s.said())))
 }
 
 /// Checks every combination of `req` on the remote host `name` as its last
