@@ -228,15 +228,34 @@ fn check(json_out: bool) -> Result<ExitCode, CliError> {
         broken |= row.get("problem").is_some();
         out.push(row);
     }
-    for e in envs::list()? {
-        let checked = if e.ready {
-            envs::check(&e)
-        } else {
-            Err(format!(
-                "not installed: `trainbench env install {}`",
-                e.framework
-            ))
-        };
+    let list = envs::list()?;
+    // Every worker started at once (each waits mostly on its framework's
+    // import), its line printed in the list's order.
+    let results: Vec<Result<serde_json::Value, String>> = std::thread::scope(|scope| {
+        let started: Vec<_> = list
+            .iter()
+            .map(|e| {
+                scope.spawn(move || {
+                    if e.ready {
+                        envs::check(e)
+                    } else {
+                        Err(format!(
+                            "not installed: `trainbench env install {}`",
+                            e.framework
+                        ))
+                    }
+                })
+            })
+            .collect();
+        started
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("the check stopped unexpectedly".into()))
+            })
+            .collect()
+    });
+    for (e, checked) in list.into_iter().zip(results) {
         broken |= e.ready && checked.is_err();
         if !json_out {
             match &checked {
