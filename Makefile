@@ -1,7 +1,7 @@
 # The README's two commands: `make run` and `make test`. Both set up what is
 # missing first (scripts/setup.sh) and skip what is already there.
 SHELL := /bin/bash
-.PHONY: run test setup setup-all build build-cli tch-2.11 bench deb cli-demo kit gpu-check gpu-session
+.PHONY: run test setup setup-all build build-cli tch-2.11 bench deb cli-demo kit gpu-check gpu-session screenshots
 
 ## What `make run` needs (PyTorch's environment; TensorFlow and JAX on demand).
 setup:
@@ -68,6 +68,14 @@ deb: build
 ## Set up, then run every check and test (what CI runs).
 test:
 	@bash scripts/test.sh
+
+## Refresh the README's pictures (docs/screenshots/) from the real window
+## under Xvfb (the end-to-end test's run; `make test` leaves them alone).
+screenshots:
+	@bash scripts/setup.sh --test && source scripts/env.sh && (cd ui && npm run --silent build) \
+		&& (command -v tauri-driver >/dev/null || cargo install tauri-driver --version 2.1.0 --locked) \
+		&& cargo build --workspace --all-targets --locked \
+		&& E2E_REFRESH_SCREENSHOTS=1 bash ui/e2e/run.sh
 
 ## Benchmarks (see bench/README.md).
 bench: build
