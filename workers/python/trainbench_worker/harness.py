@@ -9,9 +9,13 @@ timed by the same code. The plan comes from the studio's core crate
 repeated here.
 """
 
+from __future__ import annotations
+
 import math
 import os
 import platform
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -28,44 +32,69 @@ from .protocol import (
     unsupported,
 )
 
+if TYPE_CHECKING:
+    from .data import Batch, Data
+
 EVAL_BATCH = 512
 ADAMW_BETAS = (0.9, 0.999)
 ADAMW_EPS = 1e-8
+
+# The plan's JSON objects whose shape the schema (plan.schema.json) gives and
+# the core crate owns: the run spec, the model's config (one shape per family)
+# and the run's length (``{"steps": N}``, ``{"epochs": N}`` or, for a
+# training script, ``"script_decides"``).
+Spec = dict[str, Any]
+ModelConfig = dict[str, Any]
+Length = dict[str, int] | str
+
+
+class BreakdownRule(TypedDict):
+    """``BreakdownRule`` in crates/core."""
+
+    divisor: int
+    min_steps: int
+    max_steps: int
+
+
+class ProfileRule(TypedDict):
+    """``ProfileRule`` in crates/core."""
+
+    steps: int
 
 
 class Plan:
     """The validated, resolved run spec (see ``WorkerPlan`` in crates/core)."""
 
-    def __init__(self, obj):
+    def __init__(self, obj: dict[str, Any]) -> None:
         if obj.get("protocol") != PROTOCOL_VERSION:
             raise bad_config(
                 f"protocol = {obj.get('protocol')} is not allowed: expected {PROTOCOL_VERSION}", "protocol"
             )
         # Every field as the core crate's WorkerPlan defines it (its schema).
         check_plan(obj)
-        self.framework = obj["framework"]
+        self.framework: str = obj["framework"]
         # None for a library model: the backend counts them on the model it
         # builds (and says how the FLOPs were counted).
         self.param_count = None if obj["param_count"] is None else int(obj["param_count"])
         self.flops_per_sample = None if obj["flops_per_sample"] is None else float(obj["flops_per_sample"])
-        self.flops_method = None
+        self.flops_method: str | None = None
         s = obj["spec"]
-        self.spec = s
-        self.model = s["model"]
-        self.config = s["model_config"]
-        self.family = self.config["family"]
-        self.precision = s["precision"]
-        self.compile = s["compile"]
-        self.device = s["device"]
+        self.spec: Spec = s
+        self.model: str = s["model"]
+        self.config: ModelConfig = s["model_config"]
+        self.family: str = self.config["family"]
+        self.precision: str = s["precision"]
+        self.compile: str = s["compile"]
+        self.device: str = s["device"]
         self.devices = int(s["devices"])
         # Machines, each with `devices` devices (several: torchrun under Slurm).
         self.nodes = int(s.get("nodes", 1))
-        self.parallel = s.get("parallel", "ddp")
+        self.parallel: str = s.get("parallel", "ddp")
         self.batch_size = int(s["batch_size"])
-        self.length = s["length"]
-        self.data = s["data"]
-        self.data_path = s.get("data_path")
-        self.loader_workers = s.get("loader_workers")
+        self.length: Length = s["length"]
+        self.data: str = s["data"]
+        self.data_path: str | None = s.get("data_path")
+        self.loader_workers: int | None = s.get("loader_workers")
         self.seed = int(s["seed"])
         self.lr = float(s["lr"])
         self.weight_decay = float(s["weight_decay"])
@@ -73,43 +102,46 @@ class Plan:
         # count, or, for a run in epochs whose total only the worker knows, the
         # core crate's default rule to apply to that total.
         w = obj["warmup"]
+        self.warmup_steps: int | None
+        self.warmup_rule: tuple[int, int] | None
         if "steps" in w:
             self.warmup_steps, self.warmup_rule = int(w["steps"]), None
         else:
             rule = w["of_total"]
             self.warmup_steps, self.warmup_rule = None, (int(rule["divisor"]), int(rule["min_steps"]))
         self.window_steps = int(s["window_steps"])
-        self.eval_every_steps = s.get("eval_every_steps")
-        self.target_accuracy = s.get("target_accuracy")
-        self.target_loss = s.get("target_loss")
+        self.eval_every_steps: int | None = s.get("eval_every_steps")
+        self.target_accuracy: float | None = s.get("target_accuracy")
+        self.target_loss: float | None = s.get("target_loss")
         self.stop_at_target = bool(s["stop_at_target"])
-        self.threads_given = s.get("threads")
-        self.setting_prefixes = tuple(obj.get("setting_prefixes", ()))
+        self.threads_given: int | None = s.get("threads")
+        self.setting_prefixes: tuple[str, ...] = tuple(obj.get("setting_prefixes", ()))
         self.synthetic_samples = int(s["synthetic_samples"])
-        self.breakdown = obj.get("breakdown") or {"divisor": 10, "min_steps": 3, "max_steps": 10}
+        self.breakdown: BreakdownRule = obj.get("breakdown") or BreakdownRule(divisor=10, min_steps=3, max_steps=10)
         # ``ProfileRule`` in crates/core, present only when the run asked for a profile.
-        self.profile = obj.get("profile")
+        self.profile: ProfileRule | None = obj.get("profile")
 
     @property
-    def global_batch(self):
+    def global_batch(self) -> int:
         return self.batch_size * self.devices * self.nodes
 
     @property
-    def is_cuda(self):
+    def is_cuda(self) -> bool:
         return self.device.startswith("cuda")
 
-    def warmup(self, total):
+    def warmup(self, total: int) -> int:
         """Warm-up steps for a run of ``total`` steps, from the plan."""
         if self.warmup_steps is not None:
             return self.warmup_steps
+        assert self.warmup_rule is not None  # set whenever warmup_steps is None
         divisor, min_steps = self.warmup_rule
         return max(total // max(divisor, 1), min_steps)
 
     @property
-    def cuda_index(self):
+    def cuda_index(self) -> int:
         return int(self.device.split(":")[1]) if ":" in self.device else 0
 
-    def threads(self):
+    def threads(self) -> int:
         """Intra-op threads per process: the spec's, else OMP_NUM_THREADS, else the
         cores shared out among the processes of the run."""
         if self.threads_given:
@@ -120,7 +152,7 @@ class Plan:
         return max(1, (os.cpu_count() or 1) // max(1, self.devices))
 
 
-def attention_shape(config):
+def attention_shape(config: ModelConfig) -> tuple[int, int, int, int] | None:
     """(tokens, heads, kv_heads, head_dim) of the model's self-attention, or
     None for a model without attention."""
     f = config["family"]
@@ -134,13 +166,15 @@ def attention_shape(config):
     return None
 
 
-def has_attention_dropout(config):
+def has_attention_dropout(config: ModelConfig) -> bool:
     """Whether the model drops attention probabilities while training (Hugging
     Face's BERT and GPT-2 do, 0.1, as nn.TransformerEncoderLayer's attention)."""
     return config["family"] in ("bert", "encoder") or (config["family"] == "decoder" and bool(config.get("dropout")))
 
 
-def check_precision(precision, is_cuda, capability_major=None, bf16_supported=None):
+def check_precision(
+    precision: str, is_cuda: bool, capability_major: int | None = None, bf16_supported: bool | None = None
+) -> None:
     """Refuses, as ``unsupported`` on the field ``precision``, a precision this
     device cannot run. Every backend asks here, with what its framework reports;
     the backend keeps only how it reads the device and switches the precision on.
@@ -155,6 +189,8 @@ def check_precision(precision, is_cuda, capability_major=None, bf16_supported=No
         raise unsupported(f"precision = {precision} needs an NVIDIA GPU; on the CPU use fp32 or amp-bf16", "precision")
     if not is_cuda:
         return
+    # Every backend reads the capability of a GPU run (None only on the CPU).
+    assert capability_major is not None
     if precision == "tf32" and capability_major < 8:
         raise unsupported(
             f"precision = tf32 needs an Ampere or newer GPU (compute capability {capability_major}.x here)", "precision"
@@ -165,7 +201,7 @@ def check_precision(precision, is_cuda, capability_major=None, bf16_supported=No
             raise unsupported("precision = amp-bf16: this GPU has no bfloat16 support", "precision")
 
 
-def learning_rate(peak, step, warmup, total):
+def learning_rate(peak: float, step: int, warmup: int, total: int) -> float:
     """The studio's schedule (trainbench_core::spec::learning_rate): linear
     warm-up to ``peak``, then cosine decay to 0 at the last step."""
     if warmup > 0 and step <= warmup:
@@ -185,13 +221,13 @@ TEXT_TRAIN_FRACTION = 0.9
 TOKEN_FAMILIES = ("bert", "decoder", "encoder")
 
 
-def classification_loss_kind(config):
+def classification_loss_kind(config: ModelConfig) -> str:
     """``"binary"``: one output logit under a sigmoid, binary cross-entropy
     (the fraud model's head); else softmax cross-entropy over the classes."""
     return "binary" if config["family"] == "encoder" and config["num_classes"] == 1 else "softmax"
 
 
-def inputs_and_targets(plan, x, y):
+def inputs_and_targets(plan: Plan, x: Any, y: Any) -> tuple[Any, Any]:
     """The model's inputs and targets from a batch (any framework's arrays):
     a decoder's sequences of ``seq_len + 1`` tokens give their first
     ``seq_len`` as inputs and, one on, the next tokens as targets (causal LM:
@@ -201,19 +237,20 @@ def inputs_and_targets(plan, x, y):
     return x, y
 
 
-def predictions_per_sample(plan):
+def predictions_per_sample(plan: Plan) -> int:
     """Targets one sample is scored on: a decoder's every next token, else one."""
     return plan.config["seq_len"] if plan.family == "decoder" else 1
 
 
-def eval_batch(plan):
+def eval_batch(plan: Plan) -> int:
     """Sequences (or images) per evaluation batch."""
     if plan.family == "decoder":
-        return max(EVAL_BATCH_TOKENS // plan.config["seq_len"], 1)
+        seq_len: int = plan.config["seq_len"]
+        return max(EVAL_BATCH_TOKENS // seq_len, 1)
     return EVAL_BATCH
 
 
-def cpu_name():
+def cpu_name() -> str | None:
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -224,8 +261,9 @@ def cpu_name():
     return platform.processor() or None
 
 
-def total_steps(plan, data):
+def total_steps(plan: Plan, data: Data) -> int:
     length = plan.length
+    assert isinstance(length, dict)  # a training script's run ("script_decides") has no timed loop
     if "steps" in length:
         return int(length["steps"])
     return int(length["epochs"]) * data.steps_per_epoch
@@ -239,65 +277,68 @@ class Backend:
     framework_version = "?"
     rank = 0
     world_size = 1
+    plan: Plan
 
-    def libraries(self):
+    def libraries(self) -> list[tuple[str, str]]:
         return []
 
-    def devices_visible(self):
+    def devices_visible(self) -> list[dict[str, Any]]:
         return [{"id": "cpu", "name": cpu_name()}]
 
-    def device_info(self):
+    def device_info(self) -> dict[str, Any]:
         return {"id": "cpu", "name": cpu_name()}
 
-    def param_count(self):
+    def param_count(self) -> int:
         raise NotImplementedError
 
-    def precision_in_effect(self):
+    def precision_in_effect(self) -> str:
         raise NotImplementedError
 
-    def execution(self):
+    def execution(self) -> str:
         raise NotImplementedError
 
-    def set_data(self, data):
+    def set_data(self, data: Data) -> None:
         """Moves the arrays to the device once; batches are cut from them by index."""
         raise NotImplementedError
 
-    def step(self, idx, lr):
+    def step(self, idx: Batch, lr: float) -> Any:
         """One optimizer step on global batch ``idx``; returns a loss handle that
         may still be in flight (read only after :meth:`sync`)."""
         raise NotImplementedError
 
-    def sync(self):
+    def sync(self) -> None:
         """Blocks until the device has finished every step issued so far."""
 
-    def loss_values(self, handles):
+    def loss_values(self, handles: list[Any]) -> list[float]:
         return [float(h) for h in handles]
 
-    def evaluate(self):
+    def evaluate(self) -> tuple[float, float, int]:
         """(accuracy, mean loss, samples) on the held-out split."""
         raise NotImplementedError
 
-    def compile_s(self):
+    def compile_s(self) -> float | None:
         """Compilation time measured on its own, or None."""
         return None
 
-    def loss_scale(self):
+    def loss_scale(self) -> float | None:
         """The dynamic loss scale now, where loss scaling runs (amp-fp16); else None."""
         return None
 
-    def memory_events(self):
+    def memory_events(self) -> list[dict[str, Any]]:
         """Peak-memory events; by default the worker's peak resident set."""
         rss = peak_rss_bytes()
         if rss is None:
             return []
         return [{"device": "cpu", "source": "process_rss", "peak_bytes": rss, "reserved_peak_bytes": None}]
 
-    def finish(self):
+    def finish(self) -> None:
         """Called on every rank after the last step (collectives, clean-up)."""
 
     # --- the step breakdown and recompilation -------------------------
 
-    def split_step(self, next_batch, lr, local=False):
+    def split_step(
+        self, next_batch: Callable[[], Batch], lr: float, local: bool = False
+    ) -> list[tuple[str, float]] | None:
         """One training step timed phase by phase, each phase closed by
         :meth:`sync`: ``[(phase, seconds), ...]`` with phases from ``data``,
         ``forward``, ``backward``, ``optimizer`` (protocol ``Phase``). With
@@ -307,59 +348,59 @@ class Backend:
         (:meth:`fused`)."""
         return None
 
-    def fused(self):
+    def fused(self) -> str | None:
         """What the framework runs as one program, in words (the breakdown's
         ``step`` part), where :meth:`split_step` is None."""
         return None
 
-    def local_backward(self):
+    def local_backward(self) -> bool:
         """Whether :meth:`split_step` can time a backward without the gradient
         all-reduce (DDP's ``no_sync``), so communication can be separated."""
         return False
 
-    def communication(self):
+    def communication(self) -> str | None:
         """How a data-parallel run's communication shows in the breakdown, in
         words; None for one device."""
         return None
 
-    def compile_count(self):
+    def compile_count(self) -> int | None:
         """Compilations of the training step so far as the framework counts
         them, or None where nothing is compiled or counted."""
         return None
 
-    def compile_source(self):
+    def compile_source(self) -> str:
         """What :meth:`compile_count` counts, in words."""
         return ""
 
-    def max_over_ranks(self, n):
+    def max_over_ranks(self, n: int) -> int:
         """The largest of ``n`` over the data-parallel processes (a
         collective where there are several: every rank calls it)."""
         return n
 
     # --- the operator profile ----------------------------------------
 
-    def profile(self, run_step, steps):
+    def profile(self, run_step: Callable[[], object], steps: int) -> dict[str, Any]:
         """``steps`` calls of ``run_step`` under the framework's profiler,
         reduced (``profiling.reduce``) to the protocol's ``profile`` event
         fields; or ``{"not_measured": why}``."""
         return {"not_measured": f"{self.plan.framework}: no operator profiler is wired up for this framework"}
 
 
-def reshape_at_step():
+def reshape_at_step() -> int | None:
     """``TRAINBENCH_RESHAPE_AT_STEP=N``: step N trains on a batch one sample
     short, a real change of input shape that makes a compiling framework
     compile again (how the tests construct a recompiling run)."""
     return env_count("TRAINBENCH_RESHAPE_AT_STEP")
 
 
-def data_busy_s():
+def data_busy_s() -> float:
     """``TRAINBENCH_DATA_BUSY_MS=M``: M ms of host CPU work added to each
     batch's preparation (how the tests construct an input-bound run)."""
     ms = env_count("TRAINBENCH_DATA_BUSY_MS")
     return 0.0 if ms is None else ms / 1e3
 
 
-def env_count(name):
+def env_count(name: str) -> int | None:
     """A whole number ≥ 0 from the environment variable ``name``; None when
     it is unset or empty, a bad_config error naming it otherwise."""
     value = os.environ.get(name, "").strip()
@@ -372,7 +413,7 @@ def env_count(name):
     return int(value)
 
 
-def busy(seconds):
+def busy(seconds: float) -> int:
     end = monotonic_ns() + int(seconds * 1e9)
     x = 0
     while monotonic_ns() < end:
@@ -380,13 +421,13 @@ def busy(seconds):
     return x
 
 
-def nan_loss(step, value):
+def nan_loss(step: int, value: float) -> WorkerError:
     return WorkerError(
         "nan_loss", f"the training loss became {value} at step {step}; lower lr or use another precision"
     )
 
 
-def settings_env(plan):
+def settings_env(plan: Plan) -> list[list[str]]:
     """The environment variables of the frameworks' own families in this
     process (the run's, or inherited): [[name, value], ...] by name."""
     if not plan.setting_prefixes:
@@ -394,7 +435,7 @@ def settings_env(plan):
     return sorted([k, v] for k, v in os.environ.items() if k.startswith(plan.setting_prefixes))
 
 
-def say_hello(plan, backend, data, steps, count):
+def say_hello(plan: Plan, backend: Backend, data: Data, steps: int, count: int) -> int:
     """The `hello` event: what trains, where and how; returns the training's start."""
     train_start = monotonic_ns()
     emit(
@@ -425,7 +466,7 @@ def say_hello(plan, backend, data, steps, count):
     return train_start
 
 
-def finish(plan, backend, data, lr, step, recompiles, reason):
+def finish(plan: Plan, backend: Backend, data: Data, lr: float, step: int, recompiles: int | None, reason: str) -> None:
     """After the timed loop: memory, the breakdown and profile, then `done`."""
     gb = plan.global_batch
     # Peak memory and the loss scale as training left them: read before the
@@ -443,13 +484,13 @@ def finish(plan, backend, data, lr, step, recompiles, reason):
     backend.finish()
     for m in memory:
         emit("memory", **m)
-    extra = {} if loss_scale is None else {"loss_scale": float(loss_scale)}
+    extra: dict[str, Any] = {} if loss_scale is None else {"loss_scale": float(loss_scale)}
     if recompiles is not None:
         extra["compiles"] = {"after_first_step": recompiles, "source": backend.compile_source()}
     emit("done", steps=step, samples=step * gb, reason=reason, t_ns=monotonic_ns(), **extra)
 
 
-def train(plan, backend, data):
+def train(plan: Plan, backend: Backend, data: Data) -> None:
     """The timed loop shared by every Python worker."""
     steps = total_steps(plan, data)
     warmup = plan.warmup(steps)
@@ -463,7 +504,7 @@ def train(plan, backend, data):
     train_start = say_hello(plan, backend, data, steps, count)
     has_eval = data.eval is not None
 
-    def eval_due(step):
+    def eval_due(step: int) -> bool:
         if not has_eval:
             return False
         if step == steps:
@@ -472,7 +513,8 @@ def train(plan, backend, data):
         return step % every == 0
 
     gb = plan.global_batch
-    window_start, window_first, handles, index = 0, 2, [], 0
+    window_start, window_first, index = 0, 2, 0
+    handles: list[Any] = []
     reason, step, lr = "completed", 0, plan.lr
     reshape = reshape_at_step()
     recompiles = 0 if backend.compile_count() is not None else None
@@ -485,7 +527,9 @@ def train(plan, backend, data):
         if recompiles is not None and step > 1:
             before = backend.compile_count()
             loss = backend.step(idx, lr)
-            recompiles += backend.compile_count() - before
+            after = backend.compile_count()
+            assert before is not None and after is not None  # counted: recompiles is not None
+            recompiles += after - before
         else:
             loss = backend.step(idx, lr)
         restart = False

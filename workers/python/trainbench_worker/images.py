@@ -22,12 +22,26 @@ position in the data set), so any number of loader workers produces the same
 batches.
 """
 
+from __future__ import annotations
+
 import math
 import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .protocol import WorkerError, bad_config
+
+if TYPE_CHECKING:
+    from collections import deque
+    from concurrent.futures import Future
+
+    from PIL.Image import Image
+
+# A decoded image, HWC float32.
+Pixels = npt.NDArray[np.float32]
 
 EXTENSIONS = (".jpg", ".jpeg", ".png")
 EVAL_MAX = 1024
@@ -38,7 +52,7 @@ SCALE = (0.25, 1.0)
 RATIO = (3 / 4, 4 / 3)
 
 
-def _classes(root):
+def _classes(root: str) -> list[str]:
     try:
         names = sorted(e.name for e in os.scandir(root) if e.is_dir() and not e.name.startswith("."))
     except OSError as e:
@@ -46,7 +60,7 @@ def _classes(root):
     return names
 
 
-def _images(folder):
+def _images(folder: str) -> list[str]:
     return sorted(
         os.path.join(folder, e.name) for e in os.scandir(folder) if e.is_file() and e.name.lower().endswith(EXTENSIONS)
     )
@@ -55,7 +69,7 @@ def _images(folder):
 class Folder:
     """The files and labels of an image folder, split for training and evaluation."""
 
-    def __init__(self, path, num_classes):
+    def __init__(self, path: str, num_classes: int) -> None:
         if not os.path.isdir(path):
             raise bad_config(
                 f"data_path = {path} is not a directory: expected an image folder "
@@ -80,7 +94,10 @@ class Folder:
             )
         val_root = os.path.join(path, "val") if split else None
         has_val = val_root is not None and os.path.isdir(val_root)
-        self.train_files, self.train_labels, eval_files, eval_labels = [], [], [], []
+        self.train_files: list[str] = []
+        self.train_labels: list[int] = []
+        eval_files: list[str] = []
+        eval_labels: list[int] = []
         for label, name in enumerate(self.classes):
             files = _images(os.path.join(root, name))
             if not files:
@@ -88,6 +105,7 @@ class Folder:
                     f"data_path = {path}: class folder {name} holds no .jpg, .jpeg or .png file", "data_path"
                 )
             if has_val:
+                assert val_root is not None  # has_val: it exists
                 self.train_files += files
                 self.train_labels += [label] * len(files)
                 held = _images(os.path.join(val_root, name)) if os.path.isdir(os.path.join(val_root, name)) else []
@@ -112,16 +130,16 @@ class Folder:
             else f"class folders, every {HOLD_OUT_EVERY}th image held out"
         )
 
-    def labels(self):
+    def labels(self) -> npt.NDArray[np.int64]:
         return np.asarray(self.train_labels, dtype=np.int64)
 
 
-def sample_rng(seed, epoch, index):
+def sample_rng(seed: int, epoch: int, index: int) -> np.random.Generator:
     """The randomness of one training sample: the same in every loader worker."""
     return np.random.default_rng([int(seed), int(epoch), int(index)])
 
 
-def crop_box(width, height, rng):
+def crop_box(width: int, height: int, rng: np.random.Generator) -> tuple[int, int, int, int]:
     """torchvision's RandomResizedCrop box (left, top, right, bottom)."""
     area = width * height
     for _ in range(10):
@@ -138,7 +156,7 @@ def crop_box(width, height, rng):
     return left, top, left + side, top + side
 
 
-def _open(path):
+def _open(path: str) -> Image:
     from PIL import Image
 
     try:
@@ -149,24 +167,24 @@ def _open(path):
         raise WorkerError("bad_config", f"data_path: image {path} cannot be decoded: {e}", field="data_path") from e
 
 
-def _normalise(img, flip):
+def _normalise(img: Image, flip: bool) -> Pixels:
     a = np.asarray(img, dtype=np.float32) / 255.0
     if flip:
         a = a[:, ::-1]
     return (a - MEAN) / STD  # HWC
 
 
-def train_image(path, size, rng):
+def train_image(path: str, size: int, rng: np.random.Generator) -> Pixels:
     """One augmented training image, HWC float32."""
     from PIL import Image
 
     img = _open(path)
     box = crop_box(img.width, img.height, rng)
-    img = img.resize((size, size), Image.BILINEAR, box=box)
+    img = img.resize((size, size), Image.Resampling.BILINEAR, box=box)
     return _normalise(img, rng.random() < 0.5)
 
 
-def eval_image(path, size):
+def eval_image(path: str, size: int) -> Pixels:
     """One held-out image, HWC float32: shorter side to size × 8/7, centre crop."""
     from PIL import Image
 
@@ -174,12 +192,20 @@ def eval_image(path, size):
     short = max(size, int(round(size * 8 / 7)))
     scale = short / min(img.width, img.height)
     w, h = max(size, int(round(img.width * scale))), max(size, int(round(img.height * scale)))
-    img = img.resize((w, h), Image.BILINEAR)
+    img = img.resize((w, h), Image.Resampling.BILINEAR)
     left, top = (w - size) // 2, (h - size) // 2
     return _normalise(img.crop((left, top, left + size, top + size)), False)
 
 
-def train_batch(files, labels, order, size, seed, epoch, channels_last):
+def train_batch(
+    files: Sequence[str],
+    labels: Sequence[int] | npt.NDArray[np.int64],
+    order: Sequence[int] | npt.NDArray[np.signedinteger[Any]],
+    size: int,
+    seed: int,
+    epoch: int,
+    channels_last: bool,
+) -> tuple[Pixels, npt.NDArray[np.int64]]:
     """The training batch of the data-set positions ``order``: (images, labels)."""
     x = np.stack([train_image(files[i], size, sample_rng(seed, epoch, i)) for i in order])
     if not channels_last:
@@ -187,7 +213,7 @@ def train_batch(files, labels, order, size, seed, epoch, channels_last):
     return np.ascontiguousarray(x), np.asarray([labels[i] for i in order], dtype=np.int64)
 
 
-def eval_arrays(folder, size):
+def eval_arrays(folder: Folder, size: int) -> tuple[Pixels, npt.NDArray[np.int64]]:
     """Every kept held-out image, NCHW float32, and its labels."""
     if not folder.eval_files:
         return (np.zeros((0, 3, size, size), np.float32), np.zeros((0,), np.int64))
@@ -201,7 +227,7 @@ class HostBatch:
 
     __slots__ = ("x", "y")
 
-    def __init__(self, x, y):
+    def __init__(self, x: Any, y: Any) -> None:
         self.x, self.y = x, y
 
 
@@ -211,27 +237,32 @@ class ThreadLoader:
     two batches per worker decoded ahead, delivered in order. With 0 workers
     the training thread decodes each batch when it asks for it."""
 
-    def __init__(self, make_batch, orders, workers):
+    def __init__(
+        self,
+        make_batch: Callable[[npt.NDArray[np.signedinteger[Any]], int], HostBatch],
+        orders: Iterator[tuple[npt.NDArray[np.signedinteger[Any]], int]],
+        workers: int,
+    ) -> None:
         from collections import deque
         from concurrent.futures import ThreadPoolExecutor
 
         self.make_batch = make_batch
         self.orders = orders
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="trainbench-loader") if workers else None
-        self.ahead = deque()
+        self.ahead: deque[Future[HostBatch]] = deque()
         self.depth = 2 * workers
 
-    def __iter__(self):
+    def __iter__(self) -> ThreadLoader:
         return self
 
-    def __next__(self):
+    def __next__(self) -> HostBatch:
         if self.pool is None:
             return self.make_batch(*next(self.orders))
         while len(self.ahead) < self.depth:
             self.ahead.append(self.pool.submit(self.make_batch, *next(self.orders)))
         return self.ahead.popleft().result()
 
-    def close(self):
+    def close(self) -> None:
         if self.pool is not None:
             for f in self.ahead:
                 f.cancel()

@@ -11,15 +11,34 @@ worker's. What differs by framework is a hook of its backend module:
   process trains every device.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn, TypedDict
 
 from . import protocol
 from .protocol import WorkerError
 
+if TYPE_CHECKING:
+    from .harness import Plan
 
-def launch_env(plan_text, plan):
+
+class Peer(TypedDict):
+    """One of a host's peers, as ``TRAINBENCH_PEERS`` lists them."""
+
+    ssh: list[str]
+    python: str
+    workers: str
+
+
+# A backend's ``node_launch(plan, host, port, job, peers, env)``.
+NodeLaunch = Callable[["Plan", str, int, str, "list[Peer] | None", dict[str, str]], list[str]]
+
+
+def launch_env(plan_text: str, plan: Plan) -> dict[str, str]:
     """The environment of the processes a launcher starts: the plan, when
     this process started, the threads per rank, and this package on the path
     (torchrun's rendezvous and every rank import it)."""
@@ -34,16 +53,17 @@ def launch_env(plan_text, plan):
     return env
 
 
-def free_port():
+def free_port() -> int:
     """A free TCP port on this machine."""
     import socket
 
     with socket.socket() as s:
         s.bind(("", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-def nodes(plan_text, plan, framework, node_launch):
+def nodes(plan_text: str, plan: Plan, framework: str, node_launch: NodeLaunch) -> NoReturn:
     """Several nodes: inside a Slurm allocation, replace this process with
     ``srun`` starting one process per node (what ``node_launch`` says);
     on a host with peers, node 0 here and the others over SSH. Global rank 0
@@ -53,7 +73,7 @@ def nodes(plan_text, plan, framework, node_launch):
 
     job = os.environ.get("SLURM_JOB_ID")
     peers_text = os.environ.get("TRAINBENCH_PEERS")
-    peers = json.loads(peers_text) if peers_text else None
+    peers: list[Peer] | None = json.loads(peers_text) if peers_text else None
     if not job and not peers_text:
         raise WorkerError(
             "unsupported",
@@ -69,6 +89,21 @@ def nodes(plan_text, plan, framework, node_launch):
     host = os.environ.get("TRAINBENCH_RDZV_HOST") or socket.gethostname()
     port = free_port()  # on this (the first) node, for the nodes to meet
     env = launch_env(plan_text, plan)
+    # What each node runs after ``python``.
+    args = [
+        *node_launch(plan, host, port, job, peers, env),
+        "-m",
+        "trainbench_worker",
+        framework,
+        "train",
+        "--plan",
+        "env:TRAINBENCH_PLAN",
+    ]
+    sys.stderr.flush()
+    protocol.give_back_stdout()
+    if srun is None:
+        assert peers is not None  # no Slurm job: the host's peers (refused above when neither)
+        fan_out_over_ssh(args, env, plan, peers)
     cmd = [
         srun,
         f"--nodes={plan.nodes}",
@@ -76,17 +111,12 @@ def nodes(plan_text, plan, framework, node_launch):
         "--ntasks-per-node=1",
         "--kill-on-bad-exit=1",
         sys.executable,
+        *args,
     ]
-    cmd += node_launch(plan, host, port, job, peers, env)
-    cmd += ["-m", "trainbench_worker", framework, "train", "--plan", "env:TRAINBENCH_PLAN"]
-    sys.stderr.flush()
-    protocol.give_back_stdout()
-    if srun is None:
-        fan_out_over_ssh(cmd[cmd.index(sys.executable) + 1 :], env, plan, peers)
     os.execve(srun, cmd, env)
 
 
-def devices(plan_text, plan, framework, launcher):
+def devices(plan_text: str, plan: Plan, framework: str, launcher: list[str]) -> NoReturn:
     """Several devices on this node through the framework's launcher (one
     rank per device): replace this process with it; rank 0 speaks."""
     env = launch_env(plan_text, plan)
@@ -96,7 +126,7 @@ def devices(plan_text, plan, framework, launcher):
     os.execve(sys.executable, cmd, env)
 
 
-def fan_out_over_ssh(args, env, plan, peers):
+def fan_out_over_ssh(args: list[str], env: dict[str, str], plan: Plan, peers: list[Peer]) -> NoReturn:
     """Several nodes over SSH (a host with peers, no Slurm): node 0 here and
     node i on peer i-1 through ``ssh -tt`` (a pseudo-terminal, so that the
     remote side is hung up when this launcher or its ssh dies), each running
@@ -133,7 +163,7 @@ def fan_out_over_ssh(args, env, plan, peers):
         )
         ssh = ["ssh", *(["-F", config] if config else []), "-o", "BatchMode=yes", "-tt", *peer["ssh"], "--", remote]
         procs.append(subprocess.Popen(ssh, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno()))
-    code = None
+    code: int | None = None
     while code is None:
         for p in procs:
             rc = p.poll()

@@ -10,15 +10,24 @@ what is allowed. The checker covers the keywords that schema uses:
 ``pattern``.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
+from collections.abc import Callable
+from typing import Any
 
 from .protocol import bad_config
 
 _PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan.schema.json")
-_SCHEMA = []
-_TYPES = {
+# A JSON schema, or one of its sub-schemas: JSON, whose shape is open.
+Schema = dict[str, Any]
+# Where a plan breaks its schema: (path of keys, the value, what is expected).
+Problem = tuple[tuple[str, ...], object, str]
+
+_SCHEMA: list[Schema] = []
+_TYPES: dict[str, Callable[[object], bool]] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
     "string": lambda v: isinstance(v, str),
@@ -29,14 +38,14 @@ _TYPES = {
 }
 
 
-def schema():
+def schema() -> Schema:
     if not _SCHEMA:
         with open(_PATH, encoding="utf-8") as f:
             _SCHEMA.append(json.load(f))
     return _SCHEMA[0]
 
 
-def check_plan(obj):
+def check_plan(obj: dict[str, Any]) -> None:
     """Raises ``bad_config`` naming the first field of ``obj`` the schema refuses."""
     root = schema()
     found = problems(obj, root, (), root)
@@ -50,7 +59,7 @@ def check_plan(obj):
 _MISSING = object()
 
 
-def problems(value, s, path, root):
+def problems(value: Any, s: Schema, path: tuple[str, ...], root: Schema) -> list[Problem]:
     """(path, value, what is expected) of each way ``value`` breaks ``s``."""
     if "$ref" in s:
         out = problems(value, _resolve(s["$ref"], root), path, root)
@@ -84,14 +93,16 @@ def problems(value, s, path, root):
     return []
 
 
-def _resolve(ref, root):
+def _resolve(ref: str, root: Schema) -> Schema:
     node = root
     for part in ref.lstrip("#/").split("/"):
         node = node[part]
     return node
 
 
-def _alternatives(value, options, exactly_one, path, root):
+def _alternatives(
+    value: Any, options: list[Schema], exactly_one: bool, path: tuple[str, ...], root: Schema
+) -> list[Problem]:
     results = [problems(value, o, path, root) for o in options]
     matched = sum(1 for r in results if not r)
     if matched == 1 or (matched > 1 and not exactly_one):
@@ -115,10 +126,10 @@ def _alternatives(value, options, exactly_one, path, root):
     return max(results, key=lambda r: len(r[0][0]))
 
 
-def _tags(options, root):
+def _tags(options: list[Schema], root: Schema) -> dict[str, list[Any]]:
     """{property: [its const in each option, or None]} for properties that
     carry a const in some option (the tag of a tagged choice)."""
-    tags = {}
+    tags: dict[str, list[Any]] = {}
     for i, o in enumerate(options):
         props = dict(o.get("properties", {}))
         if "$ref" in o:
@@ -129,7 +140,7 @@ def _tags(options, root):
     return tags
 
 
-def _object(value, s, path, root):
+def _object(value: dict[str, Any], s: Schema, path: tuple[str, ...], root: Schema) -> list[Problem]:
     props = s.get("properties", {})
     for name in s.get("required", ()):
         if name not in value:

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import time
+from typing import Any, Literal, TextIO
 
 PROTOCOL_VERSION = 1
 
@@ -18,16 +19,18 @@ EXIT_FAILED = 1
 EXIT_BAD_CONFIG = 2
 EXIT_UNSUPPORTED = 3
 
+# The error classes of the protocol's ``error`` event.
+ErrorClass = Literal["oom", "unsupported", "bad_config", "nan_loss", "internal"]
 _CLASSES = ("oom", "unsupported", "bad_config", "nan_loss", "internal")
 
 # Only rank 0 of a multi-process run speaks; the others stay quiet.
 _SILENT = False
 # The real stdout: frameworks print to sys.stdout, which is redirected to stderr
 # so that only protocol lines reach the runner's event reader.
-_OUT = sys.stdout
+_OUT: TextIO = sys.stdout
 
 
-def take_stdout():
+def take_stdout() -> None:
     """Keeps the real stdout for events and sends everything else printed to stderr."""
     global _OUT
     _OUT = os.fdopen(os.dup(1), "w", buffering=1)
@@ -35,26 +38,26 @@ def take_stdout():
     sys.stdout = sys.stderr
 
 
-def give_back_stdout():
+def give_back_stdout() -> None:
     """Puts the real stdout back on fd 1 (before exec'ing a launcher whose ranks speak)."""
     _OUT.flush()
     os.dup2(_OUT.fileno(), 1)
 
 
-def flush():
+def flush() -> None:
     _OUT.flush()
 
 
-def silence():
+def silence() -> None:
     global _SILENT
     _SILENT = True
 
 
-def monotonic_ns():
+def monotonic_ns() -> int:
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
 
-def process_start_ns():
+def process_start_ns() -> int | None:
     """When this process started, on the monotonic clock (10 ms resolution)."""
     try:
         with open("/proc/self/stat") as f:
@@ -72,16 +75,16 @@ def process_start_ns():
 LAUNCH_ENV = "TRAINBENCH_PROCESS_START_NS"
 
 
-def since_process_start_s():
+def since_process_start_s() -> float | None:
     """Seconds from the start of the worker (its launcher's, if it had one) to now."""
-    start = os.environ.get(LAUNCH_ENV)
-    start = int(start) if start and start.isdigit() else process_start_ns()
+    given = os.environ.get(LAUNCH_ENV)
+    start = int(given) if given and given.isdigit() else process_start_ns()
     if start is None:
         return None
     return (monotonic_ns() - start) / 1e9
 
 
-def peak_rss_bytes():
+def peak_rss_bytes() -> int | None:
     """This process's peak resident set (VmHWM), or None."""
     try:
         with open("/proc/self/status") as f:
@@ -93,7 +96,9 @@ def peak_rss_bytes():
     return None
 
 
-def emit(event, **fields):
+def emit(event: str, **fields: Any) -> None:
+    """One event line: ``fields`` are the event's JSON values (any shape the
+    protocol gives that event)."""
     if _SILENT and event != "error":
         return
     fields = {"event": event, **fields}
@@ -101,7 +106,7 @@ def emit(event, **fields):
     _OUT.flush()
 
 
-def first_line(e):
+def first_line(e: BaseException) -> str:
     """The first line of an exception's message, or its type's name."""
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
@@ -110,7 +115,7 @@ def first_line(e):
 class WorkerError(Exception):
     """A failure that ends the run with an ``error`` event of ``cls``."""
 
-    def __init__(self, cls, message, field=None):
+    def __init__(self, cls: ErrorClass, message: str, field: str | None = None) -> None:
         assert cls in _CLASSES, cls
         super().__init__(message)
         self.cls = cls
@@ -118,16 +123,16 @@ class WorkerError(Exception):
         self.message = message
 
     @property
-    def exit_code(self):
+    def exit_code(self) -> int:
         return {"bad_config": EXIT_BAD_CONFIG, "unsupported": EXIT_UNSUPPORTED}.get(self.cls, EXIT_FAILED)
 
-    def emit(self):
+    def emit(self) -> None:
         emit("error", **{"class": self.cls}, field=self.field, message=self.message, t_ns=monotonic_ns())
 
 
-def unsupported(message, field=None):
+def unsupported(message: str, field: str | None = None) -> WorkerError:
     return WorkerError("unsupported", message, field)
 
 
-def bad_config(message, field):
+def bad_config(message: str, field: str) -> WorkerError:
     return WorkerError("bad_config", message, field)
