@@ -24,11 +24,10 @@ import optax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from . import file_models
+from . import file_models, harness
 from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
-    Backend,
     check_precision,
     classification_loss_kind,
     inputs_and_targets,
@@ -110,7 +109,7 @@ def _count_compiles():
     jax.monitoring.register_event_duration_secs_listener(on_duration)
 
 
-class JaxBackend(JaxFeed, JaxReport, Backend):
+class JaxBackend(JaxFeed, JaxReport, harness.Backend):
     worker = "jax"
     framework = "jax"
     framework_version = jax.__version__

@@ -19,11 +19,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras
 import tensorflow as tf
 
-from . import file_models, keras_models
+from . import file_models, harness, keras_models
 from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
-    Backend,
     check_precision,
     classification_loss_kind,
     inputs_and_targets,
@@ -66,7 +65,7 @@ def _build(plan):
     return build(plan.config)
 
 
-class TFBackend(TFFeed, TFReport, Backend):
+class TFBackend(TFFeed, TFReport, harness.Backend):
     worker = "tensorflow"
     framework = "tensorflow"
 

@@ -13,8 +13,8 @@ import os
 
 import torch
 
-from . import file_models, library_models
-from .harness import ADAMW_BETAS, ADAMW_EPS, Backend, check_precision, inputs_and_targets
+from . import file_models, harness, library_models
+from .harness import ADAMW_BETAS, ADAMW_EPS, check_precision, inputs_and_targets
 from .protocol import WorkerError, first_line, monotonic_ns, unsupported
 from .torch_feed import TorchFeed
 from .torch_models import build, classification_loss, count_params  # noqa: F401 (count_params: `count`)
@@ -43,7 +43,7 @@ def _sample_loss(plan):
     return loss_of
 
 
-class TorchBackend(TorchFeed, TorchReport, Backend):
+class TorchBackend(TorchFeed, TorchReport, harness.Backend):
     worker = "pytorch"
     framework = "pytorch"
 
