@@ -247,5 +247,25 @@ if [ "$tests" = 1 ]; then
     printf '%s' "$PYTEST_PACKAGES" >"$pytest_dir/.trainbench-packages"
     took "pytest installed in $pytest_dir"
   fi
+  # mypy, the type checker of the Python workers (workers/python/mypy.ini),
+  # in an environment of its own, every version pinned; it reads the
+  # workers' packages (numpy, torch) from the PyTorch environment
+  # (--python-executable), so none of them is installed here.
+  MYPY_PACKAGES="mypy==2.4.1 mypy_extensions==1.2.0 typing_extensions==4.16.0 pathspec==1.1.1 librt==0.17.0 ast_serialize==0.13.1"
+  mypy_dir="$TRAINBENCH_HOME/tools/mypy"
+  if [ "$(cat "$mypy_dir/.trainbench-packages" 2>/dev/null)" != "$MYPY_PACKAGES" ]; then
+    rm -rf "$mypy_dir"
+    if [ -n "$UV" ]; then
+      "$UV" venv -q --python python3 "$mypy_dir"
+      # shellcheck disable=SC2086
+      VIRTUAL_ENV="$mypy_dir" "$UV" pip install -q $MYPY_PACKAGES
+    else
+      python3 -m venv "$mypy_dir"
+      # shellcheck disable=SC2086
+      "$mypy_dir/bin/python" -m pip install -q $MYPY_PACKAGES
+    fi
+    printf '%s' "$MYPY_PACKAGES" >"$mypy_dir/.trainbench-packages"
+    took "mypy installed in $mypy_dir"
+  fi
 fi
 say "done in $((SECONDS - setup_start)) s"
