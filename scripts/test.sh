@@ -63,6 +63,15 @@ echo "== python: ruff check, ruff format --check (ruff.toml)"
 # launch, the profile reducer), with the PyTorch environment's Python.
 echo "== python: unit tests (pytest, tests/workers)"
 PYTHONPATH="$TRAINBENCH_HOME/tools/pytest" "$TORCH_ENV/bin/python" -m pytest -q -p no:cacheprovider tests/workers
+# The Python workers' type hints (workers/python/mypy.ini), read against the
+# PyTorch environment's packages: strict on the modules every framework's
+# worker shares, then without strict over every package there. Its cache in
+# target/, not the source tree.
+echo "== python: types (mypy: strict on harness, data, launch, protocol)"
+mypy=("$TRAINBENCH_HOME/tools/mypy/bin/python" -m mypy --config-file mypy.ini --python-executable "$TORCH_ENV/bin/python" --cache-dir "$PWD/target/test-cache/mypy")
+(cd workers/python &&
+  "${mypy[@]}" --strict trainbench_worker/harness.py trainbench_worker/data.py trainbench_worker/launch.py trainbench_worker/protocol.py &&
+  "${mypy[@]}" -p trainbench_worker -p trainbench_peers -p trainbench)
 echo "== layering"; bash scripts/check-deps.sh
 # `make run` (setup.sh without --test) installs no package that starts a
 # system service; the tests' servers come with --test only.
