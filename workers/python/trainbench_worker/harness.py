@@ -15,12 +15,12 @@ import math
 import os
 import platform
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .after import measure_breakdown, measure_profile
-from .plan_schema import check_plan
+from .plan_schema import BreakdownRule, Length, ModelConfig, ProfileRule, Spec, check_plan
 from .protocol import (
     PROTOCOL_VERSION,
     WorkerError,
@@ -38,28 +38,6 @@ if TYPE_CHECKING:
 EVAL_BATCH = 512
 ADAMW_BETAS = (0.9, 0.999)
 ADAMW_EPS = 1e-8
-
-# The plan's JSON objects whose shape the schema (plan.schema.json) gives and
-# the core crate owns: the run spec, the model's config (one shape per family)
-# and the run's length (``{"steps": N}``, ``{"epochs": N}`` or, for a
-# training script, ``"script_decides"``).
-Spec = dict[str, Any]
-ModelConfig = dict[str, Any]
-Length = dict[str, int] | str
-
-
-class BreakdownRule(TypedDict):
-    """``BreakdownRule`` in crates/core."""
-
-    divisor: int
-    min_steps: int
-    max_steps: int
-
-
-class ProfileRule(TypedDict):
-    """``ProfileRule`` in crates/core."""
-
-    steps: int
 
 
 class Plan:

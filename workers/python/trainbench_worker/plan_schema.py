@@ -16,7 +16,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 from .protocol import bad_config
 
@@ -25,6 +25,29 @@ _PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan.schema.js
 Schema = dict[str, Any]
 # Where a plan breaks its schema: (path of keys, the value, what is expected).
 Problem = tuple[tuple[str, ...], object, str]
+
+# The plan's JSON objects whose shape the schema (plan.schema.json) gives and
+# the core crate owns: the run spec, the model's config (one shape per family)
+# and the run's length (``{"steps": N}``, ``{"epochs": N}`` or, for a
+# training script, ``"script_decides"``).
+Spec = dict[str, Any]
+ModelConfig = dict[str, Any]
+Length = dict[str, int] | str
+
+
+class BreakdownRule(TypedDict):
+    """``BreakdownRule`` in crates/core."""
+
+    divisor: int
+    min_steps: int
+    max_steps: int
+
+
+class ProfileRule(TypedDict):
+    """``ProfileRule`` in crates/core."""
+
+    steps: int
+
 
 _SCHEMA: list[Schema] = []
 _TYPES: dict[str, Callable[[object], bool]] = {
