@@ -32,17 +32,23 @@ pub fn halves(largest: u32) -> Vec<i64> {
     out
 }
 
+/// A share's thread counts, each a candidate's (`None`: the framework's
+/// own choice, on a GPU).
+pub fn thread_choices(share: &FrameworkAxes) -> Vec<Option<i64>> {
+    if share.threads.is_empty() {
+        vec![None]
+    } else {
+        share.threads.iter().copied().map(Some).collect()
+    }
+}
+
 /// One framework's groups: a request per compile mode × precision, its
 /// batch to be searched; the threads each found batch runs at.
 pub fn group_requests(
     base: &SweepRequest,
     share: &FrameworkAxes,
 ) -> Vec<(SweepRequest, Vec<Option<i64>>)> {
-    let threads: Vec<Option<i64>> = if share.threads.is_empty() {
-        vec![None]
-    } else {
-        share.threads.iter().copied().map(Some).collect()
-    };
+    let threads = thread_choices(share);
     let mut out = Vec::new();
     for compile in &share.compile {
         for precision in &share.precision {

@@ -9,7 +9,7 @@ use trainbench_core::tune::method::{RoundPlan, Settings};
 use trainbench_core::tune::space::{space, Axes, FrameworkAxes, Offer};
 use trainbench_core::tune::{Budget, Objective, DEFAULT_BUDGET_S};
 
-use super::groups::{group_requests, BatchGroup, HALVES};
+use super::groups::{group_requests, thread_choices, BatchGroup, HALVES};
 use crate::error::{AppError, AppResult};
 use crate::host::Host;
 use crate::job::Rejected;
@@ -167,11 +167,7 @@ fn check_base(req: &TuneRequest) -> AppResult<(String, Settings, Budget)> {
 
 /// Every combination of one framework's share, as single-valued requests.
 fn requests_of(base: &SweepRequest, share: &FrameworkAxes) -> Vec<SweepRequest> {
-    let threads: Vec<Option<i64>> = if share.threads.is_empty() {
-        vec![None]
-    } else {
-        share.threads.iter().copied().map(Some).collect()
-    };
+    let threads = thread_choices(share);
     let mut out = Vec::new();
     for compile in &share.compile {
         for precision in &share.precision {
