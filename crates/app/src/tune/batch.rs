@@ -42,7 +42,7 @@ impl Workspace {
         if groups.is_empty() {
             return Ok(Vec::new());
         }
-        let mut searching = SweepPlan {
+        let template = SweepPlan {
             configs: Vec::new(),
             rejected: Vec::new(),
             repeats: 1,
@@ -56,94 +56,89 @@ impl Workspace {
             "the largest batch that fits, searched for {} group(s) (framework × compile × precision) before the race",
             groups.len()
         ));
+        let mut found = Vec::new();
+        // Refusals of the searches first, then of the candidates planned.
+        let (mut refused, mut later) = (Vec::new(), Vec::new());
+        let mut per_framework: Vec<Vec<Candidate>> = Vec::new();
         // One group at a time, the budget read before each: a search ends
         // at most one group's probes past its budget.
         for g in &groups {
             if shell.cancelled() {
                 return Err(crate::error::AppError::Cancelled);
             }
-            if !plan.budget.may_start(started.elapsed().as_secs_f64()) {
-                searching.rejected.push(crate::job::Rejected::combination(
+            let mut one = SweepPlan {
+                configs: vec![g.config.clone()],
+                ..template.clone()
+            };
+            if plan.budget.may_start(started.elapsed().as_secs_f64()) {
+                shell.search_batches(self, host, &mut one, sweep)?;
+            } else {
+                one.configs.clear();
+                one.rejected.push(crate::job::Rejected::combination(
                     g.config.label.clone(),
                     "batch_size",
                     "batch_size = max: not searched, the budget ran out first".into(),
                 ));
-                continue;
             }
-            let mut one = SweepPlan {
-                configs: vec![g.config.clone()],
-                rejected: Vec::new(),
-                ..searching.clone()
-            };
-            shell.search_batches(self, host, &mut one, sweep)?;
-            searching.configs.extend(one.configs);
-            searching.rejected.extend(one.rejected);
-        }
-        let mut found = Vec::new();
-        for r in &searching.rejected {
-            found.push(FoundBatch {
-                group: r.label.clone().unwrap_or_default(),
-                largest: None,
-                refused: Some(r.message.clone()),
-            });
-        }
-        plan.unsupported.extend(searching.rejected);
-        let mut per_framework: Vec<Vec<Candidate>> = Vec::new();
-        for cfg in searching.configs {
-            let Some(group) = groups
-                .iter()
-                .find(|g| Some(&g.config.label) == cfg.searched.as_ref())
-            else {
-                continue;
-            };
-            let largest = u32::try_from(cfg.spec.spec.batch_size).unwrap_or(u32::MAX);
-            found.push(FoundBatch {
-                group: group.config.label.clone(),
-                largest: Some(largest),
-                refused: None,
-            });
-            let list = self.candidates_at(host, plan, group, largest)?;
-            match per_framework
-                .iter_mut()
-                .find(|l| l.first().map(|c| &c.request.framework) == Some(&group.request.framework))
-            {
-                Some(l) => l.extend(list),
-                None => per_framework.push(list),
+            for r in one.rejected {
+                found.push(FoundBatch {
+                    group: g.config.label.clone(),
+                    largest: None,
+                    refused: Some(r.message.clone()),
+                });
+                refused.push(r);
+            }
+            for cfg in one.configs {
+                let largest = u32::try_from(cfg.spec.spec.batch_size).unwrap_or(u32::MAX);
+                found.push(FoundBatch {
+                    group: g.config.label.clone(),
+                    largest: Some(largest),
+                    refused: None,
+                });
+                let list = candidates_at(host, &mut later, g, largest)?;
+                match per_framework
+                    .iter_mut()
+                    .find(|l| l.first().map(|c| &c.request.framework) == Some(&g.request.framework))
+                {
+                    Some(l) => l.extend(list),
+                    None => per_framework.push(list),
+                }
             }
         }
+        plan.unsupported.extend(refused);
+        plan.unsupported.extend(later);
         plan.candidates = super::plan::round_robin(per_framework);
-        found.sort_by_key(|f| groups.iter().position(|g| g.config.label == f.group));
         Ok(found)
     }
+}
 
-    /// A group's candidates at the batch found and its halves, at every
-    /// thread count, each planned as `trainbench run` plans it.
-    fn candidates_at(
-        &self,
-        host: &Host,
-        plan: &mut TunePlan,
-        group: &BatchGroup,
-        largest: u32,
-    ) -> AppResult<Vec<Candidate>> {
-        let mut out = Vec::new();
-        for batch in halves(largest) {
-            for t in &group.threads {
-                let request = SweepRequest {
-                    batch_size: vec![batch],
-                    batch_max: false,
-                    batch_cap: None,
-                    batch_from: None,
-                    threads: t.iter().copied().collect(),
-                    ..group.request.clone()
-                };
-                let planned = plan_request(&request, host)?;
-                plan.unsupported.extend(planned.rejected);
-                out.extend(planned.configs.into_iter().map(|config| Candidate {
-                    config,
-                    request: request.clone(),
-                }));
-            }
+/// A group's candidates at the batch found and its halves, at every
+/// thread count, each planned as `trainbench run` plans it; combinations
+/// refused join `refused`.
+fn candidates_at(
+    host: &Host,
+    refused: &mut Vec<crate::job::Rejected>,
+    group: &BatchGroup,
+    largest: u32,
+) -> AppResult<Vec<Candidate>> {
+    let mut out = Vec::new();
+    for batch in halves(largest) {
+        for t in &group.threads {
+            let request = SweepRequest {
+                batch_size: vec![batch],
+                batch_max: false,
+                batch_cap: None,
+                batch_from: None,
+                threads: t.iter().copied().collect(),
+                ..group.request.clone()
+            };
+            let planned = plan_request(&request, host)?;
+            refused.extend(planned.rejected);
+            out.extend(planned.configs.into_iter().map(|config| Candidate {
+                config,
+                request: request.clone(),
+            }));
         }
-        Ok(out)
     }
+    Ok(out)
 }
