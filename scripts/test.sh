@@ -15,6 +15,13 @@ export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # training step on this CPU in 10–100 s. Time to first step in the tests is
 # therefore not a cold compilation's; no test asserts on it (TESTING.md).
 export JAX_COMPILATION_CACHE_DIR="$PWD/target/test-cache/jax"
+# JAX's random numbers as before JAX 0.5 made its "partitionable" threefry
+# the default: on this CPU XLA compiles a model's jitted initialisation
+# (hundreds of random draws) in about 11 s with it and in under 1 s
+# without. The draws differ, not their distribution; the tests' runs show
+# the setting among the variables the worker saw. A person's runs keep
+# JAX's default (docs/build-times.md).
+export JAX_THREEFRY_PARTITIONABLE=0
 start=$SECONDS
 # CI builds once from a clean clone: cargo's incremental caches (several GB)
 # would only fill its disk.

@@ -156,21 +156,45 @@ def main(argv=None):
             e.emit()
         else:
             print(f"trainbench_worker: {e.message}", file=sys.stderr)
-        sys.stdout.flush()
         if os.environ.get("WORLD_SIZE"):
             # A failed rank leaves at once: its peers' collectives must not hold it.
-            os._exit(e.exit_code)
+            _leave(e.exit_code)
+        _leave(e.exit_code, unless_children=True)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
-    sys.stdout.flush()
     if os.environ.get("WORLD_SIZE") and args.command == "train":
         # A rank that finished leaves without the interpreter's teardown of
         # torch.distributed's threads, which can fail after `done` was said
         # and turn a finished run into a failed launcher exit.
-        protocol.flush()
-        sys.stderr.flush()
-        os._exit(0)
+        _leave(0)
+    _leave(0, unless_children=True)
+
+
+def _leave(code: int, unless_children: bool = False) -> None:
+    """Everything said is flushed, then the process ends without the
+    interpreter's teardown of the framework: that comes after the worker's
+    last word and only keeps the studio waiting (1.4 s for TensorFlow, 1.1 s
+    for PyTorch, 0.5 s for JAX on the CPU). With ``unless_children`` it
+    returns instead while the worker still has child processes (a data
+    loader's, a compiler's pool): the teardown is what stops them, and they
+    hold the studio's end of stdout until they stop."""
+    protocol.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if unless_children and _has_children():
+        return
+    os._exit(code)
+
+
+def _has_children() -> bool:
+    """Whether any thread of this process has a live child (Linux's
+    /proc/PID/task/TID/children; without it, assumed so)."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+        return any(open(f"/proc/self/task/{t}/children").read().strip() for t in tasks)
+    except OSError:
+        return True
 
 
 if __name__ == "__main__":
