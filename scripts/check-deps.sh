@@ -15,15 +15,18 @@ ROWS = {
     "trainbench-runner": 2,
     "trainbench-remote": 3,
     "trainbench-app": 4,
-    "trainbench-cli": 5, "trainbench-studio": 5,
+    "trainbench-gpu-session": 5,
+    "trainbench-cli": 6, "trainbench-studio": 6,
 }
 SHELLS = {"trainbench-cli", "trainbench-studio"}
-SHELL_MAY_USE = {"trainbench-app", "trainbench-core"}
+# The GPU session is a use case above the application layer (the CLI only).
+SHELL_MAY_USE = {"trainbench-app", "trainbench-core", "trainbench-gpu-session"}
 PURE = {"tauri", "tauri-build", "tauri-specta", "tauri-plugin-dialog", "tch", "torch-sys",
         "nvml-wrapper", "rusqlite", "libsqlite3-sys", "tokio"}
 NO_GUI_OR_LIBTORCH = {"tauri", "tauri-build", "tauri-specta", "tauri-plugin-dialog", "tch", "torch-sys"}
 FORBIDDEN = {"trainbench-core": PURE, "trainbench-report": PURE, "trainbench-app": NO_GUI_OR_LIBTORCH,
-             "trainbench-remote": NO_GUI_OR_LIBTORCH}
+             "trainbench-remote": NO_GUI_OR_LIBTORCH,
+             "trainbench-gpu-session": NO_GUI_OR_LIBTORCH}
 meta = json.load(sys.stdin)
 problems = []
 seen = set()

@@ -34,9 +34,10 @@
 //! - [`query`]: one read-only SQL statement over the store's documented
 //!   views, bounded in rows and time, as CSV or JSON.
 //! - [`explain`]: two runs' step breakdowns turned into the gap part by part.
-//! - [`gpu_check`]: the GPU acceptance suite (plan, checks, report);
-//!   [`gpu_session`]: the most valuable GPU measurements within a time
-//!   budget, with peers, and their results folded into the docs.
+//! - [`gpu_check`]: the GPU acceptance suite (plan, checks, report). The
+//!   GPU session (the most valuable GPU measurements within a time budget,
+//!   with peers) is a crate of its own above this one,
+//!   `trainbench-gpu-session`.
 //! - [`job`]: the job types the use cases share (a leaf module); [`remote`]:
 //!   hosts over ssh, from `trainbench-remote`.
 //! - [`settings`]: the settings file both front ends read, and which
@@ -56,7 +57,6 @@ pub mod frameworks;
 pub mod gate;
 pub mod glossary;
 pub mod gpu_check;
-pub mod gpu_session;
 pub mod host;
 pub mod job;
 pub mod live;

@@ -1,5 +1,5 @@
 //! `trainbench gpu-session`: the most valuable GPU measurements within a
-//! time budget, with peers on the same GPU (`trainbench_app::gpu_session`),
+//! time budget, with peers on the same GPU (`trainbench_gpu_session`),
 //! each step said on stderr; `trainbench gpu-session fold DIR` folds an
 //! output folder into docs/gpu-results.md and imports its session. Without
 //! a GPU it says so and exits 3, unless `--rehearse` (small models, CPU).
@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use serde_json::json;
-use trainbench_app::gpu_session::{self, fold, Prepared, SessionRequest, Status};
 use trainbench_app::Host;
+use trainbench_gpu_session::{self as gpu_session, fold, Prepared, SessionRequest, Status};
 
 use crate::error::CliError;
 use crate::gpu_check::EXIT_NO_GPU;

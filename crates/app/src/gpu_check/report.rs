@@ -76,7 +76,7 @@ const CHECK_LEGEND: &str = "done = completed; alloc = framework allocator peak; 
 
 /// The PDF's sections ahead of the comparison: verdicts, figures, and the
 /// evidence of every failure and note.
-pub(crate) fn sections(
+pub fn sections(
     gpus: &[GpuInfo],
     skipped: &[String],
     details: &[RunDetail],

@@ -1,22 +1,31 @@
 //! A GPU session: the measurements that matter most, in order of value,
 //! within a time budget, in one command — for machines lent for minutes.
-//! [`items::plan`] lists them (studio runs, each followed by a peer: a plain
-//! timm or Hugging Face loop on the same GPU, batch and precision);
-//! [`run::run`] checks the clock before each item, skips what would not fit
-//! in what is left, stops what is still running when the budget ends, and
-//! rewrites its outputs after every item, so a session cut short still
-//! leaves them ([`write`]); [`fold`] turns an output folder into rows of
-//! docs/gpu-results.md. `rehearse` runs the same plan with small models on
-//! the CPU, as CI does.
+//! `rehearse` runs the same plan with small models on the CPU, as CI does.
+//! This crate sits above `trainbench-app` and uses it as a shell does; the
+//! CLI's `gpu-session` command and the kit's `run.sh` call it.
+//!
+//! - [`items`]: the plan (studio runs, each followed by a peer: a plain timm
+//!   or Hugging Face loop on the same GPU, batch and precision); [`pace`]:
+//!   its sizes on a GPU and in the rehearsal; [`order`]: what was never
+//!   measured on this GPU first.
+//! - [`run`]: checks the clock before each item, skips what would not fit in
+//!   what is left, stops what is still running when the budget ends;
+//!   [`peer`]: a peer's process and its figures; [`twins`]: each run
+//!   projected to the other GPU of the pair.
+//! - [`write`]: the outputs, rewritten after every item, so a session cut
+//!   short still leaves them; [`result`]: an item's result as stored there;
+//!   [`files`]: their names.
+//! - [`fold`]: an output folder turned into rows of docs/gpu-results.md;
+//!   [`doc`]: that Markdown, read and written with one escaping function.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use trainbench_probe::GpuInfo;
 
-use crate::error::{AppError, AppResult};
-use crate::host::Host;
-use crate::{frameworks, now_unix_ms, utc_text};
+use trainbench_app::error::{AppError, AppResult};
+use trainbench_app::host::Host;
+use trainbench_app::{frameworks, now_unix_ms, utc_text};
 
 pub mod doc;
 pub mod files;

@@ -19,11 +19,11 @@ use trainbench_report::pdf::Section;
 use super::items::{Item, Kind, What};
 use super::result::{ItemResult, Status};
 use super::Session;
-use crate::error::AppResult;
-use crate::gpu_check::report;
-use crate::reports::{write_file, Selected};
-use crate::workspace::{SessionRef, Workspace};
-use crate::{hostname, GIT_REVISION, VERSION};
+use trainbench_app::error::AppResult;
+use trainbench_app::gpu_check::report;
+use trainbench_app::reports::{write_file, Selected};
+use trainbench_app::workspace::{SessionRef, Workspace};
+use trainbench_app::{hostname, GIT_REVISION, VERSION};
 
 pub use super::files::{CHECKS_JSON, REPORT_PDF, RESULTS_JSON, RESULTS_MD, SESSION_FILE};
 
@@ -334,11 +334,11 @@ fn items_section(s: &Session, results: &[ItemResult]) -> Section {
 
 /// The worker command of the session's `kind` environment: its interpreter
 /// and the studio's Python package folder (which holds `trainbench_peers`).
-fn python_of(s: &Session, kind: Kind) -> Result<crate::WorkerCommand, String> {
+fn python_of(s: &Session, kind: Kind) -> Result<trainbench_app::WorkerCommand, String> {
     let fw = s
         .framework(kind)
         .ok_or_else(|| format!("{} is not installed here", kind.as_str()))?;
-    crate::sweep::resolve_framework(fw)
+    trainbench_app::sweep::resolve_framework(fw)
         .map(|(_, _, worker)| worker)
         .map_err(|r| r.message)
 }

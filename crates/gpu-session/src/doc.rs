@@ -14,7 +14,7 @@ use std::path::Path;
 use serde_json::Value;
 use trainbench_files::{read_bounded, FileError};
 
-use crate::error::{AppError, AppResult};
+use trainbench_app::error::{AppError, AppResult};
 
 /// results.json of one session: a few hundred kilobytes in practice.
 pub const MAX_RESULTS_BYTES: u64 = 16 << 20;

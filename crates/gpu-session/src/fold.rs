@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use super::doc::{self, cell, number, row, text, MAX_DOC_BYTES};
 use super::files::{RESULTS_JSON, SESSION_FILE};
-use crate::error::{AppError, AppResult};
-use crate::reports::{write_file, Imported};
-use crate::workspace::Workspace;
+use trainbench_app::error::{AppError, AppResult};
+use trainbench_app::reports::{write_file, Imported};
+use trainbench_app::workspace::Workspace;
 use trainbench_core::session::MAX_SESSION_FILE_BYTES;
 
 /// What folding did.

@@ -12,12 +12,12 @@ use trainbench_runner::{Progress, RunnerOptions};
 use super::items::{Batch, Item, What};
 use super::result::{batch_of, ItemResult, Status};
 use super::{write, Session};
-use crate::batch_words::Narrated;
-use crate::error::AppResult;
-use crate::execute;
-use crate::host::Host;
-use crate::sweep::{plan_sweep, SweepRequest};
-use crate::workspace::Workspace;
+use trainbench_app::batch_words::Narrated;
+use trainbench_app::error::AppResult;
+use trainbench_app::execute;
+use trainbench_app::host::Host;
+use trainbench_app::sweep::{plan_sweep, SweepRequest};
+use trainbench_app::workspace::Workspace;
 
 /// What the session did and wrote.
 #[derive(Debug, Clone)]

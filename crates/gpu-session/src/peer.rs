@@ -140,9 +140,9 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    use crate::execute;
-    use crate::gpu_session::items::plan;
-    use crate::gpu_session::result::Status;
+    use crate::items::plan;
+    use crate::result::Status;
+    use trainbench_app::execute;
 
     /// A ratio only between two items that ran at the same batch; a failed
     /// item gets no note beside its own reason, and a note says batches as

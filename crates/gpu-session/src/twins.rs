@@ -1,5 +1,5 @@
 //! H100 against H200: every studio run of a session on one is projected to
-//! the other (`crate::projection`), and a session measured on the other
+//! the other (`trainbench_app::projection`), and a session measured on the other
 //! checks those projections — the projection's error on real GPUs, which
 //! `fold --against` writes into docs/gpu-results.md. In a rehearsal each run
 //! is projected to two threads of the same CPU, so the path is exercised.
@@ -10,8 +10,8 @@ use trainbench_core::reference::gpu_peak_for;
 use super::result::ProjectedTo;
 use super::result::{ItemResult, Status};
 use super::Session;
-use crate::projection::{project as project_run, Target};
-use crate::workspace::Workspace;
+use trainbench_app::projection::{project as project_run, Target};
+use trainbench_app::workspace::Workspace;
 
 /// The GPU kinds this project's machines come in: each session projects to
 /// the one it is not on.
