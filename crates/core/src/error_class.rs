@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Why a run ended in error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
     /// The device ran out of memory.

@@ -7,7 +7,8 @@
 //! - [`models`]: the model catalogue (ViT, ResNet, BERT and small CPU variants) with
 //!   analytical parameter counts and FLOPs per training sample. Workers build the
 //!   real networks; their tensor-derived counts must equal these.
-//! - [`protocol`]: the JSON-lines events a worker prints (see `docs/protocol.md`).
+//! - [`protocol`]: the JSON-lines events a worker prints (see `docs/protocol.md`);
+//!   [`events_schema`]: their JSON Schema, committed beside the workers.
 //! - [`stats`]: medians, confidence intervals and the warm-up rule behind every
 //!   throughput the studio shows.
 //! - [`breakdown`]: where a step's time goes (data, forward, backward,
@@ -63,6 +64,7 @@ pub mod compare;
 pub mod downsample;
 pub mod error;
 pub mod error_class;
+pub mod events_schema;
 pub mod framework;
 pub mod gate;
 pub mod models;

@@ -5,6 +5,7 @@
 //! Timestamps named `*_ns` are CLOCK_MONOTONIC nanoseconds, comparable between
 //! processes on one machine (so the runner can line them up with telemetry).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::error_class::ErrorClass;
@@ -12,7 +13,7 @@ pub use crate::error_class::ErrorClass;
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// One device a worker sees or uses.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DeviceInfo {
     /// `cpu` or `cuda:N`.
     pub id: String,
@@ -21,7 +22,7 @@ pub struct DeviceInfo {
 }
 
 /// Where a data set's samples come from and how they are split.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DataInfo {
     pub source: String,
     pub path: Option<String>,
@@ -45,7 +46,9 @@ pub struct DataInfo {
 
 /// A part of a training step that a worker times on its own in the step
 /// breakdown (after the timed part; see [`StepTimings`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum StepPhase {
@@ -82,7 +85,7 @@ impl StepPhase {
 }
 
 /// One phase's time in each measured step, seconds, in step order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PhaseSeries {
     pub phase: StepPhase,
@@ -94,7 +97,7 @@ pub struct PhaseSeries {
 /// many whole steps timed the same way (synchronised, unsplit), so that the
 /// split's own cost shows as the difference. The timed windows are never
 /// touched. `core::breakdown` turns this into the figures shown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct StepTimings {
     /// Whole steps (batch preparation included), each between two
@@ -122,7 +125,9 @@ impl StepTimings {
 }
 
 /// What an operator's time is spent on (the operator profile's categories).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum OpCategory {
@@ -168,7 +173,7 @@ impl OpCategory {
 }
 
 /// One operator's (or kernel's) self time over the profiled steps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct OpTime {
     pub name: String,
@@ -179,7 +184,7 @@ pub struct OpTime {
 }
 
 /// A category's self time summed over the profiled steps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct CategoryTime {
     pub category: OpCategory,
@@ -187,7 +192,7 @@ pub struct CategoryTime {
 }
 
 /// The operators the profile does not list one by one.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct OtherOps {
     pub count: u64,
@@ -195,7 +200,7 @@ pub struct OtherOps {
 }
 
 /// Which timeline a profile's self times come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum ProfileTimeline {
@@ -209,7 +214,7 @@ pub enum ProfileTimeline {
 /// the breakdown under the framework's own profiler, its trace reduced to
 /// self time per operator and per category. `not_measured` says why there
 /// is none (the other fields are then empty).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct OperatorProfile {
     /// The profiler and framework version.
@@ -264,7 +269,7 @@ impl OperatorProfile {
 
 /// How often the training step was compiled again after step 1, as the
 /// framework counts it (torch.compile's recompiles, `tf.function` retraces).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct CompileCount {
     /// Compilations of the training step after the first step.
@@ -274,7 +279,7 @@ pub struct CompileCount {
 }
 
 /// Everything a worker says, one line each.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[expect(
     clippy::large_enum_variant,
