@@ -81,8 +81,12 @@ export const commands = {
 	 *  run queue; a cancel there stops it on the host.
 	 */
 	attachRun: (runId: number) => typedError<null, ApiError>(__TAURI_INVOKE("attach_run", { runId })),
-	/**  The run beside the published results of its model family, closest first. */
-	vsRecord: (runId: number) => typedError<Against[], ApiError>(__TAURI_INVOKE("vs_record", { runId })),
+	/**
+	 *  The run beside the published results of its model family, closest
+	 *  first, where that means something (or `beside_record`: anyway); else why
+	 *  it is not placed.
+	 */
+	vsRecord: (runId: number, besideRecord: boolean) => typedError<RecordPlacement, ApiError>(__TAURI_INVOKE("vs_record", { runId, besideRecord })),
 	/**  The GPUs a run can be projected to (the peak table's names). */
 	projectionTargets: () => typedError<string[], ApiError>(__TAURI_INVOKE("projection_targets")),
 	/**
@@ -1275,6 +1279,21 @@ export type QueueEntry = {
 	status: RunStatus | null,
 	step: number,
 	total_steps: number | null,
+};
+
+/**  A run beside the published record, or why it is not placed there. */
+export type RecordPlacement = {
+	/**
+	 *  The published results of its model family, closest first; empty
+	 *  when it is not placed (or its family has none).
+	 */
+	against: Against[],
+	/**
+	 *  Why it is not placed: it trained on the CPU, or its model is far
+	 *  smaller than every published model of its family. `null` when it is
+	 *  placed, and when a person asked for it anyway.
+	 */
+	not_placed: string | null,
 };
 
 /**

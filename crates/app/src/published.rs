@@ -5,7 +5,8 @@
 use serde::Serialize;
 use trainbench_core::published::percent;
 use trainbench_core::published::{
-    against, implied, judge, published, Against, Implied, Plausibility, Published, RunFigures,
+    against, implied, judge, published, why_not_placed, Against, Implied, Plausibility, Published,
+    RunFigures,
 };
 use trainbench_core::record::RunDetail;
 use trainbench_report::pdf::Section;
@@ -69,13 +70,54 @@ pub fn beside_record(d: &RunDetail) -> Vec<Against> {
     })
 }
 
+/// A run beside the published record, or why it is not placed there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RecordPlacement {
+    /// The published results of its model family, closest first; empty
+    /// when it is not placed (or its family has none).
+    pub against: Vec<Against>,
+    /// Why it is not placed: it trained on the CPU, or its model is far
+    /// smaller than every published model of its family. `null` when it is
+    /// placed, and when a person asked for it anyway.
+    pub not_placed: Option<String>,
+}
+
+/// [`beside_record`] where the comparison means something (a GPU run of a
+/// model near the published sizes of its family) or `asked` says place it
+/// anyway; else why not (`core::published::why_not_placed`).
+pub fn placement(d: &RunDetail, asked: bool) -> RecordPlacement {
+    let why = (!asked)
+        .then(|| {
+            why_not_placed(
+                &d.row.model,
+                d.row.param_count,
+                d.row.measured_on.gpu.as_deref(),
+            )
+        })
+        .flatten();
+    match why {
+        Some(why) => RecordPlacement {
+            against: Vec::new(),
+            not_placed: Some(why),
+        },
+        None => RecordPlacement {
+            against: beside_record(d),
+            not_placed: None,
+        },
+    }
+}
+
 /// The PDF's section placing each compared run beside its closest
-/// published result; `None` when no run has one.
-pub fn record_section(runs: &[RunDetail]) -> Option<Section> {
-    let rows: Vec<Vec<String>> = runs
+/// published result (each run placed as [`placement`] decides); where none
+/// is placed, a section that says once why; `None` when nothing is to say.
+pub fn record_section(runs: &[RunDetail], asked: bool) -> Option<Section> {
+    let placed: Vec<(&RunDetail, RecordPlacement)> =
+        runs.iter().map(|d| (d, placement(d, asked))).collect();
+    let rows: Vec<Vec<String>> = placed
         .iter()
-        .filter_map(|d| {
-            let a = beside_record(d).into_iter().next()?;
+        .filter_map(|(d, p)| {
+            let a = p.against.first()?;
             let r = &a.reference;
             Some(vec![
                 format!("#{}", d.row.id),
@@ -92,11 +134,35 @@ pub fn record_section(runs: &[RunDetail]) -> Option<Section> {
             ])
         })
         .collect();
-    (!rows.is_empty()).then(|| Section {
+    if rows.is_empty() {
+        return not_placed_section(placed.iter().filter_map(|(_, p)| p.not_placed.as_deref()));
+    }
+    Some(Section {
         heading: "Beside the published record".into(),
         text: "Each run's achieved FLOP/s per device (steady throughput × the studio's FLOPs per sample) as a share of the closest published result of its model family, counted with the studio's FLOPs of that result's model; every difference is listed. `trainbench published` lists the results with their sources and the MFU each implies.".into(),
         headers: ["Run", "Published result (source, date)", "Share", "Differs"].map(String::from).to_vec(),
         widths: vec![30.0, 215.0, 45.0, 210.0],
         rows,
+    })
+}
+
+/// "Beside the published record" for runs none of which is placed: each
+/// distinct reason once, and how to place them anyway.
+fn not_placed_section<'a>(reasons: impl Iterator<Item = &'a str>) -> Option<Section> {
+    let mut distinct: Vec<&str> = Vec::new();
+    for r in reasons {
+        if !distinct.contains(&r) {
+            distinct.push(r);
+        }
+    }
+    (!distinct.is_empty()).then(|| Section {
+        heading: "Beside the published record".into(),
+        text: format!(
+            "Not placed: {}. (`--beside-record` places the runs anyway; `trainbench published` lists the results.)",
+            distinct.join("; ")
+        ),
+        headers: Vec::new(),
+        widths: Vec::new(),
+        rows: Vec::new(),
     })
 }

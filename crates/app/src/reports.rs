@@ -177,7 +177,7 @@ impl Workspace {
         // Every report places its runs beside the published record, and
         // projects them to an H100, after its own findings.
         let mut context = Vec::new();
-        context.extend(crate::published::record_section(&sel.loaded.runs));
+        context.extend(crate::published::record_section(&sel.loaded.runs, false));
         context.extend(crate::projection::projection_section(
             self,
             &sel.loaded.runs,

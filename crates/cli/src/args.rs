@@ -116,6 +116,11 @@ pub enum Command {
     Show {
         /// The run's id (as `trainbench runs` lists them).
         id: String,
+        /// Place the run beside the published record even where that says
+        /// little: a CPU run, or a model far smaller than every published
+        /// model of its family (by default such a run says why it is not).
+        #[arg(long)]
+        beside_record: bool,
         /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
@@ -131,6 +136,11 @@ pub enum Command {
         /// One entry per configuration (its repeats together) instead of per run.
         #[arg(long)]
         by_config: bool,
+        /// Place the run beside the published record even where that says
+        /// little: a CPU run, or a model far smaller than every published
+        /// model of its family (by default such a run says why it is not).
+        #[arg(long)]
+        beside_record: bool,
         /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,

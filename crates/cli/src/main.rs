@@ -159,13 +159,18 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
         Command::Glossary { term, json } => models_cmd::glossary(term.as_deref(), json),
         Command::Runs { json } => runs_cmd::runs(&at, json),
         Command::Rerun(a) => rerun_cmd::rerun(&db, *a),
-        Command::Show { id, json } => runs_cmd::show(&db, id, json),
+        Command::Show {
+            id,
+            beside_record,
+            json,
+        } => runs_cmd::show(&db, id, beside_record, json),
         Command::Compare {
             ids,
             baseline,
             by_config,
+            beside_record,
             json,
-        } => runs_cmd::compare(&db, &ids, baseline, by_config, json),
+        } => runs_cmd::compare(&db, &ids, baseline, by_config, beside_record, json),
         Command::Explain {
             a,
             b,

@@ -86,10 +86,10 @@ pub(crate) fn write_runs_json<W: Write>(
 
 /// `show ID --json`'s document: the run's detail, its flat row, its batch
 /// search, the published results beside it and its model file.
-pub fn show_json(ws: &Workspace, id: i64) -> Result<Value, CliError> {
+pub fn show_json(ws: &Workspace, id: i64, beside_record: bool) -> Result<Value, CliError> {
     let detail = ws.run_detail(id)?;
     let search = ws.batch_search_of_run(id)?;
-    let record = trainbench_app::published::beside_record(&detail);
+    let record = trainbench_app::published::placement(&detail, beside_record);
     let model_file = ws.model_file_of(&detail)?;
     let mut v = serde_json::to_value(&detail).map_err(|e| CliError::Failed(e.to_string()))?;
     if let (Some(obj), Value::Object(flat)) = (v.as_object_mut(), run_json(&detail.row)) {
@@ -97,22 +97,28 @@ pub fn show_json(ws: &Workspace, id: i64) -> Result<Value, CliError> {
             obj.insert(k, val);
         }
         obj.insert("batch_search".into(), json!(search));
-        obj.insert("vs_record".into(), json!(record));
+        obj.insert("vs_record".into(), json!(record.against));
+        obj.insert("vs_record_not_placed".into(), json!(record.not_placed));
         obj.insert("model_file".into(), json!(model_file));
     }
     Ok(v)
 }
 
-pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError> {
+pub fn show(
+    db: &Path,
+    id: String,
+    beside_record: bool,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
     let ws = open_workspace(db)?;
     let id = parse_ids(&[id])?[0];
     if json_out {
-        println!("{}", show_json(&ws, id)?);
+        println!("{}", show_json(&ws, id, beside_record)?);
         return Ok(ExitCode::SUCCESS);
     }
     let detail = ws.run_detail(id)?;
     let search = ws.batch_search_of_run(id)?;
-    let record = trainbench_app::published::beside_record(&detail);
+    let record = trainbench_app::published::placement(&detail, beside_record);
     let model_file = ws.model_file_of(&detail)?;
     print_show(&detail);
     if let Some(f) = &model_file {
@@ -135,11 +141,13 @@ pub fn show(db: &Path, id: String, json_out: bool) -> Result<ExitCode, CliError>
 
 /// The runs compared (`--by-config`: repeats grouped; `baseline`: the run
 /// the others are measured against), each beside its closest published
-/// result.
+/// result where that means something.
 pub struct Compared {
     pub rows: Vec<RunRow>,
     pub comparison: Comparison,
     pub record: Vec<(i64, Against)>,
+    /// Why runs were not placed beside the record, each reason once.
+    pub not_placed: Vec<String>,
 }
 
 impl Compared {
@@ -148,6 +156,7 @@ impl Compared {
         ids: &[i64],
         baseline: Option<i64>,
         by_config: bool,
+        beside_record: bool,
     ) -> Result<Compared, CliError> {
         let rows = ws.runs_by_id(ids)?;
         let grouping = if by_config {
@@ -156,20 +165,23 @@ impl Compared {
             Grouping::Runs
         };
         let comparison = compare_rows(&rows, grouping, baseline)?;
-        let record = ids
-            .iter()
-            .filter_map(|id| {
-                let d = ws.run_detail(*id).ok()?;
-                let a = trainbench_app::published::beside_record(&d)
-                    .into_iter()
-                    .next()?;
-                Some((*id, a))
-            })
-            .collect();
+        let mut record = Vec::new();
+        let mut not_placed: Vec<String> = Vec::new();
+        for id in ids {
+            let Ok(d) = ws.run_detail(*id) else { continue };
+            let p = trainbench_app::published::placement(&d, beside_record);
+            if let Some(a) = p.against.into_iter().next() {
+                record.push((*id, a));
+            }
+            if let Some(why) = p.not_placed.filter(|w| !not_placed.contains(w)) {
+                not_placed.push(why);
+            }
+        }
         Ok(Compared {
             rows,
             comparison,
             record,
+            not_placed,
         })
     }
 
@@ -185,6 +197,7 @@ impl Compared {
                     .map(|(id, a)| json!({"run": id, "closest": a}))
                     .collect::<Vec<_>>()),
             );
+            obj.insert("vs_record_not_placed".into(), json!(self.not_placed));
         }
         v
     }
@@ -195,10 +208,11 @@ pub fn compare(
     ids: &[String],
     baseline: Option<i64>,
     by_config: bool,
+    beside_record: bool,
     json_out: bool,
 ) -> Result<ExitCode, CliError> {
     let ws = open_workspace(db)?;
-    let c = Compared::load(&ws, &parse_ids(ids)?, baseline, by_config)?;
+    let c = Compared::load(&ws, &parse_ids(ids)?, baseline, by_config, beside_record)?;
     if json_out {
         println!("{}", c.to_json());
     } else {
@@ -211,6 +225,7 @@ pub fn compare(
                 println!("  #{id}: {}", a.text);
             }
         }
+        output::print_not_placed(&c.not_placed);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -46,8 +46,11 @@ fn published_results_are_listed_with_their_implied_mfu_and_verdicts() {
     );
 }
 
+/// A CPU run is not set beside the published record (every published result
+/// is a GPU training): `show`, `compare` and the PDF say once why, and
+/// `--beside-record` places it anyway, with every difference listed.
 #[test]
-fn a_cpu_run_is_shown_beside_the_record_in_show_and_the_pdf() {
+fn a_cpu_run_says_why_it_is_not_beside_the_record_unless_asked() {
     let scratch = Scratch::new("published-run");
     let (out, v) = output_json(trainbench(&scratch.0).args([
         "run",
@@ -70,8 +73,37 @@ fn a_cpu_run_is_shown_beside_the_record_in_show_and_the_pdf() {
         .iter()
         .map(|r| r["id"].to_string())
         .collect();
+    let cpu =
+        "it trained on the CPU, and every published result of its model family is a GPU training";
     let (out, shown) = output_json(trainbench(&scratch.0).args(["show", &ids[0], "--json"]));
     assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(shown["vs_record"], serde_json::json!([]), "{shown}");
+    assert!(
+        shown["vs_record_not_placed"]
+            .as_str()
+            .unwrap()
+            .starts_with(cpu),
+        "{shown}"
+    );
+    let out = trainbench(&scratch.0)
+        .args(["show", &ids[0]])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!("vs the record:     not placed: {cpu}")),
+        "{said}"
+    );
+    assert!(
+        said.contains("(`--beside-record` places it anyway)"),
+        "{said}"
+    );
+
+    // Asked for: placed, with the differences that make it say little.
+    let (out, shown) =
+        output_json(trainbench(&scratch.0).args(["show", &ids[0], "--beside-record", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(shown["vs_record_not_placed"], serde_json::Value::Null);
     let record = shown["vs_record"].as_array().unwrap();
     assert!(!record.is_empty(), "{shown}");
     let first = &record[0];
@@ -94,18 +126,17 @@ fn a_cpu_run_is_shown_beside_the_record_in_show_and_the_pdf() {
             .any(|d| d.starts_with("model (resnet_mini against ResNet-50")),
         "{differs:?}"
     );
-    let out = trainbench(&scratch.0)
-        .args(["show", &ids[0]])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("vs the record:"),
-        "{}",
-        text(&out)
-    );
 
+    // Two CPU runs compared: the reason once, no fractions.
     let out = trainbench(&scratch.0)
         .args(["compare", &ids[0], &ids[1]])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(said.matches("not placed: ").count(), 1, "{said}");
+    assert!(!said.contains(&format!("#{}: ", ids[1])), "{said}");
+    let out = trainbench(&scratch.0)
+        .args(["compare", &ids[0], &ids[1], "--beside-record"])
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
@@ -122,12 +153,18 @@ fn a_cpu_run_is_shown_beside_the_record_in_show_and_the_pdf() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     let words = Command::new("pdftotext")
+        .args(["-raw"])
         .arg(&pdf)
         .arg("-")
         .output()
         .unwrap();
-    let words = String::from_utf8_lossy(&words.stdout);
+    let words = String::from_utf8_lossy(&words.stdout).replace('\n', " ");
     assert!(words.contains("Beside the published record"), "{words}");
+    assert!(
+        words.contains("Not placed: it trained on the CPU"),
+        "{words}"
+    );
+    assert!(!words.contains("% of MXNet"), "{words}");
 }
 
 #[test]

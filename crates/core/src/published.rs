@@ -290,7 +290,9 @@ pub fn plausibility(implied: &[Implied]) -> Plausibility {
 }
 
 mod against;
+mod placed;
 pub use against::{against, percent, Against, RunFigures};
+pub use placed::{why_not_placed, SMALLEST_SHARE};
 
 #[cfg(test)]
 mod tests;

@@ -5,19 +5,24 @@
 
 use tauri::State;
 use trainbench_app::projection::{project, Projected, Target};
-use trainbench_app::published::beside_record;
-use trainbench_core::published::Against;
+use trainbench_app::published::{placement, RecordPlacement};
 use trainbench_core::reference::gpu_peaks;
 
 use crate::error::ApiResult;
 use crate::Studio;
 
-/// The run beside the published results of its model family, closest first.
+/// The run beside the published results of its model family, closest
+/// first, where that means something (or `beside_record`: anyway); else why
+/// it is not placed.
 #[tauri::command]
 #[specta::specta]
-pub fn vs_record(studio: State<'_, Studio>, run_id: i64) -> ApiResult<Vec<Against>> {
+pub fn vs_record(
+    studio: State<'_, Studio>,
+    run_id: i64,
+    beside_record: bool,
+) -> ApiResult<RecordPlacement> {
     let detail = studio.with(|w| w.run_detail(run_id))?;
-    Ok(beside_record(&detail))
+    Ok(placement(&detail, beside_record))
 }
 
 /// The GPUs a run can be projected to (the peak table's names).

@@ -2,7 +2,7 @@
 // and projected to hardware it did not run on ("what if"). Every projected
 // figure is a band and says so; measurements are never mixed in.
 import { useEffect, useState } from "preact/hooks";
-import { type Against, api, type Band, call, type Projected } from "../api";
+import { type Against, api, type Band, call, type Projected, type RecordPlacement } from "../api";
 import { ErrorBox } from "./common";
 
 /** A share as a person reads it: "41 %", "4.1 %", "0.041 %" (as the CLI prints it). */
@@ -35,19 +35,37 @@ function Placed({ a }: { a: Against }) {
 }
 
 export function VsRecord({ runId }: { runId: number }) {
-  const [rows, setRows] = useState<Against[] | null>(null);
+  const [placed, setPlaced] = useState<RecordPlacement | null>(null);
+  const [anyway, setAnyway] = useState(false);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
-    call(api.vsRecord(runId)).then(setRows).catch(setError);
+    setAnyway(false);
   }, [runId]);
+  useEffect(() => {
+    call(api.vsRecord(runId, anyway)).then(setPlaced).catch(setError);
+  }, [runId, anyway]);
   if (error) return <ErrorBox error={error} />;
-  if (rows === null || rows.length === 0) return null;
+  if (placed === null) return null;
+  if (placed.not_placed !== null) {
+    return (
+      <section class="vs-record">
+        <h4>Beside the published record</h4>
+        <p class="hint" id="not-placed">
+          Not placed: {placed.not_placed}.{" "}
+          <button type="button" class="link" onClick={() => setAnyway(true)}>
+            Place it anyway
+          </button>
+        </p>
+      </section>
+    );
+  }
+  if (placed.against.length === 0) return null;
   return (
     <section class="vs-record">
       <h4>Beside the published record</h4>
       <p class="hint">This run's achieved FLOP/s per device against published results of its model family (closest first); every difference is listed.</p>
       <ul>
-        {rows.slice(0, 3).map((a) => (
+        {placed.against.slice(0, 3).map((a) => (
           <li key={a.reference.id}>
             <Placed a={a} />
             {a.differs.length > 0 && <div class="hint">differs: {a.differs.join("; ")}</div>}
@@ -58,25 +76,39 @@ export function VsRecord({ runId }: { runId: number }) {
   );
 }
 
-/** Each compared run beside its closest published result (the comparison view). */
+/** Each compared run beside its closest published result where that means
+ * something (the comparison view); otherwise, once, why not. */
 export function CompareRecord({ runIds }: { runIds: number[] }) {
   const [rows, setRows] = useState<[number, Against][]>([]);
+  const [reasons, setReasons] = useState<string[]>([]);
   useEffect(() => {
-    Promise.all(runIds.map((id) => call(api.vsRecord(id)).then((a): [number, Against][] => (a.length > 0 ? [[id, a[0]]] : [])).catch(() => [])))
-      .then((lists) => setRows(lists.flat()));
+    Promise.all(runIds.map((id) => call(api.vsRecord(id, false)).then((p): [number, RecordPlacement][] => [[id, p]]).catch(() => []))).then((lists) => {
+      const all = lists.flat();
+      setRows(all.flatMap(([id, p]): [number, Against][] => (p.against.length > 0 ? [[id, p.against[0]]] : [])));
+      setReasons([...new Set(all.flatMap(([, p]) => (p.not_placed === null ? [] : [p.not_placed])))]);
+    });
   }, [runIds.join(",")]);
-  if (rows.length === 0) return null;
+  if (rows.length === 0 && reasons.length === 0) return null;
   return (
     <section class="vs-record" id="compare-record">
       <h3>Beside the published record</h3>
-      <p class="hint">Each run's achieved FLOP/s per device against the closest published result of its model family; the run's panel (Runs) lists more, with every difference.</p>
-      <ul>
-        {rows.map(([id, a]) => (
-          <li key={id}>
-            #{id}: <Placed a={a} />
-          </li>
-        ))}
-      </ul>
+      {reasons.length > 0 && (
+        <p class="hint" id="compare-not-placed">
+          {rows.length > 0 ? "Some runs are not placed" : "Not placed"}: {reasons.join("; ")}. A run's panel (Runs) places it anyway.
+        </p>
+      )}
+      {rows.length > 0 && (
+        <>
+          <p class="hint">Each run's achieved FLOP/s per device against the closest published result of its model family; the run's panel (Runs) lists more, with every difference.</p>
+          <ul>
+            {rows.map(([id, a]) => (
+              <li key={id}>
+                #{id}: <Placed a={a} />
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
     </section>
   );
 }

@@ -231,12 +231,13 @@ pub fn call(
     a.only(tool.name, &known)?;
     let json = match tool.name {
         "runs" => runs_cmd::runs_json(&workspace(context)?, &context.at)?.0,
-        "run" => runs_cmd::show_json(&workspace(context)?, a.int("id")?)?,
+        "run" => runs_cmd::show_json(&workspace(context)?, a.int("id")?, false)?,
         "compare" => Compared::load(
             &workspace(context)?,
             &a.ids("ids", 2)?,
             a.opt_int("baseline")?,
             a.flag("by_config")?,
+            false,
         )?
         .to_json(),
         "explain" => runs_cmd::explain_json(

@@ -11,8 +11,8 @@ pub mod table;
 pub use compare::{compare_report, print_compare};
 pub use explain::{print_breakdown, print_explain, print_profile};
 pub use runs::{
-    print_batch_search, print_groups, print_prices, print_runs_table, print_scaling, print_show,
-    print_vs_record,
+    print_batch_search, print_groups, print_not_placed, print_prices, print_runs_table,
+    print_scaling, print_show, print_vs_record,
 };
 
 use std::time::{Duration, Instant};

@@ -398,12 +398,24 @@ pub fn print_prices(rows: &[PriceEntry]) {
 
 /// The run beside the published record: the closest references of its
 /// model family (at most three; `trainbench published` lists them all).
-pub fn print_vs_record(record: &[trainbench_core::published::Against]) {
-    if record.is_empty() {
+pub fn print_vs_record(record: &trainbench_app::published::RecordPlacement) {
+    print_not_placed(record.not_placed.as_slice());
+    if record.against.is_empty() {
         return;
     }
     println!("vs the record:     (achieved FLOP/s per device against published results of this model family)");
-    for a in record.iter().take(3) {
+    for a in record.against.iter().take(3) {
         println!("  {}", a.text);
     }
+}
+
+/// Why runs are not beside the published record, each reason once.
+pub fn print_not_placed(reasons: &[String]) {
+    if reasons.is_empty() {
+        return;
+    }
+    println!(
+        "vs the record:     not placed: {} (`--beside-record` places it anyway)",
+        reasons.join("; ")
+    );
 }
