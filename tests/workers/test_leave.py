@@ -1,6 +1,8 @@
 """How a worker ends: at once after its last word, unless it still has child
 processes (a data loader's, a compiler's pool) that only the interpreter's
-teardown stops."""
+teardown stops, or the teardown may still do what the run needs (a person's
+script or model file ran, whose exit handlers are theirs; a process joined
+to others by a coordinator)."""
 
 import os
 import subprocess
@@ -53,3 +55,22 @@ def test_a_worker_with_a_child_returns_to_the_interpreters_teardown():
     )
     assert out.returncode == 0
     assert out.stdout == "last word\nreturned\nteardown\n"
+
+
+def test_a_persons_script_or_model_file_or_a_coordinated_process_keeps_the_teardown():
+    ordinary = _ending("entry._end(0)\nprint('returned')\n")
+    assert (ordinary.returncode, ordinary.stdout) == (0, "last word\n")
+    for body in (
+        "entry._SCRIPT_RAN[0] = True\n",
+        "import types; sys.modules[entry._USER_MODEL_MODULE] = types.ModuleType('m')\n",
+        "import os; os.environ['TRAINBENCH_COORDINATOR'] = '127.0.0.1:1234'\n",
+    ):
+        out = _ending(body + "entry._end(4)\nprint('returned')\nsys.exit(4)\n")
+        assert out.returncode == 4, body
+        assert out.stdout == "last word\nreturned\nteardown\n", body
+
+
+def test_the_model_files_module_name_is_the_one_the_end_looks_for():
+    from trainbench_worker import file_models
+
+    assert entry._USER_MODEL_MODULE == file_models.MODULE_NAME

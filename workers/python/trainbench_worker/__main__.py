@@ -59,6 +59,7 @@ def cmd_train(framework, plan_arg):
             # A person's training script: it runs its own loop (script_run).
             from . import script_run
 
+            _SCRIPT_RAN[0] = True
             script_run.run(obj, framework, mod)
             return
         plan = Plan(obj)
@@ -159,7 +160,7 @@ def main(argv=None):
         if os.environ.get("WORLD_SIZE"):
             # A failed rank leaves at once: its peers' collectives must not hold it.
             _leave(e.exit_code)
-        _leave(e.exit_code, unless_children=True)
+        _end(e.exit_code)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -168,7 +169,31 @@ def main(argv=None):
         # torch.distributed's threads, which can fail after `done` was said
         # and turn a finished run into a failed launcher exit.
         _leave(0)
-    _leave(0, unless_children=True)
+    _end(0)
+
+
+# Set when a person's training script ran in this process (script_run).
+_SCRIPT_RAN = [False]
+# file_models.MODULE_NAME: a person's model file, once imported.
+_USER_MODEL_MODULE = "trainbench_user_model"
+
+
+def _teardown_wanted() -> bool:
+    """Whether the interpreter's teardown may still do what the run needs: a
+    person's code was loaded (a training script or a model file, whose exit
+    handlers are theirs to keep), or this process is one of several joined
+    by a coordinator (JAX's and TensorFlow's runs over several nodes shut
+    their client down at exit, in step with the others)."""
+    return _SCRIPT_RAN[0] or _USER_MODEL_MODULE in sys.modules or "TRAINBENCH_COORDINATOR" in os.environ
+
+
+def _end(code: int) -> None:
+    """The worker's end: at once (``_leave``) unless the teardown is wanted,
+    else flushed and back to the interpreter, which exits with ``code``."""
+    if not _teardown_wanted():
+        _leave(code, unless_children=True)
+    protocol.flush()
+    sys.stdout.flush()
 
 
 def _leave(code: int, unless_children: bool = False) -> None:
