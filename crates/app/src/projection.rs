@@ -169,7 +169,7 @@ pub fn project_detail(ws: &Workspace, d: &RunDetail, target: &Target) -> AppResu
                     let family = lookup(&d.row.model).map(|e| e.default_config().family());
                     let in_family = |m: &str| lookup(m).map(|e| e.default_config().family()) == family;
                     let (range, rows) = published_mfu(in_family);
-                    let caution = small_model_caution(d.row.param_count, in_family);
+                    let caution = small_model_caution(d.row.param_count, &d.row.model);
                     let per_device = by_mfu(flops.max(1.0), &to, d.row.precision, range);
                     let n = f64::from(d.row.devices.max(1));
                     (
@@ -239,15 +239,10 @@ fn energy(peak: Option<&GpuPeak>, band: &Band, devices: u32) -> (Option<Band>, S
 
 /// A warning when the run's model is far smaller than every published model
 /// of its family: their MFU range overstates what a small model reaches.
-fn small_model_caution(params: Option<u64>, in_family: impl Fn(&str) -> bool) -> String {
-    let smallest = trainbench_core::published::published()
-        .iter()
-        .filter(|r| in_family(&r.studio_model))
-        .filter_map(|r| lookup(&r.studio_model))
-        .map(|e| e.default_config().param_count())
-        .min();
-    match (params, smallest) {
-        (Some(p), Some(m)) if p > 0 && (p as f64) < 0.1 * m as f64 => format!(
+fn small_model_caution(params: Option<u64>, model: &str) -> String {
+    use trainbench_core::published::{far_smaller, smallest_published_params};
+    match (params, smallest_published_params(model)) {
+        (Some(p), Some(m)) if far_smaller(p, m) => format!(
             "; caution: this model has {p} parameters, {:.0}× fewer than the smallest published model of its family ({m}): small models keep a GPU far less busy, so expect the band's low end or below",
             m as f64 / p as f64
         ),

@@ -292,7 +292,7 @@ pub fn plausibility(implied: &[Implied]) -> Plausibility {
 mod against;
 mod placed;
 pub use against::{against, percent, Against, RunFigures};
-pub use placed::{why_not_placed, SMALLEST_SHARE};
+pub use placed::{far_smaller, smallest_published_params, why_not_placed, SMALLEST_SHARE};
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,8 @@ use super::published;
 use crate::models::lookup;
 
 /// A model counts as comparable down to this share of the smallest published
-/// model of its family (the projection's caution uses the same bound).
+/// model of its family (the projection's caution uses the same bound,
+/// through [`far_smaller`]).
 pub const SMALLEST_SHARE: f64 = 0.1;
 
 /// Why a run of `model` (`params` trainable parameters, trained on `gpu`,
@@ -16,14 +17,7 @@ pub const SMALLEST_SHARE: f64 = 0.1;
 /// model family; `None` where it is, or where its family has no published
 /// result (there is nothing to place it beside).
 pub fn why_not_placed(model: &str, params: Option<u64>, gpu: Option<&str>) -> Option<String> {
-    let family = lookup(model)?.default_config().family();
-    let smallest = published()
-        .iter()
-        .filter_map(|r| lookup(&r.studio_model))
-        .map(|e| e.default_config())
-        .filter(|c| c.family() == family)
-        .map(|c| c.param_count())
-        .min()?;
+    let smallest = smallest_published_params(model)?;
     if gpu.is_none() {
         return Some(
             "it trained on the CPU, and every published result of its model family is a GPU training: a share of one says nothing about this run"
@@ -31,7 +25,7 @@ pub fn why_not_placed(model: &str, params: Option<u64>, gpu: Option<&str>) -> Op
         );
     }
     match params {
-        Some(p) if p > 0 && (p as f64) < SMALLEST_SHARE * smallest as f64 => Some(format!(
+        Some(p) if far_smaller(p, smallest) => Some(format!(
             "its model has {} parameters, {:.0}× fewer than the smallest published model of its family ({}): a share of that result says nothing about this run",
             count(p),
             smallest as f64 / p as f64,
@@ -39,6 +33,25 @@ pub fn why_not_placed(model: &str, params: Option<u64>, gpu: Option<&str>) -> Op
         )),
         _ => None,
     }
+}
+
+/// The parameters of the smallest published model of `model`'s family (as
+/// the catalogue counts them); `None` for a model the catalogue does not
+/// know or a family without published results.
+pub fn smallest_published_params(model: &str) -> Option<u64> {
+    let family = lookup(model)?.default_config().family();
+    published()
+        .iter()
+        .filter_map(|r| lookup(&r.studio_model))
+        .map(|e| e.default_config())
+        .filter(|c| c.family() == family)
+        .map(|c| c.param_count())
+        .min()
+}
+
+/// Whether `params` is below [`SMALLEST_SHARE`] of `smallest`.
+pub fn far_smaller(params: u64, smallest: u64) -> bool {
+    params > 0 && (params as f64) < SMALLEST_SHARE * smallest as f64
 }
 
 /// A parameter count as people write it: 78.0 k, 11.7 M, 1.3 B.
