@@ -108,19 +108,57 @@ pub fn placement(d: &RunDetail, asked: bool) -> RecordPlacement {
     }
 }
 
+/// Runs set beside the published record together (a comparison, a report).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacedRuns {
+    /// Each placed run's id with its closest published result, in the runs' order.
+    pub closest: Vec<(i64, Against)>,
+    /// Why the other runs are not placed, each reason once.
+    pub not_placed: Vec<String>,
+}
+
+/// Each of `runs` placed as [`placement`] decides.
+pub fn placed_runs(runs: &[RunDetail], asked: bool) -> PlacedRuns {
+    let mut placed = PlacedRuns {
+        closest: Vec::new(),
+        not_placed: Vec::new(),
+    };
+    for d in runs {
+        let p = placement(d, asked);
+        if let Some(a) = p.against.into_iter().next() {
+            placed.closest.push((d.row.id, a));
+        }
+        if let Some(why) = p.not_placed.filter(|w| !placed.not_placed.contains(w)) {
+            placed.not_placed.push(why);
+        }
+    }
+    placed
+}
+
 /// The PDF's section placing each compared run beside its closest
-/// published result (each run placed as [`placement`] decides); where none
-/// is placed, a section that says once why; `None` when nothing is to say.
+/// published result ([`placed_runs`]); where none is placed, a section that
+/// says once why; `None` when nothing is to say.
 pub fn record_section(runs: &[RunDetail], asked: bool) -> Option<Section> {
-    let placed: Vec<(&RunDetail, RecordPlacement)> =
-        runs.iter().map(|d| (d, placement(d, asked))).collect();
+    let placed = placed_runs(runs, asked);
+    if placed.closest.is_empty() {
+        return (!placed.not_placed.is_empty()).then(|| Section {
+            heading: "Beside the published record".into(),
+            text: format!(
+                "Not placed: {}. (`--beside-record` places the runs anyway; `trainbench published` lists the results.)",
+                placed.not_placed.join("; ")
+            ),
+            headers: Vec::new(),
+            widths: Vec::new(),
+            rows: Vec::new(),
+        });
+    }
     let rows: Vec<Vec<String>> = placed
+        .closest
         .iter()
-        .filter_map(|(d, p)| {
-            let a = p.against.first()?;
+        .map(|(id, a)| {
             let r = &a.reference;
-            Some(vec![
-                format!("#{}", d.row.id),
+            vec![
+                format!("#{id}"),
                 format!(
                     "{} {} on {} ({}, {})",
                     r.framework, r.model, r.hardware, r.source, r.date
@@ -131,38 +169,14 @@ pub fn record_section(runs: &[RunDetail], asked: bool) -> Option<Section> {
                 } else {
                     a.differs.join("; ")
                 },
-            ])
+            ]
         })
         .collect();
-    if rows.is_empty() {
-        return not_placed_section(placed.iter().filter_map(|(_, p)| p.not_placed.as_deref()));
-    }
     Some(Section {
         heading: "Beside the published record".into(),
         text: "Each run's achieved FLOP/s per device (steady throughput × the studio's FLOPs per sample) as a share of the closest published result of its model family, counted with the studio's FLOPs of that result's model; every difference is listed. `trainbench published` lists the results with their sources and the MFU each implies.".into(),
         headers: ["Run", "Published result (source, date)", "Share", "Differs"].map(String::from).to_vec(),
         widths: vec![30.0, 215.0, 45.0, 210.0],
         rows,
-    })
-}
-
-/// "Beside the published record" for runs none of which is placed: each
-/// distinct reason once, and how to place them anyway.
-fn not_placed_section<'a>(reasons: impl Iterator<Item = &'a str>) -> Option<Section> {
-    let mut distinct: Vec<&str> = Vec::new();
-    for r in reasons {
-        if !distinct.contains(&r) {
-            distinct.push(r);
-        }
-    }
-    (!distinct.is_empty()).then(|| Section {
-        heading: "Beside the published record".into(),
-        text: format!(
-            "Not placed: {}. (`--beside-record` places the runs anyway; `trainbench published` lists the results.)",
-            distinct.join("; ")
-        ),
-        headers: Vec::new(),
-        widths: Vec::new(),
-        rows: Vec::new(),
     })
 }

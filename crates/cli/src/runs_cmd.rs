@@ -165,23 +165,16 @@ impl Compared {
             Grouping::Runs
         };
         let comparison = compare_rows(&rows, grouping, baseline)?;
-        let mut record = Vec::new();
-        let mut not_placed: Vec<String> = Vec::new();
-        for id in ids {
-            let Ok(d) = ws.run_detail(*id) else { continue };
-            let p = trainbench_app::published::placement(&d, beside_record);
-            if let Some(a) = p.against.into_iter().next() {
-                record.push((*id, a));
-            }
-            if let Some(why) = p.not_placed.filter(|w| !not_placed.contains(w)) {
-                not_placed.push(why);
-            }
-        }
+        let details: Vec<_> = ids
+            .iter()
+            .filter_map(|id| ws.run_detail(*id).ok())
+            .collect();
+        let placed = trainbench_app::published::placed_runs(&details, beside_record);
         Ok(Compared {
             rows,
             comparison,
-            record,
-            not_placed,
+            record: placed.closest,
+            not_placed: placed.not_placed,
         })
     }
 
