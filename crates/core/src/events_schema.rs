@@ -31,15 +31,7 @@ mod tests {
 
     #[test]
     fn the_committed_schema_is_the_events_own() {
-        let fresh = serde_json::to_string_pretty(&worker_events_schema()).unwrap() + "\n";
-        if std::env::var_os("UPDATE_SCHEMA").is_some() {
-            std::fs::write(COMMITTED, &fresh).unwrap();
-        }
-        let committed = std::fs::read_to_string(COMMITTED).unwrap_or_default();
-        assert!(
-            committed == fresh,
-            "{COMMITTED} differs from the schema of Event: run `UPDATE_SCHEMA=1 cargo test -p trainbench-core schema` and commit it"
-        );
+        crate::spec::schema::check_committed(COMMITTED, &worker_events_schema(), "Event");
     }
 
     #[test]

@@ -18,6 +18,21 @@ pub fn worker_plan_schema() -> serde_json::Value {
     schema.to_value()
 }
 
+/// Fails when the schema committed at `path` differs from `fresh`, the
+/// schema of the Rust type `of`; `UPDATE_SCHEMA=1` rewrites it first.
+#[cfg(test)]
+pub(crate) fn check_committed(path: &str, fresh: &serde_json::Value, of: &str) {
+    let fresh = serde_json::to_string_pretty(fresh).unwrap() + "\n";
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(path, &fresh).unwrap();
+    }
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        committed == fresh,
+        "{path} differs from the schema of {of}: run `UPDATE_SCHEMA=1 cargo test -p trainbench-core schema` and commit it"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -29,15 +44,7 @@ mod tests {
 
     #[test]
     fn the_committed_schema_is_the_plans_own() {
-        let fresh = serde_json::to_string_pretty(&worker_plan_schema()).unwrap() + "\n";
-        if std::env::var_os("UPDATE_SCHEMA").is_some() {
-            std::fs::write(COMMITTED, &fresh).unwrap();
-        }
-        let committed = std::fs::read_to_string(COMMITTED).unwrap_or_default();
-        assert!(
-            committed == fresh,
-            "{COMMITTED} differs from the schema of WorkerPlan: run `UPDATE_SCHEMA=1 cargo test -p trainbench-core schema` and commit it"
-        );
+        check_committed(COMMITTED, &worker_plan_schema(), "WorkerPlan");
     }
 
     #[test]
