@@ -39,7 +39,7 @@ def _ending(body: str) -> subprocess.CompletedProcess:
 
 
 def test_a_worker_without_children_leaves_without_teardown_and_keeps_its_code():
-    out = _ending("entry._leave(3, unless_children=True)\n")
+    out = _ending("entry._leave(3, unless_teardown_wanted=True)\n")
     assert out.returncode == 3
     assert out.stdout == "last word\n"
 
@@ -48,7 +48,7 @@ def test_a_worker_with_a_child_returns_to_the_interpreters_teardown():
     out = _ending(
         """
         child = subprocess.Popen([sys.executable, "-c", "pass"], stdout=subprocess.DEVNULL)
-        entry._leave(0, unless_children=True)
+        entry._leave(0, unless_teardown_wanted=True)
         child.wait()
         print("returned")
         """
@@ -58,14 +58,14 @@ def test_a_worker_with_a_child_returns_to_the_interpreters_teardown():
 
 
 def test_a_persons_script_or_model_file_or_a_coordinated_process_keeps_the_teardown():
-    ordinary = _ending("entry._end(0)\nprint('returned')\n")
+    ordinary = _ending("entry._leave(0, unless_teardown_wanted=True)\nprint('returned')\n")
     assert (ordinary.returncode, ordinary.stdout) == (0, "last word\n")
     for body in (
         "entry._SCRIPT_RAN[0] = True\n",
         "import types; sys.modules[entry._USER_MODEL_MODULE] = types.ModuleType('m')\n",
         "import os; os.environ['TRAINBENCH_COORDINATOR'] = '127.0.0.1:1234'\n",
     ):
-        out = _ending(body + "entry._end(4)\nprint('returned')\nsys.exit(4)\n")
+        out = _ending(body + "entry._leave(4, unless_teardown_wanted=True)\nprint('returned')\nsys.exit(4)\n")
         assert out.returncode == 4, body
         assert out.stdout == "last word\nreturned\nteardown\n", body
 

@@ -160,7 +160,7 @@ def main(argv=None):
         if os.environ.get("WORLD_SIZE"):
             # A failed rank leaves at once: its peers' collectives must not hold it.
             _leave(e.exit_code)
-        _end(e.exit_code)
+        _leave(e.exit_code, unless_teardown_wanted=True)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -169,7 +169,7 @@ def main(argv=None):
         # torch.distributed's threads, which can fail after `done` was said
         # and turn a finished run into a failed launcher exit.
         _leave(0)
-    _end(0)
+    _leave(0, unless_teardown_wanted=True)
 
 
 # Set when a person's training script ran in this process (script_run).
@@ -181,33 +181,27 @@ _USER_MODEL_MODULE = "trainbench_user_model"
 def _teardown_wanted() -> bool:
     """Whether the interpreter's teardown may still do what the run needs: a
     person's code was loaded (a training script or a model file, whose exit
-    handlers are theirs to keep), or this process is one of several joined
-    by a coordinator (JAX's and TensorFlow's runs over several nodes shut
-    their client down at exit, in step with the others)."""
-    return _SCRIPT_RAN[0] or _USER_MODEL_MODULE in sys.modules or "TRAINBENCH_COORDINATOR" in os.environ
+    handlers are theirs to keep); this process is one of several joined by a
+    coordinator (JAX's and TensorFlow's runs over several nodes shut their
+    client down at exit, in step with the others); or it still has child
+    processes (a data loader's, a compiler's pool: the teardown is what
+    stops them, and they hold the studio's end of stdout until they stop)."""
+    return (
+        _SCRIPT_RAN[0] or _USER_MODEL_MODULE in sys.modules or "TRAINBENCH_COORDINATOR" in os.environ or _has_children()
+    )
 
 
-def _end(code: int) -> None:
-    """The worker's end: at once (``_leave``) unless the teardown is wanted,
-    else flushed and back to the interpreter, which exits with ``code``."""
-    if not _teardown_wanted():
-        _leave(code, unless_children=True)
-    protocol.flush()
-    sys.stdout.flush()
-
-
-def _leave(code: int, unless_children: bool = False) -> None:
+def _leave(code: int, unless_teardown_wanted: bool = False) -> None:
     """Everything said is flushed, then the process ends without the
     interpreter's teardown of the framework: that comes after the worker's
     last word and only keeps the studio waiting (1.4 s for TensorFlow, 1.1 s
-    for PyTorch, 0.5 s for JAX on the CPU). With ``unless_children`` it
-    returns instead while the worker still has child processes (a data
-    loader's, a compiler's pool): the teardown is what stops them, and they
-    hold the studio's end of stdout until they stop."""
+    for PyTorch, 0.5 s for JAX on the CPU). With ``unless_teardown_wanted``
+    it returns instead where the teardown may matter (``_teardown_wanted``),
+    and the interpreter exits as it would have."""
     protocol.flush()
     sys.stdout.flush()
     sys.stderr.flush()
-    if unless_children and _has_children():
+    if unless_teardown_wanted and _teardown_wanted():
         return
     os._exit(code)
 
