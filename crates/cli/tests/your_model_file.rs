@@ -378,19 +378,39 @@ def flax_net():
     return FlaxNet()
 "##;
 
-/// A Keras file in TensorFlow and a Flax file in JAX train (fed NHWC) with the
+/// … and for Flax NNX (a module that holds its own state).
+const NNX_NET: &str = r##"
+from flax import nnx
+
+
+class NnxNet(nnx.Module):
+    def __init__(self, rngs):
+        self.conv = nnx.Conv(3, 8, (3, 3), rngs=rngs)
+        self.out = nnx.Linear(8, 5, rngs=rngs)
+
+    def __call__(self, x):
+        return self.out(nnx.relu(self.conv(x)).mean(axis=(1, 2)))
+
+
+def nnx_net():
+    return NnxNet(nnx.Rngs(0))
+"##;
+
+/// A Keras file in TensorFlow and Flax files (linen and NNX) in JAX train (fed NHWC) with the
 /// same parameter count as the PyTorch network of the same shape; JAX's FLOPs
 /// are XLA's cost analysis. Named alike (`--model-name net`) they compare as
 /// one model; a PyTorch "net" of another size is warned about.
 #[test]
-fn a_keras_file_and_a_flax_file_train_in_their_own_frameworks() {
+fn a_keras_file_and_flax_files_linen_and_nnx_train_in_their_own_frameworks() {
     let dir = with_models("file-model-keras-flax");
     std::fs::write(dir.0.join("keras_net.py"), KERAS_NET).unwrap();
     std::fs::write(dir.0.join("flax_net.py"), FLAX_NET).unwrap();
+    std::fs::write(dir.0.join("nnx_net.py"), NNX_NET).unwrap();
     let mut ids = Vec::new();
     for (framework, model, classes) in [
         ("tensorflow", "keras_net.py:keras_net", "5"),
         ("jax", "flax_net.py:flax_net", "5"),
+        ("jax", "nnx_net.py:nnx_net", "5"),
         ("pytorch", "models.py:seven_classes", "7"),
     ] {
         let (out, v) = output_json(
@@ -426,8 +446,9 @@ fn a_keras_file_and_a_flax_file_train_in_their_own_frameworks() {
             assert!(d["hello"]["flops_method"].as_str().unwrap().contains("XLA"));
         }
     }
-    let (out, c) =
-        output_json(trainbench(&dir.0).args(["compare", &ids[0], &ids[1], &ids[2], "--json"]));
+    let (out, c) = output_json(
+        trainbench(&dir.0).args(["compare", &ids[0], &ids[1], &ids[2], &ids[3], "--json"]),
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let entries = c["comparison"]["entries"].as_array().unwrap();
     assert!(entries.iter().all(|e| e["model"] == "net"), "{c}");

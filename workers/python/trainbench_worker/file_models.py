@@ -246,35 +246,48 @@ def build_keras(plan):
 
 
 def build_flax(plan):
-    """The Flax (linen) module of the file, wrapped so that the JAX worker's
-    ``init`` / ``apply(…, train=…)`` reach it (``train`` passed on only when
-    its ``__call__`` takes it), checked at batch 2; the plan's family set."""
+    """The Flax module of the file, linen or NNX, as a linen module the JAX
+    worker's ``init`` / ``apply(…, train=…)`` reach (``train`` passed on only
+    when its ``__call__`` takes it; an NNX module carried by
+    ``nnx_bridge``), checked at batch 2; the plan's family set."""
     import inspect
 
     import jax
     import numpy as np
     from flax import linen
 
+    from . import nnx_bridge
+
     c = plan.config
     ref = plan.model
     inner = call(load(c, ref), ref)
-    if not isinstance(inner, linen.Module):
+    if nnx_bridge.is_nnx(inner):
+        if not nnx_bridge.has_params(inner):
+            raise bad_config(f"model = {ref}: the flax.nnx.Module {c['function']}() returned has no nnx.Param", "model")
+        try:
+            model = nnx_bridge.as_linen(inner)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:
+            raise _user_error(ref, "taking the NNX module apart (nnx.split)", e) from e
+    elif isinstance(inner, linen.Module):
+        takes_train = "train" in inspect.signature(type(inner).__call__).parameters
+
+        class Wrapped(linen.Module):
+            inner: linen.Module
+            takes_train: bool
+
+            def __call__(self, x, train=False):
+                return self.inner(x, train=train) if self.takes_train else self.inner(x)
+
+        model = Wrapped(inner=inner, takes_train=takes_train)
+    else:
         raise bad_config(
             f"model = {ref}: {c['function']}() returned {type(inner).__module__}.{type(inner).__name__}, "
-            "expected a flax.linen.Module (the JAX worker trains it)",
+            "expected a flax.linen.Module or a flax.nnx.Module (the JAX worker trains it)",
             "model",
         )
-    takes_train = "train" in inspect.signature(type(inner).__call__).parameters
-
-    class Wrapped(linen.Module):
-        inner: linen.Module
-        takes_train: bool
-
-        def __call__(self, x, train=False):
-            return self.inner(x, train=train) if self.takes_train else self.inner(x)
-
     plan.family = input_kind(c)
-    model = Wrapped(inner=inner, takes_train=takes_train)
     x = _sample_nhwc(c, 2, np)
     try:
         variables = model.init(jax.random.PRNGKey(0), x, train=False)
