@@ -49,6 +49,8 @@ pub struct Studio {
     pub host_steps: std::sync::Arc<narration::Narration>,
     /// A bisection over a framework's releases, step by step, and Cancel.
     pub bisections: std::sync::Arc<narration::Narration>,
+    /// A search for the fastest setup: its lines, its candidates, Cancel.
+    pub tunes: std::sync::Arc<commands::tune::Tunes>,
     /// Why the database the settings name could not be opened: the app then
     /// works on a database in memory and asks for another file.
     database_problem: Mutex<Option<String>>,
@@ -82,6 +84,7 @@ impl Studio {
             searches: std::sync::Arc::default(),
             host_steps: std::sync::Arc::default(),
             bisections: std::sync::Arc::default(),
+            tunes: std::sync::Arc::default(),
             database_problem: Mutex::new(problem),
         })
     }
@@ -208,6 +211,9 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::bisect::start_bisect,
             commands::bisect::bisect_status,
             commands::bisect::cancel_bisect,
+            commands::tune::start_tune,
+            commands::tune::tune_status,
+            commands::tune::cancel_tune,
             commands::settings::cancel_install,
             commands::settings::settings,
             commands::settings::set_database,

@@ -305,6 +305,26 @@ try {
   }
   figures.chart_width_px = { window_wide: wide, window_narrow: await chartWidth() };
   await wd.request("POST", wd.s("/window/rect"), { width: rect.width, height: rect.height });
+
+  step("find the fastest setup: two batch sizes of the libtorch worker searched, live, then the winner's command");
+  await wd.click("#nav-wizard");
+  await wd.waitFor("input[name=steps]");
+  // Only the libtorch worker at fp32: every other framework, release and precision unticked.
+  await wd.exec(`for (const b of document.querySelectorAll("input[name=framework], input[name=release], input[name=precision]")) {
+    const want = b.value === "tch" || b.value === "fp32";
+    if (b.checked !== want) b.click();
+  }`);
+  await wd.type("#batch", "8,16");
+  await wd.click("#tune > summary");
+  await wd.type("input[name=tune_budget]", "10m");
+  await wd.click("#start-tune");
+  await wd.waitFor("#tune-candidates", { timeout: 60000, what: "the search's candidates, live" });
+  await screenshot("tune-live");
+  await wd.waitFor("#tune-found", { timeout: 240000, what: "the search's answer" });
+  const verdict = await wd.text("#tune-verdict");
+  if (!/ wins: |a tie: |best so far: /.test(verdict)) throw new Error(`unexpected verdict: ${verdict}`);
+  await wd.exec("document.querySelector('#tune-found').scrollIntoView()");
+  await screenshot("tune-found");
   writeFileSync(join(out, "figures.json"), JSON.stringify(figures, null, 2));
   console.log(`e2e: passed ${JSON.stringify(figures)}`);
 } catch (e) {

@@ -167,6 +167,26 @@ export const commands = {
 	 *  (what ended stays stored). False when none runs.
 	 */
 	cancelBisect: (framework: string) => __TAURI_INVOKE<boolean>("cancel_bisect", { framework }),
+	/**
+	 *  Plans the search (each candidate checked as a run would be; refused
+	 *  naming the field when a setting is bad), then runs it to its end, its
+	 *  budget's end or Cancel, every run stored in one sweep with the search's
+	 *  trace; returns what it found. Its progress meanwhile from
+	 *  [`tune_status`]. One search at a time, and none while the queue has
+	 *  runs: a search measures alone.
+	 */
+	startTune: (request: TuneRequest) => typedError<TunedView, ApiError>(__TAURI_INVOKE("start_tune", { request })),
+	/**
+	 *  The search under way (or the last one): its lines, the time used and the
+	 *  budget, the run training now and every candidate as it stands.
+	 */
+	tuneStatus: () => __TAURI_INVOKE<TuneStatus>("tune_status"),
+	/**
+	 *  Cancels the search under way: the run training is stopped and stored as
+	 *  cancelled, nothing more starts, the trace so far is kept. False when
+	 *  none runs.
+	 */
+	cancelTune: () => __TAURI_INVOKE<boolean>("cancel_tune"),
 	/**  Cancels the install of `framework`; false when none is under way. */
 	cancelInstall: (framework: string) => typedError<boolean, ApiError>(__TAURI_INVOKE("cancel_install", { framework })),
 	settings: () => __TAURI_INVOKE<Settings>("settings"),
@@ -250,6 +270,16 @@ export type AppInfo = {
 	glossary: Term[],
 };
 
+/**  The axes as a person gave them (empty: the default). */
+export type Axes = {
+	/**  Framework keys (`tch`, `pytorch`, `pytorch@NAME`, `jax==0.7.2`). */
+	framework: string[],
+	compile: string[],
+	precision: string[],
+	batch_size: number[],
+	threads: number[],
+};
+
 /**  A projected throughput band, samples/s. */
 export type Band = {
 	low: number | null,
@@ -297,6 +327,40 @@ export type BudgetedRelease = {
 	/**  Its disk (files hard-linked from the installer's cache counted). */
 	bytes: number,
 	words: string,
+};
+
+/**
+ *  The settings a runnable candidate varies, from the single-valued request
+ *  that reproduces it.
+ */
+export type CandidateSettings = {
+	framework: string | null,
+	compile: string | null,
+	precision: string | null,
+	batch_size: number | null,
+	threads: number | null,
+};
+
+/**  One candidate of a search. */
+export type CandidateView = {
+	/**  Its configuration in words (`pytorch resnet_mini fp32 ×1 b16`). */
+	configuration: string,
+	/**
+	 *  `None` for a candidate refused before running (its configuration
+	 *  says what it was).
+	 */
+	settings: CandidateSettings | null,
+	fate: Fate,
+	round_reached: number | null,
+	/**  Why it stopped (or is still in), in words. */
+	why: string,
+	/**  Its latest round's figure in the objective's unit, and interval. */
+	value: number | null,
+	ci95: Interval | null,
+	rounds: RoundEvidence[],
+	/**  The winner's `trainbench run` command and TOML file (the winner only). */
+	command?: string | null,
+	toml?: string | null,
 };
 
 /**  One row of a profile per sample: a category, or idle (`category: None`). */
@@ -574,6 +638,17 @@ export type DurationEstimate = {
 	text: string,
 };
 
+/**  How the search ended. */
+export type Ended = 
+/**  Still going (a trace written while it runs). */
+"running" | 
+/**  Every round ran, the confirmation included. */
+"finished" | 
+/**  The budget was spent before the search ended. */
+"budget" | 
+/**  Stopped by the person (Ctrl-C, Cancel). */
+"cancelled";
+
 /**  An entry's gap to the baseline, part by part ([`crate::breakdown::explain`]). */
 export type EntryExplanation = {
 	/**  Index into `entries`. */
@@ -635,6 +710,32 @@ export type Explanation = {
 	verdict: string,
 };
 
+/**  Where a candidate stands. */
+export type Fate = "in_play" | "winner" | "runner_up" | 
+/**  Its interval lay wholly below the leader's by more than the tolerance. */
+"stopped_slower" | 
+/**  Not in the better half of its round. */
+"stopped_lower_half" | 
+/**  Every run of it in a round failed (out of memory, an error, a crash). */
+"failed" | 
+/**
+ *  Refused before anything ran (a combination the framework or the
+ *  device cannot do).
+ */
+"unsupported";
+
+/**  What one group's search found: the largest batch, or why none. */
+export type FoundBatch = {
+	/**
+	 *  The group's configuration at `bmax` (the key its probes are stored
+	 *  under in the sweep).
+	 */
+	group: string,
+	largest: number | null,
+	/**  Why no batch fitted. */
+	refused: string | null,
+};
+
 /**
  *  A training framework. `Tch` is libtorch driven from Rust (this build's own
  *  worker); the others are Python workers in a registered environment.
@@ -667,6 +768,14 @@ export type FrameworkEnv = {
 	ready: boolean,
 	/**  The framework's version as its installed metadata says (no import). */
 	version: string | null,
+};
+
+/**  The two frontiers, fastest first. */
+export type Frontier = {
+	/**  Throughput against peak memory. */
+	memory: Point[],
+	/**  Throughput against cost per epoch (empty without a price). */
+	cost: Point[],
 };
 
 /**  One part's share of the gap between two runs. */
@@ -1005,6 +1114,22 @@ export type NextRun = {
 	request: SweepRequest,
 };
 
+/**  What the search looks for. */
+export type Objective = 
+/**  The most samples per second. */
+"throughput" | 
+/**  The least peak memory (the worker's peak RSS on the CPU). */
+"memory" | 
+/**  The least cost per epoch at the price offering given. */
+"cost" | 
+/**
+ *  The shortest time to the target accuracy (or loss): each run trains
+ *  until it reaches the target, so rounds differ in repeats, not length.
+ */
+"time-to-accuracy" | 
+/**  The fewest joules per sample (not searched yet). */
+"energy";
+
 /**  What an operator's time is spent on (the operator profile's categories). */
 export type OpCategory = 
 /**  Matrix products and convolutions (GEMM kernels, `aten::mm`, XLA dots). */
@@ -1142,6 +1267,21 @@ export type PlanDto = {
 	 *  them first (`install_releases`).
 	 */
 	to_install: string[],
+};
+
+/**  One candidate's measured figures. */
+export type Point = {
+	/**  Its index among the search's candidates. */
+	candidate: number,
+	label: string,
+	samples_per_s: number | null,
+	/**
+	 *  Peak memory in MiB (the worker's peak resident memory on the CPU,
+	 *  the framework allocator's peak on a GPU).
+	 */
+	peak_memory_mib: number | null,
+	/**  Cost per epoch in US dollars at the search's price offering. */
+	cost_per_epoch_usd: number | null,
 };
 
 /**  Numeric precision of training. */
@@ -1404,6 +1544,20 @@ export type ReportSelection = {
 	baseline: number | null,
 	settings: SessionSettings | null,
 };
+
+/**  A candidate's runs in one round and what they gave. */
+export type RoundEvidence = {
+	round: number,
+	kind: RoundKind,
+	length_factor: number,
+	runs: TraceRun[],
+	/**  The round's estimate in the metric's unit, and its 95 % interval. */
+	value: number | null,
+	ci95: Interval | null,
+};
+
+/**  Which kind of round. */
+export type RoundKind = "probe" | "race" | "confirm";
 
 /**  Everything stored about one run. */
 export type RunDetail = {
@@ -2002,6 +2156,85 @@ export type Theme =
 /**  Light or dark as the desktop prefers. */
 "system" | "light" | "dark";
 
+/**  One run of a candidate. */
+export type TraceRun = {
+	run_id: number,
+	/**  Seconds into the search when it started. */
+	started_s: number | null,
+	value: number | null,
+	failure: string | null,
+};
+
+/**
+ *  What to search: the run settings every candidate shares (`base`: its
+ *  framework, compile, precision, batch and threads lists are ignored), the
+ *  axes, the objective and the budget.
+ */
+export type TuneRequest = {
+	base: SweepRequest,
+	axes: Axes,
+	/**  `throughput`, `memory` or `cost` (see `Objective`). */
+	objective: string,
+	/**  `15m`, `90s`, `1h30m`; `None`: 15 minutes. */
+	budget: string | null,
+	/**
+	 *  Runs each of the winner and the runner-up in the confirmation
+	 *  (at least 2); `None`: 3.
+	 */
+	confirm_repeats: number | null,
+};
+
+/**  What the window shows while a search runs. */
+export type TuneStatus = {
+	/**  A search is under way. */
+	running: boolean,
+	/**  Its lines, oldest first: each round, each run and how it ended. */
+	lines: string[],
+	model: string | null,
+	/**  `throughput`, `memory`, `cost` or `time-to-accuracy`. */
+	objective: string | null,
+	/**  The unit of the candidates' figures (`samples/s`, `MiB` …). */
+	unit: string | null,
+	/**  Seconds since it started, and its budget. */
+	elapsed_s: number | null,
+	budget_s: number | null,
+	/**  The sweep its runs are stored in, once created. */
+	sweep_id: number | null,
+	/**  The configuration training now, if any. */
+	training: string | null,
+	/**
+	 *  Every candidate: still in, stopped early with the reason, failed,
+	 *  refused before running, the winner …
+	 */
+	candidates: CandidateView[],
+};
+
+/**  A finished (or stopped) search. */
+export type TunedView = {
+	sweep_id: number,
+	objective: Objective,
+	/**  The objective's unit (`samples/s`, `MiB`, `$/epoch`, `s`). */
+	unit: string,
+	ended: Ended,
+	verdict: string,
+	winner: CandidateView | null,
+	runner_up: CandidateView | null,
+	/**  The winner's figure ÷ the runner-up's, and its interval. */
+	ratio: number | null,
+	ratio_ci95: Interval | null,
+	tie: boolean | null,
+	confirmed: boolean,
+	rounds: number,
+	elapsed_s: number | null,
+	budget_s: number | null,
+	run_ids: number[],
+	why_runner_up_lost: WhyLost | null,
+	candidates: CandidateView[],
+	frontier: Frontier,
+	/**  With `--batch-size max`: each group's largest batch, or why none. */
+	batch_searches: FoundBatch[],
+};
+
 /**  What a published figure counts. */
 export type Unit = "samples" | "tokens";
 
@@ -2014,6 +2247,13 @@ export type ValidityCheck = {
 };
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
+
+/**  Why the runner-up lost: the two runs' step breakdowns set side by side. */
+export type WhyLost = {
+	winner_run: number[],
+	runner_up_run: number[],
+	explanation: Explanation,
+};
 
 /**  A file written: where and how big. */
 export type Written = {

@@ -12,10 +12,11 @@ use tokio::sync::watch;
 use trainbench_app::batch_words::Narrated;
 use trainbench_app::execute::{self, Finished};
 use trainbench_app::sweep::{Job, SweepPlan};
+use trainbench_app::tune::view::TunedView;
 use trainbench_app::tune::{plan_tune, TunePlan, TuneRequest, TuneShell, Tuned};
 use trainbench_app::{AppResult, Host, RunnerOptions, Workspace};
 use trainbench_core::tune::frontier::{Frontier, Point};
-use trainbench_core::tune::method::{figure_text, interval_text_as, CandidateTrace, Fate};
+use trainbench_core::tune::method::{figure_text, interval_text_as};
 use trainbench_core::tune::space::Axes;
 
 use crate::error::{bad, CliError};
@@ -311,80 +312,12 @@ fn write_pdf(ws: &Workspace, t: &Tuned, model: &str, path: &Path) -> Result<Stri
     Ok(ws.write_export(path, &bytes)?.path)
 }
 
-fn fate_key(f: Fate) -> Value {
-    serde_json::to_value(f).unwrap_or(Value::Null)
-}
-
-/// The settings a runnable candidate varies (`None` for one refused before
-/// running: its label says them).
-fn settings_json(plan: &TunePlan, i: usize) -> Value {
-    plan.candidates.get(i).map_or(Value::Null, |c| {
-        let r = &c.request;
-        json!({
-            "framework": r.framework.first(),
-            "compile": r.compile.first(),
-            "precision": r.precision.first(),
-            "batch_size": r.batch_size.first(),
-            "threads": r.threads.first(),
-        })
-    })
-}
-
-fn candidate_json(plan: &TunePlan, i: usize, c: &CandidateTrace) -> Value {
-    let latest = c.latest();
-    json!({
-        "configuration": c.label,
-        "settings": settings_json(plan, i),
-        "fate": fate_key(c.fate),
-        "round_reached": c.round_reached,
-        "why": c.why,
-        "value": latest.map(|l| l.0),
-        "ci95": latest.and_then(|l| l.1),
-        "rounds": c.rounds,
-    })
-}
-
-/// `tune --json`'s document.
+/// `tune --json`'s document: the app layer's view of the search, with the
+/// database it is stored in.
 pub fn to_json(db: &Path, t: &Tuned, plan: &TunePlan) -> Value {
-    let o = &t.outcome;
-    let pick =
-        |i: Option<usize>| i.and_then(|i| o.candidates.get(i).map(|c| candidate_json(plan, i, c)));
-    let mut winner = pick(o.winner);
-    if let Some(w) = winner.as_mut() {
-        w["command"] = json!(t.command);
-        w["toml"] = json!(t.toml);
-    }
-    json!({
-        "sweep_id": t.sweep_id,
-        "database": db,
-        "objective": o.objective,
-        "unit": o.unit,
-        "ended": o.ended,
-        "verdict": o.verdict,
-        "winner": winner,
-        "runner_up": pick(o.runner_up),
-        "ratio": o.ratio,
-        "ratio_ci95": o.ratio_ci95,
-        "tie": o.tie,
-        "confirmed": o.confirmed,
-        "rounds": o.rounds,
-        "elapsed_s": t.elapsed_s,
-        "budget_s": t.budget_s,
-        "run_ids": t.run_ids,
-        "why_runner_up_lost": t.why_runner_up_lost.as_ref().map(|e| json!({
-            "winner_run": e.a.run_ids,
-            "runner_up_run": e.b.run_ids,
-            "explanation": e.explanation,
-        })),
-        "candidates": o
-            .candidates
-            .iter()
-            .enumerate()
-            .map(|(i, c)| candidate_json(plan, i, c))
-            .collect::<Vec<_>>(),
-        "frontier": t.frontier,
-        "batch_searches": t.batches,
-    })
+    let mut doc = serde_json::to_value(TunedView::new(t, plan)).unwrap_or(Value::Null);
+    doc["database"] = json!(db);
+    doc
 }
 
 /// The frontiers in words: fastest first, each point's figures.

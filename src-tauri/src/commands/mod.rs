@@ -16,3 +16,4 @@ pub mod runs;
 pub mod sessions;
 pub mod settings;
 pub mod sweeps;
+pub mod tune;

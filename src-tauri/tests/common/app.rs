@@ -59,22 +59,32 @@ pub fn open_app_without_worker(dir: &Path) -> App {
     }
 }
 
+/// Invokes a command on `window` the way the UI does (from any thread);
+/// `Err` holds the `{code, message}` error.
+pub fn call_on(
+    window: &WebviewWindow<MockRuntime>,
+    cmd: &str,
+    args: Value,
+) -> Result<Value, Value> {
+    let res = get_ipc_response(
+        window,
+        InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().expect("url"),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        },
+    );
+    res.map(|b| b.deserialize::<Value>().expect("JSON response"))
+}
+
 impl App {
     /// Invokes a command the way the UI does; `Err` holds the `{code, message}` error.
     pub fn call(&self, cmd: &str, args: Value) -> Result<Value, Value> {
-        let res = get_ipc_response(
-            &self.window,
-            InvokeRequest {
-                cmd: cmd.into(),
-                callback: CallbackFn(0),
-                error: CallbackFn(1),
-                url: "tauri://localhost".parse().expect("url"),
-                body: InvokeBody::Json(args),
-                headers: Default::default(),
-                invoke_key: INVOKE_KEY.to_string(),
-            },
-        );
-        res.map(|b| b.deserialize::<Value>().expect("JSON response"))
+        call_on(&self.window, cmd, args)
     }
 
     pub fn ok(&self, cmd: &str, args: Value) -> Value {

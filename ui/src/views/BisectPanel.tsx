@@ -6,7 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, call, type BisectedDto, type ReleasesDto, type SweepRequest } from "../api";
 import { bisectRequest, defaultBounds, interval, oldestFirst, placement } from "../lib/bisect";
-import { ErrorBox } from "./common";
+import { CancelButton, ErrorBox } from "./common";
 import { useNarration } from "./SearchProgress";
 
 const FRAMEWORKS = ["jax", "pytorch", "tensorflow"];
@@ -35,23 +35,11 @@ function Pick(p: { label: string; name: string; value: string; options: [string,
 
 function BisectProgress({ framework }: { framework: string }) {
   const status = useNarration(api.bisectStatus);
-  const [cancelling, setCancelling] = useState(false);
   return (
     <div class="search-progress" id="bisect-progress">
       <p>
         <strong>Bisecting</strong> — each step installs a release if needed, then trains it a few times.{" "}
-        <button
-          type="button"
-          class="small danger"
-          id="cancel-bisect"
-          disabled={cancelling}
-          onClick={() => {
-            setCancelling(true);
-            api.cancelBisect(framework).catch(() => {});
-          }}
-        >
-          {cancelling ? "Cancelling…" : "Cancel"}
-        </button>
+        <CancelButton id="cancel-bisect" onCancel={() => api.cancelBisect(framework)} />
       </p>
       <ol>{(status?.lines ?? []).slice(-12).map((l, i) => <li key={i}>{l}</li>)}</ol>
     </div>

@@ -3,10 +3,11 @@
 // ends, and Cancel) and a remote host's add or check (each step).
 import { useEffect, useState } from "preact/hooks";
 import { api, type NarrationStatus } from "../api";
+import { CancelButton } from "./common";
 
 /** The task's status, asked every half second while shown. */
-export function useNarration(ask: () => Promise<NarrationStatus>): NarrationStatus | null {
-  const [status, setStatus] = useState<NarrationStatus | null>(null);
+export function useNarration<T = NarrationStatus>(ask: () => Promise<T>): T | null {
+  const [status, setStatus] = useState<T | null>(null);
   useEffect(() => {
     let alive = true;
     const poll = () =>
@@ -40,26 +41,12 @@ export function HostSteps() {
 
 export function SearchProgress() {
   const status = useNarration(api.batchSearchStatus);
-  const [cancelling, setCancelling] = useState(false);
   if (!status || (!status.running && status.lines.length === 0)) return <p class="hint">Starting the batch search…</p>;
   return (
     <div class="search-progress" id="search-progress" data-running={status.running ? "yes" : "no"}>
       <p>
         <strong>Finding the largest batch that fits</strong> — each probe a short run in a fresh worker.{" "}
-        {status.running && (
-          <button
-            type="button"
-            class="small danger"
-            id="cancel-search"
-            disabled={cancelling}
-            onClick={() => {
-              setCancelling(true);
-              api.cancelBatchSearch().catch(() => {});
-            }}
-          >
-            {cancelling ? "Cancelling…" : "Cancel search"}
-          </button>
-        )}
+        {status.running && <CancelButton id="cancel-search" label="Cancel search" onCancel={() => api.cancelBatchSearch()} />}
       </p>
       <ol>
         {status.lines.map((l, i) => (

@@ -5,6 +5,7 @@
 // share is useWizard's.
 import type { AppInfo, SweepRequest } from "../api";
 import { BisectPanel } from "./BisectPanel";
+import { TunePanel } from "./TunePanel";
 import { FrameworkSection } from "./wizard/FrameworkSection";
 import { CompileSection, DevicesSection, PrecisionSection } from "./wizard/Hardware";
 import { ModelSection } from "./wizard/ModelSection";
@@ -69,6 +70,7 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
         busy={w.busy}
         onStart={w.start}
       />
+      <TunePanel base={parseError ? null : (parsed as SweepRequest)} />
       <BisectPanel base={parseError ? null : (parsed as SweepRequest)} />
     </div>
   );

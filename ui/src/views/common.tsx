@@ -1,6 +1,6 @@
 import { Component, type ComponentChildren } from "preact";
 import { errorText } from "../api";
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { useKeydown } from "../lib/keys";
 
 /** An error shown where it happened, with its code. */
@@ -78,5 +78,24 @@ export function Confirm({
         </div>
       </div>
     </div>
+  );
+}
+
+/** Cancel for a long task: once pressed it says so and stays disabled. */
+export function CancelButton({ id, label = "Cancel", onCancel }: { id: string; label?: string; onCancel: () => Promise<unknown> }) {
+  const [cancelling, setCancelling] = useState(false);
+  return (
+    <button
+      type="button"
+      class="small danger"
+      id={id}
+      disabled={cancelling}
+      onClick={() => {
+        setCancelling(true);
+        onCancel().catch(() => {});
+      }}
+    >
+      {cancelling ? "Cancelling…" : label}
+    </button>
   );
 }

@@ -17,6 +17,7 @@ use crate::workspace::Workspace;
 
 /// What one group's search found: the largest batch, or why none.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct FoundBatch {
     /// The group's configuration at `bmax` (the key its probes are stored
     /// under in the sweep).

@@ -25,6 +25,7 @@ mod groups;
 mod plan;
 pub mod report;
 pub mod reproduce;
+pub mod view;
 pub use batch::FoundBatch;
 pub use groups::{halves, HALVES};
 pub use plan::{plan_tune, Candidate, TunePlan, TuneRequest, PROBE_STEPS, PROBE_WINDOW_STEPS};
@@ -45,6 +46,9 @@ pub trait TuneShell {
         plan: &mut crate::sweep::SweepPlan,
         sweep: i64,
     ) -> AppResult<()>;
+    /// The search's trace as just stored (before the first run, after
+    /// each, at the end): a shell that shows the candidates live keeps it.
+    fn traced(&mut self, _plan: &TunePlan, _sweep: i64, _outcome: &TuneOutcome) {}
 }
 
 /// A finished (or stopped) search and where it is stored.
@@ -144,7 +148,7 @@ impl Workspace {
         }
         let mut run_ids = Vec::new();
         let mut repeats = vec![0u32; plan.candidates.len()];
-        self.save_trace(sweep, plan, &search.snapshot())?;
+        self.trace(shell, sweep, plan, &search.snapshot())?;
         let outcome = 'search: loop {
             let round = match search.next_step() {
                 Step::Done(o) => break o,
@@ -166,13 +170,13 @@ impl Workspace {
                 let finished = shell.run(self, host, &job)?;
                 let result = self.figure_of(plan, &finished)?;
                 search.record(c, job.run_id, elapsed, result);
-                self.save_trace(sweep, plan, &search.snapshot())?;
+                self.trace(shell, sweep, plan, &search.snapshot())?;
                 if finished.status == RunStatus::Cancelled {
                     break 'search search.end(Ended::Cancelled);
                 }
             }
         };
-        self.save_trace(sweep, plan, &outcome)?;
+        self.trace(shell, sweep, plan, &outcome)?;
         let winner = outcome.winner.and_then(|w| plan.candidates.get(w));
         let why_runner_up_lost = match (
             plan.settings.objective,
@@ -255,6 +259,19 @@ impl Workspace {
                 },
             },
         )
+    }
+
+    /// Stores the trace, then hands it to the shell.
+    fn trace(
+        &self,
+        shell: &mut dyn TuneShell,
+        sweep: i64,
+        plan: &TunePlan,
+        outcome: &TuneOutcome,
+    ) -> AppResult<()> {
+        self.save_trace(sweep, plan, outcome)?;
+        shell.traced(plan, sweep, outcome);
+        Ok(())
     }
 
     fn save_trace(&self, sweep: i64, plan: &TunePlan, outcome: &TuneOutcome) -> AppResult<()> {

@@ -1,0 +1,183 @@
+//! "Find the fastest setup" through the app's commands, against real tch
+//! workers on the CPU and a real SQLite file: a search's candidates shown as
+//! they run and its answer returned, a bad setting refused naming the field
+//! before anything runs, one search at a time, and Cancel keeping what ran.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use common::app::{assert_error, open_app, request, scratch};
+
+fn tune(axes: Value, base: Value, extra: Value) -> Value {
+    let mut r = json!({
+        "base": request(base),
+        "axes": {"framework": ["tch"], "compile": ["off"], "precision": ["fp32"],
+                 "batch_size": [2, 4], "threads": [1]},
+        "objective": "throughput",
+        "budget": null,
+        "confirm_repeats": 2
+    });
+    if let (Some(a), Some(e)) = (r["axes"].as_object_mut(), axes.as_object()) {
+        for (k, v) in e {
+            a.insert(k.clone(), v.clone());
+        }
+    }
+    if let (Some(r), Some(e)) = (r.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            r.insert(k.clone(), v.clone());
+        }
+    }
+    json!({ "request": r })
+}
+
+#[test]
+fn a_search_shows_its_candidates_as_they_run_and_returns_its_answer() {
+    let dir = scratch("tune");
+    let app = open_app(&dir);
+    assert_error(
+        &app.err(
+            "start_tune",
+            tune(json!({}), json!({}), json!({"objective": "fastest"})),
+        ),
+        "bad_input",
+        &["objective = fastest is not allowed"],
+    );
+    assert_error(
+        &app.err(
+            "start_tune",
+            tune(json!({}), json!({}), json!({"budget": "soon"})),
+        ),
+        "bad_input",
+        &["budget = soon is not allowed"],
+    );
+    assert_eq!(app.ok("list_runs", json!({}))["runs"], json!([]));
+
+    // A watcher reads the table while the search runs, as the window does.
+    let tunes = std::sync::Arc::clone(&app.studio().tunes);
+    let watcher = std::thread::Builder::new()
+        .name("search watcher".into())
+        .spawn(move || {
+            let t0 = Instant::now();
+            let mut seen_training = None;
+            loop {
+                let s = tunes.status();
+                if s.running && seen_training.is_none() {
+                    if let Some(t) = &s.training {
+                        assert_eq!(s.candidates.len(), 2, "{s:?}");
+                        assert_eq!(s.model.as_deref(), Some("resnet_mini"));
+                        seen_training = Some(t.clone());
+                    }
+                }
+                if !s.running && seen_training.is_some() {
+                    return seen_training;
+                }
+                assert!(t0.elapsed() < Duration::from_secs(300), "{s:?}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+        .expect("a thread");
+    let found = app.ok(
+        "start_tune",
+        tune(json!({}), json!({"steps": 8, "window_steps": 2}), json!({})),
+    );
+    let training = watcher.join().expect("the watcher");
+    assert!(
+        training.is_some_and(|t| t.contains("resnet_mini")),
+        "a run was seen training"
+    );
+    assert_eq!(found["ended"], "finished", "{found}");
+    assert_eq!(found["objective"], "throughput");
+    let candidates = found["candidates"].as_array().expect("candidates");
+    assert_eq!(candidates.len(), 2, "{found}");
+    let batches: Vec<i64> = candidates
+        .iter()
+        .map(|c| c["settings"]["batch_size"].as_i64().expect("batch"))
+        .collect();
+    assert_eq!(batches, [2, 4]);
+    // A winner with the command that reproduces it, or a tie said so.
+    if found["tie"] == json!(true) {
+        assert!(
+            found["verdict"].as_str().unwrap_or("").contains("tie"),
+            "{found}"
+        );
+    } else {
+        let command = found["winner"]["command"].as_str().expect("command");
+        assert!(command.starts_with("trainbench run"), "{command}");
+        assert!(found["winner"]["toml"].as_str().is_some(), "{found}");
+    }
+    assert!(!found["frontier"]["memory"]
+        .as_array()
+        .expect("frontier")
+        .is_empty());
+
+    // The status keeps the finished search: its lines, its table, its sweep.
+    let status = app.ok("tune_status", json!({}));
+    assert_eq!(status["running"], false, "{status}");
+    assert_eq!(status["sweep_id"], found["sweep_id"]);
+    assert_eq!(status["candidates"].as_array().map(Vec::len), Some(2));
+    assert_eq!(status["training"], Value::Null);
+    let lines: Vec<String> = serde_json::from_value(status["lines"].clone()).expect("lines");
+    assert!(
+        lines[0].starts_with("tuning resnet_mini for throughput: 2 candidate(s)"),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with("round 1")), "{lines:?}");
+    assert_eq!(
+        lines.last(),
+        found["verdict"].as_str().map(str::to_owned).as_ref()
+    );
+    // Every run it made is stored and listed.
+    let runs = app.ok("list_runs", json!({}));
+    let stored = runs["runs"].as_array().expect("runs").len();
+    assert_eq!(stored, found["run_ids"].as_array().expect("ids").len());
+    assert_eq!(app.ok("cancel_tune", json!({})), false, "none runs");
+}
+
+#[test]
+fn one_search_at_a_time_and_cancel_keeps_what_ran() {
+    let dir = scratch("tune-cancel");
+    let app = open_app(&dir);
+    let tunes = std::sync::Arc::clone(&app.studio().tunes);
+    let window = app.window.clone();
+    // Once the first probe trains: a second search is refused, then Cancel.
+    let watcher = std::thread::Builder::new()
+        .name("search canceller".into())
+        .spawn(move || {
+            let t0 = Instant::now();
+            loop {
+                if tunes.status().training.is_some() {
+                    let second = common::app::call_on(
+                        &window,
+                        "start_tune",
+                        tune(json!({}), json!({"steps": 8}), json!({})),
+                    );
+                    assert!(tunes.cancel());
+                    return second;
+                }
+                assert!(t0.elapsed() < Duration::from_secs(120), "nothing trained");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+        .expect("a thread");
+    let found = app.ok(
+        "start_tune",
+        tune(json!({}), json!({"steps": 1_000_000}), json!({})),
+    );
+    let second = watcher.join().expect("the watcher");
+    assert_error(
+        &second.expect_err("a second search is refused"),
+        "busy",
+        &["a search is under way already"],
+    );
+    assert_eq!(found["ended"], "cancelled", "{found}");
+    assert_eq!(found["winner"], Value::Null, "{found}");
+    let runs = app.ok("list_runs", json!({}));
+    let runs = runs["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["status"], "cancelled", "{runs:?}");
+    let status = app.ok("tune_status", json!({}));
+    assert_eq!(status["running"], false, "{status}");
+}
