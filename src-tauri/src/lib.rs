@@ -186,6 +186,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::runs::abandon_run,
             commands::runs::attach_run,
             commands::record::vs_record,
+            commands::record::compare_record,
             commands::record::projection_targets,
             commands::record::what_if,
             commands::compare::compare,

@@ -144,6 +144,11 @@ try {
   const labels = await wd.text("#compare-table");
   if (!labels.includes("tch") || !labels.includes("pytorch")) throw new Error(`first comparison lacks tch and pytorch: ${labels}`);
   await screenshot("first-comparison");
+  await wd.waitFor("#compare-not-placed", {
+    timeout: 30000,
+    check: (t) => t.includes("trained on the CPU"),
+    what: "why the CPU runs are not beside the published record, said once",
+  });
 
   step("the comparison as a PDF report (the command behind Export PDF)");
   const pdf = join(out, "first-comparison.pdf");
@@ -155,6 +160,11 @@ try {
 
   await wd.click("#nav-runs");
   await wd.waitFor(".runs .hint", { check: (t) => t.includes("2 of 2 runs"), what: "the two runs in the table" });
+  step("a CPU run is not beside the published record unless asked: Place it anyway");
+  await wd.click("tr[data-run='1'] button.link");
+  await wd.waitFor("#not-placed", { check: (t) => t.includes("trained on the CPU"), what: "why the run is not placed" });
+  await wd.click("#place-anyway");
+  await wd.waitFor(".vs-record", { check: (t) => t.includes("% of") && !t.includes("Not placed"), what: "the run placed beside the record anyway" });
 
   step("run a tiny CPU benchmark from the wizard and watch it");
   await runFromWizard({ precision: "fp32", label: "fp32" });

@@ -87,6 +87,13 @@ export const commands = {
 	 *  it is not placed.
 	 */
 	vsRecord: (runId: number, besideRecord: boolean) => typedError<RecordPlacement, ApiError>(__TAURI_INVOKE("vs_record", { runId, besideRecord })),
+	/**
+	 *  The compared runs beside the published record together, as the
+	 *  comparison's PDF places them: each placed run's closest published result,
+	 *  and why the others are not placed, each reason once. A run no longer
+	 *  stored is left out.
+	 */
+	compareRecord: (runIds: number[]) => typedError<PlacedRuns, ApiError>(__TAURI_INVOKE("compare_record", { runIds })),
 	/**  The GPUs a run can be projected to (the peak table's names). */
 	projectionTargets: () => typedError<string[], ApiError>(__TAURI_INVOKE("projection_targets")),
 	/**
@@ -1241,6 +1248,14 @@ export type Phase = "queued" | "starting" | "training" | "finished";
 export type PhaseSeries = {
 	phase: StepPhase,
 	seconds: (number | null)[],
+};
+
+/**  Runs set beside the published record together (a comparison, a report). */
+export type PlacedRuns = {
+	/**  Each placed run's id with its closest published result, in the runs' order. */
+	closest: ([number, Against])[],
+	/**  Why the other runs are not placed, each reason once. */
+	not_placed: string[],
 };
 
 /**  The wizard's verdict on a sweep before anything runs. */

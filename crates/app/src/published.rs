@@ -109,7 +109,8 @@ pub fn placement(d: &RunDetail, asked: bool) -> RecordPlacement {
 }
 
 /// Runs set beside the published record together (a comparison, a report).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PlacedRuns {
     /// Each placed run's id with its closest published result, in the runs' order.
     pub closest: Vec<(i64, Against)>,

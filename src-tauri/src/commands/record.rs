@@ -5,7 +5,8 @@
 
 use tauri::State;
 use trainbench_app::projection::{project, Projected, Target};
-use trainbench_app::published::{placement, RecordPlacement};
+use trainbench_app::published::{placed_runs, placement, PlacedRuns, RecordPlacement};
+use trainbench_app::AppError;
 use trainbench_core::reference::gpu_peaks;
 
 use crate::error::ApiResult;
@@ -23,6 +24,27 @@ pub fn vs_record(
 ) -> ApiResult<RecordPlacement> {
     let detail = studio.with(|w| w.run_detail(run_id))?;
     Ok(placement(&detail, beside_record))
+}
+
+/// The compared runs beside the published record together, as the
+/// comparison's PDF places them: each placed run's closest published result,
+/// and why the others are not placed, each reason once. A run no longer
+/// stored is left out.
+#[tauri::command]
+#[specta::specta]
+pub fn compare_record(studio: State<'_, Studio>, run_ids: Vec<i64>) -> ApiResult<PlacedRuns> {
+    let details = studio.with(|w| {
+        let mut details = Vec::with_capacity(run_ids.len());
+        for &id in &run_ids {
+            match w.run_detail(id) {
+                Ok(d) => details.push(d),
+                Err(AppError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(details)
+    })?;
+    Ok(placed_runs(&details, false))
 }
 
 /// The GPUs a run can be projected to (the peak table's names).

@@ -52,7 +52,7 @@ export function VsRecord({ runId }: { runId: number }) {
         <h4>Beside the published record</h4>
         <p class="hint" id="not-placed">
           Not placed: {placed.not_placed}.{" "}
-          <button type="button" class="link" onClick={() => setAnyway(true)}>
+          <button type="button" class="link" id="place-anyway" onClick={() => setAnyway(true)}>
             Place it anyway
           </button>
         </p>
@@ -82,11 +82,15 @@ export function CompareRecord({ runIds }: { runIds: number[] }) {
   const [rows, setRows] = useState<[number, Against][]>([]);
   const [reasons, setReasons] = useState<string[]>([]);
   useEffect(() => {
-    Promise.all(runIds.map((id) => call(api.vsRecord(id, false)).then((p): [number, RecordPlacement][] => [[id, p]]).catch(() => []))).then((lists) => {
-      const all = lists.flat();
-      setRows(all.flatMap(([id, p]): [number, Against][] => (p.against.length > 0 ? [[id, p.against[0]]] : [])));
-      setReasons([...new Set(all.flatMap(([, p]) => (p.not_placed === null ? [] : [p.not_placed])))]);
-    });
+    call(api.compareRecord(runIds))
+      .then((p) => {
+        setRows(p.closest);
+        setReasons(p.not_placed);
+      })
+      .catch(() => {
+        setRows([]);
+        setReasons([]);
+      });
   }, [runIds.join(",")]);
   if (rows.length === 0 && reasons.length === 0) return null;
   return (
