@@ -1,7 +1,7 @@
 // Chart data shaping and the compare table.
 import { describe, expect, it } from "vitest";
 import type { LiveRun } from "../src/bindings";
-import { alignCurves, applyUpdate, barScale, bars, compareTable, decisionRows, liveCurves, liveTelemetry, scalingLines } from "../src/lib/shape";
+import { alignCurves, applyUpdate, barScale, bars, chartMarks, compareTable, decisionRows, liveCurves, liveTelemetry, scalingLines } from "../src/lib/shape";
 import { tooltip } from "../src/charts/BarChart";
 import { clipLabel } from "../src/lib/format";
 import { view } from "./fixtures";
@@ -23,6 +23,17 @@ describe("bars", () => {
     expect(barScale(bars(view(), "throughput", new Set()))).toBeCloseTo(161 * 1.1);
     expect(barScale(bars(view(), "throughput", new Set(["2"])))).toBeCloseTo(104 * 1.1);
     expect(barScale(bars(view(), "cost_per_epoch", new Set()))).toBe(1);
+  });
+});
+
+describe("chart marks", () => {
+  it("star the winner the comparison decided clearly and line up the baseline, by key", () => {
+    const v = view();
+    expect(chartMarks(v, "throughput")).toEqual({ best: "2", baseline: "1" });
+    // Decided on point values only: no star.
+    expect(chartMarks(v, "peak_memory")).toEqual({ best: null, baseline: "1" });
+    expect(chartMarks(v, "cost_per_epoch")).toEqual({ best: null, baseline: "1" });
+    expect(chartMarks(v, "time_to_loss")).toEqual({ best: null, baseline: "1" });
   });
 });
 

@@ -10,6 +10,8 @@ interface Props {
   unit: string;
   bars: Bar[];
   onToggle: (key: string) => void;
+  /** The winner (starred) and the baseline (a dashed line at its value), by key. */
+  marks?: { best: string | null; baseline: string | null };
 }
 
 const ROW = 26;
@@ -17,13 +19,14 @@ const LABEL_W = 260;
 const WIDTH = 720;
 const PLOT_W = WIDTH - LABEL_W - 90;
 
-export function BarChart({ title, unit, bars, onToggle }: Props) {
+export function BarChart({ title, unit, bars, onToggle, marks }: Props) {
   const [hover, setHover] = useState<string | null>(null);
   const visible = bars.filter((b) => !b.hidden);
   const max = barScale(bars);
   const x = (v: number) => LABEL_W + (Math.max(0, v) / max) * PLOT_W;
   const height = visible.length * ROW + 34;
   const hovered = bars.find((b) => b.key === hover);
+  const base = visible.find((b) => b.key === marks?.baseline && b.value !== null);
   return (
     <figure class="chart" data-chart={title}>
       <figcaption>
@@ -39,6 +42,11 @@ export function BarChart({ title, unit, bars, onToggle }: Props) {
             </text>
           </g>
         ))}
+        {base?.value != null && (
+          <line x1={x(base.value)} x2={x(base.value)} y1={2} y2={height - 26} class="baseline-line">
+            <title>the baseline: {base.label}</title>
+          </line>
+        )}
         {visible.map((b, i) => {
           const y = 6 + i * ROW;
           return (
@@ -57,8 +65,8 @@ export function BarChart({ title, unit, bars, onToggle }: Props) {
               data-key={b.key}
             >
               <title>{tooltip(b, unit)}</title>
-              <text x={LABEL_W - 6} y={y + ROW / 2 + 2} class="label" text-anchor="end">
-                {clipLabel(b.label, 40)}
+              <text x={LABEL_W - 6} y={y + ROW / 2 + 2} class={b.key === marks?.best ? "label best" : "label"} text-anchor="end">
+                {b.key === marks?.best ? `★ ${clipLabel(b.label, 38)}` : clipLabel(b.label, 40)}
               </text>
               {b.value === null ? (
                 <text x={LABEL_W + 6} y={y + ROW / 2 + 2} class="missing">

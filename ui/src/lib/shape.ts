@@ -29,6 +29,20 @@ export function metricOf(view: CompareView, entry: number, metric: Metric): Metr
 }
 
 /** One bar per comparison entry, with its 95 % interval where there is one. */
+/** The entries a metric's chart marks: the winner the comparison decided
+ * for it when their 95 % intervals do not overlap (a winner on point values
+ * or overlapping intervals is not starred), and the baseline (keys; null
+ * where none). */
+export function chartMarks(view: CompareView, metric: Metric): { best: string | null; baseline: string | null } {
+  const entries = view.comparison.entries;
+  const d = view.comparison.decisions.find((x) => x.metric === metric);
+  const decided = d?.confidence === "clear" ? d.winner : null;
+  return {
+    best: decided === null ? null : (entries[decided]?.key ?? null),
+    baseline: entries[view.comparison.baseline]?.key ?? null,
+  };
+}
+
 export function bars(view: CompareView, metric: Metric, hidden: ReadonlySet<string>): Bar[] {
   return view.comparison.entries.map((e, i) => {
     const m = metricOf(view, i, metric);

@@ -1,11 +1,12 @@
-// The comparison itself, under Compare's toolbar: warnings, the decision
-// matrix, speed-ups, breakdowns, the table against the baseline, and the
-// charts the comparison shows.
+// The comparison itself, under Compare's toolbar: first the picture (the
+// deciding metric's bars, the others measured beside it), then warnings,
+// the decision matrix, speed-ups, breakdowns, the table against the
+// baseline, and the curves.
 import { useState } from "preact/hooks";
 import type { ChartKind, CompareView } from "../api";
 import { BarChart, Legend } from "../charts/BarChart";
 import { LineChart } from "../charts/LineChart";
-import { alignCurves, bars, compareTable, CURVE_AXES, type CurveAxis, decisionRows, METRICS, scalingLines } from "../lib/shape";
+import { alignCurves, bars, chartMarks, compareTable, CURVE_AXES, type CurveAxis, decisionRows, METRICS, scalingLines } from "../lib/shape";
 import { notComparable, regressions } from "../regressions";
 import { ProfileCompare, StackedBars } from "./Breakdown";
 import { Explained } from "./Glossary";
@@ -174,9 +175,6 @@ function CompareCharts({ view, charts, hidden, toggle }: ChartsProps) {
         <span class="hint">— from the first steady window, runs whose compilation or warm-up took longer line up.</span>
       </p>
       <div class="grid2">
-        {METRICS.filter((m) => show(BAR_KINDS[m.metric])).map((m) => (
-          <BarChart key={m.metric} title={m.title} unit={m.unit} bars={bars(view, m.metric, hidden)} onToggle={toggle} />
-        ))}
         {show("throughput_over_time") && curve("Throughput over time", "samples/s", view.throughput_curves)}
         {show("loss_over_time") && curve("Loss over time", "loss", view.loss_curves)}
         {show("accuracy_over_time") &&
@@ -209,6 +207,26 @@ function CompareCharts({ view, charts, hidden, toggle }: ChartsProps) {
   );
 }
 
+/** The picture first: the bars of each metric chosen that has a measured
+ * entry, throughput (what decides by default) wide, the others small
+ * beside it; a clear winner starred, the baseline a dashed line. */
+function LeadCharts({ view, charts, hidden, toggle }: ChartsProps) {
+  const drawn = METRICS.filter((m) => charts.includes(BAR_KINDS[m.metric]))
+    .map((m) => ({ m, b: bars(view, m.metric, hidden) }))
+    .filter(({ b }) => b.some((x) => x.value !== null));
+  if (drawn.length === 0) return null;
+  const [first, ...rest] = drawn;
+  const chart = ({ m, b }: (typeof drawn)[number]) => (
+    <BarChart key={m.metric} title={m.title} unit={m.unit} bars={b} onToggle={toggle} marks={chartMarks(view, m.metric)} />
+  );
+  return (
+    <div class="lead-charts" id="lead-charts">
+      {chart(first)}
+      {rest.length > 0 && <div class="grid2 small-multiples">{rest.map(chart)}</div>}
+    </div>
+  );
+}
+
 export function CompareBody({ view, charts, runIds, hidden, toggle }: ChartsProps & { runIds: number[] }) {
   const show = (k: ChartKind) => charts.includes(k);
   return (
@@ -219,6 +237,7 @@ export function CompareBody({ view, charts, runIds, hidden, toggle }: ChartsProp
           <span class="hint">— each entry's label says only what sets it apart.</span>
         </p>
       ) : null}
+      <LeadCharts view={view} charts={charts} hidden={hidden} toggle={toggle} />
       <CompareWarnings warnings={view.comparison.warnings} />
       <DecisionMatrix view={view} />
       <Speedups view={view} />
