@@ -137,12 +137,13 @@ fn a_search_shows_its_candidates_as_they_run_and_returns_its_answer() {
 }
 
 #[test]
-fn one_search_at_a_time_and_cancel_keeps_what_ran() {
+fn one_search_at_a_time_alone_and_cancel_keeps_what_ran() {
     let dir = scratch("tune-cancel");
     let app = open_app(&dir);
     let tunes = std::sync::Arc::clone(&app.studio().tunes);
     let window = app.window.clone();
-    // Once the first probe trains: a second search is refused, then Cancel.
+    // Once the first probe trains: a second search, a bisection and a sweep
+    // are refused, then Cancel.
     let watcher = std::thread::Builder::new()
         .name("search canceller".into())
         .spawn(move || {
@@ -154,8 +155,22 @@ fn one_search_at_a_time_and_cancel_keeps_what_ran() {
                         "start_tune",
                         tune(json!({}), json!({"steps": 8}), json!({})),
                     );
+                    let bisection = common::app::call_on(
+                        &window,
+                        "start_bisect",
+                        json!({"request": {
+                            "framework": "jax", "good": "0.6.2", "bad": "0.7.2",
+                            "metric": "throughput", "min_repeats": 3, "max_repeats": 9,
+                            "base": request(json!({}))
+                        }}),
+                    );
+                    let sweep = common::app::call_on(
+                        &window,
+                        "start_sweep",
+                        json!({"request": request(json!({})), "skipRejected": false}),
+                    );
                     assert!(tunes.cancel());
-                    return second;
+                    return (second, bisection, sweep);
                 }
                 assert!(t0.elapsed() < Duration::from_secs(120), "nothing trained");
                 std::thread::sleep(Duration::from_millis(20));
@@ -166,12 +181,19 @@ fn one_search_at_a_time_and_cancel_keeps_what_ran() {
         "start_tune",
         tune(json!({}), json!({"steps": 1_000_000}), json!({})),
     );
-    let second = watcher.join().expect("the watcher");
+    let (second, bisection, sweep) = watcher.join().expect("the watcher");
     assert_error(
         &second.expect_err("a second search is refused"),
         "busy",
         &["a search is under way already"],
     );
+    for (what, refused) in [("a bisection", bisection), ("a sweep", sweep)] {
+        assert_error(
+            &refused.expect_err(what),
+            "busy",
+            &["a search for the fastest setup is under way"],
+        );
+    }
     assert_eq!(found["ended"], "cancelled", "{found}");
     assert_eq!(found["winner"], Value::Null, "{found}");
     let runs = app.ok("list_runs", json!({}));
@@ -180,4 +202,17 @@ fn one_search_at_a_time_and_cancel_keeps_what_ran() {
     assert_eq!(runs[0]["status"], "cancelled", "{runs:?}");
     let status = app.ok("tune_status", json!({}));
     assert_eq!(status["running"], false, "{status}");
+
+    // A search waits for a bisection under way, as for the queue's runs.
+    let bisections = std::sync::Arc::clone(&app.studio().bisections);
+    let (_cancel, running) = bisections.begin("a bisection").expect("nothing runs");
+    assert_error(
+        &app.err(
+            "start_tune",
+            tune(json!({}), json!({"steps": 8}), json!({})),
+        ),
+        "busy",
+        &["a bisection is under way"],
+    );
+    drop(running);
 }

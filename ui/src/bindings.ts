@@ -180,7 +180,7 @@ export const commands = {
 	 *  budget's end or Cancel, every run stored in one sweep with the search's
 	 *  trace; returns what it found. Its progress meanwhile from
 	 *  [`tune_status`]. One search at a time, and none while the queue has
-	 *  runs: a search measures alone.
+	 *  runs or a bisection runs: a search measures alone.
 	 */
 	startTune: (request: TuneRequest) => typedError<TunedView, ApiError>(__TAURI_INVOKE("start_tune", { request })),
 	/**

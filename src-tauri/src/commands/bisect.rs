@@ -163,6 +163,11 @@ pub async fn start_bisect(
             format!("choose a database in Settings before starting runs: {problem}"),
         ));
     }
+    if studio.tunes.status().running {
+        return Err(ApiError::from(trainbench_app::AppError::Busy(
+            "a search for the fastest setup is under way: wait for it to end or cancel it".into(),
+        )));
+    }
     let db = studio.db_path();
     let lines = Arc::clone(&studio.bisections);
     let installs = Arc::clone(&studio.installs);

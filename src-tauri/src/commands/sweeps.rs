@@ -55,6 +55,12 @@ pub async fn start_sweep(
             format!("choose a database in Settings before starting runs: {problem}"),
         ));
     }
+    if studio.tunes.status().running {
+        return Err(AppError::Busy(
+            "a search for the fastest setup is under way and measures alone: wait for it to end or cancel it".into(),
+        )
+        .into());
+    }
     let plan = studio.with(|w| w.plan(&request, &studio.host))?;
     if let Some(r) = plan
         .rejected

@@ -184,7 +184,7 @@ impl TuneShell for Window<'_> {
 /// budget's end or Cancel, every run stored in one sweep with the search's
 /// trace; returns what it found. Its progress meanwhile from
 /// [`tune_status`]. One search at a time, and none while the queue has
-/// runs: a search measures alone.
+/// runs or a bisection runs: a search measures alone.
 #[tauri::command]
 #[specta::specta]
 pub async fn start_tune(studio: State<'_, Studio>, request: TuneRequest) -> ApiResult<TunedView> {
@@ -199,6 +199,13 @@ pub async fn start_tune(studio: State<'_, Studio>, request: TuneRequest) -> ApiR
         return Err(AppError::Busy(format!(
             "{waiting} run(s) of the queue are unfinished: a search measures alone, so wait for them or cancel them"
         ))
+        .into());
+    }
+    if studio.bisections.status().running {
+        return Err(AppError::Busy(
+            "a bisection is under way: a search measures alone, so wait for it to end or cancel it"
+                .into(),
+        )
         .into());
     }
     let db = studio.db_path();
