@@ -11,6 +11,9 @@ use trainbench_core::published::{
 use trainbench_core::record::RunDetail;
 use trainbench_report::pdf::Section;
 
+use crate::error::{AppError, AppResult};
+use crate::workspace::Workspace;
+
 /// One published result with its implied MFU and verdict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -134,6 +137,20 @@ pub fn placed_runs(runs: &[RunDetail], asked: bool) -> PlacedRuns {
         }
     }
     placed
+}
+
+/// The runs `ids` placed together ([`placed_runs`]), as a comparison of
+/// them shows them; a run no longer stored is left out.
+pub fn placed_by_id(ws: &Workspace, ids: &[i64], asked: bool) -> AppResult<PlacedRuns> {
+    let mut details = Vec::with_capacity(ids.len());
+    for &id in ids {
+        match ws.run_detail(id) {
+            Ok(d) => details.push(d),
+            Err(AppError::NotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(placed_runs(&details, asked))
 }
 
 /// The PDF's section placing each compared run beside its closest

@@ -165,11 +165,7 @@ impl Compared {
             Grouping::Runs
         };
         let comparison = compare_rows(&rows, grouping, baseline)?;
-        let details: Vec<_> = ids
-            .iter()
-            .filter_map(|id| ws.run_detail(*id).ok())
-            .collect();
-        let placed = trainbench_app::published::placed_runs(&details, beside_record);
+        let placed = trainbench_app::published::placed_by_id(ws, ids, beside_record)?;
         Ok(Compared {
             rows,
             comparison,

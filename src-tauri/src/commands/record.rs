@@ -5,8 +5,7 @@
 
 use tauri::State;
 use trainbench_app::projection::{project, Projected, Target};
-use trainbench_app::published::{placed_runs, placement, PlacedRuns, RecordPlacement};
-use trainbench_app::AppError;
+use trainbench_app::published::{placed_by_id, placement, PlacedRuns, RecordPlacement};
 use trainbench_core::reference::gpu_peaks;
 
 use crate::error::ApiResult;
@@ -33,18 +32,7 @@ pub fn vs_record(
 #[tauri::command]
 #[specta::specta]
 pub fn compare_record(studio: State<'_, Studio>, run_ids: Vec<i64>) -> ApiResult<PlacedRuns> {
-    let details = studio.with(|w| {
-        let mut details = Vec::with_capacity(run_ids.len());
-        for &id in &run_ids {
-            match w.run_detail(id) {
-                Ok(d) => details.push(d),
-                Err(AppError::NotFound { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(details)
-    })?;
-    Ok(placed_runs(&details, false))
+    studio.with(|w| placed_by_id(w, &run_ids, false))
 }
 
 /// The GPUs a run can be projected to (the peak table's names).
