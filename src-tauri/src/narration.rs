@@ -78,6 +78,11 @@ impl Narration {
         self.lock().status.clone()
     }
 
+    /// Whether a task of this kind is under way (without copying its lines).
+    pub fn is_running(&self) -> bool {
+        self.lock().status.running
+    }
+
     /// Cancels the task under way; false when none is.
     pub fn cancel(&self) -> bool {
         let s = self.lock();

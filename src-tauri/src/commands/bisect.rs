@@ -163,7 +163,7 @@ pub async fn start_bisect(
             format!("choose a database in Settings before starting runs: {problem}"),
         ));
     }
-    if studio.tunes.status().running {
+    if studio.tunes.is_running() {
         return Err(ApiError::from(trainbench_app::AppError::Busy(
             "a search for the fastest setup is under way: wait for it to end or cancel it".into(),
         )));

@@ -55,7 +55,7 @@ pub async fn start_sweep(
             format!("choose a database in Settings before starting runs: {problem}"),
         ));
     }
-    if studio.tunes.status().running {
+    if studio.tunes.is_running() {
         return Err(AppError::Busy(
             "a search for the fastest setup is under way and measures alone: wait for it to end or cancel it".into(),
         )

@@ -71,6 +71,11 @@ impl Tunes {
         }
     }
 
+    /// Whether a search is under way.
+    pub fn is_running(&self) -> bool {
+        self.lines.is_running()
+    }
+
     /// Cancels the search under way; false when none runs.
     pub fn cancel(&self) -> bool {
         self.lines.cancel()
@@ -201,7 +206,7 @@ pub async fn start_tune(studio: State<'_, Studio>, request: TuneRequest) -> ApiR
         ))
         .into());
     }
-    if studio.bisections.status().running {
+    if studio.bisections.is_running() {
         return Err(AppError::Busy(
             "a bisection is under way: a search measures alone, so wait for it to end or cancel it"
                 .into(),
