@@ -75,6 +75,9 @@ if [ "$tests" = 1 ]; then
   has command -v WebKitWebDriver || missing+=(webkit2gtk-driver)
   has command -v Xvfb || missing+=(xvfb xauth)
   has command -v import || missing+=(imagemagick)
+  # The HTML report is opened in a real headless browser (Chromium and its
+  # chromedriver, from Debian) to check its charts and that it fetches nothing.
+  has command -v chromedriver || missing+=(chromium chromium-driver)
   # The remote tests start their own sshd on 127.0.0.1 (never the machine's port 22).
   has test -x /usr/sbin/sshd || missing+=(openssh-server)
   # Slurm: the tests start a single-machine cluster (munged, slurmctld, two slurmd).

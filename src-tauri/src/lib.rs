@@ -197,6 +197,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::sessions::rename_session,
             commands::sessions::delete_session,
             commands::files::export_pdf,
+            commands::files::export_html,
             commands::files::export_csv,
             commands::files::export_chart,
             commands::files::export_run_csv,

@@ -52,7 +52,7 @@ TAURI_DRIVER_URL="http://127.0.0.1:$port" node ui/e2e/studio.e2e.mjs "$app" "$ou
 # screenshots only when asked (`make screenshots`, which runs this with
 # E2E_REFRESH_SCREENSHOTS=1): a test leaves the tree as it found it.
 if [ "${E2E_REFRESH_SCREENSHOTS:-}" = 1 ]; then
-  for name in welcome quick-live first-comparison pdf-page wizard-fp32 gpu-session what-if; do
+  for name in welcome quick-live first-comparison pdf-page html-report-hover wizard-fp32 gpu-session what-if; do
     cp "$out"/[0-9][0-9]-"$name".png "docs/screenshots/$name.png"
   done
   echo "e2e: the README's screenshots in docs/screenshots/ refreshed from $out (commit them when they change)"

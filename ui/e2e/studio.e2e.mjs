@@ -9,6 +9,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { checkHtmlReport } from "./html-report.mjs";
 import { WebDriver } from "./webdriver.mjs";
 
 const [app, out] = process.argv.slice(2);
@@ -157,6 +158,13 @@ try {
   shot += 1;
   execFileSync("pdftoppm", ["-png", "-r", "70", "-f", "1", "-l", "1", "-singlefile", pdf, join(out, `${String(shot).padStart(2, "0")}-pdf-page`)], { timeout: 30000 });
   console.log(`  pdf page ${join(out, `${String(shot).padStart(2, "0")}-pdf-page.png`)}`);
+
+  step("the comparison as one HTML page (Export HTML), opened in Chromium: figures on hover, toggles, nothing fetched");
+  const html = join(out, "first-comparison.html");
+  await invoke("export_html", { selection: { session_id: null, run_ids: ids, grouping: "runs", baseline: ids[0], settings: null }, path: html });
+  shot += 1;
+  figures.html_report = await checkHtmlReport(html, out, `${String(shot).padStart(2, "0")}-html-report`);
+  console.log(`  html report ${join(out, `${String(shot).padStart(2, "0")}-html-report.png`)}`);
 
   await wd.click("#nav-runs");
   await wd.waitFor(".runs .hint", { check: (t) => t.includes("2 of 2 runs"), what: "the two runs in the table" });

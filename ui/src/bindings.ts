@@ -111,6 +111,11 @@ export const commands = {
 	deleteSession: (id: number) => typedError<null, ApiError>(__TAURI_INVOKE("delete_session", { id })),
 	/**  The PDF report of a comparison or saved session. */
 	exportPdf: (selection: ReportSelection, path: string) => typedError<Written, ApiError>(__TAURI_INVOKE("export_pdf", { selection, path })),
+	/**
+	 *  The same report as one self-contained HTML file (interactive charts,
+	 *  nothing fetched when it is opened).
+	 */
+	exportHtml: (selection: ReportSelection, path: string) => typedError<Written, ApiError>(__TAURI_INVOKE("export_html", { selection, path })),
 	/**  Runs with configuration and summary columns as CSV (all runs when `run_ids` is empty). */
 	exportCsv: (runIds: number[], path: string) => typedError<Written, ApiError>(__TAURI_INVOKE("export_csv", { runIds, path })),
 	/**

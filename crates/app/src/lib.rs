@@ -84,7 +84,7 @@ pub use trainbench_core::versions;
 /// environments, stored-data types, report sections and provenance helpers.
 pub use trainbench_files as files;
 pub use trainbench_probe::{self_cpu_seconds, GpuInfo, GIT_REVISION};
-pub use trainbench_report::pdf::{utc_text, Section};
+pub use trainbench_report::document::{utc_text, Section};
 pub use trainbench_runner::envs;
 pub use trainbench_runner::{Progress, RunnerOptions, WorkerCommand};
 pub use trainbench_store::{

@@ -374,7 +374,7 @@ fn memory_fit(d: &RunDetail, to: Option<&GpuPeak>) -> String {
 pub fn projection_section(
     ws: &Workspace,
     runs: &[RunDetail],
-) -> Option<trainbench_report::pdf::Section> {
+) -> Option<trainbench_report::document::Section> {
     let target = Target::Gpu("H100 SXM".into());
     let rows: Vec<Vec<String>> = runs
         .iter()
@@ -402,7 +402,7 @@ pub fn projection_section(
             ])
         })
         .collect();
-    (!rows.is_empty()).then(|| trainbench_report::pdf::Section {
+    (!rows.is_empty()).then(|| trainbench_report::document::Section {
         heading: "What if: projected to an H100 SXM".into(),
         text: "PROJECTED, not measured: each run's throughput on an H100 SXM as a band, by its step's parts (a run measured on a GPU of the peak table) or by the MFU published results of its model family reach (a run measured on a CPU). `trainbench project RUN --gpu NAME` projects to any GPU of the peak table; docs/metrics.md gives the method and its measured error.".into(),
         headers: ["Run", "Measured on", "Measured samples/s", "Projected samples/s", "Method"].map(String::from).to_vec(),

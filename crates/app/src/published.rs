@@ -9,7 +9,7 @@ use trainbench_core::published::{
     RunFigures,
 };
 use trainbench_core::record::RunDetail;
-use trainbench_report::pdf::Section;
+use trainbench_report::document::Section;
 
 use crate::error::{AppError, AppResult};
 use crate::workspace::Workspace;

@@ -10,7 +10,7 @@ use trainbench_core::record::RunRow;
 use trainbench_core::session::{
     ChartKind, SavedSession, SessionFile, SessionSettings, MAX_SESSION_FILE_BYTES,
 };
-use trainbench_report::{charts, csv, pdf};
+use trainbench_report::{charts, csv, document, html, pdf, ReportError};
 use trainbench_store::{now_unix_ms, ImportOutcome, LoadedComparison};
 
 use crate::error::{AppError, AppResult};
@@ -172,8 +172,32 @@ impl Workspace {
         &self,
         sel: &Selected,
         title: Option<String>,
-        extra: &[pdf::Section],
+        extra: &[document::Section],
     ) -> AppResult<Vec<u8>> {
+        self.with_report(sel, title, extra, pdf::report)
+    }
+
+    /// The same report as one self-contained HTML page (interactive charts,
+    /// nothing fetched when opened).
+    pub fn html(
+        &self,
+        sel: &Selected,
+        title: Option<String>,
+        extra: &[document::Section],
+    ) -> AppResult<String> {
+        self.with_report(sel, title, extra, html::report)
+    }
+
+    /// A report of a selection written by `write` (PDF or HTML): the
+    /// comparison with the caller's sections, a bisection's or a search's
+    /// findings, and the runs placed in context.
+    fn with_report<T>(
+        &self,
+        sel: &Selected,
+        title: Option<String>,
+        extra: &[document::Section],
+        write: impl FnOnce(&document::ReportInput<'_>) -> Result<T, ReportError>,
+    ) -> AppResult<T> {
         // Every report places its runs beside the published record, and
         // projects them to an H100, after its own findings.
         let mut context = Vec::new();
@@ -187,7 +211,7 @@ impl Workspace {
         extra.extend(crate::bisect::report::sections(self, &sel.loaded.runs)?);
         // A search's verdict, candidates and frontier likewise.
         extra.extend(crate::tune::report::sections(self, &sel.loaded.runs)?);
-        Ok(pdf::report(&pdf::ReportInput {
+        Ok(write(&document::ReportInput {
             title: title.unwrap_or_else(|| sel.title.clone()),
             comparison: &sel.loaded.comparison,
             runs: &sel.loaded.runs,

@@ -425,6 +425,18 @@ pub enum ExportCommand {
         #[arg(long)]
         title: Option<String>,
     },
+    /// The same report as one self-contained HTML file: interactive charts
+    /// (hover for figures, toggle series), nothing fetched when it is opened.
+    Html {
+        #[command(flatten)]
+        selection: Selection,
+        /// The file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Report title (default: the session's name).
+        #[arg(long)]
+        title: Option<String>,
+    },
     /// Runs as CSV (all runs, a session's or the ids given), or one run's raw
     /// windows, evaluations or telemetry with --raw and --run.
     Csv {

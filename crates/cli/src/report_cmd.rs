@@ -177,20 +177,16 @@ pub fn export(db: &Path, command: ExportCommand, json_out: bool) -> Result<ExitC
             selection,
             output,
             title,
-        } => {
-            let started = std::time::Instant::now();
-            let sel = select(&ws, &selection)?;
-            let written = ws.write_export(&output, &ws.pdf(&sel, title, &[])?)?;
-            let line = format!(
-                "wrote {} ({} bytes, {} runs) in {:.0} ms",
-                output.display(),
-                written.bytes,
-                sel.loaded.runs.len(),
-                started.elapsed().as_secs_f64() * 1000.0
-            );
-            let runs = serde_json::json!({"runs": sel.loaded.runs.len()});
-            said(json_out, &written, runs, line);
-        }
+        } => report_file(&ws, &selection, &output, json_out, |sel| {
+            ws.pdf(sel, title, &[])
+        })?,
+        ExportCommand::Html {
+            selection,
+            output,
+            title,
+        } => report_file(&ws, &selection, &output, json_out, |sel| {
+            ws.html(sel, title, &[]).map(String::into_bytes)
+        })?,
         ExportCommand::Csv {
             ids,
             session,
@@ -244,6 +240,30 @@ pub fn export(db: &Path, command: ExportCommand, json_out: bool) -> Result<ExitC
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A report (PDF or HTML) of a selection written to `output`, said with its
+/// size, run count and time taken.
+fn report_file(
+    ws: &Workspace,
+    selection: &SelectionArgs,
+    output: &Path,
+    json_out: bool,
+    write: impl FnOnce(&Selected) -> trainbench_app::AppResult<Vec<u8>>,
+) -> Result<(), CliError> {
+    let started = std::time::Instant::now();
+    let sel = select(ws, selection)?;
+    let written = ws.write_export(output, &write(&sel)?)?;
+    let line = format!(
+        "wrote {} ({} bytes, {} runs) in {:.0} ms",
+        output.display(),
+        written.bytes,
+        sel.loaded.runs.len(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    let runs = serde_json::json!({"runs": sel.loaded.runs.len()});
+    said(json_out, &written, runs, line);
+    Ok(())
 }
 
 /// A CSV made whole: into `output`, or on stdout (under `--json` as the

@@ -165,6 +165,30 @@ fn a_cpu_run_says_why_it_is_not_beside_the_record_unless_asked() {
         "{words}"
     );
     assert!(!words.contains("% of MXNet"), "{words}");
+
+    the_html_report_has_the_same_sections(&scratch, &ids);
+}
+
+/// The same report as one HTML page: the same sections, and charts with
+/// their figures (the real browser's checks are the end-to-end test's).
+fn the_html_report_has_the_same_sections(scratch: &Scratch, ids: &[String]) {
+    let page_path = scratch.0.join("r.html");
+    let (out, v) = output_json(
+        trainbench(&scratch.0)
+            .args(["export", "html", &ids[0], &ids[1], "--json", "-o"])
+            .arg(&page_path),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(v["runs"], 2, "{v}");
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..100]);
+    assert!(page.contains("<h2>Beside the published record</h2>"));
+    assert!(page.contains("Not placed: it trained on the CPU"));
+    let breakdown = &page[page.find("data-kind=\"step_breakdown\"").unwrap_or(0)..];
+    assert!(
+        breakdown.contains("class=\"segment\"") && breakdown.contains("ms per sample ("),
+        "the step breakdown of two real runs is drawn with its figures"
+    );
 }
 
 #[test]

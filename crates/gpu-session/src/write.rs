@@ -14,7 +14,7 @@ use trainbench_core::compare::Grouping;
 use trainbench_core::models::{lookup, ModelOptions};
 use trainbench_core::record::RunDetail;
 use trainbench_core::session::{ChartKind, SessionSettings};
-use trainbench_report::pdf::Section;
+use trainbench_report::document::Section;
 
 use super::items::{Item, Kind, What};
 use super::result::{ItemResult, Status};

@@ -16,7 +16,7 @@ use std::time::Instant;
 use trainbench_core::compare::Grouping;
 use trainbench_core::session::{ChartKind, SessionFile, SessionSettings};
 use trainbench_core::{Framework, Precision};
-use trainbench_report::{csv, pdf};
+use trainbench_report::{csv, document, pdf};
 use trainbench_store::fixtures::{write_run, FixtureRun};
 use trainbench_store::Store;
 
@@ -103,7 +103,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..5 {
         let t = Instant::now();
         let loaded = store.load_comparison(ten, Grouping::Runs, None)?;
-        let bytes = pdf::report(&pdf::ReportInput {
+        let bytes = pdf::report(&document::ReportInput {
             title: "bench".into(),
             comparison: &loaded.comparison,
             runs: &loaded.runs,

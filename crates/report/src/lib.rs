@@ -4,14 +4,20 @@
 //! - [`csv`]: runs with their configuration and summary, and a run's raw
 //!   windows, evaluations and telemetry, as RFC 4180 CSV with formula cells
 //!   neutralised;
-//! - [`pdf`]: the PDF report of a comparison or saved session (krilla; text
-//!   selectable, charts as vectors).
+//! - [`document`]: what a report says, section by section, whatever it is
+//!   written as;
+//! - [`pdf`]: the report of a comparison or saved session as a PDF (krilla;
+//!   text selectable, charts as vectors);
+//! - [`html`]: the same report as one self-contained web page (interactive
+//!   charts, nothing fetched).
 //!
 //! Fonts are the DejaVu files in `assets/fonts`, compiled in, so a report
 //! looks the same on every machine.
 
 pub mod charts;
 pub mod csv;
+pub mod document;
+pub mod html;
 pub mod pdf;
 
 #[derive(Debug, thiserror::Error)]

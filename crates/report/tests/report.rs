@@ -2,95 +2,17 @@
 //! checked with real readers: usvg and png for the charts, a CSV parser, and
 //! poppler's pdftoppm / pdftotext for the PDF.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use trainbench_core::compare::{compare, Comparison, Grouping};
-use trainbench_core::record::RunDetail;
 use trainbench_core::session::ChartKind;
-use trainbench_core::summary::RunStatus;
-use trainbench_report::{charts, csv, pdf};
+use trainbench_report::{charts, csv, document, pdf};
+
+mod common;
+
+use common::{details, out_dir, stored};
 use trainbench_store::fixtures::{write_run, FixtureRun};
 use trainbench_store::Store;
-
-fn out_dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target/test-output/report")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("output dir");
-    dir
-}
-
-/// Three frameworks × 2 repeats, one 2-device run, and one failed run.
-fn stored(dir: &std::path::Path) -> (Store, Vec<i64>) {
-    let mut store = Store::open(&dir.join("runs.sqlite")).expect("open");
-    let mut ids = Vec::new();
-    for (k, fw) in [
-        trainbench_core::Framework::Tch,
-        trainbench_core::Framework::Pytorch,
-        trainbench_core::Framework::Jax,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        for rep in 0..2 {
-            ids.push(
-                write_run(
-                    &mut store,
-                    &FixtureRun {
-                        framework: fw,
-                        samples_per_s: 400.0 + 60.0 * k as f64,
-                        seed: (k * 10 + rep) as u64,
-                        ..Default::default()
-                    },
-                )
-                .expect("fixture"),
-            );
-        }
-    }
-    ids.push(
-        write_run(
-            &mut store,
-            &FixtureRun {
-                devices: 2,
-                samples_per_s: 700.0,
-                seed: 99,
-                ..Default::default()
-            },
-        )
-        .expect("fixture"),
-    );
-    let failed = write_run(
-        &mut store,
-        &FixtureRun {
-            framework: trainbench_core::Framework::Tensorflow,
-            status: RunStatus::Failed,
-            windows: 0,
-            seed: 7,
-            ..Default::default()
-        },
-    )
-    .expect("fixture");
-    store
-        .finish_run(
-            failed,
-            RunStatus::Failed,
-            Some("=HYPERLINK(\"http://x\"), with \"quotes\"\nand a line break"),
-            Some("oom"),
-            Some(1),
-            "Traceback (most recent call last):\nResourceExhaustedError: OOM when allocating tensor",
-        )
-        .expect("finish");
-    ids.push(failed);
-    (store, ids)
-}
-
-fn details(store: &Store, ids: &[i64]) -> Vec<RunDetail> {
-    ids.iter()
-        .map(|id| store.run_detail(*id).expect("detail"))
-        .collect()
-}
 
 #[test]
 fn every_chart_renders_as_svg_and_png() {
@@ -227,7 +149,7 @@ fn pdf_report_renders_with_poppler_and_its_text_is_extractable() {
                 .any(|r| r.price_offering.as_ref() == Some(&p.offering))
         })
         .collect();
-    let bytes = pdf::report(&pdf::ReportInput {
+    let bytes = pdf::report(&document::ReportInput {
         title: "tch vs PyTorch vs JAX".into(),
         comparison: &c,
         runs: &runs,
@@ -340,7 +262,7 @@ fn question_of(name: &str, fixtures: &[FixtureRun]) -> (Comparison, String) {
     let runs = details(&store, &ids);
     let rows: Vec<_> = runs.iter().map(|r| r.row.clone()).collect();
     let c = compare(&rows, Grouping::Configurations, None).expect("compare");
-    let q = pdf::question(&c, &runs);
+    let q = document::question(&c, &runs);
     (c, q)
 }
 

@@ -22,6 +22,21 @@ pub fn export_pdf(
     studio.with(|w| w.write_export(&path, &w.pdf(&w.select(&selection.into())?, None, &[])?))
 }
 
+/// The same report as one self-contained HTML file (interactive charts,
+/// nothing fetched when it is opened).
+#[tauri::command]
+#[specta::specta]
+pub fn export_html(
+    studio: State<'_, Studio>,
+    selection: ReportSelection,
+    path: PathBuf,
+) -> ApiResult<Written> {
+    studio.with(|w| {
+        let page = w.html(&w.select(&selection.into())?, None, &[])?;
+        w.write_export(&path, page.as_bytes())
+    })
+}
+
 /// One chart of a comparison as SVG or PNG (by the file's extension), drawn
 /// as the PDF and `trainbench export chart` draw it.
 #[tauri::command]

@@ -1,14 +1,12 @@
 // Side by side: bars with 95 % intervals, curves over wall time, scaling over
 // device count, the table of deltas against a baseline, the decision matrix,
-// and warnings where runs are not comparable. Save as a session; export PDF.
+// and warnings where runs are not comparable. Save as a session; export a PDF or HTML report.
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { save } from "@tauri-apps/plugin-dialog";
 import { api, call, type ChartKind, type CompareView, type Grouping, type SavedSession } from "../api";
-import { bytes } from "../lib/format";
 import { ErrorBox } from "./common";
 import { CompareBody } from "./CompareBody";
 import { Explained } from "./Glossary";
-import { SaveChart } from "./SaveAs";
+import { SaveChart, SaveReport } from "./SaveAs";
 
 export interface CompareState {
   runIds: number[];
@@ -59,6 +57,7 @@ export function Compare({ state, allCharts, onChange }: Props) {
 
   const toggle = (key: string) => onChange({ ...state, hidden: hidden.has(key) ? state.hidden.filter((k) => k !== key) : [...state.hidden, key] });
   const settings = { grouping: state.grouping, charts: state.charts, hidden_series: state.hidden };
+  const selection = { session_id: null, run_ids: state.runIds, grouping: state.grouping, baseline: state.baseline, settings };
 
   async function saveSession() {
     try {
@@ -68,17 +67,6 @@ export function Compare({ state, allCharts, onChange }: Props) {
       onChange({ ...state, session: s });
       setNotice(`Saved session “${s.name}”.`);
       setError(null);
-    } catch (e) {
-      setError(e);
-    }
-  }
-
-  async function exportPdf() {
-    try {
-      const path = await save({ title: "Export PDF report", defaultPath: `${state.session?.name ?? "trainbench-comparison"}.pdf`, filters: [{ name: "PDF", extensions: ["pdf"] }] });
-      if (!path) return;
-      const w = await call(api.exportPdf({ session_id: null, run_ids: state.runIds, grouping: state.grouping, baseline: state.baseline, settings }, path));
-      setNotice(`Wrote ${w.path} (${bytes(w.bytes)}).`);
     } catch (e) {
       setError(e);
     }
@@ -122,12 +110,10 @@ export function Compare({ state, allCharts, onChange }: Props) {
         <button type="button" id="save-session" disabled={!state.session && name.trim() === ""} onClick={saveSession}>
           {state.session ? "Save changes" : "Save session"}
         </button>
-        <button type="button" onClick={exportPdf} disabled={!view}>
-          Export PDF…
-        </button>
+        <SaveReport selection={selection} name={state.session?.name ?? "trainbench-comparison"} disabled={!view} onNotice={setNotice} onError={setError} />
         {view && (
           <SaveChart
-            selection={{ session_id: null, run_ids: state.runIds, grouping: state.grouping, baseline: state.baseline, settings }}
+            selection={selection}
             charts={state.charts}
             name={state.session?.name ?? "trainbench-comparison"}
             onNotice={setNotice}

@@ -1,5 +1,5 @@
 // Saving a figure of the app to a file the person chooses: a comparison's
-// chart as PNG or SVG (drawn by the backend as the PDF and the CLI draw it),
+// report as PDF or as one self-contained HTML page, its chart as PNG or SVG (drawn by the backend as the PDF and the CLI draw it),
 // a run's raw windows, evaluations or telemetry as CSV.
 import { useState } from "preact/hooks";
 import { save } from "@tauri-apps/plugin-dialog";
@@ -40,6 +40,31 @@ export function SaveChart({ selection, charts, name, onNotice, onError }: { sele
         Save chart (PNG/SVG)…
       </button>
     </span>
+  );
+}
+
+/** The comparison's report: a PDF, or one HTML page with interactive charts that fetches nothing. */
+export function SaveReport({ selection, name, disabled, onNotice, onError }: { selection: ReportSelection; name: string; disabled: boolean; onNotice: (n: string) => void; onError: (e: unknown) => void }) {
+  async function go(kind: "pdf" | "html") {
+    try {
+      const label = kind === "pdf" ? "PDF" : "HTML";
+      const n = await saveWith(`Export ${label} report`, `${name}.${kind}`, [{ name: label, extensions: [kind] }], (path) =>
+        call(kind === "pdf" ? api.exportPdf(selection, path) : api.exportHtml(selection, path)),
+      );
+      if (n) onNotice(n);
+    } catch (e) {
+      onError(e);
+    }
+  }
+  return (
+    <>
+      <button type="button" id="export-pdf" onClick={() => go("pdf")} disabled={disabled}>
+        Export PDF…
+      </button>
+      <button type="button" id="export-html" onClick={() => go("html")} disabled={disabled} title="One web page with the same sections and interactive charts: it opens in any browser and fetches nothing">
+        Export HTML…
+      </button>
+    </>
   );
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use trainbench_core::compare::Metric;
 use trainbench_core::record::RunDetail;
 use trainbench_core::text::capitalised;
-use trainbench_report::pdf::Section;
+use trainbench_report::document::Section;
 
 use crate::error::AppResult;
 use crate::workspace::Workspace;

@@ -3,7 +3,7 @@
 
 use trainbench_core::acceptance::{Check, Verdict, CHECKS};
 use trainbench_core::record::RunDetail;
-use trainbench_report::pdf::Section;
+use trainbench_report::document::Section;
 
 use trainbench_probe::GpuInfo;
 

@@ -8,7 +8,7 @@ use trainbench_core::record::RunDetail;
 use trainbench_core::text::capitalised;
 use trainbench_core::tune::frontier::Point;
 use trainbench_core::tune::method::{figure_text, interval_text_as, TuneOutcome};
-use trainbench_report::pdf::Section;
+use trainbench_report::document::Section;
 
 use crate::error::AppResult;
 use crate::workspace::Workspace;

@@ -15,7 +15,7 @@ pub struct ChartData<'a> {
 
 impl ChartData<'_> {
     /// The entries not hidden, with their positions in the comparison.
-    pub(super) fn visible(&self) -> impl Iterator<Item = (usize, &CompareEntry)> {
+    pub(crate) fn visible(&self) -> impl Iterator<Item = (usize, &CompareEntry)> {
         self.comparison
             .entries
             .iter()

@@ -295,3 +295,31 @@ impl Layout {
         self.pages
     }
 }
+
+impl crate::document::Page for Layout {
+    fn heading(&mut self, text: &str, size: f32) {
+        Layout::heading(self, text, size);
+    }
+
+    fn paragraph(&mut self, text: &str, size: f32, grey: bool) {
+        Layout::paragraph(self, text, size, grey);
+    }
+
+    fn table(&mut self, headers: &[&str], widths: &[f32], rows: &[Vec<String>], size: f32) {
+        crate::document::check_table(headers, widths, rows);
+        Layout::table(self, headers, widths, rows, size);
+    }
+
+    fn chart(
+        &mut self,
+        data: &crate::charts::ChartData<'_>,
+        kind: trainbench_core::session::ChartKind,
+    ) -> Result<(), ReportError> {
+        // Drawn narrower than on screen, so its text reads at the page's size.
+        self.svg(&crate::charts::svg_sized(data, kind, 720)?)
+    }
+
+    fn break_page(&mut self) {
+        self.new_page();
+    }
+}

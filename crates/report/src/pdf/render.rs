@@ -12,7 +12,7 @@ use krilla::Document;
 use krilla_svg::{SurfaceExt, SvgSettings};
 
 use super::layout::{Layout, Op, MARGIN, PAGE_H, PAGE_W};
-use super::provenance::Provenance;
+use crate::document::Provenance;
 use crate::{fonts, ReportError};
 
 fn colour(shade: u8) -> rgb::Color {

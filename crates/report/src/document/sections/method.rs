@@ -5,10 +5,10 @@ use trainbench_core::reference::PriceRow;
 use trainbench_core::stats::WARMUP_RULE;
 use trainbench_core::summary::IMAGENET_1K_TRAIN;
 
-use crate::pdf::layout::Layout;
+use crate::document::Page;
 
 /// "Method", ending with the price rows used and what "not measured" means.
-pub(crate) fn method(l: &mut Layout, prices: &[PriceRow]) {
+pub(crate) fn method(l: &mut impl Page, prices: &[PriceRow]) {
     l.heading("Method", 12.0);
     for p in [
         "Every configuration ran in a fresh worker process; the worker reports timing windows of several optimizer steps each, timed after a device synchronisation, so per-step synchronisation does not perturb the pipeline.".to_string(),

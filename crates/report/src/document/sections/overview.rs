@@ -4,13 +4,13 @@
 use trainbench_core::compare::Comparison;
 use trainbench_core::record::RunDetail;
 
-use crate::pdf::layout::Layout;
-use crate::pdf::provenance::Provenance;
-use crate::pdf::text::letter;
-use crate::pdf::{ReportInput, Section};
+use crate::document::provenance::Provenance;
+use crate::document::text::letter;
+use crate::document::Page;
+use crate::document::{ReportInput, Section};
 
 /// The title, and who wrote the report when from how many runs.
-pub(crate) fn title(l: &mut Layout, input: &ReportInput<'_>, provenance: &Provenance) {
+pub(crate) fn title(l: &mut impl Page, input: &ReportInput<'_>, provenance: &Provenance) {
     let c = input.comparison;
     l.heading(&format!("TrainBench report: {}", input.title), 17.0);
     l.paragraph(
@@ -28,13 +28,13 @@ pub(crate) fn title(l: &mut Layout, input: &ReportInput<'_>, provenance: &Proven
 }
 
 /// "The question": what varies between the entries and what is held fixed.
-pub(crate) fn the_question(l: &mut Layout, c: &Comparison, runs: &[RunDetail]) {
+pub(crate) fn the_question(l: &mut impl Page, c: &Comparison, runs: &[RunDetail]) {
     l.heading("The question", 12.0);
     l.paragraph(&question(c, runs), 9.5, false);
 }
 
 /// The sections the caller supplied, each a heading, a paragraph and a table.
-pub(crate) fn extra(l: &mut Layout, sections: &[Section]) {
+pub(crate) fn extra(l: &mut impl Page, sections: &[Section]) {
     for s in sections {
         l.heading(&s.heading, 12.0);
         if !s.text.is_empty() {
@@ -48,7 +48,7 @@ pub(crate) fn extra(l: &mut Layout, sections: &[Section]) {
 }
 
 /// "Configurations": each entry's letter, label, runs and parameter count.
-pub(crate) fn configurations(l: &mut Layout, c: &Comparison) {
+pub(crate) fn configurations(l: &mut impl Page, c: &Comparison) {
     l.heading("Configurations", 12.0);
     if !c.shared_label.is_empty() {
         l.paragraph(

@@ -10,7 +10,7 @@ use super::ReportInput;
 
 /// The report's provenance.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Provenance {
+pub(crate) struct Provenance {
     /// When the report was generated, `YYYY-MM-DD HH:MM UTC`.
     pub generated_at: String,
     /// The version of the studio that wrote the report.
@@ -22,7 +22,7 @@ pub(super) struct Provenance {
 /// The machine and software of one run, from its provenance record and its
 /// worker's hello; a value neither recorded reads "not recorded".
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct RunProvenance {
+pub(crate) struct RunProvenance {
     pub run_id: i64,
     /// The host it ran on (for an imported run, the host it was imported from).
     pub host: String,
@@ -48,7 +48,7 @@ pub(super) struct RunProvenance {
 }
 
 impl Provenance {
-    pub(super) fn of(input: &ReportInput<'_>) -> Provenance {
+    pub(crate) fn of(input: &ReportInput<'_>) -> Provenance {
         Provenance {
             generated_at: utc_text(input.generated_unix_ms),
             studio_version: input.studio_version.to_string(),

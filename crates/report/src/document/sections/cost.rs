@@ -3,7 +3,7 @@
 
 use trainbench_core::record::RunDetail;
 
-use crate::pdf::layout::Layout;
+use crate::document::Page;
 
 /// Seconds as `12.3 s`, `4.5 min` or `3.2 h`.
 fn duration(s: f64) -> String {
@@ -17,7 +17,7 @@ fn duration(s: f64) -> String {
 }
 
 /// The table of every run's epoch and cost; projected figures say so.
-pub(crate) fn cost(l: &mut Layout, runs: &[RunDetail]) {
+pub(crate) fn cost(l: &mut impl Page, runs: &[RunDetail]) {
     l.heading("Epoch time and cost", 12.0);
     l.paragraph(
         "An epoch is one pass over the training split of the run's data set. \"Projected\" figures are for an epoch the run did not train \

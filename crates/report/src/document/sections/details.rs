@@ -4,13 +4,13 @@
 use trainbench_core::compare::Comparison;
 use trainbench_core::record::RunDetail;
 
-use crate::pdf::layout::Layout;
-use crate::pdf::provenance::RunProvenance;
-use crate::pdf::text::{letter, str_at, text_of};
+use crate::document::provenance::RunProvenance;
+use crate::document::text::{letter, str_at, text_of};
+use crate::document::Page;
 
 /// "Runs": each run's entry, status, framework, execution, precision, size,
 /// data, warm-up and time to first step.
-pub(crate) fn runs(l: &mut Layout, c: &Comparison, runs: &[RunDetail]) {
+pub(crate) fn runs(l: &mut impl Page, c: &Comparison, runs: &[RunDetail]) {
     l.heading("Runs", 12.0);
     let rows: Vec<Vec<String>> = runs
         .iter()
@@ -66,7 +66,7 @@ pub(crate) fn runs(l: &mut Layout, c: &Comparison, runs: &[RunDetail]) {
 
 /// "Energy and utilisation": MFU, energy per sample, GPU power and
 /// utilisation, and each run's own warnings.
-pub(crate) fn energy(l: &mut Layout, runs: &[RunDetail]) {
+pub(crate) fn energy(l: &mut impl Page, runs: &[RunDetail]) {
     l.heading("Energy and utilisation", 12.0);
     l.paragraph(
         "MFU: FLOPs per sample × steady throughput ÷ (the detected device's dense peak at the precision in effect × devices). \
@@ -134,7 +134,7 @@ pub(crate) fn energy(l: &mut Layout, runs: &[RunDetail]) {
 }
 
 /// "Provenance": where each run ran and with what software.
-pub(crate) fn provenance(l: &mut Layout, runs: &[RunProvenance]) {
+pub(crate) fn provenance(l: &mut impl Page, runs: &[RunProvenance]) {
     l.heading("Provenance", 12.0);
     let rows: Vec<Vec<String>> = runs
         .iter()
@@ -185,7 +185,7 @@ pub(crate) fn provenance(l: &mut Layout, runs: &[RunProvenance]) {
 
 /// The operator profiles of the runs made with `--profile`: self time per
 /// step by category, and each run's top operators.
-pub(crate) fn profiles(l: &mut Layout, runs: &[RunDetail]) {
+pub(crate) fn profiles(l: &mut impl Page, runs: &[RunDetail]) {
     use trainbench_core::breakdown::fmt_s;
     use trainbench_core::protocol::OpCategory;
     let with: Vec<&RunDetail> = runs.iter().filter(|r| r.profile.is_some()).collect();

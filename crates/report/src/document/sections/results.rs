@@ -5,15 +5,15 @@ use trainbench_core::compare::{Comparison, Confidence, Metric};
 use trainbench_core::record::RunDetail;
 use trainbench_core::summary::RunStatus;
 
-use crate::charts::{svg_sized, ChartData};
-use crate::pdf::layout::Layout;
-use crate::pdf::text::{delta_cell, letter, value_cell};
-use crate::pdf::ReportInput;
+use crate::charts::ChartData;
+use crate::document::text::{delta_cell, letter, value_cell};
+use crate::document::Page;
+use crate::document::ReportInput;
 use crate::ReportError;
 
 /// "Decision matrix": per metric, the winner, its value, its margin over the
 /// runner-up and how clear the win is.
-pub(crate) fn decisions(l: &mut Layout, c: &Comparison) {
+pub(crate) fn decisions(l: &mut impl Page, c: &Comparison) {
     l.heading("Decision matrix", 12.0);
     let rows: Vec<Vec<String>> = c
         .decisions
@@ -81,7 +81,7 @@ pub(crate) fn decisions(l: &mut Layout, c: &Comparison) {
 }
 
 /// "Summary with deltas against the baseline": every metric of every entry.
-pub(crate) fn summary(l: &mut Layout, c: &Comparison) {
+pub(crate) fn summary(l: &mut impl Page, c: &Comparison) {
     let base = c.baseline;
     l.heading("Summary with deltas against the baseline", 12.0);
     l.paragraph(
@@ -113,8 +113,12 @@ pub(crate) fn summary(l: &mut Layout, c: &Comparison) {
             "Δ",
             "Time to accuracy, s",
             "Δ",
+            "Time to loss, s",
+            "Δ",
         ],
-        &[22.0, 105.0, 42.0, 65.0, 42.0, 80.0, 42.0, 70.0, 42.0],
+        &[
+            20.0, 92.0, 36.0, 58.0, 36.0, 66.0, 36.0, 60.0, 36.0, 60.0, 36.0,
+        ],
         &rows,
         7.5,
     );
@@ -122,7 +126,7 @@ pub(crate) fn summary(l: &mut Layout, c: &Comparison) {
 
 /// "Speed-up against the baseline": each entry's throughput ratio with its
 /// 95 % interval and verdict, and how the interval was made.
-pub(crate) fn speedups(l: &mut Layout, c: &Comparison) {
+pub(crate) fn speedups(l: &mut impl Page, c: &Comparison) {
     if c.speedups.is_empty() {
         return;
     }
@@ -164,7 +168,7 @@ pub(crate) fn speedups(l: &mut Layout, c: &Comparison) {
 
 /// "Where the step goes": each entry's step breakdown per sample, and how
 /// each entry's gap to the baseline splits over the parts.
-pub(crate) fn breakdown(l: &mut Layout, c: &Comparison) {
+pub(crate) fn breakdown(l: &mut impl Page, c: &Comparison) {
     use trainbench_core::breakdown::{fmt_s, Part};
     if c.entries.iter().all(|e| e.breakdown.is_none()) {
         return;
@@ -231,7 +235,7 @@ pub(crate) fn breakdown(l: &mut Layout, c: &Comparison) {
 }
 
 /// "Scaling efficiency", when an entry has a one-device counterpart.
-pub(crate) fn scaling(l: &mut Layout, c: &Comparison) {
+pub(crate) fn scaling(l: &mut impl Page, c: &Comparison) {
     let scaling: Vec<Vec<String>> = c
         .entries
         .iter()
@@ -267,7 +271,7 @@ pub(crate) fn scaling(l: &mut Layout, c: &Comparison) {
 
 /// "Warnings": the comparison's, and why each run that did not complete
 /// stopped (with its last lines of output).
-pub(crate) fn warnings(l: &mut Layout, c: &Comparison, runs: &[RunDetail]) {
+pub(crate) fn warnings(l: &mut impl Page, c: &Comparison, runs: &[RunDetail]) {
     l.heading("Warnings", 12.0);
     if c.warnings.is_empty() {
         l.paragraph("None: the runs train the same model on the same data with the same global batch, and all completed.", 9.0, false);
@@ -315,7 +319,7 @@ pub(crate) fn warnings(l: &mut Layout, c: &Comparison, runs: &[RunDetail]) {
 }
 
 /// "Charts": the chosen charts, as vectors.
-pub(crate) fn charts(l: &mut Layout, input: &ReportInput<'_>) -> Result<(), ReportError> {
+pub(crate) fn charts(l: &mut impl Page, input: &ReportInput<'_>) -> Result<(), ReportError> {
     let c = input.comparison;
     l.heading("Charts", 12.0);
     let data = ChartData {
@@ -324,15 +328,14 @@ pub(crate) fn charts(l: &mut Layout, input: &ReportInput<'_>) -> Result<(), Repo
         hidden: input.hidden_series,
     };
     for kind in input.charts {
-        let svg = svg_sized(&data, *kind, 720)?;
-        l.svg(&svg)?;
+        l.chart(&data, *kind)?;
     }
     Ok(())
 }
 
 /// The operator profiles per entry (self time per sample by category) and
 /// each entry's gap to the baseline over the categories.
-pub(crate) fn profile_gaps(l: &mut Layout, c: &Comparison) {
+pub(crate) fn profile_gaps(l: &mut impl Page, c: &Comparison) {
     use trainbench_core::breakdown::fmt_s;
     use trainbench_core::protocol::OpCategory;
     if c.entries.iter().all(|e| e.profile.is_none()) {
