@@ -179,6 +179,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::sweeps::batch_search_status,
             commands::sweeps::cancel_batch_search,
             commands::own_model::search_models,
+            commands::own_model::find_models,
             commands::own_model::describe_model,
             commands::runs::list_runs,
             commands::runs::run_detail,

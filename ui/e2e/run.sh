@@ -23,8 +23,8 @@ trap cleanup EXIT
 Xvfb "$display" -screen 0 1400x900x24 -nolisten tcp >"$out/xvfb.log" 2>&1 &
 pids+=($!)
 export DISPLAY="$display"
-# The app under test: a database and settings of its own, one BLAS thread.
-export TRAINBENCH_DB="$work/studio.sqlite" TRAINBENCH_CONFIG_DIR="$work/config"
+# The app under test: a database, settings and cache of its own, one BLAS thread.
+export TRAINBENCH_DB="$work/studio.sqlite" TRAINBENCH_CONFIG_DIR="$work/config" XDG_CACHE_HOME="$work/cache"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TRAINBENCH_NO_NVML=1
 export WEBKIT_DISABLE_DMABUF_RENDERER=1 WEBKIT_DISABLE_COMPOSITING_MODE=1
 # Both ports chosen here, apart: left to itself WebKitWebDriver takes 4445,
@@ -52,7 +52,7 @@ TAURI_DRIVER_URL="http://127.0.0.1:$port" node ui/e2e/studio.e2e.mjs "$app" "$ou
 # screenshots only when asked (`make screenshots`, which runs this with
 # E2E_REFRESH_SCREENSHOTS=1): a test leaves the tree as it found it.
 if [ "${E2E_REFRESH_SCREENSHOTS:-}" = 1 ]; then
-  for name in welcome quick-live first-comparison pdf-page html-report-hover wizard-fp32 gpu-session what-if; do
+  for name in welcome quick-live first-comparison pdf-page html-report-hover wizard-fp32 model-search gpu-session what-if; do
     cp "$out"/[0-9][0-9]-"$name".png "docs/screenshots/$name.png"
   done
   echo "e2e: the README's screenshots in docs/screenshots/ refreshed from $out (commit them when they change)"

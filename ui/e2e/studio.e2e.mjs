@@ -187,6 +187,22 @@ try {
   await runFromWizard({ precision: "amp-bf16", label: "bf16", startWith: "keyboard" });
   await waitFinished();
 
+  step("find a model among the libraries' thousands: search, count the sizes, filter by size and CPU");
+  await wd.click("#nav-wizard");
+  await wd.type("#model-search", "test_vi");
+  const testVit = "tr[data-model='timm:test_vit']";
+  await wd.waitFor(testVit, { timeout: 60000, what: "timm's test_vit among the matches" });
+  await wd.click("#model-count");
+  await wd.waitFor(`${testVit} td.num`, { timeout: 120000, check: (t) => t === "371.2 k", what: "test_vit's size counted" });
+  await wd.click("#model-size option[value=tiny]");
+  await wd.click("#model-cpu");
+  await wd.waitFor(testVit, { check: (t) => t.includes("small enough for a CPU"), what: "test_vit kept by the size and CPU filters" });
+  const kept = await wd.exec("return [...document.querySelectorAll('tr[data-model]')].map((r) => r.dataset.model)");
+  if (kept.some((m) => !m.startsWith("timm:test_vi"))) throw new Error(`the filters kept ${kept}`);
+  await wd.exec("document.getElementById('group-model').scrollIntoView({ block: 'start' })");
+  await screenshot("model-search");
+  await wd.click("#nav-runs");
+
   step("the version picker: JAX's releases from PyPI; one not installed is named in the plan");
   await wd.click("#nav-wizard");
   await wd.waitFor(".release-picker[data-framework=jax] button", { what: "JAX's version picker" });

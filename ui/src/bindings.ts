@@ -57,6 +57,13 @@ export const commands = {
 	 */
 	searchModels: (text: string) => typedError<ModelSearch, ApiError>(__TAURI_INVOKE("search_models", { text })),
 	/**
+	 *  Models matching a query, the catalogue's first, then the installed
+	 *  libraries' with their family and size (`count`: the matches' sizes not
+	 *  counted yet are counted first, once each), narrowed by family, size and
+	 *  whether a CPU trains them.
+	 */
+	findModels: (query: ModelQuery) => typedError<FoundModels, ApiError>(__TAURI_INVOKE("find_models", { query })),
+	/**
 	 *  The request's one model in its one framework, built by the worker and
 	 *  counted: parameters, FLOPs per sample and how the harness trains it. A
 	 *  model file runs here, because the person asked for this check now; what
@@ -722,6 +729,12 @@ export type Explanation = {
 	verdict: string,
 };
 
+/**  A family among the matches, with how many. */
+export type FamilyCount = {
+	family: string,
+	count: number,
+};
+
 /**  Where a candidate stands. */
 export type Fate = "in_play" | "winner" | "runner_up" | 
 /**  Its interval lay wholly below the leader's by more than the tolerance. */
@@ -746,6 +759,44 @@ export type FoundBatch = {
 	largest: number | null,
 	/**  Why no batch fitted. */
 	refused: string | null,
+};
+
+/**  One model found. */
+export type FoundModel = {
+	/**  What `--model` takes. */
+	name: string,
+	/**  `catalogue`, `timm`, `hf` or `keras`. */
+	source: string,
+	family: string,
+	/**  At the model's defaults; `None`: not counted yet. */
+	params: number | null,
+	/**
+	 *  Whether a CPU trains it (catalogue: from its measured work; library:
+	 *  at most [`LIBRARY_CPU_PARAMS`] parameters); `None`: not counted yet.
+	 */
+	cpu: boolean | null,
+	/**
+	 *  Training FLOPs per sample at the default input (the catalogue's; a
+	 *  library model's are counted when it runs).
+	 */
+	flops_per_sample: number | null,
+	/**  The catalogue's summary, or the framework a library model trains in. */
+	summary: string,
+};
+
+/**  The search's answer. */
+export type FoundModels = {
+	/**  The catalogue's matches first, then the libraries'. */
+	models: FoundModel[],
+	/**  Families of every match before the filters, most first. */
+	families: FamilyCount[],
+	/**
+	 *  Library matches left out because their size is not counted yet (a
+	 *  size or CPU filter is on), or listed without one.
+	 */
+	not_counted: number,
+	/**  Why some library names are missing or could not be counted. */
+	notes: string[],
 };
 
 /**
@@ -1089,6 +1140,22 @@ export type ModelInfo = {
 	flops_per_sample: number | null,
 	/**  The default input: `3×224×224 image, 1000 classes`, `512 tokens`. */
 	input: string,
+};
+
+/**  What to look for. */
+export type ModelQuery = {
+	/**
+	 *  Part of the name, family or summary (case-insensitive); library
+	 *  models are searched from 2 characters on.
+	 */
+	text: string,
+	/**  Only this family (as listed in the answer's `families`). */
+	family: string | null,
+	size: SizeClass | null,
+	/**  Only models a CPU trains. */
+	cpu_only: boolean,
+	/**  Count the sizes of the library matches not counted yet, first. */
+	count: boolean,
 };
 
 /**
@@ -1858,6 +1925,19 @@ export type Settings = {
 	/**  Why the settings file could not be read (the defaults are in use). */
 	problem: string | null,
 };
+
+/**  Parameter-count classes of the size filter. */
+export type SizeClass = 
+/**  Under 1 M parameters. */
+"tiny" | 
+/**  1 M to 10 M. */
+"small" | 
+/**  10 M to 100 M. */
+"medium" | 
+/**  100 M to 1 B. */
+"large" | 
+/**  1 B and over. */
+"huge";
 
 /**  What `sinfo` said about the partition. */
 export type SlurmInventory = {

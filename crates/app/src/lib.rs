@@ -21,7 +21,8 @@
 //!   session files out and in.
 //! - [`prices`]: the price table under one rule set (core's `PriceRow::validate`).
 //! - [`frameworks`], [`models`], [`host`]: what a person can choose, and
-//!   this machine; [`describe`]: a library model or a model from a person's
+//!   this machine; [`model_search`]: a model found among the catalogue's
+//!   and the installed libraries' by name, family, size and CPU; [`describe`]: a library model or a model from a person's
 //!   file built once by its worker and counted.
 //! - [`releases`]: a framework's releases the registry lists, to pick from.
 //! - [`first_run`]: a newcomer's quick benchmark and the second run that
@@ -60,6 +61,7 @@ pub mod gpu_check;
 pub mod host;
 pub mod job;
 pub mod live;
+pub mod model_search;
 pub mod models;
 pub mod prices;
 pub mod projection;

@@ -96,7 +96,11 @@ pub struct ModelSearch {
 }
 
 /// The library names of `framework`'s own environment containing `text`.
-fn library_names(framework: Framework, text: &str) -> Result<LibraryNames, String> {
+pub(crate) fn library_names(
+    framework: Framework,
+    text: &str,
+    limit: usize,
+) -> Result<LibraryNames, String> {
     let env = envs::resolve(framework, None).map_err(|e| e.to_string())?;
     if !env.ready {
         return Err(format!(
@@ -104,7 +108,7 @@ fn library_names(framework: Framework, text: &str) -> Result<LibraryNames, Strin
             env.name
         ));
     }
-    search_library_models(&envs::worker_command(&env), framework.as_str(), text)
+    search_library_models(&envs::worker_command(&env), framework.as_str(), text, limit)
         .map_err(|e| e.to_string())
 }
 
@@ -119,7 +123,7 @@ pub fn search(text: &str) -> ModelSearch {
         .collect();
     let mut notes = Vec::new();
     let mut names = |framework| {
-        library_names(framework, text).unwrap_or_else(|e| {
+        library_names(framework, text, 50).unwrap_or_else(|e| {
             notes.push(e);
             LibraryNames::default()
         })

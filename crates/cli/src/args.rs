@@ -51,6 +51,8 @@ pub enum Command {
         /// TensorFlow one.
         #[arg(long, value_name = "TEXT")]
         search: Option<String>,
+        #[command(flatten)]
+        filters: crate::model_filters::ModelFilters,
         /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,

@@ -30,6 +30,7 @@
 //!   is.
 //! - [`mcp`]: `trainbench mcp`: the studio as an MCP (Model Context Protocol)
 //!   server over stdio, for an agent's client.
+//! - [`model_filters`]: `trainbench models`' family, size, CPU and count flags.
 //! - [`models_cmd`]: `trainbench models` (the catalogue), `trainbench describe`
 //!   (one model at the input asked for) and `trainbench glossary` (the studio's
 //!   words).
@@ -75,6 +76,7 @@ mod kit_cmd;
 #[cfg(test)]
 mod listing_tests;
 mod mcp;
+mod model_filters;
 mod models_cmd;
 mod open;
 mod output;
@@ -151,11 +153,11 @@ fn real_main(json_mode: bool) -> Result<ExitCode, CliError> {
             },
             json,
         ),
-        Command::Models { search: None, json } => models_cmd::models(json),
         Command::Models {
-            search: Some(text),
+            search,
+            filters,
             json,
-        } => models_cmd::search(&text, json),
+        } => models_cmd::command(search, filters, json),
         Command::Glossary { term, json } => models_cmd::glossary(term.as_deref(), json),
         Command::Runs { json } => runs_cmd::runs(&at, json),
         Command::Rerun(a) => rerun_cmd::rerun(&db, *a),

@@ -63,6 +63,20 @@ pub fn models(json_out: bool) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `trainbench models`: the catalogue, the names matching a search, or with
+/// a filter every match with its family and size.
+pub fn command(
+    search: Option<String>,
+    filters: crate::model_filters::ModelFilters,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    match search {
+        _ if filters.any() => find(search.unwrap_or_default(), filters, json_out),
+        None => models(json_out),
+        Some(text) => self::search(&text, json_out),
+    }
+}
+
 /// `trainbench models --search TEXT`: catalogue models and library names
 /// containing TEXT.
 pub fn search(text: &str, json_out: bool) -> Result<ExitCode, CliError> {
@@ -87,6 +101,75 @@ pub fn search(text: &str, json_out: bool) -> Result<ExitCode, CliError> {
         println!("{note}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `trainbench models [--search TEXT] --family F --size S --cpu --count`:
+/// every match with its family, size and whether a CPU trains it, the
+/// catalogue's first.
+pub fn find(
+    text: String,
+    filters: crate::model_filters::ModelFilters,
+    json_out: bool,
+) -> Result<ExitCode, CliError> {
+    use trainbench_app::model_search::{self, ModelQuery, SizeClass};
+    let query = ModelQuery {
+        text,
+        family: filters.family,
+        size: filters.size.as_deref().map(SizeClass::parse).transpose()?,
+        cpu_only: filters.cpu,
+        count: filters.count,
+    };
+    let found = model_search::find(&query)?;
+    if json_out {
+        println!("{}", json!(found));
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{:<44} {:<20} {:>12}  CPU", "model", "family", "parameters");
+    for m in &found.models {
+        let params = m.params.map_or_else(|| "not counted".into(), count_words);
+        let cpu = match m.cpu {
+            Some(true) => "trains on a CPU",
+            Some(false) => "needs a GPU",
+            None => "",
+        };
+        println!("{:<44} {:<20} {params:>12}  {cpu}", m.name, m.family);
+    }
+    let families: Vec<String> = found
+        .families
+        .iter()
+        .take(12)
+        .map(|f| format!("{} ({})", f.family, f.count))
+        .collect();
+    println!("families: {}", families.join(", "));
+    if found.not_counted > 0 {
+        println!(
+            "{} library models have no size counted yet{}: `--count` counts them (once each).",
+            found.not_counted,
+            if query.size.is_some() || query.cpu_only {
+                " and are left out"
+            } else {
+                ""
+            }
+        );
+    }
+    for note in &found.notes {
+        println!("{note}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A parameter count in words: `11.7 M`, `371 k`, `6.74 B`.
+fn count_words(n: u64) -> String {
+    let n = n as f64;
+    if n >= 1e9 {
+        format!("{:.2} B", n / 1e9)
+    } else if n >= 1e6 {
+        format!("{:.1} M", n / 1e6)
+    } else if n >= 1e3 {
+        format!("{:.0} k", n / 1e3)
+    } else {
+        format!("{n:.0}")
+    }
 }
 
 /// The framework whose worker builds `model` when `describe` names none:

@@ -5,7 +5,9 @@
 //!   else `~/.local/share/trainbench`;
 //! - [`config_dir`]: the settings file both the CLI and the desktop app read
 //!   (`studio.json`) — `$TRAINBENCH_CONFIG_DIR`, else
-//!   `$XDG_CONFIG_HOME/trainbench`, else `~/.config/trainbench`.
+//!   `$XDG_CONFIG_HOME/trainbench`, else `~/.config/trainbench`;
+//! - [`cache_dir`]: what can be recomputed (library models' sizes) —
+//!   `$XDG_CACHE_HOME/trainbench`, else `~/.cache/trainbench`.
 
 use std::path::PathBuf;
 
@@ -52,4 +54,14 @@ pub fn config_dir() -> PathBuf {
 /// The settings file both front ends read: `studio.json` in [`config_dir`].
 pub fn settings_file() -> PathBuf {
     config_dir().join("studio.json")
+}
+
+/// What the studio can recompute and keeps to save time (library models'
+/// parameter counts): `$XDG_CACHE_HOME/trainbench`, else
+/// `~/.cache/trainbench`.
+pub fn cache_dir() -> PathBuf {
+    var("XDG_CACHE_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".cache")))
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("trainbench")
 }

@@ -4,6 +4,7 @@
 //! start worker processes, so both run off the UI thread.
 
 use trainbench_app::describe::{describe_own_model, DescribedModel};
+use trainbench_app::model_search::{FoundModels, ModelQuery};
 use trainbench_app::models::ModelSearch;
 use trainbench_app::sweep::SweepRequest;
 
@@ -18,6 +19,19 @@ pub async fn search_models(text: String) -> ApiResult<ModelSearch> {
     tauri::async_runtime::spawn_blocking(move || trainbench_app::models::search(&text))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// Models matching a query, the catalogue's first, then the installed
+/// libraries' with their family and size (`count`: the matches' sizes not
+/// counted yet are counted first, once each), narrowed by family, size and
+/// whether a CPU trains them.
+#[tauri::command]
+#[specta::specta]
+pub async fn find_models(query: ModelQuery) -> ApiResult<FoundModels> {
+    tauri::async_runtime::spawn_blocking(move || trainbench_app::model_search::find(&query))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(Into::into)
 }
 
 /// The request's one model in its one framework, built by the worker and

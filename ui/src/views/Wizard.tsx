@@ -1,12 +1,15 @@
 // New benchmark: choose models, frameworks, precisions, devices … Several
 // values make a sweep; the backend's verdict (the same rules as the CLI's)
 // shows the run count and flags combinations that cannot run, per field.
-// Each section of the form is its own component (wizard/); the state they
-// share is useWizard's.
+// Each section of the form is its own component (wizard/), grouped in
+// folding sections whose folded line says what they hold; the plan's summary
+// and Start stay in view below (a sticky footer). The state they share is
+// useWizard's.
 import type { AppInfo, SweepRequest } from "../api";
 import { BisectPanel } from "./BisectPanel";
 import { TunePanel } from "./TunePanel";
 import { FrameworkSection } from "./wizard/FrameworkSection";
+import { WizardGroup } from "./wizard/Group";
 import { CompileSection, DevicesSection, PrecisionSection } from "./wizard/Hardware";
 import { ModelSection } from "./wizard/ModelSection";
 import { PriceSection } from "./wizard/PriceSection";
@@ -31,34 +34,49 @@ export function Wizard({ info, onStarted, onInfoChanged }: Props) {
   return (
     <div class="view wizard">
       <h2>New benchmark</h2>
-      <ModelSection models={info.models} {...fields} />
+      <WizardGroup id="model" title="Model" form={form}>
+        <ModelSection models={info.models} {...fields} />
+      </WizardGroup>
 
-      <FrameworkSection frameworks={info.frameworks} {...fields} installing={w.installing} onInstall={w.install} onCancelInstall={w.cancelInstall} />
+      <WizardGroup id="frameworks" title="Frameworks" form={form}>
+        <FrameworkSection frameworks={info.frameworks} {...fields} installing={w.installing} onInstall={w.install} onCancelInstall={w.cancelInstall} />
+      </WizardGroup>
 
-      <div class="row">
-        <PrecisionSection precisions={info.precisions} {...fields} />
-        <CompileSection modes={info.compile_modes} {...fields} />
-        <DevicesSection machine={info.machine} {...fields} />
-      </div>
+      <WizardGroup id="hardware" title="Precision, compile mode and devices" form={form}>
+        <div class="row">
+          <PrecisionSection precisions={info.precisions} {...fields} />
+          <CompileSection modes={info.compile_modes} {...fields} />
+          <DevicesSection machine={info.machine} {...fields} />
+        </div>
+      </WizardGroup>
 
-      <div class="row">
-        <BatchSection {...fields} />
-        <MemoryLimitSection {...fields} />
-        <RunOnSection hosts={w.hosts} {...fields} />
-        <DataSection sources={info.data_sources} {...fields} />
-        <LengthSection {...fields} />
-      </div>
+      <WizardGroup id="workload" title="Batch, data, length and where it runs" form={form}>
+        <div class="row">
+          <BatchSection {...fields} />
+          <MemoryLimitSection {...fields} />
+          <RunOnSection hosts={w.hosts} {...fields} />
+          <DataSection sources={info.data_sources} {...fields} />
+          <LengthSection {...fields} />
+        </div>
+      </WizardGroup>
 
-      <div class="row">
-        <TargetAccuracySection {...fields} />
-        <TargetLossSection {...fields} />
-        <RepeatsSection {...fields} />
-        <ThreadsSection {...fields} />
-        <CudnnSection {...fields} />
-        <EnvSection {...fields} />
-        <ProfileSection {...fields} />
-        <PriceSection prices={info.prices} {...fields} />
-      </div>
+      <WizardGroup id="measuring" title="Targets, repeats and tuning" form={form}>
+        <div class="row">
+          <TargetAccuracySection {...fields} />
+          <TargetLossSection {...fields} />
+          <RepeatsSection {...fields} />
+          <ThreadsSection {...fields} />
+          <CudnnSection {...fields} />
+          <EnvSection {...fields} />
+          <ProfileSection {...fields} />
+        </div>
+      </WizardGroup>
+
+      <WizardGroup id="price" title="Price" form={form}>
+        <div class="row">
+          <PriceSection prices={info.prices} {...fields} />
+        </div>
+      </WizardGroup>
 
       <StartFooter
         plan={w.plan}

@@ -103,10 +103,13 @@ def cmd_count(framework):
     print(json.dumps([int(mod.count_params(c)) for c in configs]))
 
 
-def cmd_models(framework, search):
+def cmd_models(framework, search, sizes=False, limit=50):
     """Library models (timm and Hugging Face in PyTorch, keras.applications in
-    TensorFlow): ``--search TEXT`` lists names; without it, the
-    ``model_config`` objects on stdin (a JSON list) are checked."""
+    TensorFlow): ``--search TEXT`` lists names with their families;
+    ``--limit N`` (default 50) names of each library at most;
+    ``--sizes`` counts the parameters of the names on stdin (a JSON list);
+    without either, the ``model_config`` objects on stdin (a JSON list) are
+    checked."""
     if framework == "pytorch":
         from . import library_models as models
     elif framework == "tensorflow":
@@ -114,8 +117,12 @@ def cmd_models(framework, search):
     else:
         print(json.dumps([] if search is None else {}))
         return
-    if search is not None:
-        print(json.dumps(models.search(search)))
+    if sizes:
+        from . import model_sizes
+
+        print(json.dumps(model_sizes.sizes(json.load(sys.stdin))))
+    elif search is not None:
+        print(json.dumps(models.search(search, limit)))
     else:
         print(json.dumps(models.check(json.load(sys.stdin))))
 
@@ -132,6 +139,8 @@ def main(argv=None):
     ap.add_argument("command", choices=["train", "count", "info", "models", "describe", "capture"])
     ap.add_argument("--plan", default="-")
     ap.add_argument("--search", default=None)
+    ap.add_argument("--sizes", action="store_true")
+    ap.add_argument("--limit", type=int, default=50)
     args, rest = ap.parse_known_args(argv)
     if rest and args.command != "capture":
         ap.error(f"unrecognized arguments: {' '.join(rest)}")
@@ -141,7 +150,7 @@ def main(argv=None):
         elif args.command == "count":
             cmd_count(args.framework)
         elif args.command == "models":
-            cmd_models(args.framework, args.search)
+            cmd_models(args.framework, args.search, args.sizes, args.limit)
         elif args.command == "describe":
             from . import describe
 

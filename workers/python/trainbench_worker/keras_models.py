@@ -122,5 +122,9 @@ def search(text, limit=SEARCH_LIMIT):
         import keras
     except ImportError:
         return {"keras": []}
+    from .model_sizes import keras_families
+
     text = text.lower()
-    return {"keras": [f"keras:{n}" for n in names(keras) if text in n.lower()][:limit]}
+    found = [f"keras:{n}" for n in names(keras) if text in n.lower()][:limit]
+    families = keras_families()
+    return {"keras": found, "families": {n: families[n] for n in found if n in families}}

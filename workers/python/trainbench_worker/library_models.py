@@ -263,4 +263,8 @@ def search(text, limit=SEARCH_LIMIT):
         found["hf"] = [f"hf:{n}" for n in sorted(CONFIG_MAPPING.keys()) if text in n.lower()][:limit]
     except ImportError:
         found["hf"] = []
+    from .model_sizes import hf_families, timm_families
+
+    families = {**timm_families(), **hf_families()}
+    found["families"] = {n: families[n] for n in found["timm"] + found["hf"] if n in families}
     return found

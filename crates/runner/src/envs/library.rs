@@ -39,6 +39,24 @@ pub struct LibraryNames {
     pub hf: Vec<String>,
     #[serde(default)]
     pub keras: Vec<String>,
+    /// Each listed name's family: timm's module (`resnet`,
+    /// `vision_transformer`), `decoder` or `encoder` for a transformers
+    /// model type the studio trains, keras.applications' module.
+    #[serde(default)]
+    pub families: std::collections::BTreeMap<String, String>,
+}
+
+/// A library model counted at its defaults (`params`), or why it could not
+/// be built (`error`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CountedModel {
+    pub name: String,
+    #[serde(default)]
+    pub family: Option<String>,
+    #[serde(default)]
+    pub params: Option<u64>,
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 fn ask_worker(
@@ -97,13 +115,30 @@ pub fn check_library_models(
 }
 
 /// The library names of `framework`'s worker containing `text`
-/// (case-insensitive): timm and Hugging Face in PyTorch, Keras in TensorFlow.
+/// (case-insensitive), at most `limit` of each library: timm and Hugging
+/// Face in PyTorch, Keras in TensorFlow.
 pub fn search_library_models(
     cmd: &WorkerCommand,
     framework: &str,
     text: &str,
+    limit: usize,
 ) -> Result<LibraryNames, LibraryAskError> {
-    let line = ask_worker(cmd, &[framework, "models"], &["--search", text], "")?;
+    let limit = limit.to_string();
+    let extra = ["--search", text, "--limit", &limit];
+    let line = ask_worker(cmd, &[framework, "models"], &extra, "")?;
+    serde_json::from_str(&line).map_err(|e| LibraryAskError::Answer(format!("{e}: {line}")))
+}
+
+/// The parameter counts of library `names` at their defaults, counted by
+/// `framework`'s worker (`models --sizes`: on PyTorch's meta device for timm
+/// and transformers, so no weights are allocated; keras builds each).
+pub fn count_library_models(
+    cmd: &WorkerCommand,
+    framework: &str,
+    names: &[String],
+) -> Result<Vec<CountedModel>, LibraryAskError> {
+    let input = serde_json::to_string(names).map_err(|e| LibraryAskError::Answer(e.to_string()))?;
+    let line = ask_worker(cmd, &[framework, "models"], &["--sizes"], &input)?;
     serde_json::from_str(&line).map_err(|e| LibraryAskError::Answer(format!("{e}: {line}")))
 }
 

@@ -48,7 +48,6 @@ interface Props extends SectionProps {
 export function FrameworkSection({ frameworks, form, set, messages, installing, onInstall, onCancelInstall }: Props) {
   return (
     <section>
-      <h3>Framework</h3>
       <ul class="choices" data-field="framework">
         {frameworks.map((f) => (
           <li key={f.key}>
