@@ -75,6 +75,14 @@ if [ "$tests" = 1 ]; then
   has command -v WebKitWebDriver || missing+=(webkit2gtk-driver)
   has command -v Xvfb || missing+=(xvfb xauth)
   has command -v import || missing+=(imagemagick)
+  # Notifications in the end-to-end test: a session bus of its own, a
+  # notification service (dunst) and dbus-monitor to read what was sent;
+  # another window (xmessage) given the focus with xdotool.
+  has command -v dbus-daemon || missing+=(dbus-daemon)
+  has command -v dbus-monitor || missing+=(dbus-bin)
+  has command -v dunst || missing+=(dunst)
+  has command -v xdotool || missing+=(xdotool)
+  has command -v xmessage || missing+=(x11-utils)
   # The HTML report is opened in a real headless browser (Chromium and its
   # chromedriver, from Debian) to check its charts and that it fetches nothing.
   has command -v chromedriver || missing+=(chromium chromium-driver)

@@ -7,10 +7,14 @@
 //! Modules:
 //! - [`commands`]: the commands the UI calls, by area.
 //! - [`error`]: errors as the UI receives them.
+//! - [`live_run`]: what the live view of one queued run shows, and what its
+//!   watchers have been sent.
 //! - [`live_telemetry`]: a live run's telemetry with a bounded number of points
 //!   per source, so the live view of a day-long run on 8 GPUs.
 //! - [`narration`]: a long task the window waits for, told in words as it goes:
 //!   the wizard's batch search.
+//! - [`notify`]: a system notification when a run, a sweep, a search or a
+//!   bisection ends while the window is not in front.
 //! - [`queue`]: the run queue: one configuration at a time, on its own thread
 //!   with its own database connection, so the window stays responsive while a
 //!   worker trains.
@@ -19,8 +23,10 @@
 
 pub mod commands;
 pub mod error;
+pub mod live_run;
 pub mod live_telemetry;
 pub mod narration;
+pub mod notify;
 pub mod queue;
 pub mod settings;
 
@@ -258,7 +264,17 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, studio: Studio) -> taur
     let specta = specta_builder::<R>();
     builder
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .manage(studio)
+        .setup(|app| {
+            // Ends are told by system notification while the window is not
+            // in front (unless a test installed its own sink first).
+            if let Some(studio) = app.try_state::<Studio>() {
+                let sink = notify::desktop_sink(app.handle().clone());
+                studio.queue.notifier().install(sink);
+            }
+            Ok(())
+        })
         .invoke_handler(specta.invoke_handler())
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::CloseRequested { api, .. } = event {

@@ -16,9 +16,13 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::live_run::{push_log, Sent};
+pub use crate::live_run::{
+    LiveEval, LiveFigures, LivePoint, LiveRun, LiveUpdate, Phase, QueueEntry,
+};
 pub use crate::live_telemetry::LiveTelemetry;
-use crate::live_telemetry::{self, Thinning, LIVE_POINTS_PER_SOURCE};
-use serde::Serialize;
+use crate::live_telemetry::{self, LIVE_POINTS_PER_SOURCE};
+use crate::notify::{Ended, Notifier, SharedNotifier};
 use tauri::ipc::Channel;
 use tokio::sync::watch;
 use trainbench_app::execute::{self, run_job, ReleasesInUse};
@@ -32,171 +36,8 @@ use trainbench_core::text::panic_message;
 
 /// How often a watched run's progress is sent to the UI at most.
 pub const SEND_EVERY: Duration = Duration::from_millis(250);
-/// Log lines kept per live run.
-const LOG_TAIL: usize = 200;
 /// Finished runs whose live view is kept (for a UI that reopens it).
 const KEEP_FINISHED: usize = 20;
-
-/// One point of a live run's curves; times in seconds since the worker started.
-#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
-pub struct LivePoint {
-    pub t_s: f64,
-    pub step: u64,
-    pub samples_per_s: f64,
-    pub loss: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
-pub struct LiveEval {
-    pub t_s: f64,
-    pub step: u64,
-    pub accuracy: f64,
-}
-
-/// Where a run is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    Queued,
-    Starting,
-    Training,
-    Finished,
-}
-
-/// A live run's figures, replaced (not appended) by each update.
-#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
-pub struct LiveFigures {
-    pub phase: Phase,
-    /// The stored status once finished (`completed`, `failed`, …).
-    pub status: Option<RunStatus>,
-    pub reason: Option<String>,
-    pub step: u64,
-    pub total_steps: Option<u64>,
-    /// The last window's throughput, samples/s.
-    pub current_samples_per_s: Option<f64>,
-    /// Median of the windows after warm-up so far (the summary's rule), samples/s.
-    pub steady_samples_per_s: Option<f64>,
-}
-
-/// Everything the live view of one run shows.
-#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
-pub struct LiveRun {
-    pub run_id: i64,
-    pub label: String,
-    #[serde(flatten)]
-    pub figures: LiveFigures,
-    pub points: Vec<LivePoint>,
-    pub evals: Vec<LiveEval>,
-    pub telemetry: Vec<LiveTelemetry>,
-    pub log: Vec<String>,
-    /// Log lines dropped from the front (the tail is kept).
-    #[serde(skip)]
-    #[specta(skip)]
-    log_dropped: usize,
-    /// How `telemetry` is kept to a bounded number of points.
-    #[serde(skip)]
-    #[specta(skip)]
-    thinning: Thinning,
-}
-
-/// What changed since the last update: the figures, and the points, evaluations,
-/// samples and log lines that are new (the UI appends them).
-#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
-pub struct LiveUpdate {
-    pub run_id: i64,
-    #[serde(flatten)]
-    pub figures: LiveFigures,
-    pub points: Vec<LivePoint>,
-    pub evals: Vec<LiveEval>,
-    pub telemetry: Vec<LiveTelemetry>,
-    /// `telemetry` is the whole series, older points thinned: it replaces
-    /// what the window holds instead of being appended.
-    pub telemetry_replace: bool,
-    pub log: Vec<String>,
-}
-
-/// One entry of the queue as listed.
-#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
-pub struct QueueEntry {
-    pub run_id: i64,
-    pub label: String,
-    pub phase: Phase,
-    pub status: Option<RunStatus>,
-    pub step: u64,
-    pub total_steps: Option<u64>,
-}
-
-impl LiveRun {
-    fn new(run_id: i64, label: String) -> LiveRun {
-        LiveRun {
-            run_id,
-            label,
-            figures: LiveFigures {
-                phase: Phase::Queued,
-                status: None,
-                reason: None,
-                step: 0,
-                total_steps: None,
-                current_samples_per_s: None,
-                steady_samples_per_s: None,
-            },
-            points: Vec::new(),
-            evals: Vec::new(),
-            telemetry: Vec::new(),
-            log: Vec::new(),
-            log_dropped: 0,
-            thinning: Thinning::default(),
-        }
-    }
-
-    fn finished(&self) -> bool {
-        self.figures.phase == Phase::Finished
-    }
-
-    fn update_from(&self, sent: &Sent) -> LiveUpdate {
-        let replace = sent.telemetry_generation != self.thinning.generation;
-        LiveUpdate {
-            run_id: self.run_id,
-            figures: self.figures.clone(),
-            points: self.points[sent.points.min(self.points.len())..].to_vec(),
-            evals: self.evals[sent.evals.min(self.evals.len())..].to_vec(),
-            telemetry: if replace {
-                self.telemetry.clone()
-            } else {
-                self.telemetry[sent.telemetry.min(self.telemetry.len())..].to_vec()
-            },
-            telemetry_replace: replace,
-            log: self.log[sent
-                .log
-                .saturating_sub(self.log_dropped)
-                .min(self.log.len())..]
-                .to_vec(),
-        }
-    }
-
-    fn entry(&self) -> QueueEntry {
-        QueueEntry {
-            run_id: self.run_id,
-            label: self.label.clone(),
-            phase: self.figures.phase,
-            status: self.figures.status,
-            step: self.figures.step,
-            total_steps: self.figures.total_steps,
-        }
-    }
-}
-
-/// How much of a live run its watchers have been sent (log lines counted
-/// from the first ever, dropped ones included).
-#[derive(Debug, Default, Clone, Copy)]
-struct Sent {
-    points: usize,
-    evals: usize,
-    telemetry: usize,
-    /// The telemetry's thinning generation when it was sent.
-    telemetry_generation: u64,
-    log: usize,
-}
 
 #[derive(Default)]
 struct State {
@@ -232,13 +73,46 @@ struct Queued {
     db: PathBuf,
     job: Job,
     using: Arc<ReleasesInUse>,
+    batch: Arc<Batch>,
 }
 
-/// The queue: a sender to its thread and the shared live state.
+/// The runs queued together (one Start: a run, or a sweep's runs), counted
+/// as they end, so that a sweep is told once, when its last run ends.
+#[derive(Debug, Default)]
+struct Batch {
+    runs: usize,
+    /// Ended, completed, failed so far.
+    ended: Mutex<(usize, usize, usize)>,
+}
+
+impl Batch {
+    /// Counts one run's end; the sweep's end once its last run has ended.
+    fn end(&self, status: RunStatus) -> Option<Ended> {
+        let mut e = self
+            .ended
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        e.0 += 1;
+        match status {
+            RunStatus::Completed => e.1 += 1,
+            RunStatus::Failed => e.2 += 1,
+            _ => {}
+        }
+        (self.runs > 1 && e.0 == self.runs).then_some(Ended::Sweep {
+            runs: self.runs,
+            completed: e.1,
+            failed: e.2,
+        })
+    }
+}
+
+/// The queue: a sender to its thread, the shared live state, and where the
+/// ends of runs and sweeps are told.
 #[derive(Debug, Clone)]
 pub struct Queue {
     tx: mpsc::Sender<Queued>,
     state: Arc<Mutex<State>>,
+    notifier: SharedNotifier,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -260,13 +134,24 @@ impl Queue {
     pub fn start_with_hook(opts: RunnerOptions, before_run: fn(i64)) -> Queue {
         let (tx, rx) = mpsc::channel::<Queued>();
         let state = Arc::new(Mutex::new(State::default()));
-        let shared = state.clone();
+        let notifier = SharedNotifier::default();
+        let shared = (state.clone(), notifier.clone());
         std::thread::Builder::new()
             .name("trainbench-queue".into())
             .spawn(move || queue_thread(rx, shared, opts, before_run))
             .map(drop)
             .unwrap_or_else(|e| eprintln!("trainbench-studio: cannot start the queue: {e}"));
-        Queue { tx, state }
+        Queue {
+            tx,
+            state,
+            notifier,
+        }
+    }
+
+    /// Where the queue tells that runs and sweeps ended (the searches and
+    /// bisections tell theirs there too).
+    pub fn notifier(&self) -> &SharedNotifier {
+        &self.notifier
     }
 
     /// Adds runs (already stored as `queued` in `db`) to the end of the
@@ -274,6 +159,10 @@ impl Queue {
     /// them has ended.
     pub fn push(&self, db: PathBuf, jobs: Vec<Job>) -> Result<(), String> {
         let using = Arc::new(execute::releases_in_use(&jobs).map_err(|e| e.to_string())?);
+        let batch = Arc::new(Batch {
+            runs: jobs.len(),
+            ..Batch::default()
+        });
         {
             let mut s = lock(&self.state);
             for j in &jobs {
@@ -292,6 +181,7 @@ impl Queue {
                 db: db.clone(),
                 job,
                 using: Arc::clone(&using),
+                batch: Arc::clone(&batch),
             };
             self.tx
                 .send(queued)
@@ -362,7 +252,7 @@ impl Queue {
 
 fn queue_thread(
     rx: mpsc::Receiver<Queued>,
-    state: Arc<Mutex<State>>,
+    (state, notifier): (Arc<Mutex<State>>, SharedNotifier),
     opts: RunnerOptions,
     before_run: fn(i64),
 ) {
@@ -375,12 +265,24 @@ fn queue_thread(
     };
     let host = Host::open();
     let mut open: Option<(PathBuf, Workspace)> = None;
-    while let Ok(Queued { db, job, using }) = rx.recv() {
+    while let Ok(Queued {
+        db,
+        job,
+        using,
+        batch,
+    }) = rx.recv()
+    {
+        // Told before the run shows as finished: whoever sees the queue
+        // empty has been told.
+        let ended = |status: RunStatus, reason: Option<String>| {
+            tell_end(&notifier, &state, &batch, &job, status, reason.clone());
+            finish_live(&state, job.run_id, status, reason);
+        };
         if open.as_ref().is_none_or(|(p, _)| *p != db) {
             match Workspace::open(&db) {
                 Ok((ws, _)) => open = Some((db.clone(), ws)),
                 Err(e) => {
-                    finish_live(&state, job.run_id, RunStatus::Failed, Some(e.to_string()));
+                    ended(RunStatus::Failed, Some(e.to_string()));
                     continue;
                 }
             }
@@ -424,9 +326,39 @@ fn queue_thread(
         // finished, so that a budget pass after the sweep may remove them.
         drop(using);
         match outcome {
-            Ok(f) => finish_live(&state, job.run_id, f.status, f.reason),
-            Err(e) => finish_live(&state, job.run_id, RunStatus::Failed, Some(e.to_string())),
+            Ok(f) => ended(f.status, f.reason),
+            Err(e) => ended(RunStatus::Failed, Some(e.to_string())),
         }
+    }
+}
+
+/// Tells that a run ended: on its own, or a sweep's failed run, and the
+/// sweep once its last run has ended.
+fn tell_end(
+    notifier: &Notifier,
+    state: &Mutex<State>,
+    batch: &Batch,
+    job: &Job,
+    status: RunStatus,
+    reason: Option<String>,
+) {
+    let left = lock(state)
+        .live
+        .values()
+        .filter(|l| !l.finished() && l.run_id != job.run_id)
+        .count();
+    let sweep = batch.end(status);
+    if batch.runs == 1 || status == RunStatus::Failed {
+        let run = Ended::Run {
+            id: job.run_id,
+            label: job.label.clone(),
+            status,
+            reason,
+        };
+        notifier.tell(&run, left);
+    }
+    if let Some(sweep) = sweep {
+        notifier.tell(&sweep, left);
     }
 }
 
@@ -581,14 +513,5 @@ impl Progress for LiveProgress {
             }
         }
         maybe_send(&mut s, run_id);
-    }
-}
-
-fn push_log(l: &mut LiveRun, line: String) {
-    l.log.push(line);
-    if l.log.len() > LOG_TAIL * 2 {
-        let drop = l.log.len() - LOG_TAIL;
-        l.log.drain(..drop);
-        l.log_dropped += drop;
     }
 }

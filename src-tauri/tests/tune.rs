@@ -134,6 +134,14 @@ fn a_search_shows_its_candidates_as_they_run_and_returns_its_answer() {
     let stored = runs["runs"].as_array().expect("runs").len();
     assert_eq!(stored, found["run_ids"].as_array().expect("ids").len());
     assert_eq!(app.ok("cancel_tune", json!({})), false, "none runs");
+    // Its end told as a notification would tell it: the verdict.
+    let told = app.told.lock().expect("notices").clone();
+    let last = told.last().expect("the search's end told");
+    assert_eq!(last.title, "Search finished");
+    assert_eq!(
+        Some(last.body.as_str()),
+        found["verdict"].as_str().and_then(|v| v.lines().next())
+    );
 }
 
 #[test]
@@ -202,6 +210,10 @@ fn one_search_at_a_time_alone_and_cancel_keeps_what_ran() {
     assert_eq!(runs[0]["status"], "cancelled", "{runs:?}");
     let status = app.ok("tune_status", json!({}));
     assert_eq!(status["running"], false, "{status}");
+    assert!(
+        app.told.lock().expect("notices").is_empty(),
+        "a search the person cancelled is not told"
+    );
 
     // A search waits for a bisection under way, as for the queue's runs.
     let bisections = std::sync::Arc::clone(&app.studio().bisections);

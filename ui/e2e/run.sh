@@ -23,6 +23,18 @@ trap cleanup EXIT
 Xvfb "$display" -screen 0 1400x900x24 -nolisten tcp >"$out/xvfb.log" 2>&1 &
 pids+=($!)
 export DISPLAY="$display"
+# A desktop session's own message bus and notification service (dunst), so
+# that the studio's notifications go where a desktop's would; dbus-monitor
+# writes each one the studio sends to notifications.log for the test to read.
+dbus-daemon --session --address="unix:path=$work/bus" --nofork --nopidfile >"$out/dbus.log" 2>&1 &
+pids+=($!)
+export DBUS_SESSION_BUS_ADDRESS="unix:path=$work/bus"
+for _ in $(seq 50); do [ -S "$work/bus" ] && break; sleep 0.1; done
+dunst >"$out/dunst.log" 2>&1 &
+pids+=($!)
+dbus-monitor "interface='org.freedesktop.Notifications',member='Notify'" >"$out/notifications.log" 2>&1 &
+pids+=($!)
+export E2E_NOTIFICATIONS="$out/notifications.log"
 # The app under test: a database, settings and cache of its own, one BLAS thread.
 export TRAINBENCH_DB="$work/studio.sqlite" TRAINBENCH_CONFIG_DIR="$work/config" XDG_CACHE_HOME="$work/cache"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TRAINBENCH_NO_NVML=1

@@ -16,3 +16,14 @@ describe("StartNotices", () => {
     expect(empty.textContent).toBe("");
   });
 });
+
+describe("how many runs are left", async () => {
+  const { leftWords } = await import("../src/lib/progress");
+  const e = (run_id: number, phase: "queued" | "starting" | "training" | "finished") => ({ run_id, label: "", phase, status: null, step: 0, total_steps: null });
+
+  it("counts the run training and those waiting", () => {
+    expect(leftWords([e(1, "finished"), e(2, "training"), e(3, "queued"), e(4, "queued")])).toBe("3 runs left: 1 running, 2 waiting.");
+    expect(leftWords([e(1, "starting")])).toBe("1 run left: 1 running.");
+    expect(leftWords([e(1, "finished")])).toBe("Nothing left to run.");
+  });
+});

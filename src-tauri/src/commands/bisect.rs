@@ -13,6 +13,8 @@ use trainbench_app::frameworks::Installs;
 use trainbench_app::releases::BudgetPass;
 use trainbench_app::sweep::Job;
 use trainbench_app::versions::Pin;
+
+use crate::notify::{self, Ended};
 use trainbench_app::{envs, AppResult, Host, RunnerOptions, Workspace};
 
 use crate::error::{ApiError, ApiResult};
@@ -172,6 +174,7 @@ pub async fn start_bisect(
     let lines = Arc::clone(&studio.bisections);
     let installs = Arc::clone(&studio.installs);
     let gpu = studio.host.gpu_count() > 0;
+    let notifier = Arc::clone(studio.queue.notifier());
     let found = tauri::async_runtime::spawn_blocking(move || -> AppResult<Bisected> {
         let (cancel, _running) = lines.begin("a bisection")?;
         let host = Host::open();
@@ -200,7 +203,11 @@ pub async fn start_bisect(
             gpu,
             cancel,
         };
-        let found = ws.bisect(&host, &plan, &command, &mut shell)?;
+        let found = ws.bisect(&host, &plan, &command, &mut shell);
+        if let Some(outcome) = notify::outcome(&found, |f| f.outcome.verdict.clone()) {
+            notifier.tell(&Ended::Bisection { outcome }, 0);
+        }
+        let found = found?;
         lines.say(found.outcome.verdict.clone());
         Ok(found)
     })

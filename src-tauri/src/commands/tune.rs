@@ -16,6 +16,8 @@ use trainbench_app::execute::{self, Finished};
 use trainbench_app::sweep::{Job, SweepPlan};
 use trainbench_app::tune::view::{candidates, CandidateView, TunedView};
 use trainbench_app::tune::{plan_tune, TunePlan, TuneRequest, TuneShell};
+
+use crate::notify::{self, Ended};
 use trainbench_app::{AppError, AppResult, Host, RunnerOptions, Workspace};
 use trainbench_core::tune::method::TuneOutcome;
 
@@ -215,6 +217,7 @@ pub async fn start_tune(studio: State<'_, Studio>, request: TuneRequest) -> ApiR
     }
     let db = studio.db_path();
     let tunes = Arc::clone(&studio.tunes);
+    let notifier = Arc::clone(studio.queue.notifier());
     let found = tauri::async_runtime::spawn_blocking(move || -> AppResult<TunedView> {
         let (cancel, _running) = tunes.lines.begin("a search")?;
         let started = Instant::now();
@@ -224,6 +227,13 @@ pub async fn start_tune(studio: State<'_, Studio>, request: TuneRequest) -> ApiR
         };
         let found = search(&tunes, &db, &request, cancel);
         tunes.live().took_s = Some(started.elapsed().as_secs_f64());
+        let cancelled = found
+            .as_ref()
+            .is_ok_and(|v| v.ended == trainbench_core::tune::Ended::Cancelled);
+        match notify::outcome(&found, |v| v.verdict.clone()) {
+            Some(outcome) if !cancelled => notifier.tell(&Ended::Search { outcome }, 0),
+            _ => {}
+        }
         found
     })
     .await

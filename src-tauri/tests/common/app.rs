@@ -2,6 +2,7 @@
 //! requests the way the UI sends them.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -11,6 +12,7 @@ use tauri::test::{
 };
 use tauri::webview::InvokeRequest;
 use tauri::{Manager, WebviewWindow};
+use trainbench_studio::notify::Notice;
 use trainbench_studio::settings::Settings;
 use trainbench_studio::{configure, Studio};
 
@@ -18,6 +20,10 @@ pub struct App {
     pub _app: tauri::App<MockRuntime>,
     pub window: WebviewWindow<MockRuntime>,
     pub dir: PathBuf,
+    /// The notices the app would show as system notifications, in order
+    /// (the mock runtime has no window to be in front or not; the real
+    /// window's are checked by the end-to-end test).
+    pub told: Arc<Mutex<Vec<Notice>>>,
 }
 
 pub fn scratch(name: &str) -> PathBuf {
@@ -46,6 +52,11 @@ pub fn open_app_without_worker(dir: &Path) -> App {
     std::env::set_var("OMP_NUM_THREADS", "1");
     let settings = Settings::at(&dir.join("studio.sqlite"), &dir.join("studio.json"));
     let studio = Studio::new(settings).expect("studio opens its database");
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let into = Arc::clone(&told);
+    studio.queue.notifier().install(Box::new(move |n: &Notice| {
+        into.lock().expect("notices").push(n.clone())
+    }));
     let app = configure(mock_builder(), studio)
         .build(mock_context(noop_assets()))
         .expect("mock app builds");
@@ -56,6 +67,7 @@ pub fn open_app_without_worker(dir: &Path) -> App {
         _app: app,
         window,
         dir: dir.to_path_buf(),
+        told,
     }
 }
 

@@ -1,6 +1,6 @@
 // How long a running benchmark has left, from its own pace: the steps of its
 // last PACE_S seconds. An estimate, and said so where it is shown.
-import type { LivePoint } from "../bindings";
+import type { LivePoint, QueueEntry } from "../bindings";
 
 /** The window the pace is measured over, seconds. */
 export const PACE_S = 20;
@@ -27,4 +27,14 @@ export function remaining(s: number): string {
   const h = Math.floor(s / 3600);
   const m = Math.round((s - h * 3600) / 60);
   return m > 0 ? `${h} h ${m} min` : `${h} h`;
+}
+
+/** How many runs are left: the one training and those waiting. */
+export function leftWords(entries: Pick<QueueEntry, "phase">[]): string {
+  const waiting = entries.filter((e) => e.phase === "queued").length;
+  const running = entries.filter((e) => e.phase === "starting" || e.phase === "training").length;
+  const left = waiting + running;
+  if (left === 0) return "Nothing left to run.";
+  const parts = [running > 0 ? "1 running" : null, waiting > 0 ? `${waiting} waiting` : null].filter(Boolean);
+  return `${left} ${left === 1 ? "run" : "runs"} left: ${parts.join(", ")}.`;
 }

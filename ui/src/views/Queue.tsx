@@ -6,7 +6,7 @@ import { Channel } from "@tauri-apps/api/core";
 import { api, call, type LiveRun, type LiveUpdate, type QueueEntry } from "../api";
 import { LineChart } from "../charts/LineChart";
 import { rate } from "../lib/format";
-import { etaSeconds, PACE_S, remaining } from "../lib/progress";
+import { etaSeconds, leftWords, PACE_S, remaining } from "../lib/progress";
 import { applyUpdate, liveCurves, liveTelemetry } from "../lib/shape";
 import { ErrorBox } from "./common";
 import { StartNotices } from "./StartNotices";
@@ -47,6 +47,11 @@ export function Queue({ notices, selected, onSelect, onOpenRun }: Props) {
     <div class="view queue">
       <aside>
         <h2>Queue</h2>
+        {entries.length > 0 && (
+          <p class="hint" id="queue-left">
+            {leftWords(entries)}
+          </p>
+        )}
         <ErrorBox error={error} />
         <StartNotices notices={notices} />
         {entries.length === 0 && <p class="hint">Nothing queued since the app opened. Start a benchmark from “Welcome” or “New benchmark”.</p>}
