@@ -112,6 +112,10 @@ fn a_search_shows_its_candidates_as_they_run_and_returns_its_answer() {
         .as_array()
         .expect("frontier")
         .is_empty());
+    // The winner on the GPUs of the peak table, each labelled projected.
+    let projected = found["outlook"]["projected"].as_array().expect("outlook");
+    assert!(!projected.is_empty(), "{}", found["outlook"]);
+    assert!(projected.iter().all(|p| p["label"] == "projected"));
 
     // The status keeps the finished search: its lines, its table, its sweep.
     let status = app.ok("tune_status", json!({}));
@@ -133,6 +137,12 @@ fn a_search_shows_its_candidates_as_they_run_and_returns_its_answer() {
     let runs = app.ok("list_runs", json!({}));
     let stored = runs["runs"].as_array().expect("runs").len();
     assert_eq!(stored, found["run_ids"].as_array().expect("ids").len());
+    // Compared, the search's runs lead with what it decided by.
+    let view = app.ok(
+        "compare",
+        json!({"runIds": found["run_ids"], "grouping": "configurations", "baseline": null}),
+    );
+    assert_eq!(view["decided_by"], "throughput", "{}", view["decided_by"]);
     assert_eq!(app.ok("cancel_tune", json!({})), false, "none runs");
     // Its end told as a notification would tell it: the verdict.
     let told = app.told.lock().expect("notices").clone();

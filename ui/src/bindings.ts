@@ -496,6 +496,11 @@ export type CompareView = {
 	loss_curves: CurveDto[],
 	accuracy_curves: CurveDto[],
 	charts: ChartMeta[],
+	/**
+	 *  The metric the search these runs came from decided by (its chart
+	 *  leads); `None` unless every run came from one search.
+	 */
+	decided_by: Metric | null,
 };
 
 export type Comparison = {
@@ -1269,6 +1274,25 @@ export type OperatorProfile = {
 export type OtherOps = {
 	count: number,
 	self_s: number | null,
+};
+
+/**  The winner's epoch here, and on other GPUs as projected. */
+export type Outlook = {
+	/**  The winner's run the figures come from. */
+	run_id: number,
+	/**
+	 *  Seconds per epoch here, from the run's measured throughput over its
+	 *  epoch (`epoch_basis` says which, and whether its size is a default).
+	 */
+	epoch_s: number | null,
+	/**  Which epoch: the data set's, or the size asked for. */
+	epoch_basis: string | null,
+	/**  At the price the search was given, when one was. */
+	cost_per_epoch_usd: number | null,
+	/**  The winner on each GPU of the peak table: projected, never measured. */
+	projected: Projected[],
+	/**  GPUs not projected, with why. */
+	not_projected: string[],
 };
 
 /**  How several devices share the training (with `devices` ≥ 2). */
@@ -2333,6 +2357,11 @@ export type TunedView = {
 	frontier: Frontier,
 	/**  With `--batch-size max`: each group's largest batch, or why none. */
 	batch_searches: FoundBatch[],
+	/**
+	 *  The winner's epoch here (measured) and on the GPUs of the peak table
+	 *  (projected).
+	 */
+	outlook: Outlook | null,
 };
 
 /**  What a published figure counts. */

@@ -61,6 +61,7 @@ export function view(): CompareView {
     loss_curves: [],
     accuracy_curves: [],
     charts: [],
+    decided_by: null,
   };
 }
 

@@ -139,3 +139,11 @@ describe("clipLabel", () => {
     expect([...clipLabel("ab×cd×ef", 4)].length).toBe(4);
   });
 });
+
+describe("leadOrder", async () => {
+  const { leadOrder } = await import("../src/lib/shape");
+  it("puts the metric a search decided by first, else throughput", () => {
+    expect(leadOrder(null).map((m) => m.metric)[0]).toBe("throughput");
+    expect(leadOrder("peak_memory").map((m) => m.metric)).toEqual(["peak_memory", "throughput", "cost_per_epoch", "time_to_accuracy", "time_to_loss"]);
+  });
+});

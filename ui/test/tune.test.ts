@@ -85,3 +85,12 @@ describe("the wizard's search for the fastest setup", () => {
     expect(frontierDots([{ ...pts[0], peak_memory_mib: null }], 100, 50)).toBeNull();
   });
 });
+
+describe("span", async () => {
+  const { span } = await import("../src/lib/tune");
+  it("says seconds, minutes or hours as a person reads them", () => {
+    expect(span(42)).toBe("42.0 s");
+    expect(span(720)).toBe("12 min");
+    expect(span(12240)).toBe("3.4 h");
+  });
+});

@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use trainbench_app::batch_words::Narrated;
 use trainbench_app::execute::{self, Finished};
 use trainbench_app::sweep::{Job, SweepPlan};
+use trainbench_app::tune::outlook::Outlook;
 use trainbench_app::tune::view::TunedView;
 use trainbench_app::tune::{plan_tune, TunePlan, TuneRequest, TuneShell, Tuned};
 use trainbench_app::{AppResult, Host, RunnerOptions, Workspace};
@@ -418,11 +419,63 @@ fn print_text(db: &Path, t: &Tuned) {
         db.display()
     );
     print_frontier(&t.frontier);
+    if let Some(o) = &t.outlook {
+        print_outlook(o);
+    }
     if t.run_ids.len() >= 2 {
         let ids: Vec<String> = t.run_ids.iter().map(ToString::to_string).collect();
         println!(
             "compare them: trainbench compare --by-config {}",
             ids.join(" ")
+        );
+    }
+}
+
+/// Seconds in words a person reads at a glance: `42 s`, `12 min`, `3.4 h`.
+fn span(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.1} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// The winner's epoch here, then on the GPUs of the peak table, projected.
+fn print_outlook(o: &Outlook) {
+    if let Some(e) = o.epoch_s {
+        let cost = o
+            .cost_per_epoch_usd
+            .map_or_else(String::new, |c| format!(", ${c:.4}"));
+        let basis = o.epoch_basis.as_deref().unwrap_or("one epoch");
+        println!(
+            "an epoch here: {}{cost}, from run {}'s measured throughput ({basis})",
+            span(e),
+            o.run_id
+        );
+    }
+    if o.projected.is_empty() {
+        return;
+    }
+    println!(
+        "projected, not measured (`trainbench project {} --gpu NAME` gives each method):",
+        o.run_id
+    );
+    for p in &o.projected {
+        let b = &p.samples_per_s;
+        let epoch = p.epoch_s.as_ref().map_or_else(String::new, |e| {
+            format!("  an epoch in {} – {}", span(e.low), span(e.high))
+        });
+        let cost = p
+            .cost_per_epoch_usd
+            .as_ref()
+            .map_or_else(String::new, |c| format!(", ${:.4} – ${:.4}", c.low, c.high));
+        println!(
+            "  {:<16} {} – {} samples/s{epoch}{cost}",
+            p.to,
+            figure_text(b.low),
+            figure_text(b.high)
         );
     }
 }

@@ -126,6 +126,25 @@ fn the_planted_fastest_batch_wins_and_is_confirmed_against_the_runner_up() {
         assert!(p["peak_memory_mib"].as_f64().unwrap() > 0.0, "{p}");
     }
     assert_eq!(v["frontier"]["cost"], serde_json::json!([]), "{v}");
+    // The winner's outlook: its run, and every GPU of the peak table as a
+    // projected band (nothing there was measured).
+    let outlook = &v["outlook"];
+    assert!(outlook["run_id"].as_i64().is_some(), "{v}");
+    let projected = outlook["projected"].as_array().unwrap();
+    assert_eq!(
+        projected.len() + outlook["not_projected"].as_array().unwrap().len(),
+        11,
+        "{outlook}"
+    );
+    assert!(projected.iter().any(|p| p["to"] == "H100 SXM"), "{outlook}");
+    for p in projected {
+        assert_eq!(p["label"], "projected", "{p}");
+        assert!(
+            p["samples_per_s"]["low"].as_f64().unwrap()
+                <= p["samples_per_s"]["high"].as_f64().unwrap(),
+            "{p}"
+        );
+    }
     // The command that reproduces the winner.
     let command = v["winner"]["command"].as_str().unwrap();
     assert!(command.starts_with("trainbench run --model "), "{command}");

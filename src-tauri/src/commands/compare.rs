@@ -19,6 +19,7 @@ pub fn compare(
     baseline: Option<i64>,
 ) -> ApiResult<CompareView> {
     let loaded = studio.with(|w| w.comparison(&run_ids, grouping, baseline))?;
+    let decided_by = studio.with(|w| trainbench_app::tune::report::decided_by(w, &loaded.runs))?;
     let curves = |kind| {
         chart_curves(&loaded, kind)
             .into_iter()
@@ -49,5 +50,6 @@ pub fn compare(
             })
             .collect(),
         comparison: loaded.comparison,
+        decided_by,
     })
 }

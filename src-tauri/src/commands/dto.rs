@@ -224,6 +224,9 @@ pub struct CompareView {
     pub loss_curves: Vec<CurveDto>,
     pub accuracy_curves: Vec<CurveDto>,
     pub charts: Vec<ChartMeta>,
+    /// The metric the search these runs came from decided by (its chart
+    /// leads); `None` unless every run came from one search.
+    pub decided_by: Option<trainbench_core::compare::Metric>,
 }
 
 /// What to report on: a saved session, or runs with a grouping and baseline.

@@ -251,3 +251,11 @@ export function applyUpdate(live: LiveRun, u: import("../bindings").LiveUpdate):
     log: log.length > 400 ? log.slice(log.length - 200) : log,
   };
 }
+
+/** The bar metrics in the order a comparison shows them: the one a search
+ * decided by first when the runs came from one search, else throughput
+ * first. */
+export function leadOrder(decidedBy: Metric | null): typeof METRICS {
+  const lead = METRICS.find((m) => m.metric === decidedBy);
+  return lead ? [lead, ...METRICS.filter((m) => m !== lead)] : METRICS;
+}

@@ -107,3 +107,10 @@ export function frontierDots(points: Point[], w: number, h: number): { dots: Dot
   }));
   return { dots, mem, rate };
 }
+
+/** Seconds in words read at a glance: `42.0 s`, `12 min`, `3.4 h`. */
+export function span(s: number): string {
+  if (s < 120) return `${s.toFixed(1)} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
+}

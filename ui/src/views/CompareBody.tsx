@@ -6,7 +6,7 @@ import { useState } from "preact/hooks";
 import type { ChartKind, CompareView } from "../api";
 import { BarChart, Legend } from "../charts/BarChart";
 import { LineChart } from "../charts/LineChart";
-import { alignCurves, bars, chartMarks, compareTable, CURVE_AXES, type CurveAxis, decisionRows, METRICS, scalingLines } from "../lib/shape";
+import { alignCurves, bars, chartMarks, compareTable, CURVE_AXES, type CurveAxis, decisionRows, leadOrder, METRICS, scalingLines } from "../lib/shape";
 import { notComparable, regressions } from "../regressions";
 import { ProfileCompare, StackedBars } from "./Breakdown";
 import { Explained } from "./Glossary";
@@ -211,16 +211,19 @@ function CompareCharts({ view, charts, hidden, toggle }: ChartsProps) {
  * entry, throughput (what decides by default) wide, the others small
  * beside it; a clear winner starred, the baseline a dashed line. */
 function LeadCharts({ view, charts, hidden, toggle }: ChartsProps) {
-  const drawn = METRICS.filter((m) => charts.includes(BAR_KINDS[m.metric]))
+  const drawn = leadOrder(view.decided_by)
+    .filter((m) => charts.includes(BAR_KINDS[m.metric]))
     .map((m) => ({ m, b: bars(view, m.metric, hidden) }))
     .filter(({ b }) => b.some((x) => x.value !== null));
   if (drawn.length === 0) return null;
   const [first, ...rest] = drawn;
+  const searched = view.decided_by !== null && first.m.metric === view.decided_by;
   const chart = ({ m, b }: (typeof drawn)[number]) => (
     <BarChart key={m.metric} title={m.title} unit={m.unit} bars={b} onToggle={toggle} marks={chartMarks(view, m.metric)} />
   );
   return (
-    <div class="lead-charts" id="lead-charts">
+    <div class="lead-charts" id="lead-charts" data-lead={first.m.metric}>
+      {searched && <p class="hint" id="lead-why">First: {first.m.title.toLowerCase()}, what the search these runs came from decided by.</p>}
       {chart(first)}
       {rest.length > 0 && <div class="grid2 small-multiples">{rest.map(chart)}</div>}
     </div>

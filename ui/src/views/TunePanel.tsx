@@ -7,6 +7,7 @@
 import { useState } from "preact/hooks";
 import { api, call, type CandidateView, type SweepRequest, type TunedView } from "../api";
 import { fateWords, figure, frontierDots, OBJECTIVES, timeLeft, tuneRequest } from "../lib/tune";
+import { TuneOutlook } from "./TuneOutlook";
 import { CancelButton, ErrorBox } from "./common";
 import { useNarration } from "./SearchProgress";
 
@@ -124,6 +125,7 @@ function Found({ found }: { found: TunedView }) {
       )}
       <Candidates rows={found.candidates} unit={found.unit} training={null} />
       <Frontier found={found} />
+      <TuneOutlook outlook={found.outlook} />
       <p class="hint">
         Stored as sweep {found.sweep_id} ({found.run_ids.length} runs, {Math.round(found.elapsed_s ?? 0)} s): select them in Runs to compare; their PDF report has
         a Search section.

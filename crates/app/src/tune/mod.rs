@@ -4,7 +4,8 @@
 //! row in one sweep, a fresh worker, its summary stored); the search's
 //! trace is stored beside the sweep after every run (`tunes`), so a search
 //! stopped part-way keeps what it found. The clock is read before each run:
-//! none starts once the budget is spent.
+//! none starts once the budget is spent. The answer carries the winner's
+//! outlook: its epoch here and projected on other GPUs (`outlook`).
 
 use std::time::Instant;
 
@@ -22,6 +23,7 @@ use crate::workspace::Workspace;
 mod batch;
 mod frontier;
 mod groups;
+pub mod outlook;
 mod plan;
 pub mod report;
 pub mod reproduce;
@@ -71,6 +73,8 @@ pub struct Tuned {
     /// With `--batch-size max`: the largest batch each group's search
     /// found, or why none fitted (its probes are stored in the sweep).
     pub batches: Vec<FoundBatch>,
+    /// The winner's epoch here, and projected on the GPUs of the peak table.
+    pub outlook: Option<outlook::Outlook>,
 }
 
 /// The last run that measured candidate `c`, if any.
@@ -189,7 +193,10 @@ impl Workspace {
             _ => None,
         };
         let frontier = self.tune_frontier(&outcome)?;
+        let outlook =
+            last_measured(&outcome, outcome.winner).and_then(|r| outlook::outlook(self, r));
         Ok(Tuned {
+            outlook,
             why_runner_up_lost,
             frontier,
             batches,

@@ -1,17 +1,40 @@
-//! A search in the PDF report: for each `tune` sweep among the report's
-//! runs, its verdict and every candidate's fate ("Search"), then its
-//! frontier when it has one.
+//! A search in the reports: for each `tune` sweep among the report's runs,
+//! its verdict and every candidate's fate ("Search"), then its frontier when
+//! it has one; and the metric a comparison of one search's runs leads with.
 
 use std::collections::BTreeSet;
 
+use trainbench_core::compare::Metric;
 use trainbench_core::record::RunDetail;
 use trainbench_core::text::capitalised;
 use trainbench_core::tune::frontier::Point;
 use trainbench_core::tune::method::{figure_text, interval_text_as, TuneOutcome};
+use trainbench_core::tune::Objective;
 use trainbench_report::document::Section;
 
 use crate::error::AppResult;
 use crate::workspace::Workspace;
+
+/// The metric the search these runs came from decided by, when every one
+/// of them came from the same search: a comparison of them leads with its
+/// chart. `None` for runs of several sweeps or of none, and for an
+/// objective no comparison metric measures (energy).
+pub fn decided_by(ws: &Workspace, runs: &[RunDetail]) -> AppResult<Option<Metric>> {
+    let sweeps: BTreeSet<Option<i64>> = runs.iter().map(|r| r.row.sweep_id).collect();
+    let (1, Some(Some(sweep))) = (sweeps.len(), sweeps.first()) else {
+        return Ok(None);
+    };
+    let Some(stored) = ws.store.tune(*sweep)? else {
+        return Ok(None);
+    };
+    Ok(match Objective::parse(&stored.objective) {
+        Ok(Objective::Throughput) => Some(Metric::Throughput),
+        Ok(Objective::Memory) => Some(Metric::PeakMemory),
+        Ok(Objective::Cost) => Some(Metric::CostPerEpoch),
+        Ok(Objective::TimeToAccuracy) => Some(Metric::TimeToAccuracy),
+        Ok(Objective::Energy) | Err(_) => None,
+    })
+}
 
 /// The sections of every search the runs belong to, oldest sweep first.
 pub fn sections(ws: &Workspace, runs: &[RunDetail]) -> AppResult<Vec<Section>> {
@@ -104,5 +127,16 @@ fn frontier_section(
                 ]
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_of_no_search_are_decided_by_nothing() {
+        let ws = Workspace::in_memory().expect("workspace");
+        assert_eq!(decided_by(&ws, &[]).expect("read"), None);
     }
 }

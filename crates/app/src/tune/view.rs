@@ -84,6 +84,9 @@ pub struct TunedView {
     pub frontier: Frontier,
     /// With `--batch-size max`: each group's largest batch, or why none.
     pub batch_searches: Vec<FoundBatch>,
+    /// The winner's epoch here (measured) and on the GPUs of the peak table
+    /// (projected).
+    pub outlook: Option<super::outlook::Outlook>,
 }
 
 fn settings(plan: &TunePlan, i: usize) -> Option<CandidateSettings> {
@@ -159,6 +162,7 @@ impl TunedView {
             candidates: candidates(plan, o),
             frontier: t.frontier.clone(),
             batch_searches: t.batches.clone(),
+            outlook: t.outlook.clone(),
         }
     }
 }
