@@ -4,8 +4,9 @@
 //! keras.applications of the TensorFlow one), narrowed by family, size and
 //! whether a CPU trains it.
 //!
-//! Families come with the names (one short worker process per library
-//! environment). Sizes are parameter counts at each model's defaults,
+//! Families come with the names, asked of each library environment's worker
+//! once and kept while its packages stay as they were (`cache`): a search is
+//! then a filter, with no worker started. Sizes are parameter counts at each model's defaults,
 //! counted by the worker on request (`count`: on PyTorch's meta device, so
 //! nothing is allocated) and kept per environment in `model-sizes.json` of
 //! the studio's cache folder (`$XDG_CACHE_HOME/trainbench`, else
@@ -13,13 +14,15 @@
 //! leaves out the names not counted yet and says how many.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use trainbench_core::Framework;
 use trainbench_runner::envs::{self, library::count_library_models};
 
 use crate::models::{catalogue, library_names};
+use cache::{load_sizes, save_sizes, Sizes};
+
+mod cache;
 use crate::{AppError, AppResult};
 
 /// A library model at or under this many parameters is listed as one a CPU
@@ -156,30 +159,6 @@ pub struct FoundModels {
     pub notes: Vec<String>,
 }
 
-/// The sizes counted so far, per environment: name → (family, parameters).
-type Sizes = BTreeMap<String, BTreeMap<String, (String, u64)>>;
-
-fn sizes_file() -> PathBuf {
-    trainbench_files::places::cache_dir().join("model-sizes.json")
-}
-
-fn load_sizes() -> Sizes {
-    std::fs::read(sizes_file())
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
-}
-
-fn save_sizes(sizes: &Sizes) -> AppResult<()> {
-    let path = sizes_file();
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| AppError::Internal(format!("{}: {e}", dir.display())))?;
-    }
-    let bytes = serde_json::to_vec(sizes).map_err(|e| AppError::Internal(e.to_string()))?;
-    Ok(trainbench_files::write_atomic("cache", &path, &bytes)?)
-}
-
 /// The library a name comes from, and the framework whose environment has it.
 fn library_of(name: &str) -> (&str, Framework) {
     let library = name.split(':').next().unwrap_or_default();
@@ -203,22 +182,29 @@ struct LibraryMatches {
 
 fn library_matches(framework: Framework, text: &str) -> Result<LibraryMatches, String> {
     let env = envs::resolve(framework, None).map_err(|e| e.to_string())?;
-    let found = library_names(framework, text, EVERY_NAME)?;
-    // A transformers model type without a family is one the studio does not
-    // train (neither a causal language model nor a sequence classifier).
-    let names = match framework {
-        Framework::Tensorflow => found.keras,
-        _ => found.timm.into_iter().chain(found.hf).collect::<Vec<_>>(),
-    }
-    .into_iter()
-    .filter(|n| found.families.contains_key(n))
-    .collect();
+    // Every name of the environment once, then kept until its packages
+    // change; a search is then a filter here, with no worker started.
+    let all = match cache::names_of(&env) {
+        Some(all) => all,
+        None => {
+            let found = library_names(framework, "", EVERY_NAME)?;
+            let all = cache::Names::from(framework, found);
+            cache::keep_names(&env, &all);
+            all
+        }
+    };
+    let names = all
+        .names
+        .iter()
+        .filter(|n| n.to_lowercase().contains(text))
+        .cloned()
+        .collect();
     Ok(LibraryMatches {
         command: envs::worker_command(&env),
         env: env.name,
         framework,
         names,
-        families: found.families,
+        families: all.families,
     })
 }
 

@@ -41,6 +41,8 @@ fn library_models_are_found_by_family_and_by_size_once_counted() {
         "{sized}"
     );
 
+    names_are_kept_while_the_environment_is_unchanged(&dir);
+
     // Counted once (the real worker builds each on the meta device): the
     // count matches timm's own, and the filters apply.
     let counted = find(
@@ -98,4 +100,53 @@ fn library_models_are_found_by_family_and_by_size_once_counted() {
     let (out, v) = output_json(trainbench(&dir.0).args(["models", "--size", "enormous", "--json"]));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert_eq!(v["error"]["field"], "size", "{v}");
+}
+
+/// The first search kept every library name with its family; a name
+/// planted in what was kept is found (no worker was asked), and once the
+/// environment's fingerprint no longer matches, the worker is asked again
+/// and the planted name is gone.
+fn names_are_kept_while_the_environment_is_unchanged(dir: &Scratch) {
+    let file = dir.0.join("cache/trainbench/model-names.json");
+    let kept: Value =
+        serde_json::from_slice(&std::fs::read(&file).expect("names kept")).expect("JSON");
+    let (env, entry) = kept
+        .as_object()
+        .expect("as written")
+        .iter()
+        .find(|(_, e)| {
+            e["names"]
+                .as_array()
+                .expect("as written")
+                .contains(&json!("timm:test_vit"))
+        })
+        .expect("the PyTorch environment's names kept");
+    assert_eq!(
+        entry["families"]["timm:test_vit"], "vision_transformer",
+        "{entry}"
+    );
+    let plant = |fingerprint: &Value| {
+        let mut e = entry.clone();
+        e["names"]
+            .as_array_mut()
+            .expect("as written")
+            .push(json!("timm:planted_by_the_test"));
+        e["families"]["timm:planted_by_the_test"] = json!("planted");
+        e["fingerprint"] = fingerprint.clone();
+        let mut all = kept.clone();
+        all[env.as_str()] = e;
+        std::fs::write(&file, serde_json::to_vec(&all).expect("JSON")).expect("planted");
+    };
+    plant(&entry["fingerprint"]);
+    let found = find(dir, &["--search", "planted_by", "--family", "planted"]);
+    assert_eq!(
+        named(&found, "timm:planted_by_the_test").expect("kept names used")["family"],
+        "planted"
+    );
+    plant(&json!("packages changed since"));
+    let found = find(dir, &["--search", "planted_by", "--family", "planted"]);
+    assert!(
+        named(&found, "timm:planted_by_the_test").is_none(),
+        "{found}"
+    );
 }
