@@ -159,15 +159,9 @@ pub struct FoundModels {
     pub notes: Vec<String>,
 }
 
-/// The library a name comes from, and the framework whose environment has it.
-fn library_of(name: &str) -> (&str, Framework) {
-    let library = name.split(':').next().unwrap_or_default();
-    let framework = if library == "keras" {
-        Framework::Tensorflow
-    } else {
-        Framework::Pytorch
-    };
-    (library, framework)
+/// The library a name comes from (`timm`, `hf`, `keras`).
+fn library_of(name: &str) -> &str {
+    name.split(':').next().unwrap_or_default()
 }
 
 /// A library environment's matches: its name (the sizes' key), how to ask
@@ -284,7 +278,7 @@ pub fn find(q: &ModelQuery) -> AppResult<FoundModels> {
             }
             let known = sizes.get(&m.env);
             for name in &m.names {
-                let (library, _) = library_of(name);
+                let library = library_of(name);
                 let params = known.and_then(|k| k.get(name)).map(|(_, p)| *p);
                 all.push(FoundModel {
                     family: m
@@ -322,7 +316,6 @@ fn narrowed(all: Vec<FoundModel>, q: &ModelQuery, notes: Vec<String>) -> FoundMo
         })
         .collect();
     families.sort_by(|a, b| b.count.cmp(&a.count).then(a.family.cmp(&b.family)));
-    let sized = q.size.is_some() || q.cpu_only;
     let not_counted = all
         .iter()
         .filter(|m| m.params.is_none() && q.family.as_ref().is_none_or(|f| *f == m.family))
@@ -332,7 +325,6 @@ fn narrowed(all: Vec<FoundModel>, q: &ModelQuery, notes: Vec<String>) -> FoundMo
         .filter(|m| q.family.as_ref().is_none_or(|f| *f == m.family))
         .filter(|m| q.size.is_none_or(|s| m.params.is_some_and(|p| s.holds(p))))
         .filter(|m| !q.cpu_only || m.cpu == Some(true))
-        .filter(|m| !sized || m.params.is_some())
         .collect();
     FoundModels {
         models,
