@@ -414,31 +414,26 @@ pub enum SessionCommand {
     },
 }
 
+/// What a report (PDF or HTML) is of, and where it goes.
+#[derive(Debug, clap::Args)]
+pub struct ReportFile {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// The file to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Report title (default: the session's name).
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
 #[derive(Subcommand)]
 pub enum ExportCommand {
     /// The PDF report of a session or of runs.
-    Pdf {
-        #[command(flatten)]
-        selection: Selection,
-        /// The file to write.
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Report title (default: the session's name).
-        #[arg(long)]
-        title: Option<String>,
-    },
+    Pdf(ReportFile),
     /// The same report as one self-contained HTML file: interactive charts
     /// (hover for figures, toggle series), nothing fetched when it is opened.
-    Html {
-        #[command(flatten)]
-        selection: Selection,
-        /// The file to write.
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Report title (default: the session's name).
-        #[arg(long)]
-        title: Option<String>,
-    },
+    Html(ReportFile),
     /// Runs as CSV (all runs, a session's or the ids given), or one run's raw
     /// windows, evaluations or telemetry with --raw and --run.
     Csv {

@@ -173,19 +173,11 @@ fn said(json_out: bool, written: &Written, extra: serde_json::Value, line: Strin
 pub fn export(db: &Path, command: ExportCommand, json_out: bool) -> Result<ExitCode, CliError> {
     let ws = open_workspace(db)?;
     match command {
-        ExportCommand::Pdf {
-            selection,
-            output,
-            title,
-        } => report_file(&ws, &selection, &output, json_out, |sel| {
-            ws.pdf(sel, title, &[])
+        ExportCommand::Pdf(r) => report_file(&ws, &r.selection, &r.output, json_out, |sel| {
+            ws.pdf(sel, r.title.clone(), &[])
         })?,
-        ExportCommand::Html {
-            selection,
-            output,
-            title,
-        } => report_file(&ws, &selection, &output, json_out, |sel| {
-            ws.html(sel, title, &[]).map(String::into_bytes)
+        ExportCommand::Html(r) => report_file(&ws, &r.selection, &r.output, json_out, |sel| {
+            ws.html(sel, r.title.clone(), &[]).map(String::into_bytes)
         })?,
         ExportCommand::Csv {
             ids,
