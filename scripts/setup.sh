@@ -241,6 +241,20 @@ if [ "$tests" = 1 ]; then
     fi
     took "the MCP client (mcp $MCP_CLIENT_VERSION) installed in $mcp_dir"
   fi
+  # Ray for the Ray cluster test (crates/cli/tests/ray.rs starts a head and
+  # two worker nodes on 127.0.0.1): `ray[default]` (its dashboard serves the
+  # job API), pinned, in an environment of its own.
+  RAY_VERSION=2.60.0
+  ray_dir="$TRAINBENCH_HOME/tools/ray"
+  if ! "$ray_dir/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('ray') != '$RAY_VERSION')" 2>/dev/null; then
+    rm -rf "$ray_dir"
+    if [ -n "$UV" ]; then
+      "$UV" venv -q --python python3 "$ray_dir" && VIRTUAL_ENV="$ray_dir" "$UV" pip install -q "ray[default]==$RAY_VERSION"
+    else
+      python3 -m venv "$ray_dir" && "$ray_dir/bin/python" -m pip install -q "ray[default]==$RAY_VERSION"
+    fi
+    took "Ray $RAY_VERSION installed in $ray_dir"
+  fi
   # pytest for the Python workers' unit tests (tests/workers), run
   # with the PyTorch environment's Python: its packages in a folder of their
   # own on PYTHONPATH, every version pinned.

@@ -447,6 +447,24 @@ export type CheckStatus = "pass" | "fail" |
  */
 "not_applicable";
 
+/**
+ *  A cluster's nodes: what `sinfo` said about a Slurm partition, or what
+ *  a Ray cluster's head said about its live nodes.
+ */
+export type ClusterInventory = {
+	/**  `Slurm` or `Ray`. */
+	scheduler?: string,
+	version: string,
+	nodes: number,
+	/**
+	 *  The CPUs and GPUs one node offers a run: on Slurm the fewest of any
+	 *  node of the partition (any may be given); on Ray the most of any
+	 *  node (Ray places a run where its resources are).
+	 */
+	cpus_per_node: number,
+	gpus_per_node: number,
+};
+
 export type CompareEntry = {
 	/**  Stable key of the entry: the run id (runs) or the configuration key. */
 	key: string,
@@ -908,6 +926,9 @@ export type GpuDigest = {
 /**  Whether each entry is one run or all repeats of one configuration. */
 export type Grouping = "runs" | "configurations";
 
+/**  A host's address: what kind of place it is and where. */
+export type HostUrl = SshUrl | RayUrl;
+
 export type ImportResult = {
 	session: SavedSession,
 	/**  `false` when the file's session was already here (nothing changed). */
@@ -966,13 +987,17 @@ export type Inventory = {
 	frameworks: RemoteFramework[],
 	/**  The GPUs the frameworks see (the longest list any of them gave). */
 	gpus: string[],
-	/**  The cluster behind a Slurm login host. */
-	slurm?: SlurmInventory | null,
 	/**  Each peer's kit folder (absolute), in the order of `peers`. */
 	peer_kits?: string[],
 	/**  What was looked for and not found, with why. */
 	left_out: string[],
-};
+} & ({
+	/**  The cluster behind a Slurm login host, or a Ray cluster's nodes. */
+	cluster?: ClusterInventory | null,
+} & {
+	/**  The cluster behind a Slurm login host, or a Ray cluster's nodes. */
+	slurm?: ClusterInventory | null,
+});
 
 /**
  *  A stored run left out of a listing because a column of its row holds a
@@ -1532,6 +1557,15 @@ export type QueueEntry = {
 	total_steps: number | null,
 };
 
+/**
+ *  `ray://HEAD[:PORT]`: a Ray cluster's head and the port of its
+ *  job-submission API (default 8265).
+ */
+export type RayUrl = {
+	head: string,
+	api_port: number,
+};
+
 /**  A run beside the published record, or why it is not placed there. */
 export type RecordPlacement = {
 	/**
@@ -1615,7 +1649,7 @@ export type RemoteFramework = {
 /**  A host in the studio's list (`$TRAINBENCH_HOME/hosts.json`). */
 export type RemoteHost = {
 	name: string,
-	url: SshUrl,
+	url: HostUrl,
 	/**  Interpreters to look for frameworks in (default `python3`). */
 	pythons: string[],
 	/**
@@ -1962,15 +1996,6 @@ export type SizeClass =
 "large" | 
 /**  1 B and over. */
 "huge";
-
-/**  What `sinfo` said about the partition. */
-export type SlurmInventory = {
-	version: string,
-	nodes: number,
-	/**  The fewest CPUs and GPUs of any node (what a job can count on). */
-	cpus_per_node: number,
-	gpus_per_node: number,
-};
 
 /**  A Slurm login host: where jobs go. */
 export type SlurmSettings = {

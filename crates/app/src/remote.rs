@@ -9,8 +9,8 @@ use tokio::sync::watch;
 use trainbench_runner::Progress;
 
 pub use trainbench_remote::{
-    HostJob, Inventory, JournalLine, RemoteFramework, RemoteHost, RemoteJob, RemoteTarget,
-    SlurmInventory, SlurmSettings, SshUrl, DEFAULT_ROOT,
+    ClusterInventory, HostJob, HostUrl, Inventory, JournalLine, RayUrl, RemoteFramework,
+    RemoteHost, RemoteJob, RemoteTarget, SlurmSettings, SshUrl, DEFAULT_ROOT,
 };
 
 use crate::error::{AppError, AppResult};
@@ -60,9 +60,10 @@ pub fn parse_env(text: &str) -> AppResult<(String, String)> {
     Ok(trainbench_remote::parse_env(text)?)
 }
 
-/// The agent on a host: runs `DIR/job.json`, journaling everything.
-pub async fn agent_run(dir: &Path) -> AppResult<()> {
-    Ok(trainbench_remote::agent_run(dir).await?)
+/// The agent on a host: runs `DIR/job.json`, journaling everything (and
+/// echoing the journal to stdout with `echo`: a Ray job's log).
+pub async fn agent_run(dir: &Path, echo: bool) -> AppResult<()> {
+    Ok(trainbench_remote::agent_run(dir, echo).await?)
 }
 
 /// Re-attaches to a remote run the studio stopped following.

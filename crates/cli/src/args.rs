@@ -314,7 +314,9 @@ pub enum HostCommand {
         /// The host's name in the studio's list (what --host takes).
         name: String,
         /// ssh://[user@]host[:port][/folder] (the folder for kits and runs;
-        /// default ~/.trainbench-remote). ~/.ssh/config applies.
+        /// default ~/.trainbench-remote; ~/.ssh/config applies), or
+        /// ray://HEAD[:PORT] for a Ray cluster (its head's job API, port 8265
+        /// unless said; KubeRay serves the same).
         url: String,
         /// An interpreter on the host to look for frameworks in (repeatable;
         /// default python3).
@@ -356,6 +358,10 @@ pub enum AgentCommand {
     Run {
         /// The job's folder, holding job.json.
         dir: PathBuf,
+        /// Also write each journal line to stdout (a Ray job's log, which
+        /// the studio reads).
+        #[arg(long)]
+        echo_journal: bool,
     },
 }
 

@@ -50,9 +50,10 @@ fn print_host(h: &RemoteHost) {
             for (p, kit) in h.peers.iter().zip(&i.peer_kits) {
                 println!("  peer {p} (kit in {})", e(kit));
             }
-            if let Some(s) = &i.slurm {
+            if let Some(s) = &i.cluster {
                 println!(
-                    "  Slurm {}: {} node(s), {} CPUs and {} GPU(s) per node",
+                    "  {} {}: {} node(s), {} CPUs and {} GPU(s) per node",
+                    e(&s.scheduler),
                     e(&s.version),
                     s.nodes,
                     s.cpus_per_node,
@@ -155,9 +156,9 @@ pub fn abandon(db: &Path, id: i64, json_out: bool) -> Result<ExitCode, CliError>
 
 pub fn agent(command: AgentCommand) -> Result<ExitCode, CliError> {
     match command {
-        AgentCommand::Run { dir } => {
+        AgentCommand::Run { dir, echo_journal } => {
             let runtime = execute::runtime()?;
-            runtime.block_on(remote::agent_run(&dir))?;
+            runtime.block_on(remote::agent_run(&dir, echo_journal))?;
         }
     }
     Ok(ExitCode::SUCCESS)

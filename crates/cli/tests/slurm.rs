@@ -192,7 +192,7 @@ fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one(
         "--json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let s = &v["hosts"][0]["inventory"]["slurm"];
+    let s = &v["hosts"][0]["inventory"]["cluster"];
     assert_eq!(
         (s["nodes"].as_u64(), s["cpus_per_node"].as_u64()),
         (Some(2), Some(1)),
@@ -221,7 +221,7 @@ fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one(
         let job: String = rusqlite::Connection::open(lab.dir().join("studio.sqlite"))
             .unwrap()
             .query_row(
-                "SELECT slurm_job FROM remote_runs WHERE run_id = ?1",
+                "SELECT place_job FROM remote_runs WHERE run_id = ?1",
                 [id],
                 |r| r.get(0),
             )
@@ -295,7 +295,7 @@ fn a_slurm_cluster_runs_two_node_jobs_of_every_python_framework_and_cancels_one(
     let job: String = rusqlite::Connection::open(lab.dir().join("studio.sqlite"))
         .unwrap()
         .query_row(
-            "SELECT slurm_job FROM remote_runs WHERE run_id = ?1",
+            "SELECT place_job FROM remote_runs WHERE run_id = ?1",
             [id],
             |r| r.get(0),
         )

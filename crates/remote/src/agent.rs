@@ -118,8 +118,9 @@ pub enum JournalLine {
 }
 
 /// The agent: runs `DIR/job.json` with the ordinary runner on this machine,
-/// journaling everything to `DIR/journal.jsonl`; SIGTERM cancels.
-pub async fn agent_run(dir: &Path) -> RemoteResult<()> {
+/// journaling everything to `DIR/journal.jsonl` (and to stdout with
+/// `echo`: a Ray job's log); SIGTERM cancels.
+pub async fn agent_run(dir: &Path, echo: bool) -> RemoteResult<()> {
     let io = |what: &str, e: std::io::Error| {
         RemoteError::Internal(format!("{what} in {}: {e}", dir.display()))
     };
@@ -140,8 +141,9 @@ pub async fn agent_run(dir: &Path) -> RemoteResult<()> {
         .append(true)
         .open(dir.join("journal.jsonl"))
         .map_err(|e| io("journal.jsonl", e))?;
-    let mut journal = Journal { file };
+    let mut journal = Journal { file, echo };
     let mut job = job;
+    whole_python_path(&mut job.worker)?;
     if let Err(reason) = place_model_file(dir, &mut job) {
         return journal.write(&JournalLine::Outcome {
             status: RunStatus::Failed,
@@ -201,6 +203,21 @@ pub async fn agent_run(dir: &Path) -> RemoteResult<()> {
 
 struct Journal {
     file: std::fs::File,
+    echo: bool,
+}
+
+/// A relative `PYTHONPATH` (a Ray job's: the kit is its working folder)
+/// made whole against the folder the agent started in, so the worker finds
+/// the workers wherever it runs.
+fn whole_python_path(worker: &mut WorkerCommand) -> RemoteResult<()> {
+    for (k, v) in &mut worker.env {
+        if k == "PYTHONPATH" && !v.is_empty() && !v.starts_with('/') {
+            let here = std::env::current_dir()
+                .map_err(|e| RemoteError::Internal(format!("the agent's folder: {e}")))?;
+            *v = here.join(&*v).display().to_string();
+        }
+    }
+    Ok(())
 }
 
 impl Journal {
@@ -212,7 +229,14 @@ impl Journal {
         // unless the disk fills, and then it waits for the rest.
         self.file
             .write_all(text.as_bytes())
-            .map_err(|e| RemoteError::Internal(format!("journal: {e}")))
+            .map_err(|e| RemoteError::Internal(format!("journal: {e}")))?;
+        if self.echo {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| RemoteError::Internal(format!("journal to stdout: {e}")))?;
+        }
+        Ok(())
     }
 }
 

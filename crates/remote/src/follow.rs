@@ -1,12 +1,11 @@
-//! Following a remote run: its journal read over ssh from the offset the
-//! database holds, stored in batches with the offset, reconnecting when the
-//! connection drops; the agent's (or the Slurm job's) liveness polled so a
-//! run whose agent died still ends; cancelling on the host; attaching again.
+//! Following a remote run, the same at every place: its journal read from
+//! the offset the database holds (through the place's [`crate::place::Reader`]),
+//! stored in batches with the offset, reconnecting when the connection
+//! drops; the job's state polled so a run whose agent died still ends;
+//! cancelling through the place; attaching again.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 use trainbench_core::protocol::{ErrorClass, Event};
 use trainbench_core::summary::RunStatus;
@@ -15,12 +14,12 @@ use trainbench_runner::lines::{LineSplitter, Piece};
 use trainbench_runner::Progress;
 use trainbench_store::{JournalEnd, RemoteRun};
 
-use crate::agent::{agent_alive, JournalLine};
+use crate::agent::JournalLine;
 use crate::bad;
 use crate::error::{RemoteError, RemoteResult};
 use crate::hosts::RemoteHost;
 use crate::list::host;
-use crate::shell::{follow_script, host_sh, quote, sh_c, ssh};
+use crate::place::{JobState, Launcher};
 use trainbench_probe::GpuProbe;
 use trainbench_runner::Finished;
 use trainbench_store::Store;
@@ -55,7 +54,7 @@ const JOURNAL_LINE_CAP: usize = 16 << 20;
 
 /// Where following a run stands, across reconnections.
 struct Follow<'a> {
-    h: &'a RemoteHost,
+    place: Box<dyn Launcher + 'a>,
     rr: &'a RemoteRun,
     /// Journal bytes read (and, after each flush, stored).
     offset: u64,
@@ -89,7 +88,7 @@ pub(crate) async fn follow(
 ) -> RemoteResult<Finished> {
     let run_id = rr.run_id;
     let mut f = Follow {
-        h,
+        place: crate::place::launcher(h),
         rr: &rr,
         offset: rr.journal_offset,
         started: store.run_row(run_id)?.status == RunStatus::Running,
@@ -185,23 +184,14 @@ fn outcome(
 impl Follow<'_> {
     fn cancel_if_asked(&mut self, cancel: &watch::Receiver<bool>) {
         if *cancel.borrow() && !self.cancel_sent {
-            self.cancel_sent = send_cancel(self.h, &self.rr.dir, self.rr.slurm_job.as_deref());
+            self.cancel_sent = self.place.cancel(self.rr);
         }
     }
 
-    /// One ssh connection reading the journal (`tail -F` from the offset),
-    /// until the outcome, the connection's end, or the run's end seen by a
-    /// poll. Flushes what it read every 0.5 s; the rest is left in `batch`.
-    ///
-    /// The connection lives no longer than the studio that reads it: ssh's
-    /// stdin is a pipe only this process holds, never written, and the
-    /// host's shell ends its `tail` when that stdin closes ([`follow_script`]).
-    /// However the studio ends (done, window closed, terminal closed,
-    /// killed), the kernel closes the pipe, ssh passes the end of input to
-    /// the host, the `tail` there is killed and the session, then ssh, end —
-    /// also when the run's agent is dead and the journal never grows again
-    /// (a `tail -F` that has nothing to write never notices that its reader
-    /// is gone).
+    /// One connection reading the journal from the offset (an ssh
+    /// `tail -F`, a job's log polled: [`crate::place::Reader`]), until the outcome, the
+    /// connection's end, or the run's end seen by a poll of its place.
+    /// Flushes what it read every 0.5 s; the rest is left in `batch`.
     async fn read(
         &mut self,
         store: &mut Store,
@@ -210,20 +200,7 @@ impl Follow<'_> {
         batch: &mut Batch,
     ) -> RemoteResult<Option<JournalLine>> {
         let run_id = self.rr.run_id;
-        let mut child = tokio::process::Command::from(ssh(&self.h.url)?)
-            .arg(sh_c(&follow_script(self.offset, &self.rr.dir)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| RemoteError::Internal(format!("cannot start ssh: {e}")))?;
-        let mut out = child
-            .stdout
-            .take()
-            .ok_or_else(|| RemoteError::Internal("ssh has no stdout".into()))?;
-        // Held, never written, until this connection is done with.
-        let stdin = child.stdin.take();
+        let mut reader = self.place.reader(self.rr, self.offset)?;
         let mut lines = LineSplitter::new(JOURNAL_LINE_CAP);
         let mut buf = vec![0u8; 64 * 1024];
         let mut flush = tokio::time::interval(Duration::from_millis(500));
@@ -233,19 +210,20 @@ impl Follow<'_> {
         let mut cancellable = true;
         let ended = loop {
             tokio::select! {
-                n = out.read(&mut buf) => match n {
-                    Ok(0) | Err(_) => break None,
-                    Ok(n) => {
+                bytes = reader.next(&mut buf) => match bytes {
+                    None => break None,
+                    Some(bytes) => {
                         self.last_contact = Instant::now();
-                        lines.push(&buf[..n]);
+                        lines.push(&bytes);
                         if let Some(o) = self.take_lines(store, progress, &mut lines, batch)? {
                             break Some(o);
                         }
                     }
                 },
                 _ = flush.tick() => {
-                    // ssh has been up a while (its keep-alives end it within
-                    // 15 s when the host is gone): the host is in contact.
+                    // The reader has been up a while (ssh's keep-alives end
+                    // it within 15 s when the host is gone; a failed poll
+                    // ends a log's): the place is in contact.
                     if spawned.elapsed() > Duration::from_secs(2) {
                         self.last_contact = Instant::now();
                     }
@@ -267,9 +245,7 @@ impl Follow<'_> {
                 },
             }
         };
-        drop(stdin);
-        let _ = child.start_kill();
-        let _ = child.wait().await;
+        reader.close().await;
         Ok(ended)
     }
 
@@ -294,6 +270,12 @@ impl Follow<'_> {
                 }
             };
             let Ok(parsed) = serde_json::from_slice::<JournalLine>(&line) else {
+                // A job's log holds its place's own lines beside the journal's.
+                if self.place.kind() == "ray" {
+                    let text = String::from_utf8_lossy(&line);
+                    progress.log(run_id, &format!("[ray] {}", text.trim_end()));
+                    continue;
+                }
                 progress.log(
                     run_id,
                     &format!(
@@ -325,129 +307,49 @@ impl Follow<'_> {
         Ok(None)
     }
 
-    /// The run's end when its agent (or Slurm job) ended without journaling
-    /// an outcome: after [`ended_grace`] (10 s) for the journal to catch up
-    /// (60 s for an agent that never started), an outcome saying so with the
-    /// log's tail.
+    /// The run's end when its job ended without journaling an outcome:
+    /// after [`ended_grace`] (10 s) for the journal to catch up (60 s for
+    /// an agent that never started), an outcome saying so with the log's
+    /// tail; cancelled when the place says it stopped the job.
     fn ended_without_outcome(&mut self, progress: &mut dyn Progress) -> Option<JournalLine> {
-        let (h, dir) = (self.h, &self.rr.dir);
-        let Some(job) = self.rr.slurm_job.as_deref() else {
-            let (limit, what) = match agent_state(h, dir).as_deref() {
-                Some("ENDED") => (ended_grace(), "ended without writing the run's outcome"),
-                Some("STARTING") => (Duration::from_secs(60), "did not start"),
-                _ => {
-                    self.ended_at = None;
-                    return None;
-                }
-            };
-            if self.ended_at.get_or_insert_with(Instant::now).elapsed() <= limit {
+        let state = self.place.state(self.rr)?;
+        let (limit, cancelled) = match &state {
+            JobState::Running => {
+                self.ended_at = None;
                 return None;
             }
-            let tail = host_sh(
-                h,
-                &format!("tail -n 20 {}/agent.log 2>/dev/null || true", quote(dir)),
-                None,
-            )
-            .unwrap_or_default();
-            return Some(JournalLine::Outcome {
-                status: RunStatus::Failed,
-                reason: Some(format!(
-                    "the run's agent on host {} {what} (its log: {dir}/agent.log)",
-                    h.name
-                )),
-                error_class: Some(ErrorClass::Internal.as_str().into()),
-                exit_code: None,
-                stderr_tail: tail,
-            });
+            JobState::Waiting => {
+                if !self.said_pending {
+                    self.said_pending = true;
+                    progress.log(
+                        self.rr.run_id,
+                        &format!(
+                            "[{}] the run's job is waiting in the queue",
+                            self.place.kind()
+                        ),
+                    );
+                }
+                return None;
+            }
+            JobState::Starting => (Duration::from_secs(60), false),
+            JobState::Ended { cancelled, .. } => (ended_grace(), *cancelled),
         };
-        let state = slurm_state(h, job)?;
-        if state == "PENDING" && !self.said_pending {
-            self.said_pending = true;
-            progress.log(
-                self.rr.run_id,
-                &format!("[slurm] job {job} is waiting in the queue"),
-            );
-        }
-        if SLURM_ACTIVE.contains(&state.as_str())
-            || self.ended_at.get_or_insert_with(Instant::now).elapsed() <= ended_grace()
-        {
+        if self.ended_at.get_or_insert_with(Instant::now).elapsed() <= limit {
             return None;
         }
-        let tail = host_sh(
-            h,
-            &format!(
-                "tail -n 20 {}/slurm-{}.out 2>/dev/null || true",
-                quote(dir),
-                quote(job)
-            ),
-            None,
-        )
-        .unwrap_or_default();
+        let (reason, tail) = self.place.ended_unjournaled(self.rr, &state);
         Some(JournalLine::Outcome {
-            status: if state == "CANCELLED" { RunStatus::Cancelled } else { RunStatus::Failed },
-            reason: Some(format!(
-                "Slurm job {job} ended {state} before the run's agent wrote its outcome (the job's output: {dir}/slurm-{job}.out)"
-            )),
-            error_class: (state != "CANCELLED").then(|| ErrorClass::Internal.as_str().to_owned()),
+            status: if cancelled {
+                RunStatus::Cancelled
+            } else {
+                RunStatus::Failed
+            },
+            reason: Some(reason),
+            error_class: (!cancelled).then(|| ErrorClass::Internal.as_str().to_owned()),
             exit_code: None,
             stderr_tail: tail,
         })
     }
-}
-
-/// SIGTERM to the run's agent on the host (only if the process with its pid
-/// is still the agent that wrote it), or `scancel` of its Slurm job (Slurm
-/// sends the agent SIGTERM, or drops the job from the queue); whether ssh
-/// said it was sent.
-fn send_cancel(h: &RemoteHost, dir: &str, slurm_job: Option<&str>) -> bool {
-    let script = match slurm_job {
-        Some(job) => format!("scancel {}", quote(job)),
-        None => format!(
-            "{}; if [ $alive = 1 ]; then kill -TERM \"$p\"; fi",
-            agent_alive(&quote(dir))
-        ),
-    };
-    host_sh(h, &script, None).is_ok()
-}
-
-/// The agent of a run on an SSH host: `RUNNING`, `ENDED` (gone, a zombie an
-/// init that does not reap left, or its pid now another process's) or
-/// `STARTING` (no pid file yet).
-fn agent_state(h: &RemoteHost, dir: &str) -> Option<String> {
-    let d = quote(dir);
-    let script = format!(
-        "if [ ! -f {d}/agent.pid ]; then echo STARTING; else {}; \
-         if [ $alive = 1 ]; then echo RUNNING; else echo ENDED; fi; fi",
-        agent_alive(&d)
-    );
-    let out = host_sh(h, &script, None).ok()?;
-    Some(out.trim().to_owned())
-}
-
-/// Slurm job states in which the job is still to run or running.
-const SLURM_ACTIVE: [&str; 7] = [
-    "PENDING",
-    "CONFIGURING",
-    "RUNNING",
-    "COMPLETING",
-    "SUSPENDED",
-    "REQUEUED",
-    "RESIZING",
-];
-
-/// A Slurm job's state: squeue while it is known there, then sacct (where
-/// accounting is on) or scontrol (while the controller remembers it).
-fn slurm_state(h: &RemoteHost, job: &str) -> Option<String> {
-    let j = quote(job);
-    let script = format!(
-        "s=$(squeue -h -j {j} -o %T 2>/dev/null); \
-         [ -z \"$s\" ] && s=$(sacct -X -n -P -j {j} -o State 2>/dev/null | head -n 1 | cut -d' ' -f1); \
-         [ -z \"$s\" ] && s=$(scontrol show job {j} 2>/dev/null | sed -n 's/.*JobState=\\([A-Z_]*\\).*/\\1/p' | head -n 1); \
-         echo \"$s\""
-    );
-    let out = host_sh(h, &script, None).ok()?;
-    let s = out.trim().to_owned();
-    (!s.is_empty()).then_some(s)
 }
 
 /// The remote row of run `run_id`, or why there is none.
@@ -508,7 +410,7 @@ mod tests {
     fn an_outcome_that_is_not_an_end_fails_the_run_and_tails_are_bounded() {
         let h = RemoteHost {
             name: "box".into(),
-            url: SshUrl::parse("ssh://box").unwrap(),
+            url: crate::HostUrl::Ssh(SshUrl::parse("ssh://box").unwrap()),
             pythons: vec!["python3".into()],
             env: Vec::new(),
             slurm: None,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use trainbench_core::Framework;
 use trainbench_runner::WorkerCommand;
 
+use crate::address::HostUrl;
 use crate::bad;
 use crate::error::RemoteResult;
 use crate::url::SshUrl;
@@ -39,9 +40,9 @@ pub struct Inventory {
     pub frameworks: Vec<RemoteFramework>,
     /// The GPUs the frameworks see (the longest list any of them gave).
     pub gpus: Vec<String>,
-    /// The cluster behind a Slurm login host.
-    #[serde(default)]
-    pub slurm: Option<SlurmInventory>,
+    /// The cluster behind a Slurm login host, or a Ray cluster's nodes.
+    #[serde(default, alias = "slurm")]
+    pub cluster: Option<ClusterInventory>,
     /// Each peer's kit folder (absolute), in the order of `peers`.
     #[serde(default)]
     pub peer_kits: Vec<String>,
@@ -57,15 +58,25 @@ pub struct SlurmSettings {
     pub partition: Option<String>,
 }
 
-/// What `sinfo` said about the partition.
+/// A cluster's nodes: what `sinfo` said about a Slurm partition, or what
+/// a Ray cluster's head said about its live nodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct SlurmInventory {
+pub struct ClusterInventory {
+    /// `Slurm` or `Ray`.
+    #[serde(default = "slurm_name")]
+    pub scheduler: String,
     pub version: String,
     pub nodes: u32,
-    /// The fewest CPUs and GPUs of any node (what a job can count on).
+    /// The CPUs and GPUs one node offers a run: on Slurm the fewest of any
+    /// node of the partition (any may be given); on Ray the most of any
+    /// node (Ray places a run where its resources are).
     pub cpus_per_node: u32,
     pub gpus_per_node: u32,
+}
+
+fn slurm_name() -> String {
+    "Slurm".into()
 }
 
 /// A host in the studio's list (`$TRAINBENCH_HOME/hosts.json`).
@@ -73,7 +84,7 @@ pub struct SlurmInventory {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RemoteHost {
     pub name: String,
-    pub url: SshUrl,
+    pub url: HostUrl,
     /// Interpreters to look for frameworks in (default `python3`).
     pub pythons: Vec<String>,
     /// Variables exported before every command on the host (and so into
@@ -137,7 +148,12 @@ impl RemoteHost {
                 ));
             }
         }
-        let workers = format!("{}/share/trainbench/workers/python", inv.kit_dir);
+        // On a Ray cluster the kit is the job's working folder, where the
+        // agent starts: the path is relative to it (the agent makes it whole).
+        let workers = match self.url {
+            HostUrl::Ray(_) => "share/trainbench/workers/python".to_owned(),
+            HostUrl::Ssh(_) => format!("{}/share/trainbench/workers/python", inv.kit_dir),
+        };
         let mut env = vec![
             ("PYTHONPATH".into(), workers),
             ("PYTHONUNBUFFERED".into(), "1".into()),
@@ -286,7 +302,20 @@ pub(crate) fn validate(h: &RemoteHost) -> RemoteResult<()> {
             Err(e) => Err(bad(field, e.to_string())),
         }
     };
-    again("url", &h.url)?;
+    match &h.url {
+        HostUrl::Ssh(u) => again("url", u)?,
+        HostUrl::Ray(r) => {
+            if crate::address::RayUrl::parse(&r.to_string()).ok().as_ref() != Some(r) {
+                return Err(bad(
+                    "url",
+                    format!("url = {r} is not allowed: it does not read back as itself"),
+                ));
+            }
+            if h.slurm.is_some() || !h.peers.is_empty() {
+                return Err(bad("url", format!("url = {r} is not allowed with slurm or peers: a Ray cluster places its own runs")));
+            }
+        }
+    }
     for p in &h.peers {
         again("peer", p)?;
     }

@@ -56,6 +56,38 @@ fn cli_binary_for(exe: &Path) -> RemoteResult<PathBuf> {
     })
 }
 
+impl LocalKit {
+    /// 16 hexadecimal digits of the manifest's SHA-256: the kit's identity.
+    pub(crate) fn digest_hex(&self) -> String {
+        Sha256::digest(self.manifest.as_bytes())
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// Every file's path in the kit, bytes and mode (programs under `bin/`
+    /// executable), the manifest last.
+    pub(crate) fn read_files(&self) -> Result<Vec<(String, Vec<u8>, u32)>, String> {
+        let mut out = Vec::with_capacity(self.files.len() + 1);
+        for (path, rel) in &self.files {
+            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let mode = if rel.starts_with("bin/") {
+                0o755
+            } else {
+                0o644
+            };
+            out.push((rel.clone(), bytes, mode));
+        }
+        out.push((
+            MANIFEST.to_owned(),
+            self.manifest.clone().into_bytes(),
+            0o644,
+        ));
+        Ok(out)
+    }
+}
+
 pub(crate) fn local_kit() -> RemoteResult<LocalKit> {
     let exe = cli_binary()?;
     let workers = envs::package_dir().join("trainbench_worker");

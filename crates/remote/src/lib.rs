@@ -16,6 +16,7 @@
 //! [`run_job`].
 //!
 //! Modules:
+//! - [`address`]: where a host is: `ssh://…` or `ray://HEAD[:PORT]`.
 //! - [`agent`]: the agent: what runs a job on a host (`trainbench agent run
 //!   DIR`), detached from the connection, journaling everything it measures.
 //! - [`check`]: a host's check: the kit sent (or found), then one script that
@@ -34,13 +35,16 @@
 //! - [`kit`]: the kit a host needs to run jobs: the studio's command-line
 //!   binary and the Python workers, sent once per version.
 //! - [`list`]: the studio's host list (`$TRAINBENCH_HOME/hosts.json`): read.
+//! - [`place`]: the places a run goes to behind one seam (an agent detached
+//!   over ssh, a Slurm batch job, a Ray job): start, state, cancel, and a
+//!   reader of the journal from an offset.
 //! - [`shell`]: everything the studio says to a remote shell goes through here:
 //!   one quoting function.
-//! - [`start`]: starting a job on a host: the agent detached there (`setsid
-//!   nohup`), or a Slurm batch job whose first node runs it.
+//! - [`start`]: starting a job at its place and recording where it runs.
 //! - [`url`]: `ssh://[user@]host[:port][/folder]`: where a remote host is and
 //!   which folder on it holds the studio's kits and runs.
 
+mod address;
 mod agent;
 mod check;
 mod error;
@@ -48,16 +52,20 @@ mod follow;
 mod hosts;
 mod kit;
 mod list;
+mod place;
 mod shell;
 /// The one quoting function for a word a POSIX shell reads.
 pub use shell::quote as shell_quote;
 mod start;
 mod url;
 
+pub use address::{HostUrl, RayUrl, RAY_DEFAULT_PORT};
 pub use agent::{agent_run, JournalLine, RemoteJob};
 pub use error::{RemoteError, RemoteResult};
 pub use follow::{abandon, attach, waiting_run};
-pub use hosts::{parse_env, Inventory, RemoteFramework, RemoteHost, SlurmInventory, SlurmSettings};
+pub use hosts::{
+    parse_env, ClusterInventory, Inventory, RemoteFramework, RemoteHost, SlurmSettings,
+};
 pub use list::{add_host, check_host, host, hosts, remove_host};
 pub use start::{run_job, HostJob, RemoteTarget};
 pub use url::SshUrl;

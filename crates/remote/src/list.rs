@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use trainbench_runner::envs;
 
+use crate::address::HostUrl;
 use crate::error::{RemoteError, RemoteResult};
 use crate::hosts::{check_word, parse_env, validate, RemoteHost, SlurmSettings};
 use crate::url::SshUrl;
@@ -65,7 +66,7 @@ pub fn host(name: &str) -> RemoteResult<RemoteHost> {
         bad(
             "host",
             format!(
-                "host = {name} is not allowed: expected one of the studio's hosts ({}); add one with `trainbench host add NAME ssh://user@host`",
+                "host = {name} is not allowed: expected one of the studio's hosts ({}); add one with `trainbench host add NAME ssh://user@host` (or `ray://HEAD:8265` for a Ray cluster)",
                 if names.is_empty() { "none yet".into() } else { names.join(", ") }
             ),
         )
@@ -84,7 +85,13 @@ pub fn add_host(
     say: &mut dyn FnMut(&str),
 ) -> RemoteResult<RemoteHost> {
     check_word("name", name)?;
-    let url = SshUrl::parse(url)?;
+    let url = HostUrl::parse(url)?;
+    if matches!(url, HostUrl::Ray(_)) && (slurm.is_some() || !peers.is_empty()) {
+        return Err(bad(
+            "url",
+            format!("url = {url} is not allowed with --slurm or --peer: a Ray cluster places its own runs"),
+        ));
+    }
     let peers = peers
         .iter()
         .map(|p| SshUrl::parse(p).map_err(|e| bad("peer", e.to_string())))

@@ -138,7 +138,7 @@ pub(crate) fn host_sh(h: &RemoteHost, script: &str, stdin: Option<&[u8]>) -> Rem
         .iter()
         .map(|(k, v)| format!("export {k}={}; ", quote(v)))
         .collect();
-    remote_sh(&h.url, &format!("{exports}{script}"), stdin)
+    remote_sh(h.url.ssh()?, &format!("{exports}{script}"), stdin)
 }
 
 /// Runs `script` on the host with `sh -c`; its stdout, or an error with ssh's

@@ -1,6 +1,6 @@
-//! Starting a job on a host: the agent detached there (`setsid nohup`), or a
-//! Slurm batch job whose first node runs it; the run's folder and journal
-//! recorded, then followed to the end.
+//! Starting a job at its place ([`crate::place`]: the agent detached on an
+//! ssh host, a Slurm batch job, a Ray job); the run's folder and the
+//! place's job id recorded, then followed to the end.
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use crate::agent::{RemoteJob, SentModelFile};
 use crate::error::{RemoteError, RemoteResult};
 use crate::follow::{follow, remote_run_of};
 use crate::hosts::RemoteHost;
-use crate::shell::{host_sh, quote};
+use crate::place::Launch;
 use trainbench_core::spec::CheckedSpec;
 use trainbench_probe::GpuProbe;
 use trainbench_runner::{Finished, WorkerCommand};
@@ -55,9 +55,8 @@ pub async fn run_job(
     }
     let h = &target.host;
     let inv = h.inventory()?;
-    let dir = format!(
-        "{}/runs/{}-run{}-{}",
-        inv.root_dir,
+    let name = format!(
+        "{}-run{}-{}",
         trainbench_store::hostname().replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"),
         job.run_id,
         trainbench_store::now_unix_ms()
@@ -76,69 +75,27 @@ pub async fn run_job(
         model_file,
     };
     let text = serde_json::to_vec(&remote).map_err(|e| RemoteError::Internal(e.to_string()))?;
-    let tb = quote(&format!("{}/bin/trainbench", inv.kit_dir));
-    let start = match &h.slurm {
-        // Detached on the host itself: it outlives the connection.
-        None => format!(
-            "set -e; mkdir -p {d}; cat > {d}/job.json; cd {d}; setsid nohup {tb} agent run {d} > {d}/agent.log 2>&1 < /dev/null & echo started",
-            d = quote(&dir),
-        ),
-        // A batch job whose first node runs the agent (and, for several
-        // nodes, the worker's srun + torchrun).
-        Some(s) => {
-            let spec = &job.spec.spec;
-            let mut lines = vec![
-                "#!/bin/sh".to_owned(),
-                format!("#SBATCH --job-name=trainbench-run{}", job.run_id),
-                format!("#SBATCH --nodes={}", spec.nodes),
-                "#SBATCH --ntasks-per-node=1".to_owned(),
-                // Relative to the job's folder (sbatch runs there): no path
-                // of the host's in a directive, where Slurm reads `%`.
-                "#SBATCH --output=slurm-%j.out".to_owned(),
-            ];
-            if let Some(p) = &s.partition {
-                lines.push(format!("#SBATCH --partition={p}"));
-            }
-            if spec.device != trainbench_core::spec::Device::Cpu {
-                lines.push(format!("#SBATCH --gres=gpu:{}", spec.devices));
-            }
-            lines.push(format!("exec {tb} agent run {}", quote(&dir)));
-            let script = lines.join("\n") + "\n";
-            format!(
-                "set -e; mkdir -p {d}; cat > {d}/job.json; printf '%s' {sc} > {d}/job.sbatch; cd {d}; sbatch --parsable {d}/job.sbatch",
-                d = quote(&dir),
-                sc = quote(&script),
-            )
-        }
+    let launcher = crate::place::launcher(h);
+    let launch = Launch {
+        run_id: job.run_id,
+        spec: job.spec,
+        job_json: &text,
+        inv,
+        name: &name,
     };
-    let started = host_sh(h, &start, Some(&text));
-    if let Err(e) = &started {
-        let reason = format!("could not start the run on host {}: {e}", h.name);
-        return failed_to_start(store, job.run_id, reason);
-    }
-    store.insert_remote_run(job.run_id, &h.name, &h.url.to_string(), &dir)?;
-    if h.slurm.is_some() {
-        // "12345" or "12345;cluster".
-        let out = started.unwrap_or_default();
-        let id = out
-            .trim()
-            .lines()
-            .last()
-            .unwrap_or("")
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .to_owned();
-        if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit() || c == '_') {
-            let reason = format!("sbatch on host {} gave no job id: {out:?}", h.name);
-            store.finish_remote_run(job.run_id)?;
+    let started = match launcher.start(&launch) {
+        Ok(s) => s,
+        Err(e) => {
+            let reason = format!("could not start the run on host {}: {e}", h.name);
             return failed_to_start(store, job.run_id, reason);
         }
-        progress.log(
-            job.run_id,
-            &format!("[slurm] submitted job {id} on {}", h.name),
-        );
-        store.set_slurm_job(job.run_id, &id)?;
+    };
+    store.insert_remote_run(job.run_id, &h.name, &h.url.to_string(), &started.dir)?;
+    if let Some(id) = &started.place_job {
+        store.set_place_job(job.run_id, id)?;
+    }
+    if let Some(said) = &started.said {
+        progress.log(job.run_id, said);
     }
     let rr = remote_run_of(store, job.run_id)?;
     follow(store, gpu, h, rr, progress, cancel).await

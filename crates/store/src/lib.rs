@@ -171,6 +171,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0017_gates.sql",
         include_str!("../../../migrations/0017_gates.sql"),
     ),
+    (
+        18,
+        "0018_remote_job_id.sql",
+        include_str!("../../../migrations/0018_remote_job_id.sql"),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -31,8 +31,9 @@ pub struct RemoteRun {
     /// Bytes of the journal read and stored.
     pub journal_offset: u64,
     pub finished: bool,
-    /// The Slurm job id, on a Slurm host.
-    pub slurm_job: Option<String>,
+    /// The job as its place knows it: a Slurm job id, a Ray job's
+    /// submission id (none for an agent started over ssh).
+    pub place_job: Option<String>,
 }
 
 impl Store {
@@ -48,7 +49,7 @@ impl Store {
         Ok(self
             .conn
             .query_row(
-                "SELECT run_id, host, url, dir, journal_offset, finished, slurm_job FROM remote_runs WHERE run_id = ?1",
+                "SELECT run_id, host, url, dir, journal_offset, finished, place_job FROM remote_runs WHERE run_id = ?1",
                 params![run_id],
                 row,
             )
@@ -58,15 +59,15 @@ impl Store {
     /// Remote runs whose journal has not been read to its end.
     pub fn unfinished_remote_runs(&self) -> Result<Vec<RemoteRun>> {
         let mut stmt = self.conn.prepare(
-            "SELECT run_id, host, url, dir, journal_offset, finished, slurm_job FROM remote_runs WHERE finished = 0 ORDER BY run_id",
+            "SELECT run_id, host, url, dir, journal_offset, finished, place_job FROM remote_runs WHERE finished = 0 ORDER BY run_id",
         )?;
         let rows = stmt.query_map([], row)?.collect::<rusqlite::Result<_>>()?;
         Ok(rows)
     }
 
-    pub fn set_slurm_job(&self, run_id: i64, job: &str) -> Result<()> {
+    pub fn set_place_job(&self, run_id: i64, job: &str) -> Result<()> {
         self.conn.execute(
-            "UPDATE remote_runs SET slurm_job = ?2 WHERE run_id = ?1",
+            "UPDATE remote_runs SET place_job = ?2 WHERE run_id = ?1",
             params![run_id, job],
         )?;
         Ok(())
@@ -146,6 +147,6 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RemoteRun> {
         dir: r.get(3)?,
         journal_offset: r.get::<_, i64>(4)?.max(0) as u64,
         finished: r.get::<_, i64>(5)? != 0,
-        slurm_job: r.get(6)?,
+        place_job: r.get(6)?,
     })
 }

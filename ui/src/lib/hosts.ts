@@ -1,7 +1,7 @@
 // Remote hosts for Settings and the wizard: the add form turned into the
 // backend's request, and one line describing what a host's check found.
 // Pure: tested in test/hosts.test.ts.
-import type { AddHostRequest, RemoteHost } from "../bindings";
+import type { AddHostRequest, HostUrl, RemoteHost } from "../bindings";
 
 export interface HostForm {
   name: string;
@@ -37,13 +37,20 @@ export function toAddHost(f: HostForm): AddHostRequest {
   };
 }
 
+/** A host's address as it was entered: `ssh://ada@gpu1:22` or `ray://head:8265`. */
+export function hostAddress(u: HostUrl): string {
+  if ("head" in u) return `ray://${u.head}${u.api_port === 8265 ? "" : `:${u.api_port}`}`;
+  return `ssh://${u.user ? `${u.user}@` : ""}${u.host}${u.port ? `:${u.port}` : ""}`;
+}
+
 /** "gpu1 · 16 CPU cores · 8 GPUs (NVIDIA H100) · pytorch 2.11.0, jax 0.11.0". */
 export function hostSummary(h: RemoteHost): string {
   const i = h.inventory;
   if (!i) return "not checked";
   const parts = [i.hostname, `${i.cpu_cores} CPU cores`];
-  if (i.slurm) {
-    parts.push(`Slurm ${i.slurm.version}: ${i.slurm.nodes} node${i.slurm.nodes === 1 ? "" : "s"}, ${i.slurm.gpus_per_node} GPU(s) per node`);
+  if (i.cluster) {
+    const c = i.cluster;
+    parts.push(`${c.scheduler} ${c.version}: ${c.nodes} node${c.nodes === 1 ? "" : "s"}, ${c.gpus_per_node} GPU(s) per node`);
   } else if (i.gpus.length > 0) {
     const names = [...new Set(i.gpus)].join(", ");
     parts.push(`${i.gpus.length} GPU${i.gpus.length === 1 ? "" : "s"} (${names})`);

@@ -2,7 +2,7 @@
 // hosts), added and checked through the same app layer as `trainbench host`.
 import { useEffect, useState } from "preact/hooks";
 import { api, call, type RemoteHost } from "../api";
-import { emptyHostForm, hostSummary, toAddHost, type HostForm } from "../lib/hosts";
+import { emptyHostForm, hostAddress, hostSummary, toAddHost, type HostForm } from "../lib/hosts";
 import { Confirm, ErrorBox } from "./common";
 import { HostSteps } from "./SearchProgress";
 
@@ -30,7 +30,7 @@ function AddHostForm({ form, set, busy, onAdd, onCancel }: FormProps) {
       </label>
       <label>
         Address
-        <input name="host_url" value={form.url} onInput={(e) => set({ url: e.currentTarget.value })} placeholder="ssh://me@gpu1.example.org:22/scratch/trainbench" />
+        <input name="host_url" value={form.url} onInput={(e) => set({ url: e.currentTarget.value })} placeholder="ssh://me@gpu1.example.org:22/scratch/trainbench or ray://head:8265" />
       </label>
       <label>
         Python interpreters
@@ -96,7 +96,7 @@ function HostTable({ hosts, busy, onCheck, onRemove }: TableProps) {
           <tr key={h.name}>
             <td>{h.name}</td>
             <td>
-              <code>{`ssh://${h.url.user ? `${h.url.user}@` : ""}${h.url.host}${h.url.port ? `:${h.url.port}` : ""}`}</code>
+              <code>{hostAddress(h.url)}</code>
             </td>
             <td>{hostSummary(h)}</td>
             <td>

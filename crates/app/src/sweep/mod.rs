@@ -324,14 +324,16 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
         field: "host".into(),
         message: format!("host = {name} has not been checked: run `trainbench host check {name}`"),
     })?;
-    // A Slurm host: what one node of its partition has; else the host itself.
-    let (machine, nodes) = match &inv.slurm {
+    // A cluster: what one node offers a run (a Ray cluster's runs take
+    // one node each for now); else the host itself.
+    let ray = matches!(h.url, crate::remote::HostUrl::Ray(_));
+    let (machine, nodes) = match &inv.cluster {
         Some(s) => (
             Machine {
                 gpus: s.gpus_per_node,
                 cpu_cores: s.cpus_per_node,
             },
-            Some(s.nodes),
+            (!ray).then_some(s.nodes),
         ),
         None => (
             Machine {
@@ -348,12 +350,15 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
     let mut plan = plan_sweep_on(req, machine, machine.gpus > 0, Some(&target));
     if let Some(n) = req.nodes.filter(|&n| n > 1) {
         let why = match nodes {
+            None if ray => Some(format!(
+                "nodes = {n} is not allowed on host {name}: a run on a Ray cluster takes one node (several nodes run through Slurm or a host's peers); expected 1"
+            )),
             None => Some(format!(
                 "nodes = {n} is not allowed on host {name}: several nodes run through Slurm or a host's peers; expected 1 (add a Slurm login host with `trainbench host add NAME ssh://login --slurm`, or one with `--peer ssh://node2`)"
             )),
             Some(have) if i64::from(have) < n => Some(format!(
                 "nodes = {n} is not allowed on host {name}: it has {have} node(s){}; expected at most {have}",
-                if inv.slurm.is_some() { " in its partition" } else { " (itself and its peers)" }
+                if inv.cluster.is_some() { " in its partition" } else { " (itself and its peers)" }
             )),
             _ => None,
         };

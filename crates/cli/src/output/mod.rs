@@ -92,7 +92,7 @@ impl Progress for Bar {
     /// The studio's own notes (a busy or full database, a remote host's
     /// connection, Slurm's queue); the worker's log text stays in the run.
     fn log(&mut self, _run_id: i64, line: &str) {
-        if ["[studio]", "[remote]", "[slurm]", "[journal]"]
+        if ["[studio]", "[remote]", "[slurm]", "[ray]", "[journal]"]
             .iter()
             .any(|p| line.starts_with(p))
         {
