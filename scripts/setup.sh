@@ -228,33 +228,29 @@ if [ "$tests" = 1 ]; then
     python3 -m venv "$ruff_dir" && "$ruff_dir/bin/python" -m pip install -q "ruff==$RUFF_VERSION"
     took "ruff $RUFF_VERSION installed in $ruff_dir"
   fi
-  # The MCP client `crates/cli/tests/mcp.rs` drives `trainbench mcp` with:
-  # the Python SDK from PyPI, pinned, in an environment of its own.
-  MCP_CLIENT_VERSION=2.3.0
-  mcp_dir="$TRAINBENCH_HOME/tools/mcp-client"
-  if ! "$mcp_dir/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$MCP_CLIENT_VERSION')" 2>/dev/null; then
-    rm -rf "$mcp_dir"
-    if [ -n "$UV" ]; then
-      "$UV" venv -q --python python3 "$mcp_dir" && VIRTUAL_ENV="$mcp_dir" "$UV" pip install -q "mcp==$MCP_CLIENT_VERSION"
-    else
-      python3 -m venv "$mcp_dir" && "$mcp_dir/bin/python" -m pip install -q "mcp==$MCP_CLIENT_VERSION"
+  # A test tool in an environment of its own: DIR, the distribution to
+  # check the version of, its version, the requirement to install, what it
+  # is (said when installed).
+  tool_env() {
+    if ! "$1/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('$2') != '$3')" 2>/dev/null; then
+      rm -rf "$1"
+      if [ -n "$UV" ]; then
+        "$UV" venv -q --python python3 "$1" && VIRTUAL_ENV="$1" "$UV" pip install -q "$4"
+      else
+        python3 -m venv "$1" && "$1/bin/python" -m pip install -q "$4"
+      fi
+      took "$5 installed in $1"
     fi
-    took "the MCP client (mcp $MCP_CLIENT_VERSION) installed in $mcp_dir"
-  fi
+  }
+  # The MCP client `crates/cli/tests/mcp.rs` drives `trainbench mcp` with:
+  # the Python SDK from PyPI, pinned.
+  MCP_CLIENT_VERSION=2.3.0
+  tool_env "$TRAINBENCH_HOME/tools/mcp-client" mcp "$MCP_CLIENT_VERSION" "mcp==$MCP_CLIENT_VERSION" "the MCP client (mcp $MCP_CLIENT_VERSION)"
   # Ray for the Ray cluster test (crates/cli/tests/ray.rs starts a head and
   # two worker nodes on 127.0.0.1): `ray[default]` (its dashboard serves the
-  # job API), pinned, in an environment of its own.
+  # job API), pinned.
   RAY_VERSION=2.60.0
-  ray_dir="$TRAINBENCH_HOME/tools/ray"
-  if ! "$ray_dir/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('ray') != '$RAY_VERSION')" 2>/dev/null; then
-    rm -rf "$ray_dir"
-    if [ -n "$UV" ]; then
-      "$UV" venv -q --python python3 "$ray_dir" && VIRTUAL_ENV="$ray_dir" "$UV" pip install -q "ray[default]==$RAY_VERSION"
-    else
-      python3 -m venv "$ray_dir" && "$ray_dir/bin/python" -m pip install -q "ray[default]==$RAY_VERSION"
-    fi
-    took "Ray $RAY_VERSION installed in $ray_dir"
-  fi
+  tool_env "$TRAINBENCH_HOME/tools/ray" ray "$RAY_VERSION" "ray[default]==$RAY_VERSION" "Ray $RAY_VERSION"
   # pytest for the Python workers' unit tests (tests/workers), run
   # with the PyTorch environment's Python: its packages in a folder of their
   # own on PYTHONPATH, every version pinned.

@@ -41,16 +41,7 @@ const TOOLS: [&str; 11] = [
 
 /// The Python of the test-only environment that holds the `mcp` package.
 fn client_python() -> PathBuf {
-    let home = std::env::var_os("TRAINBENCH_HOME").map_or_else(
-        || {
-            let data = std::env::var_os("XDG_DATA_HOME").map_or_else(
-                || PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"),
-                PathBuf::from,
-            );
-            data.join("trainbench")
-        },
-        PathBuf::from,
-    );
+    let home = common::studio_data();
     let python = home.join("tools/mcp-client/bin/python");
     assert!(
         python.is_file(),

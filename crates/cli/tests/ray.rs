@@ -23,16 +23,7 @@ use common::{output_json, text, Scratch, TRAINBENCH};
 
 /// The `ray` program of the test-only environment (`scripts/setup.sh --test`).
 fn ray_program() -> PathBuf {
-    let home = std::env::var_os("TRAINBENCH_HOME").map_or_else(
-        || {
-            let data = std::env::var_os("XDG_DATA_HOME").map_or_else(
-                || PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"),
-                PathBuf::from,
-            );
-            data.join("trainbench")
-        },
-        PathBuf::from,
-    );
+    let home = common::studio_data();
     let ray = home.join("tools/ray/bin/ray");
     assert!(
         ray.is_file(),

@@ -41,6 +41,22 @@ impl Drop for Scratch {
     }
 }
 
+/// The studio's data folder of the machine running the tests (where
+/// `scripts/setup.sh --test` puts the test tools): `TRAINBENCH_HOME`, else
+/// `$XDG_DATA_HOME/trainbench` or `~/.local/share/trainbench`.
+pub fn studio_data() -> PathBuf {
+    std::env::var_os("TRAINBENCH_HOME").map_or_else(
+        || {
+            let data = std::env::var_os("XDG_DATA_HOME").map_or_else(
+                || PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"),
+                PathBuf::from,
+            );
+            data.join("trainbench")
+        },
+        PathBuf::from,
+    )
+}
+
 /// `trainbench --db DIR/studio.sqlite` on one thread, NVML off.
 pub fn trainbench(dir: &std::path::Path) -> Command {
     let mut c = Command::new(TRAINBENCH);
