@@ -38,6 +38,7 @@ def test_threads_are_shared_out_among_the_devices_when_none_are_given(monkeypatc
 def test_several_nodes_without_slurm_or_peers_are_refused_naming_the_field(monkeypatch):
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     monkeypatch.delenv("TRAINBENCH_PEERS", raising=False)
+    monkeypatch.delenv("TRAINBENCH_RAY_PYTHON", raising=False)
     plan = Plan(plan_dict(nodes=2))
     with pytest.raises(WorkerError) as e:
         launch.nodes("{}", plan, "pytorch", lambda *a: [])
@@ -59,3 +60,39 @@ def test_a_free_port_can_be_bound():
     port = launch.free_port()
     with socket.socket() as s:
         s.bind(("", port))
+
+
+def test_the_ray_helper_is_told_each_later_node_its_rank_and_the_plan():
+    import json
+
+    from trainbench_worker import ray_nodes
+
+    plan = Plan(plan_dict(nodes=3))
+    cmd = ray_nodes.fan_out_over_ray("/opt/ray/bin/python", ["-m", "x"], {"TRAINBENCH_PLAN": "{}"}, plan)
+    assert cmd[:3] == ["/opt/ray/bin/python", "-m", "trainbench_worker.ray_nodes"]
+    spec = json.loads(cmd[3])
+    assert spec["args"] == ["-m", "x"]
+    assert spec["gpus"] == 0
+    assert [n["TRAINBENCH_NODE_RANK"] for n in spec["nodes"]] == ["1", "2"]
+    assert all(n["TRAINBENCH_PLAN"] == "{}" for n in spec["nodes"])
+
+
+def test_tensorflow_over_ray_nodes_is_refused_without_one_meeting_host(monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.delenv("TRAINBENCH_RDZV_HOST", raising=False)
+    monkeypatch.setenv("TRAINBENCH_RAY_PYTHON", "/opt/ray/bin/python")
+    with pytest.raises(WorkerError) as e:
+        launch.nodes("{}", Plan(plan_dict(nodes=2)), "tensorflow", lambda *a: [])
+    assert e.value.field == "nodes"
+    assert "TensorFlow on a Ray cluster" in e.value.message
+
+
+def test_a_ray_node_runs_its_worker_with_its_values_and_the_kits_workers(tmp_path, monkeypatch):
+    import sys
+
+    from trainbench_worker import ray_nodes
+
+    monkeypatch.chdir(tmp_path)
+    script = "import os, sys; print(os.environ['PYTHONPATH']); sys.exit(int(os.environ['CODE']))"
+    assert ray_nodes.run_node(sys.executable, ["-c", script], {"CODE": "3"}) == 3
+    assert ray_nodes.run_node(sys.executable, ["-c", script], {"CODE": "0"}) == 0

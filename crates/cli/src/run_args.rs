@@ -99,8 +99,8 @@ pub struct RunArgs {
     /// instead of this machine. Default: this machine.
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
-    /// Machines each run spans, with --devices devices each (PyTorch through
-    /// torchrun under Slurm; a Slurm host only), 1 to 4096. Default: 1.
+    /// Machines each run spans, with --devices devices each (on a Slurm host,
+    /// a host with peers, or a Ray cluster), 1 to 4096. Default: 1.
     #[arg(long, value_name = "N")]
     pub nodes: Option<i64>,
     /// synthetic (random tensors in memory: no data loading measured), mnist

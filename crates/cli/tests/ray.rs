@@ -144,6 +144,19 @@ impl Cluster {
         self.get(&format!("/api/jobs/{id}"))
     }
 
+    /// The job once Ray says it ended as `status` (the run's outcome is
+    /// journaled before the agent exits, so Ray may still say RUNNING).
+    fn job_ended(&self, id: &str, status: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let job = self.job(id);
+            if job["status"] == status || Instant::now() > deadline {
+                return job;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
     fn url(&self) -> String {
         format!("ray://127.0.0.1:{}", self.api_port)
     }
@@ -232,6 +245,28 @@ impl Studio {
     }
 }
 
+impl Drop for Studio {
+    /// The runs' folders on the nodes (this machine) go with the test.
+    fn drop(&mut self) {
+        let Ok(conn) = rusqlite::Connection::open(self.db()) else {
+            return;
+        };
+        let Ok(mut stmt) = conn.prepare("SELECT dir FROM remote_runs") else {
+            return;
+        };
+        let dirs: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .map(|rows| rows.flatten().collect())
+            .unwrap_or_default();
+        for dir in dirs
+            .iter()
+            .filter(|d| d.starts_with("/tmp/trainbench-ray/"))
+        {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 fn cpu_run<'a>(steps: &'a str, more: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![
         "run",
@@ -296,6 +331,7 @@ fn a_ray_cluster_checks_runs_places_attaches_and_cancels_through_its_job_api() {
     let studio = Studio {
         scratch: Scratch::new("ray"),
     };
+    let ray_python = cluster.ray.with_file_name("python").display().to_string();
     let (out, v) = studio.run(&[
         "host",
         "add",
@@ -303,6 +339,10 @@ fn a_ray_cluster_checks_runs_places_attaches_and_cancels_through_its_job_api() {
         &cluster.url(),
         "--python",
         &torch,
+        "--python",
+        &ray_python,
+        "--env",
+        "TRAINBENCH_RDZV_HOST=127.0.0.1",
         "--json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -311,6 +351,11 @@ fn a_ray_cluster_checks_runs_places_attaches_and_cancels_through_its_job_api() {
     assert_eq!(inv["cluster"]["nodes"].as_u64(), Some(3), "{v}");
     assert_eq!(inv["cluster"]["gpus_per_node"].as_u64(), Some(2), "{v}");
     assert_eq!(inv["frameworks"][0]["framework"], "pytorch", "{v}");
+    assert_eq!(
+        inv["cluster"]["ray_python"].as_str(),
+        Some(ray_python.as_str()),
+        "{v}"
+    );
 
     // A run trains on a node of the cluster and is stored like any other.
     let (out, v) = studio.run(&cpu_run("30", &["--device", "cpu"]));
@@ -326,7 +371,7 @@ fn a_ray_cluster_checks_runs_places_attaches_and_cancels_through_its_job_api() {
     );
     assert!(shown["provenance"]["hostname"].is_string(), "{shown}");
     let job = studio.place_job(id);
-    assert_eq!(cluster.job(&job)["status"], "SUCCEEDED");
+    assert_eq!(cluster.job_ended(&job, "SUCCEEDED")["status"], "SUCCEEDED");
 
     // Asking for a GPU: Ray places the run on the node that declares GPUs
     // (which has none to give, so the run fails there, saying so).
@@ -346,14 +391,17 @@ fn a_ray_cluster_checks_runs_places_attaches_and_cancels_through_its_job_api() {
         "{placed}"
     );
 
+    two_nodes_on_two_ray_nodes(&studio, &cluster);
     killed_while_following_then_attached(&studio, &cluster);
     cancelled_on_the_cluster(&studio, &cluster);
 
-    // Refused before anything runs: several nodes, Slurm or peers with Ray.
-    let (out, _) = studio.run(&cpu_run("5", &["--device", "cpu", "--nodes", "2"]));
+    // Refused before anything runs: more nodes than the cluster has, Slurm
+    // or peers with Ray.
+    let (out, _) = studio.run(&cpu_run("5", &["--device", "cpu", "--nodes", "4"]));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("a run on a Ray cluster takes one node"),
+        text(&out)
+            .contains("nodes = 4 is not allowed on host rc: it has 3 node(s); expected at most 3"),
         "{}",
         text(&out)
     );
@@ -370,6 +418,35 @@ fn a_ray_cluster_checks_runs_places_attaches_and_cancels_through_its_job_api() {
         text(&out).contains("cannot reach the Ray cluster at ray://127.0.0.1:1"),
         "{}",
         text(&out)
+    );
+}
+
+/// Two nodes: PyTorch over gloo with node 0 where Ray started the job and
+/// node 1 a Ray task on another node of the cluster.
+fn two_nodes_on_two_ray_nodes(studio: &Studio, cluster: &Cluster) {
+    let (out, v) = studio.run(&cpu_run("30", &["--device", "cpu", "--nodes", "2"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = &v["runs"][0];
+    assert_eq!(r["status"], "completed", "{r}");
+    let id = r["id"].as_i64().unwrap();
+    let shown = studio.show(id);
+    assert_eq!(shown["hello"]["world_size"].as_u64(), Some(2), "{shown}");
+    let job = cluster.job(&studio.place_job(id));
+    let said = format!(
+        "{}\n{}",
+        text(&out),
+        shown["stderr_tail"].as_str().unwrap_or("")
+    );
+    let peer_node = said
+        .split("[ray] node 1 on Ray node ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no node 1 said: {said}"));
+    let first = job["driver_node_id"].as_str().unwrap();
+    assert_ne!(peer_node, first, "node 1 ran where node 0 did");
+    assert!(
+        cluster.nodes().iter().any(|(n, _)| n == peer_node),
+        "{peer_node}"
     );
 }
 
@@ -390,7 +467,8 @@ fn killed_while_following_then_attached(studio: &Studio, cluster: &Cluster) {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let shown = studio.show(id);
     assert_eq!(shown["status"], "completed", "{v}\n{shown}");
-    assert_eq!(cluster.job(&studio.place_job(id))["status"], "SUCCEEDED");
+    let job = studio.place_job(id);
+    assert_eq!(cluster.job_ended(&job, "SUCCEEDED")["status"], "SUCCEEDED");
     // Every window once: read on from the offset, nothing twice.
     let windows: Vec<i64> = common::ssh::windows(&studio.db(), id);
     let mut unique = windows.clone();
@@ -423,10 +501,6 @@ fn cancelled_on_the_cluster(studio: &Studio, cluster: &Cluster) {
     let out = follower.wait_with_output().unwrap();
     let shown = studio.show(id);
     assert_eq!(shown["status"], "cancelled", "{}\n{shown}", text(&out));
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while cluster.job(&job)["status"] != "STOPPED" && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    assert_eq!(cluster.job(&job)["status"], "STOPPED");
+    assert_eq!(cluster.job_ended(&job, "STOPPED")["status"], "STOPPED");
     nothing_left_of(&job);
 }

@@ -206,15 +206,18 @@ struct Journal {
     echo: bool,
 }
 
-/// A relative `PYTHONPATH` (a Ray job's: the kit is its working folder)
-/// made whole against the folder the agent started in, so the worker finds
-/// the workers wherever it runs.
+/// A relative `PYTHONPATH` (a Ray job's: relative to the kit) made whole
+/// against the kit's folder (`TRAINBENCH_KIT_DIR`, else the folder the
+/// agent started in), so the worker finds the workers wherever it runs.
 fn whole_python_path(worker: &mut WorkerCommand) -> RemoteResult<()> {
     for (k, v) in &mut worker.env {
         if k == "PYTHONPATH" && !v.is_empty() && !v.starts_with('/') {
-            let here = std::env::current_dir()
-                .map_err(|e| RemoteError::Internal(format!("the agent's folder: {e}")))?;
-            *v = here.join(&*v).display().to_string();
+            let kit = match std::env::var_os("TRAINBENCH_KIT_DIR") {
+                Some(dir) => std::path::PathBuf::from(dir),
+                None => std::env::current_dir()
+                    .map_err(|e| RemoteError::Internal(format!("the agent's folder: {e}")))?,
+            };
+            *v = kit.join(&*v).display().to_string();
         }
     }
     Ok(())

@@ -56,6 +56,7 @@ fn check_ssh(h: &RemoteHost, url: &SshUrl, say: &mut dyn FnMut(&str)) -> RemoteR
         nodes: 0,
         cpus_per_node: u32::MAX,
         gpus_per_node: u32::MAX,
+        ray_python: None,
     });
     let mut inv = empty_inventory(kit_dir, &kit);
     read_answers(h, &out, &mut inv, slurm.as_mut())?;
@@ -114,7 +115,14 @@ fn check_ray(h: &RemoteHost, url: &RayUrl, say: &mut dyn FnMut(&str)) -> RemoteR
         h.name,
         h.pythons.join(", ")
     ));
-    let script = inventory_script(h, "\"$PWD\"", &quote(crate::place::ray::RUNS_ROOT));
+    let mut script = inventory_script(h, "\"$PWD\"", &quote(crate::place::ray::RUNS_ROOT));
+    // Which interpreter imports ray (by its index: no path is echoed back).
+    for (i, py) in h.pythons.iter().enumerate() {
+        script.push_str(&format!(
+            "{} -c 'import ray' >/dev/null 2>&1 && echo \"ray_python {i}\"; ",
+            quote(py)
+        ));
+    }
     let id = format!(
         "trainbench-check-{}-{}",
         h.name,
@@ -131,6 +139,12 @@ fn check_ray(h: &RemoteHost, url: &RayUrl, say: &mut dyn FnMut(&str)) -> RemoteR
         .map_err(|e| bad("host", format!("host = {}: {e}", h.name)))?;
     let mut inv = empty_inventory(working_dir, &kit);
     read_answers(h, &out, &mut inv, None)?;
+    let ray_python = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("ray_python "))
+        .filter_map(|i| h.pythons.get(i.trim().parse::<usize>().ok()?))
+        .next()
+        .cloned();
     let most = |f: fn(&(f64, f64)) -> f64| nodes.iter().map(f).fold(0.0, f64::max) as u32;
     inv.cluster = Some(ClusterInventory {
         scheduler: "Ray".into(),
@@ -138,6 +152,7 @@ fn check_ray(h: &RemoteHost, url: &RayUrl, say: &mut dyn FnMut(&str)) -> RemoteR
         nodes: u32::try_from(nodes.len()).unwrap_or(u32::MAX),
         cpus_per_node: most(|n| n.0).max(1),
         gpus_per_node: most(|n| n.1),
+        ray_python,
     });
     Ok(finished(inv))
 }

@@ -272,8 +272,10 @@ impl Follow<'_> {
             let Ok(parsed) = serde_json::from_slice::<JournalLine>(&line) else {
                 // A job's log holds its place's own lines beside the journal's.
                 if self.place.kind() == "ray" {
-                    let text = String::from_utf8_lossy(&line);
-                    progress.log(run_id, &format!("[ray] {}", text.trim_end()));
+                    // Cut: Ray's own line repeats the whole entry point.
+                    let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+                    let text = trainbench_core::text::cut(text, 300);
+                    progress.log(run_id, &format!("[ray] {text}"));
                     continue;
                 }
                 progress.log(

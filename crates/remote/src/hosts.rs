@@ -73,6 +73,10 @@ pub struct ClusterInventory {
     /// node (Ray places a run where its resources are).
     pub cpus_per_node: u32,
     pub gpus_per_node: u32,
+    /// On Ray: the first of the host's interpreters that imports `ray`,
+    /// which starts a run's other nodes as Ray tasks (none: one node a run).
+    #[serde(default)]
+    pub ray_python: Option<String>,
 }
 
 fn slurm_name() -> String {

@@ -241,6 +241,7 @@ fn an_older_database_is_brought_up_to_date_before_it_is_read() {
     raw.execute_batch(
         "DROP VIEW q_runs; DROP VIEW q_windows; DROP VIEW q_evals; DROP VIEW q_telemetry; \
          DROP VIEW q_sweeps; DROP VIEW q_gates; DROP TABLE gates; \
+         ALTER TABLE remote_runs RENAME COLUMN place_job TO slurm_job; \
          DELETE FROM schema_migrations WHERE version >= 16",
     )
     .expect("back to schema 15");

@@ -1,7 +1,7 @@
 """Starting a run of several devices or nodes, the same way for every
 framework: the plan handed on through the environment, one process per node
-under Slurm's ``srun`` or over SSH to a host's peers, node 0's stdout the
-worker's. What differs by framework is a hook of its backend module:
+under Slurm's ``srun``, over SSH to a host's peers, or as Ray tasks on other
+nodes of a Ray cluster (``ray_nodes``), node 0's stdout the worker's. What differs by framework is a hook of its backend module:
 
 - ``node_launch(plan, host, port, job, peers, env)``: the arguments that
   start one node's processes after ``python`` (``[]``: the worker itself),
@@ -74,7 +74,15 @@ def nodes(plan_text: str, plan: Plan, framework: str, node_launch: NodeLaunch) -
     job = os.environ.get("SLURM_JOB_ID")
     peers_text = os.environ.get("TRAINBENCH_PEERS")
     peers: list[Peer] | None = json.loads(peers_text) if peers_text else None
-    if not job and not peers_text:
+    ray_python = os.environ.get("TRAINBENCH_RAY_PYTHON")
+    if ray_python and framework == "tensorflow" and not os.environ.get("TRAINBENCH_RDZV_HOST"):
+        raise WorkerError(
+            "unsupported",
+            f"nodes = {plan.nodes} is not allowed for TensorFlow on a Ray cluster: every "
+            "worker's address must be known before any starts; expected 1 (or PyTorch or JAX)",
+            "nodes",
+        )
+    if not job and not peers_text and not ray_python:
         raise WorkerError(
             "unsupported",
             f"nodes = {plan.nodes} is not allowed here: several nodes need a Slurm "
@@ -85,7 +93,7 @@ def nodes(plan_text: str, plan: Plan, framework: str, node_launch: NodeLaunch) -
     srun = shutil.which("srun") if job else None
     if job and not srun:
         raise WorkerError("unsupported", f"nodes = {plan.nodes}: srun is not on PATH in Slurm job {job}", "nodes")
-    job = job or f"ssh-{os.getpid()}"
+    job = job or f"{'ray' if ray_python else 'ssh'}-{os.getpid()}"
     host = os.environ.get("TRAINBENCH_RDZV_HOST") or socket.gethostname()
     port = free_port()  # on this (the first) node, for the nodes to meet
     env = launch_env(plan_text, plan)
@@ -101,8 +109,12 @@ def nodes(plan_text: str, plan: Plan, framework: str, node_launch: NodeLaunch) -
     ]
     sys.stderr.flush()
     protocol.give_back_stdout()
+    if srun is None and ray_python:
+        from .ray_nodes import fan_out_over_ray
+
+        run_nodes(args, env, [fan_out_over_ray(ray_python, args, passed_values(env), plan)])
     if srun is None:
-        assert peers is not None  # no Slurm job: the host's peers (refused above when neither)
+        assert peers is not None  # no Slurm job: the host's peers (refused above when none)
         fan_out_over_ssh(args, env, plan, peers)
     cmd = [
         srun,
@@ -133,8 +145,6 @@ def fan_out_over_ssh(args: list[str], env: dict[str, str], plan: Plan, peers: li
     ``python ARGS`` with node rank i; node 0's stdout is this worker's. The
     first node to fail stops the others; exits as node 0 did."""
     import shlex
-    import subprocess
-    import time
 
     if len(peers) < plan.nodes - 1:
         raise WorkerError(
@@ -143,17 +153,10 @@ def fan_out_over_ssh(args: list[str], env: dict[str, str], plan: Plan, peers: li
             f"expected at most {len(peers) + 1}",
             "nodes",
         )
-    passed = [
-        "TRAINBENCH_PLAN",
-        "TRAINBENCH_COORDINATOR",
-        "TRAINBENCH_TF_WORKERS",
-        "OMP_NUM_THREADS",
-        protocol.LAUNCH_ENV,
-    ]
-    procs = [subprocess.Popen([sys.executable, *args], env={**env, "TRAINBENCH_NODE_RANK": "0"})]
     config = os.environ.get("TRAINBENCH_SSH_CONFIG")
+    commands = []
     for i, peer in enumerate(peers[: plan.nodes - 1], start=1):
-        values = {k: env[k] for k in passed if k in env}
+        values = passed_values(env)
         values.update(PYTHONPATH=peer["workers"], PYTHONUNBUFFERED="1", TRAINBENCH_NODE_RANK=str(i))
         remote = (
             "cd /tmp && "
@@ -161,8 +164,35 @@ def fan_out_over_ssh(args: list[str], env: dict[str, str], plan: Plan, peers: li
             + " exec "
             + shlex.join([peer["python"], *args])
         )
-        ssh = ["ssh", *(["-F", config] if config else []), "-o", "BatchMode=yes", "-tt", *peer["ssh"], "--", remote]
-        procs.append(subprocess.Popen(ssh, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno()))
+        commands.append(
+            ["ssh", *(["-F", config] if config else []), "-o", "BatchMode=yes", "-tt", *peer["ssh"], "--", remote]
+        )
+    run_nodes(args, env, commands)
+
+
+def passed_values(env: dict[str, str]) -> dict[str, str]:
+    """What the nodes after the first need of this one's environment: the
+    plan and how the nodes meet."""
+    passed = [
+        "TRAINBENCH_PLAN",
+        "TRAINBENCH_COORDINATOR",
+        "TRAINBENCH_TF_WORKERS",
+        "OMP_NUM_THREADS",
+        protocol.LAUNCH_ENV,
+    ]
+    return {k: env[k] for k in passed if k in env}
+
+
+def run_nodes(args: list[str], env: dict[str, str], others: list[list[str]]) -> NoReturn:
+    """Node 0 here (``python ARGS``, its stdout this worker's) and the
+    commands that start the others (their output on stderr). The first to
+    fail stops the others; exits as node 0 did."""
+    import subprocess
+    import time
+
+    procs = [subprocess.Popen([sys.executable, *args], env={**env, "TRAINBENCH_NODE_RANK": "0"})]
+    for command in others:
+        procs.append(subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno()))
     code: int | None = None
     while code is None:
         for p in procs:

@@ -324,8 +324,9 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
         field: "host".into(),
         message: format!("host = {name} has not been checked: run `trainbench host check {name}`"),
     })?;
-    // A cluster: what one node offers a run (a Ray cluster's runs take
-    // one node each for now); else the host itself.
+    // A cluster: what one node offers a run (a Ray cluster's runs span
+    // several nodes only with an interpreter that imports ray); else the
+    // host itself.
     let ray = matches!(h.url, crate::remote::HostUrl::Ray(_));
     let (machine, nodes) = match &inv.cluster {
         Some(s) => (
@@ -333,7 +334,7 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
                 gpus: s.gpus_per_node,
                 cpu_cores: s.cpus_per_node,
             },
-            (!ray).then_some(s.nodes),
+            (!ray || s.ray_python.is_some()).then_some(s.nodes),
         ),
         None => (
             Machine {
@@ -351,14 +352,14 @@ pub fn plan_on_host(req: &SweepRequest, name: &str) -> AppResult<SweepPlan> {
     if let Some(n) = req.nodes.filter(|&n| n > 1) {
         let why = match nodes {
             None if ray => Some(format!(
-                "nodes = {n} is not allowed on host {name}: a run on a Ray cluster takes one node (several nodes run through Slurm or a host's peers); expected 1"
+                "nodes = {n} is not allowed on host {name}: none of its interpreters imports ray, which starts a run's other nodes as Ray tasks; expected 1 (or add one with `trainbench host add {name} URL --python …`)"
             )),
             None => Some(format!(
                 "nodes = {n} is not allowed on host {name}: several nodes run through Slurm or a host's peers; expected 1 (add a Slurm login host with `trainbench host add NAME ssh://login --slurm`, or one with `--peer ssh://node2`)"
             )),
             Some(have) if i64::from(have) < n => Some(format!(
                 "nodes = {n} is not allowed on host {name}: it has {have} node(s){}; expected at most {have}",
-                if inv.cluster.is_some() { " in its partition" } else { " (itself and its peers)" }
+                if ray { "" } else if inv.cluster.is_some() { " in its partition" } else { " (itself and its peers)" }
             )),
             _ => None,
         };

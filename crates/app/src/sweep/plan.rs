@@ -302,7 +302,7 @@ fn check_shared(
 ) -> u32 {
     if let (None, Some(n)) = (remote, req.nodes.filter(|&n| n != 1)) {
         rejected.push(Rejected::shared("nodes",
-            format!("nodes = {n} is not allowed on this machine: expected 1 (several nodes run on a Slurm host: `trainbench run --host NAME --nodes {n}`)"),
+            format!("nodes = {n} is not allowed on this machine: expected 1 (several nodes run on a Slurm host, a host with peers or a Ray cluster: `trainbench run --host NAME --nodes {n}`)"),
         ));
     }
     if let (Some(r), true) = (remote, req.batch_max) {

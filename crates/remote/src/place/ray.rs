@@ -238,9 +238,12 @@ impl Launcher for RayJobs<'_> {
         let id = format!("trainbench-{}", path_word(launch.name));
         let dir = format!("{RUNS_ROOT}/{id}");
         let json_text = String::from_utf8_lossy(launch.job_json);
-        // The working folder is the kit: the agent runs from it.
+        // The working folder is the kit; the agent runs in the run's folder
+        // (Ray may unpack the kit again while the job runs, which would
+        // leave a process working in the kit's folder nowhere), told where
+        // the kit is.
         let entrypoint = format!(
-            "set -e; mkdir -p {d}; printf '%s' {j} > {d}/job.json; exec ./bin/trainbench agent run {d} --echo-journal",
+            "set -e; mkdir -p {d}; printf '%s' {j} > {d}/job.json; k=$(pwd); cd {d}; TRAINBENCH_KIT_DIR=\"$k\" exec \"$k/bin/trainbench\" agent run {d} --echo-journal",
             d = quote(&dir),
             j = quote(&json_text),
         );
@@ -249,6 +252,17 @@ impl Launcher for RayJobs<'_> {
         // runs for it can be told apart on a node.
         let mut env = self.h.env.clone();
         env.push(("TRAINBENCH_RAY_JOB".into(), id.clone()));
+        // For a run over several nodes: the interpreter that starts the
+        // other nodes as Ray tasks, and the kit they run from.
+        if let Some(py) = launch
+            .inv
+            .cluster
+            .as_ref()
+            .and_then(|c| c.ray_python.clone())
+        {
+            env.push(("TRAINBENCH_RAY_PYTHON".into(), py));
+        }
+        env.push(("TRAINBENCH_RAY_KIT".into(), working_dir.clone()));
         let mut body = json!({
             "entrypoint": entrypoint,
             "submission_id": id,
