@@ -9,7 +9,8 @@ its lib.rs (or main.rs) opens with, tests aside — each crate keeps its own
 map there, not this file;
 every link and picture of README.md and docs/*.md points at a file that
 exists, and every screenshot the README shows is one the end-to-end test
-writes (ui/e2e/run.sh), so none goes stale.
+writes (ui/e2e/run.sh), so none goes stale; and ARCHITECTURE.md stays
+under 2,000 words.
 """
 
 import glob
@@ -122,13 +123,26 @@ def readme_screenshots() -> list:
     ]
 
 
+# The map a newcomer reads in ten minutes: ARCHITECTURE.md stays under this
+# many words (counted as `wc -w` counts them).
+ARCHITECTURE_WORDS = 2000
+
+
+def architecture_length(arch: str) -> list:
+    """ARCHITECTURE.md when it has grown past its length."""
+    words = len(arch.split())
+    if words < ARCHITECTURE_WORDS:
+        return []
+    return [f"ARCHITECTURE.md: {words} words, expected under {ARCHITECTURE_WORDS} (say less, or move detail into the crate's lib.rs or docs/)"]
+
+
 def main() -> int:
     arch = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     testing = (ROOT / "TESTING.md").read_text(encoding="utf-8")
     missing = backticked("ARCHITECTURE.md", arch) + backticked("TESTING.md", testing)
     for lib in crate_roots():
         missing += module_list(lib)
-    missing += markdown_links() + readme_screenshots()
+    missing += markdown_links() + readme_screenshots() + architecture_length(arch)
     if missing:
         print("doc paths: named but not in the tree:\n  " + "\n  ".join(missing), file=sys.stderr)
         return 1

@@ -463,6 +463,11 @@ export type ClusterInventory = {
 	 */
 	cpus_per_node: number,
 	gpus_per_node: number,
+	/**
+	 *  On Ray: the first of the host's interpreters that imports `ray`,
+	 *  which starts a run's other nodes as Ray tasks (none: one node a run).
+	 */
+	ray_python?: string | null,
 };
 
 export type CompareEntry = {
