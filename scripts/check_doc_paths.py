@@ -133,7 +133,9 @@ def architecture_length(arch: str) -> list:
     words = len(arch.split())
     if words < ARCHITECTURE_WORDS:
         return []
-    return [f"ARCHITECTURE.md: {words} words, expected under {ARCHITECTURE_WORDS} (say less, or move detail into the crate's lib.rs or docs/)"]
+    return [
+        f"ARCHITECTURE.md: {words} words, expected under {ARCHITECTURE_WORDS} (say less, or move detail into the crate's lib.rs or docs/)"
+    ]
 
 
 def main() -> int:
