@@ -327,6 +327,7 @@ fn nothing_left_of(job: &str) {
 #[test]
 fn a_ray_cluster_checks_runs_places_attaches_and_cancels_through_its_job_api() {
     let torch = python("pytorch");
+    let jax = python("jax");
     let cluster = Cluster::start();
     let studio = Studio {
         scratch: Scratch::new("ray"),
@@ -339,6 +340,8 @@ fn a_ray_cluster_checks_runs_places_attaches_and_cancels_through_its_job_api() {
         &cluster.url(),
         "--python",
         &torch,
+        "--python",
+        &jax,
         "--python",
         &ray_python,
         "--env",
@@ -421,33 +424,37 @@ fn a_ray_cluster_checks_runs_places_attaches_and_cancels_through_its_job_api() {
     );
 }
 
-/// Two nodes: PyTorch over gloo with node 0 where Ray started the job and
-/// node 1 a Ray task on another node of the cluster.
+/// Two nodes, PyTorch (torchrun over gloo) and JAX (jax.distributed): node
+/// 0 where Ray started the job, node 1 a Ray task on another node.
 fn two_nodes_on_two_ray_nodes(studio: &Studio, cluster: &Cluster) {
-    let (out, v) = studio.run(&cpu_run("30", &["--device", "cpu", "--nodes", "2"]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let r = &v["runs"][0];
-    assert_eq!(r["status"], "completed", "{r}");
-    let id = r["id"].as_i64().unwrap();
-    let shown = studio.show(id);
-    assert_eq!(shown["hello"]["world_size"].as_u64(), Some(2), "{shown}");
-    let job = cluster.job(&studio.place_job(id));
-    let said = format!(
-        "{}\n{}",
-        text(&out),
-        shown["stderr_tail"].as_str().unwrap_or("")
-    );
-    let peer_node = said
-        .split("[ray] node 1 on Ray node ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no node 1 said: {said}"));
-    let first = job["driver_node_id"].as_str().unwrap();
-    assert_ne!(peer_node, first, "node 1 ran where node 0 did");
-    assert!(
-        cluster.nodes().iter().any(|(n, _)| n == peer_node),
-        "{peer_node}"
-    );
+    for framework in ["pytorch", "jax"] {
+        let mut args = cpu_run("30", &["--device", "cpu", "--nodes", "2"]);
+        args[4] = framework;
+        let (out, v) = studio.run(&args);
+        assert_eq!(out.status.code(), Some(0), "{framework}: {}", text(&out));
+        let r = &v["runs"][0];
+        assert_eq!(r["status"], "completed", "{r}");
+        let id = r["id"].as_i64().unwrap();
+        let shown = studio.show(id);
+        assert_eq!(shown["hello"]["world_size"].as_u64(), Some(2), "{shown}");
+        let job = cluster.job(&studio.place_job(id));
+        let said = format!(
+            "{}\n{}",
+            text(&out),
+            shown["stderr_tail"].as_str().unwrap_or("")
+        );
+        let peer_node = said
+            .split("[ray] node 1 on Ray node ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{framework}: no node 1 said: {said}"));
+        let first = job["driver_node_id"].as_str().unwrap();
+        assert_ne!(peer_node, first, "{framework}: node 1 ran where node 0 did");
+        assert!(
+            cluster.nodes().iter().any(|(n, _)| n == peer_node),
+            "{peer_node}"
+        );
+    }
 }
 
 /// The studio killed while it follows: the run goes on on the cluster, and

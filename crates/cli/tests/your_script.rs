@@ -235,6 +235,29 @@ fn a_jax_script_reports_its_steps_and_its_parameter_tree() {
             .all(|&(s, n, lr)| s == 4 && n == 128 && lr.is_none()),
         "{w:?}"
     );
+
+    // What the script sets itself is not shown as the harness's defaults.
+    let sql = format!(
+        "SELECT precision, compile, parallel, data, batch_size FROM q_runs WHERE run_id = {id}"
+    );
+    let (out, q) = output_json(trainbench(&dir.0).args(["query", &sql, "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        q["rows"][0],
+        json!([null, null, null, null, 32]),
+        "none of the script's own settings, and the batch its first step trained on: {q}"
+    );
+    let out = trainbench(&dir.0)
+        .args(["show", &id.to_string()])
+        .output()
+        .expect("show");
+    let shown = text(&out);
+    assert!(
+        shown.contains(
+            "train_jax.py (precision, compile mode and data as the script sets them) batch 32"
+        ),
+        "{shown}"
+    );
 }
 
 #[test]

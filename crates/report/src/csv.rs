@@ -116,6 +116,16 @@ impl<W: Write> RunsCsv<W> {
     /// One run's row.
     pub fn row(&mut self, r: &RunRow) -> Result<(), ReportError> {
         let s = r.summary.as_ref();
+        // A training script sets its own precision and data: the row's are
+        // defaults the script never saw, so the cells stay empty.
+        let script = r.model.starts_with(trainbench_core::models::script::PREFIX);
+        let unless_script = |text: &str| {
+            if script {
+                String::new()
+            } else {
+                text_cell(text)
+            }
+        };
         let record: [String; 44] = [
             r.id.to_string(),
             num(r.sweep_id),
@@ -126,12 +136,12 @@ impl<W: Write> RunsCsv<W> {
             num(r.exit_code),
             text_cell(r.framework.as_str()),
             text_cell(&r.model),
-            text_cell(r.precision.as_str()),
+            unless_script(r.precision.as_str()),
             text_cell(&r.device.to_string()),
             r.devices.to_string(),
             r.batch_size.to_string(),
             (r.batch_size * u64::from(r.devices)).to_string(),
-            text_cell(r.data.as_str()),
+            unless_script(r.data.as_str()),
             num(r.param_count),
             r.created_unix_ms.to_string(),
             num(r.started_unix_ms),

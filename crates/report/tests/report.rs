@@ -102,6 +102,18 @@ fn runs_csv_round_trips_through_a_csv_parser_and_neutralises_formulas() {
             ),
         }
     }
+    // A training script's precision and data are its own: empty cells, not
+    // the harness's defaults.
+    let mut script = rows[0].clone();
+    script.model = "script:/home/ada/train.py --lr 3e-4".into();
+    let mut one = Vec::new();
+    csv::runs(&[script], &mut one).expect("csv");
+    let rec = ::csv::Reader::from_reader(one.as_slice())
+        .records()
+        .next()
+        .expect("one row")
+        .expect("record");
+    assert_eq!((&rec[col("precision")], &rec[col("data")]), ("", ""));
     let failed = records.last().expect("failed run");
     assert_eq!(
         &failed[col("status_reason")],

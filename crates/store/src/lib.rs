@@ -176,6 +176,11 @@ pub const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0018_remote_job_id.sql",
         include_str!("../../../migrations/0018_remote_job_id.sql"),
     ),
+    (
+        19,
+        "0019_script_runs_unknown_settings.sql",
+        include_str!("../../../migrations/0019_script_runs_unknown_settings.sql"),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]

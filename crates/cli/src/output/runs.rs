@@ -173,17 +173,21 @@ fn print_settings(d: &RunDetail) {
 
 pub fn print_show(d: &RunDetail) {
     let r = &d.row;
-    println!(
-        "run {}: {} — {} {} {} ×{} batch {} data {}",
-        r.id,
-        r.status.as_str(),
-        r.framework,
-        r.model,
-        r.precision,
-        r.devices,
-        r.batch_size,
-        r.data
-    );
+    // A training script sets its own precision, devices and data: what the
+    // row holds for them are defaults the script never saw.
+    let what = match trainbench_core::models::script::short_label(&r.model) {
+        Some(script) => format!(
+            "{} {} (precision, compile mode and data as the script sets them) batch {}",
+            r.framework,
+            escape_controls(&script),
+            r.batch_size
+        ),
+        None => format!(
+            "{} {} {} ×{} batch {} data {}",
+            r.framework, r.model, r.precision, r.devices, r.batch_size, r.data
+        ),
+    };
+    println!("run {}: {} — {what}", r.id, r.status.as_str());
     if let Some(reason) = &r.status_reason {
         println!("reason: {}", escape_controls(reason));
     }
