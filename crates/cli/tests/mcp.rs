@@ -41,14 +41,10 @@ const TOOLS: [&str; 11] = [
 
 /// The Python of the test-only environment that holds the `mcp` package.
 fn client_python() -> PathBuf {
-    let home = common::studio_data();
-    let python = home.join("tools/mcp-client/bin/python");
-    assert!(
-        python.is_file(),
-        "{} is missing: `bash scripts/setup.sh --test` installs the MCP client the test drives",
-        python.display()
-    );
-    python
+    common::test_tool(
+        "tools/mcp-client/bin/python",
+        "the MCP client the test drives",
+    )
 }
 
 /// Two stored runs: the same configuration at two precisions.

@@ -23,14 +23,7 @@ use common::{output_json, text, Scratch, TRAINBENCH};
 
 /// The `ray` program of the test-only environment (`scripts/setup.sh --test`).
 fn ray_program() -> PathBuf {
-    let home = common::studio_data();
-    let ray = home.join("tools/ray/bin/ray");
-    assert!(
-        ray.is_file(),
-        "{} is missing: `bash scripts/setup.sh --test` installs the Ray the test starts",
-        ray.display()
-    );
-    ray
+    common::test_tool("tools/ray/bin/ray", "the Ray the test starts")
 }
 
 /// A head and two worker nodes on this machine; stopped when dropped.

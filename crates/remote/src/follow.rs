@@ -270,21 +270,7 @@ impl Follow<'_> {
                 }
             };
             let Ok(parsed) = serde_json::from_slice::<JournalLine>(&line) else {
-                // A job's log holds its place's own lines beside the journal's.
-                if self.place.kind() == "ray" {
-                    // Cut: Ray's own line repeats the whole entry point.
-                    let text = String::from_utf8_lossy(&line).trim_end().to_owned();
-                    let text = trainbench_core::text::cut(text, 300);
-                    progress.log(run_id, &format!("[ray] {text}"));
-                    continue;
-                }
-                progress.log(
-                    run_id,
-                    &format!(
-                        "[journal] unreadable line: {}",
-                        String::from_utf8_lossy(&line).trim_end()
-                    ),
-                );
+                progress.log(run_id, &self.place.other_line(&line));
                 continue;
             };
             match parsed {
@@ -326,8 +312,9 @@ impl Follow<'_> {
                     progress.log(
                         self.rr.run_id,
                         &format!(
-                            "[{}] the run's job is waiting in the queue",
-                            self.place.kind()
+                            "[{}] job {} is waiting in the queue",
+                            self.place.kind(),
+                            self.rr.place_job.as_deref().unwrap_or("?")
                         ),
                     );
                 }

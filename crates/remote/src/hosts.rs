@@ -293,35 +293,37 @@ pub(crate) fn check_python(value: &str) -> RemoteResult<()> {
     }
 }
 
+/// An address that prints as text which `parse` reads back as itself.
+fn reads_back<T: std::fmt::Display + PartialEq>(
+    field: &str,
+    u: &T,
+    parse: fn(&str) -> RemoteResult<T>,
+) -> RemoteResult<()> {
+    match parse(&u.to_string()) {
+        Ok(p) if p == *u => Ok(()),
+        Ok(_) => Err(bad(
+            field,
+            format!("{field} = {u} is not allowed: it does not read back as itself"),
+        )),
+        Err(e) => Err(bad(field, e.to_string())),
+    }
+}
+
 /// Every field of a host by the rules it was entered under.
 pub(crate) fn validate(h: &RemoteHost) -> RemoteResult<()> {
     check_word("name", &h.name)?;
-    let again = |field: &str, u: &SshUrl| -> RemoteResult<()> {
-        match SshUrl::parse(&u.to_string()) {
-            Ok(p) if p == *u => Ok(()),
-            Ok(_) => Err(bad(
-                field,
-                format!("{field} = {u} is not allowed: it does not read back as itself"),
-            )),
-            Err(e) => Err(bad(field, e.to_string())),
-        }
-    };
-    match &h.url {
-        HostUrl::Ssh(u) => again("url", u)?,
-        HostUrl::Ray(r) => {
-            if crate::address::RayUrl::parse(&r.to_string()).ok().as_ref() != Some(r) {
-                return Err(bad(
-                    "url",
-                    format!("url = {r} is not allowed: it does not read back as itself"),
-                ));
-            }
-            if h.slurm.is_some() || !h.peers.is_empty() {
-                return Err(bad("url", format!("url = {r} is not allowed with slurm or peers: a Ray cluster places its own runs")));
-            }
-        }
+    reads_back("url", &h.url, HostUrl::parse)?;
+    if matches!(h.url, HostUrl::Ray(_)) && (h.slurm.is_some() || !h.peers.is_empty()) {
+        return Err(bad(
+            "url",
+            format!(
+                "url = {} is not allowed with slurm or peers: a Ray cluster places its own runs",
+                h.url
+            ),
+        ));
     }
     for p in &h.peers {
-        again("peer", p)?;
+        reads_back("peer", p, SshUrl::parse)?;
     }
     if h.pythons.is_empty() {
         return Err(bad(

@@ -57,6 +57,18 @@ pub fn studio_data() -> PathBuf {
     )
 }
 
+/// A test-only tool at `rel` in the studio's data folder, which `bash
+/// scripts/setup.sh --test` installs (`what` says what it is to the test).
+pub fn test_tool(rel: &str, what: &str) -> PathBuf {
+    let path = studio_data().join(rel);
+    assert!(
+        path.is_file(),
+        "{} is missing: `bash scripts/setup.sh --test` installs {what}",
+        path.display()
+    );
+    path
+}
+
 /// `trainbench --db DIR/studio.sqlite` on one thread, NVML off.
 pub fn trainbench(dir: &std::path::Path) -> Command {
     let mut c = Command::new(TRAINBENCH);

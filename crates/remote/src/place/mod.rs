@@ -82,8 +82,16 @@ pub(crate) trait Launcher {
     /// A reader of the run's journal from byte `offset`, living no longer
     /// than this studio.
     fn reader(&self, rr: &RemoteRun, offset: u64) -> RemoteResult<Reader>;
-    /// How a person names the place in messages (`Slurm job 12`).
+    /// How a person names the place in messages (`[slurm] job 12 …`).
     fn kind(&self) -> &'static str;
+    /// A line read where the journal is that is not a journal line, as the
+    /// run's log shows it: in a journal file, damage said as such.
+    fn other_line(&self, line: &[u8]) -> String {
+        format!(
+            "[journal] unreadable line: {}",
+            String::from_utf8_lossy(line).trim_end()
+        )
+    }
 }
 
 /// The launcher of `h`'s place.

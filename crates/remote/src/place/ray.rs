@@ -103,11 +103,11 @@ impl RayApi {
         kit: &LocalKit,
         say: &mut dyn FnMut(&str),
     ) -> Result<String, String> {
-        let name = format!("_ray_pkg_{}.zip", kit.digest_hex());
-        let path = format!("/api/packages/gcs/{name}");
-        if self.call("GET", &path, None)?.status == 200 {
-            return Ok(format!("gcs://{name}"));
+        let uri = format!("gcs://_ray_pkg_{}.zip", kit.digest_hex());
+        if self.has_package(&uri)? {
+            return Ok(uri);
         }
+        let path = package_path(&uri);
         say(&format!(
             "uploading the studio's kit {} to the Ray cluster",
             kit.version
@@ -122,7 +122,12 @@ impl RayApi {
                 trainbench_core::text::cut(r.text(), 400)
             ));
         }
-        Ok(format!("gcs://{name}"))
+        Ok(uri)
+    }
+
+    /// Whether the cluster holds the package `gcs://NAME`.
+    pub(crate) fn has_package(&self, uri: &str) -> Result<bool, String> {
+        Ok(self.call("GET", &package_path(uri), None)?.status == 200)
     }
 
     /// Submits a job; its submission id.
@@ -198,6 +203,14 @@ impl RayApi {
     }
 }
 
+/// The job API's path of the package `gcs://NAME`.
+fn package_path(uri: &str) -> String {
+    format!(
+        "/api/packages/gcs/{}",
+        path_word(uri.trim_start_matches("gcs://"))
+    )
+}
+
 /// A job's id as one path segment: ids the studio makes are letters,
 /// digits, `-`, `_` and `.` already; anything else is dropped.
 fn path_word(id: &str) -> String {
@@ -233,8 +246,15 @@ impl RayJobs<'_> {
 impl Launcher for RayJobs<'_> {
     fn start(&self, launch: &Launch<'_>) -> Result<Started, String> {
         let api = self.api();
-        let kit = crate::kit::local_kit().map_err(|e| e.to_string())?;
-        let working_dir = api.ensure_kit(&kit, &mut |_| {})?;
+        // The kit the check uploaded, while the cluster keeps it; else (a
+        // cluster started again) this studio's kit, uploaded now.
+        let working_dir = match api.has_package(&launch.inv.kit_dir) {
+            Ok(true) => launch.inv.kit_dir.clone(),
+            _ => {
+                let kit = crate::kit::local_kit().map_err(|e| e.to_string())?;
+                api.ensure_kit(&kit, &mut |_| {})?
+            }
+        };
         let id = format!("trainbench-{}", path_word(launch.name));
         let dir = format!("{RUNS_ROOT}/{id}");
         let json_text = String::from_utf8_lossy(launch.job_json);
@@ -341,5 +361,12 @@ impl Launcher for RayJobs<'_> {
 
     fn kind(&self) -> &'static str {
         "ray"
+    }
+
+    /// A job's log holds Ray's own lines beside the journal's; cut, since
+    /// Ray's first line repeats the whole entry point.
+    fn other_line(&self, line: &[u8]) -> String {
+        let text = String::from_utf8_lossy(line).trim_end().to_owned();
+        format!("[ray] {}", trainbench_core::text::cut(text, 300))
     }
 }
