@@ -75,3 +75,34 @@ def test_a_plan_left_as_sent_is_not_changed_by_the_check():
     before = copy.deepcopy(plan)
     Plan(plan)
     assert plan == before
+
+
+def test_a_catalogue_models_traits_come_in_its_plan():
+    plan = Plan(saved_plan("gpt2_tiny"))
+    assert plan.traits.tokens and plan.traits.next_token and not plan.traits.binary
+    a = plan.traits.attention
+    assert a is not None and a.causal and a.dropout and (a.tokens, a.heads, a.head_dim) == (128, 2, 64)
+    vit = Plan(saved_plan("vit_mini_patch4_32")).traits
+    assert vit.input == "image" and vit.attention is not None and not vit.attention.causal
+    assert Plan(saved_plan("resnet_mini")).traits.attention is None
+
+
+def test_a_file_models_traits_are_set_once_by_its_builder():
+    from trainbench_worker import traits
+
+    plan = Plan(saved_plan("model_file"))
+    with pytest.raises(RuntimeError, match="before its builder set them"):
+        _ = plan.traits
+    plan.set_traits(traits.IMAGE)
+    plan.set_traits(traits.IMAGE)  # the same again: kept
+    assert plan.traits.trained_as() == "image"
+    with pytest.raises(RuntimeError, match="set twice"):
+        plan.set_traits(traits.NEXT_TOKENS)
+
+
+def test_traits_of_another_shape_are_refused_naming_the_field():
+    obj = saved_plan("bert_tiny")
+    obj["traits"]["objective"] = "regression"
+    with pytest.raises(WorkerError) as e:
+        Plan(obj)
+    assert e.value.field == "traits.objective"

@@ -212,6 +212,11 @@ fn a_keras_application_trains_in_tensorflow_with_keras_parameter_count() {
         output_json(trainbench(&dir.0).args(["show", &v["runs"][0]["id"].to_string(), "--json"]));
     assert_eq!(d["status"], "completed", "{d}");
     assert_eq!(d["param_count"], json!(keras), "{d}");
+    // A convolutional network: the run's execution line says nothing of an
+    // attention it does not have (its traits, set when it was built).
+    let execution = d["hello"]["execution"].as_str().expect("execution");
+    assert!(execution.contains("tf.function"), "{execution}");
+    assert!(!execution.contains("attention"), "{execution}");
 
     let (out, described) = output_json(trainbench(&dir.0).args([
         "describe",

@@ -209,11 +209,11 @@ class Data:
             pool = max(min(plan.synthetic_samples, 8 * gb), gb)
             rng = np.random.default_rng(0)
             try:
-                if plan.family in ("bert", "encoder"):
-                    x = rng.integers(0, c["vocab_size"], size=(pool, c["seq_len"]), dtype=np.int32)
-                elif plan.family == "decoder":
+                if plan.traits.next_token:
                     # seq_len inputs and, one position on, their next tokens.
                     x = rng.integers(0, c["vocab_size"], size=(pool, c["seq_len"] + 1), dtype=np.int32)
+                elif plan.traits.tokens:
+                    x = rng.integers(0, c["vocab_size"], size=(pool, c["seq_len"]), dtype=np.int32)
                 else:
                     x = rng.standard_normal(
                         (pool, c["in_channels"], c["image_size"], c["image_size"]), dtype=np.float32

@@ -67,7 +67,7 @@ def describe(obj):
         "param_count": int(count),
         "flops_per_sample": plan.flops_per_sample,
         "flops_method": plan.flops_method,
-        "family": plan.family,
+        "family": plan.traits.trained_as(),
         "input": list(shape) if shape else None,
     }
 

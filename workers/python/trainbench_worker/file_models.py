@@ -9,9 +9,10 @@ what it returns is checked (its type, one forward pass at the input shape,
 the output's shape) before anything is timed. Errors name the file and what
 was expected, with the person's own traceback.
 
-The plan is completed for the data and the loss: ``plan.family`` becomes
-``image`` (images, classified), ``bert`` (token sequences, classified) or
-``decoder`` (token sequences, next-token prediction over ``vocab_size``).
+The plan is completed for the data and the loss: the model's traits
+(``trainbench_worker.traits``) are set to images, classified; token
+sequences, classified; or token sequences, next-token prediction over
+``vocab_size``.
 """
 
 import hashlib
@@ -21,6 +22,7 @@ import traceback
 import types
 
 from .protocol import WorkerError, bad_config, first_line
+from .traits import CLASSIFIED_TOKENS, IMAGE, NEXT_TOKENS, Traits
 
 MAX_FILE_BYTES = 1 << 20
 TRACEBACK_CHARS = 4000
@@ -109,26 +111,26 @@ def call(fn, ref):
         raise _user_error(ref, f"calling {fn.__name__}()", e) from e
 
 
-def input_kind(c):
-    """``image``, ``bert`` (classified tokens) or ``decoder`` (next tokens)."""
+def input_kind(c) -> Traits:
+    """The traits the run's input gives: images, classified; tokens,
+    classified (with ``num_classes``); else tokens, each predicting the next."""
     if c.get("image_size"):
-        return "image"
-    return "bert" if c.get("num_classes") else "decoder"
+        return IMAGE
+    return CLASSIFIED_TOKENS if c.get("num_classes") else NEXT_TOKENS
 
 
 def sample_shape(c):
     """One sample's shape as the harness's data has it (NCHW images; a
     decoder's sequences one token longer: inputs and next tokens)."""
     kind = input_kind(c)
-    if kind == "image":
+    if not kind.tokens:
         return (int(c["in_channels"]), int(c["image_size"]), int(c["image_size"]))
-    return (int(c["seq_len"]) + (1 if kind == "decoder" else 0),)
+    return (int(c["seq_len"]) + (1 if kind.next_token else 0),)
 
 
 def expected_output(c, batch):
     """The logits' shape the loss needs at ``batch``, and its words."""
-    kind = input_kind(c)
-    if kind == "decoder":
+    if input_kind(c).next_token:
         shape = (batch, int(c["seq_len"]), int(c["vocab_size"]))
         return shape, f"(batch, seq_len, vocab_size) = {shape}: a logit per token of the vocabulary at each position"
     shape = (batch, int(c["num_classes"]))
@@ -137,7 +139,7 @@ def expected_output(c, batch):
 
 def build_torch(plan, loss_of):
     """The PyTorch model of the file, checked, on the CPU; sets the plan's
-    family and counted FLOPs (as a library model's)."""
+    traits and counted FLOPs (as a library model's)."""
     import torch
     from torch import nn
 
@@ -157,7 +159,7 @@ def build_torch(plan, loss_of):
         raise bad_config(
             f"model = {ref}: the torch.nn.Module {c['function']}() returned has no trainable parameters", "model"
         )
-    plan.family = input_kind(c)
+    plan.set_traits(input_kind(c))
     shape = sample_shape(c)
     batch = 2
     if len(shape) == 1:
@@ -208,7 +210,7 @@ def _check_output(ref, out, c, batch, shape_of):
 
 def _sample_nhwc(c, batch, np):
     """A check batch as TensorFlow and JAX are fed: NHWC images or token ids."""
-    if input_kind(c) == "image":
+    if not input_kind(c).tokens:
         s = int(c["image_size"])
         return np.zeros((batch, s, s, int(c["in_channels"])), np.float32)
     return np.zeros((batch, int(c["seq_len"])), np.int32)
@@ -216,7 +218,7 @@ def _sample_nhwc(c, batch, np):
 
 def build_keras(plan):
     """The Keras model of the file, built by one forward pass (in the caller's
-    distribution scope), checked; the plan's family set. Its FLOPs are not
+    distribution scope), checked; the plan's traits set. Its FLOPs are not
     counted (MFU not measured)."""
     import keras
     import numpy as np
@@ -230,7 +232,7 @@ def build_keras(plan):
             "expected a keras.Model (the TensorFlow worker trains it)",
             "model",
         )
-    plan.family = input_kind(c)
+    plan.set_traits(input_kind(c))
     x = _sample_nhwc(c, 2, np)
     try:
         out = model(x, training=False)
@@ -249,7 +251,7 @@ def build_flax(plan):
     """The Flax module of the file, linen or NNX, as a linen module the JAX
     worker's ``init`` / ``apply(…, train=…)`` reach (``train`` passed on only
     when its ``__call__`` takes it; an NNX module carried by
-    ``nnx_bridge``), checked at batch 2; the plan's family set."""
+    ``nnx_bridge``), checked at batch 2; the plan's traits set."""
     import inspect
 
     import jax
@@ -287,7 +289,7 @@ def build_flax(plan):
             "expected a flax.linen.Module or a flax.nnx.Module (the JAX worker trains it)",
             "model",
         )
-    plan.family = input_kind(c)
+    plan.set_traits(input_kind(c))
     x = _sample_nhwc(c, 2, np)
     try:
         variables = model.init(jax.random.PRNGKey(0), x, train=False)
@@ -309,7 +311,7 @@ def flax_flops(plan, model, variables, cross_entropy):
 
     c = plan.config
     x = _sample_nhwc(c, 1, np)
-    if input_kind(c) == "decoder":
+    if input_kind(c).next_token:
         x = np.zeros((1, int(c["seq_len"]) + 1), np.int32)
     y = np.zeros((1,), np.int32)
     params = variables["params"]

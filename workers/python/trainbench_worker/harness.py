@@ -31,6 +31,7 @@ from .protocol import (
     since_process_start_s,
     unsupported,
 )
+from .traits import Traits, of_plan
 
 if TYPE_CHECKING:
     from .data import Batch, Data
@@ -61,6 +62,7 @@ class Plan:
         self.model: str = s["model"]
         self.config: ModelConfig = s["model_config"]
         self.family: str = self.config["family"]
+        self._traits = of_plan(obj["traits"])
         self.precision: str = s["precision"]
         self.compile: str = s["compile"]
         self.device: str = s["device"]
@@ -100,6 +102,20 @@ class Plan:
         self.profile: ProfileRule | None = obj.get("profile")
 
     @property
+    def traits(self) -> Traits:
+        """The model's traits: the plan's, or those its builder set (a
+        library or file model; see ``trainbench_worker.traits``)."""
+        if self._traits is None:
+            raise RuntimeError(f"model = {self.model}: its traits are read before its builder set them")
+        return self._traits
+
+    def set_traits(self, found: Traits) -> None:
+        """A library or file model's traits, set once by its builder."""
+        if self._traits is not None and self._traits != found:
+            raise RuntimeError(f"model = {self.model}: its traits are set twice ({self._traits} and {found})")
+        self._traits = found
+
+    @property
     def global_batch(self) -> int:
         return self.batch_size * self.devices * self.nodes
 
@@ -128,26 +144,6 @@ class Plan:
         if env and env.isdigit() and int(env) >= 1:
             return int(env)
         return max(1, (os.cpu_count() or 1) // max(1, self.devices))
-
-
-def attention_shape(config: ModelConfig) -> tuple[int, int, int, int] | None:
-    """(tokens, heads, kv_heads, head_dim) of the model's self-attention, or
-    None for a model without attention."""
-    f = config["family"]
-    if f == "vit":
-        heads = config["num_heads"]
-        return (config["image_size"] // config["patch_size"]) ** 2 + 1, heads, heads, config["embed_dim"] // heads
-    if f in ("bert", "encoder"):
-        return config["seq_len"], config["heads"], config["heads"], config["hidden"] // config["heads"]
-    if f == "decoder":
-        return config["seq_len"], config["heads"], config["kv_heads"], config["hidden"] // config["heads"]
-    return None
-
-
-def has_attention_dropout(config: ModelConfig) -> bool:
-    """Whether the model drops attention probabilities while training (Hugging
-    Face's BERT and GPT-2 do, 0.1, as nn.TransformerEncoderLayer's attention)."""
-    return config["family"] in ("bert", "encoder") or (config["family"] == "decoder" and bool(config.get("dropout")))
 
 
 def check_precision(
@@ -196,33 +192,24 @@ EVAL_BATCH_TOKENS = 2048
 TEXT_TRAIN_FRACTION = 0.9
 
 
-TOKEN_FAMILIES = ("bert", "decoder", "encoder")
-
-
-def classification_loss_kind(config: ModelConfig) -> str:
-    """``"binary"``: one output logit under a sigmoid, binary cross-entropy
-    (the fraud model's head); else softmax cross-entropy over the classes."""
-    return "binary" if config["family"] == "encoder" and config["num_classes"] == 1 else "softmax"
-
-
 def inputs_and_targets(plan: Plan, x: Any, y: Any) -> tuple[Any, Any]:
     """The model's inputs and targets from a batch (any framework's arrays):
     a decoder's sequences of ``seq_len + 1`` tokens give their first
     ``seq_len`` as inputs and, one on, the next tokens as targets (causal LM:
     each position predicts the next token); other models take ``x``, ``y``."""
-    if plan.family == "decoder":
+    if plan.traits.next_token:
         return x[:, :-1], x[:, 1:]
     return x, y
 
 
 def predictions_per_sample(plan: Plan) -> int:
     """Targets one sample is scored on: a decoder's every next token, else one."""
-    return plan.config["seq_len"] if plan.family == "decoder" else 1
+    return plan.config["seq_len"] if plan.traits.next_token else 1
 
 
 def eval_batch(plan: Plan) -> int:
     """Sequences (or images) per evaluation batch."""
-    if plan.family == "decoder":
+    if plan.traits.next_token:
         seq_len: int = plan.config["seq_len"]
         return max(EVAL_BATCH_TOKENS // seq_len, 1)
     return EVAL_BATCH

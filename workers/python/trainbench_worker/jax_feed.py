@@ -7,7 +7,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from .harness import TOKEN_FAMILIES, eval_batch, predictions_per_sample
+from .harness import eval_batch, predictions_per_sample
 from .images import HostBatch
 from .protocol import unsupported
 
@@ -33,7 +33,7 @@ class JaxFeed:
             self._set_stream(data)
             return
         x, y = data.train
-        if self.plan.family in TOKEN_FAMILIES:
+        if self.plan.traits.tokens:
             x = x.astype(np.int32)
         else:
             x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))  # NCHW → NHWC
@@ -87,7 +87,7 @@ class JaxFeed:
         b = -(-min(eval_batch(self.plan), n) // devices) * devices
         batches = -(-n // b)
         pad = batches * b - n
-        if self.plan.family not in TOKEN_FAMILIES:
+        if not self.plan.traits.tokens:
             x = x.transpose(0, 2, 3, 1)
         x = np.concatenate([x, np.zeros((pad,) + x.shape[1:], x.dtype)])
         y = np.concatenate([y.astype(np.int32), np.zeros(pad, np.int32)])

@@ -9,8 +9,8 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from .harness import TOKEN_FAMILIES, attention_shape, has_attention_dropout
 from .protocol import first_line
+from .traits import Attention
 
 # --- models -----------------------------------------------------------------
 #
@@ -94,33 +94,32 @@ def _attention(q, k, v, dtype, impl, dropout=None, causal=False):
         return jnp.einsum("bhqk,bkhd->bqhd", probs, v)
 
 
-def attention_choice(config, dtype, cuda):
+def attention_choice(attention: Attention | None, dtype, cuda):
     """(implementation, what the run's ``execution`` says) for the model's
     attention: cuDNN's fused attention on a GPU when it compiles for the
     model's shape and compute dtype (bf16/fp16; a short probe here), else XLA."""
-    shape = attention_shape(config)
-    if shape is None:
+    if attention is None:
         return "xla", None
     if not cuda:
         # Flax's own attention (einsum, softmax, einsum) is 7-12 % faster than
         # jax.nn.dot_product_attention's XLA path on a CPU, and it drops
         # attention probabilities as Flax users train BERT and GPT-2.
-        why = ", with its attention dropout while training" if has_attention_dropout(config) else ""
+        why = ", with its attention dropout while training" if attention.dropout else ""
         return "flax", (
             "attention: flax.linen.dot_product_attention, Flax's own (einsum · softmax in float32 · "
             f"einsum, in XLA; CPU{why})"
         )
-    if has_attention_dropout(config):
+    if attention.dropout:
         return "xla", (
             "attention: softmax(QKᵀ/√d)·V written out in XLA (the model drops attention probabilities "
             "while training; jax.nn.dot_product_attention has no dropout)"
         )
     if dtype not in (jnp.bfloat16, jnp.float16):
         return "xla", "attention: jax.nn.dot_product_attention, XLA implementation (cuDNN's takes bf16/fp16 only)"
-    t, h, kv, hd = shape
+    t, h, kv, hd = attention.tokens, attention.heads, attention.kv_heads, attention.head_dim
     q = jax.ShapeDtypeStruct((1, t, h, hd), dtype)
     k = jax.ShapeDtypeStruct((1, t, kv, hd), dtype)
-    causal = config["family"] == "decoder"
+    causal = attention.causal
     try:
         f = jax.jit(
             jax.grad(
@@ -490,8 +489,9 @@ def build(config, dtype=jnp.float32, attention="xla"):
 
 def _init_variables(model, config, key):
     """The model's variables, from a one-sample input of the run's shape."""
-    # A person's model takes tokens when the run gives no image size.
-    if config["family"] in TOKEN_FAMILIES or (config["family"] == "file" and not config.get("image_size")):
+    # Token ids unless the model's configuration has an image size (every
+    # image model's has; a person's model takes tokens when the run gives none).
+    if not config.get("image_size"):
         x = jnp.zeros((1, config["seq_len"]), jnp.int32)
     else:
         x = jnp.zeros((1, config["image_size"], config["image_size"], config["in_channels"]), jnp.float32)

@@ -29,7 +29,6 @@ from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
     check_precision,
-    classification_loss_kind,
     inputs_and_targets,
 )
 from .images import HostBatch
@@ -166,10 +165,15 @@ class JaxBackend(JaxFeed, JaxReport, harness.Backend):
         self.replicated = NamedSharding(self.mesh, P())
         self.batch_sharding = NamedSharding(self.mesh, P("data"))
         self._precision(plan)
-        self.attention, self.attention_text = attention_choice(plan.config, self.dtype, plan.is_cuda)
-        self.binary = classification_loss_kind(plan.config) == "binary"
         file = plan.config["family"] == "file"
-        self.model = file_models.build_flax(plan) if file else build(plan.config, self.dtype, self.attention)
+        if file:
+            # A person's module brings its own attention; its builder sets the traits.
+            self.model = file_models.build_flax(plan)
+            self.attention, self.attention_text = "xla", None
+        else:
+            self.attention, self.attention_text = attention_choice(plan.traits.attention, self.dtype, plan.is_cuda)
+            self.model = build(plan.config, self.dtype, self.attention)
+        self.binary = plan.traits.binary
         # AdamW as optax composes it (scale_by_adam, add_decayed_weights), the
         # step's learning rate applied last: the studio's schedule comes with
         # each step (as torch's param_groups), without inject_hyperparams'

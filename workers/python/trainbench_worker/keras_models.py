@@ -15,6 +15,7 @@ import difflib
 import math
 
 from .protocol import WorkerError, bad_config, first_line, unsupported
+from .traits import IMAGE
 
 SEARCH_LIMIT = 50
 DEFAULT_SIZE = 224
@@ -66,7 +67,7 @@ def _known(c, ref):
 
 def build(plan):
     """The architecture of ``plan`` built (in the caller's distribution
-    scope); the plan's family and input completed, its FLOPs not counted."""
+    scope); the plan's traits and input completed, its FLOPs not counted."""
     c = plan.config
     ref = plan.model
     keras = _known(c, ref)
@@ -85,7 +86,7 @@ def build(plan):
         raise WorkerError(
             "bad_config", f"model = {ref} could not be built at {size}x{size} px: {first_line(e)[:500]}", "model"
         ) from e
-    plan.family = "image"
+    plan.set_traits(IMAGE)
     c.update(in_channels=3, image_size=size, num_classes=classes)
     plan.flops_per_sample = None
     return model

@@ -7,10 +7,11 @@ trains) and builds the architecture without weights (nothing is downloaded).
 The harness then trains it like a built-in model. Parameters are counted on
 the model object and FLOPs per sample with ``torch.utils.flop_counter``.
 
-The plan is completed for the data and the loss: ``plan.family`` becomes
-``image`` (timm), ``decoder`` (an ``hf:`` causal language model, trained on
-next tokens) or ``bert`` (an ``hf:`` encoder, trained on sequence
-classification), and ``plan.config`` gains the input's shape.
+The plan is completed for the data and the loss: the model's traits
+(``trainbench_worker.traits``) are set to images, classified (timm); tokens,
+each predicting the next (an ``hf:`` causal language model); or tokens,
+classified (an ``hf:`` encoder, trained on sequence classification); and
+``plan.config`` gains the input's shape.
 """
 
 import copy
@@ -20,6 +21,7 @@ import torch
 from torch import nn
 
 from .protocol import WorkerError, bad_config, first_line, unsupported
+from .traits import CLASSIFIED_TOKENS, IMAGE, NEXT_TOKENS
 
 SEARCH_LIMIT = 50
 
@@ -86,7 +88,7 @@ def _timm(plan, c, ref):
                 pass
         return timm.create_model(name, pretrained=False, num_classes=classes)
 
-    plan.family = "image"
+    plan.set_traits(IMAGE)
     c.update(in_channels=3, image_size=size, num_classes=classes)
     return build, (3, size, size)
 
@@ -165,7 +167,7 @@ def _hf(plan, c, ref):
                 "num_classes",
             )
         c.pop("num_classes", None)
-        plan.family = "decoder"
+        plan.set_traits(NEXT_TOKENS)
 
         def build():
             return _Logits(transformers.AutoModelForCausalLM.from_config(config), causal=True)
@@ -174,7 +176,7 @@ def _hf(plan, c, ref):
         if getattr(config, "pad_token_id", None) is None:
             config.pad_token_id = 0
         c["num_classes"] = config.num_labels
-        plan.family = "bert"
+        plan.set_traits(CLASSIFIED_TOKENS)
 
         def build():
             return _Logits(transformers.AutoModelForSequenceClassification.from_config(config), causal=False)
@@ -204,7 +206,7 @@ def flops_per_sample(model, sample_shape, loss_of):
 
 def build(plan, loss_of):
     """Builds the library model of ``plan`` on the CPU, completes the plan's
-    family and input shape, and sets ``plan.flops_per_sample`` (counted) and
+    traits and input shape, and sets ``plan.flops_per_sample`` (counted) and
     ``plan.flops_method``. ``loss_of(model, x)``: the harness's loss on a batch."""
     c = plan.config
     ref = plan.model

@@ -4,7 +4,7 @@ order), and the held-out split it evaluates on."""
 
 import tensorflow as tf
 
-from .harness import TOKEN_FAMILIES, eval_batch, predictions_per_sample
+from .harness import eval_batch, predictions_per_sample
 from .images import HostBatch
 from .protocol import WorkerError, first_line
 
@@ -38,7 +38,7 @@ class TFFeed:
 
     def set_data(self, data):
         def images(x):  # NCHW → NHWC, once (tf.constant copies the view)
-            return x if self.plan.family in TOKEN_FAMILIES else x.transpose(0, 2, 3, 1)
+            return x if self.plan.traits.tokens else x.transpose(0, 2, 3, 1)
 
         if data.streamed:
             self._set_stream(data)

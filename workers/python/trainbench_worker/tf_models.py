@@ -12,8 +12,6 @@ import keras
 import tensorflow as tf
 from keras import layers
 
-from .harness import TOKEN_FAMILIES
-
 # --- models -----------------------------------------------------------------
 
 
@@ -522,7 +520,8 @@ class FraudTransformer(keras.Model):
 
 def input_shape(config):
     """The model's input, batch first: NHWC images or token ids."""
-    if config["family"] in TOKEN_FAMILIES:
+    # Token ids unless the model's configuration has an image size.
+    if not config.get("image_size"):
         return (None, config["seq_len"])
     return (None, config["image_size"], config["image_size"], config["in_channels"])
 

@@ -62,7 +62,7 @@ class TFReport:
             mode += f"; MirroredStrategy over {n} {'GPUs (NCCL)' if self.plan.is_cuda else 'logical CPU devices'}"
         if keras_attention(self.plan.config):
             mode += "; attention: Keras' layers.MultiHeadAttention"
-        elif self.plan.family != "resnet":
+        elif self.plan.traits.attention is not None:
             mode += (
                 "; attention: matmul, softmax and matmul ops written out (TensorFlow has no fused attention "
                 "kernel; Keras's dot_product_attention composes the same ops and refuses flash_attention here)"

@@ -24,7 +24,6 @@ from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
     check_precision,
-    classification_loss_kind,
     inputs_and_targets,
     predictions_per_sample,
 )
@@ -99,7 +98,6 @@ class TFBackend(TFFeed, TFReport, harness.Backend):
         self._devices(plan)
         keras.utils.set_random_seed(plan.seed)
         self._precision(plan)
-        self.binary = classification_loss_kind(plan.config) == "binary"
         n = plan.devices
         self.cross_device = None
         if self.multi:
@@ -122,6 +120,8 @@ class TFBackend(TFFeed, TFReport, harness.Backend):
         try:
             with self.strategy.scope():
                 self.model = _build(plan)
+                # A library or file model's traits are set by its builder.
+                self.binary = plan.traits.binary
                 opt = keras.optimizers.AdamW(
                     learning_rate=plan.lr,
                     weight_decay=plan.weight_decay,

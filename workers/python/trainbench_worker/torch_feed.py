@@ -8,7 +8,7 @@ import torch
 import torch.utils.data
 
 from . import images
-from .harness import TOKEN_FAMILIES, eval_batch, inputs_and_targets
+from .harness import eval_batch, inputs_and_targets
 from .images import HostBatch
 from .protocol import WorkerError
 from .torch_models import classification_loss, predicted_classes
@@ -85,7 +85,7 @@ class TorchFeed:
         if data.eval is not None:
             self.ex = torch.from_numpy(data.eval[0]).to(self.device)
             self.ey = torch.from_numpy(data.eval[1]).to(self.device)
-        if self.plan.family in TOKEN_FAMILIES:
+        if self.plan.traits.tokens:
             self.x = self.x.long()
             if data.eval is not None:
                 self.ex = self.ex.long()
@@ -141,8 +141,8 @@ class TorchFeed:
             else:
                 out = self.raw(x)
             out = out.float()
-            total_loss += classification_loss(out, y, self.plan.config, reduction="sum").item()
-            correct += (predicted_classes(out, self.plan.config) == y).sum().item()
+            total_loss += classification_loss(out, y, self.plan.traits.binary, reduction="sum").item()
+            correct += (predicted_classes(out, self.plan.traits.binary) == y).sum().item()
             predictions += y.numel()
         self.raw.train()
         result = torch.tensor([correct / predictions, total_loss / predictions], dtype=torch.float64)

@@ -7,8 +7,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .harness import attention_shape, classification_loss_kind, has_attention_dropout
 from .protocol import first_line
+from .traits import Attention
 
 # --- models -----------------------------------------------------------------
 
@@ -289,16 +289,15 @@ _SDPA_NAMES = {
 }
 
 
-def sdpa_choice(config, device, dtype):
+def sdpa_choice(attention: Attention | None, device, dtype):
     """Which kernel ``F.scaled_dot_product_attention`` picks for the model's
     attention (its shape, compute dtype, causal mask, grouped-query heads and
     training dropout) on ``device``, as the ``execution`` line says it; None for
     a model without attention."""
-    shape = attention_shape(config)
-    if shape is None:
+    if attention is None:
         return None
-    t, h, kv, hd = shape
-    dropout = has_attention_dropout(config)
+    t, h, kv, hd = attention.tokens, attention.heads, attention.kv_heads, attention.head_dim
+    dropout = attention.dropout
     try:
         from torch.nn.attention import SDPBackend
 
@@ -306,7 +305,7 @@ def sdpa_choice(config, device, dtype):
         k = torch.zeros(1, kv, t, hd, device=device, dtype=dtype)
         choice = SDPBackend(
             torch._fused_sdp_choice(
-                q, k, k, dropout_p=0.1 if dropout else 0.0, is_causal=config["family"] == "decoder", enable_gqa=kv != h
+                q, k, k, dropout_p=0.1 if dropout else 0.0, is_causal=attention.causal, enable_gqa=kv != h
             )
         )
         name = _SDPA_NAMES.get(choice.name, choice.name)
@@ -347,16 +346,17 @@ def build(config):
     ](config)
 
 
-def classification_loss(out, y, config, reduction="mean"):
-    """Cross-entropy over the classes, or binary cross-entropy on one logit."""
-    if classification_loss_kind(config) == "binary":
+def classification_loss(out, y, binary: bool, reduction="mean"):
+    """Cross-entropy over the classes, or (``binary``, the model's traits)
+    binary cross-entropy on one logit."""
+    if binary:
         return F.binary_cross_entropy_with_logits(out.float().squeeze(-1), y.float(), reduction=reduction)
     return F.cross_entropy(out.float().flatten(0, -2), y.flatten(), reduction=reduction)
 
 
-def predicted_classes(out, config):
+def predicted_classes(out, binary: bool):
     """Predicted classes (one logit: positive when it is above 0)."""
-    if classification_loss_kind(config) == "binary":
+    if binary:
         return (out.squeeze(-1) > 0).long()
     return out.argmax(-1)
 

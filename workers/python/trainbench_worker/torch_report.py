@@ -52,7 +52,7 @@ class TorchReport:
             mode += (
                 f"; {scheme} over {self.world_size} {'GPUs (NCCL)' if self.plan.is_cuda else 'CPU processes (gloo)'}"
             )
-        attention = sdpa_choice(self.plan.config, self.device, self.autocast or torch.float32)
+        attention = sdpa_choice(self.plan.traits.attention, self.device, self.autocast or torch.float32)
         if attention:
             mode += f"; {attention}"
         if self.nhwc:

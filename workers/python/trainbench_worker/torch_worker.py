@@ -38,7 +38,7 @@ def _sample_loss(plan):
 
     def loss_of(model, x):
         x, y = inputs_and_targets(plan, x, torch.zeros(x.shape[0], dtype=torch.long))
-        return classification_loss(model(x), y, plan.config)
+        return classification_loss(model(x), y, plan.traits.binary)
 
     return loss_of
 
@@ -180,7 +180,7 @@ class TorchBackend(TorchFeed, TorchReport, harness.Backend):
                 out = self.model(x)
         else:
             out = self.model(x)
-        return classification_loss(out, y, self.plan.config)
+        return classification_loss(out, y, self.plan.traits.binary)
 
     def _backward(self, loss):
         self.opt.zero_grad(set_to_none=True)

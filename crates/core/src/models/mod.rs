@@ -261,12 +261,14 @@ mod counts;
 pub mod file;
 pub mod library;
 pub mod script;
+mod traits;
 
 pub use catalog::{lookup, model_names, CATALOG};
 pub use counts::conv_out;
 pub use file::{FileConfig, FileRef, InputShape, TorchScriptCapture};
 pub use library::{Library, LibraryConfig, LibraryRef};
 pub use script::{ScriptConfig, ScriptRef};
+pub use traits::{Attention, Input, ModelTraits, Objective};
 
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::validate::{Length, RunSpec};
 use crate::framework::Framework;
+use crate::models::ModelTraits;
 use crate::protocol::PROTOCOL_VERSION;
 
 /// What a Python worker reads: the run specification with every default
@@ -22,6 +23,10 @@ pub struct WorkerPlan<'a> {
     /// Analytical training FLOPs per sample; `null` for a library model, whose
     /// worker counts them (and says how in its hello's `flops_method`).
     pub flops_per_sample: Option<f64>,
+    /// What the workers do differently by model (input, objective,
+    /// attention); `null` for a library or file model or a script, whose
+    /// worker finds them when it builds the model.
+    pub traits: Option<ModelTraits>,
     /// The learning-rate warm-up, resolved as far as this crate can
     /// ([`PlanWarmup::resolve`]); the worker has no default of its own.
     pub warmup: PlanWarmup,
@@ -128,6 +133,7 @@ impl RunSpec {
             spec: self,
             param_count: analytic.then(|| self.model_config.param_count()),
             flops_per_sample: analytic.then(|| self.model_config.flops_per_sample()),
+            traits: self.model_config.traits(),
             warmup: PlanWarmup::resolve(self),
             breakdown: BreakdownRule::DEFAULT,
             profile: self.profile.then_some(ProfileRule::DEFAULT),
@@ -161,6 +167,10 @@ mod plan_tests {
         assert_eq!(plan["spec"]["model_config"]["family"], "vit");
         assert_eq!(plan["spec"]["model_config"]["in_channels"], 1);
         assert_eq!(plan["param_count"], spec.model_config.param_count());
+        assert_eq!(plan["traits"]["input"], "image");
+        assert_eq!(plan["traits"]["objective"], "classes");
+        // MNIST: 28 / 4 = 7 patches a side, plus the class token.
+        assert_eq!(plan["traits"]["attention"]["tokens"], 50);
         // Epochs and no warm-up given: the total is the worker's to count, so
         // the plan carries the rule.
         assert_eq!(
@@ -184,6 +194,9 @@ mod plan_tests {
             serde_json::from_str(&spec.worker_plan_json(Framework::Pytorch)).unwrap();
         assert_eq!(plan["param_count"], serde_json::Value::Null);
         assert_eq!(plan["flops_per_sample"], serde_json::Value::Null);
+        // The worker's builder sets the traits (only the library says
+        // whether a Hugging Face type is a decoder).
+        assert_eq!(plan["traits"], serde_json::Value::Null);
         let c = &plan["spec"]["model_config"];
         assert_eq!(c["family"], "library");
         assert_eq!(c["library"], "hf");
