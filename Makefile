@@ -35,7 +35,7 @@ tch-2.11:
 ## The bench kit (docs/kit.md): target/kit, to copy to a machine without the
 ## studio, with a libtorch worker for PyTorch 2.13 and one for 2.11.
 kit: build-cli tch-2.11
-	@rm -rf target/kit && source scripts/env.sh && ./target/release/trainbench kit build -o target/kit --measured docs/gpu-results.md
+	@rm -rf target/kit && source scripts/env.sh && ./target/release/trainbench kit build -o target/kit --measured docs/gpu-results
 
 ## The GPU acceptance suite on this machine's GPUs (docs/kit.md); exits 3 without a GPU.
 gpu-check: build-cli
@@ -45,7 +45,7 @@ gpu-check: build-cli
 ## peers on the same GPU (docs/kit.md): `make gpu-session BUDGET=540`; exits 3 without a GPU.
 BUDGET ?= 540
 gpu-session: build-cli
-	@source scripts/env.sh && ./target/release/trainbench gpu-session --budget $(BUDGET) --measured docs/gpu-results.md --out target/gpu-session/$$(date -u +%Y%m%d-%H%M%S)
+	@source scripts/env.sh && ./target/release/trainbench gpu-session --budget $(BUDGET) --measured docs/gpu-results --out target/gpu-session/$$(date -u +%Y%m%d-%H%M%S)
 
 ## Open the desktop studio (without a display: the headless quick benchmark).
 run: build

@@ -95,10 +95,10 @@ case "$suite" in
     if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; then budget=(--budget "$1"); shift; fi
     # The session measures PyTorch, JAX and tch (tch only where its libtorch matches).
     fws="$(IFS=,; echo "${frameworks[*]:-}" | tr ',' '\n' | grep -E '^(pytorch@|jax@|tch$)' | paste -sd, - || true)"
-    # What earlier sessions measured (the kit's copy of docs/gpu-results.md):
-    # never-measured items first, unless --measured is given.
-    record="$KIT/share/trainbench/gpu-results.md"
-    if [ -f "$record" ] && [[ " $* " != *" --measured"* ]]; then set -- --measured "$record" "$@"; fi
+    # What earlier sessions measured (the kit's copy of the results in
+    # docs/gpu-results/): never-measured items first, unless --measured is given.
+    record="$KIT/share/trainbench/gpu-results"
+    if [ -d "$record" ] && [[ " $* " != *" --measured"* ]]; then set -- --measured "$record" "$@"; fi
     set +e
     if [ -z "$fws" ]; then
       "$TB" gpu-session --out "$out" "${budget[@]}" "$@"

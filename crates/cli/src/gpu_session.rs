@@ -43,9 +43,10 @@ pub struct GpuSessionArgs {
     /// Seconds a worker may stay silent before its run is stopped.
     #[arg(long, default_value_t = 300.0)]
     pub timeout: f64,
-    /// The GPU results document (docs/gpu-results.md): items it shows
-    /// measured on this GPU model go after those never measured, so a short
-    /// session spends its minutes on new figures. A kit passes its copy.
+    /// The record of earlier sessions (docs/gpu-results/, their results
+    /// files): items it shows measured on this GPU model go after those
+    /// never measured, so a short session spends its minutes on new
+    /// figures. A kit passes its copy.
     #[arg(long)]
     pub measured: Option<PathBuf>,
     /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
@@ -58,7 +59,7 @@ pub enum GpuSessionCommand {
     /// The plan in the order a session would run it, with each item's
     /// allowance and how often the record shows it measured; runs nothing.
     Plan {
-        /// The GPU results document to order by (as `gpu-session --measured`).
+        /// The record to order by (as `gpu-session --measured`).
         #[arg(long)]
         measured: Option<PathBuf>,
         /// The GPU model whose record orders the plan, as NVML names it (e.g.
@@ -77,25 +78,36 @@ pub enum GpuSessionCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Fold a session's output folder into the GPU results document (a
-    /// section with a row per item) and import its session file.
+    /// Add a session's output folder to the record beside the GPU results
+    /// document (docs/gpu-results/), write the document again from the
+    /// record (a section with a row per item) and import its session file.
     Fold {
         /// The session's output folder (gpu-session --out).
         dir: PathBuf,
-        /// The document to append to.
+        /// The document to write; its record is the folder of its name.
         #[arg(long, default_value = "docs/gpu-results.md")]
         doc: PathBuf,
         /// Do not import the session file into the database.
         #[arg(long)]
         no_import: bool,
-        /// A session's folder from the other GPU kind (H100 against H200):
-        /// the projections it made for this GPU are checked against what
-        /// this session measured.
+        /// A session's folder from the other GPU kind (H100 against H200),
+        /// already in the record: the projections it made for this GPU are
+        /// checked against what this session measured.
         #[arg(long)]
         against: Option<PathBuf>,
         /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
         #[arg(long)]
         json: bool,
+    },
+    /// Write the GPU results document from its record (docs/gpu-results/);
+    /// with --check, write nothing and fail when the document differs.
+    Render {
+        /// The document; its record is the folder of its name.
+        #[arg(long, default_value = "docs/gpu-results.md")]
+        doc: PathBuf,
+        /// Exit 1, saying so, when the document is not what its record gives.
+        #[arg(long)]
+        check: bool,
     },
 }
 
@@ -109,6 +121,9 @@ pub fn run(db: &Path, a: GpuSessionArgs) -> Result<ExitCode, CliError> {
     }) = a.command
     {
         return fold_cmd(db, &dir, &doc, no_import, against.as_deref(), json);
+    }
+    if let Some(GpuSessionCommand::Render { doc, check }) = a.command {
+        return render_cmd(&doc, check);
     }
     if let Some(GpuSessionCommand::Plan {
         measured,
@@ -225,13 +240,19 @@ fn fold_cmd(
             "{}",
             json!({
                 "doc": doc.display().to_string(),
+                "stem": f.stem,
                 "rows": f.rows,
                 "imported_runs": f.imported.as_ref().map(|i| i.outcome.runs_imported),
                 "session": f.imported.as_ref().map(|i| i.session.name.clone()),
             })
         );
     } else {
-        println!("{} rows added to {}", f.rows, doc.display());
+        println!(
+            "{} rows added to {} (its record: {})",
+            f.rows,
+            doc.display(),
+            f.stem
+        );
         if let Some(i) = &f.imported {
             println!(
                 "session \"{}\" imported: {} runs new, {} already here",
@@ -239,6 +260,29 @@ fn fold_cmd(
             );
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `gpu-session render`: the document from its record, or `--check`ed.
+fn render_cmd(doc: &Path, check: bool) -> Result<ExitCode, CliError> {
+    let dir = gpu_session::record::folder_of(doc);
+    let text = gpu_session::render::render(&dir)?;
+    if check {
+        let committed = std::fs::read_to_string(doc).unwrap_or_default();
+        if committed != text {
+            eprintln!(
+                "{} is not what its record {} gives: run `trainbench gpu-session render --doc {}` and commit it",
+                doc.display(),
+                dir.display(),
+                doc.display()
+            );
+            return Ok(ExitCode::from(1));
+        }
+        println!("{} is what its record gives", doc.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    trainbench_app::reports::write_file(doc, text.as_bytes())?;
+    println!("{} written from {}", doc.display(), dir.display());
     Ok(ExitCode::SUCCESS)
 }
 

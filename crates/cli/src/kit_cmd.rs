@@ -35,8 +35,9 @@ pub enum KitCommand {
         /// Leave the libtorch workers out.
         #[arg(long)]
         no_tch: bool,
-        /// The GPU results document to carry (`share/trainbench/gpu-results.md`):
-        /// the kit's `gpu-session` measures what it shows unmeasured first.
+        /// The record of GPU sessions (docs/gpu-results/) whose results to
+        /// carry (`share/trainbench/gpu-results/`): the kit's `gpu-session`
+        /// measures what they show unmeasured first.
         #[arg(long)]
         measured: Option<PathBuf>,
         /// Print one JSON document instead of text (errors too, as {"error": {code, field, message}}).
@@ -213,12 +214,12 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
         measured,
         json: json_out,
     } = command;
-    if let Some(doc) = measured.as_ref().filter(|d| !d.is_file()) {
+    if let Some(record) = measured.as_ref().filter(|d| !d.is_dir()) {
         return Err(bad(
             "measured",
             format!(
-                "measured = {} is not allowed: expected the GPU results document (a file)",
-                doc.display()
+                "measured = {} is not allowed: expected the record of GPU sessions (a folder, docs/gpu-results)",
+                record.display()
             ),
         ));
     }
@@ -264,9 +265,8 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
             &output.join("share/trainbench/workers/python").join(package),
         )?;
     }
-    if let Some(doc) = &measured {
-        let to = output.join("share/trainbench/gpu-results.md");
-        std::fs::copy(doc, &to).map_err(|e| io("cannot copy", doc, e))?;
+    if let Some(record) = &measured {
+        carry_record(record, &output.join("share/trainbench/gpu-results"))?;
     }
     let run_sh = output.join("run.sh");
     std::fs::write(&run_sh, RUN_SH).map_err(|e| io("cannot write", &run_sh, e))?;
@@ -315,6 +315,22 @@ pub fn run(command: KitCommand) -> Result<ExitCode, CliError> {
         println!("on the target: bash {}/run.sh gpu-check", output.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The sessions' results of the record `from` (docs/gpu-results/), copied
+/// into `to`: what a kit's session orders its plan by.
+fn carry_record(from: &Path, to: &Path) -> Result<(), CliError> {
+    // Every results file read and checked before any is copied.
+    trainbench_gpu_session::record::all_results("measured", from)?;
+    std::fs::create_dir_all(to).map_err(|e| io("cannot create", to, e))?;
+    for stem in trainbench_gpu_session::record::stems("measured", from)? {
+        let name = format!("{stem}{}", trainbench_gpu_session::record::RESULTS_SUFFIX);
+        let path = from.join(&name);
+        if path.is_file() {
+            std::fs::copy(&path, to.join(&name)).map_err(|e| io("cannot copy", &path, e))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

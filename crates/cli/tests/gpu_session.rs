@@ -12,7 +12,7 @@ use std::process::Command;
 
 use common::ssh::python;
 use common::{output_json, real_worker, text, trainbench, Scratch, TRAINBENCH};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn results(out: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap()
@@ -71,29 +71,38 @@ fn check_order(r: &Value, log: &str) {
     );
 }
 
-/// A results document in which every item of the rehearsal's plan but
-/// `unmeasured` ran once, in rows shaped as `gpu-session fold` writes them,
-/// on the "GPU" a rehearsal's order is matched by: `cpu`.
+/// A record (the folder of sessions' results, as `gpu-session fold` keeps
+/// them) with one earlier rehearsal in which every item of the plan but
+/// `unmeasured` ran, on the "GPU" a rehearsal's order is matched by: `cpu`.
 fn planted_record(dir: &Path, unmeasured: &[&str]) -> PathBuf {
     let (out, plan) =
         output_json(trainbench(dir).args(["gpu-session", "plan", "--rehearse", "--json"]));
     assert!(out.status.success(), "{}", text(&out));
-    let mut md = "# GPU results\n\n| date | commit | GPU (driver, CUDA) | framework (version) | item | batch | samples/s | MFU | ratio | status, note |\n|---|---|---|---|---|---:|---:|---:|---:|---|\n".to_owned();
-    for i in plan["items"].as_array().unwrap() {
-        let id = i["id"].as_str().unwrap();
-        let status = if unmeasured.contains(&id) {
-            "skipped: needs up to 70 s"
-        } else {
-            "ran"
-        };
-        md += &format!(
-            "| 2026-11-26 | abc | cpu | pytorch (2.13.0) | {id}: {} | 8 | 1.0 | — | — | {status} |\n",
-            i["title"].as_str().unwrap()
-        );
-    }
-    let path = dir.join("gpu-results.md");
-    std::fs::write(&path, md).unwrap();
-    path
+    let results: Vec<Value> = plan["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let id = i["id"].as_str().unwrap();
+            let status = if unmeasured.contains(&id) {
+                "skipped"
+            } else {
+                "ran"
+            };
+            json!({"id": id, "title": i["title"], "status": status, "batch": 8})
+        })
+        .collect();
+    let record = dir.join("record");
+    std::fs::create_dir_all(&record).unwrap();
+    let session = json!({"format": "trainbench-gpu-session", "studio_git_revision": "abc",
+        "host": "vm", "session": {"started": "2026-11-26 12:00 UTC", "device": "cpu", "rehearse": true},
+        "results": results});
+    std::fs::write(
+        record.join("2026-11-26-1200-cpu-gpu-session-results.json"),
+        session.to_string(),
+    )
+    .unwrap();
+    record
 }
 
 #[test]
@@ -414,8 +423,8 @@ fn no_gpu_and_bad_input_are_said_plainly() {
             "framework = tensorflow is not allowed",
         ),
         (
-            vec!["--measured", "/nonexistent/gpu-results.md"],
-            "measured = /nonexistent/gpu-results.md is not allowed",
+            vec!["--measured", "/nonexistent/gpu-results"],
+            "measured = /nonexistent/gpu-results is not allowed",
         ),
     ] {
         let out = trainbench(&scratch.0)

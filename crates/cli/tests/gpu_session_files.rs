@@ -1,7 +1,8 @@
 //! The GPU session's files under hostile input, through the real CLI: a
 //! named pipe or a device where `fold` and `plan --measured` read, text
-//! that would break the results document or forge its marker, results of
-//! the wrong shape, a results document that is a symbolic link.
+//! that would break the results document, results of the wrong shape, a
+//! results document that is a symbolic link or was edited by hand, and the
+//! committed document checked against its record.
 #![allow(
     clippy::unwrap_used,
     reason = "a test fails loudly on what it did not expect"
@@ -137,10 +138,10 @@ fn fold_and_plan_refuse_pipes_devices_and_folders_at_once() {
     );
     refused(&out, "against", "a named pipe");
     assert_eq!(std::fs::read_to_string(&doc).unwrap(), "# GPU results\n");
-    // plan --measured a pipe or a device.
+    // plan --measured a pipe or a device, not the record's folder.
     for (m, says) in [
-        (&fifo, "a named pipe"),
-        (&PathBuf::from("/dev/zero"), "a device"),
+        (&fifo, "expected the folder"),
+        (&PathBuf::from("/dev/zero"), "expected the folder"),
     ] {
         let out = guarded(
             root,
@@ -174,7 +175,7 @@ fn cells(line: &str) -> usize {
 }
 
 #[test]
-fn hostile_text_in_results_cannot_break_the_document_or_forge_a_marker() {
+fn hostile_text_in_results_cannot_break_the_document() {
     let scratch = Scratch::new("gpu-files-text");
     let root = &scratch.0;
     let doc = root.join("gpu-results.md");
@@ -209,17 +210,14 @@ fn hostile_text_in_results_cannot_break_the_document_or_forge_a_marker() {
     let written = std::fs::read_to_string(&doc).unwrap();
     let section = written.strip_prefix("# GPU results\n").unwrap();
     let lines: Vec<&str> = section.lines().collect();
-    // Headings: the section's own; a comment: its marker, on one line.
+    // Headings: the section's own; no comment opened by the text.
     let headings: Vec<_> = lines.iter().filter(|l| l.starts_with('#')).collect();
     assert_eq!(headings.len(), 1, "{written}");
     assert!(
         headings[0].starts_with("## 2026-02-01, NVIDIA H200 (580"),
         "{written}"
     );
-    let comments: Vec<_> = lines.iter().filter(|l| l.contains("<!--")).collect();
-    assert_eq!(comments.len(), 1, "{written}");
-    assert!(comments[0].starts_with("<!-- gpu-session: ") && comments[0].ends_with(" -->"));
-    assert_eq!(comments[0].matches("-->").count(), 1, "{written}");
+    assert!(!written.contains("<!--"), "{written}");
     // Every table line has the header's cells: one row per item.
     let table: Vec<_> = lines.iter().filter(|l| l.starts_with('|')).collect();
     assert_eq!(table.len(), 4, "{written}");
@@ -229,7 +227,8 @@ fn hostile_text_in_results_cannot_break_the_document_or_forge_a_marker() {
         "{written}"
     );
     assert!(section.contains("budget 530 s"), "{written}");
-    // The record counts the genuine row only, not the forged one.
+    // The record counts what ran, not the text that looks like a row.
+    let record = root.join("gpu-results");
     let out = guarded(
         root,
         &[
@@ -239,7 +238,7 @@ fn hostile_text_in_results_cannot_break_the_document_or_forge_a_marker() {
             "--gpu",
             "NVIDIA H200",
             "--measured",
-            doc.to_str().unwrap(),
+            record.to_str().unwrap(),
         ],
     );
     assert!(out.status.success(), "{}", text(&out));
@@ -255,20 +254,97 @@ fn hostile_text_in_results_cannot_break_the_document_or_forge_a_marker() {
     };
     assert_eq!(before("vit-eager"), 0, "{plan}");
     assert_eq!(before("vit-jax"), 1, "{plan}");
-    // The genuine session whose marker the hostile text held folds once.
+    // The session the hostile text named folds once, after it.
     let genuine = results_json("2026-02-02 10:00 UTC", "genuine", "cpu", json!([]));
     let dir = session_dir(root, "genuine", &genuine);
     let out = fold(root, &dir, &doc);
     assert!(out.status.success(), "{}", text(&out));
     let written = std::fs::read_to_string(&doc).unwrap();
     assert_eq!(
-        written.lines().filter(|l| *l == genuine_marker).count(),
+        written.matches("\n## 2026-02-02, cpu: GPU session").count(),
         1,
         "{written}"
     );
+    assert!(written.find("## 2026-02-01").unwrap() < written.find("## 2026-02-02").unwrap());
     let again = fold(root, &dir, &doc);
     refused(&again, "dir", "already in");
     assert_eq!(std::fs::read_to_string(&doc).unwrap(), written);
+    // Text written on the page by hand is not lost to the next fold.
+    std::fs::write(&doc, format!("{written}\nA hand-written line.\n")).unwrap();
+    let later = results_json("2026-02-03 10:00 UTC", "later", "cpu", json!([]));
+    let dir = session_dir(root, "later", &later);
+    refused(&fold(root, &dir, &doc), "doc", "is not what its record");
+    assert!(std::fs::read_to_string(&doc)
+        .unwrap()
+        .ends_with("A hand-written line.\n"));
+    assert!(!record
+        .join("2026-02-03-1000-cpu-gpu-session-results.json")
+        .exists());
+}
+
+/// `gpu-session render --check` passes on the committed page and its
+/// record (docs/gpu-results.md and docs/gpu-results/), and fails on a
+/// copy of them whose notes changed without the page.
+#[test]
+fn the_committed_results_page_is_what_its_record_gives() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = repo.join("docs/gpu-results.md");
+    let out = guarded(
+        &repo,
+        &[
+            "gpu-session",
+            "render",
+            "--check",
+            "--doc",
+            doc.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let scratch = Scratch::new("gpu-files-render");
+    let copy = scratch.0.join("gpu-results");
+    std::fs::create_dir_all(&copy).unwrap();
+    for e in std::fs::read_dir(repo.join("docs/gpu-results")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().into_string().unwrap();
+        if name.ends_with(".json") || name.ends_with(".md") {
+            std::fs::copy(e.path(), copy.join(&name)).unwrap();
+        }
+    }
+    let copied = scratch.0.join("gpu-results.md");
+    std::fs::copy(&doc, &copied).unwrap();
+    let check = || {
+        guarded(
+            &scratch.0,
+            &[
+                "gpu-session",
+                "render",
+                "--check",
+                "--doc",
+                copied.to_str().unwrap(),
+            ],
+        )
+    };
+    assert_eq!(check().status.code(), Some(0), "{}", text(&check()));
+    let opening = copy.join("opening.md");
+    let text_before = std::fs::read_to_string(&opening).unwrap();
+    std::fs::write(&opening, format!("{text_before}\nA planted line.\n")).unwrap();
+    let out = check();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not what its record"),
+        "{}",
+        text(&out)
+    );
+    // Written again from the record, it passes.
+    let out = guarded(
+        &scratch.0,
+        &["gpu-session", "render", "--doc", copied.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(std::fs::read_to_string(&copied)
+        .unwrap()
+        .contains("A planted line."));
+    assert_eq!(check().status.code(), Some(0));
 }
 
 #[test]
@@ -328,7 +404,7 @@ fn a_results_document_that_is_a_link_is_written_through_and_stays_a_link() {
     assert_eq!(std::fs::read_link(&link).unwrap(), real);
     let written = std::fs::read_to_string(&real).unwrap();
     assert!(
-        written.contains("<!-- gpu-session: 2026-01-01 00:00 UTC vm -->"),
+        written.starts_with("# GPU results\n\n## 2026-01-01, cpu: GPU session"),
         "{written}"
     );
     // Not twice, through the link either.

@@ -18,7 +18,7 @@ use trainbench_app::error::{AppError, AppResult};
 
 /// results.json of one session: a few hundred kilobytes in practice.
 pub const MAX_RESULTS_BYTES: u64 = 16 << 20;
-/// docs/gpu-results.md: a few kilobytes per session folded.
+/// docs/gpu-results.md: a few kilobytes per session.
 pub const MAX_DOC_BYTES: u64 = 64 << 20;
 
 /// `text` made safe for one cell of a Markdown table (and for a heading
@@ -46,40 +46,6 @@ pub fn cell(text: &str) -> String {
 pub fn row<S: AsRef<str>>(cells: &[S]) -> String {
     let escaped: Vec<String> = cells.iter().map(|c| cell(c.as_ref())).collect();
     format!("| {} |\n", escaped.join(" | "))
-}
-
-/// A row's cells as written (still escaped), split at the `|` that are not
-/// escaped, each trimmed; the text before the first `|` and after the last
-/// are the first and last elements (empty in a row).
-pub fn cells(line: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut chars = line.char_indices();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '\\' => {
-                chars.next();
-            }
-            '|' => {
-                out.push(line[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(line[start..].trim());
-    out
-}
-
-/// The comment that marks a session's section in the results document,
-/// one whole line, from the session's start and host (escaped).
-pub fn marker(started: &str, host: &str) -> String {
-    format!("<!-- gpu-session: {} {} -->", cell(started), cell(host))
-}
-
-/// True when `doc` has `marker` as one of its lines.
-pub fn has_marker(doc: &str, marker: &str) -> bool {
-    doc.lines().any(|l| l.trim_end() == marker)
 }
 
 /// A JSON number in the studio's format (`decimals` after the point; an
@@ -141,14 +107,24 @@ pub fn read_file(field: &str, path: &Path, what: &str, max: u64) -> AppResult<Ve
 /// checked: a JSON object of a GPU session, whose `session` is an object
 /// and whose `results` is an array of objects.
 pub fn read_results(field: &str, dir: &Path) -> AppResult<Value> {
-    let path = dir.join(super::files::RESULTS_JSON);
+    checked_results(field, dir, &dir.join(super::files::RESULTS_JSON))
+}
+
+/// A results file of the record (docs/gpu-results/), read and checked as
+/// [`read_results`] reads a session's.
+pub fn parse_results(field: &str, path: &Path) -> AppResult<Value> {
+    checked_results(field, path, path)
+}
+
+/// The results at `path`, checked; errors name `field = shown`.
+fn checked_results(field: &str, shown: &Path, path: &Path) -> AppResult<Value> {
     let bad = |why: String| {
         AppError::bad(
             field,
-            format!("{field} = {} is not allowed: {why}", dir.display()),
+            format!("{field} = {} is not allowed: {why}", shown.display()),
         )
     };
-    let text = read_text(field, &path, "a session's results", MAX_RESULTS_BYTES)?;
+    let text = read_text(field, path, "a session's results", MAX_RESULTS_BYTES)?;
     let results: Value = serde_json::from_str(&text)
         .map_err(|e| bad(format!("its {} is not JSON ({e})", path.display())))?;
     if !results.is_object() {
@@ -187,6 +163,29 @@ pub fn read_results(field: &str, dir: &Path) -> AppResult<Value> {
 mod tests {
     use super::*;
 
+    /// A row's cells as written (still escaped), split at the `|` that are not
+    /// escaped, each trimmed; the text before the first `|` and after the last
+    /// are the first and last elements (empty in a row).
+    fn cells(line: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut chars = line.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '|' => {
+                    out.push(line[start..i].trim());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        out.push(line[start..].trim());
+        out
+    }
+
     #[test]
     fn a_cell_keeps_to_its_line_and_its_column() {
         let hostile = "a|b\n## h\r<!-- gpu-session: x y -->`c`\\";
@@ -198,17 +197,6 @@ mod tests {
         let line = row(&["one", hostile, "three\\"]);
         assert_eq!(line.lines().count(), 1);
         assert_eq!(cells(&line), ["", "one", c.as_str(), "three\\\\", ""]);
-    }
-
-    #[test]
-    fn a_marker_is_one_whole_line() {
-        let m = marker("2026-01-01 00:00 UTC", "vm -->\n<!-- x");
-        assert_eq!(
-            m,
-            "<!-- gpu-session: 2026-01-01 00:00 UTC vm --&gt;\\u{a}&lt;!-- x -->"
-        );
-        assert!(has_marker(&format!("# doc\n{m}\n"), &m));
-        assert!(!has_marker(&format!("| {m} |\n"), &m));
     }
 
     #[test]

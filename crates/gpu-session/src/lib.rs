@@ -15,8 +15,11 @@
 //! - [`write`]: the outputs, rewritten after every item, so a session cut
 //!   short still leaves them; [`result`]: an item's result as stored there;
 //!   [`files`]: their names.
-//! - [`fold`]: an output folder turned into rows of docs/gpu-results.md;
-//!   [`doc`]: that Markdown, read and written with one escaping function.
+//! - [`record`]: the sessions kept in docs/gpu-results/ (results, checks,
+//!   session files, notes); [`fold`]: an output folder added to it;
+//!   [`render`]: docs/gpu-results.md generated from it, never parsed;
+//!   [`doc`]: files read bounded, and Markdown cells with one escaping
+//!   function.
 
 use std::path::{Path, PathBuf};
 
@@ -34,6 +37,8 @@ pub mod items;
 pub mod order;
 mod pace;
 mod peer;
+pub mod record;
+pub mod render;
 pub mod result;
 pub mod run;
 pub mod twins;
@@ -339,16 +344,11 @@ pub struct Reordered {
     pub counts: std::collections::HashMap<String, usize>,
 }
 
-/// The items least measured on `gpu` first, by the record in `doc`, with a
-/// sentence saying what the record held.
-pub fn reorder(items: Vec<Item>, doc: &Path, gpu: &str) -> AppResult<Reordered> {
-    let text = doc::read_text(
-        "measured",
-        doc,
-        "the GPU results document (docs/gpu-results.md)",
-        doc::MAX_DOC_BYTES,
-    )?;
-    let counts = order::measured(&text, gpu);
+/// The items least measured on `gpu` first, by the record in `dir` (the
+/// folder of the sessions' results, docs/gpu-results/), with a sentence
+/// saying what the record held.
+pub fn reorder(items: Vec<Item>, dir: &Path, gpu: &str) -> AppResult<Reordered> {
+    let counts = order::measured(&record::all_results("measured", dir)?, gpu);
     let before = items
         .iter()
         .filter(|i| counts.get(&i.id).is_some_and(|&c| c > 0))
@@ -357,7 +357,7 @@ pub fn reorder(items: Vec<Item>, doc: &Path, gpu: &str) -> AppResult<Reordered> 
     if before == 0 {
         let note = format!(
             "order: as planned ({} shows none of these items measured on {gpu})",
-            doc.display()
+            dir.display()
         );
         return Ok(Reordered {
             items,
@@ -369,7 +369,7 @@ pub fn reorder(items: Vec<Item>, doc: &Path, gpu: &str) -> AppResult<Reordered> 
     let note = format!(
         "order: the {} items never measured on {gpu} first, cheapest first ({} shows {before} of {total} measured before), then the least measured",
         total - before,
-        doc.display()
+        dir.display()
     );
     Ok(Reordered {
         items,

@@ -2,10 +2,9 @@
 //! GPU model: GPU time is lent for minutes, so a session should spend them
 //! on figures nobody has yet, not repeat the first items every time.
 //!
-//! The record is the GPU results document (docs/gpu-results.md), whose
-//! session tables [`super::fold`] writes: one row per item with its GPU and
-//! status. [`measured`] counts, per item id, the rows that *ran* on a GPU
-//! of this name. [`least_measured_first`] then orders the plan: items
+//! The record is the folder of the sessions' results (docs/gpu-results/,
+//! [`super::record`]). [`measured`] counts, per item id, the sessions that
+//! *ran* it on a GPU of this name. [`least_measured_first`] then orders the plan: items
 //! measured fewer times come first. Among the items never measured, the one
 //! that costs least (its own allowance plus those of the items it needs that
 //! are not yet placed) comes first, so the most new figures fit in the
@@ -17,6 +16,8 @@
 //! On a GPU model with no rows the plan's own order is kept unchanged.
 
 use std::collections::HashMap;
+
+use serde_json::Value;
 
 use super::items::{Batch, Item, What};
 
@@ -34,26 +35,15 @@ fn needs(item: &Item) -> Vec<&str> {
     out
 }
 
-/// Per item id, how many rows of `doc`'s session tables ran on a GPU named
-/// `gpu` (the GPU column is the name, then its driver and CUDA in brackets).
-/// Cells are split and compared as [`super::doc`] wrote them (escaped).
-pub fn measured(doc: &str, gpu: &str) -> HashMap<String, usize> {
+/// Per item id, how many sessions of the record (their results) ran it on
+/// a GPU named `gpu`.
+pub fn measured(record: &[Value], gpu: &str) -> HashMap<String, usize> {
     let mut counts = HashMap::new();
-    let gpu = &super::doc::cell(gpu);
-    for line in doc.lines() {
-        let cells = super::doc::cells(line);
-        // "| date | commit | GPU | framework | id: title | batch | samples/s | MFU | ratio | status |"
-        if cells.len() != 12 || !cells[0].is_empty() || !cells[11].is_empty() {
-            continue;
-        }
-        let on_this_gpu = cells[3] == gpu
-            || cells[3]
-                .strip_prefix(gpu)
-                .is_some_and(|rest| rest.starts_with(" ("));
-        let ran = cells[10] == "ran" || cells[10].starts_with("ran:");
-        let id = cells[5].split_once(": ").map(|(id, _)| id);
-        if let (true, true, Some(id)) = (on_this_gpu, ran, id) {
-            *counts.entry(id.to_owned()).or_insert(0) += 1;
+    for results in record.iter().filter(|r| super::record::gpu_name(r) == gpu) {
+        for r in results["results"].as_array().into_iter().flatten() {
+            if let (Some("ran"), Some(id)) = (r["status"].as_str(), r["id"].as_str()) {
+                *counts.entry(id.to_owned()).or_insert(0) += 1;
+            }
         }
     }
     counts
@@ -128,28 +118,37 @@ mod tests {
 
     const GPU: &str = "NVIDIA H100 80GB HBM3";
 
-    fn row(gpu: &str, id: &str, status: &str) -> String {
-        format!("| 2026-11-26 | abc | {gpu} (580.1, CUDA 13.0) | pytorch (2.11.0) | {id}: a title: with colons | 64 | 1.0 | 1 % | — | {status} |\n")
+    fn session(gpu: &str, items: &[(&str, &str)]) -> Value {
+        let results: Vec<Value> = items
+            .iter()
+            .map(|(id, status)| serde_json::json!({"id": id, "status": status}))
+            .collect();
+        serde_json::json!({"session": {"gpus": [{"name": gpu}], "device": "cuda:0"}, "results": results})
     }
 
     #[test]
-    fn rows_that_ran_on_this_gpu_are_counted_per_item() {
-        let doc = [
-            "# GPU results\n| a | table | of | other | shape |\n".to_owned(),
-            row(GPU, "vit-eager", "ran"),
-            row(GPU, "vit-eager", "ran"),
-            row(GPU, "vit-tch", "failed: libtorch was not found"),
-            row(GPU, "vit-jax", "skipped: needs up to 70 s"),
-            row("NVIDIA H200", "resnet-eager", "ran"),
-            row("NVIDIA H100 80GB HBM3 PCIe", "gpt2-eager", "ran"),
-            row(GPU, "gpt2-hf", "ran: ratio withheld"),
-        ]
-        .concat();
-        let c = measured(&doc, GPU);
+    fn sessions_that_ran_an_item_on_this_gpu_are_counted_per_item() {
+        let record = [
+            session(
+                GPU,
+                &[
+                    ("vit-eager", "ran"),
+                    ("vit-tch", "failed"),
+                    ("vit-jax", "skipped"),
+                ],
+            ),
+            session(GPU, &[("vit-eager", "ran"), ("gpt2-hf", "ran")]),
+            session("NVIDIA H200", &[("resnet-eager", "ran")]),
+            session("NVIDIA H100 80GB HBM3 PCIe", &[("gpt2-eager", "ran")]),
+        ];
+        let c = measured(&record, GPU);
         assert_eq!(c.get("vit-eager"), Some(&2));
         assert_eq!(c.get("gpt2-hf"), Some(&1));
         assert_eq!(c.len(), 2, "{c:?}");
-        assert_eq!(measured(&doc, "NVIDIA H200").get("resnet-eager"), Some(&1));
+        assert_eq!(
+            measured(&record, "NVIDIA H200").get("resnet-eager"),
+            Some(&1)
+        );
     }
 
     #[test]
