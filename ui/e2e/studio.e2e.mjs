@@ -48,6 +48,22 @@ async function invoke(command, args) {
   return r.ok;
 }
 
+/** Clicks a button and waits until `tookJs` (a script's expression) says
+ * the click took. A click lost to the driver, or landing while the page
+ * re-rendered the button, is tried again (three tries), each miss logged. */
+async function press(css, tookJs) {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    await wd.waitFor(`${css}:not([disabled])`, { what: `${css} enabled` });
+    await wd.click(css);
+    for (let i = 0; i < 50; i++) {
+      if (await wd.exec(`return Boolean(${tookJs})`)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    console.log(`  ${css} did not take after click ${attempt}; page errors: ${JSON.stringify(await wd.exec("return window.__trainbenchErrors"))}`);
+  }
+  throw new Error(`${css}: three clicks did not take`);
+}
+
 /** Ticks a checkbox and waits until it shows ticked. A click WebKit's driver
  * lands beside a small box is tried again (three tries), and each miss is
  * logged, so a box that never ticks still fails with what the page said. */
@@ -402,7 +418,7 @@ try {
   await wd.type("#batch", "8,16");
   await wd.click("#tune > summary");
   await wd.type("input[name=tune_budget]", "10m");
-  await wd.click("#start-tune");
+  await press("#start-tune", "document.querySelector('#start-tune').disabled || document.querySelector('#tune-candidates, #tune-found')");
   await wd.waitFor("#tune-candidates", { timeout: 60000, what: "the search's candidates, live" });
   await screenshot("tune-live");
   await wd.waitFor("#tune-found", { timeout: 240000, what: "the search's answer" });
