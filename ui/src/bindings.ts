@@ -297,6 +297,15 @@ export type Axes = {
 	precision: string[],
 	batch_size: number[],
 	threads: number[],
+	/**
+	 *  Devices per run (a data-parallel run over several: DDP, a
+	 *  MirroredStrategy, a JAX mesh).
+	 */
+	devices?: number[],
+	/**  The image folder's loader workers (`data = folder` only). */
+	loader_workers?: number[],
+	/**  cuDNN's benchmark mode on or off (PyTorch and tch on a GPU). */
+	cudnn_benchmark?: boolean[],
 };
 
 /**  A projected throughput band, samples/s. */
@@ -1241,7 +1250,10 @@ export type Objective =
  *  until it reaches the target, so rounds differ in repeats, not length.
  */
 "time-to-accuracy" | 
-/**  The fewest joules per sample (not searched yet). */
+/**
+ *  The fewest joules per sample: the GPUs' energy over the steady
+ *  windows (NVML's counter), on a GPU only.
+ */
 "energy";
 
 /**  What an operator's time is spent on (the operator profile's categories). */

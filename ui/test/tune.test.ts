@@ -34,7 +34,20 @@ function cand(over: Partial<CandidateView>): CandidateView {
 describe("the wizard's search for the fastest setup", () => {
   it("makes each list of the wizard an axis, here, at the search's own probe length", () => {
     const r = tuneRequest(base, "throughput", " 10m ");
-    expect(r.axes).toEqual({ framework: ["tch", "pytorch"], compile: ["off", "default"], precision: ["fp32"], batch_size: [16, 32], threads: [1, 2] });
+    expect(r.axes).toEqual({
+      framework: ["tch", "pytorch"],
+      compile: ["off", "default"],
+      precision: ["fp32"],
+      batch_size: [16, 32],
+      threads: [1, 2],
+      devices: [],
+      cudnn_benchmark: [],
+    });
+    // Several device counts or cuDNN modes in the wizard: axes too.
+    const wide = tuneRequest({ ...base, devices: [1, 2], cudnn_benchmark: [true, false] } as SweepRequest, "throughput", "");
+    expect(wide.axes.devices).toEqual([1, 2]);
+    expect(wide.axes.cudnn_benchmark).toEqual([true, false]);
+    expect(tuneRequest({ ...base, devices: [2] } as SweepRequest, "throughput", "").axes.devices).toEqual([]);
     expect(r.base.host).toBeNull();
     expect(r.base.steps).toBeNull();
     expect(r.base.window_steps).toBeNull();

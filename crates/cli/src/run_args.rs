@@ -113,9 +113,9 @@ pub struct RunArgs {
     /// Workers that decode and augment an image folder while training runs
     /// (DataLoader processes, tf.data parallel calls, JAX decoding threads),
     /// 0 to 64; 0: the training thread decodes. Only with --data folder:DIR.
-    /// Default: 2.
-    #[arg(long, value_name = "N")]
-    pub loader_workers: Option<i64>,
+    /// One number for a run; `tune` searches a comma list. Default: 2.
+    #[arg(long, value_name = "N[,N…]", value_delimiter = ',')]
+    pub loader_workers: Vec<i64>,
     /// Classes of the classification head, a whole number ≥ 1 (fixed by the
     /// data set for mnist, cifar10 and an image folder). Default: the model's.
     #[arg(long, value_name = "C")]
@@ -246,6 +246,25 @@ fn ints(field: &str, s: &str) -> Result<Vec<i64>, CliError> {
 }
 
 /// `on` / `off` (also true / false) as a flag's value.
+/// A run's loader workers: one number (a list is `tune`'s axis).
+fn one_loader_count(given: &[i64]) -> Result<Option<i64>, CliError> {
+    match given {
+        [] => Ok(None),
+        [one] => Ok(Some(*one)),
+        many => {
+            let text: Vec<String> = many.iter().map(ToString::to_string).collect();
+            Err(bad(
+                "loader_workers",
+                format!(
+                    "loader_workers = {} is not allowed: expected one number from 0 to 64 (`trainbench tune --loader-workers {}` searches several)",
+                    text.join(","),
+                    text.join(",")
+                ),
+            ))
+        }
+    }
+}
+
 fn on_off(s: &str) -> Result<bool, String> {
     match s.trim() {
         "on" | "true" => Ok(true),
@@ -329,7 +348,8 @@ pub fn apply_settings(a: &mut RunArgs, table: &toml::Table, origin: &str) -> Res
             "steps" => a.steps = a.steps.take().or(Some(num("steps")?)),
             "epochs" => a.epochs = a.epochs.take().or(Some(num("epochs")?)),
             "num_classes" => a.num_classes = a.num_classes.take().or(Some(num("num_classes")?)),
-            "loader_workers" => a.loader_workers = a.loader_workers.take().or(Some(num("loader_workers")?)),
+            "loader_workers" if a.loader_workers.is_empty() => a.loader_workers = vec![num("loader_workers")?],
+            "loader_workers" => {}
             "seq_len" => a.seq_len = a.seq_len.take().or(Some(num("seq_len")?)),
             "window_steps" => a.window_steps = a.window_steps.take().or(Some(num("window_steps")?)),
             "eval_every" => a.eval_every = a.eval_every.take().or(Some(num("eval_every")?)),
@@ -460,7 +480,7 @@ pub fn merge_config(a: &RunArgs) -> Result<SweepRequest, CliError> {
                 "synthetic".into()
             }
         }),
-        loader_workers: a.loader_workers,
+        loader_workers: one_loader_count(&a.loader_workers)?,
         host: a.host.clone(),
         nodes: a.nodes,
         num_classes: a.num_classes,

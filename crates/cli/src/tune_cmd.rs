@@ -56,6 +56,19 @@ use crate::run_args::{self, RunArgs};
      Default: on the CPU the machine's cores, half and a quarter of them \
      (at least 1); on a GPU the framework's own choice"
 )))]
+#[command(mut_arg("devices", |a| a.help(
+    "Devices per run to search, whole numbers ≥ 1, comma-separated (data \
+     parallel: DDP, a MirroredStrategy, a JAX mesh; --batch-size per \
+     device). Default: one value, the run's own (1): not searched"
+)))]
+#[command(mut_arg("loader_workers", |a| a.help(
+    "Loader workers to search, 0 to 64, comma-separated (only with --data \
+     folder:DIR). Default: one value, the run's own (2): not searched"
+)))]
+#[command(mut_arg("cudnn_benchmark", |a| a.help(
+    "cuDNN's benchmark mode to search: on,off (pytorch and tch on a GPU). \
+     Default: the worker's own: not searched"
+)))]
 #[command(mut_arg("steps", |a| a.help(
     "Steps of the first, short run of every candidate (the probe), a whole \
      number ≥ 1; each later round runs twice as long as the one before. \
@@ -74,8 +87,8 @@ pub struct TuneArgs {
     /// (the least peak memory), cost (the least cost per epoch; with
     /// --price), time-to-accuracy (the least time to --target-accuracy or
     /// --target-loss: each run trains to the target, at most --steps,
-    /// default 1000). energy is refused: not searched yet. Default:
-    /// throughput.
+    /// default 1000), energy (the fewest joules per sample, from NVML's
+    /// energy counter: on a GPU only). Default: throughput.
     #[arg(long, value_name = "OBJECTIVE")]
     pub objective: Option<String>,
     /// Time the search may take: 90s, 15m, 2h or 1h30m. The clock is read
@@ -127,12 +140,41 @@ fn axes_of(a: &RunArgs) -> Result<Axes, CliError> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let devices = list(&a.devices)
+        .iter()
+        .map(|d| {
+            d.parse::<i64>().map_err(|_| {
+                bad(
+                    "devices",
+                    format!(
+                        "devices = {d} is not allowed: expected whole numbers ≥ 1, comma-separated"
+                    ),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Axes {
         framework: list(&a.framework),
         compile: list(&a.compile),
         precision: list(&a.precision),
         batch_size,
         threads: a.threads.clone(),
+        // Searched only when given (each multiplies the space).
+        devices: if devices.len() > 1 {
+            devices
+        } else {
+            Vec::new()
+        },
+        loader_workers: if a.loader_workers.len() > 1 {
+            a.loader_workers.clone()
+        } else {
+            Vec::new()
+        },
+        cudnn_benchmark: if a.cudnn_benchmark.len() > 1 {
+            a.cudnn_benchmark.clone()
+        } else {
+            Vec::new()
+        },
     })
 }
 
@@ -232,7 +274,13 @@ pub fn check(a: &TuneArgs, host: &Host) -> Result<(TunePlan, RunArgs), CliError>
             "model is missing: expected the model to tune (--model M)".into(),
         ));
     }
-    let mut base = run_args::merge_config(&run)?;
+    // A list of loader workers is the search's axis; the runs' shared
+    // settings take one value at most.
+    let mut shared = run.clone();
+    if axes.loader_workers.len() > 1 {
+        shared.loader_workers.clear();
+    }
+    let mut base = run_args::merge_config(&shared)?;
     // The probe's length is the search's own default, not run's 100 steps.
     base.steps = run.steps;
     let request = TuneRequest {

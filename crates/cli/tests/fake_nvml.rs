@@ -376,3 +376,67 @@ fn gpu_check_runs_the_suite_checks_it_and_writes_report_and_session() {
         "{stdout}"
     );
 }
+
+/// `tune --objective energy` on the fake GPU: the fake worker's step takes
+/// the same time at any batch and the fake GPU draws the same 500 W, so
+/// joules per sample fall as the batch grows — the largest batch is the
+/// planted answer, found from the energy counter through the real runner
+/// and summary. On the CPU the objective is refused, saying why.
+#[test]
+fn the_energy_objective_finds_the_batch_that_spends_least_per_sample() {
+    let scratch = Scratch::new("fake-nvml-tune");
+    let dir = &scratch.0;
+    let lib = build_fake_nvml(dir);
+    let h100 = json!({"driver_version": "580.95.05", "cuda_driver_version": 13000,
+                      "devices": [device("NVIDIA H100 80GB HBM3")]});
+    let (out, v) = output_json(gpu_cli(dir, &lib, &h100, "tune").args([
+        "tune",
+        "--framework",
+        "tch",
+        "--device",
+        "cuda",
+        "--model",
+        "vit_mini_patch4_32",
+        "--precision",
+        "fp32",
+        "--batch-size",
+        "16,64",
+        "--objective",
+        "energy",
+        "--steps",
+        "48",
+        "--repeats",
+        "2",
+        "--json",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(v["ended"], "finished", "{v}");
+    assert_eq!(v["winner"]["settings"]["batch_size"], 64, "{v}");
+    assert_eq!(v["runner_up"]["settings"]["batch_size"], 16, "{v}");
+    // Lower is better: the winner spends about a quarter of the runner-up's
+    // joules per sample.
+    let ratio = v["ratio"].as_f64().unwrap();
+    assert!((0.15..0.4).contains(&ratio), "{ratio}: {v}");
+    assert!(
+        v["verdict"].as_str().unwrap().contains("energy per sample"),
+        "{v}"
+    );
+    let joules = v["winner"]["value"].as_f64().unwrap();
+    assert!(joules > 0.0 && joules.is_finite(), "{v}");
+
+    let cpu = Scratch::new("fake-nvml-tune-cpu");
+    let out = common::trainbench(&cpu.0)
+        .args([
+            "tune",
+            "--framework",
+            "tch",
+            "--model",
+            "resnet_mini",
+            "--objective",
+            "energy",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("on a GPU only"), "{}", text(&out));
+}

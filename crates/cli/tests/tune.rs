@@ -182,6 +182,57 @@ fn the_planted_fastest_batch_wins_and_is_confirmed_against_the_runner_up() {
     assert_eq!(entries.len(), 4, "{c}");
 }
 
+/// Device counts as an axis: data parallel over two CPU processes (DDP with
+/// gloo) doubles the planted model's samples per step at the same step
+/// time, so two devices win; the command that reproduces the winner says so.
+#[test]
+fn device_counts_are_an_axis_and_the_planted_two_win() {
+    let dir = Scratch::new("tune-devices");
+    std::fs::write(dir.0.join("planted.py"), PLANTED).unwrap();
+    let (out, v) = output_json(
+        trainbench(&dir.0)
+            .current_dir(&dir.0)
+            .args([
+                "tune",
+                "--model",
+                "planted.py:sleepy",
+                "--framework",
+                "pytorch",
+            ])
+            .args(["--input-shape", "3x8x8", "--num-classes", "5"])
+            .args(["--compile", "off", "--precision", "fp32", "--threads", "1"])
+            .args(["--batch-size", "4", "--devices", "1,2"])
+            .args([
+                "--steps",
+                "8",
+                "--window-steps",
+                "2",
+                "--repeats",
+                "2",
+                "--json",
+            ]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let labels: Vec<&str> = v["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["configuration"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 2, "{v}");
+    assert!(labels.iter().any(|l| l.contains(" ×2 ")), "{labels:?}");
+    assert!(
+        v["winner"]["configuration"]
+            .as_str()
+            .unwrap()
+            .contains(" ×2 "),
+        "{v}"
+    );
+    let command = v["winner"]["command"].as_str().unwrap();
+    assert!(command.contains("--devices 2"), "{command}");
+    assert!(v["ratio"].as_f64().unwrap() > 1.3, "{v}");
+}
+
 /// `--batch-size max`: the largest batch that fits is searched first (its
 /// probes stored in the search's sweep), then it and its halves race.
 #[test]
@@ -249,6 +300,47 @@ fn the_largest_batch_that_fits_and_its_halves_make_the_batch_axis() {
         .map(|x| x.as_i64().unwrap())
         .collect();
     assert_eq!(runs_of_sweep(&dir, &v["sweep_id"]).len(), ids.len());
+    carried_to_another_database(&dir, &ids);
+}
+
+/// Saved as a session and carried to another database, the search goes
+/// with its runs: there they form a sweep with the trace beside it, and
+/// the session's report has the search's section.
+fn carried_to_another_database(dir: &Scratch, ids: &[i64]) {
+    let words: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    let out = trainbench(&dir.0)
+        .args(["session", "save", "the search"])
+        .args(&words)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let file = dir.0.join("search.trainbench-session.json");
+    let out = trainbench(&dir.0)
+        .args(["export", "session", "the search", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let carried: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(carried["version"], 3, "a search needs version 3");
+    assert_eq!(carried["searches"].as_array().unwrap().len(), 1);
+    let other = Scratch::new("tune-carried");
+    let (out, imported) = output_json(trainbench(&other.0).arg("import").arg(&file).arg("--json"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(imported["runs_imported"], ids.len(), "{imported}");
+    let pdf = other.0.join("carried.pdf");
+    let out = trainbench(&other.0)
+        .args(["export", "pdf", "--session", "the search", "-o"])
+        .arg(&pdf)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let said = pdf_text(&pdf);
+    assert!(
+        said.contains("Search: resnet_mini for throughput"),
+        "{said}"
+    );
+    assert!(said.contains("the winner"), "{said}");
 }
 
 /// Time to accuracy: every run trains to the target (its length the

@@ -31,6 +31,8 @@ pub struct FixtureRun {
     pub seed: u64,
     /// Environment variables the run set (`spec::env`).
     pub env: std::collections::BTreeMap<String, String>,
+    /// The sweep it belongs to (`None`: none).
+    pub sweep_id: Option<i64>,
 }
 
 impl Default for FixtureRun {
@@ -49,6 +51,7 @@ impl Default for FixtureRun {
             status: RunStatus::Completed,
             seed: 1,
             env: Default::default(),
+            sweep_id: None,
         }
     }
 }
@@ -196,7 +199,7 @@ fn new_run(f: &FixtureRun) -> NewRun {
     let mut one_device = spec.clone();
     one_device["devices"] = serde_json::Value::Null;
     NewRun {
-        sweep_id: None,
+        sweep_id: f.sweep_id,
         keys: ConfigKeys {
             config: key(&spec),
             scaling: key(&one_device),

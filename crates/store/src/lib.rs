@@ -26,7 +26,8 @@
 //!   by SHA-256: the bytes are kept as read, to be shown and compared later,
 //!   never executed.
 //! - [`portable`]: session files: export of a session with its runs' raw data,
-//!   and all-or-nothing import.
+//!   and all-or-nothing import; [`portable_searches`]: the searches they
+//!   carry, imported as sweeps of their own with their traces.
 //! - [`prices`]: the price table cost per epoch is computed from.
 //! - [`provenance`]: what the studio notes of how a run was made (a run
 //!   shortened in steps) in its provenance, kept when the run starts.
@@ -61,6 +62,7 @@ mod query;
 mod remote;
 mod runs;
 pub use model_files::KeptModelFile;
+mod portable_searches;
 mod sessions;
 mod tunes;
 pub use bisections::StoredBisection;

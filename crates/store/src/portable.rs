@@ -6,7 +6,7 @@ use trainbench_core::record::RunOrigin;
 use trainbench_core::reference::PriceRow;
 use trainbench_core::session::{
     MachineInfo, PortableEval, PortableMemory, PortableModelFile, PortableRun, PortableSession,
-    SessionFile, SessionFileError, OLDEST_SESSION_VERSION, SESSION_FORMAT, SESSION_VERSION,
+    SessionFile, SessionFileError, SESSION_FORMAT,
 };
 use trainbench_core::summary::RunStatus;
 
@@ -156,17 +156,13 @@ impl Store {
             .map(|&r| self.portable_run(r))
             .collect::<Result<Vec<_>>>()?;
         let model_files = self.portable_model_files(&runs)?;
+        let searches = self.portable_searches(&runs)?;
         let baseline_run_uid = s
             .baseline_run_id
             .and_then(|b| runs.iter().find(|r| r.id == b).map(|r| r.uid.clone()));
-        let file = SessionFile {
+        let mut file = SessionFile {
             format: SESSION_FORMAT.into(),
-            // A file without model files stays readable by older studios.
-            version: if model_files.is_empty() {
-                OLDEST_SESSION_VERSION
-            } else {
-                SESSION_VERSION
-            },
+            version: 0,
             exported_unix_ms: now_unix_ms(),
             exported_by: exported_by.into(),
             machine: MachineInfo {
@@ -182,7 +178,10 @@ impl Store {
             },
             runs,
             model_files,
+            searches,
         };
+        // A file that needs nothing newer stays readable by older studios.
+        file.version = file.version_needed();
         // What we write must be what we would accept.
         file.validate()?;
         Ok(file)
@@ -204,6 +203,7 @@ impl Store {
             return Ok(outcome);
         }
         let mut local_ids = Vec::with_capacity(file.runs.len());
+        let mut added = std::collections::HashSet::new();
         let (mut imported, mut present) = (0, 0);
         for (i, r) in file.runs.iter().enumerate() {
             let existing: Option<(i64, Option<String>)> = tx
@@ -250,9 +250,17 @@ impl Store {
                 },
             };
             local_ids.push(insert_portable_run(&tx, r, &origin)?);
+            added.insert(r.id);
             imported += 1;
         }
         keep_portable_model_files(&tx, file)?;
+        let local: std::collections::HashMap<i64, i64> = file
+            .runs
+            .iter()
+            .map(|r| r.id)
+            .zip(local_ids.iter().copied())
+            .collect();
+        crate::portable_searches::import_searches(&tx, file, &local, &added)?;
         let mut name = file.session.name.clone();
         let mut n = 1;
         while name_taken(&tx, &name, None)? {

@@ -253,8 +253,8 @@ type Edit = (&'static str, fn(&mut serde_json::Value), &'static str);
 const NUMBERS_AND_IDS: &[Edit] = &[
     (
         "wrong version",
-        |v| v["version"] = 3.into(),
-        "version = 3 is not supported",
+        |v| v["version"] = 4.into(),
+        "version = 4 is not supported",
     ),
     (
         "huge number",

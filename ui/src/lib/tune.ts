@@ -8,11 +8,12 @@ export const OBJECTIVES: [string, string][] = [
   ["memory", "Least peak memory"],
   ["cost", "Cheapest per epoch (needs a price)"],
   ["time-to-accuracy", "Soonest to the target accuracy"],
+  ["energy", "Fewest joules per sample (on a GPU)"],
 ];
 
 /** The search over the wizard's lists: frameworks, compile modes,
- * precisions, batch sizes (or the largest that fits, and its halves) and
- * thread counts. Probes take the search's own length (40 steps in windows
+ * precisions, batch sizes (or the largest that fits, and its halves),
+ * thread counts, device counts and cuDNN's benchmark modes. Probes take the search's own length (40 steps in windows
  * of 4) unless the objective is time to accuracy, where the wizard's steps
  * are the most a run may take. */
 export function tuneRequest(base: SweepRequest, objective: string, budget: string): TuneRequest {
@@ -32,11 +33,20 @@ export function tuneRequest(base: SweepRequest, objective: string, budget: strin
       precision: base.precision,
       batch_size: base.batch_max ? [] : base.batch_size,
       threads: base.threads ?? [],
+      // Searched only when the wizard lists several (each multiplies the space).
+      devices: several(base.devices),
+      cudnn_benchmark: several(base.cudnn_benchmark),
     },
     objective,
     budget: budget.trim() === "" ? null : budget.trim(),
     confirm_repeats: base.repeats >= 2 ? base.repeats : null,
   };
+}
+
+/** A list that is an axis of the search: two values or more, else none
+ * (the run's own setting stands). */
+function several<T>(values: T[] | null | undefined): T[] {
+  return values && values.length > 1 ? values : [];
 }
 
 /** A candidate's state in words. */

@@ -159,7 +159,7 @@ export function TunePanel({ base }: { base: SweepRequest | null }) {
     <details class="tune" id="tune">
       <summary>Find the fastest setup (a search over the lists above)</summary>
       <p class="hint">
-        Every combination of the frameworks, compile modes, precisions, batch sizes and thread counts above is a candidate. Each first gets a short probe
+        Every combination of the frameworks, compile modes, precisions, batch sizes and thread counts above (and of the device counts and cuDNN modes, when several are listed) is a candidate. Each first gets a short probe
         (40 steps); a candidate whose 95 % interval lies wholly below the leader's is stopped, the others run longer, and the winner is confirmed against the
         runner-up with repeats. Failed or out-of-memory candidates are recorded and the search goes on. No run starts once the budget is spent.
       </p>

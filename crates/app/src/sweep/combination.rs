@@ -135,7 +135,11 @@ impl Combination<'_> {
         let benchmark = self
             .cudnn_benchmark
             .map(|on| format!(" {}", cudnn_benchmark_words(on)))
-            .unwrap_or_default();
+            .unwrap_or_default()
+            + &req
+                .loader_workers
+                .map(|w| format!(" {w} loader worker{}", if w == 1 { "" } else { "s" }))
+                .unwrap_or_default();
         let settings = if self.settings.is_empty() {
             String::new()
         } else {

@@ -42,8 +42,42 @@ pub fn thread_choices(share: &FrameworkAxes) -> Vec<Option<i64>> {
     }
 }
 
-/// One framework's groups: a request per compile mode × precision, its
-/// batch to be searched; the threads each found batch runs at.
+/// `reqs`, each once per value of `values` with `set` applied to it;
+/// unchanged when `values` is empty (the run's own setting stands).
+fn expand<T>(
+    reqs: Vec<SweepRequest>,
+    values: &[T],
+    set: impl Fn(&mut SweepRequest, &T),
+) -> Vec<SweepRequest> {
+    if values.is_empty() {
+        return reqs;
+    }
+    let mut out = Vec::with_capacity(reqs.len() * values.len());
+    for r in reqs {
+        for v in values {
+            let mut one = r.clone();
+            set(&mut one, v);
+            out.push(one);
+        }
+    }
+    out
+}
+
+/// Each request once per device count, loader-worker count and cuDNN mode
+/// of the share (those axes given; else the run's own).
+pub fn with_knobs(reqs: Vec<SweepRequest>, share: &FrameworkAxes) -> Vec<SweepRequest> {
+    let reqs = expand(reqs, &share.devices, |r, &d| r.devices = vec![d]);
+    let reqs = expand(reqs, &share.loader_workers, |r, &w| {
+        r.loader_workers = Some(w);
+    });
+    expand(reqs, &share.cudnn_benchmark, |r, &on| {
+        r.cudnn_benchmark = vec![on];
+    })
+}
+
+/// One framework's groups: a request per compile mode × precision (× the
+/// knobs given), its batch to be searched; the threads each found batch
+/// runs at.
 pub fn group_requests(
     base: &SweepRequest,
     share: &FrameworkAxes,
@@ -64,7 +98,9 @@ pub fn group_requests(
                 repeats: 1,
                 ..base.clone()
             };
-            out.push((request, threads.clone()));
+            for r in with_knobs(vec![request], share) {
+                out.push((r, threads.clone()));
+            }
         }
     }
     out

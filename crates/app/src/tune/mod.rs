@@ -262,7 +262,7 @@ impl Workspace {
             match row.summary.as_ref().and_then(|s| objective.figure(s)) {
                 Some((value, ci95)) => RunResult::Measured { value, ci95 },
                 None => RunResult::Failed {
-                    reason: format!("no {} measured", objective.metric().title().to_lowercase()),
+                    reason: format!("no {} measured", objective.title()),
                 },
             },
         )

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use trainbench_core::spec::{CheckedSpec, Device};
 use trainbench_core::tune::method::{RoundPlan, Settings};
 use trainbench_core::tune::space::{space, Axes, FrameworkAxes, Offer};
-use trainbench_core::tune::{Budget, Objective, DEFAULT_BUDGET_S};
+use trainbench_core::tune::{Budget, Given, Objective, DEFAULT_BUDGET_S};
 
-use super::groups::{group_requests, thread_choices, BatchGroup, HALVES};
+use super::groups::{group_requests, thread_choices, with_knobs, BatchGroup, HALVES};
 use crate::error::{AppError, AppResult};
 use crate::host::Host;
 use crate::job::Rejected;
@@ -113,19 +113,22 @@ fn one<'a, T: std::fmt::Display>(field: &str, values: &'a [T]) -> AppResult<Opti
         return Err(AppError::bad_input(
             field,
             text.join(","),
-            "one value (a search compares frameworks, compile modes, precisions, batches and threads; run one search per value)",
+            "one value (a search compares frameworks, compile modes, precisions, batches, threads, device counts, loader workers and cuDNN modes; run one search per value)",
         ));
     }
     Ok(values.first())
 }
 
-/// The settings a search does not vary, checked.
-fn check_base(req: &TuneRequest) -> AppResult<(String, Settings, Budget)> {
+/// The settings a search does not vary, checked (`gpu`: its runs train
+/// on a GPU).
+fn check_base(req: &TuneRequest, gpu: bool) -> AppResult<(String, Settings, Budget)> {
     let base = &req.base;
     let model = one("model", &base.model)?
         .cloned()
         .ok_or_else(|| AppError::bad_input("model", "none", "a model (--model M)"))?;
-    one("devices", &base.devices)?;
+    if req.axes.devices.is_empty() {
+        one("devices", &base.devices)?;
+    }
     if base.host.is_some() {
         return Err(AppError::bad_input(
             "host",
@@ -141,10 +144,11 @@ fn check_base(req: &TuneRequest) -> AppResult<(String, Settings, Budget)> {
         ));
     }
     let objective = Objective::parse(&req.objective)?;
-    objective.check(
-        base.price.is_some(),
-        base.target_accuracy.is_some() || base.target_loss.is_some(),
-    )?;
+    objective.check(Given {
+        priced: base.price.is_some(),
+        target: base.target_accuracy.is_some() || base.target_loss.is_some(),
+        gpu,
+    })?;
     let budget = match &req.budget {
         Some(text) => Budget::parse(text)?,
         None => Budget {
@@ -173,15 +177,18 @@ fn requests_of(base: &SweepRequest, share: &FrameworkAxes) -> Vec<SweepRequest> 
         for precision in &share.precision {
             for &batch in &share.batch_size {
                 for t in &threads {
-                    out.push(SweepRequest {
-                        framework: vec![share.framework.clone()],
-                        compile: vec![compile.clone()],
-                        precision: vec![precision.clone()],
-                        batch_size: vec![batch],
-                        threads: t.iter().copied().collect(),
-                        repeats: 1,
-                        ..base.clone()
-                    });
+                    out.extend(with_knobs(
+                        vec![SweepRequest {
+                            framework: vec![share.framework.clone()],
+                            compile: vec![compile.clone()],
+                            precision: vec![precision.clone()],
+                            batch_size: vec![batch],
+                            threads: t.iter().copied().collect(),
+                            repeats: 1,
+                            ..base.clone()
+                        }],
+                        share,
+                    ));
                 }
             }
         }
@@ -206,7 +213,12 @@ pub(super) fn round_robin<T>(mut lists: Vec<Vec<T>>) -> Vec<T> {
 /// Checks `req` on this machine: every candidate of the space planned as
 /// `trainbench run` would plan it.
 pub fn plan_tune(req: &TuneRequest, host: &Host) -> AppResult<TunePlan> {
-    let (model, settings, budget) = check_base(req)?;
+    let device = match &req.base.device {
+        Some(d) => Device::parse(d)?,
+        None if host.gpu_count() > 0 => Device::Cuda(0),
+        None => Device::Cpu,
+    };
+    let (model, settings, budget) = check_base(req, device.is_cuda())?;
     let mut base = req.base.clone();
     let probe = if settings.objective.rounds_lengthen() {
         PROBE_STEPS
@@ -215,11 +227,6 @@ pub fn plan_tune(req: &TuneRequest, host: &Host) -> AppResult<TunePlan> {
     };
     base.steps = Some(base.steps.unwrap_or(probe));
     base.window_steps = Some(base.window_steps.unwrap_or(PROBE_WINDOW_STEPS));
-    let device = match &base.device {
-        Some(d) => Device::parse(d)?,
-        None if host.gpu_count() > 0 => Device::Cuda(0),
-        None => Device::Cpu,
-    };
     let installed: Vec<String> = crate::frameworks::installed_frameworks()
         .into_iter()
         .filter(|k| !k.contains('@'))

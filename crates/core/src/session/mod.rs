@@ -130,9 +130,10 @@ pub fn check_session_name(name: &str) -> Result<(), SessionFileError> {
 
 pub const SESSION_FORMAT: &str = "trainbench-session";
 /// The newest version this studio reads and writes. Version 2 adds
-/// `model_files`; a file without one is written as version 1, which older
-/// studios read, and version 1 files are read as ever.
-pub const SESSION_VERSION: u32 = 2;
+/// `model_files`, version 3 `searches`; a file is written at the oldest
+/// version that holds what it carries (without either: version 1, which
+/// older studios read), and older files are read as ever.
+pub const SESSION_VERSION: u32 = 3;
 /// The oldest version this studio reads.
 pub const OLDEST_SESSION_VERSION: u32 = 1;
 /// Files larger than this are refused before parsing.
@@ -163,6 +164,8 @@ pub const TEXT_BOUNDS: &[(&str, usize)] = &[
     ("session.settings.hidden_series[]", 64 * 1024),
     ("model_files[].reference", 4096 + 1 + 100),
     ("model_files[].text", 1 << 20),
+    ("searches[].model", 200),
+    ("searches[].outcome", 16 << 20),
 ];
 /// The longest log tail a run keeps (the runner keeps far less; older runs
 /// are cut to it when exported).
@@ -338,6 +341,23 @@ pub struct SessionFile {
     /// The model files the runs trained, each once (version 2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub model_files: Vec<PortableModelFile>,
+    /// The searches (`trainbench tune`) whose every run the file carries
+    /// (version 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub searches: Vec<PortableSearch>,
+}
+
+impl SessionFile {
+    /// The oldest version that holds what the file carries.
+    pub fn version_needed(&self) -> u32 {
+        if !self.searches.is_empty() {
+            SEARCHES_VERSION
+        } else if !self.model_files.is_empty() {
+            2
+        } else {
+            OLDEST_SESSION_VERSION
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -356,6 +376,9 @@ pub enum SessionFileError {
     Invalid { field: String, message: String },
 }
 
+mod searches;
 mod validate;
+
+pub use searches::{PortableSearch, SEARCHES_VERSION};
 
 pub use validate::is_uid;

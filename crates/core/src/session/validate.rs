@@ -9,7 +9,7 @@ use super::*;
 use crate::stats::WindowTiming;
 use crate::summary::RunSummary;
 
-fn invalid(field: impl Into<String>, message: impl Into<String>) -> SessionFileError {
+pub(super) fn invalid(field: impl Into<String>, message: impl Into<String>) -> SessionFileError {
     SessionFileError::Invalid {
         field: field.into(),
         message: message.into(),
@@ -187,7 +187,7 @@ pub fn is_uid(s: &str) -> bool {
 
 /// A text field within its bound from [`TEXT_BOUNDS`] (`bound_of` names it
 /// there; `field` is the path shown).
-fn check_bounded(field: &str, bound_of: &str, s: &str) -> Result<(), SessionFileError> {
+pub(super) fn check_bounded(field: &str, bound_of: &str, s: &str) -> Result<(), SessionFileError> {
     let max = text_bound(bound_of);
     if s.len() > max {
         return Err(invalid(
@@ -204,7 +204,7 @@ fn check_json(field: &str, bound_of: &str, v: &serde_json::Value) -> Result<(), 
 }
 
 /// Texts shown on one line (host names, ids): no control characters.
-fn check_line(field: &str, s: &str) -> Result<(), SessionFileError> {
+pub(super) fn check_line(field: &str, s: &str) -> Result<(), SessionFileError> {
     if s.chars().any(char::is_control) {
         return Err(invalid(
             field,
@@ -450,7 +450,8 @@ impl SessionFile {
                 ));
             }
         }
-        self.check_model_files()
+        self.check_model_files()?;
+        self.check_searches()
     }
 
     /// The runs of the file that trained the model file with `sha256`, as

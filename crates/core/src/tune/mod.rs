@@ -42,13 +42,25 @@ pub enum Objective {
     /// The shortest time to the target accuracy (or loss): each run trains
     /// until it reaches the target, so rounds differ in repeats, not length.
     TimeToAccuracy,
-    /// The fewest joules per sample (not searched yet).
+    /// The fewest joules per sample: the GPUs' energy over the steady
+    /// windows (NVML's counter), on a GPU only.
     Energy,
+}
+
+/// What a search has that some objectives need.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Given {
+    /// A price offering (`--price`).
+    pub priced: bool,
+    /// A target accuracy or loss.
+    pub target: bool,
+    /// The runs train on a GPU (NVML reads its energy).
+    pub gpu: bool,
 }
 
 /// The objectives `--objective` names, and those searched today.
 const OBJECTIVES: &str = "throughput, memory, cost, time-to-accuracy or energy";
-const SEARCHED: &str = "throughput, memory, cost (with --price) or time-to-accuracy (with --target-accuracy or --target-loss)";
+const SEARCHED: &str = "throughput, memory, cost (with --price), time-to-accuracy (with --target-accuracy or --target-loss) or energy (on a GPU)";
 
 impl Objective {
     pub const ALL: [Objective; 5] = [
@@ -77,9 +89,13 @@ impl Objective {
     }
 
     /// Checks that this objective can be searched with these settings:
-    /// cost needs a price, time-to-accuracy a target; energy is not
-    /// searched yet.
-    pub fn check(self, priced: bool, target: bool) -> Result<(), SpecError> {
+    /// cost needs a price, time-to-accuracy a target, energy a GPU.
+    pub fn check(self, given: Given) -> Result<(), SpecError> {
+        let Given {
+            priced,
+            target,
+            gpu,
+        } = given;
         let refuse = |why: &str| {
             Err(SpecError::new(
                 "objective",
@@ -93,7 +109,8 @@ impl Objective {
             Objective::Cost => refuse("cost per epoch needs a price offering (--price OFFERING, `trainbench prices` lists them)"),
             Objective::TimeToAccuracy if target => Ok(()),
             Objective::TimeToAccuracy => refuse("time to accuracy needs a target: --target-accuracy A (or --target-loss L), on data with a held-out split (--data mnist, cifar10:DIR, folder:DIR or text)"),
-            Objective::Energy => refuse("energy is not searched yet (it is measured from NVML's counter on a GPU only)"),
+            Objective::Energy if gpu => Ok(()),
+            Objective::Energy => refuse("energy per sample is measured from NVML's energy counter on a GPU only (--device cuda:N on a machine with an NVIDIA GPU)"),
         }
     }
 
@@ -115,7 +132,23 @@ impl Objective {
     }
 
     pub fn higher_is_better(self) -> bool {
-        self.metric().higher_is_better()
+        self != Objective::Energy && self.metric().higher_is_better()
+    }
+
+    /// What the figure is, in words (`throughput`, `energy per sample`).
+    pub fn title(self) -> String {
+        match self {
+            Objective::Energy => "energy per sample".into(),
+            _ => self.metric().title().to_lowercase(),
+        }
+    }
+
+    /// The figure's unit.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Objective::Energy => "J/sample",
+            _ => self.metric().unit(),
+        }
     }
 
     /// How far below the leader a candidate's whole interval must lie to be
@@ -125,7 +158,8 @@ impl Objective {
         match self {
             // Where an evaluation falls moves a time to accuracy by up to
             // one evaluation interval.
-            Objective::Memory | Objective::TimeToAccuracy => 0.05,
+            // Energy: the counter's energy over a short steady span.
+            Objective::Memory | Objective::TimeToAccuracy | Objective::Energy => 0.05,
             _ => 0.02,
         }
     }
@@ -133,7 +167,11 @@ impl Objective {
     /// The run's figure for this objective (in the metric's unit) and, for
     /// throughput, the run's own 95 % interval over its steady windows.
     pub fn figure(self, s: &RunSummary) -> Option<(f64, Option<Interval>)> {
-        let v = self.metric().of(s).filter(|v| v.is_finite() && *v > 0.0)?;
+        let v = match self {
+            Objective::Energy => s.energy_j_per_sample,
+            _ => self.metric().of(s),
+        };
+        let v = v.filter(|v| v.is_finite() && *v > 0.0)?;
         let ci = match self {
             Objective::Throughput => s.throughput_ci95.filter(|c| c.low > 0.0),
             _ => None,

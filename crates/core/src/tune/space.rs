@@ -1,13 +1,16 @@
 //! The candidates of a search: framework × compile mode × precision ×
-//! batch × CPU threads. An axis left empty takes its default from what is
-//! installed and what the device supports; a comma list given for an axis
-//! replaces the default (narrows or widens it).
+//! batch × CPU threads × device count × loader workers × cuDNN's benchmark
+//! mode. An axis left empty takes its default from what is installed and
+//! what the device supports; a comma list given for an axis replaces the
+//! default (narrows or widens it).
 //!
 //! Defaults: every installed framework; each compile mode that framework
 //! has (`Compile::allowed_for`); the precisions of the device (fp32 and
 //! amp-bf16 on the CPU, all four on a GPU); the batch asked for
 //! ([`DEFAULT_BATCH`] when none) and its half; on the CPU, the machine's
-//! cores, half of them and a quarter (at least 1).
+//! cores, half of them and a quarter (at least 1); the run's own device
+//! count, loader workers and cuDNN mode (the last three are searched only
+//! when given: each multiplies the space).
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +33,16 @@ pub struct Axes {
     pub precision: Vec<String>,
     pub batch_size: Vec<i64>,
     pub threads: Vec<i64>,
+    /// Devices per run (a data-parallel run over several: DDP, a
+    /// MirroredStrategy, a JAX mesh).
+    #[serde(default)]
+    pub devices: Vec<i64>,
+    /// The image folder's loader workers (`data = folder` only).
+    #[serde(default)]
+    pub loader_workers: Vec<i64>,
+    /// cuDNN's benchmark mode on or off (PyTorch and tch on a GPU).
+    #[serde(default)]
+    pub cudnn_benchmark: Vec<bool>,
 }
 
 /// One framework's share of the space: every combination of its lists is
@@ -43,6 +56,13 @@ pub struct FrameworkAxes {
     pub batch_size: Vec<i64>,
     /// Empty: the framework's own choice (on a GPU).
     pub threads: Vec<i64>,
+    /// Empty: the run's own (as for the three below).
+    #[serde(default)]
+    pub devices: Vec<i64>,
+    #[serde(default)]
+    pub loader_workers: Vec<i64>,
+    #[serde(default)]
+    pub cudnn_benchmark: Vec<bool>,
 }
 
 impl FrameworkAxes {
@@ -52,6 +72,9 @@ impl FrameworkAxes {
             * self.precision.len()
             * self.batch_size.len()
             * self.threads.len().max(1)
+            * self.devices.len().max(1)
+            * self.loader_workers.len().max(1)
+            * self.cudnn_benchmark.len().max(1)
     }
 }
 
@@ -112,6 +135,18 @@ pub fn space(given: &Axes, offer: &Offer) -> Result<Vec<FrameworkAxes>, SpecErro
     }
     whole_numbers("batch_size", &given.batch_size)?;
     whole_numbers("threads", &given.threads)?;
+    whole_numbers("devices", &given.devices)?;
+    if let Some(w) = given
+        .loader_workers
+        .iter()
+        .find(|&&w| !(0..=64).contains(&w))
+    {
+        return Err(SpecError::new(
+            "loader_workers",
+            w,
+            "whole numbers from 0 to 64, comma-separated",
+        ));
+    }
     let frameworks = if given.framework.is_empty() {
         offer.installed.clone()
     } else {
@@ -158,6 +193,9 @@ pub fn space(given: &Axes, offer: &Offer) -> Result<Vec<FrameworkAxes>, SpecErro
             precision: precision.clone(),
             batch_size: batch_size.clone(),
             threads: threads.clone(),
+            devices: given.devices.clone(),
+            loader_workers: given.loader_workers.clone(),
+            cudnn_benchmark: given.cudnn_benchmark.clone(),
         })
         .collect();
     let total: usize = shares.iter().map(FrameworkAxes::count).sum();
@@ -166,7 +204,7 @@ pub fn space(given: &Axes, offer: &Offer) -> Result<Vec<FrameworkAxes>, SpecErro
             "space",
             format!("{total} candidates"),
             &format!(
-                "at most {MAX_CANDIDATES} candidates: narrow an axis (--framework, --compile, --precision, --batch-size, --threads)"
+                "at most {MAX_CANDIDATES} candidates: narrow an axis (--framework, --compile, --precision, --batch-size, --threads, --devices, --loader-workers, --cudnn-benchmark)"
             ),
         ));
     }

@@ -1,6 +1,6 @@
 use super::method::{Fate, RoundKind, RunResult, Search, Settings, Step, TuneOutcome};
 use super::space::{space, Axes, Offer};
-use super::{Budget, Ended, Objective};
+use super::{Budget, Ended, Given, Objective};
 use crate::spec::Device;
 use crate::stats::Interval;
 
@@ -268,15 +268,25 @@ fn objectives_are_named_and_those_not_searched_yet_refused_with_the_allowed_ones
     let e = Objective::parse("speed").unwrap_err();
     assert_eq!(e.field, "objective");
     assert!(e.allowed.contains("throughput"), "{e}");
-    assert!(Objective::Throughput.check(false, false).is_ok());
-    assert!(Objective::Cost.check(true, false).is_ok());
-    assert!(Objective::TimeToAccuracy.check(false, true).is_ok());
+    let given = |priced, target, gpu| Given {
+        priced,
+        target,
+        gpu,
+    };
+    assert!(Objective::Throughput.check(Given::default()).is_ok());
+    assert!(Objective::Cost.check(given(true, false, false)).is_ok());
+    assert!(Objective::TimeToAccuracy
+        .check(given(false, true, false))
+        .is_ok());
+    assert!(Objective::Energy.check(given(false, false, true)).is_ok());
+    assert!(!Objective::Energy.higher_is_better());
+    assert_eq!(Objective::Energy.unit(), "J/sample");
     for (o, says) in [
         (Objective::Cost, "--price"),
-        (Objective::Energy, "not searched yet"),
+        (Objective::Energy, "on a GPU only"),
         (Objective::TimeToAccuracy, "--target-accuracy"),
     ] {
-        let e = o.check(false, false).unwrap_err();
+        let e = o.check(Given::default()).unwrap_err();
         assert_eq!(e.field, "objective");
         assert!(e.to_string().contains(says), "{e}");
         assert!(e.allowed.starts_with("throughput, memory, cost"), "{e}");
@@ -364,11 +374,27 @@ fn axes_given_replace_the_defaults_and_bad_values_are_refused_by_field() {
         precision: vec!["fp32".into()],
         batch_size: vec![8, 16, 32],
         threads: vec![1],
+        ..Axes::default()
     };
     let shares = space(&given, &cpu_offer(&["jax"])).unwrap();
     assert_eq!(shares.len(), 2);
     assert_eq!(shares[1].framework, "pytorch@mine");
     assert_eq!(shares.iter().map(|s| s.count()).sum::<usize>(), 6);
+    // Device counts, loader workers and cuDNN's mode multiply the space
+    // only when given.
+    assert!(shares[0].devices.is_empty() && shares[0].cudnn_benchmark.is_empty());
+    let wider = Axes {
+        devices: vec![1, 2],
+        loader_workers: vec![0, 2, 4],
+        cudnn_benchmark: vec![true, false],
+        ..given
+    };
+    let shares = space(&wider, &cpu_offer(&["jax"])).unwrap();
+    assert_eq!(shares[0].devices, [1, 2]);
+    assert_eq!(
+        shares.iter().map(|s| s.count()).sum::<usize>(),
+        6 * 2 * 3 * 2
+    );
     for (axes, field) in [
         (
             Axes {
@@ -397,6 +423,20 @@ fn axes_given_replace_the_defaults_and_bad_values_are_refused_by_field() {
                 ..Axes::default()
             },
             "threads",
+        ),
+        (
+            Axes {
+                devices: vec![0],
+                ..Axes::default()
+            },
+            "devices",
+        ),
+        (
+            Axes {
+                loader_workers: vec![-1],
+                ..Axes::default()
+            },
+            "loader_workers",
         ),
         (
             Axes {

@@ -323,7 +323,6 @@ impl Search {
     /// The outcome as it stands: the confirmation's, else the best so far.
     pub(super) fn outcome(&self, ended: Ended, conf: Option<Confirmation>) -> TuneOutcome {
         let objective = self.settings.objective;
-        let metric = objective.metric();
         let mut candidates: Vec<CandidateTrace> = self.candidates.clone();
         let (winner, runner_up, score_ratio) = match conf {
             Some(c) => (Some(c.winner), c.runner_up, c.ratio),
@@ -349,7 +348,7 @@ impl Search {
             .map(|c| c.low <= 1.0 && 1.0 <= c.high);
         let confirmed = conf.is_some_and(|c| c.runner_up.is_some() && c.ratio.is_some());
         let label = |c: usize| candidates[c].label.clone();
-        let what = metric.title().to_lowercase();
+        let what = objective.title();
         let verdict = match (winner, runner_up, ratio) {
             (Some(w), Some(r), Some((x, Some(ci)))) if ended == Ended::Finished => {
                 let ci_text = format!("95 % CI {:.2}–{:.2}", ci.low, ci.high);
@@ -376,7 +375,7 @@ impl Search {
                 "best so far: {} ({} {}); not confirmed: {}",
                 label(w),
                 candidates[w].latest().map_or_else(|| "–".into(), |l| figure_text(l.0)),
-                metric.unit(),
+                objective.unit(),
                 ended.words()
             ),
             (None, _, _) => match ended {
@@ -396,7 +395,7 @@ impl Search {
         }
         TuneOutcome {
             objective,
-            unit: metric.unit().into(),
+            unit: objective.unit().into(),
             ended,
             winner,
             runner_up,
