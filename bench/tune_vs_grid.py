@@ -1,7 +1,7 @@
 """Benchmark: `trainbench tune` against the exhaustive grid of the same space.
 
-For each space (at least 12 candidates: a vision model, a decoder, a
-person's model file) it runs the search (`trainbench tune … --json`), then
+For each space (24 candidates, or 12 with `--small`: a vision model, a
+decoder, a person's model file) it runs the search (`trainbench tune … --json`), then
 every candidate of the same space as one sweep (`trainbench run` with the
 same comma lists), each candidate as long and as often as the search ran
 its last two in the confirmation (its length factor × the probe's steps,
@@ -15,7 +15,7 @@ Two questions per space:
 - How long did it take? The search's wall time ÷ the grid's, target ≤ 0.40.
 
     python bench/tune_vs_grid.py [--spaces vision,decoder,file] [--steps 20] [--window 2]
-                                 [--repeats 3] [--cli target/release/trainbench] [--json FILE]
+                                 [--repeats 3] [--small] [--cli target/release/trainbench] [--json FILE]
 
 Needs the CLI built (`make build-cli`; `--cli` names another) and, for the
 model-file space, the studio's PyTorch environment. One thread per worker
@@ -34,17 +34,28 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILE_MODEL = os.path.join(HERE, "your_model", "torch_net.py") + ":build"
 
-# space -> the axes and shared flags (6 batches × 2 thread counts = 12, and
-# 2 frameworks × 3 batches × 2 thread counts = 12). fp32 only: amp-bf16 is
-# emulated on a CPU without bf16 units at about a tenth of fp32's speed, so
-# its grid at the confirmation's length would take most of an hour.
+# space -> the axes and shared flags: 2 frameworks (the libtorch worker and
+# PyTorch from Python) × 6 batches × 2 thread counts = 24 candidates each.
+# fp32 only: amp-bf16 is emulated on a CPU without bf16 units at about a
+# tenth of fp32's speed, so its grid at the confirmation's length would take
+# most of an hour. `--small` takes the 12-candidate spaces measured first
+# (the libtorch worker alone; the file in both frameworks at 3 batches).
 SPACES = {
+    "vision": ["--model", "resnet_mini", "--framework", "tch,pytorch", "--compile", "off", "--precision", "fp32",
+               "--batch-size", "2,4,8,16,32,64", "--threads", "1,2"],
+    "decoder": ["--model", "gpt2_tiny", "--framework", "tch,pytorch", "--compile", "off", "--precision", "fp32",
+                "--batch-size", "1,2,4,8,16,32", "--threads", "1,2"],
+    "file": ["--model", FILE_MODEL, "--input-shape", "3x32x32", "--num-classes", "10",
+             "--framework", "pytorch,tch", "--compile", "off", "--precision", "fp32", "--batch-size", "4,8,16,32,64,128",
+             "--threads", "1,2"],
+}  # fmt: skip
+SMALL = {
     "vision": ["--model", "resnet_mini", "--framework", "tch", "--precision", "fp32",
                "--batch-size", "2,4,8,16,32,64", "--threads", "1,2"],
     "decoder": ["--model", "gpt2_tiny", "--framework", "tch", "--precision", "fp32",
                 "--batch-size", "1,2,4,8,16,32", "--threads", "1,2"],
     "file": ["--model", FILE_MODEL, "--input-shape", "3x32x32", "--num-classes", "10",
-             "--framework", "pytorch,tch", "--precision", "fp32", "--batch-size", "8,16,32",
+             "--framework", "pytorch,tch", "--compile", "off", "--precision", "fp32", "--batch-size", "8,16,32",
              "--threads", "1,2"],
 }  # fmt: skip
 
@@ -78,7 +89,7 @@ def grid_best(grid):
 
 
 def one_space(name, a, db_dir):
-    axes = SPACES[name]
+    axes = (SMALL if a.small else SPACES)[name]
     shared = [a.cli, "--db", os.path.join(db_dir, f"{name}.sqlite")]
     tune_cmd = shared + ["tune"] + axes + ["--steps", str(a.steps), "--window-steps", str(a.window),
                                            "--repeats", str(a.repeats), "--budget", "2h", "--json"]  # fmt: skip
@@ -112,6 +123,7 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--cli", default=os.path.join(ROOT, "target", "release", "trainbench"))
     p.add_argument("--json", help="also write the results here")
+    p.add_argument("--small", action="store_true", help="the 12-candidate spaces")
     a = p.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     results = []
