@@ -229,7 +229,7 @@ fn list(s: &str) -> Vec<String> {
         .collect()
 }
 
-fn ints(field: &str, s: &str) -> Result<Vec<i64>, CliError> {
+pub(crate) fn ints(field: &str, s: &str) -> Result<Vec<i64>, CliError> {
     list(s)
         .iter()
         .map(|x| {

@@ -140,41 +140,21 @@ fn axes_of(a: &RunArgs) -> Result<Axes, CliError> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let devices = list(&a.devices)
-        .iter()
-        .map(|d| {
-            d.parse::<i64>().map_err(|_| {
-                bad(
-                    "devices",
-                    format!(
-                        "devices = {d} is not allowed: expected whole numbers ≥ 1, comma-separated"
-                    ),
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let devices = match a.devices.as_deref() {
+        Some(d) => run_args::ints("devices", d)?,
+        None => Vec::new(),
+    };
+    // Given lists as they are: the space takes one value as every
+    // candidate's, several as an axis.
     Ok(Axes {
         framework: list(&a.framework),
         compile: list(&a.compile),
         precision: list(&a.precision),
         batch_size,
         threads: a.threads.clone(),
-        // Searched only when given (each multiplies the space).
-        devices: if devices.len() > 1 {
-            devices
-        } else {
-            Vec::new()
-        },
-        loader_workers: if a.loader_workers.len() > 1 {
-            a.loader_workers.clone()
-        } else {
-            Vec::new()
-        },
-        cudnn_benchmark: if a.cudnn_benchmark.len() > 1 {
-            a.cudnn_benchmark.clone()
-        } else {
-            Vec::new()
-        },
+        devices,
+        loader_workers: a.loader_workers.clone(),
+        cudnn_benchmark: a.cudnn_benchmark.clone(),
     })
 }
 
@@ -274,12 +254,10 @@ pub fn check(a: &TuneArgs, host: &Host) -> Result<(TunePlan, RunArgs), CliError>
             "model is missing: expected the model to tune (--model M)".into(),
         ));
     }
-    // A list of loader workers is the search's axis; the runs' shared
-    // settings take one value at most.
+    // The loader workers are the search's axis; the runs' shared settings
+    // take one value at most.
     let mut shared = run.clone();
-    if axes.loader_workers.len() > 1 {
-        shared.loader_workers.clear();
-    }
+    shared.loader_workers.clear();
     let mut base = run_args::merge_config(&shared)?;
     // The probe's length is the search's own default, not run's 100 steps.
     base.steps = run.steps;

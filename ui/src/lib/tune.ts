@@ -33,20 +33,14 @@ export function tuneRequest(base: SweepRequest, objective: string, budget: strin
       precision: base.precision,
       batch_size: base.batch_max ? [] : base.batch_size,
       threads: base.threads ?? [],
-      // Searched only when the wizard lists several (each multiplies the space).
-      devices: several(base.devices),
-      cudnn_benchmark: several(base.cudnn_benchmark),
+      // One value is every candidate's; several, an axis of the search.
+      devices: base.devices ?? [],
+      cudnn_benchmark: base.cudnn_benchmark ?? [],
     },
     objective,
     budget: budget.trim() === "" ? null : budget.trim(),
     confirm_repeats: base.repeats >= 2 ? base.repeats : null,
   };
-}
-
-/** A list that is an axis of the search: two values or more, else none
- * (the run's own setting stands). */
-function several<T>(values: T[] | null | undefined): T[] {
-  return values && values.length > 1 ? values : [];
 }
 
 /** A candidate's state in words. */

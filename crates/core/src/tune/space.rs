@@ -56,7 +56,8 @@ pub struct FrameworkAxes {
     pub batch_size: Vec<i64>,
     /// Empty: the framework's own choice (on a GPU).
     pub threads: Vec<i64>,
-    /// Empty: the run's own (as for the three below).
+    /// Empty: the run's own (as for the two below); one value: every
+    /// candidate's; several: an axis.
     #[serde(default)]
     pub devices: Vec<i64>,
     #[serde(default)]
