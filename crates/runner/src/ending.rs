@@ -60,6 +60,35 @@ pub(crate) fn describe_exit(status: &ExitStatus) -> (Option<i32>, String) {
     }
 }
 
+/// How long a worker ended by a signal, without a last word, waits for a
+/// stop asked at the same moment (see [`stop_asked_meanwhile`]).
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// Whether a stop was asked while the worker was ending: already, or — for
+/// a worker ended by a signal without a `done` or `error` — within
+/// [`STOP_GRACE`]. A place that stops a run signals its agent and the
+/// worker together (Ray's job stop sends SIGTERM to the entry point and
+/// every process under it); the worker's end may then be seen before the
+/// agent's own signal has reached its cancel channel, and the run is still
+/// one its user cancelled, not a crash.
+pub(crate) async fn stop_asked_meanwhile(
+    cancel: &mut tokio::sync::watch::Receiver<bool>,
+    exit: Option<&ExitStatus>,
+) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    if *cancel.borrow() {
+        return true;
+    }
+    if exit.is_none_or(|e| e.signal().is_none()) {
+        return false;
+    }
+    // A sender gone (nobody can cancel any more) ends the wait at once.
+    matches!(
+        tokio::time::timeout(STOP_GRACE, cancel.wait_for(|asked| *asked)).await,
+        Ok(Ok(_))
+    )
+}
+
 /// A run's status, reason and error class from how it ended: a stop the
 /// runner made (cancel, timeout) wins; else `done` with exit 0 is completed;
 /// `done` with another exit, an `error` event, or an exit without either is

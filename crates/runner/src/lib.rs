@@ -337,13 +337,13 @@ async fn run_one(
             events.push(e);
         }
     }
-    let exit = match tokio::time::timeout(Duration::from_secs(10), child.wait()).await {
-        Ok(r) => r.ok(),
-        Err(_) => {
-            kill_worker(&mut child, pid);
-            child.wait().await.ok()
-        }
-    };
+    let exit = wait_exit(&mut child, pid).await;
+    if stopped.is_none()
+        && terminal.is_none()
+        && ending::stop_asked_meanwhile(&mut cancel, exit.as_ref()).await
+    {
+        stopped = Some((RunStatus::Cancelled, "cancelled by the user".into(), None));
+    }
     unstored.append(&mut samples);
     let ending = Ending {
         events,
@@ -355,6 +355,20 @@ async fn run_one(
         tail,
     };
     store_end(store, run_id, gpu, progress, ending).await
+}
+
+/// The worker's exit, killing it after ten seconds.
+async fn wait_exit(
+    child: &mut tokio::process::Child,
+    pid: u32,
+) -> Option<std::process::ExitStatus> {
+    match tokio::time::timeout(Duration::from_secs(10), child.wait()).await {
+        Ok(r) => r.ok(),
+        Err(_) => {
+            kill_worker(child, pid);
+            child.wait().await.ok()
+        }
+    }
 }
 
 /// What a started worker holds until it ends: its release's environment
