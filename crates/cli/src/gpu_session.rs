@@ -174,17 +174,18 @@ pub fn run(db: &Path, a: GpuSessionArgs) -> Result<ExitCode, CliError> {
     let mut ws = open_workspace(db)?;
     let runtime = trainbench_app::execute::runtime()?;
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-    let outcome = runtime.block_on(async {
+    runtime.block_on(async {
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("\ngpu-session: stopping (Ctrl-C); the outputs are still written");
                 let _ = cancel_tx.send(true);
             }
         });
-        gpu_session::run(&mut ws, &host, &s, cancel_rx, &mut |line| {
-            eprintln!("{line}")
-        })
-        .await
+        // The handler is in place before the first item starts.
+        tokio::task::yield_now().await;
+    });
+    let outcome = gpu_session::run(&runtime, &mut ws, &host, &s, cancel_rx, &mut |line| {
+        eprintln!("{line}")
     })?;
     let w = &outcome.written;
     if a.json {
@@ -322,6 +323,10 @@ fn plan_cmd(p: &Plan<'_>, json_out: bool) -> Result<ExitCode, CliError> {
             gpu_session::What::Peer { .. } => format!(
                 "{} after {} untimed, windows of {}",
                 l.peer_steps, l.peer_warmup, l.window_steps
+            ),
+            gpu_session::What::Tune(ref space) => format!(
+                "probes of {} in windows of {}, longer each round",
+                space.probe_steps, space.window_steps
             ),
         }
     };

@@ -182,6 +182,8 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
         "vit-compile-max",
         "bert-eager",
         "resnet-folder",
+        "vit-tune",
+        "gpt2-tune",
     ] {
         assert_eq!(item(&r, id)["status"], "ran", "{id}: {}", item(&r, id));
     }
@@ -196,6 +198,7 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
         "{jax}"
     );
     check_ratios(&r);
+    check_searches(&r, &dir);
     check_activations(&r);
     // The batch search started at 8 and ran at the cap, 32; the peer and
     // torch.compile took the batch it found.
@@ -281,6 +284,83 @@ fn check_ratios(r: &Value) {
     }
 }
 
+/// The two searches: every candidate of the kit's frameworks (PyTorch and
+/// the libtorch worker; JAX is not in its Python) ran, a winner was found,
+/// and its rate is held against the fastest single configuration of the
+/// same model, precision and size that ran before it in the session; the
+/// session file carries both searches.
+fn check_searches(r: &Value, dir: &Path) {
+    for (id, candidates, singles) in [
+        (
+            "vit-tune",
+            4,
+            &["vit-eager", "vit-tch", "vit-eager-max", "vit-compile-max"][..],
+        ),
+        ("gpt2-tune", 2, &["gpt2-eager"][..]),
+    ] {
+        let t = item(r, id);
+        let tune = &t["tune"];
+        assert_eq!(tune["candidates"], candidates, "{id}: {t}");
+        assert_eq!(tune["refused"], 0, "{id}: {t}");
+        assert!(tune["winner"].is_string(), "{id}: {t}");
+        let best = singles
+            .iter()
+            .map(|s| item(r, s))
+            .max_by(|a, b| {
+                let rate = |v: &Value| v["samples_per_s"].as_f64().unwrap();
+                rate(a).total_cmp(&rate(b))
+            })
+            .unwrap();
+        assert_eq!(tune["best_before"]["item"], best["id"], "{id}: {t}");
+        assert_eq!(
+            t["ratio_of"],
+            format!(
+                "÷ best single configuration, {} (this session)",
+                best["id"].as_str().unwrap()
+            )
+        );
+        let expected =
+            t["samples_per_s"].as_f64().unwrap() / best["samples_per_s"].as_f64().unwrap();
+        assert!(
+            (t["ratio"].as_f64().unwrap() - expected).abs() < 1e-9,
+            "{id}: {t}"
+        );
+        // Every probe and confirmation run is the session's; the winner's first.
+        assert!(
+            t["run_ids"].as_array().unwrap().len() > candidates,
+            "{id}: {t}"
+        );
+        assert!(
+            t["ratio_note"].as_str().unwrap().starts_with("search: "),
+            "{t}"
+        );
+    }
+    let file: Value = serde_json::from_slice(
+        &std::fs::read(dir.join("gpu-session.trainbench-session.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(file["searches"].as_array().unwrap().len(), 2);
+}
+
+/// Every run id the results name, once.
+fn stored_runs(r: &Value) -> usize {
+    let mut ids: Vec<i64> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|i| {
+            i["run_ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap())
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len()
+}
+
 /// Folded into a results document with the session imported; not twice.
 fn fold_twice(scratch: &Path, dir: &Path) {
     // Folded into a results document, the session imported.
@@ -293,8 +373,11 @@ fn fold_twice(scratch: &Path, dir: &Path) {
             .arg(dir),
     );
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(folded["rows"], 23);
-    assert_eq!(folded["imported_runs"], 12);
+    assert_eq!(folded["rows"], 25);
+    // Twelve single runs and the searches' runs (as many as each needed).
+    let runs = stored_runs(&results(dir));
+    assert!(runs > 12 + 6, "{runs}");
+    assert_eq!(folded["imported_runs"], runs);
     let written = std::fs::read_to_string(&doc).unwrap();
     assert!(written.starts_with("# GPU results\n\n## "), "{written}");
     assert!(written.contains("(CPU rehearsal)"));

@@ -15,7 +15,10 @@
 //! activation); then
 //! torch.compile and JAX at the largest batch (their compilation is the
 //! slowest start), JAX beside a plain Flax loop; then BERT-base, the
-//! image-folder loader and the JAX rows of the other families. Given the
+//! image-folder loader and the JAX rows of the other families; last the
+//! two searches for the fastest setup ([`super::tune_items`]), which need
+//! the most time and are held against the single configurations before
+//! them. Given the
 //! record of earlier sessions, a session runs first what that record shows
 //! never measured on its GPU model ([`super::order`]).
 
@@ -97,6 +100,9 @@ pub enum What {
         /// The studio item it is held against.
         of: String,
     },
+    /// A search for the fastest setup of one model ([`super::tune_items`]),
+    /// held against the best single configuration measured before.
+    Tune(super::tune_items::Space),
 }
 
 /// One step of the plan.
@@ -155,6 +161,7 @@ pub fn plan(rehearse: bool) -> Vec<Item> {
         items.extend(without_cudnn_benchmark(s));
     }
     items.extend(rest);
+    items.extend(super::tune_items::rows(s));
     items
         .into_iter()
         .map(|(id, title, allowance, what)| {
@@ -186,10 +193,12 @@ fn fast(w: &What) -> bool {
             batch,
             ..
         } => pace::fast_steps(model, precision, matches!(batch, Batch::Fixed(_)), false),
+        What::Tune(_) => false,
     }
 }
 
-type Row = (String, String, f64, What);
+/// An item before its steps: id, title, allowance (unscaled), what it runs.
+pub(super) type Row = (String, String, f64, What);
 
 /// A precision as an item id's suffix (`amp-fp16` → `fp16`).
 fn short(precision: &str) -> &str {
@@ -385,6 +394,7 @@ fn sized(mut w: What, px: Option<i64>, seq: Option<i64>) -> What {
         } => {
             (*image_size, *seq_len) = (px, seq);
         }
+        What::Tune(space) => (space.image_size, space.seq_len) = (px, seq),
     }
     w
 }

@@ -47,6 +47,7 @@ fn every_peer_and_found_batch_refers_to_an_earlier_studio_item() {
             let (batch, of) = match &item.what {
                 What::Studio { batch, against, .. } => (batch, against.as_ref()),
                 What::Peer { batch, of, .. } => (batch, Some(of)),
+                What::Tune(_) => continue,
             };
             if let Batch::FoundBy(id) = batch {
                 assert!(earlier(id), "{}: batch of {id}", item.id);
@@ -60,4 +61,60 @@ fn every_peer_and_found_batch_refers_to_an_earlier_studio_item() {
         ids.dedup();
         assert_eq!(ids.len(), items.len(), "ids are unique");
     }
+}
+
+#[test]
+fn the_searches_come_last_after_every_single_configuration_of_their_model() {
+    for rehearse in [false, true] {
+        let items = plan(rehearse);
+        let ids: Vec<&str> = items.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(&ids[ids.len() - 2..], &["vit-tune", "gpt2-tune"]);
+        let space = |id: &str| match &items.iter().find(|i| i.id == id).unwrap().what {
+            What::Tune(space) => space.clone(),
+            _ => panic!("{id} is not a search"),
+        };
+        let vit = space("vit-tune");
+        assert_eq!(vit.frameworks, [Kind::Pytorch, Kind::Tch, Kind::Jax]);
+        assert_eq!(vit.compile, ["off"]);
+        // Each search's model is one the plan runs as a single configuration
+        // at the same precision and size before it: the best it is held
+        // against can come from this very session.
+        for id in ["vit-tune", "gpt2-tune"] {
+            let sp = space(id);
+            let before = items.iter().any(|i| match &i.what {
+                What::Studio {
+                    model,
+                    precision,
+                    image_size,
+                    seq_len,
+                    folder,
+                    ..
+                } => {
+                    *model == sp.model
+                        && *precision == sp.precision
+                        && *image_size == sp.image_size
+                        && *seq_len == sp.seq_len
+                        && !folder
+                }
+                _ => false,
+            });
+            assert!(before, "{id}: nothing to hold its winner against");
+        }
+        let allowance = |id: &str| items.iter().find(|i| i.id == id).unwrap().allowance_s;
+        let scale = if rehearse { 0.5 } else { 1.0 };
+        assert_eq!(allowance("vit-tune"), 240.0 * scale);
+        assert_eq!(allowance("gpt2-tune"), 200.0 * scale);
+    }
+    let gpu = plan(false);
+    let Some(What::Tune(vit)) = gpu.iter().find(|i| i.id == "vit-tune").map(|i| &i.what) else {
+        panic!("no vit-tune");
+    };
+    assert_eq!(
+        (
+            vit.model.as_str(),
+            vit.precision.as_str(),
+            vit.batch_size.as_slice()
+        ),
+        ("vit_base_patch16_224", "amp-bf16", &[256, 1024][..])
+    );
 }

@@ -5,12 +5,15 @@
 //! CLI's `gpu-session` command and the kit's `run.sh` call it.
 //!
 //! - [`items`]: the plan (studio runs, each followed by a peer: a plain timm
-//!   or Hugging Face loop on the same GPU, batch and precision); [`pace`]:
-//!   its sizes on a GPU and in the rehearsal; [`order`]: what was never
-//!   measured on this GPU first.
+//!   or Hugging Face loop on the same GPU, batch and precision; last two
+//!   searches for the fastest setup, [`tune_items`]); [`pace`]: its sizes
+//!   on a GPU and in the rehearsal; [`order`]: what was never measured on
+//!   this GPU first.
 //! - [`run`]: checks the clock before each item, skips what would not fit in
 //!   what is left, stops what is still running when the budget ends;
-//!   [`peer`]: a peer's process and its figures; [`twins`]: each run
+//!   [`peer`]: a peer's process and its figures; [`tuned`]: a search run
+//!   through the application's `tune`, its winner held against [`best`],
+//!   the best single configuration measured before; [`twins`]: each run
 //!   projected to the other GPU of the pair.
 //! - [`write`]: the outputs, rewritten after every item, so a session cut
 //!   short still leaves them; [`result`]: an item's result as stored there;
@@ -30,6 +33,7 @@ use trainbench_app::error::{AppError, AppResult};
 use trainbench_app::host::Host;
 use trainbench_app::{frameworks, now_unix_ms, utc_text};
 
+pub mod best;
 pub mod doc;
 pub mod files;
 pub mod fold;
@@ -41,6 +45,8 @@ pub mod record;
 pub mod render;
 pub mod result;
 pub mod run;
+pub mod tune_items;
+mod tuned;
 pub mod twins;
 pub mod write;
 
@@ -172,6 +178,10 @@ pub struct Session {
     /// How the plan was reordered by the record of earlier sessions, in a
     /// sentence (`None`: the plan's own order).
     pub order: Option<String>,
+    /// Per search of the plan, the best single configuration the record
+    /// shows on this GPU ([`best::in_record`]): what its winner is held
+    /// against when this session measures none better.
+    pub earlier_best: Vec<(best::Key, best::Best)>,
     #[serde(skip)]
     pub out_dir: PathBuf,
     pub started: String,
@@ -225,12 +235,13 @@ pub fn prepare(req: &SessionRequest, host: &Host) -> AppResult<Prepared> {
         }
         items.retain(|i| req.only.contains(&i.id));
     }
-    let (items, order) = match (&req.measured, record_gpu(req.rehearse, &gpus)) {
+    let (items, order, earlier_best) = match (&req.measured, record_gpu(req.rehearse, &gpus)) {
         (Some(doc), Some(gpu)) => {
             let r = reorder(items, doc, &gpu)?;
-            (r.items, Some(r.note))
+            let earlier = earlier_best(&r.items, doc, &gpu)?;
+            (r.items, Some(r.note), earlier)
         }
-        _ => (items, None),
+        _ => (items, None, Vec::new()),
     };
     let named = if req.frameworks.is_empty() {
         frameworks::installed_frameworks()
@@ -279,9 +290,26 @@ pub fn prepare(req: &SessionRequest, host: &Host) -> AppResult<Prepared> {
         lengths: lengths(rehearse),
         timeout_s: req.timeout_s,
         order,
+        earlier_best,
         out_dir,
         started: utc_text(now_unix_ms()),
     })))
+}
+
+/// Per search among `items`, the best single configuration of the record
+/// in `dir` on a GPU named `gpu`.
+fn earlier_best(items: &[Item], dir: &Path, gpu: &str) -> AppResult<Vec<(best::Key, best::Best)>> {
+    let record = record::all_results("measured", dir)?;
+    Ok(items
+        .iter()
+        .filter_map(|i| match &i.what {
+            What::Tune(space) => {
+                let key = best::Key::of(space);
+                best::in_record(&record, gpu, &key).map(|b| (key, b))
+            }
+            _ => None,
+        })
+        .collect())
 }
 
 /// The name a session's rows in the record are matched by: the first GPU's,

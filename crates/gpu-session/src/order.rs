@@ -27,6 +27,8 @@ fn needs(item: &Item) -> Vec<&str> {
     let (batch, other) = match &item.what {
         What::Studio { batch, against, .. } => (batch, against.as_deref()),
         What::Peer { batch, of, .. } => (batch, Some(of.as_str())),
+        // A search is held against what ran before it, if anything did.
+        What::Tune(_) => return out,
     };
     if let Batch::FoundBy(id) = batch {
         out.push(id.as_str());

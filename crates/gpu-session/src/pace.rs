@@ -39,6 +39,11 @@ pub struct Sizes {
     /// the first on ViT early in the plan (on a GPU amp-fp16, the loss
     /// scaler's path), the rest on ViT and all on ResNet later.
     pub tch_precisions: &'static [&'static str],
+    /// The searches' batches ([`super::tune_items`]): ViT's and GPT-2's,
+    /// and a probe's steps and steps per timing window.
+    pub tune_vit_batches: &'static [i64],
+    pub tune_gpt2_batches: &'static [i64],
+    pub tune_probe: (i64, i64),
     /// Allowances are multiplied by this (the rehearsal's models are small).
     pub scale: f64,
     /// [`super::Item::steps_x`] of the fast-step items, and the seconds their
@@ -62,6 +67,9 @@ pub const GPU: Sizes = Sizes {
     bert: "bert_base_uncased",
     bert_batch: 64,
     tch_precisions: &["amp-fp16", "fp32", "tf32"],
+    tune_vit_batches: &[256, 1024],
+    tune_gpt2_batches: &[16, 32],
+    tune_probe: (30, 3),
     scale: 1.0,
     fast_x: (3, 6.0),
 };
@@ -83,6 +91,9 @@ pub const CPU: Sizes = Sizes {
     bert: "bert_tiny",
     bert_batch: 4,
     tch_precisions: &["amp-bf16"],
+    tune_vit_batches: &[4, 8],
+    tune_gpt2_batches: &[4],
+    tune_probe: (12, 2),
     scale: 0.5,
     fast_x: (1, 0.0),
 };

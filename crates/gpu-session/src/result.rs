@@ -60,6 +60,29 @@ pub struct ItemResult {
     pub ratio_note: Option<String>,
     /// The run projected to the twin GPU (to two threads when rehearsing).
     pub projected: Vec<ProjectedTo>,
+    /// A search's outcome (its figures above are its winner's last run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tune: Option<Searched>,
+}
+
+/// What a search found, as a session keeps it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Searched {
+    /// Its sweep in the session's database (and session file).
+    pub sweep_id: i64,
+    /// The winner's label (`pytorch · amp-bf16 · b1024`), if any.
+    pub winner: Option<String>,
+    /// The search's verdict: the winner against the runner-up with the
+    /// ratio's 95 % interval, or a tie, or why there is no winner.
+    pub verdict: String,
+    /// How it ended: `converged`, `budget`, `cancelled`, …
+    pub ended: String,
+    /// Candidates that ran, and those refused before running.
+    pub candidates: usize,
+    pub refused: usize,
+    /// The best single configuration measured before, which `ratio`
+    /// divides by (`None`: none at this model, precision and size).
+    pub best_before: Option<super::best::Best>,
 }
 
 impl ItemResult {
@@ -82,6 +105,7 @@ impl ItemResult {
             ratio_of: None,
             ratio_note: None,
             projected: Vec::new(),
+            tune: None,
         }
     }
 }
@@ -95,10 +119,16 @@ pub struct ProjectedTo {
     pub high: f64,
 }
 
-/// The batch an item runs at: fixed, searched, or found by an earlier item.
+/// The batch an item runs at: fixed, searched, or found by an earlier item
+/// (a search's batches are its space's: `Batch::Fixed` of the first).
 pub fn batch_of(item: &Item, done: &[ItemResult]) -> Result<Batch, String> {
     let batch = match &item.what {
         What::Studio { batch, .. } | What::Peer { batch, .. } => batch,
+        What::Tune(space) => {
+            return Ok(Batch::Fixed(
+                space.batch_size.first().copied().unwrap_or_default(),
+            ))
+        }
     };
     match batch {
         Batch::FoundBy(id) => match done.iter().find(|r| &r.id == id) {

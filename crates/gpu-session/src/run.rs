@@ -27,15 +27,17 @@ pub struct Outcome {
 }
 
 /// Progress that shows nothing: the session says its own lines.
-struct Quiet;
+pub(super) struct Quiet;
 impl Progress for Quiet {
     fn event(&mut self, _run_id: i64, _event: &trainbench_core::protocol::Event) {}
 }
 
-/// Runs the session's items in order within its budget; `say` gets a line
-/// for each step (they are kept in session.log too). `cancel` stops it as
-/// the end of the budget does.
-pub async fn run(
+/// Runs the session's items in order within its budget on `rt` (a shell's
+/// runtime, where its Ctrl-C task runs too); `say` gets a line for each
+/// step (they are kept in session.log too). `cancel` stops it as the end of
+/// the budget does.
+pub fn run(
+    rt: &tokio::runtime::Runtime,
     ws: &mut Workspace,
     host: &Host,
     s: &Session,
@@ -69,7 +71,7 @@ pub async fn run(
     let (stop_tx, stop) = watch::channel(false);
     let mut outer = cancel.clone();
     let deadline = tokio::time::Instant::from_std(end);
-    tokio::spawn(async move {
+    rt.spawn(async move {
         // A cancel switch whose sender is gone never cancels.
         let cancelled = async {
             if outer.wait_for(|c| *c).await.is_err() {
@@ -85,6 +87,8 @@ pub async fn run(
 
     let mut results: Vec<ItemResult> = Vec::new();
     for item in &s.items {
+        // Lets a Ctrl-C or the budget's end that came meanwhile be seen.
+        rt.block_on(tokio::task::yield_now());
         let left = end.saturating_duration_since(Instant::now()).as_secs_f64();
         let mut r = match why_not(s, item, &results, left, *cancel.borrow()) {
             Some(why) => ItemResult::new(item, Status::Skipped, Some(why)),
@@ -96,9 +100,15 @@ pub async fn run(
                 let began = Instant::now();
                 let mut r = match &item.what {
                     What::Studio { .. } => {
-                        studio(ws, host, s, item, &results, stop.clone(), &mut tell).await?
+                        rt.block_on(studio(ws, host, s, item, &results, stop.clone(), &mut tell))?
                     }
-                    What::Peer { .. } => super::peer::peer(s, item, &results, end, &mut tell).await,
+                    What::Peer { .. } => {
+                        rt.block_on(super::peer::peer(s, item, &results, end, &mut tell))
+                    }
+                    What::Tune(_) => {
+                        let on = super::tuned::On { rt, stop: &stop };
+                        super::tuned::tune(ws, host, s, item, &results, on, &mut tell)?
+                    }
                 };
                 held_against(&mut r, item, &results);
                 r.projected = super::twins::project(ws, s, &r);
@@ -159,6 +169,15 @@ fn why_not(
             return Some(format!(
                 "{} is not installed here (or not among the frameworks named)",
                 framework.as_str()
+            ));
+        }
+    }
+    if let What::Tune(space) = &item.what {
+        if space.frameworks.iter().all(|k| s.framework(*k).is_none()) {
+            let names: Vec<&str> = space.frameworks.iter().map(|k| k.as_str()).collect();
+            return Some(format!(
+                "none of {} is installed here (or among the frameworks named)",
+                names.join(", ")
             ));
         }
     }

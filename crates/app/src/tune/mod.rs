@@ -78,7 +78,7 @@ pub struct Tuned {
 }
 
 /// The last run that measured candidate `c`, if any.
-fn last_measured(outcome: &TuneOutcome, c: Option<usize>) -> Option<i64> {
+pub fn last_measured(outcome: &TuneOutcome, c: Option<usize>) -> Option<i64> {
     outcome
         .candidates
         .get(c?)?
