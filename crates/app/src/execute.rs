@@ -180,8 +180,9 @@ pub async fn run_job(
     executor.execute(ws, job, opts, progress, cancel).await
 }
 
-/// Progress that shows nothing (a run that never starts).
-pub(crate) struct Silent;
+/// Progress that shows nothing (a run that never starts, or one whose
+/// shell says its own lines).
+pub struct Silent;
 impl Progress for Silent {
     fn event(&mut self, _run_id: i64, _event: &trainbench_core::protocol::Event) {}
 }

@@ -9,10 +9,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::items::What;
-use super::result::{ItemResult, Status};
 use super::tune_items::Space;
-use super::Session;
 
 /// The configurations a search is held against: its model, precision and
 /// input size.
@@ -70,7 +67,7 @@ impl Best {
 }
 
 /// The faster of two.
-fn faster(a: Option<Best>, b: Option<Best>) -> Option<Best> {
+pub fn faster(a: Option<Best>, b: Option<Best>) -> Option<Best> {
     match (a, b) {
         (Some(a), Some(b)) => Some(if b.samples_per_s > a.samples_per_s {
             b
@@ -83,7 +80,12 @@ fn faster(a: Option<Best>, b: Option<Best>) -> Option<Best> {
 
 /// The best of one session: its plan's items (`items`, as JSON) and their
 /// results (as JSON); `session`: when it started, or `None` for this one.
-fn best_of(key: &Key, items: &[Value], results: &[Value], session: Option<&str>) -> Option<Best> {
+pub fn best_of(
+    key: &Key,
+    items: &[Value],
+    results: &[Value],
+    session: Option<&str>,
+) -> Option<Best> {
     let mut best = None;
     for r in results {
         let (Some(id), Some(rate)) = (r["id"].as_str(), r["samples_per_s"].as_f64()) else {
@@ -119,28 +121,6 @@ pub fn in_record(record: &[Value], gpu: &str, key: &Key) -> Option<Best> {
             best_of(key, items, results, doc["session"]["started"].as_str())
         })
         .fold(None, faster)
-}
-
-/// The best before a search: this session's items so far, or the record's
-/// best that the session was prepared with ([`Session::earlier_best`]).
-pub fn before(s: &Session, key: &Key, done: &[ItemResult]) -> Option<Best> {
-    let items: Vec<Value> = s
-        .items
-        .iter()
-        .filter(|i| matches!(i.what, What::Studio { .. }))
-        .filter_map(|i| serde_json::to_value(i).ok())
-        .collect();
-    let results: Vec<Value> = done
-        .iter()
-        .filter(|r| r.status == Status::Ran)
-        .filter_map(|r| serde_json::to_value(r).ok())
-        .collect();
-    let earlier = s
-        .earlier_best
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, b)| b.clone());
-    faster(best_of(key, &items, &results, None), earlier)
 }
 
 #[cfg(test)]

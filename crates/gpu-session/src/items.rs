@@ -24,6 +24,7 @@
 
 use serde::Serialize;
 
+pub use super::kind::Kind;
 use super::pace::{self, Sizes, CPU, GPU};
 
 /// How an item's batch is chosen.
@@ -38,26 +39,6 @@ pub enum Batch {
     },
     /// The batch the item with this id ran at (its search's result).
     FoundBy(String),
-}
-
-/// Which framework a studio item trains with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    Pytorch,
-    Jax,
-    /// The libtorch worker (Rust, through tch).
-    Tch,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Pytorch => "pytorch",
-            Kind::Jax => "jax",
-            Kind::Tch => "tch",
-        }
-    }
 }
 
 /// What an item runs.
@@ -161,7 +142,11 @@ pub fn plan(rehearse: bool) -> Vec<Item> {
         items.extend(without_cudnn_benchmark(s));
     }
     items.extend(rest);
-    items.extend(super::tune_items::rows(s));
+    items.extend(
+        super::tune_items::searches(s)
+            .into_iter()
+            .map(|(id, title, allowance, space)| (id, title, allowance, What::Tune(space))),
+    );
     items
         .into_iter()
         .map(|(id, title, allowance, what)| {
@@ -198,7 +183,7 @@ fn fast(w: &What) -> bool {
 }
 
 /// An item before its steps: id, title, allowance (unscaled), what it runs.
-pub(super) type Row = (String, String, f64, What);
+type Row = (String, String, f64, What);
 
 /// A precision as an item id's suffix (`amp-fp16` → `fp16`).
 fn short(precision: &str) -> &str {

@@ -6,9 +6,9 @@
 //!
 //! - [`items`]: the plan (studio runs, each followed by a peer: a plain timm
 //!   or Hugging Face loop on the same GPU, batch and precision; last two
-//!   searches for the fastest setup, [`tune_items`]); [`pace`]: its sizes
-//!   on a GPU and in the rehearsal; [`order`]: what was never measured on
-//!   this GPU first.
+//!   searches for the fastest setup, [`tune_items`]); [`kind`]: the
+//!   frameworks it trains with; [`pace`]: its sizes on a GPU and in the
+//!   rehearsal; [`order`]: what was never measured on this GPU first.
 //! - [`run`]: checks the clock before each item, skips what would not fit in
 //!   what is left, stops what is still running when the budget ends;
 //!   [`peer`]: a peer's process and its figures; [`tuned`]: a search run
@@ -38,6 +38,7 @@ pub mod doc;
 pub mod files;
 pub mod fold;
 pub mod items;
+mod kind;
 pub mod order;
 mod pace;
 mod peer;

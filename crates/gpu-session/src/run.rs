@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use trainbench_core::summary::RunStatus;
-use trainbench_runner::{Progress, RunnerOptions};
+use trainbench_runner::RunnerOptions;
 
 use super::items::{Batch, Item, What};
 use super::result::{batch_of, ItemResult, Status};
 use super::{write, Session};
 use trainbench_app::batch_words::Narrated;
 use trainbench_app::error::AppResult;
-use trainbench_app::execute;
+use trainbench_app::execute::{self, Silent};
 use trainbench_app::host::Host;
 use trainbench_app::sweep::{plan_sweep, SweepRequest};
 use trainbench_app::workspace::Workspace;
@@ -24,12 +24,6 @@ use trainbench_app::workspace::Workspace;
 pub struct Outcome {
     pub results: Vec<ItemResult>,
     pub written: write::Written,
-}
-
-/// Progress that shows nothing: the session says its own lines.
-pub(super) struct Quiet;
-impl Progress for Quiet {
-    fn event(&mut self, _run_id: i64, _event: &trainbench_core::protocol::Event) {}
 }
 
 /// Runs the session's items in order within its budget on `rt` (a shell's
@@ -344,7 +338,7 @@ async fn studio_runs(
         Err(e) => return Ok(ItemResult::new(item, Status::Failed, Some(e.to_string()))),
     };
     let finished =
-        execute::run_jobs(ws, host, &jobs, opts, stop, |_, _, _| Quiet, |_, _| {}).await?;
+        execute::run_jobs(ws, host, &jobs, opts, stop, |_, _, _| Silent, |_, _| {}).await?;
     let mut r = ItemResult::new(item, Status::Ran, None);
     r.run_ids = finished.iter().map(|f| f.run_id).collect();
     if let Some(f) = finished.iter().find(|f| f.status != RunStatus::Completed) {

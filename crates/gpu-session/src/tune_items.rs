@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::items::{Kind, Row, What};
+use super::kind::Kind;
 use super::pace::Sizes;
 
 /// The share of an item's allowance the search may start runs in; the
@@ -64,9 +64,9 @@ impl Space {
     }
 }
 
-/// The two searches, each with its allowance in seconds (before the
-/// session's scale).
-pub(super) fn rows(s: &Sizes) -> Vec<Row> {
+/// The two searches: id, title, allowance in seconds (before the
+/// session's scale), space.
+pub(super) fn searches(s: &Sizes) -> Vec<(String, String, f64, Space)> {
     let vit = Space::new(s, s.vit, None, s.tune_vit_batches);
     let gpt2 = Space::new(s, s.gpt2, Some(s.gpt2_seq), s.tune_gpt2_batches);
     let title = |space: &Space, what: &str| {
@@ -77,17 +77,12 @@ pub(super) fn rows(s: &Sizes) -> Vec<Row> {
         )
     };
     vec![
-        (
-            "vit-tune".into(),
-            title(&vit, s.vit),
-            240.0,
-            What::Tune(vit),
-        ),
+        ("vit-tune".into(), title(&vit, s.vit), 240.0, vit),
         (
             "gpt2-tune".into(),
             title(&gpt2, &format!("{} seq {}", s.gpt2, s.gpt2_seq)),
             200.0,
-            What::Tune(gpt2),
+            gpt2,
         ),
     ]
 }

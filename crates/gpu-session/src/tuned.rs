@@ -7,11 +7,12 @@
 
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
 use trainbench_app::batch_words::Narrated;
 use trainbench_app::error::AppResult;
-use trainbench_app::execute::{self, Finished};
+use trainbench_app::execute::{self, Finished, Silent};
 use trainbench_app::host::Host;
 use trainbench_app::sweep::{Job, SweepPlan, SweepRequest};
 use trainbench_app::tune::{last_measured, plan_tune, TunePlan, TuneRequest, TuneShell};
@@ -23,7 +24,6 @@ use trainbench_runner::RunnerOptions;
 use super::best::{self, Best};
 use super::items::{Item, What};
 use super::result::{ItemResult, Searched, Status};
-use super::run::Quiet;
 use super::tune_items::{Space, BUDGET_SHARE};
 use super::Session;
 
@@ -43,7 +43,7 @@ impl TuneShell for Shell<'_> {
             host,
             job,
             self.opts,
-            &mut Quiet,
+            &mut Silent,
             self.stop.clone(),
         ))
     }
@@ -200,7 +200,7 @@ pub(super) fn tune(
             r.mfu = sum.mfu;
         }
     }
-    let best_before = best::before(s, &best::Key::of(space), done);
+    let best_before = best_before(s, &best::Key::of(space), done);
     let winner = o
         .winner
         .and_then(|w| o.candidates.get(w))
@@ -248,4 +248,27 @@ fn hold_against(r: &mut ItemResult, verdict: &str, best: Option<&Best>, plan: &T
         mfu(r.mfu),
         mfu(best.mfu),
     ));
+}
+
+/// The best single configuration before a search: of this session's items
+/// so far, or the record's that the session was prepared with
+/// ([`Session::earlier_best`]).
+fn best_before(s: &Session, key: &best::Key, done: &[ItemResult]) -> Option<Best> {
+    let items: Vec<Value> = s
+        .items
+        .iter()
+        .filter(|i| matches!(i.what, What::Studio { .. }))
+        .filter_map(|i| serde_json::to_value(i).ok())
+        .collect();
+    let results: Vec<Value> = done
+        .iter()
+        .filter(|r| r.status == Status::Ran)
+        .filter_map(|r| serde_json::to_value(r).ok())
+        .collect();
+    let earlier = s
+        .earlier_best
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, b)| b.clone());
+    best::faster(best::best_of(key, &items, &results, None), earlier)
 }
