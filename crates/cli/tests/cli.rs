@@ -385,15 +385,17 @@ fn a_toml_config_makes_a_sweep_and_flags_win() {
 
 /// `--batch-size max`: powers of two probed in fresh workers under a
 /// resident-memory limit, every probe stored, the run at the largest that
-/// fitted. resnet_mini in the tch worker peaks here at ~135 MiB at batch 1,
-/// 183–198 MiB at batch 32 and ~263 MiB at batch 64, so a 235 MiB limit
-/// stops the search at 64 with room on both sides: the run itself (12 steps)
-/// peaks a little above its 3-step probe (seen: 198 → 205 MiB), which under a
-/// 200 MiB limit stopped the run at batch 32.
+/// fitted. resnet_mini in the tch worker peaks at ~135 MiB at batch 1,
+/// 183–200 MiB at batch 32 and 230–263 MiB at batch 64 (machines differ),
+/// so a 220 MiB limit stops the search at 64 with room on both sides: the
+/// run itself (12 steps) peaks a little above its 3-step probe (seen: 198 →
+/// 205 MiB at batch 32, which a 200 MiB limit stopped; 230 → 235.5 MiB at
+/// batch 64, which the earlier 235 MiB limit let through the probe and then
+/// stopped).
 #[test]
 fn the_largest_batch_that_fits_is_searched_and_stored() {
     let db = Db::new("batch-max");
-    let limit: u64 = 235 << 20;
+    let limit: u64 = 220 << 20;
     let (out, v) = db.run(&[
         "run",
         "--model",
@@ -401,7 +403,7 @@ fn the_largest_batch_that_fits_is_searched_and_stored() {
         "--batch-size",
         "max",
         "--memory-limit",
-        "235MiB",
+        "220MiB",
         "--steps",
         "12",
         "--window-steps",
