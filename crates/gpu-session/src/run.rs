@@ -62,22 +62,7 @@ pub fn run(
         tell(&format!("gpu-session: {order}"));
     }
     // The budget's end stops what runs, as a cancel does.
-    let (stop_tx, stop) = watch::channel(false);
-    let mut outer = cancel.clone();
-    let deadline = tokio::time::Instant::from_std(end);
-    rt.spawn(async move {
-        // A cancel switch whose sender is gone never cancels.
-        let cancelled = async {
-            if outer.wait_for(|c| *c).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        };
-        tokio::select! {
-            () = tokio::time::sleep_until(deadline) => {}
-            () = cancelled => {}
-        }
-        let _ = stop_tx.send(true);
-    });
+    let (stop, _) = super::tuned::stop_at(rt, tokio::time::Instant::from_std(end), &cancel);
 
     let mut results: Vec<ItemResult> = Vec::new();
     for item in &s.items {

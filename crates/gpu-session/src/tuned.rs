@@ -80,6 +80,30 @@ impl TuneShell for Shell<'_> {
     }
 }
 
+/// A stop switch that turns on at `deadline` or when `outer` does (a switch
+/// whose sender is gone never turns on), and the task that turns it.
+pub(super) fn stop_at(
+    rt: &tokio::runtime::Runtime,
+    deadline: tokio::time::Instant,
+    outer: &watch::Receiver<bool>,
+) -> (watch::Receiver<bool>, tokio::task::JoinHandle<()>) {
+    let (tx, stop) = watch::channel(false);
+    let mut outer = outer.clone();
+    let task = rt.spawn(async move {
+        let outer_stops = async {
+            if outer.wait_for(|c| *c).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline) => {}
+            () = outer_stops => {}
+        }
+        let _ = tx.send(true);
+    });
+    (stop, task)
+}
+
 /// The search's request: the space's axes (the session's frameworks among
 /// them), the probe's length, throughput, the budget.
 fn request(s: &Session, item: &Item, space: &Space) -> TuneRequest {
@@ -145,21 +169,8 @@ pub(super) fn tune(
         Err(e) => return Ok(ItemResult::new(item, Status::Failed, Some(e.to_string()))),
     };
     // The item's stop: its allowance's end or the session's stop.
-    let (tx, item_stop) = watch::channel(false);
     let end = tokio::time::Instant::now() + Duration::from_secs_f64(item.allowance_s);
-    let mut session = stop.clone();
-    let stopper = rt.spawn(async move {
-        let session_stops = async {
-            if session.wait_for(|c| *c).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        };
-        tokio::select! {
-            () = tokio::time::sleep_until(end) => {}
-            () = session_stops => {}
-        }
-        let _ = tx.send(true);
-    });
+    let (item_stop, stopper) = stop_at(rt, end, stop);
     let mut shell = Shell {
         rt,
         stop: item_stop,
@@ -240,13 +251,16 @@ fn hold_against(r: &mut ItemResult, verdict: &str, best: Option<&Best>, plan: &T
     r.ratio_of = Some(format!("÷ best single configuration, {}", best.words()));
     let mfu =
         |m: Option<f64>| m.map_or_else(|| "no MFU".into(), |m| format!("MFU {:.1} %", 100.0 * m));
+    let mfus = if r.mfu.is_none() && best.mfu.is_none() {
+        " (no MFU: no device peak on record here)".to_owned()
+    } else {
+        format!(": the winner's {} to its {}", mfu(r.mfu), mfu(best.mfu))
+    };
     r.ratio_note = Some(format!(
-        "search: {verdict}. Against the best single configuration before, {} at {:.1} samples/s{}: the winner's {} to its {}",
+        "search: {verdict}. Against the best single configuration before, {} at {:.1} samples/s{}{mfus}",
         best.words(),
         best.samples_per_s,
         best.batch.map_or_else(String::new, |b| format!(", batch {b}")),
-        mfu(r.mfu),
-        mfu(best.mfu),
     ));
 }
 
