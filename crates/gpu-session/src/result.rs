@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::items::{Batch, Item, What};
+use trainbench_app::error::AppResult;
+use trainbench_app::workspace::Workspace;
 
 /// How an item ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -107,6 +109,19 @@ impl ItemResult {
             projected: Vec::new(),
             tune: None,
         }
+    }
+
+    /// The batch, parameters, rate with its interval and MFU of stored run `id`.
+    pub(super) fn take_figures(&mut self, ws: &Workspace, id: i64) -> AppResult<()> {
+        let row = ws.run(id)?;
+        self.batch = Some(row.batch_size as i64);
+        self.params = row.param_count;
+        if let Some(sum) = &row.summary {
+            self.samples_per_s = sum.throughput_samples_per_s;
+            self.samples_per_s_ci95 = sum.throughput_ci95.map(|i| [i.low, i.high]);
+            self.mfu = sum.mfu;
+        }
+        Ok(())
     }
 }
 

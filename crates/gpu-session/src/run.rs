@@ -335,15 +335,8 @@ async fn studio_runs(
             f.reason.as_deref().unwrap_or("no reason given")
         ));
     }
-    if let Some(id) = r.run_ids.first() {
-        let row = ws.run(*id)?;
-        r.batch = Some(row.batch_size as i64);
-        r.params = row.param_count;
-        if let Some(sum) = &row.summary {
-            r.samples_per_s = sum.throughput_samples_per_s;
-            r.samples_per_s_ci95 = sum.throughput_ci95.map(|i| [i.low, i.high]);
-            r.mfu = sum.mfu;
-        }
+    if let Some(id) = r.run_ids.first().copied() {
+        r.take_figures(ws, id)?;
     }
     Ok(r)
 }

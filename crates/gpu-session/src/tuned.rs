@@ -202,14 +202,7 @@ pub(super) fn tune(
     r.run_ids
         .extend(tuned.run_ids.iter().filter(|id| Some(**id) != winner_run));
     if let Some(id) = winner_run {
-        let row = ws.run(id)?;
-        r.batch = Some(row.batch_size as i64);
-        r.params = row.param_count;
-        if let Some(sum) = &row.summary {
-            r.samples_per_s = sum.throughput_samples_per_s;
-            r.samples_per_s_ci95 = sum.throughput_ci95.map(|i| [i.low, i.high]);
-            r.mfu = sum.mfu;
-        }
+        r.take_figures(ws, id)?;
     }
     let best_before = best_before(s, &best::Key::of(space), done);
     let winner = o
