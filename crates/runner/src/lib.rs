@@ -284,7 +284,7 @@ async fn run_one(
     loop {
         if *cancel.borrow_and_update() {
             kill_worker(&mut child, pid);
-            stopped = Some((RunStatus::Cancelled, "cancelled by the user".into(), None));
+            stopped = Some(cancelled_by_user());
             break;
         }
         tokio::select! {
@@ -342,7 +342,7 @@ async fn run_one(
         && terminal.is_none()
         && ending::stop_asked_meanwhile(&mut cancel, exit.as_ref()).await
     {
-        stopped = Some((RunStatus::Cancelled, "cancelled by the user".into(), None));
+        stopped = Some(cancelled_by_user());
     }
     unstored.append(&mut samples);
     let ending = Ending {
@@ -355,6 +355,11 @@ async fn run_one(
         tail,
     };
     store_end(store, run_id, gpu, progress, ending).await
+}
+
+/// The stop a cancel makes: the run cancelled, as its user asked.
+fn cancelled_by_user() -> (RunStatus, String, Option<ErrorClass>) {
+    (RunStatus::Cancelled, "cancelled by the user".into(), None)
 }
 
 /// The worker's exit, killing it after ten seconds.
