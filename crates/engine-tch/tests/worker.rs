@@ -66,11 +66,15 @@ fn check_breakdown(o: &Outcome, model: &str, batch: u64, steps: u64) {
     );
     // Backward has about twice forward's FLOPs, but these tiny models are
     // bound by per-operator overhead: BERT-tiny measured 24.1 ms backward
-    // against 24.2 ms forward on a busy 2-core CI machine. A backward under
-    // three quarters of forward would mean time booked to the wrong phase.
+    // against 24.2 ms forward on a busy 2-core CI machine, and on a busier
+    // one all four forward steps ran slower than every backward (fastest
+    // 34.2 ms against 25.6 ms). Time booked to the wrong phase leaves
+    // backward near zero (a missing clock read moves all of it into the
+    // next phase), so the check asks for a third of forward: far below
+    // what contention has shown, far above a misbooked phase.
     // Each phase's fastest step, not its mean: of four steps, one slowed by
     // another process moves a mean (forward 59 ms, its 95 % interval 13–105
-    // ms, failed this on a busy machine), not a minimum.
+    // ms, failed a mean check on a busy machine), not a minimum.
     let fastest = |ph: StepPhase| {
         t.phases
             .iter()
@@ -82,7 +86,7 @@ fn check_breakdown(o: &Outcome, model: &str, batch: u64, steps: u64) {
             .fold(f64::INFINITY, f64::min)
     };
     assert!(
-        fastest(StepPhase::Backward) > 0.75 * fastest(StepPhase::Forward),
+        fastest(StepPhase::Backward) > fastest(StepPhase::Forward) / 3.0,
         "{model}: fastest backward {} s, fastest forward {} s; {b:?}",
         fastest(StepPhase::Backward),
         fastest(StepPhase::Forward)
