@@ -7,5 +7,7 @@ export default defineConfig({
   clearScreen: false,
   server: { port: 5173, strictPort: true },
   build: { target: "safari15", outDir: "dist", emptyOutDir: true, chunkSizeWarningLimit: 1024 },
-  test: { environment: "jsdom", include: ["test/**/*.test.ts", "test/**/*.test.tsx"] },
+  // Thirty seconds a test (vitest's default is 5): the suite runs beside
+  // builds on a busy two-core machine.
+  test: { environment: "jsdom", include: ["test/**/*.test.ts", "test/**/*.test.tsx"], testTimeout: 30000 },
 });

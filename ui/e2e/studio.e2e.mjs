@@ -55,7 +55,9 @@ async function press(css, tookJs) {
   for (let attempt = 1; attempt <= 3; attempt++) {
     await wd.waitFor(`${css}:not([disabled])`, { what: `${css} enabled` });
     await wd.click(css);
-    for (let i = 0; i < 50; i++) {
+    // Ten seconds before clicking again: a click that took, seen late on a
+    // busy machine, must not be doubled.
+    for (const end = Date.now() + 10000; Date.now() < end; ) {
       if (await wd.exec(`return Boolean(${tookJs})`)) return;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -70,7 +72,9 @@ async function press(css, tookJs) {
 async function tick(css) {
   for (let attempt = 1; attempt <= 3; attempt++) {
     await wd.click(css);
-    for (let i = 0; i < 20; i++) {
+    // Ten seconds before clicking again: a second click on a box whose tick
+    // showed late would untick it.
+    for (const end = Date.now() + 10000; Date.now() < end; ) {
       if (await wd.exec(`return document.querySelector(${JSON.stringify(css)}).checked`)) return;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -81,6 +85,16 @@ async function tick(css) {
 
 function step(text) {
   console.log(`e2e: ${text}`);
+}
+
+/** Waits until `test()` holds, 30 s at the most (a busy machine's WebKit
+ * can take seconds to redraw); then fails with `failure()`'s words. */
+async function until(test, failure, ms = 30000) {
+  const end = Date.now() + ms;
+  while (!(await test())) {
+    if (Date.now() > end) throw new Error(failure());
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Opens the studio and waits for its first interactive screen; returns the milliseconds it took. */
@@ -294,10 +308,7 @@ try {
   await wd.press("Delete");
   await wd.waitFor(".modal [data-confirm=no]", { what: "the delete question" });
   await wd.press("Escape");
-  for (let i = 0; (await wd.findAll(".modal")).length > 0; i++) {
-    if (i > 50) throw new Error("Esc did not close the delete question");
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await until(async () => (await wd.findAll(".modal")).length === 0, () => "Esc did not close the delete question");
   await wd.press("/");
   if ((await wd.exec("return document.activeElement && document.activeElement.id")) !== "run-search") throw new Error('"/" did not focus the run search');
   await wd.click("#compare-selected");
@@ -344,10 +355,7 @@ try {
   await wd.waitFor("tr[data-offering='e2e lab 4x L40S']", { check: (t) => t.includes("1.50"), what: "the new price in the table" });
   await wd.click("button[data-delete='e2e lab 4x L40S']");
   await wd.click(".modal [data-confirm=yes]");
-  for (let i = 0; (await wd.findAll("tr[data-offering='e2e lab 4x L40S']")).length > 0; i++) {
-    if (i > 50) throw new Error("the deleted price is still listed");
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await until(async () => (await wd.findAll("tr[data-offering='e2e lab 4x L40S']")).length === 0, () => "the deleted price is still listed");
 
   step("a session of real GPU runs (nine ViT-B/16 runs on an H100): each entry labelled in full by what differs");
   const sessionFile = join(out, "h100.trainbench-session.json");
@@ -392,18 +400,11 @@ try {
 
   step("charts follow the window's width");
   const chartWidth = () => wd.exec("const c = document.querySelector('figure.chart.line canvas'); return c ? c.getBoundingClientRect().width : 0");
-  let wide = await chartWidth();
-  for (let i = 0; wide === 0; i++) {
-    if (i > 100) throw new Error("no line chart drawn in the GPU session's comparison");
-    await new Promise((r) => setTimeout(r, 100));
-    wide = await chartWidth();
-  }
+  await until(async () => (await chartWidth()) > 0, () => "no line chart drawn in the GPU session's comparison");
+  const wide = await chartWidth();
   const rect = await wd.request("GET", wd.s("/window/rect"));
   await wd.request("POST", wd.s("/window/rect"), { width: Math.round(rect.width * 0.7), height: rect.height });
-  for (let i = 0; Math.abs((await chartWidth()) - wide) < 20; i++) {
-    if (i > 50) throw new Error(`the chart stayed ${wide} px wide when the window narrowed`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await until(async () => Math.abs((await chartWidth()) - wide) >= 20, () => `the chart stayed ${wide} px wide when the window narrowed`);
   figures.chart_width_px = { window_wide: wide, window_narrow: await chartWidth() };
   await wd.request("POST", wd.s("/window/rect"), { width: rect.width, height: rect.height });
 

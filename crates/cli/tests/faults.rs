@@ -79,10 +79,8 @@ fn a_worker_exiting_without_done_fails() {
 #[test]
 fn a_worker_killed_with_sigkill_keeps_its_data() {
     let db = Db::new("sigkill");
-    let out = db
+    let studio = db
         .cmd()
-        .env("TRAINBENCH_WORKER_TCH", fake("sigkill-mid-run.sh"))
-        .env("KILL_AFTER", "4")
         .args([
             "run",
             "--model",
@@ -95,9 +93,24 @@ fn a_worker_killed_with_sigkill_keeps_its_data() {
             "2",
             "--json",
         ])
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Killed once it has stored windows, however long it took to get there
+    // (a kill on a timer found no window yet on a busy machine's slow start).
+    wait_for_windows(&db, 1, 2);
+    let worker = common::children(studio.id())
+        .into_iter()
+        .next()
+        .expect("the studio's worker");
+    let killed = Command::new("kill")
+        .args(["-KILL", &worker.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = studio.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
     let run = failed_run(&out, &v);
     assert_eq!(run["status"], "failed");
     assert!(

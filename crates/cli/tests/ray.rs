@@ -187,7 +187,6 @@ impl Studio {
             .arg(self.db())
             .env("TRAINBENCH_HOME", self.scratch.0.join("home"))
             .env("TRAINBENCH_NO_NVML", "1")
-            .env("TRAINBENCH_REMOTE_ENDED_GRACE_S", "3")
             .env("OMP_NUM_THREADS", "1");
         c
     }

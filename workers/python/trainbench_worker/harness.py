@@ -15,6 +15,7 @@ import math
 import os
 import platform
 from collections.abc import Callable
+from time import thread_time_ns
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -379,9 +380,12 @@ def env_count(name: str) -> int | None:
 
 
 def busy(seconds: float) -> int:
-    end = monotonic_ns() + int(seconds * 1e9)
+    """Spins until this thread has spent ``seconds`` of CPU time: host work
+    that a busy machine slows as it slows the training step (a wall-clock
+    spin would stay 200 ms while the step beside it grew)."""
+    end = thread_time_ns() + int(seconds * 1e9)
     x = 0
-    while monotonic_ns() < end:
+    while thread_time_ns() < end:
         x += 1
     return x
 

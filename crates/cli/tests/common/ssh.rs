@@ -232,7 +232,7 @@ pub fn no_journal_readers_left(dir: &str) {
             })
             .collect()
     };
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let left = readers();
         if left.is_empty() {

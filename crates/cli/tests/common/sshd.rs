@@ -69,7 +69,7 @@ impl Sshd {
             .stderr(Stdio::null())
             .spawn()
             .expect("/usr/sbin/sshd (Debian's openssh-server; scripts/setup.sh installs it)");
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
                 Instant::now() < deadline,

@@ -359,10 +359,15 @@ fn a_worker_paused_mid_run_fails_the_window_spread_badge() {
             .status()
             .unwrap();
     };
-    // Two seconds against ~0.6 s windows: one window at a fifth of the
-    // others' throughput among ~14 steady ones is a CV of about 20 %.
+    // The pause is four of the stored windows (their median), two seconds
+    // at the least: one window at a fifth of the others' throughput among
+    // ~14 steady ones is a coefficient of variation of about 21 %, over
+    // the badge's 15 % however long a window takes here. (A fixed two
+    // seconds gave 20 % at 0.6 s windows, but only 15 % at 1.7 s ones, as
+    // a machine twice as busy makes them.)
+    let pause = (4.0 * median_window_s(&db)).max(2.0);
     signal("-STOP");
-    std::thread::sleep(std::time::Duration::from_millis(2000));
+    std::thread::sleep(std::time::Duration::from_secs_f64(pause));
     signal("-CONT");
     let out = child.wait_with_output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
@@ -374,4 +379,21 @@ fn a_worker_paused_mid_run_fails_the_window_spread_badge() {
         "{}",
         evidence(r, "window_spread")
     );
+}
+
+/// The median length of the windows stored so far, in seconds.
+fn median_window_s(db: &std::path::Path) -> f64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    let mut stmt = conn
+        .prepare("SELECT end_ns - start_ns FROM windows")
+        .unwrap();
+    let mut ns: Vec<i64> = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    ns.sort_unstable();
+    ns[ns.len() / 2] as f64 / 1e9
 }
