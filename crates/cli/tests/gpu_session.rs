@@ -131,10 +131,7 @@ fn the_whole_plan_rehearsed_through_a_kit_with_peers_then_folded() {
     let res = scratch.0.join("results");
     // As on a lent machine: the kit registers the machine's Python (here
     // the studio's PyTorch environment, with timm and transformers).
-    // A budget no machine's rehearsal comes near (230–250 s alone, 540 s
-    // beside the rest of the suite, 890 s once beside a second suite): an
-    // item is skipped when its allowance exceeds what is left, and the
-    // searches come last. The budget's own behaviour has its own test.
+    // A budget no rehearsal nears (250 s alone, 890 s beside a second suite).
     let out = Command::new("bash")
         .arg(kit.join("run.sh"))
         .args(["gpu-session", "3000", "--rehearse"])

@@ -65,7 +65,7 @@ fn two_stored_runs(db: &Db) {
 }
 
 #[test]
-fn a_real_client_lists_the_tools_reads_a_comparison_and_starts_a_run_that_is_stored() {
+fn a_real_client_lists_the_tools_reads_a_comparison_and_starts_runs_and_a_search_that_are_stored() {
     let db = Db::new("mcp-client");
     two_stored_runs(&db);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
@@ -160,7 +160,11 @@ fn a_real_client_lists_the_tools_reads_a_comparison_and_starts_a_run_that_is_sto
         runs["runs"][3]["throughput_samples_per_s"],
         run["throughput_samples_per_s"]
     );
-    assert_eq!(got["runs_after"]["json"]["runs"], runs["runs"]);
+    // As listed then: the search the client started afterwards adds its own.
+    assert_eq!(
+        got["runs_after"]["json"]["runs"].as_array().unwrap()[..],
+        runs["runs"].as_array().unwrap()[..4]
+    );
     assert_eq!(got["run"]["json"]["id"], 4);
     assert_eq!(got["run"]["json"]["status"], "completed");
     let (cli, times) = db.run(&[
@@ -174,6 +178,28 @@ fn a_real_client_lists_the_tools_reads_a_comparison_and_starts_a_run_that_is_sto
         ms(0, 1) <= ms(1, 0),
         "the second run started before the first ended: {times}"
     );
+    searched_through_the_queue(&db, &got["tuned"]);
+}
+
+/// The search the client started ran through the server's queue: `tune
+/// --json`'s document, a winner among the two batches, and every run of its
+/// sweep stored as completed.
+fn searched_through_the_queue(db: &Db, tuned: &Value) {
+    assert_eq!(tuned["is_error"], false, "{tuned}");
+    let doc = &tuned["json"];
+    assert_eq!(doc["candidates"].as_array().unwrap().len(), 2, "{doc}");
+    let winner = doc["winner"]["configuration"].as_str().unwrap();
+    assert!(winner.contains("b2") || winner.contains("b4"), "{winner}");
+    let sweep = doc["sweep_id"].as_i64().unwrap();
+    let (cli, rows) = db.run(&[
+        "query",
+        &format!("SELECT status FROM q_runs WHERE sweep_id = {sweep}"),
+        "--json",
+    ]);
+    assert!(cli.status.success(), "{}", text(&cli));
+    let statuses = rows["rows"].as_array().unwrap();
+    assert!(statuses.len() > 2, "probes and confirmations: {rows}");
+    assert!(statuses.iter().all(|r| r[0] == "completed"), "{rows}");
 }
 
 /// The server's stdout, a line at a time, each within 60 s.

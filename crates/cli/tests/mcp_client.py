@@ -17,6 +17,16 @@ from mcp.client.stdio import stdio_client
 
 # A tiny real run on the CPU (the libtorch worker): a few seconds.
 TINY = {"model": "resnet_mini", "steps": 12, "batch_size": 4, "window_steps": 3}
+# A search over two batches of it: two probes, then confirmation runs.
+SEARCH = {
+    "model": "resnet_mini",
+    "framework": "tch",
+    "precision": "fp32",
+    "threads": 1,
+    "batch_size": [2, 4],
+    "steps": 8,
+    "window_steps": 2,
+}
 QUERY = "SELECT run_id, precision, throughput_samples_per_s FROM q_runs WHERE run_id <= 2 ORDER BY run_id"
 
 
@@ -66,6 +76,8 @@ async def drive(trainbench, db):
             out["runs_after"] = await call("runs", {})
             new = out["started"]["json"]["runs"][0]["id"]
             out["run"] = await call("run", {"id": new})
+            # A search through the same queue, answered when it has ended.
+            out["tuned"] = await call("start_tune", {"settings": SEARCH, "wait": True})
     return out
 
 

@@ -10,12 +10,10 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
-use trainbench_app::batch_words::Narrated;
 use trainbench_app::error::AppResult;
-use trainbench_app::execute::{self, Finished, Silent};
 use trainbench_app::host::Host;
-use trainbench_app::sweep::{Job, SweepPlan, SweepRequest};
-use trainbench_app::tune::{last_measured, plan_tune, TunePlan, TuneRequest, TuneShell};
+use trainbench_app::sweep::SweepRequest;
+use trainbench_app::tune::{last_measured, plan_tune, Told, TunePlan, TuneRequest};
 use trainbench_app::workspace::Workspace;
 use trainbench_core::tune::space::Axes;
 use trainbench_core::tune::Ended;
@@ -26,59 +24,6 @@ use super::items::{Item, What};
 use super::result::{ItemResult, Searched, Status};
 use super::tune_items::{Space, BUDGET_SHARE};
 use super::Session;
-
-/// The session's side of a search: its runs on the session's runtime,
-/// stopped by `stop`; its lines said with the item's id.
-struct Shell<'a> {
-    rt: &'a Runtime,
-    stop: watch::Receiver<bool>,
-    opts: RunnerOptions,
-    tell: &'a mut dyn FnMut(&str),
-}
-
-impl TuneShell for Shell<'_> {
-    fn run(&mut self, ws: &mut Workspace, host: &Host, job: &Job) -> AppResult<Finished> {
-        self.rt.block_on(execute::run_job(
-            ws,
-            host,
-            job,
-            self.opts,
-            &mut Silent,
-            self.stop.clone(),
-        ))
-    }
-
-    fn say(&mut self, line: String) {
-        (self.tell)(&format!("  {line}"));
-    }
-
-    fn cancelled(&self) -> bool {
-        // Lets the stopping task run if its moment came between two runs.
-        self.rt.block_on(tokio::task::yield_now());
-        *self.stop.borrow()
-    }
-
-    fn search_batches(
-        &mut self,
-        ws: &mut Workspace,
-        host: &Host,
-        plan: &mut SweepPlan,
-        sweep: i64,
-    ) -> AppResult<()> {
-        let tell = &mut *self.tell;
-        let mut narrated = Narrated {
-            say: |line: String| tell(&format!("  {line}")),
-        };
-        self.rt.block_on(ws.search_batches(
-            host,
-            plan,
-            sweep,
-            self.opts,
-            self.stop.clone(),
-            &mut narrated,
-        ))
-    }
-}
 
 /// A stop switch that turns on at `deadline` or when `outer` does (a switch
 /// whose sender is gone never turns on), and the task that turns it.
@@ -171,14 +116,15 @@ pub(super) fn tune(
     // The item's stop: its allowance's end or the session's stop.
     let end = tokio::time::Instant::now() + Duration::from_secs_f64(item.allowance_s);
     let (item_stop, stopper) = stop_at(rt, end, stop);
-    let mut shell = Shell {
+    // The search's lines said with the item's indent.
+    let mut shell = Told {
         rt,
         stop: item_stop,
         opts: RunnerOptions {
             silence_timeout: Duration::from_secs_f64(s.timeout_s),
             ..RunnerOptions::default()
         },
-        tell,
+        say: |line: String| tell(&format!("  {line}")),
     };
     let command = format!("trainbench gpu-session (item {})", item.id);
     let tuned = ws.tune(host, &mut plan, &command, &mut shell);

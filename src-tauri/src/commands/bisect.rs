@@ -70,12 +70,6 @@ impl From<&Bisected> for BisectedDto {
     }
 }
 
-/// Progress of one run: the narration says when it starts and ends.
-struct Quiet;
-impl trainbench_app::Progress for Quiet {
-    fn event(&mut self, _run_id: i64, _event: &trainbench_core::protocol::Event) {}
-}
-
 /// The window's side of a bisection: every step a line of the narration.
 struct Told<'a> {
     lines: &'a Narration,
@@ -128,7 +122,8 @@ impl BisectShell for Told<'_> {
                     job.run_id,
                     job.label
                 ));
-                Quiet
+                // The narration says when it starts and ends, not its progress.
+                trainbench_app::execute::Silent
             },
             |_, f| {
                 lines.say(format!(

@@ -108,12 +108,6 @@ pub struct TuneStatus {
     pub candidates: Vec<CandidateView>,
 }
 
-/// Progress of one run: the lines say when it starts and ends.
-struct Quiet;
-impl trainbench_app::Progress for Quiet {
-    fn event(&mut self, _run_id: i64, _event: &trainbench_core::protocol::Event) {}
-}
-
 /// The window's side of a search.
 struct Window<'a> {
     tunes: &'a Tunes,
@@ -127,7 +121,8 @@ impl TuneShell for Window<'_> {
             .lines
             .say(format!("run #{} {}", job.run_id, job.label));
         self.tunes.live().running = Some(job.label.clone());
-        let mut quiet = Quiet;
+        // The run's progress is not shown: the lines say when it starts and ends.
+        let mut quiet = trainbench_app::execute::Silent;
         let f = self.runtime.block_on(execute::run_job(
             ws,
             host,

@@ -27,10 +27,12 @@ pub mod outlook;
 mod plan;
 pub mod report;
 pub mod reproduce;
+mod told;
 pub mod view;
 pub use batch::FoundBatch;
 pub use groups::{halves, HALVES};
 pub use plan::{plan_tune, Candidate, TunePlan, TuneRequest, PROBE_STEPS, PROBE_WINDOW_STEPS};
+pub use told::Told;
 
 /// What a shell does for a search: run one job (with its progress and
 /// cancel), say a line, tell whether the person asked to stop.

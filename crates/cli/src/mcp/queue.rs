@@ -13,11 +13,10 @@ use std::time::Instant;
 
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
-use trainbench_app::execute::{self, Finished};
+use trainbench_app::execute;
 use trainbench_app::sweep::{Job, SweepPlan};
-use trainbench_app::tune::{TunePlan, TuneShell};
-use trainbench_app::{AppResult, Host, Progress, RunnerOptions, Workspace};
-use trainbench_core::protocol::Event;
+use trainbench_app::tune::{Told, TunePlan};
+use trainbench_app::{Host, RunnerOptions, Workspace};
 
 use crate::error::CliError;
 
@@ -50,13 +49,6 @@ pub struct Queue {
     orders: Mutex<Option<mpsc::Sender<Order>>>,
     cancel: watch::Sender<bool>,
     thread: Mutex<Option<JoinHandle<()>>>,
-}
-
-/// A run's progress, told to no one: the client reads the run when it ends.
-struct Quiet;
-
-impl Progress for Quiet {
-    fn event(&mut self, _run_id: i64, _event: &Event) {}
 }
 
 impl Queue {
@@ -175,7 +167,8 @@ fn run_order(
                 &jobs,
                 opts,
                 cancel.clone(),
-                |_, _, _| Quiet,
+                // Told to no one: the client reads each run when it ends.
+                |_, _, _| execute::Silent,
                 |_, _| {},
             ))?;
             let report = crate::run_cmd::report(ws, db, &plan, (sweep, &jobs), opts, started)?;
@@ -186,60 +179,17 @@ fn run_order(
             command,
             opts,
         } => {
-            let mut shell = Searching {
-                runtime,
-                cancel: cancel.clone(),
+            // Runs without progress shown (the client reads each run when
+            // it ends), rounds said on stderr, stopped when the server ends.
+            let mut shell = Told {
+                rt: runtime,
+                stop: cancel.clone(),
                 opts,
+                say: |line: String| eprintln!("trainbench: {line}"),
             };
             let mut plan = plan;
             let tuned = ws.tune(host, &mut plan, &command, &mut shell)?;
             Ok(crate::tune_cmd::to_json(db, &tuned, &plan))
         }
-    }
-}
-
-/// A search's side in the queue: runs without progress shown, rounds said
-/// on stderr, stopped when the server ends.
-struct Searching<'r> {
-    runtime: &'r tokio::runtime::Runtime,
-    cancel: watch::Receiver<bool>,
-    opts: RunnerOptions,
-}
-
-impl TuneShell for Searching<'_> {
-    fn run(&mut self, ws: &mut Workspace, host: &Host, job: &Job) -> AppResult<Finished> {
-        self.runtime.block_on(execute::run_job(
-            ws,
-            host,
-            job,
-            self.opts,
-            &mut Quiet,
-            self.cancel.clone(),
-        ))
-    }
-
-    fn say(&mut self, line: String) {
-        eprintln!("trainbench: {line}");
-    }
-
-    fn cancelled(&self) -> bool {
-        *self.cancel.borrow()
-    }
-
-    fn search_batches(
-        &mut self,
-        ws: &mut Workspace,
-        host: &Host,
-        plan: &mut trainbench_app::sweep::SweepPlan,
-        sweep: i64,
-    ) -> AppResult<()> {
-        self.runtime.block_on(ws.search_batches(
-            host,
-            plan,
-            sweep,
-            self.opts,
-            self.cancel.clone(),
-            &mut trainbench_app::batch::Quiet,
-        ))
     }
 }
