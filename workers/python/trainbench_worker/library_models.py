@@ -149,6 +149,26 @@ def _hf_known(c, ref):
     return transformers, config, causal
 
 
+def _text_fits(data, ref, causal, vocab_size):
+    """The text corpus (byte-level tokens, trained on next tokens) fits a
+    decoder whose vocabulary holds the 256 byte values; an encoder, which
+    classifies whole sequences, has no labels in it."""
+    if data != "text":
+        return
+    if not causal:
+        raise bad_config(
+            f"data = text is not allowed: expected synthetic for the encoder {ref} "
+            "(the text corpus trains language models on next tokens; an encoder classifies sequences)",
+            "data",
+        )
+    if vocab_size < 256:
+        raise bad_config(
+            f"vocab_size = {vocab_size} is not allowed: expected 256 or more with data = text "
+            f"(byte-level tokens; give {ref.split('?')[0]}?vocab_size=256 or more)",
+            "vocab_size",
+        )
+
+
 def _hf(plan, c, ref):
     transformers, config, causal = _hf_known(c, ref)
     seq_len = int(c["seq_len"])
@@ -159,6 +179,7 @@ def _hf(plan, c, ref):
             "seq_len",
         )
     c.update(seq_len=seq_len, vocab_size=int(config.vocab_size))
+    _text_fits(plan.data, ref, causal, int(config.vocab_size))
     if causal:
         if c.get("num_classes"):
             raise bad_config(
@@ -230,8 +251,10 @@ def reference(c):
 
 
 def check(configs):
-    """For each library ``model_config``: None when the installed library has
-    the name (and the overrides), else ``{"field", "message"}`` (nothing is built)."""
+    """For each library ``model_config`` (with the ``data`` it is to train
+    on): None when the installed library has the name (and the overrides)
+    and the model can train on that data, else ``{"field", "message"}``
+    (nothing is built)."""
     out = []
     for c in configs:
         ref = reference(c)
@@ -239,7 +262,8 @@ def check(configs):
             if c.get("library") == "timm":
                 _timm_known(c, ref)
             elif c.get("library") == "hf":
-                _hf_known(c, ref)
+                _, config, causal = _hf_known(c, ref)
+                _text_fits(c.get("data"), ref, causal, int(config.vocab_size))
             else:
                 raise bad_config(f"model = {ref} is not allowed: expected timm:NAME or hf:MODEL_TYPE", "model")
             out.append(None)

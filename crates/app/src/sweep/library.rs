@@ -1,11 +1,12 @@
 //! Library models (`timm:`, `hf:`, `keras:`) checked against the libraries installed in
 //! the worker's environment before anything is queued: an unknown name is
-//! refused, on the field the worker names, with the closest names.
+//! refused, on the field the worker names, with the closest names, and so
+//! is a data set the model cannot train on (the text corpus for an encoder).
 
 use std::collections::BTreeMap;
 
 use trainbench_core::models::ModelConfig;
-use trainbench_runner::envs::library::check_library_models;
+use trainbench_runner::envs::library::{check_library_models, AskedModel};
 
 use super::{PlannedConfig, Rejected};
 
@@ -26,22 +27,25 @@ pub(super) fn refuse_unknown(configs: &mut Vec<PlannedConfig>, rejected: &mut Ve
     for indices in by_program.values() {
         let mut models = BTreeMap::new();
         for &i in indices {
-            if let ModelConfig::Library(l) = &configs[i].spec.spec.model_config {
+            let spec = &configs[i].spec.spec;
+            if let ModelConfig::Library(l) = &spec.model_config {
+                let data = spec.data.as_str();
                 models
-                    .entry(configs[i].spec.spec.model.clone())
-                    .or_insert(l);
+                    .entry((spec.model.clone(), data))
+                    .or_insert(AskedModel { config: l, data });
             }
         }
-        let names: Vec<&String> = models.keys().collect();
-        let configs_asked: Vec<_> = models.values().copied().collect();
+        let names: Vec<&(String, &str)> = models.keys().collect();
+        let configs_asked: Vec<AskedModel<'_>> = models.values().copied().collect();
         let first = &configs[indices[0]];
         let answers = check_library_models(&first.worker, first.framework.as_str(), &configs_asked);
         for &i in indices {
-            let model = &configs[i].spec.spec.model;
+            let spec = &configs[i].spec.spec;
+            let asked = (spec.model.clone(), spec.data.as_str());
             let why = match &answers {
                 Ok(a) => names
                     .iter()
-                    .position(|n| *n == model)
+                    .position(|n| **n == asked)
                     .and_then(|k| a.get(k).cloned().flatten())
                     .map(|r| (r.field, r.message)),
                 Err(e) => Some(("framework".to_owned(), e.to_string())),

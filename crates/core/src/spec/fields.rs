@@ -199,20 +199,15 @@ pub(super) fn model(
     Ok(model_config)
 }
 
-/// A library model's configuration: synthetic data only, and only the input
-/// options its library takes (the rest are `hf:` overrides or timm's defaults).
+/// A library model's configuration: the data that fits its input
+/// (`own_data`), and only the input options its library takes (the rest are
+/// `hf:` overrides or the library's defaults).
 pub(super) fn library_model(
     raw: &RawSpec,
     model: LibraryRef,
     data: DataSource,
 ) -> Result<ModelConfig, SpecError> {
-    if data != DataSource::Synthetic {
-        return Err(SpecError::new(
-            "data",
-            data.as_str(),
-            &format!("synthetic for the library model {}", raw.model),
-        ));
-    }
+    let input = super::own_data::library_data(raw, model.library, data)?;
     let not_for = |field: &str, value: i64, instead: &str| {
         SpecError::new(
             field,
@@ -263,8 +258,8 @@ pub(super) fn library_model(
     };
     Ok(ModelConfig::Library(LibraryConfig {
         model,
-        image_size: raw.image_size,
-        num_classes: raw.num_classes,
+        image_size: input.image_size,
+        num_classes: input.num_classes,
         seq_len,
     }))
 }

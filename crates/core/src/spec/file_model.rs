@@ -3,6 +3,7 @@
 //! and the SHA-256 of the file the studio read.
 
 use super::options::DataSource;
+use super::own_data;
 use super::raw::RawSpec;
 use crate::error::SpecError;
 use crate::models::file::check_sha256;
@@ -32,8 +33,47 @@ fn refuse(field: &str, value: Option<i64>, why: &str) -> Result<(), SpecError> {
     }
 }
 
+/// An image folder or the text corpus: the input it needs of the file model.
+fn on_real_data(c: &mut FileConfig, data: DataSource) -> Result<(), SpecError> {
+    match data {
+        DataSource::Folder => {
+            own_data::fixed("in_channels", c.in_channels, 3, data)?;
+            refuse("seq_len", c.seq_len, "an image folder holds images")?;
+            if c.image_size.is_none() {
+                return Err(SpecError::new(
+                    "image_size",
+                    "(missing)",
+                    "the side the folder's images are decoded at (input_shape 3xSxS)",
+                ));
+            }
+            own_data::classes_of_folder(c.num_classes)?;
+            c.in_channels = Some(3);
+        }
+        DataSource::Text => {
+            refuse("image_size", c.image_size, "the text corpus holds tokens")?;
+            refuse("in_channels", c.in_channels, "the text corpus holds tokens")?;
+            refuse(
+                "num_classes",
+                c.num_classes,
+                "the text corpus trains a language model on next tokens",
+            )?;
+            if c.seq_len.is_none() {
+                return Err(SpecError::new(
+                    "input_shape",
+                    "(missing)",
+                    "tokens:N with data = text (sequences of N byte-level tokens)",
+                ));
+            }
+            own_data::text_vocabulary(c.vocab_size)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// A file model's configuration, checked: synthetic data of the input shape
-/// the run gives, or MNIST / CIFAR-10 (which fix it).
+/// the run gives, MNIST / CIFAR-10 (which fix it), an image folder (decoded
+/// at the run's image size) or the text corpus (`own_data`).
 pub(super) fn file_model(
     raw: &RawSpec,
     model: FileRef,
@@ -41,19 +81,6 @@ pub(super) fn file_model(
 ) -> Result<ModelConfig, SpecError> {
     model.require_absolute()?;
     let sha256 = check_sha256(raw.model_sha256.as_deref())?;
-    if !matches!(
-        data,
-        DataSource::Synthetic | DataSource::Mnist | DataSource::Cifar10
-    ) {
-        return Err(SpecError::new(
-            "data",
-            data.as_str(),
-            &format!(
-                "synthetic, mnist or cifar10 for the file model {}",
-                model.short()
-            ),
-        ));
-    }
     let mut c = FileConfig {
         model,
         sha256,
@@ -63,6 +90,7 @@ pub(super) fn file_model(
         vocab_size: at_least_one("vocab_size", raw.vocab_size)?,
         num_classes: at_least_one("num_classes", raw.num_classes)?,
     };
+    on_real_data(&mut c, data)?;
     if let Some((channels, side, classes)) = data_set_input(data) {
         for (field, given, needed) in [
             ("in_channels", c.in_channels, channels),
@@ -156,6 +184,14 @@ mod tests {
         assert_eq!(c.model.function, "build");
         let s = spec(r#","seq_len":8,"vocab_size":50"#).unwrap();
         assert_eq!(s.model_config.tokens_per_sample(), Some(8));
+        let s = spec(r#","data":"text","seq_len":8,"vocab_size":256"#).unwrap();
+        assert_eq!(s.model_config.tokens_per_sample(), Some(8));
+        let s =
+            spec(r#","data":"folder","data_path":"/d","image_size":16,"num_classes":4"#).unwrap();
+        let ModelConfig::File(c) = &s.model_config else {
+            panic!()
+        };
+        assert_eq!(c.in_channels, Some(3));
         let s = spec(r#","data":"mnist""#).unwrap();
         let ModelConfig::File(c) = &s.model_config else {
             panic!()
@@ -181,7 +217,26 @@ mod tests {
                 "vocab_size",
             ),
             (r#","data":"mnist","image_size":32"#, "image_size"),
-            (r#","data":"text","seq_len":8,"vocab_size":256"#, "data"),
+            (
+                r#","data":"text","seq_len":8,"vocab_size":255"#,
+                "vocab_size",
+            ),
+            (
+                r#","data":"text","seq_len":8,"vocab_size":256,"num_classes":3"#,
+                "num_classes",
+            ),
+            (
+                r#","data":"folder","data_path":"/d","seq_len":8,"vocab_size":256"#,
+                "seq_len",
+            ),
+            (
+                r#","data":"folder","data_path":"/d","image_size":16"#,
+                "num_classes",
+            ),
+            (
+                r#","data":"folder","data_path":"/d","in_channels":1,"image_size":16,"num_classes":4"#,
+                "in_channels",
+            ),
             (r#","image_size":0,"num_classes":4"#, "image_size"),
         ] {
             assert_eq!(spec(extra).unwrap_err().field, field, "{extra}");

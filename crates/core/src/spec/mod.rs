@@ -15,7 +15,8 @@
 //! - [`key`]: the configuration keys runs are grouped by.
 //! - [`env`]: the environment variables a run sets for its worker (checked, labelled).
 //! - `file_model`, `script`: the specs of a model from a person's file and of
-//!   a person's training script.
+//!   a person's training script; `own_data`: the real data sets a person's
+//!   model (a file or a library name) can train on.
 
 pub mod env;
 pub mod env_safety;
@@ -23,6 +24,7 @@ mod fields;
 mod file_model;
 pub mod key;
 pub mod options;
+mod own_data;
 pub mod plan;
 pub mod raw;
 pub mod run;

@@ -92,12 +92,22 @@ fn ask_worker(
     }
 }
 
+/// A library model asked about, with the data set it is to train on (an
+/// `hf:` encoder has no labels in the text corpus, which only the library
+/// knows it to be).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct AskedModel<'a> {
+    #[serde(flatten)]
+    pub config: &'a LibraryConfig,
+    pub data: &'a str,
+}
+
 /// For each of `models`: `None` when the libraries of `framework`'s worker
-/// have it, else why not.
+/// have it (and it can train on its data), else why not.
 pub fn check_library_models(
     cmd: &WorkerCommand,
     framework: &str,
-    models: &[&LibraryConfig],
+    models: &[AskedModel<'_>],
 ) -> Result<Vec<Option<LibraryRefusal>>, LibraryAskError> {
     let input =
         serde_json::to_string(models).map_err(|e| LibraryAskError::Answer(e.to_string()))?;
