@@ -165,6 +165,12 @@ fn library_and_file_decoders_train_on_the_text_corpus_to_a_target_loss() {
     assert_eq!(run["target_reached"], true, "{run}");
     assert!(run["time_to_loss_s"].as_f64().unwrap() > 0.0, "{run}");
     assert!(run["best_loss"].as_f64().unwrap() < 3.5, "{run}");
+    // Tokens per second: the decoder's 64 positions a sample, which only
+    // its worker knew it to be (an encoder's samples are not counted so).
+    assert_eq!(run["tokens_per_sample"], 64, "{run}");
+    let rate = run["throughput_samples_per_s"].as_f64().unwrap();
+    let tokens = run["tokens_per_s"].as_f64().unwrap();
+    assert!((tokens / rate - 64.0).abs() < 1e-6, "{run}");
     std::fs::write(dir.0.join("net.py"), NET).unwrap();
     let file = format!("{}:bigram", dir.0.join("net.py").display());
     let run = trained(

@@ -99,6 +99,8 @@ fn a_shrunk_bert_trains_on_sequence_classes_with_transformers_parameter_count() 
          m = AutoModelForSequenceClassification.from_config(c)",
     );
     assert_eq!(d["param_count"], json!(count));
+    // A classifier's samples are not counted in tokens.
+    assert_eq!(d["tokens_per_s"], Value::Null, "{d}");
 }
 
 #[test]

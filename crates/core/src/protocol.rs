@@ -327,6 +327,13 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         settings_env: Vec<(String, String)>,
         data: DataInfo,
+        /// Tokens one sample trains on, where only the worker knows its model
+        /// to be a language model (a Hugging Face decoder, `hf:TYPE`): its
+        /// sequence length, each position predicting the next token. Absent
+        /// where the spec says it (a catalogue decoder, a file model fed
+        /// `tokens:N`) or where samples are not token sequences.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens_per_sample: Option<u64>,
         /// When training starts (after model and data set-up): time-to-accuracy
         /// is measured from here.
         train_start_ns: u64,

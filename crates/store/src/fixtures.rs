@@ -257,6 +257,7 @@ fn opening_events(f: &FixtureRun) -> Vec<Event> {
                 samples_per_epoch: 4096,
                 ..DataInfo::default()
             },
+            tokens_per_sample: None,
             train_start_ns: 1_000_000_000,
             t_ns: 1_000_000_000,
         },

@@ -279,9 +279,16 @@ impl Store {
                 .and_then(|h| h.get("execution"))
                 .and_then(|v| v.as_str())
                 .map(str::to_owned),
+            // The spec's, else what the worker said of the model it built
+            // (a Hugging Face decoder).
             tokens_per_sample: RunSpec::from_json(&d.spec.to_string())
                 .ok()
-                .and_then(|s| s.model_config.tokens_per_sample()),
+                .and_then(|s| s.model_config.tokens_per_sample())
+                .or_else(|| {
+                    hello
+                        .and_then(|h| h.get("tokens_per_sample"))
+                        .and_then(serde_json::Value::as_u64)
+                }),
         })
     }
 

@@ -429,10 +429,19 @@ def say_hello(plan: Plan, backend: Backend, data: Data, steps: int, count: int) 
         threads=plan.threads(),
         settings_env=settings_env(plan),
         data=data.info(),
+        **library_tokens(plan),
         train_start_ns=train_start,
         t_ns=train_start,
     )
     return train_start
+
+
+def library_tokens(plan: Plan) -> dict[str, int]:
+    """A library decoder's tokens per sample (its sequence length), which
+    only its builder knew it to be; the spec says it for the others."""
+    if plan.config.get("family") == "library" and plan.traits.next_token:
+        return {"tokens_per_sample": int(plan.config["seq_len"])}
+    return {}
 
 
 def finish(plan: Plan, backend: Backend, data: Data, lr: float, step: int, recompiles: int | None, reason: str) -> None:

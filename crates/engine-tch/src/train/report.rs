@@ -119,6 +119,8 @@ pub(super) fn hello(
         threads: counts.threads,
         settings_env: settings_env(),
         data: info,
+        // A decoder's tokens are the spec's (the catalogue's decoders).
+        tokens_per_sample: None,
         train_start_ns,
         t_ns: train_start_ns,
     }
