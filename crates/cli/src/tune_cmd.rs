@@ -9,12 +9,11 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 use tokio::sync::watch;
-use trainbench_app::batch_words::Narrated;
 use trainbench_app::execute::{self, Finished};
 use trainbench_app::sweep::{Job, SweepPlan};
 use trainbench_app::tune::outlook::Outlook;
 use trainbench_app::tune::view::TunedView;
-use trainbench_app::tune::{plan_tune, TunePlan, TuneRequest, TuneShell, Tuned};
+use trainbench_app::tune::{plan_tune, Told, TunePlan, TuneRequest, TuneShell, Tuned};
 use trainbench_app::{AppResult, Host, RunnerOptions, Workspace};
 use trainbench_core::tune::frontier::{Frontier, Point};
 use trainbench_core::tune::method::{figure_text, interval_text_as};
@@ -160,59 +159,45 @@ fn axes_of(a: &RunArgs) -> Result<Axes, CliError> {
 
 /// The CLI's side of a search: one runtime and one Ctrl-C switch for the
 /// whole search, a progress bar per run, lines on stderr.
-struct Terminal {
-    runtime: tokio::runtime::Runtime,
-    cancel: watch::Receiver<bool>,
-    opts: RunnerOptions,
+struct Terminal<'r> {
+    told: Told<'r, fn(String)>,
     interactive: bool,
 }
 
-impl Terminal {
-    fn new(opts: RunnerOptions, interactive: bool) -> Result<Terminal, CliError> {
-        let runtime = execute::runtime()?;
-        let (tx, cancel) = watch::channel(false);
-        runtime.block_on(async {
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    eprintln!("\ntrainbench: stopping the search (Ctrl-C); what ran stays stored");
-                    let _ = tx.send(true);
-                }
-            });
-            // The handler is in place before the first run starts.
-            tokio::task::yield_now().await;
-        });
-        Ok(Terminal {
-            runtime,
-            cancel,
-            opts,
-            interactive,
-        })
-    }
+fn on_stderr(line: String) {
+    eprintln!("trainbench: {line}");
 }
 
-impl TuneShell for Terminal {
+/// A switch that Ctrl-C turns on, its handler in place on `runtime` before
+/// the first run starts.
+fn ctrl_c_switch(runtime: &tokio::runtime::Runtime) -> watch::Receiver<bool> {
+    let (tx, cancel) = watch::channel(false);
+    runtime.block_on(async {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ntrainbench: stopping the search (Ctrl-C); what ran stays stored");
+                let _ = tx.send(true);
+            }
+        });
+        tokio::task::yield_now().await;
+    });
+    cancel
+}
+
+impl TuneShell for Terminal<'_> {
     fn run(&mut self, ws: &mut Workspace, host: &Host, job: &Job) -> AppResult<Finished> {
         let mut bar = Bar::new(self.interactive, format!("#{} {}", job.run_id, job.label));
-        let f = self.runtime.block_on(execute::run_job(
-            ws,
-            host,
-            job,
-            self.opts,
-            &mut bar,
-            self.cancel.clone(),
-        ));
+        let f = self.told.run_showing(ws, host, job, &mut bar);
         bar.finish();
         f
     }
 
     fn say(&mut self, line: String) {
-        eprintln!("trainbench: {line}");
+        self.told.say(line);
     }
 
     fn cancelled(&self) -> bool {
-        // Lets the Ctrl-C task run if a signal came between two runs.
-        self.runtime.block_on(tokio::task::yield_now());
-        *self.cancel.borrow()
+        self.told.cancelled()
     }
 
     fn search_batches(
@@ -222,17 +207,7 @@ impl TuneShell for Terminal {
         plan: &mut SweepPlan,
         sweep: i64,
     ) -> AppResult<()> {
-        let mut printed = Narrated {
-            say: |line: String| eprintln!("trainbench: {line}"),
-        };
-        self.runtime.block_on(ws.search_batches(
-            host,
-            plan,
-            sweep,
-            self.opts,
-            self.cancel.clone(),
-            &mut printed,
-        ))
+        self.told.search_batches(ws, host, plan, sweep)
     }
 }
 
@@ -294,7 +269,16 @@ pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
         silence_timeout: run_args::silence_timeout(&run)?,
         ..RunnerOptions::default()
     };
-    let mut shell = Terminal::new(opts, std::io::stderr().is_terminal() && !run.json)?;
+    let runtime = execute::runtime()?;
+    let mut shell = Terminal {
+        told: Told {
+            rt: &runtime,
+            stop: ctrl_c_switch(&runtime),
+            opts,
+            say: on_stderr,
+        },
+        interactive: std::io::stderr().is_terminal() && !run.json,
+    };
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let tuned = ws.tune(&host, &mut plan, &command, &mut shell)?;
     let pdf = match &a.pdf {

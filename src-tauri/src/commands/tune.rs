@@ -11,11 +11,10 @@ use std::time::Instant;
 use serde::Serialize;
 use tauri::State;
 use tokio::sync::watch;
-use trainbench_app::batch_words::Narrated;
 use trainbench_app::execute::{self, Finished};
 use trainbench_app::sweep::{Job, SweepPlan};
 use trainbench_app::tune::view::{candidates, CandidateView, TunedView};
-use trainbench_app::tune::{plan_tune, TunePlan, TuneRequest, TuneShell};
+use trainbench_app::tune::{plan_tune, Told, TunePlan, TuneRequest, TuneShell};
 
 use crate::notify::{self, Ended};
 use trainbench_app::{AppError, AppResult, Host, RunnerOptions, Workspace};
@@ -108,11 +107,11 @@ pub struct TuneStatus {
     pub candidates: Vec<CandidateView>,
 }
 
-/// The window's side of a search.
+/// The window's side of a search: each run said as a line and shown as the
+/// one training; the rest is the app's [`Told`], its lines to the window's.
 struct Window<'a> {
     tunes: &'a Tunes,
-    runtime: tokio::runtime::Runtime,
-    cancel: watch::Receiver<bool>,
+    told: Told<'a, Box<dyn FnMut(String) + 'a>>,
 }
 
 impl TuneShell for Window<'_> {
@@ -122,15 +121,7 @@ impl TuneShell for Window<'_> {
             .say(format!("run #{} {}", job.run_id, job.label));
         self.tunes.live().running = Some(job.label.clone());
         // The run's progress is not shown: the lines say when it starts and ends.
-        let mut quiet = trainbench_app::execute::Silent;
-        let f = self.runtime.block_on(execute::run_job(
-            ws,
-            host,
-            job,
-            RunnerOptions::default(),
-            &mut quiet,
-            self.cancel.clone(),
-        ));
+        let f = self.told.run(ws, host, job);
         self.tunes.live().running = None;
         if let Ok(f) = &f {
             let why = f.reason.as_deref().map(|r| format!(": {r}"));
@@ -145,11 +136,11 @@ impl TuneShell for Window<'_> {
     }
 
     fn say(&mut self, line: String) {
-        self.tunes.lines.say(line);
+        self.told.say(line);
     }
 
     fn cancelled(&self) -> bool {
-        *self.cancel.borrow()
+        self.told.cancelled()
     }
 
     fn search_batches(
@@ -159,18 +150,7 @@ impl TuneShell for Window<'_> {
         plan: &mut SweepPlan,
         sweep: i64,
     ) -> AppResult<()> {
-        let lines = &self.tunes.lines;
-        let mut told = Narrated {
-            say: |line: String| lines.say(line),
-        };
-        self.runtime.block_on(ws.search_batches(
-            host,
-            plan,
-            sweep,
-            RunnerOptions::default(),
-            self.cancel.clone(),
-            &mut told,
-        ))
+        self.told.search_batches(ws, host, plan, sweep)
     }
 
     fn traced(&mut self, plan: &TunePlan, sweep: i64, outcome: &TuneOutcome) {
@@ -269,10 +249,15 @@ fn search(
         trainbench_app::VERSION,
         serde_json::to_string(request).unwrap_or_default()
     );
+    let runtime = execute::runtime()?;
     let mut shell = Window {
         tunes,
-        runtime: execute::runtime()?,
-        cancel,
+        told: Told {
+            rt: &runtime,
+            stop: cancel,
+            opts: RunnerOptions::default(),
+            say: Box::new(|line: String| tunes.lines.say(line)),
+        },
     };
     let tuned = ws.tune(&host, &mut plan, &command, &mut shell)?;
     tunes.lines.say(tuned.outcome.verdict.clone());

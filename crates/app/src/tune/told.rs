@@ -2,7 +2,7 @@
 //! runs on a runtime the shell holds, stopped by one switch, and every line
 //! (the rounds, the largest-batch probes) handed to one function. The MCP
 //! server's queue and the GPU session search through it; the terminal and
-//! the window, which show each run live, have shells of their own.
+//! the window, which show each run live, wrap it ([`Told::run_showing`]).
 
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
@@ -16,6 +16,7 @@ use crate::host::Host;
 use crate::job::{Finished, Job};
 use crate::sweep::SweepPlan;
 use crate::workspace::Workspace;
+use crate::Progress;
 
 /// Runs on `rt` with `opts`, stopped when `stop` turns on; lines to `say`.
 pub struct Told<'r, F: FnMut(String)> {
@@ -25,16 +26,31 @@ pub struct Told<'r, F: FnMut(String)> {
     pub say: F,
 }
 
-impl<F: FnMut(String)> TuneShell for Told<'_, F> {
-    fn run(&mut self, ws: &mut Workspace, host: &Host, job: &Job) -> AppResult<Finished> {
+impl<F: FnMut(String)> Told<'_, F> {
+    /// Runs `job` as [`TuneShell::run`] does, its events to `progress`: for
+    /// a shell that shows each run (a progress bar, a live line) and keeps
+    /// the rest of this one.
+    pub fn run_showing(
+        &self,
+        ws: &mut Workspace,
+        host: &Host,
+        job: &Job,
+        progress: &mut dyn Progress,
+    ) -> AppResult<Finished> {
         self.rt.block_on(execute::run_job(
             ws,
             host,
             job,
             self.opts,
-            &mut Silent,
+            progress,
             self.stop.clone(),
         ))
+    }
+}
+
+impl<F: FnMut(String)> TuneShell for Told<'_, F> {
+    fn run(&mut self, ws: &mut Workspace, host: &Host, job: &Job) -> AppResult<Finished> {
+        self.run_showing(ws, host, job, &mut Silent)
     }
 
     fn say(&mut self, line: String) {
