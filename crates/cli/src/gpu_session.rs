@@ -173,17 +173,10 @@ pub fn run(db: &Path, a: GpuSessionArgs) -> Result<ExitCode, CliError> {
     };
     let mut ws = open_workspace(db)?;
     let runtime = trainbench_app::execute::runtime()?;
-    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-    runtime.block_on(async {
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ngpu-session: stopping (Ctrl-C); the outputs are still written");
-                let _ = cancel_tx.send(true);
-            }
-        });
-        // The handler is in place before the first item starts.
-        tokio::task::yield_now().await;
-    });
+    let cancel_rx = crate::ctrl_c::switch(
+        &runtime,
+        "gpu-session: stopping (Ctrl-C); the outputs are still written",
+    );
     let outcome = gpu_session::run(&runtime, &mut ws, &host, &s, cancel_rx, &mut |line| {
         eprintln!("{line}")
     })?;

@@ -118,15 +118,9 @@ pub fn attach(db: &Path, id: i64, json_out: bool) -> Result<ExitCode, CliError> 
     let local = Host::open();
     let mut ws = open_workspace(db)?;
     let runtime = execute::runtime()?;
-    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let cancel_rx = crate::ctrl_c::switch(&runtime, "trainbench: cancelling on the host (Ctrl-C)");
     let interactive = std::io::stderr().is_terminal() && !json_out;
     let finished = runtime.block_on(async {
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ntrainbench: cancelling on the host (Ctrl-C)");
-                let _ = cancel_tx.send(true);
-            }
-        });
         let mut bar = Bar::new(interactive, format!("run #{id} (attached)"));
         let f = remote::attach(&mut ws, &local, id, &mut bar, cancel_rx).await;
         bar.finish();

@@ -11,6 +11,7 @@
 //!   with its TOML file, in `run_args`).
 //! - [`bisect_cmd`]: `trainbench bisect`: which release of a framework first
 //!   changed a metric, by binary search between a good and a bad release.
+//! - [`ctrl_c`]: Ctrl-C as the stop switch of a command that runs.
 //! - [`env_cmd`]: `trainbench env`: the framework environments (list, check,
 //!   install, register, remove).
 //! - [`error`]: the CLI's errors: input a person fixes (exit 2, the field
@@ -63,6 +64,7 @@
 
 mod args;
 mod bisect_cmd;
+mod ctrl_c;
 mod env_cmd;
 mod error;
 mod gate_cmd;

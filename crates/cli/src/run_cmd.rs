@@ -29,14 +29,8 @@ pub fn run_jobs(
     interactive: bool,
 ) -> Result<Vec<Finished>, CliError> {
     let runtime = execute::runtime()?;
-    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let cancel_rx = crate::ctrl_c::switch(&runtime, "trainbench: cancelling (Ctrl-C)");
     let finished = runtime.block_on(async {
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ntrainbench: cancelling (Ctrl-C)");
-                let _ = cancel_tx.send(true);
-            }
-        });
         execute::run_jobs(
             ws,
             host,
@@ -72,14 +66,9 @@ fn search_then_queue(
     opts: RunnerOptions,
 ) -> Result<(i64, Vec<Job>), CliError> {
     let runtime = execute::runtime()?;
-    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let cancel_rx =
+        crate::ctrl_c::switch(&runtime, "trainbench: cancelling the batch search (Ctrl-C)");
     let queued = runtime.block_on(async {
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ntrainbench: cancelling the batch search (Ctrl-C)");
-                let _ = cancel_tx.send(true);
-            }
-        });
         let mut printed = Narrated {
             say: |line: String| eprintln!("{line}"),
         };

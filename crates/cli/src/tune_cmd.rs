@@ -8,7 +8,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
-use tokio::sync::watch;
 use trainbench_app::execute::{self, Finished};
 use trainbench_app::sweep::{Job, SweepPlan};
 use trainbench_app::tune::outlook::Outlook;
@@ -168,22 +167,6 @@ fn on_stderr(line: String) {
     eprintln!("trainbench: {line}");
 }
 
-/// A switch that Ctrl-C turns on, its handler in place on `runtime` before
-/// the first run starts.
-fn ctrl_c_switch(runtime: &tokio::runtime::Runtime) -> watch::Receiver<bool> {
-    let (tx, cancel) = watch::channel(false);
-    runtime.block_on(async {
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ntrainbench: stopping the search (Ctrl-C); what ran stays stored");
-                let _ = tx.send(true);
-            }
-        });
-        tokio::task::yield_now().await;
-    });
-    cancel
-}
-
 impl TuneShell for Terminal<'_> {
     fn run(&mut self, ws: &mut Workspace, host: &Host, job: &Job) -> AppResult<Finished> {
         let mut bar = Bar::new(self.interactive, format!("#{} {}", job.run_id, job.label));
@@ -273,7 +256,10 @@ pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
     let mut shell = Terminal {
         told: Told {
             rt: &runtime,
-            stop: ctrl_c_switch(&runtime),
+            stop: crate::ctrl_c::switch(
+                &runtime,
+                "trainbench: stopping the search (Ctrl-C); what ran stays stored",
+            ),
             opts,
             say: on_stderr,
         },
