@@ -77,6 +77,16 @@ fn a_timm_model_trains_at_64_px_with_timms_parameter_count() {
     assert_eq!(d["hello"]["param_count"], json!(count));
 }
 
+/// A residual network at 32 px ends in a one-pixel map: its FLOPs are
+/// counted on two samples (at one, batch norm has one value per channel and
+/// cannot train), so it trains, as on CIFAR-10.
+#[test]
+fn a_timm_resnet_at_32_px_is_counted_and_trains() {
+    let dir = Scratch::new("timm-resnet-32");
+    let d = train(&dir, "timm:test_resnet", &["--image-size", "32"]);
+    assert_eq!(d["spec"]["image_size"], 32, "{d}");
+}
+
 #[test]
 fn a_shrunk_llama_trains_on_next_tokens_with_transformers_parameter_count() {
     let dir = Scratch::new("hf-llama");

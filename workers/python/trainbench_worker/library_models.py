@@ -25,7 +25,7 @@ from .traits import CLASSIFIED_TOKENS, IMAGE, NEXT_TOKENS
 
 SEARCH_LIMIT = 50
 
-FLOPS_METHOD = "counted: torch.utils.flop_counter.FlopCounterMode over one forward and backward at batch 1"
+FLOPS_METHOD = "counted: torch.utils.flop_counter.FlopCounterMode over one forward and backward at batch 2, halved"
 DEFAULT_IMAGE_CLASSES = 1000
 DEFAULT_HF_LABELS = 2
 
@@ -206,8 +206,10 @@ def _hf(plan, c, ref):
 
 
 def flops_per_sample(model, sample_shape, loss_of):
-    """Training FLOPs of one sample: one forward and backward at batch 1,
-    counted by PyTorch's FlopCounterMode on a copy (the model's weights,
+    """Training FLOPs of one sample: one forward and backward at batch 2,
+    halved (the counted work grows with the batch; at batch 1 a batch-norm
+    layer whose map is down to one pixel has one value per channel, which it
+    cannot train on), counted by PyTorch's FlopCounterMode on a copy (the model's weights,
     gradients and random state are left as they were). Attention runs on
     scaled_dot_product_attention's math backend while counting: the counter
     sees its matrix multiplies (the CPU's fused kernel it does not count, and
@@ -216,13 +218,14 @@ def flops_per_sample(model, sample_shape, loss_of):
     from torch.utils.flop_counter import FlopCounterMode
 
     twin = copy.deepcopy(model).cpu().train()
+    batch = 2
     if len(sample_shape) == 1:
-        x = torch.randint(0, 2, (1, *sample_shape), dtype=torch.long)
+        x = torch.randint(0, 2, (batch, *sample_shape), dtype=torch.long)
     else:
-        x = torch.randn(1, *sample_shape)
+        x = torch.randn(batch, *sample_shape)
     with torch.random.fork_rng(devices=[]), sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
         loss_of(twin, x).backward()
-    return float(counter.get_total_flops())
+    return float(counter.get_total_flops()) / batch
 
 
 def build(plan, loss_of):
