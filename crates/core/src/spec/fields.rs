@@ -4,6 +4,7 @@
 //! order, so the first fault of a spec is the one reported.
 
 use super::options::{DataSource, Length, Parallel, DEFAULT_LOADER_WORKERS, MAX_LOADER_WORKERS};
+use super::own_data;
 use super::raw::RawSpec;
 use crate::error::SpecError;
 use crate::models::{
@@ -125,19 +126,9 @@ pub(super) fn model(
                 ),
             ));
         }
-        for (field, given, needed) in [
-            ("in_channels", raw.in_channels, channels),
-            ("image_size", raw.image_size, size),
-            ("num_classes", raw.num_classes, classes),
-        ] {
-            if let Some(g) = given.filter(|&g| g != needed) {
-                return Err(SpecError::new(
-                    field,
-                    g,
-                    &format!("{needed} (what data set {} has) or no value", data.as_str()),
-                ));
-            }
-        }
+        own_data::fixed("in_channels", raw.in_channels, channels, data)?;
+        own_data::fixed("image_size", raw.image_size, size, data)?;
+        own_data::fixed("num_classes", raw.num_classes, classes, data)?;
         opts.in_channels = Some(channels);
         opts.image_size = Some(size);
         opts.num_classes = Some(classes);
@@ -153,21 +144,9 @@ pub(super) fn model(
                 ),
             ));
         }
-        if let Some(c) = raw.in_channels.filter(|&c| c != 3) {
-            return Err(SpecError::new(
-                "in_channels",
-                c,
-                "3 (images are decoded as RGB) or no value",
-            ));
-        }
+        own_data::rgb_channels(raw.in_channels)?;
         opts.in_channels = Some(3);
-        if raw.num_classes.is_none() {
-            return Err(SpecError::new(
-                "num_classes",
-                "(missing)",
-                "the number of class folders under data_path (the studio counts them when it plans a sweep)",
-            ));
-        }
+        own_data::classes_of_folder(raw.num_classes)?;
     }
     if data == DataSource::Text && entry.family != Family::Decoder {
         return Err(SpecError::new(
@@ -187,13 +166,7 @@ pub(super) fn model(
     let model_config = entry.config(&opts)?;
     if data == DataSource::Text {
         if let ModelConfig::Decoder(c) = &model_config {
-            if c.vocab_size < 256 {
-                return Err(SpecError::new(
-                    "vocab_size",
-                    c.vocab_size,
-                    "256 or more with data = text (byte-level tokens)",
-                ));
-            }
+            own_data::text_vocabulary(Some(c.vocab_size))?;
         }
     }
     Ok(model_config)
@@ -207,7 +180,7 @@ pub(super) fn library_model(
     model: LibraryRef,
     data: DataSource,
 ) -> Result<ModelConfig, SpecError> {
-    let input = super::own_data::library_data(raw, model.library, data)?;
+    let input = own_data::library_data(raw, model.library, data)?;
     let not_for = |field: &str, value: i64, instead: &str| {
         SpecError::new(
             field,

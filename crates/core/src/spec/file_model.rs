@@ -9,15 +9,6 @@ use crate::error::SpecError;
 use crate::models::file::check_sha256;
 use crate::models::{FileConfig, FileRef, ModelConfig};
 
-/// The input a data set fixes: (channels, side, classes).
-fn data_set_input(data: DataSource) -> Option<(i64, i64, i64)> {
-    match data {
-        DataSource::Mnist => Some((1, 28, 10)),
-        DataSource::Cifar10 => Some((3, 32, 10)),
-        _ => None,
-    }
-}
-
 fn at_least_one(field: &str, value: Option<i64>) -> Result<Option<i64>, SpecError> {
     match value {
         Some(v) if v < 1 => Err(SpecError::new(field, v, "a whole number ≥ 1")),
@@ -37,7 +28,7 @@ fn refuse(field: &str, value: Option<i64>, why: &str) -> Result<(), SpecError> {
 fn on_real_data(c: &mut FileConfig, data: DataSource) -> Result<(), SpecError> {
     match data {
         DataSource::Folder => {
-            own_data::fixed("in_channels", c.in_channels, 3, data)?;
+            own_data::rgb_channels(c.in_channels)?;
             refuse("seq_len", c.seq_len, "an image folder holds images")?;
             if c.image_size.is_none() {
                 return Err(SpecError::new(
@@ -91,20 +82,10 @@ pub(super) fn file_model(
         num_classes: at_least_one("num_classes", raw.num_classes)?,
     };
     on_real_data(&mut c, data)?;
-    if let Some((channels, side, classes)) = data_set_input(data) {
-        for (field, given, needed) in [
-            ("in_channels", c.in_channels, channels),
-            ("image_size", c.image_size, side),
-            ("num_classes", c.num_classes, classes),
-        ] {
-            if let Some(g) = given.filter(|&g| g != needed) {
-                return Err(SpecError::new(
-                    field,
-                    g,
-                    &format!("{needed} (what data set {} has) or no value", data.as_str()),
-                ));
-            }
-        }
+    if let Some((channels, side, classes)) = data.image_shape() {
+        own_data::fixed("in_channels", c.in_channels, channels, data)?;
+        own_data::fixed("image_size", c.image_size, side, data)?;
+        own_data::fixed("num_classes", c.num_classes, classes, data)?;
         refuse("seq_len", c.seq_len, "the data set holds images")?;
         (c.in_channels, c.image_size, c.num_classes) = (Some(channels), Some(side), Some(classes));
     }

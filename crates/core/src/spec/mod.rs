@@ -16,7 +16,8 @@
 //! - [`env`]: the environment variables a run sets for its worker (checked, labelled).
 //! - `file_model`, `script`: the specs of a model from a person's file and of
 //!   a person's training script; `own_data`: the real data sets a person's
-//!   model (a file or a library name) can train on.
+//!   model (a file or a library name) can train on, and the checks every data
+//!   set makes of a model's input.
 
 pub mod env;
 pub mod env_safety;

@@ -8,11 +8,18 @@
 //! - Tokens (a Hugging Face model type, a file model fed `tokens:N`): the
 //!   text corpus, byte-level (token ids 0–255), which trains a language model
 //!   on next tokens; a vocabulary under 256 cannot hold its bytes.
+//!
+//! The checks a data set makes of any model's input (a value it fixes, RGB
+//! channels, the folder's classes, the bytes' vocabulary) are here once, for
+//! the catalogue's models (`fields`) as for a person's (`file_model`).
 
 use super::options::DataSource;
 use super::raw::RawSpec;
 use crate::error::SpecError;
 use crate::models::Library;
+
+/// The byte values the text corpus's tokens take.
+const BYTE_TOKENS: i64 = 256;
 
 /// What a library model's data fixes: the image side and the classes (for
 /// CIFAR-10), else what the run gave.
@@ -34,27 +41,28 @@ pub(super) fn library_data(
     };
     match (library, data) {
         (_, DataSource::Synthetic) | (Library::Hf, DataSource::Text) => Ok(given),
-        (Library::Timm | Library::Keras, DataSource::Cifar10) => {
-            let (_, side, classes) = DataSource::Cifar10.image_shape().unwrap_or((3, 32, 10));
-            fixed("image_size", raw.image_size, side, data)?;
-            fixed("num_classes", raw.num_classes, classes, data)?;
-            Ok(LibraryInput {
-                image_size: Some(side),
-                num_classes: Some(classes),
-            })
-        }
-        (Library::Timm | Library::Keras, DataSource::Folder) => {
-            classes_of_folder(raw.num_classes)?;
-            Ok(given)
-        }
-        (Library::Timm | Library::Keras, _) => Err(SpecError::new(
-            "data",
-            data.as_str(),
-            &format!(
-                "synthetic, cifar10 or folder for the library model {} (it takes 3-channel images)",
-                raw.model
-            ),
-        )),
+        (Library::Timm | Library::Keras, _) => match (data, data.image_shape()) {
+            (_, Some((3, side, classes))) => {
+                fixed("image_size", raw.image_size, side, data)?;
+                fixed("num_classes", raw.num_classes, classes, data)?;
+                Ok(LibraryInput {
+                    image_size: Some(side),
+                    num_classes: Some(classes),
+                })
+            }
+            (DataSource::Folder, _) => {
+                classes_of_folder(raw.num_classes)?;
+                Ok(given)
+            }
+            _ => Err(SpecError::new(
+                "data",
+                data.as_str(),
+                &format!(
+                    "synthetic, cifar10 or folder for the library model {} (it takes 3-channel images)",
+                    raw.model
+                ),
+            )),
+        },
         (Library::Hf, _) => Err(SpecError::new(
             "data",
             data.as_str(),
@@ -83,6 +91,18 @@ pub(super) fn fixed(
     }
 }
 
+/// An image folder's channels: decoded as RGB, so 3 or none given.
+pub(super) fn rgb_channels(in_channels: Option<i64>) -> Result<(), SpecError> {
+    match in_channels {
+        Some(c) if c != 3 => Err(SpecError::new(
+            "in_channels",
+            c,
+            "3 (images are decoded as RGB) or no value",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// An image folder's classes: given (the studio counts the class folders
 /// when it plans a sweep), else refused.
 pub(super) fn classes_of_folder(num_classes: Option<i64>) -> Result<(), SpecError> {
@@ -99,7 +119,7 @@ pub(super) fn classes_of_folder(num_classes: Option<i64>) -> Result<(), SpecErro
 /// The text corpus's byte-level tokens need ids up to 255.
 pub(super) fn text_vocabulary(vocab_size: Option<i64>) -> Result<(), SpecError> {
     match vocab_size {
-        Some(v) if v < 256 => Err(SpecError::new(
+        Some(v) if v < BYTE_TOKENS => Err(SpecError::new(
             "vocab_size",
             v,
             "256 or more with data = text (byte-level tokens)",
