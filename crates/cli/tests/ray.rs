@@ -503,3 +503,14 @@ fn cancelled_on_the_cluster(studio: &Studio, cluster: &Cluster) {
     assert_eq!(cluster.job_ended(&job, "STOPPED")["status"], "STOPPED");
     nothing_left_of(&job);
 }
+
+/// The ports the cluster is started on are never given twice: a Ray head
+/// once failed to start because two of its services were given one port.
+#[test]
+fn the_ports_a_test_is_given_are_all_different() {
+    let ports: Vec<u16> = (0..2000).map(|_| free_port()).collect();
+    let mut distinct = ports.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), ports.len(), "a port was given twice");
+}
