@@ -4,8 +4,7 @@
 //! memory — every figure labelled projected.
 
 use serde::Serialize;
-use trainbench_core::models::lookup;
-use trainbench_core::projection::{by_mfu, by_parts, published_mfu, split, Band, Ratios};
+use trainbench_core::projection::{by_mfu, by_parts, family_mfu, split, Band, Ratios};
 use trainbench_core::record::RunDetail;
 use trainbench_core::reference::{gpu_peak_for, gpu_peaks, GpuPeak};
 
@@ -166,9 +165,8 @@ pub fn project_detail(ws: &Workspace, d: &RunDetail, target: &Target) -> AppResu
                     format!("by the step's parts from {}, scaled by the dense peaks ({} → {} TFLOP/s) and memory bandwidths ({} → {} TB/s)", p.basis, from.tflops(d.row.precision), to.tflops(d.row.precision), from.memory_bandwidth_tb_s, to.memory_bandwidth_tb_s),
                 ),
                 _ => {
-                    let family = lookup(&d.row.model).map(|e| e.default_config().family());
-                    let in_family = |m: &str| lookup(m).map(|e| e.default_config().family()) == family;
-                    let (range, rows) = published_mfu(in_family);
+                    let mfu = family_mfu(&d.row.model);
+                    let range = (mfu.low, mfu.high);
                     let caution = small_model_caution(d.row.param_count, &d.row.model);
                     let per_device = by_mfu(flops.max(1.0), &to, d.row.precision, range);
                     let n = f64::from(d.row.devices.max(1));
@@ -177,7 +175,7 @@ pub fn project_detail(ws: &Workspace, d: &RunDetail, target: &Target) -> AppResu
                         format!(
                             "by MFU: the {} dense peak ({} TFLOP/s) × {:.0}–{:.0} % MFU ({}) ÷ {:.3} GFLOP per sample; a CPU's step says little about a GPU's{caution}",
                             to.device, to.tflops(d.row.precision), 100.0 * range.0, 100.0 * range.1,
-                            if rows > 0 { format!("what {rows} published result{} of this model family reach", if rows == 1 { "" } else { "s" }) } else { "no published result of this family: a generic range".into() },
+                            mfu.basis(),
                             flops / 1e9
                         ),
                     )

@@ -386,14 +386,21 @@ fn print_text(db: &Path, t: &Tuned) {
             e.b.run_ids.first().copied().unwrap_or_default()
         );
     }
+    let w = o
+        .candidates
+        .iter()
+        .map(|c| c.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(9);
     println!(
-        "{:<48} {:>5} {:>12} {:>21}  why",
+        "{:<w$} {:>5} {:>12} {:>21}  why",
         "candidate", "round", o.unit, "95 % CI"
     );
     for c in &o.candidates {
         let latest = c.latest();
         println!(
-            "{:<48} {:>5} {:>12} {:>21}  {}",
+            "{:<w$} {:>5} {:>12} {:>21}  {}",
             c.label,
             c.round_reached
                 .map_or_else(|| "–".into(), |r| r.to_string()),
@@ -438,6 +445,15 @@ fn span(s: f64) -> String {
     }
 }
 
+/// `low – high`, or one figure where both read the same.
+fn range_text(low: &str, high: &str) -> String {
+    if low == high {
+        low.to_owned()
+    } else {
+        format!("{low} – {high}")
+    }
+}
+
 /// The winner's epoch here, then on the GPUs of the peak table, projected.
 fn print_outlook(o: &Outlook) {
     if let Some(e) = o.epoch_s {
@@ -461,17 +477,18 @@ fn print_outlook(o: &Outlook) {
     for p in &o.projected {
         let b = &p.samples_per_s;
         let epoch = p.epoch_s.as_ref().map_or_else(String::new, |e| {
-            format!("  an epoch in {} – {}", span(e.low), span(e.high))
+            format!("  an epoch in {}", range_text(&span(e.low), &span(e.high)))
         });
-        let cost = p
-            .cost_per_epoch_usd
-            .as_ref()
-            .map_or_else(String::new, |c| format!(", ${:.4} – ${:.4}", c.low, c.high));
+        let cost = p.cost_per_epoch_usd.as_ref().map_or_else(String::new, |c| {
+            format!(
+                ", {}",
+                range_text(&format!("${:.4}", c.low), &format!("${:.4}", c.high))
+            )
+        });
         println!(
-            "  {:<16} {} – {} samples/s{epoch}{cost}",
+            "  {:<16} {} samples/s{epoch}{cost}",
             p.to,
-            figure_text(b.low),
-            figure_text(b.high)
+            range_text(&figure_text(b.low), &figure_text(b.high))
         );
     }
 }

@@ -154,3 +154,26 @@ fn a_thread_count_beyond_the_runs_machine_is_not_projected_to() {
     assert!(err.contains("threads = 1000000 is not allowed"), "{err}");
     assert!(err.contains("2 cores"), "{err}");
 }
+
+/// A run of a model outside the catalogue (here a timm name) projected to a
+/// GPU by MFU: no published result is of its family, so the generic range,
+/// not the MFU of a published row whose own model is outside the
+/// catalogue too (a Llama 2 7B's, which once projected a ResNet-18).
+#[test]
+fn a_library_model_is_projected_with_the_generic_mfu_range() {
+    let db = seeded("library-projected", 1);
+    sql(&db, "UPDATE runs SET model = 'timm:resnet18' WHERE id = 1");
+    let (out, p) =
+        output_json(trainbench(db.dir()).args(["project", "1", "--gpu", "H100 SXM", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let method = p["method"].as_str().unwrap();
+    assert!(
+        method.contains("× 10–45 % MFU (no published result of this family"),
+        "{method}"
+    );
+    let b = &p["samples_per_s"];
+    assert!(
+        b["high"].as_f64().unwrap() > 4.0 * b["low"].as_f64().unwrap(),
+        "{p}"
+    );
+}

@@ -17,7 +17,10 @@
 //! **By MFU** (a run measured on a CPU projected to a GPU, whose peaks are
 //! not comparable): the target's dense peak × the MFU range that published
 //! results of the run's model family reach (`core::published`, the plausible
-//! rows), ÷ the run's FLOPs per sample.
+//! rows), ÷ the run's FLOPs per sample. A model outside the catalogue (a
+//! library name, a file, a script) has no family, so the generic range; one
+//! published result alone is a point, not a range, so it is widened to the
+//! generic range too.
 
 use serde::Serialize;
 
@@ -169,6 +172,74 @@ pub fn published_mfu(family_of: impl Fn(&str) -> bool) -> ((f64, f64), usize) {
     ) {
         (Some(lo), Some(hi)) => ((lo, hi), mfus.len()),
         _ => (FALLBACK_MFU, 0),
+    }
+}
+
+/// How an MFU range was found: from how many plausible published results of
+/// the model's family, and whether the generic range widened it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MfuRange {
+    pub low: f64,
+    pub high: f64,
+    pub rows: usize,
+    pub widened: bool,
+}
+
+impl MfuRange {
+    /// Where the range comes from, in words.
+    pub fn basis(&self) -> String {
+        let generic = format!(
+            "{:.0}–{:.0} %",
+            100.0 * FALLBACK_MFU.0,
+            100.0 * FALLBACK_MFU.1
+        );
+        match (self.rows, self.widened) {
+            (0, _) => format!("no published result of this family: the generic {generic}"),
+            (1, true) => format!(
+                "the one published result of this model family, widened to the generic {generic}: one result is no range"
+            ),
+            (n, _) => format!("what {n} published results of this model family reach"),
+        }
+    }
+}
+
+/// The MFU range a run of `model` is projected with: what the plausible
+/// published results of its catalogue family reach. A model outside the
+/// catalogue has no family (a library name, a file, a script: none of the
+/// published results is of it), so the generic range; a family with one
+/// result takes the generic range around it.
+pub fn family_mfu(model: &str) -> MfuRange {
+    let family_of = |m: &str| crate::models::lookup(m).map(|e| e.default_config().family());
+    let Some(family) = family_of(model) else {
+        return MfuRange {
+            low: FALLBACK_MFU.0,
+            high: FALLBACK_MFU.1,
+            rows: 0,
+            widened: false,
+        };
+    };
+    MfuRange::of(published_mfu(|m| family_of(m) == Some(family)))
+}
+
+impl MfuRange {
+    /// The range of [`published_mfu`]'s answer, the generic one around a
+    /// single result.
+    pub fn of(((low, high), rows): ((f64, f64), usize)) -> MfuRange {
+        let widened = rows == 1;
+        MfuRange {
+            low: if widened {
+                low.min(FALLBACK_MFU.0)
+            } else {
+                low
+            },
+            high: if widened {
+                high.max(FALLBACK_MFU.1)
+            } else {
+                high
+            },
+            rows,
+            widened,
+        }
     }
 }
 

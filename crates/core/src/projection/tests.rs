@@ -62,3 +62,35 @@ fn a_cpu_run_projects_to_a_gpu_by_the_mfu_its_family_reaches_in_print() {
     // No published row of a family: the fallback range, said by zero rows.
     assert_eq!(published_mfu(|_| false), (FALLBACK_MFU, 0));
 }
+
+#[test]
+fn a_model_outside_the_catalogue_or_a_family_with_one_result_takes_the_generic_range() {
+    // A library model has no family: no published result is of it (an
+    // empty catalogue name in the published table is not its family).
+    for model in [
+        "timm:resnet18",
+        "hf:gpt2",
+        "/w/model.py:build",
+        "script:/w/t.py",
+    ] {
+        let r = family_mfu(model);
+        assert_eq!(
+            (r.low, r.high, r.rows),
+            (FALLBACK_MFU.0, FALLBACK_MFU.1, 0),
+            "{model}"
+        );
+        assert!(r.basis().starts_with("no published result"), "{model}");
+    }
+    // Many results: their own range, not widened.
+    let r = family_mfu("resnet50");
+    assert!(r.rows >= 4 && !r.widened, "{r:?}");
+    // One plausible result: a point, so the generic range around it.
+    let r = MfuRange::of(((0.6, 0.6), 1));
+    assert!(
+        r.widened && (r.low, r.high) == (FALLBACK_MFU.0, 0.6),
+        "{r:?}"
+    );
+    assert!(r.basis().contains("one published result"), "{}", r.basis());
+    let r = MfuRange::of(((0.3, 0.3), 1));
+    assert_eq!((r.low, r.high), FALLBACK_MFU, "{r:?}");
+}
