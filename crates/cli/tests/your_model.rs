@@ -30,16 +30,23 @@ fn python() -> std::path::PathBuf {
 /// The trainable parameters of the model `code` builds (as `m`), counted by
 /// the library's own objects in the studio's PyTorch environment.
 fn library_count(code: &str) -> u64 {
-    let script = format!(
-        "import torch\ntorch.manual_seed(0)\n{code}\nprint(sum(p.numel() for p in m.parameters() if p.requires_grad))"
-    );
+    library_figure(&format!(
+        "{code}\nv = sum(p.numel() for p in m.parameters() if p.requires_grad)"
+    ))
+    .parse()
+    .unwrap()
+}
+
+/// What `code` sets as `v`, run in the studio's PyTorch environment.
+fn library_figure(code: &str) -> String {
+    let script = format!("import torch\ntorch.manual_seed(0)\n{code}\nprint(v)");
     let out = Command::new(python())
         .args(["-c", &script])
         .env("OMP_NUM_THREADS", "1")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 /// Trains `model` with `extra` flags for 4 steps at batch 2 and returns the
@@ -75,6 +82,23 @@ fn a_timm_model_trains_at_64_px_with_timms_parameter_count() {
     );
     assert_eq!(d["param_count"], json!(count));
     assert_eq!(d["hello"]["param_count"], json!(count));
+    // Training FLOPs are about three forwards (PyTorch's counter alone, on
+    // the forward, at 64 px): a depthwise layer's weight gradient is counted
+    // per group, not once per channel (which made them 8.3 forwards).
+    let forward: f64 = library_figure(
+        "import timm\nfrom torch.utils.flop_counter import FlopCounterMode\n\
+         m = timm.create_model('convnext_atto', pretrained=False, num_classes=1000)\n\
+         with FlopCounterMode(display=False) as c:\n    m(torch.randn(2, 3, 64, 64))\n\
+         v = c.get_total_flops() / 2",
+    )
+    .parse()
+    .unwrap();
+    let training = d["hello"]["flops_per_sample"].as_f64().unwrap();
+    let ratio = training / forward;
+    assert!(
+        (2.5..3.2).contains(&ratio),
+        "{training} ÷ {forward} = {ratio}"
+    );
 }
 
 /// A residual network at 32 px ends in a one-pixel map: its FLOPs are
