@@ -219,8 +219,19 @@ fn print_own(d: &DescribedModel) {
         (Some(f), Some(how)) => format!("{f:.4e} training FLOPs per sample ({how})"),
         _ => "training FLOPs per sample not counted (MFU not measured)".to_owned(),
     };
+    let input = match d.input.as_deref() {
+        Some([tokens]) if d.trained_as == "decoder" => {
+            format!(", on {} tokens", tokens.saturating_sub(1))
+        }
+        Some([tokens]) => format!(", on {tokens} tokens"),
+        Some(shape) if !shape.is_empty() => {
+            let s: Vec<String> = shape.iter().map(ToString::to_string).collect();
+            format!(", on {} (channels × height × width)", s.join("×"))
+        }
+        _ => String::new(),
+    };
     println!(
-        "{} in {}: {} trainable parameters (counted on the model); {flops}; trained as {}",
+        "{} in {}: {} trainable parameters (counted on the model); {flops}; trained as {}{input}",
         d.model,
         d.framework,
         d.param_count,

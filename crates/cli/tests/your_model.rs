@@ -267,6 +267,8 @@ fn a_keras_application_trains_in_tensorflow_with_keras_parameter_count() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(described["param_count"], json!(keras), "{described}");
     assert_eq!(described["framework"], "tensorflow", "{described}");
+    // The input it was counted at, as channels × height × width.
+    assert_eq!(described["input"], json!([3, 32, 32]), "{described}");
 
     let (out, found) =
         output_json(trainbench(&dir.0).args(["models", "--search", "mobilenetv3", "--json"]));

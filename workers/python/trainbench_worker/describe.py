@@ -62,7 +62,9 @@ def describe(obj):
     except WorkerError as e:
         return {"field": e.field or "model", "message": e.message}
     c = plan.config
-    shape = file_models.sample_shape(c) if family == "file" else None
+    # The input it was built and counted at (a library model's from its
+    # library's default configuration unless the run gave one).
+    shape = file_models.sample_shape(c)
     return {
         "param_count": int(count),
         "flops_per_sample": plan.flops_per_sample,

@@ -27,7 +27,7 @@ SEARCH_LIMIT = 50
 
 FLOPS_METHOD = (
     "counted: torch.utils.flop_counter.FlopCounterMode over one forward and backward at batch 2, halved"
-    " (a grouped convolution's weight gradient counted per group)"
+    "; a grouped convolution's weight gradient counted per group"
 )
 DEFAULT_IMAGE_CLASSES = 1000
 DEFAULT_HF_LABELS = 2

@@ -165,7 +165,8 @@ pub enum Described {
         /// How the harness trains it: `image`, `bert` (classified tokens),
         /// `decoder` (next tokens).
         family: String,
-        /// One sample's shape as the harness feeds it (file models).
+        /// One sample's shape as the harness feeds it (channels × height ×
+        /// width, or tokens: a decoder's one more, the last one's next).
         input: Option<Vec<u64>>,
     },
     Refused {
