@@ -100,6 +100,11 @@ pub struct TuneArgs {
     /// shows). Default: none.
     #[arg(long, value_name = "FILE.pdf")]
     pub pdf: Option<std::path::PathBuf>,
+    /// Also write the winner's settings as a TOML file, which
+    /// `trainbench run --config FILE` trains again (the file the desktop's
+    /// result view shows). Default: none.
+    #[arg(long, value_name = "FILE.toml")]
+    pub save_config: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -278,14 +283,30 @@ pub fn tune(db: &Path, a: TuneArgs) -> Result<ExitCode, CliError> {
         Some(path) => Some(write_pdf(&ws, &tuned, &plan.model, path)?),
         None => None,
     };
+    let config = match (&a.save_config, &tuned.toml) {
+        (Some(path), Some(toml)) => Some(ws.write_export(path, toml.as_bytes())?.path),
+        (Some(path), None) => {
+            eprintln!(
+                "trainbench: no settings written to {}: the search found no winner",
+                path.display()
+            );
+            None
+        }
+        (None, _) => None,
+    };
     if run.json {
         let mut doc = to_json(db, &tuned, &plan);
         doc["pdf"] = json!(pdf);
+        doc["config_file"] = json!(config);
         println!("{doc}");
     } else {
         print_text(db, &tuned);
         if let Some(p) = &pdf {
             println!("report: {p}");
+        }
+        if let Some(p) = &config {
+            let w = trainbench_app::tune::reproduce::word(p);
+            println!("settings: {p} (`trainbench run --config {w}` trains the winner again)");
         }
     }
     Ok(if tuned.outcome.winner.is_some() {

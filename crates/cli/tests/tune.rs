@@ -89,7 +89,7 @@ fn the_planted_fastest_batch_wins_and_is_confirmed_against_the_runner_up() {
                 "--window-steps",
                 "2",
             ])
-            .args(["--repeats", "2", "--json"]),
+            .args(["--repeats", "2", "--json", "--save-config", "winner.toml"]),
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(v["ended"], "finished", "{v}");
@@ -149,6 +149,20 @@ fn the_planted_fastest_batch_wins_and_is_confirmed_against_the_runner_up() {
     let command = v["winner"]["command"].as_str().unwrap();
     assert!(command.starts_with("trainbench run --model "), "{command}");
     assert!(command.contains("--batch-size 16"), "{command}");
+    // … and its settings as a file, which `run --config` trains again (its
+    // flags shorten it here).
+    let saved = v["config_file"].as_str().unwrap();
+    let toml = std::fs::read_to_string(dir.0.join(saved)).unwrap();
+    assert!(toml.contains("batch_size = 16"), "{toml}");
+    let (out, again) = output_json(
+        trainbench(&dir.0)
+            .current_dir(&dir.0)
+            .args(["run", "--config", "winner.toml", "--steps", "4"])
+            .args(["--repeats", "1", "--json"]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(again["runs"][0]["status"], "completed", "{again}");
+    assert_eq!(again["runs"][0]["batch_size"], 16, "{again}");
     // Stored: the runs as one sweep, the trace beside it, and `compare`
     // works on them.
     let runs = runs_of_sweep(&dir, &v["sweep_id"]);

@@ -120,7 +120,7 @@ fn switches(r: &SweepRequest) -> Vec<&'static str> {
 
 /// A word as the shell should get it: plain when it holds only characters
 /// no shell treats specially, else quoted by the one quoting function.
-fn word(s: &str) -> String {
+pub fn word(s: &str) -> String {
     let plain = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.,:/=@+".contains(c));

@@ -210,6 +210,7 @@ pub fn start_tune(
             objective,
             budget: budget.clone(),
             pdf: None,
+            save_config: None,
             run,
         },
         &host,
