@@ -407,32 +407,36 @@ fn print_text(db: &Path, t: &Tuned) {
             e.b.run_ids.first().copied().unwrap_or_default()
         );
     }
-    let w = o
+    use crate::output::table::{self, Align};
+    let rows: Vec<Vec<String>> = o
         .candidates
         .iter()
-        .map(|c| c.label.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(9);
-    println!(
-        "{:<w$} {:>5} {:>12} {:>21}  why",
-        "candidate", "round", o.unit, "95 % CI"
+        .map(|c| {
+            let latest = c.latest();
+            vec![
+                c.label.clone(),
+                c.round_reached
+                    .map_or_else(|| "–".into(), |r| r.to_string()),
+                latest.map_or_else(|| "–".into(), |l| figure_text(l.0)),
+                latest.map_or_else(
+                    || "–".into(),
+                    |(v, ci)| ci.map_or_else(|| "–".into(), |c| interval_text_as(Some(c), v)),
+                ),
+                c.why.clone(),
+            ]
+        })
+        .collect();
+    table::print(
+        &["candidate", "round", &o.unit, "95 % CI", "why"],
+        &[
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Left,
+        ],
+        &rows,
     );
-    for c in &o.candidates {
-        let latest = c.latest();
-        println!(
-            "{:<w$} {:>5} {:>12} {:>21}  {}",
-            c.label,
-            c.round_reached
-                .map_or_else(|| "–".into(), |r| r.to_string()),
-            latest.map_or_else(|| "–".into(), |l| figure_text(l.0)),
-            latest.map_or_else(
-                || "–".into(),
-                |(v, ci)| ci.map_or_else(|| "–".into(), |c| interval_text_as(Some(c), v))
-            ),
-            c.why
-        );
-    }
     println!(
         "{} run(s) in {:.0} s of a {:.0} s budget ({}); stored as sweep {} in {}",
         t.run_ids.len(),

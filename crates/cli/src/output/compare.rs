@@ -66,13 +66,7 @@ pub fn print_compare(c: &Comparison) {
             c.shared_label
         );
     }
-    let width = c
-        .entries
-        .iter()
-        .map(|e| e.label.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(20);
+    let width = label_width(c).max(20);
     for m in Metric::ALL {
         println!(
             "\n{} ({}, {} is better):",
