@@ -408,24 +408,7 @@ fn print_text(db: &Path, t: &Tuned) {
         );
     }
     use crate::output::table::{self, Align};
-    let rows: Vec<Vec<String>> = o
-        .candidates
-        .iter()
-        .map(|c| {
-            let latest = c.latest();
-            vec![
-                c.label.clone(),
-                c.round_reached
-                    .map_or_else(|| "–".into(), |r| r.to_string()),
-                latest.map_or_else(|| "–".into(), |l| figure_text(l.0)),
-                latest.map_or_else(
-                    || "–".into(),
-                    |(v, ci)| ci.map_or_else(|| "–".into(), |c| interval_text_as(Some(c), v)),
-                ),
-                c.why.clone(),
-            ]
-        })
-        .collect();
+    let rows = trainbench_app::tune::report::candidate_rows(o);
     table::print(
         &["candidate", "round", &o.unit, "95 % CI", "why"],
         &[

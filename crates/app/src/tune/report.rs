@@ -66,11 +66,11 @@ pub fn sections(ws: &Workspace, runs: &[RunDetail]) -> AppResult<Vec<Section>> {
     Ok(out)
 }
 
-/// The verdict and one row per candidate: the round it reached, its last
-/// round's figure and interval, and why it stopped.
-fn search_section(sweep: i64, model: &str, o: &TuneOutcome) -> Section {
-    let rows = o
-        .candidates
+/// One row per candidate, as the report's and the terminal's tables show
+/// it: its label, the round it reached, its last round's figure and
+/// interval ("–" where none), and why it stopped.
+pub fn candidate_rows(o: &TuneOutcome) -> Vec<Vec<String>> {
+    o.candidates
         .iter()
         .map(|c| {
             let latest = c.latest();
@@ -86,7 +86,13 @@ fn search_section(sweep: i64, model: &str, o: &TuneOutcome) -> Section {
                 c.why.clone(),
             ]
         })
-        .collect();
+        .collect()
+}
+
+/// The verdict and one row per candidate: the round it reached, its last
+/// round's figure and interval, and why it stopped.
+fn search_section(sweep: i64, model: &str, o: &TuneOutcome) -> Section {
+    let rows = candidate_rows(o);
     Section {
         heading: format!("Search: {model} for {} (sweep {sweep})", o.objective),
         text: format!(
