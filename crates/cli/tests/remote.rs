@@ -550,3 +550,18 @@ fn a_remote_run_whose_host_is_gone_can_be_abandoned_then_deleted() {
     let (out, _) = lab.run(&["delete", &n, "--yes"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+/// A test's sshd whose port another process took first is not mistaken for
+/// the one listening there: it exits, and another port is tried (a server
+/// that answered on a taken port was once taken for the test's own).
+#[test]
+fn an_sshd_whose_port_is_taken_is_not_taken_for_the_one_there() {
+    let scratch = common::Scratch::new("sshd-taken-port");
+    let key = scratch.0.join("host-key");
+    common::sshd::keygen(&key);
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    assert!(common::sshd::Sshd::try_start(&scratch.0, "taken", &key, port).is_none());
+    let free = common::sshd::Sshd::start(&scratch.0, "free");
+    assert_ne!(free.port, port);
+}

@@ -59,9 +59,20 @@ impl Sshd {
     pub fn start(dir: &Path, name: &str) -> Sshd {
         // sshd started as root wants its privilege-separation folder.
         let _ = std::fs::create_dir_all("/run/sshd");
-        let port = free_port();
         let host_key = dir.join(format!("{name}-host-key"));
         keygen(&host_key);
+        // A port free when chosen can be taken by another test's process
+        // before sshd binds it: sshd then exits, and another port is tried.
+        for _ in 0..5 {
+            if let Some(started) = Sshd::try_start(dir, name, &host_key, free_port()) {
+                return started;
+            }
+        }
+        panic!("sshd for {name} exited at start on five ports");
+    }
+
+    /// sshd on `port`, once it listens; `None` when it exited first.
+    pub fn try_start(dir: &Path, name: &str, host_key: &Path, port: u16) -> Option<Sshd> {
         let config = dir.join(format!("{name}-sshd_config"));
         std::fs::write(
             &config,
@@ -75,7 +86,7 @@ impl Sshd {
             ),
         )
         .unwrap();
-        let child = Command::new("/usr/sbin/sshd")
+        let mut child = Command::new("/usr/sbin/sshd")
             .args(["-D", "-e", "-f"])
             .arg(&config)
             .stdin(Stdio::null())
@@ -84,14 +95,27 @@ impl Sshd {
             .spawn()
             .expect("/usr/sbin/sshd (Debian's openssh-server; scripts/setup.sh installs it)");
         let deadline = Instant::now() + Duration::from_secs(60);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        loop {
+            // Exited (its port taken): not this port. Checked before the
+            // connection, which another process on the port would accept.
+            if child.try_wait().unwrap().is_some() {
+                return None;
+            }
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                // Still running a moment later: the listener is this sshd
+                // (one that cannot bind exits at once).
+                std::thread::sleep(Duration::from_millis(200));
+                if child.try_wait().unwrap().is_some() {
+                    return None;
+                }
+                return Some(Sshd { child, port });
+            }
             assert!(
                 Instant::now() < deadline,
                 "sshd on port {port} never listened"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        Sshd { child, port }
     }
 }
 
