@@ -169,6 +169,9 @@ impl Objective {
     pub fn figure(self, s: &RunSummary) -> Option<(f64, Option<Interval>)> {
         let v = match self {
             Objective::Energy => s.energy_j_per_sample,
+            // The time to the run's target: its accuracy, or (a run given a
+            // loss to reach instead) its held-out loss.
+            Objective::TimeToAccuracy if s.target_accuracy.is_none() => s.time_to_loss_s,
             _ => self.metric().of(s),
         };
         let v = v.filter(|v| v.is_finite() && *v > 0.0)?;

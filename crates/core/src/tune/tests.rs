@@ -453,3 +453,27 @@ fn axes_given_replace_the_defaults_and_bad_values_are_refused_by_field() {
     assert_eq!(e.field, "framework");
     assert!(e.to_string().contains("trainbench env install"), "{e}");
 }
+
+#[test]
+fn the_time_to_a_target_loss_is_the_figure_of_a_run_given_a_loss_to_reach() {
+    use crate::summary::{summarize, RunMeasurements};
+    let to_loss = summarize(&RunMeasurements {
+        eval_losses: vec![(5.0, 3.1), (9.0, 2.4)],
+        target_loss: Some(2.5),
+        ..RunMeasurements::default()
+    });
+    assert_eq!(
+        Objective::TimeToAccuracy.figure(&to_loss),
+        Some((9.0, None))
+    );
+    // A run given an accuracy to reach keeps its time to accuracy.
+    let to_accuracy = summarize(&RunMeasurements {
+        evals: vec![(4.0, 0.5), (8.0, 0.95)],
+        target_accuracy: Some(0.9),
+        ..RunMeasurements::default()
+    });
+    assert_eq!(
+        Objective::TimeToAccuracy.figure(&to_accuracy),
+        Some((8.0, None))
+    );
+}
