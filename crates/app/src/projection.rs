@@ -347,21 +347,23 @@ fn memory_fit(d: &RunDetail, to: Option<&GpuPeak>) -> String {
     });
     match s.and_then(|s| s.peak_memory_bytes).filter(|_| on_device) {
         Some(b) => {
-            let gb = b as f64 / 1e9;
-            if gb <= to.memory_gb * 0.9 {
+            // The peak table's sizes are the boards' binary gigabytes (an
+            // H100's "80 GB" is 81,559 MiB), so the peak is read in GiB too.
+            let gib = b as f64 / f64::from(1u32 << 30);
+            if gib <= to.memory_gb * 0.9 {
                 format!(
-                    "fits: the framework's peak of {gb:.1} GB on the device against {} GB",
+                    "fits: the framework's peak of {gib:.1} GiB on the device against {} GiB",
                     to.memory_gb
                 )
             } else {
                 format!(
-                    "does not fit: the framework's peak of {gb:.1} GB against {} GB (90 % usable)",
+                    "does not fit: the framework's peak of {gib:.1} GiB against {} GiB (90 % usable)",
                     to.memory_gb
                 )
             }
         }
         None => format!(
-            "not projected: the run measured host memory, not a GPU's ({} has {} GB)",
+            "not projected: the run measured host memory, not a GPU's ({} has {} GiB)",
             to.device, to.memory_gb
         ),
     }

@@ -177,3 +177,22 @@ fn a_library_model_is_projected_with_the_generic_mfu_range() {
         "{p}"
     );
 }
+
+/// A device peak is read in the peak table's unit: 70 GiB on a GPU fits an
+/// H100's 80 (its 90 % is 72 GiB), though it is 75.2 decimal GB.
+#[test]
+fn a_device_peak_is_held_against_the_boards_memory_in_its_unit() {
+    let db = seeded("memory-fit", 1);
+    sql(
+        &db,
+        "UPDATE summaries SET summary_json = json_set(summary_json, '$.peak_memory_bytes', 75161927680, '$.peak_memory_device', 'cuda:0') WHERE run_id = 1",
+    );
+    let (out, p) =
+        output_json(trainbench(db.dir()).args(["project", "1", "--gpu", "H100 SXM", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let memory = p["memory"].as_str().unwrap();
+    assert!(
+        memory.starts_with("fits: the framework's peak of 70.0 GiB"),
+        "{memory}"
+    );
+}
