@@ -1886,6 +1886,12 @@ export type RunSummary = {
 	 */
 	time_to_loss_s?: number | null,
 	epoch_time_s: number | null,
+	/**
+	 *  The samples of the epoch `epoch_time_s` is for (what a projection
+	 *  to other hardware divides by its throughput; `None` in runs stored
+	 *  before it was kept).
+	 */
+	epoch_samples?: number | null,
 	/**  How the epoch time was obtained, in words. */
 	epoch_basis: string | null,
 	cost_per_epoch_usd: number | null,

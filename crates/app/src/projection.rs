@@ -184,7 +184,14 @@ pub fn project_detail(ws: &Workspace, d: &RunDetail, target: &Target) -> AppResu
             (to.device.clone(), band, method, Some(to))
         }
     };
-    let epoch_samples = s.and_then(|s| s.epoch_time_s).map(|t| t * rate);
+    // The epoch's own samples (a measured epoch's time includes its warm-up,
+    // so its time × the steady rate is more than the epoch); a run stored
+    // before they were kept: its epoch time at the steady rate.
+    let epoch_samples = s.and_then(|s| {
+        s.epoch_samples
+            .map(|n| n as f64)
+            .or_else(|| s.epoch_time_s.map(|t| t * rate))
+    });
     let epoch_s = epoch_samples.map(|n| band.inverse(n));
     let (cost, price) = cost(ws, peak.as_ref(), epoch_s.as_ref(), d.row.devices)?;
     let energy = energy(peak.as_ref(), &band, d.row.devices);

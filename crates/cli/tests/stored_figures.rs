@@ -196,3 +196,21 @@ fn a_device_peak_is_held_against_the_boards_memory_in_its_unit() {
         "{memory}"
     );
 }
+
+/// A measured epoch's time includes its warm-up, so the epoch projected to
+/// other hardware is its own samples at the projected throughput, not its
+/// time × the steady rate (which counts more samples than it has).
+#[test]
+fn a_measured_epoch_is_projected_by_its_samples() {
+    let db = seeded("epoch-projected", 1);
+    sql(
+        &db,
+        "UPDATE summaries SET summary_json = json_set(summary_json, '$.throughput_samples_per_s', 200.0, '$.epoch_time_s', 10.0, '$.epoch_samples', 1000) WHERE run_id = 1",
+    );
+    let (out, p) =
+        output_json(trainbench(db.dir()).args(["project", "1", "--gpu", "H100 SXM", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let slowest = p["epoch_s"]["high"].as_f64().unwrap();
+    let rate = p["samples_per_s"]["low"].as_f64().unwrap();
+    assert!((slowest * rate - 1000.0).abs() < 1e-6 * 1000.0, "{p}");
+}

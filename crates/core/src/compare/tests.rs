@@ -48,6 +48,7 @@ fn row(id: i64, config: &str, devices: u32, tp: Option<f64>, ci: Option<(f64, f6
             target_loss: None,
             best_loss: None,
             time_to_loss_s: None,
+            epoch_samples: None,
             epoch_time_s: None,
             epoch_basis: None,
             cost_per_epoch_usd: None,

@@ -61,6 +61,8 @@ fn epoch_size(m: &RunMeasurements) -> Result<EpochSize, String> {
 /// What [`epoch_and_cost`] found.
 pub(super) struct EpochCost {
     pub epoch_time_s: Option<f64>,
+    /// The epoch's samples, where it has a time.
+    pub samples: Option<u64>,
     /// How the epoch time was found (or why there is none), in words.
     pub basis: Option<String>,
     pub projected: Option<bool>,
@@ -76,7 +78,8 @@ pub(super) fn epoch_and_cost(
 ) -> EpochCost {
     let timed_samples: u64 = m.windows.iter().map(|w| w.samples).sum();
     let timed_seconds: f64 = m.windows.iter().map(WindowTiming::seconds).sum();
-    let (epoch_time_s, basis, projected) = match (epoch_size(m), throughput) {
+    let size = epoch_size(m);
+    let (epoch_time_s, basis, projected) = match (&size, throughput) {
         (Ok(e), _) if e.real && timed_samples >= e.samples && timed_seconds > 0.0 => (
             Some(timed_seconds / timed_samples as f64 * e.samples as f64),
             Some(format!(
@@ -90,15 +93,20 @@ pub(super) fn epoch_and_cost(
             Some(format!("projected: {} at the steady throughput", e.what)),
             Some(true),
         ),
-        (Err(why), Some(tp)) if tp > 0.0 => (None, Some(why), None),
+        (Err(why), Some(tp)) if tp > 0.0 => (None, Some(why.clone()), None),
         _ => (None, None, None),
     };
+    let samples = size
+        .ok()
+        .filter(|_| epoch_time_s.is_some())
+        .map(|e| e.samples);
     let cost_per_epoch_usd = match (&m.price, epoch_time_s) {
         (Some(p), Some(t)) => Some(t / 3600.0 * p.usd_per_device_hour * f64::from(devices)),
         _ => None,
     };
     EpochCost {
         epoch_time_s,
+        samples,
         basis,
         projected,
         cost_per_epoch_usd,

@@ -144,6 +144,11 @@ pub struct RunSummary {
     #[serde(default)]
     pub time_to_loss_s: Option<f64>,
     pub epoch_time_s: Option<f64>,
+    /// The samples of the epoch `epoch_time_s` is for (what a projection
+    /// to other hardware divides by its throughput; `None` in runs stored
+    /// before it was kept).
+    #[serde(default)]
+    pub epoch_samples: Option<u64>,
     /// How the epoch time was obtained, in words.
     pub epoch_basis: Option<String>,
     pub cost_per_epoch_usd: Option<f64>,
@@ -374,6 +379,7 @@ pub fn summarize(m: &RunMeasurements) -> RunSummary {
         time_to_accuracy_s: goals.time_to_accuracy_s,
         target_reached: goals.target_reached,
         epoch_time_s: epoch.epoch_time_s,
+        epoch_samples: epoch.samples,
         epoch_basis: epoch.basis,
         cost_per_epoch_usd,
         cost_is_projected: cost_per_epoch_usd.and(epoch.projected),

@@ -147,6 +147,7 @@ fn a_full_real_epoch_is_measured_not_projected() {
     };
     let s = summarize(&m);
     assert_eq!(s.epoch_time_s, Some(4.0));
+    assert_eq!(s.epoch_samples, Some(40));
     assert_eq!(s.cost_is_projected, Some(false));
 }
 
