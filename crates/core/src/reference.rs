@@ -84,43 +84,63 @@ pub fn gpu_peaks() -> Vec<GpuPeak> {
 }
 
 /// Finds the peak row for a device name as NVML reports it (for example
-/// "NVIDIA H100 80GB HBM3" → "H100 SXM"). `None`: unknown device — MFU is then
-/// not computed rather than guessed.
+/// "NVIDIA H100 80GB HBM3" → "H100 SXM"), or as the table names it. `None`:
+/// unknown device — MFU is then not computed rather than guessed. A variant
+/// the table has no row for is unknown too, not its neighbour's row: an RTX
+/// 3090 Ti or 4090 D (other peaks), a laptop's chip, an A100 PCIe with
+/// 40 GB, an H200 NVL (a lower power limit and peaks), a GH200 or GB200
+/// (another memory and power).
 pub fn gpu_peak_for(name: &str) -> Option<GpuPeak> {
-    let n = name.to_uppercase();
     let peaks = gpu_peaks();
-    let pick = |device: &str| peaks.iter().find(|p| p.device == device).cloned();
-    if n.contains("H200") {
-        return pick("H200");
+    if let Some(p) = peaks
+        .iter()
+        .find(|p| p.device.eq_ignore_ascii_case(name.trim()))
+    {
+        return Some(p.clone());
     }
-    if n.contains("B200") {
+    let upper = name.to_uppercase();
+    let words: Vec<&str> = upper
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |w: &str| words.contains(&w);
+    let pick = |device: &str| peaks.iter().find(|p| p.device == device).cloned();
+    if ["GH200", "GB200", "TI", "D", "LAPTOP", "MOBILE", "MAX"]
+        .iter()
+        .any(|w| has(w))
+    {
+        return None;
+    }
+    if has("H200") {
+        return if has("NVL") { None } else { pick("H200") };
+    }
+    if has("B200") {
         return pick("B200");
     }
-    if n.contains("H100") {
-        return if n.contains("PCIE") {
+    if has("H100") {
+        return if has("PCIE") {
             pick("H100 PCIe")
-        } else if n.contains("NVL") {
+        } else if has("NVL") {
             pick("H100 NVL")
         } else {
             pick("H100 SXM")
         };
     }
-    if n.contains("A100") {
-        return if n.contains("PCIE") {
-            pick("A100 PCIe 80GB")
-        } else if n.contains("80GB") {
-            pick("A100 SXM 80GB")
-        } else {
-            pick("A100 SXM 40GB")
+    if has("A100") {
+        return match (has("PCIE"), has("80GB")) {
+            (true, true) => pick("A100 PCIe 80GB"),
+            (true, false) => None,
+            (false, true) => pick("A100 SXM 80GB"),
+            (false, false) => pick("A100 SXM 40GB"),
         };
     }
-    if n.contains("L40S") {
+    if has("L40S") {
         return pick("L40S");
     }
-    if n.contains("4090") {
+    if has("4090") {
         return pick("RTX 4090");
     }
-    if n.contains("3090") {
+    if has("3090") {
         return pick("RTX 3090");
     }
     None
@@ -297,6 +317,36 @@ mod tests {
             Some("A100 SXM 80GB".into())
         );
         assert_eq!(gpu_peak_for("Tesla T4"), None);
+        // NVML's names and the table's own find their rows …
+        for (name, row) in [
+            ("NVIDIA A100-SXM4-40GB", "A100 SXM 40GB"),
+            ("NVIDIA A100 80GB PCIe", "A100 PCIe 80GB"),
+            ("NVIDIA H100 PCIe", "H100 PCIe"),
+            ("NVIDIA H100 NVL", "H100 NVL"),
+            ("NVIDIA H200", "H200"),
+            ("NVIDIA GeForce RTX 4090", "RTX 4090"),
+            ("NVIDIA L40S", "L40S"),
+            ("a100 pcie 80gb", "A100 PCIe 80GB"),
+        ] {
+            assert_eq!(
+                gpu_peak_for(name).map(|p| p.device),
+                Some(row.into()),
+                "{name}"
+            );
+        }
+        // … and a variant with other peaks, memory or power is unknown, not
+        // its neighbour's row.
+        for name in [
+            "NVIDIA GeForce RTX 3090 Ti",
+            "NVIDIA GeForce RTX 4090 D",
+            "NVIDIA GeForce RTX 4090 Laptop GPU",
+            "NVIDIA A100-PCIE-40GB",
+            "NVIDIA H200 NVL",
+            "NVIDIA GH200 480GB",
+            "NVIDIA GB200",
+        ] {
+            assert_eq!(gpu_peak_for(name), None, "{name}");
+        }
         let prices = default_prices();
         assert_eq!(prices.len(), 4);
         // Every bundled price carries a date and a source, and passes the
