@@ -118,6 +118,17 @@ fn a_real_client_lists_the_tools_reads_a_comparison_and_starts_runs_and_a_search
     assert_eq!(refused["error"]["field"], "precision");
     // A person's own model file is never run from a tool.
     assert_eq!(got["run_own_code"]["json"]["error"]["field"], "model");
+    for key in ["run_own_code_listed", "tune_own_script_listed"] {
+        let e = &got[key]["json"]["error"];
+        assert_eq!(e["field"], "model", "{key}: {e}");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("own code"),
+            "{key}: {e}"
+        );
+    }
     let (cli, refused) = db.run(&["tune", "--steps", "4", "--json"]);
     assert_eq!(cli.status.code(), Some(2), "{}", text(&cli));
     assert_eq!(got["tune_refused"]["json"], refused);

@@ -66,6 +66,13 @@ async def drive(trainbench, db):
             out["compare_bad_ids"] = await call("compare", {"ids": ["one"]})
             out["run_refused"] = await call("start_run", {"settings": dict(TINY, precision="fp64")})
             out["run_own_code"] = await call("start_run", {"settings": dict(TINY, model="mine.py:build")})
+            # … nor one hidden in a list's item, which the settings' lists
+            # join and split again on commas.
+            listed = dict(TINY, model=["resnet_mini,mine.py:build"], input_shape="3x8x8", num_classes=5)
+            out["run_own_code_listed"] = await call("start_run", {"settings": listed})
+            out["tune_own_script_listed"] = await call(
+                "start_tune", {"settings": dict(TINY, model=[",script:train.py"])}
+            )
             out["tune_refused"] = await call("start_tune", {"settings": {"steps": 4}})
             out["query"] = await call("query", {"sql": QUERY})
             out["describe"] = await call("describe", {"model": "resnet_mini"})

@@ -19,32 +19,34 @@ use crate::tune_cmd::TuneArgs;
 /// Where a refused setting came from, in its message.
 const ORIGIN: &str = "the tool's settings";
 
-/// Refuses what would run a person's own code.
-fn refuse_own_code(settings: &Map<String, Value>) -> Result<(), CliError> {
-    for key in ["script", "script_args"] {
-        if settings.contains_key(key) {
+/// Refuses what would run a person's own code, in the settings as merged
+/// (a list's items are joined and split again on commas there, so one item
+/// can hold several models: each is checked as the planner will read it).
+fn refuse_own_code(a: &RunArgs) -> Result<(), CliError> {
+    if a.script.is_some() || !a.script_args.is_empty() {
+        let key = if a.script.is_some() {
+            "script"
+        } else {
+            "script_args"
+        };
+        return Err(bad(
+            key,
+            format!("{key} is not allowed here: a training script is a person's own code, which the studio runs only when a person names it (`trainbench run --script PATH.py` in a terminal); expected a model by name"),
+        ));
+    }
+    let models = a
+        .model
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim);
+    for m in models {
+        if FileRef::looks_like(m) || m.contains(".py") || m.starts_with(script::PREFIX) {
             return Err(bad(
-                key,
-                format!("{key} is not allowed here: a training script is a person's own code, which the studio runs only when a person names it (`trainbench run --script PATH.py` in a terminal); expected a model by name"),
+                "model",
+                format!("model = {m} is not allowed here: a model from a file is a person's own code, which the studio runs only when a person names it (`trainbench run --model {m}` in a terminal); expected a catalogue name (`models` lists them), timm:NAME, hf:MODEL_TYPE or keras:NAME"),
             ));
         }
-    }
-    let models: Vec<String> = match settings.get("model") {
-        Some(Value::String(s)) => s.split(',').map(|m| m.trim().to_owned()).collect(),
-        Some(Value::Array(list)) => list
-            .iter()
-            .map(|m| m.as_str().unwrap_or_default().trim().to_owned())
-            .collect(),
-        _ => Vec::new(),
-    };
-    if let Some(m) = models
-        .iter()
-        .find(|m| FileRef::looks_like(m) || m.starts_with(script::PREFIX))
-    {
-        return Err(bad(
-            "model",
-            format!("model = {m} is not allowed here: a model from a file is a person's own code, which the studio runs only when a person names it (`trainbench run --model {m}` in a terminal); expected a catalogue name (`models` lists them), timm:NAME, hf:MODEL_TYPE or keras:NAME"),
-        ));
     }
     Ok(())
 }
@@ -78,13 +80,13 @@ fn toml_value(key: &str, v: &Value) -> Result<toml::Value, CliError> {
 
 /// The run flags `settings` give, as a config file with these keys would.
 fn run_args(settings: &Map<String, Value>) -> Result<RunArgs, CliError> {
-    refuse_own_code(settings)?;
     let mut table = toml::Table::new();
     for (key, v) in settings.iter().filter(|(_, v)| !v.is_null()) {
         table.insert(key.clone(), toml_value(key, v)?);
     }
     let mut a = RunArgs::default();
     run_args::apply_settings(&mut a, &table, ORIGIN)?;
+    refuse_own_code(&a)?;
     Ok(a)
 }
 
