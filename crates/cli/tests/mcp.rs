@@ -64,38 +64,10 @@ fn two_stored_runs(db: &Db) {
     }
 }
 
-#[test]
-fn a_real_client_lists_the_tools_reads_a_comparison_and_starts_runs_and_a_search_that_are_stored() {
-    let db = Db::new("mcp-client");
-    two_stored_runs(&db);
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
-    let mut client = Command::new(client_python());
-    client
-        .arg(&script)
-        .arg(TRAINBENCH)
-        .arg(db.path())
-        .env("OMP_NUM_THREADS", "1")
-        .env("TRAINBENCH_NO_NVML", "1");
-    let (out, got) = output_json(&mut client);
-    assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(got["server"], "trainbench", "{}", text(&out));
-    assert_eq!(got["tools"], json!(TOOLS));
-    assert_eq!(got["schemas"]["compare"]["required"], json!(["ids"]));
-
-    // The comparison is `compare --json`'s, figure for figure.
-    let (cli, compared) = db.run(&["compare", "1", "2", "--json"]);
-    assert!(cli.status.success(), "{}", text(&cli));
-    assert_eq!(got["runs_before"], json!([1, 2]));
-    assert_eq!(got["compare"]["is_error"], false, "{}", got["compare"]);
-    assert_eq!(got["compare"]["json"], compared);
-    let throughput = |v: &Value, i: usize| v["runs"][i]["throughput_samples_per_s"].clone();
-    assert!(
-        throughput(&compared, 1).as_f64().unwrap() > throughput(&compared, 0).as_f64().unwrap()
-    );
-    assert_eq!(got["compare"]["text"][0], "2 runs compared");
-
-    // Bad input: a tool error naming the argument; a refused configuration
-    // with the field and message `run` gives.
+/// Bad input: a tool error naming the argument; a refused configuration
+/// with the field and message `run` gives; a person's own code never run
+/// from a tool.
+fn refusals_are_answered_as_the_cli_answers_them(db: &Db, got: &Value) {
     assert_eq!(got["compare_bad_ids"]["is_error"], true);
     assert_eq!(got["compare_bad_ids"]["json"]["error"]["field"], "ids");
     let (cli, refused) = db.run(&[
@@ -133,6 +105,39 @@ fn a_real_client_lists_the_tools_reads_a_comparison_and_starts_runs_and_a_search
     assert_eq!(cli.status.code(), Some(2), "{}", text(&cli));
     assert_eq!(got["tune_refused"]["json"], refused);
     assert_eq!(refused["error"]["field"], "model");
+}
+
+#[test]
+fn a_real_client_lists_the_tools_reads_a_comparison_and_starts_runs_and_a_search_that_are_stored() {
+    let db = Db::new("mcp-client");
+    two_stored_runs(&db);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let mut client = Command::new(client_python());
+    client
+        .arg(&script)
+        .arg(TRAINBENCH)
+        .arg(db.path())
+        .env("OMP_NUM_THREADS", "1")
+        .env("TRAINBENCH_NO_NVML", "1");
+    let (out, got) = output_json(&mut client);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(got["server"], "trainbench", "{}", text(&out));
+    assert_eq!(got["tools"], json!(TOOLS));
+    assert_eq!(got["schemas"]["compare"]["required"], json!(["ids"]));
+
+    // The comparison is `compare --json`'s, figure for figure.
+    let (cli, compared) = db.run(&["compare", "1", "2", "--json"]);
+    assert!(cli.status.success(), "{}", text(&cli));
+    assert_eq!(got["runs_before"], json!([1, 2]));
+    assert_eq!(got["compare"]["is_error"], false, "{}", got["compare"]);
+    assert_eq!(got["compare"]["json"], compared);
+    let throughput = |v: &Value, i: usize| v["runs"][i]["throughput_samples_per_s"].clone();
+    assert!(
+        throughput(&compared, 1).as_f64().unwrap() > throughput(&compared, 0).as_f64().unwrap()
+    );
+    assert_eq!(got["compare"]["text"][0], "2 runs compared");
+
+    refusals_are_answered_as_the_cli_answers_them(&db, &got);
 
     // The other reads answer what their commands print.
     let (cli, rows) = db.run(&[

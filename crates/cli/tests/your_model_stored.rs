@@ -116,6 +116,27 @@ fn a_session_file_carries_the_model_files_copy_and_importing_it_runs_nothing() {
         !marker.exists(),
         "running an imported run again ran the model file"
     );
+    // Nor when the session's stored configuration carries no SHA-256 for
+    // the file (a session file is anybody's JSON): the model names a file.
+    rusqlite::Connection::open(target.0.join("studio.sqlite"))
+        .unwrap()
+        .execute(
+            "UPDATE runs SET spec_json = json_remove(spec_json, '$.model_sha256') WHERE id = ?1",
+            [here.as_i64().unwrap()],
+        )
+        .unwrap();
+    let (out, again) = output_json(trainbench(&target.0).args([
+        "rerun",
+        &here.to_string(),
+        "--allow-changed",
+        "--json",
+    ]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(again["error"]["field"], json!("run"), "{again}");
+    assert!(
+        !marker.exists(),
+        "an imported run without a hash ran the file"
+    );
 
     // A copy that is not the file the run trained is refused, naming the run.
     let mut forged = written.clone();

@@ -7,7 +7,7 @@
 //! since the run read them is refused naming the path and both SHA-256s,
 //! unless the person asks to run it as it is now (`allow_changed`).
 
-use trainbench_core::models::{FileRef, ScriptRef};
+use trainbench_core::models::{script, FileRef, ScriptRef};
 use trainbench_core::spec::{check_runnable, CheckedSpec, Machine, RawSpec};
 use trainbench_store::Store;
 
@@ -90,10 +90,21 @@ pub fn plan_again(store: &Store, again: Again, machine: Machine) -> AppResult<Sw
             ),
         ));
     }
+    // Decided by what the model names, not by the hash beside it: an
+    // imported session's configuration may carry none.
     let own_code = detail
         .spec
         .get("model_sha256")
-        .is_some_and(|v| !v.is_null());
+        .is_some_and(|v| !v.is_null())
+        || detail
+            .spec
+            .get("model")
+            .and_then(|m| m.as_str())
+            .is_some_and(|m| {
+                FileRef::looks_like(m)
+                    || m.contains(".py")
+                    || m.trim_start().starts_with(script::PREFIX)
+            });
     if let (Some(origin), true) = (&detail.row.origin, own_code) {
         // A path from another machine's session names no file the person
         // chose here: their code runs only from a file they name now.
