@@ -16,6 +16,8 @@
 //!   once both keep their change; tried without waiting, or shared (the
 //!   users of an environment, which its removal must not pass);
 //! - [`bytes_under`]: what a folder's regular files take (links not followed);
+//! - [`private_dir`]: a new folder of this process's own (mode 0700, made
+//!   here, never one that was there) in a shared temporary folder;
 //! - [`places`]: where the studio's home, database and settings file are.
 
 use std::fs::{File, OpenOptions};
@@ -381,4 +383,22 @@ pub fn bytes_under(dir: &Path) -> u64 {
             _ => 0,
         })
         .sum()
+}
+
+/// A new folder under `base` named `{prefix}-{n}` for the first free `n`,
+/// made here with mode 0700, never one that was there: in a shared
+/// temporary folder another user could make one of a predictable name first
+/// and place files or links in it for the studio to write through or load.
+pub fn private_dir(base: &Path, prefix: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut last = None;
+    for n in 0..64 {
+        let dir = base.join(format!("{prefix}-{n}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no name left")))
 }

@@ -177,3 +177,19 @@ fn a_tried_lock_is_refused_while_held_and_shared_holders_keep_it_out() {
     drop(second);
     assert!(FileLock::try_exclusive(&file).unwrap().is_some());
 }
+
+#[test]
+fn a_folder_made_first_by_another_is_never_a_private_one() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let base = std::env::temp_dir().join(format!("tb-private-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    // The first name, made beforehand and writable by anyone.
+    let taken = base.join("trainbench-capture-7-0");
+    std::fs::create_dir(&taken).unwrap();
+    std::fs::set_permissions(&taken, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let dir = private_dir(&base, "trainbench-capture-7").unwrap();
+    assert_eq!(dir, base.join("trainbench-capture-7-1"));
+    assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o077, 0);
+    std::fs::remove_dir_all(&base).unwrap();
+}

@@ -260,11 +260,17 @@ async fn studio(
         Batch::FoundBy(_) => {}
     }
     let images = if *folder {
-        let dir =
-            std::env::temp_dir().join(format!("trainbench-gpu-session-{}", std::process::id()));
-        match write::image_folder(s, &dir).await {
-            Ok(()) => {}
-            Err(e) => return Ok(ItemResult::new(item, Status::Failed, Some(e))),
+        let prefix = format!("trainbench-gpu-session-{}", std::process::id());
+        let dir = match trainbench_files::private_dir(&std::env::temp_dir(), &prefix) {
+            Ok(d) => d,
+            Err(e) => {
+                let why = format!("cannot make the image folder: {e}");
+                return Ok(ItemResult::new(item, Status::Failed, Some(why)));
+            }
+        };
+        if let Err(e) = write::image_folder(s, &dir).await {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Ok(ItemResult::new(item, Status::Failed, Some(e)));
         }
         req.data = format!("folder:{}", dir.display());
         req.loader_workers = Some(l.folder.2);

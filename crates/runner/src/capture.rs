@@ -36,25 +36,6 @@ impl Drop for CaptureDir {
     }
 }
 
-/// A new folder for the capture's files under `base`, made here with mode
-/// 0700, never one that was there: in a shared temporary folder another
-/// user could make one of the predictable name first and place files or
-/// links in it, which the capture would write through or the worker load.
-fn private_dir(base: &std::path::Path, run_id: i64) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let pid = std::process::id();
-    let mut last = None;
-    for n in 0..64 {
-        let dir = base.join(format!("trainbench-capture-{pid}-{run_id}-{n}"));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no name left")))
-}
-
 /// What the capture step answers on its one stdout line.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
@@ -98,7 +79,10 @@ pub(crate) async fn prepare(
             ErrorClass::Unsupported,
         )
     })?;
-    let dir = private_dir(&std::env::temp_dir(), run_id)
+    // A folder made here (mode 0700), never one that was there: another
+    // user could make one of this name first and place links in it.
+    let prefix = format!("trainbench-capture-{}-{run_id}", std::process::id());
+    let dir = trainbench_files::private_dir(&std::env::temp_dir(), &prefix)
         .map_err(|e| internal(format!("cannot make the capture's folder: {e}")))?;
     let guard = CaptureDir { dir: dir.clone() };
     let module = dir.join("model.pt");
@@ -175,27 +159,5 @@ async fn ask(
             "the TorchScript capture failed: {}",
             envs::last_line(&out.stderr)
         )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-
-    use super::private_dir;
-
-    #[test]
-    fn a_folder_made_first_by_another_is_never_the_captures() {
-        let base = std::env::temp_dir().join(format!("tb-capture-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        std::fs::create_dir_all(&base).unwrap();
-        // The first name, made beforehand and writable by anyone.
-        let taken = base.join(format!("trainbench-capture-{}-7-0", std::process::id()));
-        std::fs::create_dir(&taken).unwrap();
-        std::fs::set_permissions(&taken, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let dir = private_dir(&base, 7).unwrap();
-        assert_ne!(dir, taken);
-        assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o077, 0);
-        std::fs::remove_dir_all(&base).unwrap();
     }
 }
