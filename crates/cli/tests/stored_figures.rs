@@ -36,6 +36,18 @@ fn sql(db: &Db, statement: &str) {
     assert_eq!(conn.execute(statement, []).unwrap(), 1, "{statement}");
 }
 
+/// `project 1 ARGS --json`'s answer, which must succeed.
+fn projected(db: &Db, args: &[&str]) -> serde_json::Value {
+    let (out, p) = output_json(
+        trainbench(db.dir())
+            .args(["project", "1"])
+            .args(args)
+            .arg("--json"),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    p
+}
+
 fn fails_naming(db: &Db, args: &[&str], says: &[&str]) {
     let out = trainbench(db.dir()).args(args).output().unwrap();
     assert!(!out.status.success(), "{args:?}: {}", text(&out));
@@ -103,9 +115,7 @@ fn a_negative_throughput_is_not_projected_from() {
         &db,
         "UPDATE summaries SET summary_json = json_set(summary_json, '$.throughput_samples_per_s', -5.0) WHERE run_id = 2",
     );
-    let (out, p) =
-        output_json(trainbench(db.dir()).args(["project", "1", "--gpu", "H100", "--json"]));
-    assert!(out.status.success(), "{}", text(&out));
+    let p = projected(&db, &["--gpu", "H100"]);
     assert!(p["samples_per_s"]["low"].as_f64().unwrap() > 0.0, "{p}");
     let out = trainbench(db.dir())
         .args(["project", "2", "--gpu", "H100"])
@@ -141,9 +151,7 @@ fn a_thread_count_beyond_the_runs_machine_is_not_projected_to() {
     // The generated runs trained on a machine of 2 cores.
     let db = seeded("threads-bound", 1);
     with_breakdown(&db, 1);
-    let (out, p) =
-        output_json(trainbench(db.dir()).args(["project", "1", "--threads", "2", "--json"]));
-    assert!(out.status.success(), "{}", text(&out));
+    let p = projected(&db, &["--threads", "2"]);
     assert!(p["samples_per_s"]["high"].as_f64().unwrap() > 0.0, "{p}");
     let out = trainbench(db.dir())
         .args(["project", "1", "--threads", "1000000"])
@@ -163,9 +171,7 @@ fn a_thread_count_beyond_the_runs_machine_is_not_projected_to() {
 fn a_library_model_is_projected_with_the_generic_mfu_range() {
     let db = seeded("library-projected", 1);
     sql(&db, "UPDATE runs SET model = 'timm:resnet18' WHERE id = 1");
-    let (out, p) =
-        output_json(trainbench(db.dir()).args(["project", "1", "--gpu", "H100 SXM", "--json"]));
-    assert!(out.status.success(), "{}", text(&out));
+    let p = projected(&db, &["--gpu", "H100 SXM"]);
     let method = p["method"].as_str().unwrap();
     assert!(
         method.contains("× 10–45 % MFU (no published result of this family"),
@@ -187,9 +193,7 @@ fn a_device_peak_is_held_against_the_boards_memory_in_its_unit() {
         &db,
         "UPDATE summaries SET summary_json = json_set(summary_json, '$.peak_memory_bytes', 75161927680, '$.peak_memory_device', 'cuda:0') WHERE run_id = 1",
     );
-    let (out, p) =
-        output_json(trainbench(db.dir()).args(["project", "1", "--gpu", "H100 SXM", "--json"]));
-    assert!(out.status.success(), "{}", text(&out));
+    let p = projected(&db, &["--gpu", "H100 SXM"]);
     let memory = p["memory"].as_str().unwrap();
     assert!(
         memory.starts_with("fits: the framework's peak of 70.0 GiB"),
@@ -207,9 +211,7 @@ fn a_measured_epoch_is_projected_by_its_samples() {
         &db,
         "UPDATE summaries SET summary_json = json_set(summary_json, '$.throughput_samples_per_s', 200.0, '$.epoch_time_s', 10.0, '$.epoch_samples', 1000) WHERE run_id = 1",
     );
-    let (out, p) =
-        output_json(trainbench(db.dir()).args(["project", "1", "--gpu", "H100 SXM", "--json"]));
-    assert!(out.status.success(), "{}", text(&out));
+    let p = projected(&db, &["--gpu", "H100 SXM"]);
     let slowest = p["epoch_s"]["high"].as_f64().unwrap();
     let rate = p["samples_per_s"]["low"].as_f64().unwrap();
     assert!((slowest * rate - 1000.0).abs() < 1e-6 * 1000.0, "{p}");
