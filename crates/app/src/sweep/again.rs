@@ -100,11 +100,7 @@ pub fn plan_again(store: &Store, again: Again, machine: Machine) -> AppResult<Sw
             .spec
             .get("model")
             .and_then(|m| m.as_str())
-            .is_some_and(|m| {
-                FileRef::looks_like(m)
-                    || m.contains(".py")
-                    || m.trim_start().starts_with(script::PREFIX)
-            });
+            .is_some_and(script::names_own_code);
     if let (Some(origin), true) = (&detail.row.origin, own_code) {
         // A path from another machine's session names no file the person
         // chose here: their code runs only from a file they name now.

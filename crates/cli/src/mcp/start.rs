@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 use trainbench_app::{Host, RunnerOptions, Workspace};
-use trainbench_core::models::{script, FileRef};
+use trainbench_core::models::script;
 
 use super::args::Answer;
 use super::queue::{Queue, Work};
@@ -41,7 +41,7 @@ fn refuse_own_code(a: &RunArgs) -> Result<(), CliError> {
         .split(',')
         .map(str::trim);
     for m in models {
-        if FileRef::looks_like(m) || m.contains(".py") || m.starts_with(script::PREFIX) {
+        if script::names_own_code(m) {
             return Err(bad(
                 "model",
                 format!("model = {m} is not allowed here: a model from a file is a person's own code, which the studio runs only when a person names it (`trainbench run --model {m}` in a terminal); expected a catalogue name (`models` lists them), timm:NAME, hf:MODEL_TYPE or keras:NAME"),

@@ -16,6 +16,15 @@ use crate::error::SpecError;
 
 /// How a script is named in a run's `model` field.
 pub const PREFIX: &str = "script:";
+
+/// Whether a model name (one item of a list, trimmed or not) names a
+/// person's own code: a model file (`PATH.py:FUNCTION`), a training script
+/// (`script:PATH.py`), or anything naming a `.py` file. What refuses to run
+/// such code unasked (an agent's request, an imported run) asks this.
+pub fn names_own_code(model: &str) -> bool {
+    let m = model.trim();
+    super::FileRef::looks_like(m) || m.contains(".py") || m.starts_with(PREFIX)
+}
 /// Arguments passed to one script, at most.
 pub const MAX_ARGS: usize = 256;
 /// Longest argument accepted.
