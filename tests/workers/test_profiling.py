@@ -39,5 +39,27 @@ def test_reduce_adds_categories_lists_the_top_operators_and_counts_the_rest():
     assert [c["category"] for c in out["categories"]] == list(cats)
 
 
+def test_operators_on_two_tracks_at_once_are_scaled_to_the_busy_time():
+    # Two devices of one process run the same step side by side: 80 µs of
+    # matmul and 20 µs of elementwise each, in a span of 150 µs.
+    events = []
+    for track in (0, 1):
+        events += [
+            ev("dot", 0, 80, track=track, category="matmul_conv"),
+            ev("add", 80, 20, track=track, category="norm_elementwise"),
+        ]
+    profiling.self_times(events)
+    out = profiling.reduce(events, span_s=150e-6, steps=1, tool="t", timeline="device", what="w")
+    cats = {c["category"]: c["self_s"] for c in out["categories"]}
+    assert cats["matmul_conv"] == pytest.approx(80e-6) and cats["norm_elementwise"] == pytest.approx(20e-6)
+    assert sum(cats.values()) + out["idle_s"] == pytest.approx(150e-6)
+    assert out["ops"][0] == {"name": "dot", "category": "matmul_conv", "self_s": pytest.approx(80e-6), "calls": 2}
+    assert "2.00× the busy time summed" in out["what"]
+    # One track: nothing scaled, nothing said.
+    one = [e for e in events if e["track"] == 0]
+    out = profiling.reduce(one, span_s=150e-6, steps=1, tool="t", timeline="device", what="w")
+    assert sum(c["self_s"] for c in out["categories"]) == pytest.approx(100e-6) and out["what"] == "w"
+
+
 def test_operators_are_categorised_by_their_names():
     assert profiling.category_of_name("aten::mm") != profiling.category_of_name("aten::add_")

@@ -136,14 +136,23 @@ def busy_us(events):
 def reduce(events, span_s, steps, tool, timeline, what):
     """The protocol's ``profile`` event from events that carry ``name``,
     ``category``, ``self`` (µs): top operators and categories by self time."""
+    busy = busy_us([e for e in events if e.get("parent") is None]) / 1e6
+    # Operators on several tracks at once (a JAX or TensorFlow process's
+    # devices, TensorFlow's executor threads) sum to more self time than the
+    # busy time: each figure is scaled by busy / sum, so categories and idle
+    # add up to the span as one device's (a PyTorch rank's) do, and a
+    # comparison of time per sample is not inflated by the device count.
+    summed = sum(e["self"] for e in events) / 1e6
+    scale = busy / summed if summed > busy > 0 else 1.0
+    if scale < 1.0:
+        what += f"; operators ran on several tracks at once ({1 / scale:.2f}× the busy time summed), so each self time is scaled to the busy time"
     ops, cats = {}, {c: 0.0 for c in CATEGORIES}
     for e in events:
         key = (e["name"], e["category"])
         o = ops.setdefault(key, [0.0, 0])
-        o[0] += e["self"]
+        o[0] += e["self"] * scale
         o[1] += 1
-        cats[e["category"]] += e["self"]
-    busy = busy_us([e for e in events if e.get("parent") is None]) / 1e6
+        cats[e["category"]] += e["self"] * scale
     top = sorted(ops.items(), key=lambda kv: -kv[1][0])
     listed = [
         {"name": name[:160], "category": cat, "self_s": s / 1e6, "calls": calls}
