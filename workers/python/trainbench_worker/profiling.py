@@ -144,7 +144,7 @@ def reduce(events, span_s, steps, tool, timeline, what):
     # comparison of time per sample is not inflated by the device count.
     summed = sum(e["self"] for e in events) / 1e6
     scale = busy / summed if summed > busy > 0 else 1.0
-    if scale < 1.0:
+    if round(1 / scale, 2) > 1.0:
         what += f"; operators ran on several tracks at once ({1 / scale:.2f}× the busy time summed), so each self time is scaled to the busy time"
     ops, cats = {}, {c: 0.0 for c in CATEGORIES}
     for e in events:
