@@ -218,8 +218,8 @@ fn kit_tar(kit: &LocalKit) -> RemoteResult<Vec<u8>> {
     }
     std::fs::write(stage.path().join(MANIFEST), &kit.manifest).map_err(io)?;
     // gzip's fastest level: the kit is mostly one program, which level 1
-    // makes 14 % larger than the default level 6 in about a third of the
-    // CPU time (docs/build-times.md); the host unpacks either with `tar -xz`.
+    // makes 12 % larger than the default level 6 in a quarter of the CPU
+    // time (docs/build-times.md); the host unpacks either with `tar -xz`.
     let tar = Command::new("tar")
         .arg("-C")
         .arg(stage.path())
