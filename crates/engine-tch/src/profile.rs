@@ -410,7 +410,9 @@ pub fn reduce_trace(trace: &Value, steps: u64, tool: String) -> Result<OperatorP
             .filter(|e| e.parent.is_none())
             .map(|e| (e.ts, e.ts + e.dur))
             .collect(),
-    ) / 1e6;
+    )
+    .min(t.span_s * 1e6)
+        / 1e6;
     // Kernels on several streams at once sum to more self time than the
     // busy time: every figure is scaled by busy ÷ sum, as the Python
     // workers do (docs/metrics.md, "Self time").

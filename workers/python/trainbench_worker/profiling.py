@@ -136,7 +136,7 @@ def busy_us(events):
 def reduce(events, span_s, steps, tool, timeline, what):
     """The protocol's ``profile`` event from events that carry ``name``,
     ``category``, ``self`` (µs): top operators and categories by self time."""
-    busy = busy_us([e for e in events if e.get("parent") is None]) / 1e6
+    busy = min(busy_us([e for e in events if e.get("parent") is None]) / 1e6, span_s)
     # Operators on several tracks at once (a JAX or TensorFlow process's
     # devices, TensorFlow's executor threads) sum to more self time than the
     # busy time: each figure is scaled by busy / sum, so categories and idle
@@ -169,7 +169,7 @@ def reduce(events, span_s, steps, tool, timeline, what):
         "ops": listed,
         "other_ops": {"count": len(rest), "self_s": sum(s for _, (s, _) in rest) / 1e6},
         "categories": [{"category": c, "self_s": cats[c] / 1e6} for c in CATEGORIES],
-        "busy_s": min(busy, span_s),
+        "busy_s": busy,
         "idle_s": max(span_s - busy, 0.0),
     }
 
