@@ -6,6 +6,22 @@ fn x(name: &str, cat: &str, tid: u64, ts: f64, dur: f64) -> Value {
     json!({"ph": "X", "name": name, "cat": cat, "pid": 1, "tid": tid, "ts": ts, "dur": dur})
 }
 
+/// A category's self time in a profile.
+fn category(p: &OperatorProfile, c: OpCategory) -> f64 {
+    p.categories
+        .iter()
+        .find(|t| t.category == c)
+        .map_or(0.0, |t| t.self_s)
+}
+
+/// A complete event tied to its launch by a correlation id (a kernel, a
+/// copy, or the runtime call that launched it).
+fn linked(name: &str, cat: &str, tid: u64, ts: f64, dur: f64, correlation: i64) -> Value {
+    let mut e = x(name, cat, tid, ts, dur);
+    e["args"] = json!({ "correlation": correlation });
+    e
+}
+
 /// Self times, categories, the optimizer annotation and idle time of a
 /// host trace, computed by hand: span 100 µs; linear 0–40 (mm 5–35 inside),
 /// gelu 40–50, optimizer scope 60–90 (add_ 62–80 inside); busy 0–50 and
@@ -27,13 +43,7 @@ fn a_host_trace_reduces_to_self_times_by_hand() {
     assert!((p.span_s - 100e-6).abs() < 1e-12);
     assert!((p.busy_s - 80e-6).abs() < 1e-12, "{}", p.busy_s);
     assert!((p.idle_s - 20e-6).abs() < 1e-12);
-    let cat = |c| {
-        p.categories
-            .iter()
-            .find(|t| t.category == c)
-            .unwrap()
-            .self_s
-    };
+    let cat = |c| category(&p, c);
     assert!((cat(OpCategory::MatmulConv) - 40e-6).abs() < 1e-12); // mm 30 + linear's own 10
     assert!((cat(OpCategory::NormElementwise) - 10e-6).abs() < 1e-12);
     assert!((cat(OpCategory::Optimizer) - 30e-6).abs() < 1e-12); // add_ 18 + scope's own 12
@@ -49,17 +59,7 @@ fn a_host_trace_reduces_to_self_times_by_hand() {
 /// operator whose runtime call launched them.
 #[test]
 fn device_kernels_take_their_launching_operator() {
-    let mut k = x("ampere_sgemm_128x64", "kernel", 20, 1010.0, 8.0);
-    k["args"] = json!({"correlation": 5});
-    let mut g = x("vectorized_elementwise_kernel", "kernel", 20, 1020.0, 4.0);
-    g["args"] = json!({"correlation": 6});
-    let mut a = x("multi_tensor_apply_kernel", "kernel", 20, 1070.0, 6.0);
-    a["args"] = json!({"correlation": 7});
-    let launch = |c: i64, ts: f64| {
-        let mut l = x("cudaLaunchKernel", "cuda_runtime", 7, ts, 2.0);
-        l["args"] = json!({"correlation": c});
-        l
-    };
+    let launch = |c: i64, ts: f64| linked("cudaLaunchKernel", "cuda_runtime", 7, ts, 2.0, c);
     let trace = json!([
         x(SPAN, "user_annotation", 7, 1000.0, 100.0),
         x("aten::mm", "cpu_op", 7, 1001.0, 5.0),
@@ -68,20 +68,21 @@ fn device_kernels_take_their_launching_operator() {
         launch(6, 1009.0),
         x(OPTIMIZER, "user_annotation", 7, 1050.0, 10.0),
         launch(7, 1051.0),
-        k,
-        g,
-        a,
+        linked("ampere_sgemm_128x64", "kernel", 20, 1010.0, 8.0, 5),
+        linked(
+            "vectorized_elementwise_kernel",
+            "kernel",
+            20,
+            1020.0,
+            4.0,
+            6
+        ),
+        linked("multi_tensor_apply_kernel", "kernel", 20, 1070.0, 6.0, 7),
     ]);
     let p = reduce_trace(&trace, 1, "t".into()).unwrap();
     assert_eq!(p.timeline, Some(ProfileTimeline::Device));
     assert_eq!(p.ops[0].name, "aten::mm: ampere_sgemm_128x64");
-    let cat = |c| {
-        p.categories
-            .iter()
-            .find(|t| t.category == c)
-            .unwrap()
-            .self_s
-    };
+    let cat = |c| category(&p, c);
     assert!((cat(OpCategory::MatmulConv) - 8e-6).abs() < 1e-12);
     assert!((cat(OpCategory::NormElementwise) - 4e-6).abs() < 1e-12);
     assert!((cat(OpCategory::Optimizer) - 6e-6).abs() < 1e-12);
@@ -93,22 +94,13 @@ fn device_kernels_take_their_launching_operator() {
 /// busy, each scaled by 0.8 so the categories add up to the busy time.
 #[test]
 fn kernels_on_two_streams_at_once_are_scaled_to_the_busy_time() {
-    let mut k = x("ampere_sgemm_128x64", "kernel", 20, 1010.0, 8.0);
-    k["args"] = json!({"correlation": 5});
-    let mut c = x("Memcpy HtoD", "gpu_memcpy", 21, 1010.0, 2.0);
-    c["args"] = json!({"correlation": 6});
-    let launch = |id: i64, ts: f64| {
-        let mut l = x("cudaLaunchKernel", "cuda_runtime", 7, ts, 1.0);
-        l["args"] = json!({"correlation": id});
-        l
-    };
     let trace = json!([
         x(SPAN, "user_annotation", 7, 1000.0, 100.0),
         x("aten::mm", "cpu_op", 7, 1001.0, 5.0),
-        launch(5, 1002.0),
-        launch(6, 1003.0),
-        k,
-        c,
+        linked("cudaLaunchKernel", "cuda_runtime", 7, 1002.0, 1.0, 5),
+        linked("cudaMemcpyAsync", "cuda_runtime", 7, 1003.0, 1.0, 6),
+        linked("ampere_sgemm_128x64", "kernel", 20, 1010.0, 8.0, 5),
+        linked("Memcpy HtoD", "gpu_memcpy", 21, 1010.0, 2.0, 6),
     ]);
     let p = reduce_trace(&trace, 1, "t".into()).unwrap();
     assert_eq!(p.timeline, Some(ProfileTimeline::Device));
