@@ -54,7 +54,7 @@ def test_operators_on_two_tracks_at_once_are_scaled_to_the_busy_time():
     assert cats["matmul_conv"] == pytest.approx(80e-6) and cats["norm_elementwise"] == pytest.approx(20e-6)
     assert sum(cats.values()) + out["idle_s"] == pytest.approx(150e-6)
     assert out["ops"][0] == {"name": "dot", "category": "matmul_conv", "self_s": pytest.approx(80e-6), "calls": 2}
-    assert "2.00× the busy time summed" in out["what"]
+    assert "summed to 2.00× the busy time" in out["what"]
     # One track: nothing scaled, nothing said.
     one = [e for e in events if e["track"] == 0]
     out = profiling.reduce(one, span_s=150e-6, steps=1, tool="t", timeline="device", what="w")

@@ -415,7 +415,7 @@ pub fn reduce_trace(trace: &Value, steps: u64, tool: String) -> Result<OperatorP
         / 1e6;
     // Kernels on several streams at once sum to more self time than the
     // busy time: every figure is scaled by busy ÷ sum, as the Python
-    // workers do (docs/metrics.md, "Self time").
+    // workers do (docs/metrics.md, "Categories").
     let summed = t.chosen.iter().map(|&i| t.events[i].self_us).sum::<f64>() / 1e6;
     let scale = if summed > busy_s && busy_s > 0.0 {
         busy_s / summed
@@ -448,9 +448,9 @@ pub fn reduce_trace(trace: &Value, steps: u64, tool: String) -> Result<OperatorP
         }
     };
     let mut what = what.to_owned();
-    if (100.0 / scale).round() > 100.0 {
+    if 1.0 / scale >= 1.005 {
         what.push_str(&format!(
-            "; operators ran on several tracks at once ({:.2}× the busy time summed), so each self time is scaled to the busy time",
+            "; the operators' self times summed to {:.2}× the busy time (tracks at once, or work outside the profiled span), so each is scaled to it",
             1.0 / scale
         ));
     }

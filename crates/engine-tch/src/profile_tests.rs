@@ -108,7 +108,11 @@ fn kernels_on_two_streams_at_once_are_scaled_to_the_busy_time() {
     assert!((p.busy_s - 8e-6).abs() < 1e-12, "{}", p.busy_s);
     assert!((total - 8e-6).abs() < 1e-12, "{total}");
     assert!((p.ops[0].self_s - 6.4e-6).abs() < 1e-12, "{:?}", p.ops);
-    assert!(p.what.contains("1.25× the busy time summed"), "{}", p.what);
+    assert!(
+        p.what.contains("summed to 1.25× the busy time"),
+        "{}",
+        p.what
+    );
 }
 
 #[test]

@@ -139,13 +139,14 @@ def reduce(events, span_s, steps, tool, timeline, what):
     busy = min(busy_us([e for e in events if e.get("parent") is None]) / 1e6, span_s)
     # Operators on several tracks at once (a JAX or TensorFlow process's
     # devices, TensorFlow's executor threads) sum to more self time than the
-    # busy time: each figure is scaled by busy / sum, so categories and idle
-    # add up to the span as one device's (a PyTorch rank's) do, and a
-    # comparison of time per sample is not inflated by the device count.
+    # busy time, as does work outside the span on a timeline not cut to it:
+    # each figure is scaled by busy / sum, so categories and idle add up to
+    # the span as one device's (a PyTorch rank's) do, and a comparison of
+    # time per sample is not inflated by the device count.
     summed = sum(e["self"] for e in events) / 1e6
     scale = busy / summed if summed > busy > 0 else 1.0
-    if round(1 / scale, 2) > 1.0:
-        what += f"; operators ran on several tracks at once ({1 / scale:.2f}× the busy time summed), so each self time is scaled to the busy time"
+    if 1 / scale >= 1.005:
+        what += f"; the operators' self times summed to {1 / scale:.2f}× the busy time (tracks at once, or work outside the profiled span), so each is scaled to it"
     ops, cats = {}, {c: 0.0 for c in CATEGORIES}
     for e in events:
         key = (e["name"], e["category"])
