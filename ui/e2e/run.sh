@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the end-to-end test in the real window: Xvfb, tauri-driver (with
 # WebKitWebDriver), the debug studio and tch worker from target/debug, a fresh
-# database and settings folder. Screenshots: test-output/e2e/.
+# database, settings folder and web storage. Screenshots: test-output/e2e/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 app="$PWD/target/debug/trainbench-studio"
@@ -37,6 +37,12 @@ pids+=($!)
 export E2E_NOTIFICATIONS="$out/notifications.log"
 # The app under test: a database, settings and cache of its own, one BLAS thread.
 export TRAINBENCH_DB="$work/studio.sqlite" TRAINBENCH_CONFIG_DIR="$work/config" XDG_CACHE_HOME="$work/cache"
+# And a web view's storage of its own (WebKit keeps the window's local storage
+# under $XDG_DATA_HOME/dev.trainbench.studio): with the home's, the columns a
+# previous run ticked were ticked again, and this run's clicks unticked them.
+# The studio's environments stay where they are.
+export TRAINBENCH_HOME="${TRAINBENCH_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/trainbench}"
+export XDG_DATA_HOME="$work/data"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TRAINBENCH_NO_NVML=1
 export WEBKIT_DISABLE_DMABUF_RENDERER=1 WEBKIT_DISABLE_COMPOSITING_MODE=1
 # Both ports chosen here, apart: left to itself WebKitWebDriver takes 4445,

@@ -380,6 +380,9 @@ try {
   step("the runs table's column chooser: GPU and MFU of the H100 runs");
   await wd.click("#nav-runs");
   await wd.click("#column-picker summary");
+  // A fresh window's storage: no optional column chosen yet.
+  const ticked = await wd.exec("return [...document.querySelectorAll('#column-picker input:checked')].map((i) => i.name)");
+  if (ticked.length > 0) throw new Error(`columns chosen before any click (storage left from elsewhere?): ${ticked.join(", ")}`);
   for (const column of ["gpu", "mfu"]) await tick(`input[name=column-${column}]`);
   await wd.waitFor(".runs-table", { check: (t) => t.includes("NVIDIA H100") && /\d+\.\d %/.test(t), what: "the GPU and MFU columns" });
   await screenshot("runs-columns");
