@@ -482,7 +482,7 @@ pub fn reduce_trace(trace: &Value, steps: u64, tool: String) -> Result<OperatorP
                 self_s: cats.get(&category).copied().unwrap_or(0.0) / 1e6,
             })
             .collect(),
-        busy_s: busy_s.min(t.span_s),
+        busy_s,
         idle_s: (t.span_s - busy_s).max(0.0),
     })
 }
