@@ -1,153 +1,111 @@
-//! Operator profiles, amp-bf16 on the CPU and every catalogue model's parameter
-//! count in every framework.
+//! Operator profiles (checked on the runs of
+//! `images::an_image_size_is_a_run_setting_for_every_image_model_in_every_framework`),
+//! amp-bf16 on the CPU and every catalogue model's parameter count in every
+//! framework.
 
 use super::*;
 
-/// `--profile`: a few steps after the timed part under torch.profiler,
-/// libtorch's Kineto profiler (tch), jax.profiler and TensorFlow's profiler,
-/// reduced to categories the models really exercise; kept out of the
-/// configuration's identity.
-#[test]
-fn operator_profiles_of_tiny_models_have_the_expected_categories() {
-    ready("pytorch");
-    ready("jax");
-    ready("tensorflow");
-    let home = Home::new("profile");
-    let category = |p: &Value, c: &str| {
-        p["categories"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["category"] == c)
-            .map_or(0.0, |x| x["self_s"].as_f64().unwrap())
-    };
-    let mut ids = Vec::new();
-    for (framework, model, expect) in [
-        (
-            "pytorch",
-            "vit_mini_patch4_32",
-            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
-        ),
-        (
-            "jax",
-            "vit_mini_patch4_32",
-            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
-        ),
-        (
-            "pytorch",
-            "resnet_mini",
-            &["matmul_conv", "norm_elementwise", "optimizer"][..],
-        ),
-        (
-            "tensorflow",
-            "vit_mini_patch4_32",
-            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
-        ),
-        (
-            "tch",
-            "vit_mini_patch4_32",
-            &["matmul_conv", "attention", "norm_elementwise", "optimizer"][..],
-        ),
-        (
-            "tch",
-            "resnet_mini",
-            &["matmul_conv", "norm_elementwise", "optimizer"][..],
-        ),
-    ] {
-        let (out, v) = home.run(&[
-            "run",
-            "--framework",
-            framework,
-            "--model",
-            model,
-            "--batch-size",
-            "16",
-            "--steps",
-            "20",
-            "--profile",
-            "--json",
-        ]);
-        assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
-        let id = v["runs"][0]["id"].as_i64().unwrap();
-        ids.push(id);
-        let (_, d) = home.run(&["show", &id.to_string(), "--json"]);
-        let p = &d["profile"];
-        let what = format!("{framework} {model}: {p}");
-        assert!(p["not_measured"].is_null(), "{what}");
-        assert_eq!(p["steps"], 3, "{what}");
-        assert_eq!(p["timeline"], "host", "{what}");
-        let span = p["span_s"].as_f64().unwrap();
-        let (busy, idle) = (p["busy_s"].as_f64().unwrap(), p["idle_s"].as_f64().unwrap());
-        assert!(span > 0.0 && busy > 0.0 && busy <= span, "{what}");
-        assert!((busy + idle - span).abs() <= 1e-9 * span.max(1.0), "{what}");
-        for c in expect {
-            assert!(category(p, c) > 0.0, "{c} has no time: {what}");
-        }
-        // The categories' self times add up to the busy time: TensorFlow's
-        // executor and XLA's CPU thunk executor (JAX) run independent
-        // operators concurrently on several threads, whose summed self time
-        // (seen: JAX 0.360 s in a 0.353 s span) the worker scales to it.
-        let total: f64 = p["categories"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["self_s"].as_f64().unwrap())
-            .sum();
-        assert!(
-            (total - busy).abs() <= busy * 0.01,
-            "{total} s of self time against {busy} s busy: {what}"
-        );
-        // Matrix products are the biggest single cost of these models on a CPU.
-        let top = &p["ops"][0];
-        assert!(top["self_s"].as_f64().unwrap() > 0.0, "{what}");
-        let listed: Vec<f64> = p["ops"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|o| o["self_s"].as_f64().unwrap())
-            .collect();
-        assert!(
-            listed.windows(2).all(|w| w[0] >= w[1]),
-            "ops not sorted: {what}"
-        );
-        if model == "resnet_mini" {
-            assert!(
-                p["ops"].as_array().unwrap().iter().any(|o| o["name"]
-                    .as_str()
-                    .unwrap()
-                    .contains("convolution")
-                    && o["category"] == "matmul_conv"),
-                "{what}"
-            );
-        }
-        // The timed windows and the breakdown are there as in any run.
-        assert!(!d["summary"]["breakdown"].is_null(), "{what}");
+/// The categories an operator profile of `model` must give time to.
+fn expected_categories(model: &str) -> &'static [&'static str] {
+    if model == "resnet_mini" {
+        &["matmul_conv", "norm_elementwise", "optimizer"]
+    } else {
+        &["matmul_conv", "attention", "norm_elementwise", "optimizer"]
     }
+}
+
+fn category(p: &Value, c: &str) -> f64 {
+    p["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["category"] == c)
+        .map_or(0.0, |x| x["self_s"].as_f64().unwrap())
+}
+
+/// `--profile` on one run (`shown`: its `show --json`): a few steps after the
+/// timed part under torch.profiler, libtorch's Kineto profiler (tch),
+/// jax.profiler or TensorFlow's profiler, reduced to categories the model
+/// really exercises.
+pub(super) fn profile_as_expected(run: &Value, shown: &Value) {
+    let (framework, model) = (&run["framework"], run["model"].as_str().unwrap());
+    let p = &shown["profile"];
+    let what = format!("{framework} {model}: {p}");
+    assert!(p["not_measured"].is_null(), "{what}");
+    assert_eq!(p["steps"], 3, "{what}");
+    assert_eq!(p["timeline"], "host", "{what}");
+    let span = p["span_s"].as_f64().unwrap();
+    let (busy, idle) = (p["busy_s"].as_f64().unwrap(), p["idle_s"].as_f64().unwrap());
+    assert!(span > 0.0 && busy > 0.0 && busy <= span, "{what}");
+    assert!((busy + idle - span).abs() <= 1e-9 * span.max(1.0), "{what}");
+    for c in expected_categories(model) {
+        assert!(category(p, c) > 0.0, "{c} has no time: {what}");
+    }
+    // The categories' self times add up to the busy time: TensorFlow's
+    // executor and XLA's CPU thunk executor (JAX) run independent
+    // operators concurrently on several threads, whose summed self time
+    // (seen: JAX 0.360 s in a 0.353 s span) the worker scales to it.
+    let total: f64 = p["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["self_s"].as_f64().unwrap())
+        .sum();
+    assert!(
+        (total - busy).abs() <= busy * 0.01,
+        "{total} s of self time against {busy} s busy: {what}"
+    );
+    // Matrix products are the biggest single cost of these models on a CPU.
+    let top = &p["ops"][0];
+    assert!(top["self_s"].as_f64().unwrap() > 0.0, "{what}");
+    let listed: Vec<f64> = p["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["self_s"].as_f64().unwrap())
+        .collect();
+    assert!(
+        listed.windows(2).all(|w| w[0] >= w[1]),
+        "ops not sorted: {what}"
+    );
+    if model == "resnet_mini" && (framework == "pytorch" || framework == "tch") {
+        assert!(
+            p["ops"].as_array().unwrap().iter().any(|o| o["name"]
+                .as_str()
+                .unwrap()
+                .contains("convolution")
+                && o["category"] == "matmul_conv"),
+            "{what}"
+        );
+    }
+    // The timed windows and the breakdown are there as in any run.
+    assert!(!shown["summary"]["breakdown"].is_null(), "{what}");
+}
+
+/// The profiles of a sweep's runs (`runs`, every one with `--profile`, and
+/// `twin`: the same configuration as the profiled PyTorch ResNet, without
+/// it): the profile is kept out of the configuration's identity, `explain`
+/// and `compare` set two ViT profiles side by side, and the libtorch
+/// worker's profile names its tool and libtorch's operators.
+pub(super) fn profiles_compared(home: &Home, runs: &[Value], twin: &Value) {
+    let id = |framework: &str, model: &str| -> String {
+        runs.iter()
+            .find(|r| r["framework"] == framework && r["model"] == model)
+            .unwrap_or_else(|| panic!("no {framework} {model} run among {runs:?}"))["id"]
+            .to_string()
+    };
     // The profile is not part of the configuration: a run without it is a repeat.
-    let (out, v) = home.run(&[
-        "run",
-        "--framework",
-        "pytorch",
-        "--model",
-        "resnet_mini",
-        "--batch-size",
-        "16",
-        "--steps",
-        "20",
-        "--json",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
-    let (_, plain) = home.run(&["show", &v["runs"][0]["id"].to_string(), "--json"]);
-    let (_, profiled) = home.run(&["show", &ids[2].to_string(), "--json"]);
+    let (_, plain) = home.run(&["show", &twin["id"].to_string(), "--json"]);
+    let (_, profiled) = home.run(&["show", &id("pytorch", "resnet_mini"), "--json"]);
     assert_eq!(plain["config_key"], profiled["config_key"]);
     assert!(plain["profile"].is_null());
+    assert!(!profiled["profile"].is_null());
     // explain compares the two ViT profiles category by category.
-    let (out, e) = home.run(&[
-        "explain",
-        &ids[0].to_string(),
-        &ids[1].to_string(),
-        "--json",
-    ]);
+    let (torch_vit, jax_vit) = (
+        id("pytorch", "vit_mini_patch4_32"),
+        id("jax", "vit_mini_patch4_32"),
+    );
+    let (out, e) = home.run(&["explain", &torch_vit, &jax_vit, "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let rows = e["profile"]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 8, "{e}");
@@ -157,12 +115,7 @@ fn operator_profiles_of_tiny_models_have_the_expected_categories() {
         "{e}"
     );
     // So does a comparison: each entry's profile per sample, and its gap to the baseline.
-    let (out, c) = home.run(&[
-        "compare",
-        &ids[0].to_string(),
-        &ids[1].to_string(),
-        "--json",
-    ]);
+    let (out, c) = home.run(&["compare", &torch_vit, &jax_vit, "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let c = if c["comparison"].is_null() {
         &c
@@ -180,7 +133,7 @@ fn operator_profiles_of_tiny_models_have_the_expected_categories() {
     let verdict = gaps[0]["gap"]["verdict"].as_str().unwrap();
     assert!(verdict.contains("in the operator profiles"), "{verdict}");
     // The libtorch worker's profile names its tool and libtorch's operators.
-    let (_, d) = home.run(&["show", &ids[4].to_string(), "--json"]);
+    let (_, d) = home.run(&["show", &id("tch", "vit_mini_patch4_32"), "--json"]);
     let tool = d["profile"]["tool"].as_str().unwrap();
     assert!(
         tool.starts_with("libtorch profiler (Kineto, libtorch 2."),
