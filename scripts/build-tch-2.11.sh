@@ -31,7 +31,11 @@ fi
 export VIRTUAL_ENV="$TORCH_211_ENV" PATH="$TORCH_211_ENV/bin:$PATH"
 args=(--locked --manifest-path crates/engine-tch-2.11/Cargo.toml --target-dir target/tch-2.11 "${profile[@]}")
 if [ "$mode" = test ]; then
-  cargo test "${args[@]}" -- --test-threads=2
+  # All but the MNIST convergence test (25 s of the 50): convergence is the
+  # worker's own code, which the PyTorch 2.13 build's run of the same tests
+  # checks; against 2.11 the tests that build, train, run out of memory and
+  # autocast in libtorch's own calls are what differ.
+  cargo test "${args[@]}" -- --test-threads=2 --skip small_cnn_reaches_95_percent_on_mnist
 else
   cargo build "${args[@]}"
   worker="target/tch-2.11/$dir/trainbench-worker-tch"

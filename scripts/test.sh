@@ -22,6 +22,14 @@ export JAX_COMPILATION_CACHE_DIR="$PWD/target/test-cache/jax"
 # the setting among the variables the worker saw. A person's runs keep
 # JAX's default (docs/build-times.md).
 export JAX_THREEFRY_PARTITIONABLE=0
+# Environments the tests install (real JAX releases for the bisection, the
+# version picker and the desktop's release start) without compiling every
+# Python file of the framework and its dependencies at install: about 20 s of
+# CPU for JAX with Flax and Optax, for environments that start two to four
+# workers, each of which then compiles what it imports (about 2 s). uv's own
+# setting, which the studio's installer leaves to uv when it is set; the
+# environments `setup.sh` made above keep their bytecode.
+export UV_COMPILE_BYTECODE=0
 start=$SECONDS
 # CI builds once from a clean clone: cargo's incremental caches (several GB)
 # would only fill its disk.
@@ -148,6 +156,20 @@ bg_wait tools
 # GitHub's database, which this machine cannot reach.
 echo "== cargo deny: licences, bans, sources"
 cargo deny --log-level error check licenses bans sources
+# The session importer under libFuzzer for a bounded time (cargo-fuzz needs a
+# nightly toolchain; both are installed beside the tests when missing), at
+# the lowest priority beside the window and the package below: they mostly
+# wait (on a run, on the web view, on dpkg), so the fuzzer takes the CPU they
+# leave and adds no time of its own. Its time bound is wall time, so on a
+# busier machine it tries fewer inputs, not for longer.
+fuzz_seconds="${FUZZ_SECONDS:-30}"
+bg_wait fuzz-build
+corpus="$(mktemp -d)"
+cp fuzz/corpus/session_import/* "$corpus/"
+# Without AddressSanitizer: the importer and everything it calls is safe Rust
+# (a panic is what the fuzzing looks for, and libFuzzer catches it without a
+# sanitizer), and the instrumented build took 184 s here against 92 s.
+bg_start fuzz-run 19 bash -c "cd fuzz && cargo +nightly fuzz run --sanitizer none session_import '$corpus' -- -max_total_time=$fuzz_seconds"
 # The real window under Xvfb through tauri-driver + WebKitWebDriver, with
 # the studio and the tch worker the build above made: no second build. A
 # build of those two packages alone would compile again every crate whose
@@ -161,17 +183,8 @@ bash ui/e2e/run.sh
 disk
 echo "== Debian package: installed and used by another account"
 bash scripts/test-deb.sh
-# The session importer under libFuzzer for a bounded time (cargo-fuzz needs a
-# nightly toolchain; both are installed here when missing).
-fuzz_seconds="${FUZZ_SECONDS:-30}"
-echo "== fuzz: session importer, ${fuzz_seconds} s (built beside the tests)"
-bg_wait fuzz-build
-corpus="$(mktemp -d)"
-cp fuzz/corpus/session_import/* "$corpus/"
-# Without AddressSanitizer: the importer and everything it calls is safe Rust
-# (a panic is what the fuzzing looks for, and libFuzzer catches it without a
-# sanitizer), and the instrumented build took 184 s here against 92 s.
-(cd fuzz && cargo +nightly fuzz run --sanitizer none session_import "$corpus" -- -max_total_time="$fuzz_seconds" 2>&1 | tail -n 40)
+echo "== fuzz: session importer, ${fuzz_seconds} s (run beside the window and the package)"
+bg_wait fuzz-run
 rm -rf "$corpus"
 disk
 echo "== all checks passed in $((SECONDS - start)) s"

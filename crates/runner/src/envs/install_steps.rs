@@ -29,12 +29,32 @@ pub(super) type Step = (&'static str, String, Vec<String>);
 
 /// The commands that build an environment in `dir`.
 pub(super) fn steps(dir: &Path, req: &Path) -> Vec<Step> {
+    steps_with(dir, req, uv_program(), bytecode_flag())
+}
+
+/// Whether uv is told to compile the environment's Python files to bytecode
+/// at install (`--compile-bytecode`), as pip does by default: yes, unless
+/// `UV_COMPILE_BYTECODE` is set, which uv then reads itself (`0`: none at
+/// install, a faster install; each module is compiled when first imported,
+/// where Python may write beside it). Compiling every file of a framework
+/// and its dependencies takes about 20 s of CPU for JAX with Flax and Optax.
+fn bytecode_flag() -> bool {
+    std::env::var_os("UV_COMPILE_BYTECODE").is_none()
+}
+
+/// [`steps`] with uv (or none) and the bytecode choice given.
+fn steps_with(dir: &Path, req: &Path, uv: Option<PathBuf>, bytecode: bool) -> Vec<Step> {
     let python = dir.join("bin").join("python").display().to_string();
     let dir = dir.display().to_string();
     let req = req.display().to_string();
     let owned = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
     let sample = super::mnist_sample_packages();
-    match uv_program() {
+    let compile: &[&str] = if bytecode {
+        &["--compile-bytecode"]
+    } else {
+        &[]
+    };
+    match uv {
         // The environment moves into place when it is complete: relocatable.
         Some(uv) => {
             let uv = uv.display().to_string();
@@ -57,29 +77,23 @@ pub(super) fn steps(dir: &Path, req: &Path) -> Vec<Step> {
                     // Bytecode compiled now, as pip does by default: where
                     // Python may not write it (PYTHONDONTWRITEBYTECODE) each
                     // worker start would compile the framework's sources.
-                    owned(&[
-                        "pip",
-                        "install",
-                        "--compile-bytecode",
-                        "--python",
-                        &python,
-                        "-r",
-                        &req,
-                    ]),
+                    owned(
+                        &[
+                            &["pip", "install"][..],
+                            compile,
+                            &["--python", &python, "-r", &req],
+                        ]
+                        .concat(),
+                    ),
                 ),
                 (
                     "installing the MNIST sample",
                     uv,
                     owned(
                         &[
-                            &[
-                                "pip",
-                                "install",
-                                "--compile-bytecode",
-                                "--python",
-                                &python,
-                                "--no-deps",
-                            ][..],
+                            &["pip", "install"][..],
+                            compile,
+                            &["--python", &python, "--no-deps"],
                             &sample[..],
                         ]
                         .concat(),
@@ -117,5 +131,39 @@ pub(super) fn steps(dir: &Path, req: &Path) -> Vec<Step> {
                 ),
             ),
         ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn installs(steps: &[Step]) -> Vec<&Vec<String>> {
+        steps
+            .iter()
+            .filter(|(_, _, args)| args.iter().any(|a| a == "install"))
+            .map(|(_, _, args)| args)
+            .collect()
+    }
+
+    #[test]
+    fn uv_compiles_bytecode_at_install_unless_its_own_setting_says() {
+        let (dir, req) = (Path::new("/e/jax"), Path::new("/e/jax.txt"));
+        let uv = Some(PathBuf::from("/t/uv"));
+        let with = steps_with(dir, req, uv.clone(), true);
+        let without = steps_with(dir, req, uv, false);
+        assert_eq!(installs(&with).len(), 2);
+        for args in installs(&with) {
+            assert!(args.contains(&"--compile-bytecode".to_owned()), "{args:?}");
+        }
+        assert_eq!(installs(&without).len(), 2);
+        for (a, b) in installs(&without).iter().zip(installs(&with)) {
+            let mut expected = b.clone();
+            expected.retain(|x| x != "--compile-bytecode");
+            assert_eq!(**a, expected);
+        }
+        // pip compiles by default: nothing to add or take away.
+        let pip = steps_with(dir, req, None, false);
+        assert_eq!(pip, steps_with(dir, req, None, true));
     }
 }
