@@ -74,6 +74,7 @@ def test_the_ray_helper_is_told_each_later_node_its_rank_and_the_plan():
     assert spec["args"] == ["-m", "x"]
     assert spec["gpus"] == 0
     assert [n["TRAINBENCH_NODE_RANK"] for n in spec["nodes"]] == ["1", "2"]
+    assert [n["PET_NODE_RANK"] for n in spec["nodes"]] == ["1", "2"]
     assert all(n["TRAINBENCH_PLAN"] == "{}" for n in spec["nodes"])
 
 
@@ -96,3 +97,24 @@ def test_a_ray_node_runs_its_worker_with_its_values_and_the_kits_workers(tmp_pat
     script = "import os, sys; print(os.environ['PYTHONPATH']); sys.exit(int(os.environ['CODE']))"
     assert ray_nodes.run_node(sys.executable, ["-c", script], {"CODE": "3"}) == 3
     assert ray_nodes.run_node(sys.executable, ["-c", script], {"CODE": "0"}) == 0
+
+
+def test_pytorch_nodes_outside_slurm_are_ranked_by_node_not_by_name(monkeypatch):
+    """Over SSH peers or Ray only node 0's output is the run's: torchrun's
+    static rendezvous ranks nodes by PET_NODE_RANK, where c10d ranked them by
+    host name and process id. Under Slurm (every node's output gathered)
+    c10d stays."""
+    from trainbench_worker import torch_worker
+
+    plan = Plan(plan_dict(nodes=2, devices=3))
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    args = torch_worker.node_launch(plan, "node0", 1234, "ssh-1", [], {})
+    assert "--rdzv-backend=static" in args
+    assert "--master-addr=node0" in args and "--master-port=1234" in args
+    assert "--nnodes=2" in args and "--nproc-per-node=3" in args
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    args = torch_worker.node_launch(plan, "node0", 1234, "42", None, {})
+    assert "--rdzv-backend=c10d" in args and "--rdzv-endpoint=node0:1234" in args
+    from trainbench_worker.protocol import node_rank_env
+
+    assert node_rank_env(2) == {"TRAINBENCH_NODE_RANK": "2", "PET_NODE_RANK": "2"}

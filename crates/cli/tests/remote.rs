@@ -137,7 +137,7 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
         "pair",
         &lab.url("pair-root"),
         "--python",
-        &torch,
+        &peer_named_first(&lab, &torch),
         "--python",
         &jax,
         "--python",
@@ -339,6 +339,24 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
         assert!(text(&out).contains(says), "{args:?}: {}", text(&out));
     }
+}
+
+/// The PyTorch interpreter as a wrapper that names every node but the
+/// first `127.0.0.1` (torchrun's own `--local-addr`), as on a cluster whose
+/// peer's name sorts before the host's: node 0, whose output is the run's,
+/// must still hold global rank 0.
+fn peer_named_first(lab: &Lab, torch: &str) -> String {
+    let wrapper = lab.dir().join("torch-peer-first");
+    let script = format!(
+        "#!/bin/sh\n[ \"${{TRAINBENCH_NODE_RANK:-0}}\" = 0 ] || export PET_LOCAL_ADDR=127.0.0.1\nexec '{torch}' \"$@\"\n"
+    );
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    wrapper.display().to_string()
 }
 
 /// Shell metacharacters (backticks, `$()`, `;`, quotes, `%`, redirections,

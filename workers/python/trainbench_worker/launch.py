@@ -157,7 +157,7 @@ def fan_out_over_ssh(args: list[str], env: dict[str, str], plan: Plan, peers: li
     commands = []
     for i, peer in enumerate(peers[: plan.nodes - 1], start=1):
         values = passed_values(env)
-        values.update(PYTHONPATH=peer["workers"], PYTHONUNBUFFERED="1", TRAINBENCH_NODE_RANK=str(i))
+        values.update(PYTHONPATH=peer["workers"], PYTHONUNBUFFERED="1", **protocol.node_rank_env(i))
         remote = (
             "cd /tmp && "
             + " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items())
@@ -190,7 +190,7 @@ def run_nodes(args: list[str], env: dict[str, str], others: list[list[str]]) -> 
     import subprocess
     import time
 
-    procs = [subprocess.Popen([sys.executable, *args], env={**env, "TRAINBENCH_NODE_RANK": "0"})]
+    procs = [subprocess.Popen([sys.executable, *args], env={**env, **protocol.node_rank_env(0)})]
     for command in others:
         procs.append(subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno()))
     code: int | None = None

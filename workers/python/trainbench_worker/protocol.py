@@ -75,6 +75,14 @@ def process_start_ns() -> int | None:
 LAUNCH_ENV = "TRAINBENCH_PROCESS_START_NS"
 
 
+def node_rank_env(i: int) -> dict[str, str]:
+    """The variables that give node ``i`` of a run fanned out over SSH or
+    Ray its rank: the studio's own, and torchrun's ``PET_NODE_RANK`` (its
+    ``--node-rank``), by which a static rendezvous puts global rank 0 on
+    node 0, the node whose output is the run's."""
+    return {"TRAINBENCH_NODE_RANK": str(i), "PET_NODE_RANK": str(i)}
+
+
 def since_process_start_s() -> float | None:
     """Seconds from the start of the worker (its launcher's, if it had one) to now."""
     given = os.environ.get(LAUNCH_ENV)

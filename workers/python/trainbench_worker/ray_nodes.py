@@ -19,6 +19,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .protocol import node_rank_env
+
 if TYPE_CHECKING:
     from .harness import Plan
 
@@ -32,7 +34,7 @@ def fan_out_over_ray(ray_python: str, args: list[str], passed: dict[str, str], p
     spec = {
         "python": sys.executable,
         "args": args,
-        "nodes": [{**passed, "PYTHONUNBUFFERED": "1", "TRAINBENCH_NODE_RANK": str(i)} for i in range(1, plan.nodes)],
+        "nodes": [{**passed, "PYTHONUNBUFFERED": "1", **node_rank_env(i)} for i in range(1, plan.nodes)],
         "gpus": plan.devices if plan.device != "cpu" else 0,
     }
     return [ray_python, "-m", "trainbench_worker.ray_nodes", json.dumps(spec)]
