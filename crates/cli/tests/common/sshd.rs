@@ -31,6 +31,35 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// The machine settings the suite runs with (scripts/test.sh: one thread,
+/// JAX's compilation cache and random numbers), given to every session of
+/// a test's sshd as a host's own profile would: the hosts are this
+/// machine, set up as the tests' runs here are. Without them a JAX worker
+/// on a test host compiled its model from nothing, and its jitted
+/// initialisation with JAX's partitionable threefry, in about 20 s more
+/// than here (a `SetEnv` line; empty when none is set).
+fn set_env() -> String {
+    let names = [
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "JAX_COMPILATION_CACHE_DIR",
+        "JAX_THREEFRY_PARTITIONABLE",
+    ];
+    let pairs: Vec<String> = names
+        .iter()
+        .filter_map(|n| {
+            let v = std::env::var(n).ok()?;
+            let plain = !v.is_empty() && !v.contains(['"', '\\', '\n', '\r']);
+            plain.then(|| format!("{n}=\"{v}\""))
+        })
+        .collect();
+    if pairs.is_empty() {
+        String::new()
+    } else {
+        format!("SetEnv {}\n", pairs.join(" "))
+    }
+}
+
 pub fn user() -> String {
     let out = Command::new("id").arg("-un").output().unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
@@ -79,10 +108,11 @@ impl Sshd {
             format!(
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
-                 UsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\nPidFile {}\nLogLevel ERROR\n",
+                 UsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\nPidFile {}\nLogLevel ERROR\n{}",
                 host_key.display(),
                 dir.join("authorized_keys").display(),
                 dir.join(format!("{name}.pid")).display(),
+                set_env(),
             ),
         )
         .unwrap();
