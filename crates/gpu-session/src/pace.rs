@@ -79,7 +79,7 @@ pub const CPU: Sizes = Sizes {
     precision: "fp32",
     vit: "vit_mini_patch4_32",
     vit_batch: 8,
-    vit_max: (8, 32),
+    vit_max: (16, 32),
     timm_vit: "timm:vit_tiny_patch16_224",
     timm_vit_px: Some(32),
     resnet: "resnet18",
