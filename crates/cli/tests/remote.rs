@@ -117,9 +117,9 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 
     // Two nodes without Slurm: the host and a peer (the second sshd) reached
-    // from the host with its ssh; PyTorch through torchrun's c10d
-    // rendezvous, JAX through jax.distributed, TensorFlow through
-    // MultiWorkerMirroredStrategy.
+    // from the host with its ssh; PyTorch through torchrun's static
+    // rendezvous at the host, JAX through jax.distributed, TensorFlow
+    // through MultiWorkerMirroredStrategy.
     let tf = python("tensorflow");
     let peer = format!(
         "ssh://{}@127.0.0.1:{}{}",

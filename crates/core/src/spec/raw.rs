@@ -57,7 +57,8 @@ pub struct RawSpec {
     #[serde(default = "default_one")]
     pub devices: i64,
     /// Machines the run spans (each with `devices` devices); more than one
-    /// runs through Slurm (torchrun's c10d rendezvous under srun).
+    /// runs under Slurm, over a host's peers or on a Ray cluster
+    /// (docs/remote.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<i64>,
     pub batch_size: i64,
