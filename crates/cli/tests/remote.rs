@@ -346,17 +346,17 @@ fn a_remote_host_runs_sweeps_that_survive_a_killed_ssh_client_and_a_killed_studi
 /// peer's name sorts before the host's: node 0, whose output is the run's,
 /// must still hold global rank 0.
 fn peer_named_first(lab: &Lab, torch: &str) -> String {
-    let wrapper = lab.dir().join("torch-peer-first");
-    let script = format!(
-        "#!/bin/sh\n[ \"${{TRAINBENCH_NODE_RANK:-0}}\" = 0 ] || export PET_LOCAL_ADDR=127.0.0.1\nexec '{torch}' \"$@\"\n"
-    );
-    std::fs::write(&wrapper, script).unwrap();
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    wrapper.display().to_string()
+    let first = "[ \"${TRAINBENCH_NODE_RANK:-0}\" = 0 ] || export PET_LOCAL_ADDR=127.0.0.1\n";
+    python_wrapper(&lab.dir().join("torch-peer-first"), first, torch)
+}
+
+/// A shell script at `path` that runs `first`, then `python` with its own
+/// arguments (a venv's python must be started by its own path); its path.
+fn python_wrapper(path: &Path, first: &str, python: &str) -> String {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("#!/bin/sh\n{first}exec '{python}' \"$@\"\n")).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path.display().to_string()
 }
 
 /// Shell metacharacters (backticks, `$()`, `;`, quotes, `%`, redirections,
@@ -400,11 +400,7 @@ fn remote_hosts_run_only_what_the_user_typed() {
     }
     // An interpreter in a folder with spaces (a wrapper: a venv's python
     // must be started by its own path).
-    let spaced = lab.dir().join("my pythons/torch python");
-    std::fs::create_dir_all(spaced.parent().unwrap()).unwrap();
-    std::fs::write(&spaced, format!("#!/bin/sh\nexec '{torch}' \"$@\"\n")).unwrap();
-    std::fs::set_permissions(&spaced, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let spaced = spaced.display().to_string();
+    let spaced = python_wrapper(&lab.dir().join("my pythons/torch python"), "", &torch);
     pythons.push(spaced.clone());
 
     let url = lab.url("root with spaces");
