@@ -60,12 +60,25 @@ disk
 bg_start tch-2.11 10 bash scripts/build-tch-2.11.sh
 # The tools only the tests use, where missing (a fresh machine has none):
 # cargo-fuzz and the nightly toolchain it needs, then the fuzzing build
-# itself; tauri-driver for the window; cargo-deny for the dependency check.
-bg_start fuzz-build 19 bash -c '
+# itself and its run; tauri-driver for the window; cargo-deny for the
+# dependency check.
+# The session importer under libFuzzer for a number of inputs (FUZZ_RUNS,
+# 150,000 by default: what 30 s of a quiet core tries), on a copy of its
+# corpus, built and run at the lowest priority from the start: it takes the
+# CPU the build and the tests leave idle, and whatever is left of it runs
+# after them. Without AddressSanitizer: the importer and everything it calls
+# is safe Rust (a panic is what the fuzzing looks for, and libFuzzer catches
+# it without a sanitizer), and the instrumented build took 184 s here
+# against 92 s.
+fuzz_runs="${FUZZ_RUNS:-150000}"
+corpus="$bg_dir/corpus"
+mkdir "$corpus" && cp fuzz/corpus/session_import/* "$corpus/"
+bg_start fuzz 19 bash -c "
   set -e
-  rustup toolchain list | grep -q "^nightly" || rustup toolchain install nightly --profile minimal
+  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
   command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
-  cd fuzz && cargo +nightly fuzz build --sanitizer none session_import'
+  cd fuzz && cargo +nightly fuzz build --sanitizer none session_import
+  cargo +nightly fuzz run --sanitizer none session_import '$corpus' -- -runs=$fuzz_runs"
 bg_start tools 19 bash -c '
   set -e
   command -v tauri-driver >/dev/null || cargo install tauri-driver --version 2.1.0 --locked
@@ -124,6 +137,10 @@ echo "== libtorch worker for PyTorch 2.11: build (beside the above) and its test
 bg_wait tch-2.11
 bash scripts/build-tch-2.11.sh --test
 disk
+# The window's test (src-tauri/tests/window.rs) runs among the tests below
+# and needs tauri-driver.
+echo "== the tests' tools (installed beside the above where missing)"
+bg_wait tools
 echo "== tests"
 log="$(mktemp)"
 trap 'rm -f "$log"; for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$bg_dir"' EXIT
@@ -150,41 +167,15 @@ else
 fi
 disk
 if [ "$status" -ne 0 ]; then exit "$status"; fi
-echo "== the tests' tools (installed beside the above where missing)"
-bg_wait tools
 # Licences, banned and duplicate crates, sources (deny.toml); advisories need
 # GitHub's database, which this machine cannot reach.
 echo "== cargo deny: licences, bans, sources"
 cargo deny --log-level error check licenses bans sources
-# The session importer under libFuzzer for a bounded time (cargo-fuzz needs a
-# nightly toolchain; both are installed beside the tests when missing), at
-# the lowest priority beside the window and the package below: they mostly
-# wait (on a run, on the web view, on dpkg), so the fuzzer takes the CPU they
-# leave and adds no time of its own. Its time bound is wall time, so on a
-# busier machine it tries fewer inputs, not for longer.
-fuzz_seconds="${FUZZ_SECONDS:-30}"
-bg_wait fuzz-build
-corpus="$(mktemp -d)"
-cp fuzz/corpus/session_import/* "$corpus/"
-# Without AddressSanitizer: the importer and everything it calls is safe Rust
-# (a panic is what the fuzzing looks for, and libFuzzer catches it without a
-# sanitizer), and the instrumented build took 184 s here against 92 s.
-bg_start fuzz-run 19 bash -c "cd fuzz && cargo +nightly fuzz run --sanitizer none session_import '$corpus' -- -max_total_time=$fuzz_seconds"
-# The real window under Xvfb through tauri-driver + WebKitWebDriver, with
-# the studio and the tch worker the build above made: no second build. A
-# build of those two packages alone would compile again every crate whose
-# features differ without the tests' dev-dependencies (tauri without `test`,
-# the store without `fixtures`, hashbrown, and all above them): features
-# that only add modules the studio never calls (docs/build-times.md).
-echo "== end-to-end: the desktop studio's window"
-bash ui/e2e/run.sh
 # The Debian package installed with dpkg and used by a new account, which
-# cannot read the builder's libtorch (about 50 s; root only).
-disk
+# cannot read the builder's libtorch (about 10 s; root only).
 echo "== Debian package: installed and used by another account"
 bash scripts/test-deb.sh
-echo "== fuzz: session importer, ${fuzz_seconds} s (run beside the window and the package)"
-bg_wait fuzz-run
-rm -rf "$corpus"
+echo "== fuzz: session importer, ${fuzz_runs} inputs (built and run beside the above)"
+bg_wait fuzz
 disk
 echo "== all checks passed in $((SECONDS - start)) s"

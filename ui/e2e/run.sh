@@ -4,10 +4,13 @@
 # database, settings folder and web storage. Screenshots: test-output/e2e/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-app="$PWD/target/debug/trainbench-studio"
+# The studio under test: target/debug's, or E2E_APP (the window's Rust test,
+# src-tauri/tests/window.rs, passes the one cargo built for it); the studio
+# finds the libtorch worker beside it.
+app="${E2E_APP:-$PWD/target/debug/trainbench-studio}"
 out="$PWD/test-output/e2e"
 [ -x "$app" ] || { echo "e2e: $app is not built" >&2; exit 1; }
-[ -x target/debug/trainbench-worker-tch ] || { echo "e2e: target/debug/trainbench-worker-tch is not built" >&2; exit 1; }
+[ -x "$(dirname "$app")/trainbench-worker-tch" ] || { echo "e2e: $(dirname "$app")/trainbench-worker-tch is not built" >&2; exit 1; }
 command -v tauri-driver >/dev/null || { echo "e2e: tauri-driver is not installed (cargo install tauri-driver --locked)" >&2; exit 1; }
 rm -rf "$out"; mkdir -p "$out"
 work="$(mktemp -d)"
