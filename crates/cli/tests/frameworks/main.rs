@@ -338,10 +338,15 @@ fn every_framework_reaches_90_percent_on_the_mnist_sample() {
 
 /// `torch.compile` and XLA are their own configurations; compile time is
 /// reported in the first step, not in throughput; a compiled run whose
-/// shapes never change raises no badge. (The badges of the `on` run are
-/// checked: 29 timed steps in 6 windows of 5, at least 3 of them steady;
+/// shapes never change raises no badge, and the same run given one batch a
+/// sample short at step 2 (a real shape change, which torch.compile compiles
+/// again for) raises exactly the recompile badge. (The badges of the `on`
+/// runs are checked: 29 timed steps in 6 windows of 5, at least 3 of them
+/// steady, step 2 in the first window, which the warm-up rule leaves out;
 /// of the other two, only how they ran and their spec, for which 4 steps
-/// are enough.)
+/// are enough.) The shape-changed run follows its twin in this test, so its
+/// first graph comes from TorchInductor's cache: on an empty cache each
+/// compiled run here first compiles for about 50 s of this CPU.
 #[test]
 fn compiled_pytorch_and_xla_tensorflow_run() {
     ready("pytorch");
@@ -373,9 +378,9 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
         assert_eq!(run["status"], "completed");
         if compile == "on" {
             // Compiled once, shapes never change: no recompile badge (nor
-            // any other); `constructed_runs_raise_exactly_their_badge`
-            // changes the shape of this same run and expects one.
+            // any other).
             assert_eq!(caused(run), Vec::<String>::new(), "{run}");
+            recompiled_when_a_batch_changes_shape(&home);
         }
         let (_, d) = home.run(&["show", &run["id"].to_string(), "--json"]);
         assert!(
@@ -399,6 +404,37 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
         text(&out).contains("compile = on is not allowed"),
         "{}",
         text(&out)
+    );
+}
+
+/// The compiled run of `compiled_pytorch_and_xla_tensorflow_run` again,
+/// its batch at step 2 a sample short: exactly the recompile badge.
+fn recompiled_when_a_batch_changes_shape(home: &Home) {
+    let mut cmd = home.cmd();
+    cmd.env("TRAINBENCH_RESHAPE_AT_STEP", "2").args([
+        "run",
+        "--framework",
+        "pytorch",
+        "--compile",
+        "on",
+        "--model",
+        "resnet_mini",
+        "--batch-size",
+        "16",
+        "--steps",
+        "30",
+        "--window-steps",
+        "5",
+        "--json",
+    ]);
+    let (out, v) = output_json(&mut cmd);
+    let r = &v["runs"][0];
+    assert_eq!(r["status"], "completed", "{}", text(&out));
+    assert_eq!(caused(r), ["recompiles"], "{r}");
+    assert!(
+        evidence(r, "recompiles").contains("more time(s) after step 1"),
+        "{}",
+        evidence(r, "recompiles")
     );
 }
 
