@@ -357,7 +357,7 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
         ("pytorch", "max-autotune", "max-autotune", "4", "2"),
         ("tensorflow", "xla", "XLA", "4", "2"),
     ] {
-        let (out, v) = home.run(&[
+        let args = [
             "run",
             "--framework",
             framework,
@@ -372,7 +372,8 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
             "--window-steps",
             window,
             "--json",
-        ]);
+        ];
+        let (out, v) = home.run(&args);
         assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
         let run = &v["runs"][0];
         assert_eq!(run["status"], "completed");
@@ -380,7 +381,7 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
             // Compiled once, shapes never change: no recompile badge (nor
             // any other).
             assert_eq!(caused(run), Vec::<String>::new(), "{run}");
-            recompiled_when_a_batch_changes_shape(&home);
+            recompiled_when_a_batch_changes_shape(&home, &args);
         }
         let (_, d) = home.run(&["show", &run["id"].to_string(), "--json"]);
         assert!(
@@ -407,26 +408,12 @@ fn compiled_pytorch_and_xla_tensorflow_run() {
     );
 }
 
-/// The compiled run of `compiled_pytorch_and_xla_tensorflow_run` again,
-/// its batch at step 2 a sample short: exactly the recompile badge.
-fn recompiled_when_a_batch_changes_shape(home: &Home) {
+/// The compiled run of `compiled_pytorch_and_xla_tensorflow_run` again (its
+/// `args`, so its first graph is the one TorchInductor cached), its batch at
+/// step 2 a sample short: exactly the recompile badge.
+fn recompiled_when_a_batch_changes_shape(home: &Home, args: &[&str]) {
     let mut cmd = home.cmd();
-    cmd.env("TRAINBENCH_RESHAPE_AT_STEP", "2").args([
-        "run",
-        "--framework",
-        "pytorch",
-        "--compile",
-        "on",
-        "--model",
-        "resnet_mini",
-        "--batch-size",
-        "16",
-        "--steps",
-        "30",
-        "--window-steps",
-        "5",
-        "--json",
-    ]);
+    cmd.env("TRAINBENCH_RESHAPE_AT_STEP", "2").args(args);
     let (out, v) = output_json(&mut cmd);
     let r = &v["runs"][0];
     assert_eq!(r["status"], "completed", "{}", text(&out));
