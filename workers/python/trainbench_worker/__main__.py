@@ -17,7 +17,7 @@ import os
 import sys
 import traceback
 
-from . import launch, protocol
+from . import launch, protocol, scratch
 from .protocol import WorkerError, first_line
 
 FRAMEWORKS = {
@@ -212,6 +212,8 @@ def _leave(code: int, unless_teardown_wanted: bool = False) -> None:
     sys.stderr.flush()
     if unless_teardown_wanted and _teardown_wanted():
         return
+    # The exit handlers are skipped: the temporary files they would remove go here.
+    scratch.release()
     os._exit(code)
 
 

@@ -19,7 +19,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras
 import tensorflow as tf
 
-from . import file_models, harness, keras_models
+from . import file_models, harness, keras_models, scratch
 from .harness import (
     ADAMW_BETAS,
     ADAMW_EPS,
@@ -32,6 +32,9 @@ from .protocol import WorkerError, first_line, unsupported
 from .tf_feed import TFFeed
 from .tf_models import _count, build, count_params  # noqa: F401 (count_params: `count`)
 from .tf_report import TFReport, gpu_name
+
+# Autograph's converted sources in this worker's own temp folder (scratch).
+scratch.take()
 
 # --- the backend --------------------------------------------------------------
 

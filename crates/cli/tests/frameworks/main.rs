@@ -148,7 +148,10 @@ fn check_breakdown(framework: &str, devices: u64, run: &Value) {
 fn tiny_models_train_on_one_and_two_devices(framework: &str) {
     ready(framework);
     let home = Home::new(framework);
-    let (out, v) = home.run(&[
+    // A temp folder of the runs' own, to see what their workers leave there.
+    let tmp = home.dir().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let (out, v) = output_json(home.cmd().env("TMPDIR", &tmp).args([
         "run",
         "--framework",
         framework,
@@ -165,8 +168,9 @@ fn tiny_models_train_on_one_and_two_devices(framework: &str) {
         "--lr",
         "2e-3",
         "--json",
-    ]);
+    ]));
     assert_eq!(out.status.code(), Some(0), "{}", explain(&home, &out, &v));
+    check_temp_folder_left(framework, &tmp);
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 4);
     for run in runs {
@@ -227,6 +231,26 @@ fn tiny_models_train_on_one_and_two_devices(framework: &str) {
             > 0.0
     );
     assert!(c["runs"][0]["scaling"].is_null());
+}
+
+/// Nothing of a worker's is left in the temp folder after its runs (the
+/// worker leaves without the interpreter's teardown, whose exit handlers
+/// would have removed TensorFlow's autograph sources: seven files a run).
+/// PyTorch's own folders stay, as for any PyTorch program: TorchInductor's
+/// compile cache and torchrun's log folders.
+fn check_temp_folder_left(framework: &str, tmp: &Path) {
+    let left: Vec<String> = std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            framework != "pytorch"
+                || !(name.starts_with("torchinductor_") || name.starts_with("torchelastic_"))
+        })
+        .collect();
+    assert!(
+        left.is_empty(),
+        "{framework}'s runs left in the temp folder: {left:?}"
+    );
 }
 
 #[test]
