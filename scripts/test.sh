@@ -55,13 +55,9 @@ bg_wait() {
 }
 disk
 # The libtorch worker for PyTorch 2.11 (the GPU machines' release; its own
-# workspace and target folder: 170 s of CPU), built at the lowest priority
-# from the start. The main build keeps both cores busy, so this one mostly
-# runs in what the checks and the tests leave idle (single-threaded checks,
-# tests that wait on servers and sleeps) rather than beside the main build,
-# where it took its whole CPU time from it. The tests that take it run after
-# the others (`after_211` below), with its own tests.
-bg_start tch-2.11 19 bash scripts/build-tch-2.11.sh
+# workspace and target folder), built beside the checks and the main build;
+# its tests run on their own below.
+bg_start tch-2.11 10 bash scripts/build-tch-2.11.sh
 # The tools only the tests use, where missing (a fresh machine has none):
 # cargo-fuzz and the nightly toolchain it needs, then the fuzzing build
 # itself and its run; tauri-driver for the window; cargo-deny for the
@@ -134,6 +130,12 @@ clippy_driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-dri
 linted=(env RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__")
 echo "== clippy, and the build of every target the tests run"
 "${linted[@]}" cargo build --workspace --all-targets --locked
+# The libtorch worker's own tests against the PyTorch 2.11 build (started
+# above). The kit tests below take it (target/tch-2.11/debug).
+disk
+echo "== libtorch worker for PyTorch 2.11: build (beside the above) and its tests"
+bg_wait tch-2.11
+bash scripts/build-tch-2.11.sh --test
 disk
 # The window's test (src-tauri/tests/window.rs) runs among the tests below
 # and needs tauri-driver.
@@ -146,43 +148,17 @@ set +e
 if cargo nextest --version >/dev/null 2>&1; then
   # cargo-nextest (.config/nextest.toml): each test in its own process, two
   # at a time across every test binary. The project has no doctests to miss.
-  # The two tests that take the PyTorch 2.11 worker run after the others,
-  # once its build (started at the beginning) is waited for, with the
-  # worker's own tests against that build.
-  after_211='test(=a_kit_holds_a_libtorch_worker_per_release_and_trains_with_the_matching_one) | test(=decoders::decoders_match_hugging_face_logits)'
-  "${linted[@]}" cargo nextest run --workspace --locked -E "not ($after_211)" 2>&1 | tee "$log"
+  "${linted[@]}" cargo nextest run --workspace --locked 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
-  disk
-  echo "== libtorch worker for PyTorch 2.11: its build (beside the above), its own tests, then the tests that take it"
-  bg_wait tch-2.11
-  log_211="$(mktemp)"
-  bash scripts/build-tch-2.11.sh --test 2>&1 | tee "$log_211"
-  status_211=${PIPESTATUS[0]}
-  "${linted[@]}" cargo nextest run --workspace --locked -E "$after_211" 2>&1 | tee -a "$log"
-  status_after=${PIPESTATUS[0]}
-  for s in "$status_211" "$status_after"; do
-    if [ "$status" -eq 0 ]; then status=$s; fi
-  done
   set -e
-  # One closing line over the two runs and the worker's own tests (the first
-  # run's count of tests left out is every test minus those the second ran),
-  # then the ten slowest tests (where CI's time goes).
-  awk '/ tests run: / { line = $0; sub(/.* tests run: /, ""); split(line, head, " tests run: "); nruns++
-         m = split(head[1], h, " "); r = h[m]; ran += r; if (nruns == 1) all = r
-         n = split($0, parts, ", ")
-         for (i = 1; i <= n; i++) { split(parts[i], w, " "); if (w[2] ~ /^passed/) p += w[1]; if (w[2] ~ /^failed/) f += w[1]; if (w[2] == "timed") f += w[1]; if (w[2] ~ /^skipped/ && nruns == 1) all += w[1] } }
-       END { printf "%d %d %d %d\n", p, f, all - ran, 0 }' "$log" > "$log.counts"
-  awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1); if ($i ~ /^ignored/) s += $(i-1) } }
-       END { printf "%d %d %d\n", p, f, s }' "$log_211" >> "$log.counts"
-  awk '{ p += $1; f += $2; s += $3 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log.counts"
-  rm -f "$log_211" "$log.counts"
+  # One closing line, then the ten slowest tests (where CI's time goes).
+  awk '/ tests run: / { sub(/.* tests run: /, ""); n = split($0, parts, ", ")
+         for (i = 1; i <= n; i++) { split(parts[i], w, " "); if (w[2] ~ /^passed/) p = w[1]; if (w[2] ~ /^failed/) f += w[1]; if (w[2] == "timed") f += w[1]; if (w[2] ~ /^skipped/) s = w[1] } }
+       END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
   echo "slowest tests:"
   sed -n 's/^ *PASS \[ *\([0-9.]*\)s\] ([ 0-9/]*) /\1 s  /p' "$log" | sort -rn | uniq | awk 'NR <= 10'  # awk reads to the end: `head` would leave sort with SIGPIPE, which pipefail makes fatal
 else
-  # Without cargo-nextest: cargo's own runner, one test binary at a time,
-  # after the PyTorch 2.11 worker's build and its own tests.
-  bg_wait tch-2.11
-  bash scripts/build-tch-2.11.sh --test
+  # Without cargo-nextest: cargo's own runner, one test binary at a time.
   "${linted[@]}" cargo test --workspace --locked -- --test-threads=2 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
   set -e
