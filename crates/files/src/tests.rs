@@ -8,11 +8,34 @@ use std::time::{Duration, Instant};
 
 use super::*;
 
-fn scratch(name: &str) -> PathBuf {
+/// A test's own folder in the temp folder, removed with what it holds when
+/// the test ends (a failing one too).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("tb-files-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 fn a_database(path: &Path) {
@@ -111,7 +134,7 @@ fn reads_refuse_what_is_not_a_bounded_regular_file_at_once() {
     for (path, says) in [
         (PathBuf::from("/dev/zero"), "a device"),
         (fifo, "a named pipe"),
-        (dir.clone(), "a folder"),
+        (dir.to_path_buf(), "a folder"),
         (PathBuf::from("/proc/self/status"), "kernel"),
         (dir.join("missing.json"), "readable regular file"),
     ] {
