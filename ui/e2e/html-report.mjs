@@ -6,17 +6,20 @@
 //
 //   node ui/e2e/html-report.mjs REPORT.html OUT_DIR   (or imported: checkHtmlReport)
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { WebDriver } from "./webdriver.mjs";
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 
-async function startDriver() {
+// Chromium's temporary folders (its profile, its scoped folders) in one of
+// our own, removed when the check ends: Chromium leaves some behind in /tmp.
+async function startDriver(temp) {
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = 9500 + Math.floor(Math.random() * 400);
-    const proc = spawn("chromedriver", [`--port=${port}`], { stdio: "ignore" });
+    const proc = spawn("chromedriver", [`--port=${port}`], { stdio: "ignore", env: { ...process.env, TMPDIR: temp } });
     const wd = new WebDriver(`http://127.0.0.1:${port}`);
     for (let i = 0; i < 75; i++) {
       const ok = await fetch(`${wd.base}/status`).then((r) => r.ok, () => false);
@@ -31,7 +34,8 @@ async function startDriver() {
 /** Opens `file` in headless Chromium and checks it; writes OUT_DIR/NAME.png.
  * Returns what it found (figures for the caller's log). */
 export async function checkHtmlReport(file, outDir, name = "html-report") {
-  const { proc, wd } = await startDriver();
+  const temp = mkdtempSync(join(tmpdir(), "trainbench-chromium-"));
+  const { proc, wd } = await startDriver(temp);
   try {
     const v = await wd.request("POST", "/session", {
       capabilities: {
@@ -82,6 +86,8 @@ export async function checkHtmlReport(file, outDir, name = "html-report") {
   } finally {
     await wd.quit();
     proc.kill("SIGTERM");
+    await new Promise((r) => proc.once("exit", r).once("error", r));
+    rmSync(temp, { recursive: true, force: true });
   }
 }
 
