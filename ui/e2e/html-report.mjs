@@ -86,7 +86,7 @@ export async function checkHtmlReport(file, outDir, name = "html-report") {
   } finally {
     await wd.quit();
     proc.kill("SIGTERM");
-    await new Promise((r) => proc.once("exit", r).once("error", r));
+    if (proc.exitCode === null && proc.signalCode === null) await new Promise((r) => proc.once("exit", r));
     rmSync(temp, { recursive: true, force: true });
   }
 }
