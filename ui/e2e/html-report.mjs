@@ -35,7 +35,14 @@ async function startDriver(temp) {
  * Returns what it found (figures for the caller's log). */
 export async function checkHtmlReport(file, outDir, name = "html-report") {
   const temp = mkdtempSync(join(tmpdir(), "trainbench-chromium-"));
-  const { proc, wd } = await startDriver(temp);
+  let driver;
+  try {
+    driver = await startDriver(temp);
+  } catch (e) {
+    rmSync(temp, { recursive: true, force: true });
+    throw e;
+  }
+  const { proc, wd } = driver;
   try {
     const v = await wd.request("POST", "/session", {
       capabilities: {
@@ -86,8 +93,17 @@ export async function checkHtmlReport(file, outDir, name = "html-report") {
   } finally {
     await wd.quit();
     proc.kill("SIGTERM");
-    if (proc.exitCode === null && proc.signalCode === null) await new Promise((r) => proc.once("exit", r));
-    rmSync(temp, { recursive: true, force: true });
+    // chromedriver ends its browser as it ends: at most 5 s, then killed.
+    if (proc.exitCode === null && proc.signalCode === null) {
+      const killer = setTimeout(() => proc.kill("SIGKILL"), 5000);
+      await new Promise((r) => proc.once("exit", r));
+      clearTimeout(killer);
+    }
+    try {
+      rmSync(temp, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    } catch (e) {
+      console.log(`  Chromium's temp folder ${temp} not removed: ${e.message}`);
+    }
   }
 }
 

@@ -5,8 +5,9 @@ the temp folder (``__autograph_generated_file*.py``, seven for a training
 run) and removes each in an exit handler. A worker leaves without the
 interpreter's teardown (``__main__._leave``), so those handlers never ran
 and every TensorFlow run left its files in ``/tmp``. TensorFlow's worker
-therefore takes a folder of its own for Python's temporary files when it is
-imported; the folder goes when the worker leaves, either way.
+therefore takes a folder of its own for Python's temporary files when it
+sets up a training run (not for a person's model file, whose process ends
+through the teardown); the folder goes when the worker leaves, either way.
 
 Only this process's ``tempfile`` moves: the environment of the processes it
 starts is left alone (a Ray node finds its cluster through the temp folder,
@@ -29,7 +30,8 @@ def take() -> str:
         folder = tempfile.mkdtemp(prefix="trainbench-worker-")
         _TAKEN.append(folder)
         tempfile.tempdir = folder
-        # Registered before the framework's own handlers, so it runs after them.
+        # Exit handlers run last registered first: this one runs after those
+        # registered later, autograph's for each file it writes among them.
         atexit.register(release)
     return _TAKEN[0]
 

@@ -33,9 +33,6 @@ from .tf_feed import TFFeed
 from .tf_models import _count, build, count_params  # noqa: F401 (count_params: `count`)
 from .tf_report import TFReport, gpu_name
 
-# Autograph's converted sources in this worker's own temp folder (scratch).
-scratch.take()
-
 # --- the backend --------------------------------------------------------------
 
 
@@ -73,6 +70,13 @@ class TFBackend(TFFeed, TFReport, harness.Backend):
 
     def __init__(self, plan):
         self.plan = plan
+        # Autograph's converted sources in this worker's own temp folder
+        # (scratch), removed when the worker leaves without the interpreter's
+        # teardown. Not for a person's model file: the teardown runs then
+        # (their exit handlers are theirs), autograph's handlers with it, and
+        # what their code puts in the temp folder stays.
+        if plan.config["family"] != "file":
+            scratch.take()
         self.framework_version = tf.__version__
         self.world_size = plan.devices * plan.nodes
         self.multi = plan.nodes > 1
