@@ -229,26 +229,11 @@ mod tests {
     }
 
     /// A test's own folder, removed with what it holds when the test ends.
-    struct Scratch(PathBuf);
-
-    impl std::ops::Deref for Scratch {
-        type Target = Path;
-        fn deref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn scratch(name: &str) -> Scratch {
+    fn scratch(name: &str) -> trainbench_files::OwnedDir {
         let d = std::env::temp_dir().join(format!("tb-settings-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
+        trainbench_files::OwnedDir::new(d)
     }
 
     #[test]

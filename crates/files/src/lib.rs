@@ -18,6 +18,7 @@
 //! - [`bytes_under`]: what a folder's regular files take (links not followed);
 //! - [`private_dir`]: a new folder of this process's own (mode 0700, made
 //!   here, never one that was there) in a shared temporary folder;
+//! - [`OwnedDir`]: a folder removed with everything in it when dropped;
 //! - [`places`]: where the studio's home, database and settings file are.
 
 use std::fs::{File, OpenOptions};
@@ -401,4 +402,38 @@ pub fn private_dir(base: &Path, prefix: &str) -> std::io::Result<PathBuf> {
         }
     }
     Err(last.unwrap_or_else(|| std::io::Error::other("no name left")))
+}
+
+/// A folder removed, with everything in it, when this is dropped (an error
+/// or a panic on the way included). It does not make the folder.
+#[derive(Debug)]
+pub struct OwnedDir(PathBuf);
+
+impl OwnedDir {
+    pub fn new(path: PathBuf) -> OwnedDir {
+        OwnedDir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for OwnedDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for OwnedDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for OwnedDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

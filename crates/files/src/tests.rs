@@ -10,32 +10,11 @@ use super::*;
 
 /// A test's own folder in the temp folder, removed with what it holds when
 /// the test ends (a failing one too).
-struct Scratch(PathBuf);
-
-impl std::ops::Deref for Scratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for Scratch {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch(name: &str) -> Scratch {
+fn scratch(name: &str) -> OwnedDir {
     let dir = std::env::temp_dir().join(format!("tb-files-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
+    OwnedDir::new(dir)
 }
 
 fn a_database(path: &Path) {

@@ -193,7 +193,9 @@ pub(crate) fn install_kit(
 
 /// The kit as a gzipped tar: its files and the manifest.
 fn kit_tar(kit: &LocalKit) -> RemoteResult<Vec<u8>> {
-    let stage = Staging(envs::home().join(format!("kit-staging-{}", std::process::id())));
+    let stage = trainbench_files::OwnedDir::new(
+        envs::home().join(format!("kit-staging-{}", std::process::id())),
+    );
     let io = |e: std::io::Error| RemoteError::Internal(format!("staging the kit: {e}"));
     let _ = std::fs::remove_dir_all(stage.path());
     std::fs::create_dir_all(stage.path()).map_err(io)?;
@@ -233,21 +235,6 @@ fn kit_tar(kit: &LocalKit) -> RemoteResult<Vec<u8>> {
         )));
     }
     Ok(tar.stdout)
-}
-
-/// A folder removed when dropped.
-struct Staging(PathBuf);
-
-impl Staging {
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[cfg(test)]

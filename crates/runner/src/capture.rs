@@ -10,7 +10,6 @@
 //! carries the path and the hash the plan read, and the capture refuses
 //! other bytes, as the PyTorch worker does.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -25,16 +24,7 @@ use trainbench_core::Framework;
 use crate::{envs, WorkerCommand};
 
 /// The folder of one run's capture, removed when the run is done with it.
-#[derive(Debug)]
-pub(crate) struct CaptureDir {
-    dir: PathBuf,
-}
-
-impl Drop for CaptureDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+pub(crate) type CaptureDir = trainbench_files::OwnedDir;
 
 /// What the capture step answers on its one stdout line.
 #[derive(Debug, Deserialize)]
@@ -84,7 +74,7 @@ pub(crate) async fn prepare(
     let prefix = format!("trainbench-capture-{}-{run_id}", std::process::id());
     let dir = trainbench_files::private_dir(&std::env::temp_dir(), &prefix)
         .map_err(|e| internal(format!("cannot make the capture's folder: {e}")))?;
-    let guard = CaptureDir { dir: dir.clone() };
+    let guard = CaptureDir::new(dir.clone());
     let module = dir.join("model.pt");
     let python = envs::worker_command(&env);
     let plan = spec.spec.worker_plan_json(Framework::Pytorch);
