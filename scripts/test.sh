@@ -59,31 +59,45 @@ disk
 # its tests run on their own below.
 bg_start tch-2.11 10 bash scripts/build-tch-2.11.sh
 # The tools only the tests use, where missing (a fresh machine has none):
-# cargo-fuzz and the nightly toolchain it needs, then the fuzzing build
-# itself and its run; tauri-driver for the window; cargo-deny for the
-# dependency check.
-# The session importer under libFuzzer for a number of inputs (FUZZ_RUNS,
-# 150,000 by default: what 30 s of a quiet core tries), on a copy of its
-# corpus, built and run at the lowest priority from the start: it takes the
-# CPU the build and the tests leave idle, and whatever is left of it runs
-# after them. Without AddressSanitizer: the importer and everything it calls
-# is safe Rust (a panic is what the fuzzing looks for, and libFuzzer catches
-# it without a sanitizer), and the instrumented build took 184 s here
-# against 92 s.
+# tauri-driver for the window, cargo-deny for the dependency check and
+# cargo-fuzz with the nightly toolchain it needs. Built one after another
+# into one target folder, so the crates they share (74 between cargo-fuzz
+# and cargo-deny) are compiled once, in cargo's debug profile without debug
+# info: none of them does heavy work (a dependency check takes seconds).
+# Measured from nothing here: 209 s of CPU against 346 s built optimised
+# and apart (docs/build-times.md).
+tools_target="$TRAINBENCH_HOME/tools/cargo-target"
+install_tool() { CARGO_TARGET_DIR="$tools_target" CARGO_PROFILE_DEV_DEBUG=0 cargo install --locked --debug "$@"; }
+# Then the session importer under libFuzzer for a number of inputs
+# (FUZZ_RUNS, 150,000 by default), on a copy of its corpus, built and run
+# at the lowest priority from the start: it takes the CPU the build and the
+# tests leave idle, and whatever is left of it runs after them. Without
+# AddressSanitizer: the importer and everything it calls is safe Rust (a
+# panic is what the fuzzing looks for, and libFuzzer catches it without a
+# sanitizer), and the instrumented build took 184 s here against 92 s.
+# At opt-level 1: its build took 185 s of CPU against 342 s at cargo's
+# release level (3), and the 150,000 inputs 41 s against 22 s.
 fuzz_runs="${FUZZ_RUNS:-150000}"
 corpus="$bg_dir/corpus"
 mkdir "$corpus" && cp fuzz/corpus/session_import/* "$corpus/"
+export -f install_tool
+export tools_target
+bg_start tools 19 bash -c "
+  trap 'echo \$? > $bg_dir/tools.part && mv $bg_dir/tools.part $bg_dir/tools.rc' EXIT
+  set -e
+  command -v tauri-driver >/dev/null || install_tool tauri-driver --version 2.1.0
+  command -v cargo-deny >/dev/null || install_tool cargo-deny --version 0.20.2
+  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+  command -v cargo-fuzz >/dev/null || install_tool cargo-fuzz --version 0.13.2
+  rm -rf '$tools_target'"
+# The fuzzing starts once the tools' job has ended, and only if it ended well.
 bg_start fuzz 19 bash -c "
   set -e
-  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
-  command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
-  cd fuzz && cargo +nightly fuzz build --sanitizer none session_import
+  until [ -e '$bg_dir/tools.rc' ]; do sleep 2; done
+  [ \"\$(cat '$bg_dir/tools.rc')\" = 0 ] || { echo 'the tools did not install: their log is printed with the tests'; exit 1; }
+  cd fuzz && export CARGO_PROFILE_RELEASE_OPT_LEVEL=1
+  cargo +nightly fuzz build --sanitizer none session_import
   cargo +nightly fuzz run --sanitizer none session_import '$corpus' -- -runs=$fuzz_runs"
-bg_start tools 19 bash -c '
-  set -e
-  command -v tauri-driver >/dev/null || cargo install tauri-driver --version 2.1.0 --locked
-  # A debug build: 1 min 22 s to install here against 4 min 32 s optimised; a check takes 5 s.
-  command -v cargo-deny >/dev/null || cargo install cargo-deny --version 0.20.2 --locked --debug'
 echo "== rustfmt"; cargo fmt --all -- --check
 echo "== python: ruff check, ruff format --check (ruff.toml)"
 "$TRAINBENCH_HOME/tools/ruff/bin/ruff" check --quiet . && "$TRAINBENCH_HOME/tools/ruff/bin/ruff" format --check --quiet .
