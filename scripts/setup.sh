@@ -105,14 +105,46 @@ if [ "$print" = 1 ]; then
   echo "${missing[*]}"
   exit 0
 fi
-if [ ${#missing[@]} -gt 0 ]; then
-  say "installing Debian packages: ${missing[*]}"
+apt_install() {
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  took "Debian packages installed"
+}
+apt_pid=""
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing Debian packages: ${missing[*]}"
+  if [[ " ${missing[*]} " == *" python3"* || " ${missing[*]} " == *" curl "* ]]; then
+    apt_install
+    took "Debian packages installed"
+  else
+    # Nothing the environments' steps use is missing (Python with venv,
+    # curl): the packages install beside them, mostly downloading and
+    # unpacking while uv does the same, and are waited for before the UI's
+    # step (Node.js may be among them). Waited for, not stopped, if set-up
+    # fails before: dpkg stopped half-way leaves the system to repair.
+    apt_log="$(mktemp)"
+    apt_start=$SECONDS
+    apt_install >"$apt_log" 2>&1 &
+    apt_pid=$!
+    trap 'if [ -n "$apt_pid" ]; then wait "$apt_pid"; fi' EXIT
+  fi
 else
   took "Debian packages present"
 fi
+# The Debian packages installed beside the next steps, if so: waited for,
+# what apt printed shown.
+apt_wait() {
+  [ -n "$apt_pid" ] || return 0
+  local rc=0
+  wait "$apt_pid" || rc=$?
+  apt_pid=""
+  cat "$apt_log"
+  rm -f "$apt_log"
+  if [ "$rc" -ne 0 ]; then
+    say "installing the Debian packages failed (exit $rc): apt's output above"
+    exit "$rc"
+  fi
+  say "Debian packages installed, beside the steps above ($((SECONDS - apt_start)) s)"
+}
 
 # 2. Rust (Debian 12's own cargo is too old for this workspace).
 if ! command -v cargo >/dev/null 2>&1; then
@@ -191,21 +223,51 @@ make_env() {  # NAME REQUIREMENTS IMPORTS (what must import afterwards)
   echo "$want" > "$dir/.trainbench-ready"
   took "environment $1 created: $(du -sh "$dir" | cut -f1) in $dir"
 }
-make_env "torch-$TORCH_VERSION" envs/torch.txt "torch, mlxtend"
-"$TORCH_ENV/bin/python" -c "import torch; assert torch.__version__.split('+')[0] == '$TORCH_VERSION', torch.__version__"
+# Several environments are made at once (`--all`, `--torch-2.11`): each
+# downloads, unpacks and compiles its bytecode while the others do, each
+# with its own log, printed in order once all have ended (uv's cache takes
+# several uv processes at once).
+env_pids=()
+env_logs=()
+make_env_beside() {
+  local log
+  log="$(mktemp)"
+  make_env "$@" >"$log" 2>&1 &
+  env_pids+=("$!")
+  env_logs+=("$log")
+}
+envs_wait() {
+  local i r rc=0
+  for i in "${!env_pids[@]}"; do
+    r=0
+    wait "${env_pids[$i]}" || r=$?
+    cat "${env_logs[$i]}"
+    rm -f "${env_logs[$i]}"
+    [ "$r" -eq 0 ] || rc=$r
+  done
+  env_pids=()
+  env_logs=()
+  if [ "$rc" -ne 0 ]; then say "an environment could not be made: its output above"; exit "$rc"; fi
+}
+make_env_beside "torch-$TORCH_VERSION" envs/torch.txt "torch, mlxtend"
 if [ "$all" = 1 ]; then
-  make_env tensorflow-2.21.0 "envs/tensorflow$gpu.txt" "tensorflow, mlxtend"
-  make_env jax-0.10.2 "envs/jax$gpu.txt" "jax, mlxtend"
+  make_env_beside tensorflow-2.21.0 "envs/tensorflow$gpu.txt" "tensorflow, mlxtend"
+  make_env_beside jax-0.10.2 "envs/jax$gpu.txt" "jax, mlxtend"
 else
   say "TensorFlow and JAX: installed on demand (the wizard's Install, \`trainbench env install tensorflow|jax\`, or \`make setup-all\`)"
 fi
-
 if [ "$torch211" = 1 ]; then
-  make_env "torch-$TORCH_211_VERSION" envs/torch-2.11.txt torch
+  make_env_beside "torch-$TORCH_211_VERSION" envs/torch-2.11.txt torch
+fi
+envs_wait
+"$TORCH_ENV/bin/python" -c "import torch; assert torch.__version__.split('+')[0] == '$TORCH_VERSION', torch.__version__"
+if [ "$torch211" = 1 ]; then
   "$TORCH_211_ENV/bin/python" -c "import torch; assert torch.__version__.split('+')[0] == '$TORCH_211_VERSION', torch.__version__"
 fi
+step_start=$SECONDS
 
 # 4. The UI's packages (npm registry), reinstalled when the lock file changes.
+apt_wait
 want="$(sha256sum ui/package-lock.json | cut -d' ' -f1)"
 if [ "$(cat ui/node_modules/.trainbench-lock 2>/dev/null)" != "$want" ]; then
   say "installing the UI's packages (npm install, versions from ui/package-lock.json)"
@@ -221,13 +283,6 @@ fi
 #    needs none):
 #    ruff for the Python code (the UI's linter, Biome, is one of its packages).
 if [ "$tests" = 1 ]; then
-  RUFF_VERSION=0.17.6
-  ruff_dir="$TRAINBENCH_HOME/tools/ruff"
-  if ! "$ruff_dir/bin/ruff" --version 2>/dev/null | grep -q "^ruff $RUFF_VERSION$"; then
-    rm -rf "$ruff_dir"
-    python3 -m venv "$ruff_dir" && "$ruff_dir/bin/python" -m pip install -q "ruff==$RUFF_VERSION"
-    took "ruff $RUFF_VERSION installed in $ruff_dir"
-  fi
   # A test tool in an environment of its own: DIR, the distribution to
   # check the version of, its version, the requirement to install, what it
   # is (said when installed).
@@ -242,6 +297,8 @@ if [ "$tests" = 1 ]; then
       took "$5 installed in $1"
     fi
   }
+  RUFF_VERSION=0.17.6
+  tool_env "$TRAINBENCH_HOME/tools/ruff" ruff "$RUFF_VERSION" "ruff==$RUFF_VERSION" "ruff $RUFF_VERSION"
   # The MCP client `crates/cli/tests/mcp.rs` drives `trainbench mcp` with:
   # the Python SDK from PyPI, pinned.
   MCP_CLIENT_VERSION=2.3.0
