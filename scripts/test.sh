@@ -67,24 +67,23 @@ bg_start tch-2.11 10 bash scripts/build-tch-2.11.sh
 # Measured from nothing here: 209 s of CPU against 346 s built optimised
 # and apart (docs/build-times.md).
 tools_target="$TRAINBENCH_HOME/tools/cargo-target"
-install_tool() { CARGO_TARGET_DIR="$tools_target" CARGO_PROFILE_DEV_DEBUG=0 cargo install --locked --debug "$@"; }
 # Then the session importer under libFuzzer for a number of inputs
 # (FUZZ_RUNS, 150,000 by default), on a copy of its corpus, built and run
-# at the lowest priority from the start: it takes the CPU the build and the
-# tests leave idle, and whatever is left of it runs after them. Without
-# AddressSanitizer: the importer and everything it calls is safe Rust (a
-# panic is what the fuzzing looks for, and libFuzzer catches it without a
-# sanitizer), and the instrumented build took 184 s here against 92 s.
+# at the lowest priority once the tools are there: it takes the CPU the
+# build and the tests leave idle, and whatever is left of it runs after
+# them. Without AddressSanitizer: the importer and everything it calls is
+# safe Rust (a panic is what the fuzzing looks for, and libFuzzer catches it
+# without a sanitizer), and the instrumented build took 184 s here against
+# 92 s.
 # At opt-level 1: its build took 185 s of CPU against 342 s at cargo's
 # release level (3), and the 150,000 inputs 41 s against 22 s.
 fuzz_runs="${FUZZ_RUNS:-150000}"
 corpus="$bg_dir/corpus"
 mkdir "$corpus" && cp fuzz/corpus/session_import/* "$corpus/"
-export -f install_tool
-export tools_target
 bg_start tools 19 bash -c "
   trap 'echo \$? > $bg_dir/tools.part && mv $bg_dir/tools.part $bg_dir/tools.rc' EXIT
   set -e
+  install_tool() { CARGO_TARGET_DIR='$tools_target' CARGO_PROFILE_DEV_DEBUG=0 cargo install --locked --debug \"\$@\"; }
   command -v tauri-driver >/dev/null || install_tool tauri-driver --version 2.1.0
   command -v cargo-deny >/dev/null || install_tool cargo-deny --version 0.20.2
   rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
