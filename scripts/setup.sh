@@ -109,7 +109,12 @@ apt_install() {
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
+# What runs beside the steps below (apt, environments) is waited for, not
+# stopped, if set-up fails before it is: dpkg stopped half-way leaves the
+# system to repair.
 apt_pid=""
+env_pids=()
+trap 'if [ -n "$apt_pid" ]; then wait "$apt_pid"; fi; for p in "${env_pids[@]}"; do wait "$p"; done' EXIT
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   if [[ " ${missing[*]} " == *" python3"* || " ${missing[*]} " == *" curl "* ]]; then
@@ -119,13 +124,11 @@ if [ ${#missing[@]} -gt 0 ]; then
     # Nothing the environments' steps use is missing (Python with venv,
     # curl): the packages install beside them, mostly downloading and
     # unpacking while uv does the same, and are waited for before the UI's
-    # step (Node.js may be among them). Waited for, not stopped, if set-up
-    # fails before: dpkg stopped half-way leaves the system to repair.
+    # step (Node.js may be among them).
     apt_log="$(mktemp)"
     apt_start=$SECONDS
     apt_install >"$apt_log" 2>&1 &
     apt_pid=$!
-    trap 'if [ -n "$apt_pid" ]; then wait "$apt_pid"; fi' EXIT
   fi
 else
   took "Debian packages present"
@@ -223,11 +226,12 @@ make_env() {  # NAME REQUIREMENTS IMPORTS (what must import afterwards)
   echo "$want" > "$dir/.trainbench-ready"
   took "environment $1 created: $(du -sh "$dir" | cut -f1) in $dir"
 }
-# Several environments are made at once (`--all`, `--torch-2.11`): each
-# downloads, unpacks and compiles its bytecode while the others do, each
-# with its own log, printed in order once all have ended (uv's cache takes
-# several uv processes at once).
-env_pids=()
+# Several environments are made at once (`--all`, `--torch-2.11`): the
+# others are started beside with a log each, printed once they have ended,
+# and PyTorch's is made in the foreground, its output shown as it comes
+# (`make run` makes only that one). Each downloads, unpacks and compiles
+# its bytecode while the others do; uv's cache takes several uv processes
+# at once.
 env_logs=()
 make_env_beside() {
   local log
@@ -249,7 +253,6 @@ envs_wait() {
   env_logs=()
   if [ "$rc" -ne 0 ]; then say "an environment could not be made: its output above"; exit "$rc"; fi
 }
-make_env_beside "torch-$TORCH_VERSION" envs/torch.txt "torch, mlxtend"
 if [ "$all" = 1 ]; then
   make_env_beside tensorflow-2.21.0 "envs/tensorflow$gpu.txt" "tensorflow, mlxtend"
   make_env_beside jax-0.10.2 "envs/jax$gpu.txt" "jax, mlxtend"
@@ -259,6 +262,7 @@ fi
 if [ "$torch211" = 1 ]; then
   make_env_beside "torch-$TORCH_211_VERSION" envs/torch-2.11.txt torch
 fi
+make_env "torch-$TORCH_VERSION" envs/torch.txt "torch, mlxtend"
 envs_wait
 "$TORCH_ENV/bin/python" -c "import torch; assert torch.__version__.split('+')[0] == '$TORCH_VERSION', torch.__version__"
 if [ "$torch211" = 1 ]; then
