@@ -108,10 +108,10 @@ PYTHONPATH="$TRAINBENCH_HOME/tools/pytest" "$TORCH_ENV/bin/python" -m pytest -q 
 # PyTorch environment's packages: strict on the modules every framework's
 # worker shares, then without strict over every package there. Its cache in
 # target/, not the source tree.
-echo "== python: types (mypy: strict on harness, data, launch, ray_nodes, protocol, traits, scratch)"
+echo "== python: types (mypy: strict on harness, data, launch, launchers, ray_nodes, protocol, traits, scratch)"
 mypy=("$TRAINBENCH_HOME/tools/mypy/bin/python" -m mypy --config-file mypy.ini --python-executable "$TORCH_ENV/bin/python" --cache-dir "$PWD/target/test-cache/mypy")
 (cd workers/python &&
-  "${mypy[@]}" --strict trainbench_worker/harness.py trainbench_worker/data.py trainbench_worker/launch.py trainbench_worker/ray_nodes.py trainbench_worker/protocol.py trainbench_worker/traits.py trainbench_worker/scratch.py &&
+  "${mypy[@]}" --strict trainbench_worker/harness.py trainbench_worker/data.py trainbench_worker/launch.py trainbench_worker/ray_nodes.py trainbench_worker/protocol.py trainbench_worker/traits.py trainbench_worker/scratch.py trainbench_worker/launchers.py &&
   "${mypy[@]}" -p trainbench_worker -p trainbench_peers -p trainbench)
 echo "== layering"; bash scripts/check-deps.sh
 # `make run` (setup.sh without --test) installs no package that starts a

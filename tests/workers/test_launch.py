@@ -41,7 +41,7 @@ def test_several_nodes_without_slurm_or_peers_are_refused_naming_the_field(monke
     monkeypatch.delenv("TRAINBENCH_RAY_PYTHON", raising=False)
     plan = Plan(plan_dict(nodes=2))
     with pytest.raises(WorkerError) as e:
-        launch.nodes("{}", plan, "pytorch", lambda *a: [])
+        launch.nodes("{}", plan, "pytorch")
     assert e.value.field == "nodes"
     assert "Slurm" in e.value.message
 
@@ -50,7 +50,7 @@ def test_a_slurm_job_without_srun_is_refused(monkeypatch):
     monkeypatch.setenv("SLURM_JOB_ID", "42")
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(WorkerError) as e:
-        launch.nodes("{}", Plan(plan_dict(nodes=2)), "pytorch", lambda *a: [])
+        launch.nodes("{}", Plan(plan_dict(nodes=2)), "pytorch")
     assert "srun is not on PATH in Slurm job 42" in e.value.message
 
 
@@ -83,7 +83,7 @@ def test_tensorflow_over_ray_nodes_is_refused_without_one_meeting_host(monkeypat
     monkeypatch.delenv("TRAINBENCH_RDZV_HOST", raising=False)
     monkeypatch.setenv("TRAINBENCH_RAY_PYTHON", "/opt/ray/bin/python")
     with pytest.raises(WorkerError) as e:
-        launch.nodes("{}", Plan(plan_dict(nodes=2)), "tensorflow", lambda *a: [])
+        launch.nodes("{}", Plan(plan_dict(nodes=2)), "tensorflow")
     assert e.value.field == "nodes"
     assert "TensorFlow on a Ray cluster" in e.value.message
 
@@ -104,17 +104,90 @@ def test_pytorch_nodes_outside_slurm_are_ranked_by_node_not_by_name(monkeypatch)
     static rendezvous ranks nodes by PET_NODE_RANK, where c10d ranked them by
     host name and process id. Under Slurm (every node's output gathered)
     c10d stays."""
-    from trainbench_worker import torch_worker
+    from trainbench_worker import launchers
 
     plan = Plan(plan_dict(nodes=2, devices=3))
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-    args = torch_worker.node_launch(plan, "node0", 1234, "ssh-1", [], {})
+    args = launchers.torch_nodes(plan, "node0", 1234, "ssh-1", [], {})
     assert "--rdzv-backend=static" in args
     assert "--master-addr=node0" in args and "--master-port=1234" in args
     assert "--nnodes=2" in args and "--nproc-per-node=3" in args
     monkeypatch.setenv("SLURM_JOB_ID", "42")
-    args = torch_worker.node_launch(plan, "node0", 1234, "42", None, {})
+    args = launchers.torch_nodes(plan, "node0", 1234, "42", None, {})
     assert "--rdzv-backend=c10d" in args and "--rdzv-endpoint=node0:1234" in args
     from trainbench_worker.protocol import node_rank_env
 
     assert node_rank_env(2) == {"TRAINBENCH_NODE_RANK": "2", "PET_NODE_RANK": "2"}
+
+
+# A worker that only launches (several devices, or several nodes not yet
+# started) starts the run's processes without importing the framework: they
+# import it themselves. Run in a child Python whose launcher is replaced by
+# one that reports what was imported by then.
+LAUNCHER_PROBE = """
+import json, sys
+from trainbench_worker import launch
+from trainbench_worker.__main__ import cmd_train
+
+def report(*args):
+    print(json.dumps({"launched": args[2], "imported": sorted(m for m in ("torch", "tensorflow", "jax") if m in sys.modules)}), file=sys.stderr)
+    sys.exit(0)
+
+launch.devices = launch.nodes = report
+cmd_train(sys.argv[1], "-")
+"""
+
+
+@pytest.mark.parametrize(
+    ("framework", "spec", "launched"),
+    [("pytorch", {"devices": 2}, "pytorch"), ("pytorch", {"nodes": 2}, "pytorch")],
+)
+def test_a_launching_worker_imports_no_framework(framework, spec, launched):
+    """(This Python has PyTorch only: the other frameworks' workers launch
+    through the same code.)"""
+    import json
+    import subprocess
+    import sys
+
+    plan = plan_dict(**spec)
+    plan["framework"] = framework
+    env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "TRAINBENCH_COORDINATOR")}
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(launch.__file__)))
+    out = subprocess.run(
+        [sys.executable, "-c", LAUNCHER_PROBE, framework],
+        input=json.dumps(plan),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    said = json.loads(out.stderr.strip().splitlines()[-1])
+    assert said == {"launched": launched, "imported": []}
+
+
+def test_a_worker_that_trains_on_one_device_is_no_launcher(monkeypatch):
+    from trainbench_worker.__main__ import _launcher_plan
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    monkeypatch.delenv("TRAINBENCH_COORDINATOR", raising=False)
+    one = plan_dict()
+    one["framework"] = "pytorch"
+    assert _launcher_plan("pytorch", json_text(one)) is None
+    # JAX trains several devices of one host in one process: no launcher.
+    two = plan_dict(devices=2)
+    two["framework"] = "jax"
+    assert _launcher_plan("jax", json_text(two)) is None
+    # A rank of a launched run, and a plan that does not parse, are none either.
+    two["framework"] = "pytorch"
+    assert _launcher_plan("pytorch", json_text(two)) is not None
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert _launcher_plan("pytorch", json_text(two)) is None
+    monkeypatch.delenv("WORLD_SIZE")
+    assert _launcher_plan("pytorch", "not json") is None
+
+
+def json_text(obj):
+    import json
+
+    return json.dumps(obj)

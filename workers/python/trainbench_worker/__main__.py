@@ -12,12 +12,13 @@ FRAMEWORK is pytorch, tensorflow or jax. ``train`` speaks the worker protocol
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
 import traceback
 
-from . import launch, protocol, scratch
+from . import launch, launchers, protocol, scratch
 from .protocol import WorkerError, first_line
 
 FRAMEWORKS = {
@@ -43,39 +44,24 @@ def _import(framework):
 
 def cmd_train(framework, plan_arg):
     protocol.take_stdout()
-    # The framework first: an environment without it (or without numpy) is
-    # reported as not installed, with the command that installs it.
-    mod = _import(framework)
-    from .data import Data
-    from .harness import Plan, train
-
     if plan_arg == "env:TRAINBENCH_PLAN":
         text = os.environ.get("TRAINBENCH_PLAN", "")
     else:
         text = sys.stdin.read() if plan_arg in (None, "-") else open(plan_arg).read()
-    try:
-        obj = json.loads(text)
-        if obj["spec"]["model_config"]["family"] == "script" and obj["framework"] == framework:
-            # A person's training script: it runs its own loop (script_run).
-            from . import script_run
+    # A run over several devices or nodes whose processes this one only
+    # starts: they import the framework, this one does not.
+    launcher = _launcher_plan(framework, text)
+    if launcher is not None:
+        launch_run(framework, text, launcher)
+    # The framework first: an environment without it (or without numpy) is
+    # reported as not installed, with the command that installs it.
+    mod = _import(framework)
+    from .data import Data
+    from .harness import train
 
-            _SCRIPT_RAN[0] = True
-            script_run.run(obj, framework, mod)
-            return
-        plan = Plan(obj)
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise WorkerError(
-            "bad_config", f"spec = (the text given) is not allowed: expected the studio's worker plan ({e})", "spec"
-        ) from e
-    if plan.framework != framework:
-        raise WorkerError(
-            "bad_config", f"framework = {plan.framework} is not allowed: this is the {framework} worker", "framework"
-        )
-    if plan.nodes > 1 and "WORLD_SIZE" not in os.environ and "TRAINBENCH_COORDINATOR" not in os.environ:
-        launch.nodes(text, plan, framework, mod.node_launch)
-    device_launch = getattr(mod, "device_launch", None)
-    if device_launch is not None and plan.devices > 1 and "WORLD_SIZE" not in os.environ:
-        launch.devices(text, plan, framework, device_launch(plan))
+    plan = _plan(framework, text, mod)
+    if plan is None:
+        return
     rank = os.environ.get("RANK")
     if rank is None and "TRAINBENCH_COORDINATOR" in os.environ:  # a JAX or TensorFlow process of several nodes
         rank = os.environ.get("TRAINBENCH_NODE_RANK", os.environ.get("SLURM_PROCID"))
@@ -95,6 +81,65 @@ def cmd_train(framework, plan_arg):
         traceback.print_exc(file=sys.stderr)
         first = first_line(e) if str(e).strip() else ""
         raise WorkerError("internal", f"{type(e).__name__}: {first}"[:2000]) from e
+
+
+def _plan(framework, text, mod):
+    """The plan ``text`` holds, refused naming the field when it is not one
+    for this worker; ``None`` once a person's training script has run."""
+    from .harness import Plan
+
+    try:
+        obj = json.loads(text)
+        if obj["spec"]["model_config"]["family"] == "script" and obj["framework"] == framework:
+            # A person's training script: it runs its own loop (script_run).
+            from . import script_run
+
+            _SCRIPT_RAN[0] = True
+            script_run.run(obj, framework, mod)
+            return None
+        plan = Plan(obj)
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise WorkerError(
+            "bad_config", f"spec = (the text given) is not allowed: expected the studio's worker plan ({e})", "spec"
+        ) from e
+    if plan.framework != framework:
+        raise WorkerError(
+            "bad_config", f"framework = {plan.framework} is not allowed: this is the {framework} worker", "framework"
+        )
+    return plan
+
+
+def _launcher_plan(framework, text):
+    """The plan when this process only launches the run's processes (several
+    nodes not yet started, or several devices that the framework trains one
+    process each), else ``None``: a plan that does not parse, a person's
+    script, a process that is itself one of the run's."""
+    if "WORLD_SIZE" in os.environ:
+        return None
+    try:
+        from .harness import Plan
+
+        obj = json.loads(text)
+        if obj["framework"] != framework or obj["spec"]["model_config"]["family"] == "script":
+            return None
+        plan = Plan(obj)
+    except (ImportError, ValueError, KeyError, TypeError, AttributeError, WorkerError):
+        return None  # refused once the framework is imported, as before
+    several_nodes = plan.nodes > 1 and "TRAINBENCH_COORDINATOR" not in os.environ
+    if several_nodes or (plan.devices > 1 and framework in launchers.DEVICES):
+        return plan
+    return None
+
+
+def launch_run(framework, text, plan):
+    """Starts the run's processes in this one's place (``launch``), after
+    checking that the framework is installed (without importing it)."""
+    package = FRAMEWORKS[framework][0]
+    if importlib.util.find_spec(package) is None:
+        _import(framework)  # the `unsupported` error that says how to install it
+    if plan.nodes > 1 and "TRAINBENCH_COORDINATOR" not in os.environ:
+        launch.nodes(text, plan, framework)
+    launch.devices(text, plan, framework, launchers.DEVICES[framework](plan))
 
 
 def cmd_count(framework):

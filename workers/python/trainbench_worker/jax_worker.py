@@ -398,10 +398,3 @@ def info():
 
 
 Backend = JaxBackend
-
-
-def node_launch(plan, host, port, job, peers, env):
-    """Several nodes (see ``launch``): the worker itself on each, joined by
-    ``jax.distributed.initialize`` with this host as coordinator."""
-    env["TRAINBENCH_COORDINATOR"] = f"{host}:{port}"
-    return []

@@ -1,14 +1,9 @@
 """Starting a run of several devices or nodes, the same way for every
 framework: the plan handed on through the environment, one process per node
 under Slurm's ``srun``, over SSH to a host's peers, or as Ray tasks on other
-nodes of a Ray cluster (``ray_nodes``), node 0's stdout the worker's. What differs by framework is a hook of its backend module:
-
-- ``node_launch(plan, host, port, job, peers, env)``: the arguments that
-  start one node's processes after ``python`` (``[]``: the worker itself),
-  setting in ``env`` what the nodes need to meet (required for several nodes);
-- ``device_launch(plan)``: the arguments of a launcher that starts one
-  process per device on this node (PyTorch's torchrun); absent when one
-  process trains every device.
+nodes of a Ray cluster (``ray_nodes``), node 0's stdout the worker's. What
+differs by framework (the launcher each process is started with) is in
+``launchers``, which imports no framework.
 """
 
 from __future__ import annotations
@@ -16,26 +11,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn, TypedDict
+from typing import TYPE_CHECKING, NoReturn
 
 from . import protocol
+from .launchers import NODES, Peer, free_port
 from .protocol import WorkerError
 
 if TYPE_CHECKING:
     from .harness import Plan
-
-
-class Peer(TypedDict):
-    """One of a host's peers, as ``TRAINBENCH_PEERS`` lists them."""
-
-    ssh: list[str]
-    python: str
-    workers: str
-
-
-# A backend's ``node_launch(plan, host, port, job, peers, env)``.
-NodeLaunch = Callable[["Plan", str, int, str, "list[Peer] | None", dict[str, str]], list[str]]
 
 
 def launch_env(plan_text: str, plan: Plan) -> dict[str, str]:
@@ -53,19 +36,9 @@ def launch_env(plan_text: str, plan: Plan) -> dict[str, str]:
     return env
 
 
-def free_port() -> int:
-    """A free TCP port on this machine."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def nodes(plan_text: str, plan: Plan, framework: str, node_launch: NodeLaunch) -> NoReturn:
+def nodes(plan_text: str, plan: Plan, framework: str) -> NoReturn:
     """Several nodes: inside a Slurm allocation, replace this process with
-    ``srun`` starting one process per node (what ``node_launch`` says);
+    ``srun`` starting one process per node (what ``launchers.NODES`` says);
     on a host with peers, node 0 here and the others over SSH. Global rank 0
     speaks for the run (its stdout comes back through srun or is this one)."""
     import shutil
@@ -99,7 +72,7 @@ def nodes(plan_text: str, plan: Plan, framework: str, node_launch: NodeLaunch) -
     env = launch_env(plan_text, plan)
     # What each node runs after ``python``.
     args = [
-        *node_launch(plan, host, port, job, peers, env),
+        *NODES[framework](plan, host, port, job, peers, env),
         "-m",
         "trainbench_worker",
         framework,

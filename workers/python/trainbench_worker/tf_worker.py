@@ -309,37 +309,3 @@ def info():
 
 
 Backend = TFBackend
-
-
-def node_launch(plan, host, port, job, peers, env):
-    """Several nodes (see ``launch``): the worker itself on each, one
-    MultiWorkerMirroredStrategy worker per node. Every worker's address is
-    given up front (TF_CONFIG): the allocation's nodes (or this host and its
-    peers) at one port, or, with TRAINBENCH_RDZV_HOST, that host at free ports."""
-    from .launch import free_port
-
-    if os.environ.get("TRAINBENCH_RDZV_HOST"):
-        ports = [port]
-        while len(ports) < plan.nodes:
-            ports.append(free_port())
-        workers = [f"{host}:{p}" for p in ports]
-    elif peers:
-        workers = [f"{host}:{port}"] + [f"{p['host']}:{port}" for p in peers[: plan.nodes - 1]]
-    else:
-        import subprocess
-
-        names = subprocess.run(
-            ["scontrol", "show", "hostnames", os.environ.get("SLURM_JOB_NODELIST", "")],
-            capture_output=True,
-            text=True,
-        ).stdout.split()
-        if len(names) != plan.nodes:
-            raise WorkerError(
-                "unsupported",
-                f"nodes = {plan.nodes}: scontrol lists {len(names)} node(s) in Slurm job {job}",
-                "nodes",
-            )
-        workers = [f"{n}:{port}" for n in names]
-    env["TRAINBENCH_TF_WORKERS"] = ",".join(workers)
-    env["TRAINBENCH_COORDINATOR"] = workers[0]
-    return []

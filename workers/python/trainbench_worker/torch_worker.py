@@ -294,25 +294,3 @@ def info():
 
 
 Backend = TorchBackend
-
-
-def node_launch(plan, host, port, job, peers, env):
-    """Several nodes (see ``launch``): a torchrun on each, meeting at
-    ``host:port``, ``devices`` ranks each.
-
-    Under Slurm, through torchrun's c10d rendezvous: ``srun`` gathers every
-    node's output, so global rank 0 may be on any node. Elsewhere (a host's
-    peers over SSH, a Ray cluster) only node 0's output is the run's, and
-    c10d ranks nodes by host name and process id, which put rank 0 on a
-    peer whose name sorts first (the run then ended "without a done
-    event"). There the rendezvous is static: node 0 serves it and each
-    node's ``--node-rank`` is its ``PET_NODE_RANK`` (``launch``)."""
-    common = ["-m", "torch.distributed.run", f"--nnodes={plan.nodes}", f"--nproc-per-node={plan.devices}"]
-    if "SLURM_JOB_ID" in os.environ:
-        return [*common, "--rdzv-backend=c10d", f"--rdzv-endpoint={host}:{port}", f"--rdzv-id=trainbench-{job}"]
-    return [*common, "--rdzv-backend=static", f"--master-addr={host}", f"--master-port={port}"]
-
-
-def device_launch(plan):
-    """Several devices on one node: torchrun starts one rank per device."""
-    return ["-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={plan.devices}"]
