@@ -35,15 +35,23 @@ PY="${TRAINBENCH_PYTHON:-$(command -v python3 || true)}"
 
 # 1. The machine's Python, registered once per framework it can import.
 frameworks=()
+torch_here="" torch_lib=""
 if [ -n "$PY" ] && [ -x "$PY" ]; then
   # The Python frameworks the workers know, as FRAMEWORK:MODULE (their own list).
   pairs="$(PYTHONPATH="$TRAINBENCH_PYTHON_WORKERS" "$PY" -c 'from trainbench_worker.__main__ import FRAMEWORKS; print(" ".join(f"{k}:{v[0]}" for k, v in FRAMEWORKS.items()))' 2>/dev/null || true)"
   for pair in $pairs; do
     fw="${pair%%:*}" module="${pair##*:}"
-    if "$PY" -c "import $module" >/dev/null 2>&1; then
+    # Imported once here: its version, and where it lies (libtorch's lib/
+    # for the libtorch worker below). Each import of a framework takes
+    # seconds of CPU.
+    if found="$("$PY" -c "import $module as m; print(m.__version__); print(m.__file__)" 2>/dev/null)"; then
+      version="$(head -n 1 <<<"$found")"
+      if [ "$module" = torch ]; then
+        torch_here="$version" torch_lib="$(dirname "$(sed -n 2p <<<"$found")")/lib"
+      fi
       if "$TB" env register "kit-$fw" --framework "$fw" --python "$PY" >/dev/null; then
         frameworks+=("$fw@kit-$fw")
-        say "registered $fw ($("$PY" -c "import $module; print($module.__version__)" 2>/dev/null)) from $PY"
+        say "registered $fw ($version) from $PY"
       else
         say "$fw imports in $PY but its worker does not start there: left out"
       fi
@@ -64,11 +72,13 @@ for w in "$KIT"/bin/tch-*/trainbench-worker-tch; do
 done
 if [ ${#built[@]} -gt 0 ]; then
   have="$(IFS=,; echo "${built[*]}" | sed 's/,/, /g')"
-  here="$([ -n "$PY" ] && "$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)"
+  if [ -z "$torch_here" ] && [ -n "$PY" ] && found="$("$PY" -c 'import torch as m; print(m.__version__); print(m.__file__)' 2>/dev/null)"; then
+    torch_here="$(head -n 1 <<<"$found")" torch_lib="$(dirname "$(sed -n 2p <<<"$found")")/lib"
+  fi
+  here="${torch_here:-none}"
   worker="$KIT/bin/tch-${here%%+*}/trainbench-worker-tch"
   if [ "$here" != none ] && [ -x "$worker" ]; then
-    libdir="$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
-    ldpath="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    ldpath="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     if LD_LIBRARY_PATH="$ldpath" "$worker" --version >/dev/null 2>&1; then
       export LD_LIBRARY_PATH="$ldpath" TRAINBENCH_WORKER_TCH="$worker"
       frameworks=("tch" "${frameworks[@]}")
