@@ -255,9 +255,15 @@ pub fn pdf_text(pdf: &Path) -> String {
 
 /// The CLI with its own studio home under `scratch` (no environment yet)
 /// and the uv the studio's set-up installed: for real installs of releases.
+/// Those are made without bytecode (`UV_COMPILE_BYTECODE=0` in
+/// `scripts/test.sh`), so Python may write it here: the first worker in
+/// each environment compiles what it imports and the later ones load it,
+/// where with `PYTHONDONTWRITEBYTECODE` set every start compiled JAX, Flax
+/// and Optax again (about 1.9 s of CPU each).
 pub fn in_home(scratch: &Path) -> Command {
     let mut c = trainbench(scratch);
     c.env("TRAINBENCH_HOME", scratch.join("home"));
+    c.env_remove("PYTHONDONTWRITEBYTECODE");
     if let Some(uv) = trainbench_app::envs::uv_program() {
         c.env("TRAINBENCH_UV", uv);
     }
