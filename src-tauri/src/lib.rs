@@ -264,7 +264,6 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, studio: Studio) -> taur
     let specta = specta_builder::<R>();
     builder
         .plugin(tauri_plugin_dialog::init())
-        .plugin(tauri_plugin_notification::init())
         .manage(studio)
         .setup(|app| {
             // Ends are told by system notification while the window is not

@@ -1,5 +1,5 @@
-//! Told when it's done: a system notification (the Tauri notification
-//! plugin, through the desktop's notification service) when a run, a sweep,
+//! Told when it's done: a system notification (the freedesktop `Notify` call
+//! to the desktop's notification service) when a run, a sweep,
 //! a search or a bisection ends while the studio's window is not in front —
 //! behind another window, minimised or on another workspace. With the
 //! window in front nothing is sent: the person sees it end.
@@ -166,11 +166,10 @@ pub fn in_front(focused: Option<bool>, visible: Option<bool>, minimized: Option<
     focused == Some(true) && visible != Some(false) && minimized != Some(true)
 }
 
-/// The real app's sink: a system notification through the notification
-/// plugin, unless the main window is in front.
+/// The real app's sink: a system notification ([`show`]), unless the main
+/// window is in front.
 pub fn desktop_sink<R: tauri::Runtime>(app: tauri::AppHandle<R>) -> Sink {
     use tauri::Manager;
-    use tauri_plugin_notification::NotificationExt;
     Box::new(move |n: &Notice| {
         let front = app.get_webview_window("main").is_some_and(|w| {
             in_front(
@@ -182,16 +181,48 @@ pub fn desktop_sink<R: tauri::Runtime>(app: tauri::AppHandle<R>) -> Sink {
         if front {
             return;
         }
-        if let Err(e) = app
-            .notification()
-            .builder()
-            .title(&n.title)
-            .body(&n.body)
-            .show()
-        {
+        if let Err(e) = show(n) {
             eprintln!("trainbench-studio: notification not shown: {e}");
         }
     })
+}
+
+/// The name the notification service shows the notice under, and its icon's.
+const APP: &str = "trainbench-studio";
+
+/// Shows `n` through the desktop's notification service: the freedesktop
+/// `Notify` call on the session bus (application, no notice replaced, icon,
+/// title, body, no actions, no hints, the service's own timeout), made with
+/// the D-Bus client of GIO, which the window's toolkit already brings.
+fn show(n: &Notice) -> Result<(), String> {
+    use gio::glib::ToVariant;
+    let bus = gio::bus_get_sync(gio::BusType::Session, gio::Cancellable::NONE)
+        .map_err(|e| format!("no session bus: {e}"))?;
+    let hints = std::collections::HashMap::<String, gio::glib::Variant>::new();
+    let args = (
+        APP.to_owned(),
+        0u32,
+        APP.to_owned(),
+        n.title.clone(),
+        n.body.clone(),
+        Vec::<String>::new(),
+        hints,
+        -1i32,
+    )
+        .to_variant();
+    bus.call_sync(
+        Some("org.freedesktop.Notifications"),
+        "/org/freedesktop/Notifications",
+        "org.freedesktop.Notifications",
+        "Notify",
+        Some(&args),
+        None,
+        gio::DBusCallFlags::NONE,
+        5_000,
+        gio::Cancellable::NONE,
+    )
+    .map(|_| ())
+    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
