@@ -31,6 +31,10 @@ fn an_image_folder_trains_through_each_framework_loader() {
         "16",
         "--epochs",
         "6",
+        // Each stops at its first evaluation past 0.3 (one per epoch), the
+        // second or third here (0.43, 0.41, 0.35): 24 s instead of 35 s.
+        "--target-accuracy",
+        "0.31",
         "--lr",
         "3e-3",
         "--loader-workers",
@@ -58,7 +62,7 @@ fn an_image_folder_trains_through_each_framework_loader() {
         assert_eq!(info["train_samples"], 400, "{info}");
         assert_eq!(info["eval_samples"], 100, "{info}");
         assert_eq!(info["layout"], "train/ and val/", "{info}");
-        // 6 epochs of 25 steps on real digits: well above chance (10 %).
+        // At most 6 epochs of 25 steps on real digits: well above chance (10 %).
         let accuracy = run["best_accuracy"].as_f64().unwrap();
         assert!(accuracy > 0.3, "{}: accuracy {accuracy}", run["framework"]);
         // The breakdown's data part is the wait for the loader's next batch.
