@@ -137,7 +137,7 @@ fn a_run_started_from_the_desktop_trains_on_a_remote_host_with_the_cli_as_kit() 
     };
 
     // Followed again from the app: it finishes in the app's queue.
-    let id = orphan("300");
+    let id = orphan("100");
     let v = app.ok("run_detail", json!({"runId": id}));
     assert_eq!(v["remote"]["waiting"], true, "{}", v["remote"]);
     assert_eq!(v["remote"]["followed"], false, "{}", v["remote"]);
@@ -152,7 +152,7 @@ fn a_run_started_from_the_desktop_trains_on_a_remote_host_with_the_cli_as_kit() 
     assert_eq!(v["remote"]["waiting"], false);
     assert_eq!(
         v["detail"]["windows"].as_array().map(Vec::len),
-        Some(60),
+        Some(20),
         "every window"
     );
 

@@ -93,18 +93,7 @@ pub fn plan_bisection(
     host: &Host,
 ) -> AppResult<BisectPlan> {
     let framework = framework_of(req)?;
-    let metric = Metric::parse(&req.metric).ok_or_else(|| {
-        let keys: Vec<&str> = Metric::ALL.iter().map(|m| m.key()).collect();
-        AppError::bad_input("metric", &req.metric, &keys.join(", "))
-    })?;
-    if let Some(h) = &req.base.host {
-        return Err(AppError::bad_input(
-            "host",
-            h,
-            "this machine (a bisection installs each release's environment here; on a remote host, run `trainbench bisect` there)",
-        ));
-    }
-    let (good, bad) = (release_of("good", &req.good)?, release_of("bad", &req.bad)?);
+    let (metric, good, bad) = checked_alone(req)?;
     let releases = releases_between(available, good, bad)?;
     // Validated once here, again by the core when it starts.
     Bisection::new(releases.clone(), req.min_repeats, req.max_repeats)?;
@@ -141,8 +130,33 @@ pub fn plan_bisection(
 /// against this machine: where both shells start.
 pub fn plan_from_registry(req: &BisectRequest, host: &Host) -> AppResult<BisectPlan> {
     let framework = framework_of(req)?;
+    // What needs no list of releases is refused before the registry is
+    // asked (a few MB of JSON, or a wait where there is no network).
+    checked_alone(req)?;
     let available = trainbench_runner::envs::registry::releases(framework)?;
     plan_bisection(req, &available, host)
+}
+
+/// The request's metric and its two releases, with every check that needs
+/// no list of releases: the metric, this machine, the releases' form and
+/// order, the repeats.
+fn checked_alone(req: &BisectRequest) -> AppResult<(Metric, Release, Release)> {
+    let metric = Metric::parse(&req.metric).ok_or_else(|| {
+        let keys: Vec<&str> = Metric::ALL.iter().map(|m| m.key()).collect();
+        AppError::bad_input("metric", &req.metric, &keys.join(", "))
+    })?;
+    if let Some(h) = &req.base.host {
+        return Err(AppError::bad_input(
+            "host",
+            h,
+            "this machine (a bisection installs each release's environment here; on a remote host, run `trainbench bisect` there)",
+        ));
+    }
+    let (good, bad) = (release_of("good", &req.good)?, release_of("bad", &req.bad)?);
+    // The order and the repeats, as the registry's list will be checked.
+    let both = releases_between(&[good, bad], good, bad)?;
+    Bisection::new(both, req.min_repeats, req.max_repeats)?;
+    Ok((metric, good, bad))
 }
 
 impl Workspace {
