@@ -191,8 +191,13 @@ pub(crate) fn install_kit(
     Ok(remote_sh(url, &script, Some(&tar))?.trim().to_owned())
 }
 
-/// The kit as a gzipped tar: its files and the manifest.
+/// The kit as a gzipped tar, packed once per kit ([`crate::kit_packs`]).
 fn kit_tar(kit: &LocalKit) -> RemoteResult<Vec<u8>> {
+    crate::kit_packs::kept_or(&envs::home().join("kit-packs"), &kit.manifest, || pack(kit))
+}
+
+/// The kit as a gzipped tar: its files and the manifest.
+fn pack(kit: &LocalKit) -> RemoteResult<Vec<u8>> {
     let stage = trainbench_files::OwnedDir::new(
         envs::home().join(format!("kit-staging-{}", std::process::id())),
     );

@@ -34,6 +34,8 @@
 //!   and the rules every field obeys.
 //! - [`kit`]: the kit a host needs to run jobs: the studio's command-line
 //!   binary and the Python workers, sent once per version.
+//! - [`kit_packs`]: the kit's gzipped tar, packed once per kit and kept in
+//!   the studio's home.
 //! - [`list`]: the studio's host list (`$TRAINBENCH_HOME/hosts.json`): read.
 //! - [`place`]: the places a run goes to behind one seam (an agent detached
 //!   over ssh, a Slurm batch job, a Ray job): start, state, cancel, and a
@@ -51,6 +53,7 @@ mod error;
 mod follow;
 mod hosts;
 mod kit;
+mod kit_packs;
 mod list;
 mod place;
 mod shell;
