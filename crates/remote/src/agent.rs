@@ -45,7 +45,7 @@ pub struct SentModelFile {
 }
 
 /// Lowercase hexadecimal SHA-256 of `bytes`.
-fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
         .iter()

@@ -116,10 +116,7 @@ fn manifest_of<'a>(files: impl Iterator<Item = (PathBuf, &'a str)>) -> RemoteRes
     for (path, rel) in files {
         let bytes = std::fs::read(&path)
             .map_err(|e| RemoteError::Internal(format!("cannot read {}: {e}", path.display())))?;
-        let sum: String = Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let sum = crate::agent::sha256_hex(&bytes);
         manifest.push_str(&format!("{sum}  ./{rel}\n"));
     }
     Ok(manifest)

@@ -9,14 +9,7 @@
 
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
-
-fn hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use crate::agent::sha256_hex as hex;
 
 /// The pack of the kit whose manifest is `manifest`: the one kept in `dir`,
 /// or `pack()`'s, then kept there.
