@@ -92,8 +92,17 @@ pub fn plan_bisection(
     available: &[Release],
     host: &Host,
 ) -> AppResult<BisectPlan> {
+    plan_checked(req, checked_alone(req)?, available, host)
+}
+
+/// [`plan_bisection`] once [`checked_alone`] has passed.
+fn plan_checked(
+    req: &BisectRequest,
+    (metric, good, bad): (Metric, Release, Release),
+    available: &[Release],
+    host: &Host,
+) -> AppResult<BisectPlan> {
     let framework = framework_of(req)?;
-    let (metric, good, bad) = checked_alone(req)?;
     let releases = releases_between(available, good, bad)?;
     // Validated once here, again by the core when it starts.
     Bisection::new(releases.clone(), req.min_repeats, req.max_repeats)?;
@@ -132,9 +141,9 @@ pub fn plan_from_registry(req: &BisectRequest, host: &Host) -> AppResult<BisectP
     let framework = framework_of(req)?;
     // What needs no list of releases is refused before the registry is
     // asked (a few MB of JSON, or a wait where there is no network).
-    checked_alone(req)?;
+    let checked = checked_alone(req)?;
     let available = trainbench_runner::envs::registry::releases(framework)?;
-    plan_bisection(req, &available, host)
+    plan_checked(req, checked, &available, host)
 }
 
 /// The request's metric and its two releases, with every check that needs
