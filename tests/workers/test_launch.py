@@ -2,6 +2,7 @@
 this package on the path; several nodes only where a Slurm allocation or
 peers make them possible."""
 
+import json
 import os
 
 import pytest
@@ -145,7 +146,6 @@ cmd_train(sys.argv[1], "-")
 def test_a_launching_worker_imports_no_framework(framework, spec, launched):
     """(This Python has PyTorch only: the other frameworks' workers launch
     through the same code.)"""
-    import json
     import subprocess
     import sys
 
@@ -167,27 +167,26 @@ def test_a_launching_worker_imports_no_framework(framework, spec, launched):
 
 
 def test_a_worker_that_trains_on_one_device_is_no_launcher(monkeypatch):
-    from trainbench_worker.__main__ import _launcher_plan
+    from trainbench_worker.__main__ import _early_plan, _launches
 
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     monkeypatch.delenv("TRAINBENCH_COORDINATOR", raising=False)
+
+    def launches(framework, plan):
+        early = _early_plan(framework, json.dumps(plan))
+        return early is not None and _launches(framework, early)
+
     one = plan_dict()
     one["framework"] = "pytorch"
-    assert _launcher_plan("pytorch", json_text(one)) is None
+    assert not launches("pytorch", one)
     # JAX trains several devices of one host in one process: no launcher.
     two = plan_dict(devices=2)
     two["framework"] = "jax"
-    assert _launcher_plan("jax", json_text(two)) is None
+    assert not launches("jax", two)
     # A rank of a launched run, and a plan that does not parse, are none either.
     two["framework"] = "pytorch"
-    assert _launcher_plan("pytorch", json_text(two)) is not None
+    assert launches("pytorch", two)
     monkeypatch.setenv("WORLD_SIZE", "2")
-    assert _launcher_plan("pytorch", json_text(two)) is None
+    assert not launches("pytorch", two)
     monkeypatch.delenv("WORLD_SIZE")
-    assert _launcher_plan("pytorch", "not json") is None
-
-
-def json_text(obj):
-    import json
-
-    return json.dumps(obj)
+    assert _early_plan("pytorch", "not json") is None

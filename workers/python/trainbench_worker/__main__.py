@@ -50,16 +50,16 @@ def cmd_train(framework, plan_arg):
         text = sys.stdin.read() if plan_arg in (None, "-") else open(plan_arg).read()
     # A run over several devices or nodes whose processes this one only
     # starts: they import the framework, this one does not.
-    launcher = _launcher_plan(framework, text)
-    if launcher is not None:
-        launch_run(framework, text, launcher)
+    early = _early_plan(framework, text)
+    if early is not None and _launches(framework, early):
+        launch_run(framework, text, early)
     # The framework first: an environment without it (or without numpy) is
     # reported as not installed, with the command that installs it.
     mod = _import(framework)
     from .data import Data
     from .harness import train
 
-    plan = _plan(framework, text, mod)
+    plan = early if early is not None else _plan(framework, text, mod)
     if plan is None:
         return
     rank = os.environ.get("RANK")
@@ -109,26 +109,30 @@ def _plan(framework, text, mod):
     return plan
 
 
-def _launcher_plan(framework, text):
-    """The plan when this process only launches the run's processes (several
-    nodes not yet started, or several devices that the framework trains one
-    process each), else ``None``: a plan that does not parse, a person's
-    script, a process that is itself one of the run's."""
-    if "WORLD_SIZE" in os.environ:
-        return None
+def _early_plan(framework, text):
+    """The plan, read before the framework is imported; ``None`` when it is
+    left to ``_plan`` after the import (a plan that does not parse or is
+    refused, one for another framework, a person's script), so that a
+    missing framework is still reported first."""
     try:
         from .harness import Plan
 
         obj = json.loads(text)
         if obj["framework"] != framework or obj["spec"]["model_config"]["family"] == "script":
             return None
-        plan = Plan(obj)
+        return Plan(obj)
     except (ImportError, ValueError, KeyError, TypeError, AttributeError, WorkerError):
-        return None  # refused once the framework is imported, as before
+        return None
+
+
+def _launches(framework, plan):
+    """Whether this process only launches the run's processes: several nodes
+    not yet started, or several devices that the framework trains one
+    process each; not when it is itself one of the run's processes."""
+    if "WORLD_SIZE" in os.environ:
+        return False
     several_nodes = plan.nodes > 1 and "TRAINBENCH_COORDINATOR" not in os.environ
-    if several_nodes or (plan.devices > 1 and framework in launchers.DEVICES):
-        return plan
-    return None
+    return several_nodes or (plan.devices > 1 and framework in launchers.DEVICES)
 
 
 def launch_run(framework, text, plan):
