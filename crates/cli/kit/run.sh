@@ -35,20 +35,22 @@ PY="${TRAINBENCH_PYTHON:-$(command -v python3 || true)}"
 
 # 1. The machine's Python, registered once per framework it can import.
 frameworks=()
+# MODULE imported once: its version, and for torch libtorch's lib/ (beside
+# the package), which the libtorch worker below needs. Each import of a
+# framework takes seconds of CPU. Fails where MODULE does not import.
 torch_here="" torch_lib=""
+imported() {
+  local found
+  found="$("$PY" -c "import os, $1 as m; print(m.__version__); print(os.path.dirname(m.__file__))" 2>/dev/null)" || return 1
+  version="$(head -n 1 <<<"$found")"
+  if [ "$1" = torch ]; then torch_here="$version" torch_lib="$(sed -n 2p <<<"$found")/lib"; fi
+}
 if [ -n "$PY" ] && [ -x "$PY" ]; then
   # The Python frameworks the workers know, as FRAMEWORK:MODULE (their own list).
   pairs="$(PYTHONPATH="$TRAINBENCH_PYTHON_WORKERS" "$PY" -c 'from trainbench_worker.__main__ import FRAMEWORKS; print(" ".join(f"{k}:{v[0]}" for k, v in FRAMEWORKS.items()))' 2>/dev/null || true)"
   for pair in $pairs; do
     fw="${pair%%:*}" module="${pair##*:}"
-    # Imported once here: its version, and where it lies (libtorch's lib/
-    # for the libtorch worker below). Each import of a framework takes
-    # seconds of CPU.
-    if found="$("$PY" -c "import $module as m; print(m.__version__); print(m.__file__)" 2>/dev/null)"; then
-      version="$(head -n 1 <<<"$found")"
-      if [ "$module" = torch ]; then
-        torch_here="$version" torch_lib="$(dirname "$(sed -n 2p <<<"$found")")/lib"
-      fi
+    if imported "$module"; then
       if "$TB" env register "kit-$fw" --framework "$fw" --python "$PY" >/dev/null; then
         frameworks+=("$fw@kit-$fw")
         say "registered $fw ($version) from $PY"
@@ -72,9 +74,7 @@ for w in "$KIT"/bin/tch-*/trainbench-worker-tch; do
 done
 if [ ${#built[@]} -gt 0 ]; then
   have="$(IFS=,; echo "${built[*]}" | sed 's/,/, /g')"
-  if [ -z "$torch_here" ] && [ -n "$PY" ] && found="$("$PY" -c 'import torch as m; print(m.__version__); print(m.__file__)' 2>/dev/null)"; then
-    torch_here="$(head -n 1 <<<"$found")" torch_lib="$(dirname "$(sed -n 2p <<<"$found")")/lib"
-  fi
+  if [ -z "$torch_here" ] && [ -n "$PY" ]; then imported torch || true; fi
   here="${torch_here:-none}"
   worker="$KIT/bin/tch-${here%%+*}/trainbench-worker-tch"
   if [ "$here" != none ] && [ -x "$worker" ]; then
