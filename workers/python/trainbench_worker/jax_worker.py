@@ -183,7 +183,10 @@ class JaxBackend(JaxFeed, JaxReport, harness.Backend):
             optax.add_decayed_weights(plan.weight_decay),
         )
         try:
-            self.state = jax.jit(self._init_state, out_shardings=self.replicated)()
+            # The key is an argument, as JAX users pass it to a jitted init: a key
+            # made inside would make every initializer a compile-time constant.
+            init = jax.jit(self._init_state, out_shardings=self.replicated)
+            self.state = init(jax.random.PRNGKey(plan.seed))
             jax.block_until_ready(self.state)
         except Exception as e:
             if is_oom(e):
@@ -235,10 +238,10 @@ class JaxBackend(JaxFeed, JaxReport, harness.Backend):
                 "normalisation statistics, softmax and loss; dynamic loss scaling as torch's GradScaler"
             )
 
-    def _init_state(self):
+    def _init_state(self, key):
         """Everything the step carries: parameters, batch-norm statistics,
         optimizer state, the step number (for dropout) and the fp16 loss scale."""
-        variables = _init_variables(self.model, self.plan.config, jax.random.PRNGKey(self.plan.seed))
+        variables = _init_variables(self.model, self.plan.config, key)
         params = variables.pop("params")
         state = {
             "params": params,
