@@ -35,7 +35,10 @@ class VitBlock(nn.Module):
     def forward(self, x):
         b, t, d = x.shape
         qkv = self.qkv(self.norm1(x)).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        a = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+        # unbind, as timm: its backward is one stack, where indexing's is a
+        # zero-filled copy of the whole projection per part, then two sums.
+        q, k, v = qkv.unbind(0)
+        a = F.scaled_dot_product_attention(q, k, v)
         x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
         return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
 

@@ -42,10 +42,13 @@ impl Block {
             .apply(&self.qkv)
             .reshape([b, t, 3, self.heads, d / self.heads])
             .permute([2, 0, 3, 1, 4]);
+        // unbind, as timm and the PyTorch worker: its backward is one stack,
+        // where indexing's is a zero-filled copy of the projection per part.
+        let qkv = qkv.unbind(0);
         let attn = Tensor::scaled_dot_product_attention(
-            &qkv.get(0),
-            &qkv.get(1),
-            &qkv.get(2),
+            &qkv[0],
+            &qkv[1],
+            &qkv[2],
             None::<Tensor>,
             0.0,
             false,
