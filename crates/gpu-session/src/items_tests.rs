@@ -101,9 +101,11 @@ fn the_searches_come_last_after_every_single_configuration_of_their_model() {
             assert!(before, "{id}: nothing to hold its winner against");
         }
         let allowance = |id: &str| items.iter().find(|i| i.id == id).unwrap().allowance_s;
-        let scale = if rehearse { 0.5 } else { 1.0 };
-        assert_eq!(allowance("vit-tune"), 240.0 * scale);
-        assert_eq!(allowance("gpt2-tune"), 200.0 * scale);
+        // A GPU's searches get long enough to confirm their winner; the
+        // rehearsal keeps its half of the shorter allowances.
+        let (vit, gpt2) = if rehearse { (120.0, 100.0) } else { (360.0, 300.0) };
+        assert_eq!(allowance("vit-tune"), vit);
+        assert_eq!(allowance("gpt2-tune"), gpt2);
     }
     let gpu = plan(false);
     let Some(What::Tune(vit)) = gpu.iter().find(|i| i.id == "vit-tune").map(|i| &i.what) else {

@@ -44,6 +44,12 @@ pub struct Sizes {
     pub tune_vit_batches: &'static [i64],
     pub tune_gpt2_batches: &'static [i64],
     pub tune_probe: (i64, i64),
+    /// The searches' allowances in seconds, ViT's and GPT-2's (before
+    /// [`Sizes::scale`]). On an H200 ViT-B/16's six probes took 170 s (JAX's
+    /// compilations and PyTorch's start-ups about 60 s of it) and a
+    /// confirmation run at batch 1024 about 30 s: 360 s lets all four
+    /// confirmation runs start within the share the search may start runs in.
+    pub tune_allowance: (f64, f64),
     /// Allowances are multiplied by this (the rehearsal's models are small).
     pub scale: f64,
     /// [`super::Item::steps_x`] of the fast-step items, and the seconds their
@@ -70,6 +76,7 @@ pub const GPU: Sizes = Sizes {
     tune_vit_batches: &[256, 1024],
     tune_gpt2_batches: &[16, 32],
     tune_probe: (30, 3),
+    tune_allowance: (360.0, 300.0),
     scale: 1.0,
     fast_x: (3, 6.0),
 };
@@ -94,6 +101,7 @@ pub const CPU: Sizes = Sizes {
     tune_vit_batches: &[4, 8],
     tune_gpt2_batches: &[4],
     tune_probe: (12, 2),
+    tune_allowance: (240.0, 200.0),
     scale: 0.5,
     fast_x: (1, 0.0),
 };
