@@ -14,6 +14,18 @@ from .protocol import WorkerError
 from .torch_models import classification_loss, predicted_classes
 
 
+def to_device(t, device, cuda):
+    """A step's small host tensor (the batch's sample indices) on the device
+    without waiting for the GPU. A pageable tensor's copy to a GPU is
+    ``cudaMemcpyAsync`` then ``cudaStreamSynchronize``: the host would wait at
+    every step for the previous step's kernels, where a plain loop's host
+    runs ahead of its GPU. Pinned, the copy is queued like a kernel, and
+    PyTorch's pinned-memory cache keeps the buffer until the copy is done."""
+    if cuda:
+        return t.pin_memory().to(device, non_blocking=True)
+    return t.to(device)
+
+
 class _FolderImages(torch.utils.data.Dataset):
     """Training images of a folder, keyed by (position, epoch): a sample's
     augmentation depends on nothing else (``images.sample_rng``)."""
@@ -122,7 +134,7 @@ class TorchFeed:
         if isinstance(idx, HostBatch):
             return idx.x.to(self.device, non_blocking=True), idx.y.to(self.device, non_blocking=True)
         b = self.plan.batch_size
-        local = torch.from_numpy(idx[self.rank * b : (self.rank + 1) * b]).to(self.device)
+        local = to_device(torch.from_numpy(idx[self.rank * b : (self.rank + 1) * b]), self.device, self.plan.is_cuda)
         return self.x.index_select(0, local), self.y.index_select(0, local)
 
     @torch.no_grad()
