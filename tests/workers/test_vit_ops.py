@@ -12,17 +12,10 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from trainbench_worker import torch_models
 
-CONFIG = dict(
-    family="vit",
-    image_size=32,
-    patch_size=8,
-    in_channels=3,
-    embed_dim=64,
-    depth=2,
-    num_heads=4,
-    mlp_hidden=128,
-    num_classes=10,
-)
+# The same small ViT twice: the studio's configuration and timm's arguments.
+SIZE = dict(image_size=32, patch_size=8, embed_dim=64, depth=2, num_heads=4, num_classes=10)
+CONFIG = dict(family="vit", in_channels=3, mlp_hidden=128, **SIZE)
+TIMM = dict(img_size=32, mlp_ratio=2.0, **{k: v for k, v in SIZE.items() if k != "image_size"})
 
 
 class _Ops(TorchDispatchMode):
@@ -45,17 +38,7 @@ def _step_ops(model):
 
 def test_the_studio_vit_runs_timms_operators():
     ours = torch_models.Vit(CONFIG)
-    theirs = timm.create_model(
-        "vit_base_patch16_224",
-        pretrained=False,
-        img_size=32,
-        patch_size=8,
-        embed_dim=64,
-        depth=2,
-        num_heads=4,
-        mlp_ratio=2.0,
-        num_classes=10,
-    )
+    theirs = timm.create_model("vit_base_patch16_224", pretrained=False, **TIMM)
     assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in theirs.parameters())
     got, want = _step_ops(ours), _step_ops(theirs)
     assert got["select_backward"] == want["select_backward"], got
