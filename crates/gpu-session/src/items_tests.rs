@@ -103,7 +103,11 @@ fn the_searches_come_last_after_every_single_configuration_of_their_model() {
         let allowance = |id: &str| items.iter().find(|i| i.id == id).unwrap().allowance_s;
         // A GPU's searches get long enough to confirm their winner; the
         // rehearsal keeps its half of the shorter allowances.
-        let (vit, gpt2) = if rehearse { (120.0, 100.0) } else { (360.0, 300.0) };
+        let (vit, gpt2) = if rehearse {
+            (120.0, 100.0)
+        } else {
+            (360.0, 300.0)
+        };
         assert_eq!(allowance("vit-tune"), vit);
         assert_eq!(allowance("gpt2-tune"), gpt2);
     }

@@ -77,7 +77,12 @@ pub(super) fn searches(s: &Sizes) -> Vec<(String, String, f64, Space)> {
         )
     };
     vec![
-        ("vit-tune".into(), title(&vit, s.vit), s.tune_allowance.0, vit),
+        (
+            "vit-tune".into(),
+            title(&vit, s.vit),
+            s.tune_allowance.0,
+            vit,
+        ),
         (
             "gpt2-tune".into(),
             title(&gpt2, &format!("{} seq {}", s.gpt2, s.gpt2_seq)),
