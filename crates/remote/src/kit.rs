@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use sha2::{Digest, Sha256};
 use trainbench_runner::envs;
 
 use crate::error::{RemoteError, RemoteResult};
@@ -59,11 +58,7 @@ fn cli_binary_for(exe: &Path) -> RemoteResult<PathBuf> {
 impl LocalKit {
     /// 16 hexadecimal digits of the manifest's SHA-256: the kit's identity.
     pub(crate) fn digest_hex(&self) -> String {
-        Sha256::digest(self.manifest.as_bytes())
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::agent::sha256_hex(self.manifest.as_bytes())[..16].to_owned()
     }
 
     /// Every file's path in the kit, bytes and mode (programs under `bin/`
@@ -101,12 +96,11 @@ pub(crate) fn local_kit() -> RemoteResult<LocalKit> {
     }
     files.sort_by(|a, b| a.1.cmp(&b.1));
     let manifest = manifest_of(files.iter().map(|(p, rel)| (p.clone(), rel.as_str())))?;
-    let digest = Sha256::digest(manifest.as_bytes());
-    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let hex = crate::agent::sha256_hex(manifest.as_bytes());
     Ok(LocalKit {
         files,
         manifest,
-        version: format!("{}-{hex}", env!("CARGO_PKG_VERSION")),
+        version: format!("{}-{}", env!("CARGO_PKG_VERSION"), &hex[..12]),
     })
 }
 
